@@ -1,0 +1,179 @@
+# trevo -- build, test, benchmark, fuzz.
+#
+#   make            build build/trevo
+#   make run        install dependencies, run the main job
+#   make test       install dependencies, build, run every test
+#   make bench      run the benchmarks and write their tables into BENCHMARKS.md
+#   make asan       the tests under address + undefined-behaviour sanitizers
+#   make fuzz       short libFuzzer runs of every parser (FUZZ_SECONDS=600 for long)
+#   make format / format-check / clean / deps
+#
+# Layers (DESIGN.md): genome/ and nn/ are plain C libraries built with plain
+# $(CC) and no MPI include path; store/ adds SQLite; master/ and worker/ are
+# built with mpicc. Sources are found by wildcard: a new .c file in a module
+# folder, a tests/test_*.c, a tests/bench/bench_*.c or a tests/fuzz/fuzz_*.c
+# needs no change here.
+
+BUILD ?= build
+CC ?= cc
+MPICC ?= mpicc
+SAN ?=
+FUZZ_SECONDS ?= 20
+
+DEB_PKGS = build-essential libopenmpi-dev openmpi-bin libsqlite3-dev sqlite3 libmsgpack-dev \
+           libcmocka-dev libinih-dev libopenblas-dev clang libclang-rt-14-dev clang-format \
+           valgrind
+SUDO = $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+WARN = -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Werror
+OPT = -O2 -g
+ifeq ($(SAN),1)
+OPT = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+endif
+# -ffp-contract=off: no fused multiply-add contraction, so that every SIMD
+# clone and every machine computes bit-identical results (DESIGN.md contract).
+BASE_CFLAGS = -std=c11 $(OPT) $(WARN) -ffp-contract=off -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L
+OPENBLAS_CFLAGS = $(shell pkg-config --cflags openblas 2>/dev/null)
+OPENBLAS_LIBS = $(shell pkg-config --libs openblas 2>/dev/null || echo -lopenblas)
+LDLIBS = -lsqlite3 -lmsgpackc -linih $(OPENBLAS_LIBS) -lm -lpthread
+LDFLAGS = $(if $(filter 1,$(SAN)),-fsanitize=address$(,)undefined)
+, := ,
+
+GENOME_SRC = $(wildcard genome/*.c)
+NN_SRC = $(wildcard nn/*.c)
+STORE_SRC = $(wildcard store/*.c)
+TASKS_SRC = $(wildcard experiments/*.c)
+WORKER_SRC = $(wildcard worker/*.c)
+MASTER_SRC = $(filter-out master/main.c,$(wildcard master/*.c))
+TEST_SRC = $(wildcard tests/test_*.c)
+BENCH_SRC = $(wildcard tests/bench/bench_*.c)
+FUZZ_SRC = $(wildcard tests/fuzz/fuzz_*.c)
+
+H_GENOME = $(wildcard genome/*.h)
+H_NN = $(H_GENOME) $(wildcard nn/*.h)
+H_STORE = $(H_GENOME) $(wildcard store/*.h)
+H_TASKS = $(H_NN) $(wildcard experiments/*.h)
+H_WORKER = $(H_TASKS) $(wildcard worker/*.h)
+H_ALL = $(H_WORKER) $(wildcard store/*.h master/*.h tests/*.h)
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+LIB_GENOME = $(BUILD)/libgenome.a
+LIB_NN = $(BUILD)/libnn.a
+LIB_STORE = $(BUILD)/libstore.a
+LIB_TASKS = $(BUILD)/libtasks.a
+LIB_MASTER = $(BUILD)/libmaster.a
+LIBS = $(LIB_MASTER) $(LIB_TASKS) $(LIB_STORE) $(LIB_NN) $(LIB_GENOME)
+TREVO = $(BUILD)/trevo
+TESTS = $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
+BENCHES = $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
+
+.PHONY: all run test check unit integration bench bench-run asan fuzz format format-check \
+        clean deps layers
+.DELETE_ON_ERROR:
+
+all: $(TREVO)
+
+# ---- libraries, one per module, each with only its own include paths ----
+$(BUILD)/obj/genome/%.o: genome/%.c $(H_GENOME)
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) -Igenome -c $< -o $@
+$(BUILD)/obj/nn/%.o: nn/%.c $(H_NN)
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) -Inn -Igenome -c $< -o $@
+$(BUILD)/obj/store/%.o: store/%.c $(H_STORE)
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) -Istore -Igenome -c $< -o $@
+$(BUILD)/obj/experiments/%.o: experiments/%.c $(H_TASKS)
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) -Iexperiments -Inn -Igenome -c $< -o $@
+$(BUILD)/obj/worker/%.o: worker/%.c $(H_WORKER)
+	@mkdir -p $(@D)
+	$(MPICC) $(BASE_CFLAGS) -Iworker -Iexperiments -Inn -Igenome -c $< -o $@
+$(BUILD)/obj/master/%.o: master/%.c $(H_ALL)
+	@mkdir -p $(@D)
+	$(MPICC) $(BASE_CFLAGS) $(OPENBLAS_CFLAGS) -Imaster -Iworker -Istore -Iexperiments -Inn -Igenome -c $< -o $@
+
+$(LIB_GENOME): $(call obj,$(GENOME_SRC))
+$(LIB_NN): $(call obj,$(NN_SRC))
+$(LIB_STORE): $(call obj,$(STORE_SRC))
+$(LIB_TASKS): $(call obj,$(TASKS_SRC))
+$(LIB_MASTER): $(call obj,$(MASTER_SRC) $(WORKER_SRC))
+$(BUILD)/lib%.a:
+	@mkdir -p $(@D)
+	rm -f $@
+	ar rcs $@ $^
+
+$(TREVO): $(call obj,master/main.c) $(LIBS)
+	$(MPICC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# ---- tests, benchmarks -------------------------------------------------
+INC_ALL = -Imaster -Iworker -Istore -Iexperiments -Inn -Igenome -Itests
+$(BUILD)/tests/%: tests/%.c $(H_ALL) $(LIBS)
+	@mkdir -p $(@D)
+	$(MPICC) $(BASE_CFLAGS) $(INC_ALL) $(OPENBLAS_CFLAGS) $(LDFLAGS) -o $@ $< $(LIBS) -lcmocka $(LDLIBS)
+$(BUILD)/bench/%: tests/bench/%.c $(H_ALL) $(LIBS)
+	@mkdir -p $(@D)
+	$(MPICC) $(BASE_CFLAGS) $(INC_ALL) $(OPENBLAS_CFLAGS) $(LDFLAGS) -o $@ $< $(LIBS) $(LDLIBS)
+
+deps:
+	@missing=$$(for p in $(DEB_PKGS); do \
+	    dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	    echo "make deps: installing" $$missing; \
+	    $(SUDO) apt-get update -qq && \
+	    $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+
+# `make test` = dependencies, then a fresh make that sees them, then the checks.
+test: deps
+	@$(MAKE) --no-print-directory check
+
+check: layers unit integration
+
+# genome/ and nn/ must never reach MPI or SQLite (STYLE.md rule 9).
+layers:
+	@bad=$$(grep -lE '#include *[<"](mpi|sqlite3)\.h' genome/*.[ch] nn/*.[ch] 2>/dev/null); \
+	if [ -n "$$bad" ]; then echo "layer violation (MPI/SQLite in genome/ or nn/): $$bad"; exit 1; fi
+
+unit: $(TESTS)
+	@tests/run_unit.sh $(TESTS)
+
+integration: $(TREVO)
+	@tests/run_integration.sh $(TREVO)
+
+run: deps
+	@$(MAKE) --no-print-directory $(TREVO)
+	@tests/run_main_job.sh $(TREVO)
+
+bench: deps
+	@$(MAKE) --no-print-directory bench-run
+
+bench-run: $(BENCHES) $(TREVO)
+	@tests/bench/run.sh $(BENCHES)
+
+asan:
+	@$(MAKE) --no-print-directory BUILD=build/asan SAN=1 check
+
+# ---- fuzzing (clang + libFuzzer) ---------------------------------------
+FUZZ_BUILD = $(BUILD)/fuzz
+FUZZ_CFLAGS = -std=c11 -O1 -g -fsanitize=fuzzer,address,undefined -ffp-contract=off \
+              -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L
+FUZZ_LIBSRC = $(GENOME_SRC) $(NN_SRC)
+FUZZERS = $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/%,$(FUZZ_SRC))
+$(FUZZ_BUILD)/%: tests/fuzz/%.c $(FUZZ_LIBSRC) $(H_NN)
+	@mkdir -p $(@D)
+	clang $(FUZZ_CFLAGS) -Inn -Igenome -o $@ $< $(FUZZ_LIBSRC) -lmsgpackc -lm
+
+fuzz: $(FUZZERS)
+	@tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZERS)
+
+# ---- formatting --------------------------------------------------------
+FORMAT_FILES = $(wildcard genome/*.[ch] nn/*.[ch] store/*.[ch] master/*.[ch] worker/*.[ch] \
+               experiments/*.[ch] tests/*.[ch] tests/*/*.[ch])
+format:
+	clang-format -i $(FORMAT_FILES)
+format-check:
+	@clang-format --dry-run -Werror $(FORMAT_FILES) && echo "format-check: ok"
+
+clean:
+	rm -rf build

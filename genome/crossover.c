@@ -1,0 +1,101 @@
+/* crossover.c -- NEAT crossover and compatibility distance, both one merge
+ * pass over two connection lists in canonical (from, to) order. */
+#include "genome.h"
+
+#include <math.h>
+
+static int key_cmp(const struct genome_conn *a, const struct genome_conn *b)
+{
+    if (a->from != b->from)
+        return a->from < b->from ? -1 : 1;
+    if (a->to != b->to)
+        return a->to < b->to ? -1 : 1;
+    return 0;
+}
+
+int genome_crossover(struct genome *child, const struct genome *fitter, const struct genome *other,
+                     struct tv_rng *rng, struct tv_error *err)
+{
+    if (child == fitter || child == other)
+        return tv_error_set(err, TV_EINVAL, "crossover: the child must not be a parent");
+    genome_reset(child);
+    int rc = genome_reserve(child, fitter->n_neurons, fitter->n_conns, err);
+    if (rc)
+        return rc;
+    /* Neurons: fitter's set; a neuron in both takes bias and activation from
+     * either parent. Depth and kind stay fitter's, so structure is fitter's. */
+    size_t j = 0;
+    for (size_t i = 0; i < fitter->n_neurons; i++) {
+        struct genome_neuron n = fitter->neurons[i];
+        while (j < other->n_neurons && other->neurons[j].id < n.id)
+            j++;
+        if (j < other->n_neurons && other->neurons[j].id == n.id && n.kind != GENOME_INPUT &&
+            other->neurons[j].kind == n.kind) {
+            if (tv_rng_u64(rng) & 1)
+                n.bias = other->neurons[j].bias;
+            if (tv_rng_u64(rng) & 1)
+                n.act = other->neurons[j].act;
+        }
+        child->neurons[child->n_neurons++] = n;
+    }
+    /* Connections: fitter's keys; a matching key takes either weight. One
+     * 64-bit draw decides 64 matching genes. */
+    uint64_t bits = 0;
+    int n_bits = 0;
+    j = 0;
+    for (size_t i = 0; i < fitter->n_conns; i++) {
+        struct genome_conn c = fitter->conns[i];
+        while (j < other->n_conns && key_cmp(&other->conns[j], &c) < 0)
+            j++;
+        if (j < other->n_conns && key_cmp(&other->conns[j], &c) == 0) {
+            if (n_bits == 0) {
+                bits = tv_rng_u64(rng);
+                n_bits = 64;
+            }
+            if (bits & 1)
+                c.weight = other->conns[j].weight;
+            bits >>= 1;
+            n_bits--;
+        }
+        child->conns[child->n_conns++] = c;
+    }
+    return 0;
+}
+
+double genome_distance(const struct genome *a, const struct genome *b,
+                       const struct genome_distance_cfg *cfg)
+{
+    size_t i = 0, j = 0, matching = 0, disjoint = 0, excess = 0;
+    double wsum = 0;
+    const struct genome_conn *last_a = a->n_conns ? &a->conns[a->n_conns - 1] : NULL;
+    const struct genome_conn *last_b = b->n_conns ? &b->conns[b->n_conns - 1] : NULL;
+    while (i < a->n_conns || j < b->n_conns) {
+        int c = i == a->n_conns   ? 1
+                : j == b->n_conns ? -1
+                                  : key_cmp(&a->conns[i], &b->conns[j]);
+        if (c == 0) {
+            wsum += fabs((double)a->conns[i].weight - (double)b->conns[j].weight);
+            matching++;
+            i++;
+            j++;
+        } else if (c < 0) {
+            /* a's gene beyond b's last key is excess, else disjoint. */
+            if (!last_b || key_cmp(&a->conns[i], last_b) > 0)
+                excess++;
+            else
+                disjoint++;
+            i++;
+        } else {
+            if (!last_a || key_cmp(&b->conns[j], last_a) > 0)
+                excess++;
+            else
+                disjoint++;
+            j++;
+        }
+    }
+    size_t n = a->n_conns > b->n_conns ? a->n_conns : b->n_conns;
+    double norm = n < cfg->small_genome || n == 0 ? 1.0 : (double)n;
+    double w = matching ? wsum / (double)matching : 0.0;
+    return cfg->c_excess * (double)excess / norm + cfg->c_disjoint * (double)disjoint / norm +
+           cfg->c_weight * w;
+}

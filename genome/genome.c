@@ -1,0 +1,655 @@
+/* genome.c -- genes, canonical order, validation, sizes, starting genomes.
+ * See genome.h for the invariants. */
+#include "genome.h"
+#include "genome_private.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const struct genome_limits genome_default_limits = {GENOME_DEFAULT_MAX_NEURONS,
+                                                    GENOME_DEFAULT_MAX_CONNS};
+
+static const char *const act_names[GENOME_ACT_COUNT] = {
+    [GENOME_ACT_IDENTITY] = "identity", [GENOME_ACT_RELU] = "relu",
+    [GENOME_ACT_TANH] = "tanh",         [GENOME_ACT_SIGMOID] = "sigmoid",
+    [GENOME_ACT_NEAT_SIGMOID] = "neat_sigmoid", [GENOME_ACT_GAUSS] = "gauss",
+    [GENOME_ACT_SIN] = "sin",           [GENOME_ACT_ABS] = "abs",
+    [GENOME_ACT_STEP] = "step",
+};
+
+const char *genome_act_name(int act)
+{
+    return act >= 0 && act < GENOME_ACT_COUNT ? act_names[act] : "?";
+}
+
+int genome_act_parse(const char *name, size_t len)
+{
+    for (int i = 0; i < GENOME_ACT_COUNT; i++)
+        if (strlen(act_names[i]) == len && !memcmp(act_names[i], name, len))
+            return i;
+    return -1;
+}
+
+const char *genome_kind_name(int kind)
+{
+    switch (kind) {
+    case GENOME_INPUT: return "in";
+    case GENOME_OUTPUT: return "out";
+    case GENOME_HIDDEN: return "hid";
+    }
+    return "?";
+}
+
+/* ---- life cycle -------------------------------------------------------- */
+
+void genome_init(struct genome *g)
+{
+    memset(g, 0, sizeof *g);
+}
+
+void genome_release(struct genome *g)
+{
+    free(g->neurons);
+    free(g->conns);
+    genome_init(g);
+}
+
+struct genome *genome_new(void)
+{
+    return calloc(1, sizeof(struct genome));
+}
+
+void genome_free(struct genome *g)
+{
+    if (g) {
+        genome_release(g);
+        free(g);
+    }
+}
+
+void genome_reset(struct genome *g)
+{
+    g->n_neurons = 0;
+    g->n_conns = 0;
+}
+
+/* Grows *arr so it can hold `want` elements of `size` bytes. */
+static int grow(void **arr, size_t *cap, size_t want, size_t size)
+{
+    if (want <= *cap)
+        return 0;
+    size_t n = *cap ? *cap : 16;
+    while (n < want) {
+        if (n > SIZE_MAX / 2 / size)
+            return TV_ENOMEM;
+        n *= 2;
+    }
+    void *p = realloc(*arr, n * size);
+    if (!p)
+        return TV_ENOMEM;
+    *arr = p;
+    *cap = n;
+    return 0;
+}
+
+int genome_reserve(struct genome *g, size_t n_neurons, size_t n_conns, struct tv_error *err)
+{
+    if (grow((void **)&g->neurons, &g->cap_neurons, n_neurons, sizeof *g->neurons) ||
+        grow((void **)&g->conns, &g->cap_conns, n_conns, sizeof *g->conns))
+        return tv_error_set(err, TV_ENOMEM, "genome: out of memory for %zu neurons, %zu connections",
+                            n_neurons, n_conns);
+    return 0;
+}
+
+int genome_copy(struct genome *dst, const struct genome *src, struct tv_error *err)
+{
+    genome_reset(dst);
+    int rc = genome_reserve(dst, src->n_neurons, src->n_conns, err);
+    if (rc)
+        return rc;
+    if (src->n_neurons)
+        memcpy(dst->neurons, src->neurons, src->n_neurons * sizeof *src->neurons);
+    if (src->n_conns)
+        memcpy(dst->conns, src->conns, src->n_conns * sizeof *src->conns);
+    dst->n_neurons = src->n_neurons;
+    dst->n_conns = src->n_conns;
+    return 0;
+}
+
+static int same_float(float a, float b)
+{
+    return memcmp(&a, &b, sizeof a) == 0;
+}
+
+int genome_equal(const struct genome *a, const struct genome *b)
+{
+    if (a->n_neurons != b->n_neurons || a->n_conns != b->n_conns)
+        return 0;
+    for (size_t i = 0; i < a->n_neurons; i++) {
+        const struct genome_neuron *x = &a->neurons[i], *y = &b->neurons[i];
+        if (x->id != y->id || x->kind != y->kind || x->act != y->act ||
+            !same_float(x->bias, y->bias) || !same_float(x->depth, y->depth))
+            return 0;
+    }
+    for (size_t i = 0; i < a->n_conns; i++) {
+        const struct genome_conn *x = &a->conns[i], *y = &b->conns[i];
+        if (x->from != y->from || x->to != y->to || !same_float(x->weight, y->weight))
+            return 0;
+    }
+    return 1;
+}
+
+/* ---- lookups ----------------------------------------------------------- */
+
+/* First index whose neuron id is >= id. */
+static size_t neuron_lower(const struct genome *g, uint32_t id)
+{
+    size_t lo = 0, hi = g->n_neurons;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (g->neurons[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static int key_less(uint32_t f1, uint32_t t1, uint32_t f2, uint32_t t2)
+{
+    return f1 < f2 || (f1 == f2 && t1 < t2);
+}
+
+/* First index whose key is >= (from, to). */
+static size_t conn_lower(const struct genome *g, uint32_t from, uint32_t to)
+{
+    size_t lo = 0, hi = g->n_conns;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (key_less(g->conns[mid].from, g->conns[mid].to, from, to))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+ptrdiff_t genome_find_neuron(const struct genome *g, uint32_t id)
+{
+    size_t i = neuron_lower(g, id);
+    return i < g->n_neurons && g->neurons[i].id == id ? (ptrdiff_t)i : -1;
+}
+
+ptrdiff_t genome_find_conn(const struct genome *g, uint32_t from, uint32_t to)
+{
+    size_t i = conn_lower(g, from, to);
+    return i < g->n_conns && g->conns[i].from == from && g->conns[i].to == to ? (ptrdiff_t)i : -1;
+}
+
+static size_t idmap_slot(uint32_t id, size_t mask)
+{
+    return (size_t)((id * 0x9e3779b97f4a7c15ULL) >> 32) & mask;
+}
+
+int genome_idmap_build(struct genome_idmap *m, const struct genome *g)
+{
+    size_t cap = 16;
+    while (cap < 2 * g->n_neurons)
+        cap *= 2;
+    m->mask = cap - 1;
+    m->ids = malloc(cap * sizeof *m->ids);
+    m->idx = malloc(cap * sizeof *m->idx);
+    if (!m->ids || !m->idx) {
+        genome_idmap_free(m);
+        return TV_ENOMEM;
+    }
+    memset(m->ids, 0xff, cap * sizeof *m->ids);
+    for (size_t i = 0; i < g->n_neurons; i++) {
+        uint32_t id = g->neurons[i].id;
+        if (id == GENOME_ID_NONE)
+            continue;
+        size_t s = idmap_slot(id, m->mask);
+        while (m->ids[s] != GENOME_ID_NONE && m->ids[s] != id)
+            s = (s + 1) & m->mask;
+        if (m->ids[s] == GENOME_ID_NONE) {
+            m->ids[s] = id;
+            m->idx[s] = (uint32_t)i;
+        }
+    }
+    return 0;
+}
+
+ptrdiff_t genome_idmap_find(const struct genome_idmap *m, uint32_t id)
+{
+    if (id == GENOME_ID_NONE)
+        return -1;
+    for (size_t s = idmap_slot(id, m->mask);; s = (s + 1) & m->mask) {
+        if (m->ids[s] == id)
+            return m->idx[s];
+        if (m->ids[s] == GENOME_ID_NONE)
+            return -1;
+    }
+}
+
+void genome_idmap_free(struct genome_idmap *m)
+{
+    free(m->ids);
+    free(m->idx);
+    m->ids = m->idx = NULL;
+}
+
+/* ---- genes ------------------------------------------------------------- */
+
+int genome_add_neuron(struct genome *g, uint32_t id, int kind, int act, float bias, float depth,
+                      struct tv_error *err)
+{
+    if (id == GENOME_ID_NONE)
+        return tv_error_set(err, TV_EINVAL, "neuron id %u is reserved", id);
+    size_t i = neuron_lower(g, id);
+    if (i < g->n_neurons && g->neurons[i].id == id)
+        return tv_error_set(err, TV_EINVAL, "neuron %u already exists", id);
+    int rc = genome_reserve(g, g->n_neurons + 1, 0, err);
+    if (rc)
+        return rc;
+    memmove(&g->neurons[i + 1], &g->neurons[i], (g->n_neurons - i) * sizeof *g->neurons);
+    g->neurons[i] = (struct genome_neuron){id, (uint8_t)kind, (uint8_t)act, bias, depth};
+    g->n_neurons++;
+    return 0;
+}
+
+int genome_add_conn(struct genome *g, uint32_t from, uint32_t to, float weight,
+                    struct tv_error *err)
+{
+    if (genome_find_neuron(g, from) < 0 || genome_find_neuron(g, to) < 0)
+        return tv_error_set(err, TV_EINVAL, "connection %u -> %u: neuron %u does not exist", from,
+                            to, genome_find_neuron(g, from) < 0 ? from : to);
+    size_t i = conn_lower(g, from, to);
+    if (i < g->n_conns && g->conns[i].from == from && g->conns[i].to == to)
+        return tv_error_set(err, TV_EINVAL, "connection %u -> %u already exists", from, to);
+    int rc = genome_reserve(g, 0, g->n_conns + 1, err);
+    if (rc)
+        return rc;
+    memmove(&g->conns[i + 1], &g->conns[i], (g->n_conns - i) * sizeof *g->conns);
+    g->conns[i] = (struct genome_conn){from, to, weight};
+    g->n_conns++;
+    return 0;
+}
+
+int genome_push_neuron(struct genome *g, const struct genome_neuron *n, struct tv_error *err)
+{
+    int rc = genome_reserve(g, g->n_neurons + 1, 0, err);
+    if (!rc)
+        g->neurons[g->n_neurons++] = *n;
+    return rc;
+}
+
+int genome_push_conn(struct genome *g, const struct genome_conn *c, struct tv_error *err)
+{
+    int rc = genome_reserve(g, 0, g->n_conns + 1, err);
+    if (!rc)
+        g->conns[g->n_conns++] = *c;
+    return rc;
+}
+
+void genome_remove_conn_at(struct genome *g, size_t i)
+{
+    memmove(&g->conns[i], &g->conns[i + 1], (g->n_conns - i - 1) * sizeof *g->conns);
+    g->n_conns--;
+}
+
+static int cmp_neuron(const void *a, const void *b)
+{
+    uint32_t x = ((const struct genome_neuron *)a)->id, y = ((const struct genome_neuron *)b)->id;
+    return (x > y) - (x < y);
+}
+
+static int cmp_conn(const void *a, const void *b)
+{
+    const struct genome_conn *x = a, *y = b;
+    if (x->from != y->from)
+        return (x->from > y->from) - (x->from < y->from);
+    return (x->to > y->to) - (x->to < y->to);
+}
+
+static int is_sorted_conns(const struct genome *g)
+{
+    for (size_t i = 1; i < g->n_conns; i++)
+        if (!key_less(g->conns[i - 1].from, g->conns[i - 1].to, g->conns[i].from,
+                      g->conns[i].to))
+            return 0;
+    return 1;
+}
+
+int genome_canonicalize(struct genome *g, struct tv_error *err)
+{
+    qsort(g->neurons, g->n_neurons, sizeof *g->neurons, cmp_neuron);
+    for (size_t i = 1; i < g->n_neurons; i++)
+        if (g->neurons[i].id == g->neurons[i - 1].id)
+            return tv_error_set(err, TV_EINVAL, "neuron %u is listed twice", g->neurons[i].id);
+    /* Decoded and generated lists are usually sorted already: skip the sort. */
+    if (!is_sorted_conns(g)) {
+        qsort(g->conns, g->n_conns, sizeof *g->conns, cmp_conn);
+        for (size_t i = 1; i < g->n_conns; i++)
+            if (g->conns[i].from == g->conns[i - 1].from && g->conns[i].to == g->conns[i - 1].to)
+                return tv_error_set(err, TV_EINVAL, "connection %u -> %u is listed twice",
+                                    g->conns[i].from, g->conns[i].to);
+    }
+    return 0;
+}
+
+/* ---- validation -------------------------------------------------------- */
+
+static int validate_conn(const struct genome *g, const struct genome_idmap *map, size_t i,
+                         struct tv_error *err);
+
+int genome_validate(const struct genome *g, const struct genome_limits *limits,
+                    struct tv_error *err)
+{
+    if (!limits)
+        limits = &genome_default_limits;
+    if (g->n_neurons > limits->max_neurons)
+        return tv_error_set(err, TV_ELIMIT, "genome has %zu neurons, more than the limit of %zu",
+                            g->n_neurons, limits->max_neurons);
+    if (g->n_conns > limits->max_conns)
+        return tv_error_set(err, TV_ELIMIT,
+                            "genome has %zu connections, more than the limit of %zu", g->n_conns,
+                            limits->max_conns);
+    size_t n_in = 0, n_out = 0;
+    for (size_t i = 0; i < g->n_neurons; i++) {
+        const struct genome_neuron *n = &g->neurons[i];
+        if (n->id == GENOME_ID_NONE)
+            return tv_error_set(err, TV_EINVAL, "neuron %zu: id %u is reserved", i, n->id);
+        if (i > 0 && n->id <= g->neurons[i - 1].id)
+            return tv_error_set(err, TV_EINVAL,
+                                n->id == g->neurons[i - 1].id
+                                    ? "neuron %u: id listed twice"
+                                    : "neuron %u: out of order (neurons must be sorted by id)",
+                                n->id);
+        if (n->kind > GENOME_HIDDEN)
+            return tv_error_set(err, TV_EINVAL, "neuron %u: unknown kind %u", n->id, n->kind);
+        if (n->act >= GENOME_ACT_COUNT)
+            return tv_error_set(err, TV_EINVAL, "neuron %u: unknown activation %u", n->id,
+                                n->act);
+        if (!isfinite(n->bias))
+            return tv_error_set(err, TV_EINVAL, "neuron %u: bias is not finite", n->id);
+        if (!(n->depth >= 0.0f && n->depth <= 1.0f))
+            return tv_error_set(err, TV_EINVAL, "neuron %u: depth %g is outside [0, 1]", n->id,
+                                (double)n->depth);
+        if (n->kind == GENOME_INPUT && n->depth != 0.0f)
+            return tv_error_set(err, TV_EINVAL, "neuron %u: an input must have depth 0, not %g",
+                                n->id, (double)n->depth);
+        if (n->kind == GENOME_OUTPUT && n->depth != 1.0f)
+            return tv_error_set(err, TV_EINVAL, "neuron %u: an output must have depth 1, not %g",
+                                n->id, (double)n->depth);
+        n_in += n->kind == GENOME_INPUT;
+        n_out += n->kind == GENOME_OUTPUT;
+    }
+    if (n_in == 0)
+        return tv_error_set(err, TV_EINVAL, "genome has no input neuron");
+    if (n_out == 0)
+        return tv_error_set(err, TV_EINVAL, "genome has no output neuron");
+    struct genome_idmap map;
+    if (genome_idmap_build(&map, g))
+        return tv_error_set(err, TV_ENOMEM, "validate: out of memory");
+    int rc = 0;
+    for (size_t i = 0; i < g->n_conns && !rc; i++)
+        rc = validate_conn(g, &map, i, err);
+    genome_idmap_free(&map);
+    return rc;
+}
+
+static int validate_conn(const struct genome *g, const struct genome_idmap *map, size_t i,
+                         struct tv_error *err)
+{
+    const struct genome_conn *c = &g->conns[i];
+    if (i > 0 && !key_less(g->conns[i - 1].from, g->conns[i - 1].to, c->from, c->to))
+        return tv_error_set(err, TV_EINVAL,
+                            (g->conns[i - 1].from == c->from && g->conns[i - 1].to == c->to)
+                                ? "connection %zu (%u -> %u): key listed twice"
+                                : "connection %zu (%u -> %u): out of (from, to) order",
+                            i, c->from, c->to);
+    ptrdiff_t f = genome_idmap_find(map, c->from);
+    ptrdiff_t t = genome_idmap_find(map, c->to);
+    if (f < 0 || t < 0)
+        return tv_error_set(err, TV_EINVAL,
+                            "connection %zu (%u -> %u): neuron %u does not exist", i, c->from,
+                            c->to, f < 0 ? c->from : c->to);
+    if (g->neurons[t].kind == GENOME_INPUT)
+        return tv_error_set(err, TV_EINVAL,
+                            "connection %zu (%u -> %u): ends in input neuron %u", i, c->from,
+                            c->to, c->to);
+    if (!isfinite(c->weight))
+        return tv_error_set(err, TV_EINVAL, "connection %zu (%u -> %u): weight is not finite",
+                            i, c->from, c->to);
+    return 0;
+}
+
+size_t genome_count_kind(const struct genome *g, int kind)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < g->n_neurons; i++)
+        n += g->neurons[i].kind == kind;
+    return n;
+}
+
+static int cmp_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+size_t genome_layers(const struct genome *g, float **out)
+{
+    float *d = malloc((g->n_neurons ? g->n_neurons : 1) * sizeof *d);
+    if (!d)
+        return (size_t)-1;
+    for (size_t i = 0; i < g->n_neurons; i++)
+        d[i] = g->neurons[i].depth;
+    qsort(d, g->n_neurons, sizeof *d, cmp_float);
+    size_t n = 0;
+    for (size_t i = 0; i < g->n_neurons; i++)
+        if (n == 0 || d[i] != d[n - 1])
+            d[n++] = d[i];
+    *out = d;
+    return n;
+}
+
+size_t genome_layer_of(const float *layers, size_t n, float depth)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (layers[mid] < depth)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+int genome_stats(const struct genome *g, struct genome_stats *out, struct tv_error *err)
+{
+    memset(out, 0, sizeof *out);
+    float *layers;
+    size_t n_layers = genome_layers(g, &layers);
+    if (n_layers == (size_t)-1)
+        return tv_error_set(err, TV_ENOMEM, "genome_stats: out of memory");
+    out->n_layers = n_layers;
+    out->n_neurons = g->n_neurons;
+    for (size_t i = 0; i < g->n_neurons; i++) {
+        int k = g->neurons[i].kind;
+        out->n_inputs += k == GENOME_INPUT;
+        out->n_outputs += k == GENOME_OUTPUT;
+        out->n_hidden += k == GENOME_HIDDEN;
+    }
+    out->n_conns = g->n_conns;
+    /* Connections are sorted by from: look the source up once per run. */
+    ptrdiff_t f = -1;
+    uint32_t f_id = GENOME_ID_NONE;
+    for (size_t i = 0; i < g->n_conns; i++) {
+        const struct genome_conn *c = &g->conns[i];
+        if (f < 0 || c->from != f_id) {
+            f = genome_find_neuron(g, c->from);
+            f_id = c->from;
+        }
+        ptrdiff_t t = genome_find_neuron(g, c->to);
+        if (f < 0 || t < 0)
+            continue; /* not valid; counted in none */
+        float df = g->neurons[f].depth, dt = g->neurons[t].depth;
+        if (df >= dt)
+            out->n_recurrent++;
+        else if (genome_layer_of(layers, n_layers, dt) == genome_layer_of(layers, n_layers, df) + 1)
+            out->n_local++;
+        else
+            out->n_skip++;
+    }
+    free(layers);
+    return 0;
+}
+
+uint32_t genome_split_id(uint32_t from, uint32_t to, uint32_t attempt)
+{
+    uint64_t h = tv_mix64(((uint64_t)from << 32 | to) ^ tv_mix64(0x7265766f00000000ULL + attempt));
+    uint32_t id = (uint32_t)(h >> 32);
+    /* Keep clear of small ids, which constructors give to inputs, outputs and
+     * layered hidden neurons, and of the reserved id. */
+    if (id < (1u << 20) || id == GENOME_ID_NONE)
+        id = (uint32_t)h | (1u << 31);
+    if (id == GENOME_ID_NONE)
+        id--;
+    return id;
+}
+
+/* ---- starting genomes -------------------------------------------------- */
+
+static float draw_weight(struct tv_rng *rng, double sd)
+{
+    return sd > 0 ? (float)(sd * tv_rng_normal(rng)) : 0.0f;
+}
+
+int genome_build_minimal(struct genome *g, uint32_t n_in, uint32_t n_out, int out_act,
+                         double weight_sd, struct tv_rng *rng, struct tv_error *err)
+{
+    genome_reset(g);
+    if (n_in == 0 || n_out == 0)
+        return tv_error_set(err, TV_EINVAL,
+                            "minimal genome: need at least one input and one output (got %u, %u)",
+                            n_in, n_out);
+    if (out_act < 0 || out_act >= GENOME_ACT_COUNT)
+        return tv_error_set(err, TV_EINVAL, "minimal genome: unknown output activation %d",
+                            out_act);
+    if ((uint64_t)n_in + n_out >= GENOME_ID_NONE ||
+        (uint64_t)n_in * n_out > GENOME_DEFAULT_MAX_CONNS)
+        return tv_error_set(err, TV_ELIMIT, "minimal genome: %u x %u is too large", n_in, n_out);
+    int rc = genome_reserve(g, (size_t)n_in + n_out, (size_t)n_in * n_out, err);
+    if (rc)
+        return rc;
+    for (uint32_t i = 0; i < n_in; i++)
+        g->neurons[g->n_neurons++] =
+            (struct genome_neuron){i, GENOME_INPUT, GENOME_ACT_IDENTITY, 0.0f, 0.0f};
+    for (uint32_t o = 0; o < n_out; o++)
+        g->neurons[g->n_neurons++] =
+            (struct genome_neuron){n_in + o, GENOME_OUTPUT, (uint8_t)out_act, 0.0f, 1.0f};
+    for (uint32_t i = 0; i < n_in; i++)
+        for (uint32_t o = 0; o < n_out; o++)
+            g->conns[g->n_conns++] =
+                (struct genome_conn){i, n_in + o, draw_weight(rng, weight_sd)};
+    return 0;
+}
+
+/* Appends a random subset of the n_a x n_b pairs (a0.., b0..), each kept with
+ * probability p, walking geometric gaps so the cost is O(kept), not O(pairs). */
+static int sample_pairs(struct genome *g, uint32_t a0, uint32_t n_a, uint32_t b0, uint32_t n_b,
+                        double p, double sd, struct tv_rng *rng,
+                        struct tv_error *err)
+{
+    if (p <= 0 || n_a == 0 || n_b == 0)
+        return 0;
+    uint64_t total = (uint64_t)n_a * n_b;
+    double log_q = p < 1 ? log1p(-p) : 0;
+    uint64_t k = 0;
+    for (;;) {
+        if (p < 1) {
+            double u = 1.0 - tv_rng_uniform(rng); /* (0, 1] */
+            double gap = floor(log(u) / log_q);
+            if (gap >= (double)(total - k))
+                break;
+            k += (uint64_t)gap;
+        }
+        if (k >= total)
+            break;
+        uint32_t ia = (uint32_t)(k / n_b), ib = (uint32_t)(k % n_b);
+        struct genome_conn c = {a0 + ia, b0 + ib, draw_weight(rng, sd)};
+        if (g->n_conns + 1 > GENOME_DEFAULT_MAX_CONNS)
+            return tv_error_set(err, TV_ELIMIT, "layered genome: more than %zu connections",
+                                GENOME_DEFAULT_MAX_CONNS);
+        int rc = genome_push_conn(g, &c, err);
+        if (rc)
+            return rc;
+        k++;
+    }
+    return 0;
+}
+
+int genome_build_layered(struct genome *g, const struct genome_layered_spec *spec,
+                         struct tv_rng *rng, struct tv_error *err)
+{
+    genome_reset(g);
+    size_t L = spec->n_layers;
+    if (L < 2)
+        return tv_error_set(err, TV_EINVAL, "layered genome: need at least 2 layers, got %zu", L);
+    uint64_t total = 0;
+    for (size_t l = 0; l < L; l++) {
+        if (spec->sizes[l] == 0)
+            return tv_error_set(err, TV_EINVAL, "layered genome: layer %zu is empty", l);
+        total += spec->sizes[l];
+    }
+    if (total > GENOME_DEFAULT_MAX_NEURONS)
+        return tv_error_set(err, TV_ELIMIT, "layered genome: %llu neurons is over the limit",
+                            (unsigned long long)total);
+    const double rates[3] = {spec->density, spec->skip_rate, spec->recurrent_rate};
+    for (int i = 0; i < 3; i++)
+        if (!(rates[i] >= 0 && rates[i] <= 1))
+            return tv_error_set(err, TV_EINVAL,
+                                "layered genome: %s must be in [0, 1], got %g",
+                                i == 0 ? "density" : i == 1 ? "skip_rate" : "recurrent_rate",
+                                rates[i]);
+    if (spec->hidden_act < 0 || spec->hidden_act >= GENOME_ACT_COUNT || spec->out_act < 0 ||
+        spec->out_act >= GENOME_ACT_COUNT)
+        return tv_error_set(err, TV_EINVAL, "layered genome: unknown activation");
+    int rc = genome_reserve(g, (size_t)total, 0, err);
+    if (rc)
+        return rc;
+    /* Ids: inputs, outputs, then hidden layers; first[l] is layer l's first id. */
+    uint32_t *first = malloc(L * sizeof *first);
+    if (!first)
+        return tv_error_set(err, TV_ENOMEM, "layered genome: out of memory");
+    uint32_t next = spec->sizes[0] + spec->sizes[L - 1];
+    first[0] = 0;
+    first[L - 1] = spec->sizes[0];
+    for (size_t l = 1; l + 1 < L; l++) {
+        first[l] = next;
+        next += spec->sizes[l];
+    }
+    for (size_t l = 0; l < L; l++) {
+        int kind = l == 0 ? GENOME_INPUT : l == L - 1 ? GENOME_OUTPUT : GENOME_HIDDEN;
+        int act = l == 0 ? GENOME_ACT_IDENTITY : l == L - 1 ? spec->out_act : spec->hidden_act;
+        float depth = l == L - 1 ? 1.0f : (float)((double)l / (double)(L - 1));
+        for (uint32_t i = 0; i < spec->sizes[l]; i++)
+            g->neurons[g->n_neurons++] =
+                (struct genome_neuron){first[l] + i, (uint8_t)kind, (uint8_t)act, 0.0f, depth};
+    }
+    qsort(g->neurons, g->n_neurons, sizeof *g->neurons, cmp_neuron);
+    for (size_t a = 0; a < L && !rc; a++) {
+        for (size_t b = 1; b < L && !rc; b++) {
+            double p = b == a + 1 ? spec->density : b > a + 1 ? spec->skip_rate
+                                                              : spec->recurrent_rate;
+            rc = sample_pairs(g, first[a], spec->sizes[a], first[b], spec->sizes[b], p, spec->weight_sd, rng, err);
+        }
+    }
+    free(first);
+    if (!rc)
+        rc = genome_canonicalize(g, err);
+    return rc;
+}

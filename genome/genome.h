@@ -1,0 +1,254 @@
+/*
+ * genome.h -- the triplet chromosome.
+ *
+ * A genome is a set of neuron genes and a set of connection genes
+ * (from, to, weight). Only connections that exist are stored.
+ *
+ * Invariants of a valid genome (genome_validate() checks all of them, and
+ * every genome that enters from outside -- a message, a database row, a file --
+ * goes through it):
+ *   - neurons sorted by id, ids unique and != GENOME_ID_NONE;
+ *   - connections sorted by (from, to), keys unique, both ends existing,
+ *     no connection ends in an input neuron;
+ *   - weights, biases finite; depth in [0, 1]; inputs at depth 0, outputs at 1;
+ *   - at least one input and one output; sizes within the limits.
+ *
+ * Semantics (nn/ implements them): a connection with depth(from) < depth(to)
+ * is feed-forward (local between adjacent layers, skip across layers);
+ * depth(from) >= depth(to) is recurrent and reads from's value of the
+ * previous time step (0 at t = 0). Layers are groups of equal depth. The k-th
+ * input of the network is the input neuron with the k-th smallest id; the
+ * same for outputs.
+ *
+ * Structural mutations make deterministic neuron ids: splitting (a, b) makes
+ * the id genome_split_id(a, b, 0), or the next attempt if that id is taken,
+ * so genomes that split the same connection line up in crossover without any
+ * innovation table.
+ *
+ * This module knows nothing else of trevo, and must never include MPI or
+ * SQLite headers. All randomness comes from a `struct tv_rng` passed in.
+ */
+#ifndef TREVO_GENOME_H
+#define TREVO_GENOME_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "tv.h"
+
+#define GENOME_ID_NONE UINT32_MAX
+
+/* Stored and sent: explicit values, grow only at the end. */
+enum genome_kind { GENOME_INPUT = 0, GENOME_OUTPUT = 1, GENOME_HIDDEN = 2 };
+
+/* Activation ids. The functions themselves live in nn/ (one table there);
+ * the names below are what the text format and configs use. */
+enum genome_act {
+    GENOME_ACT_IDENTITY = 0,
+    GENOME_ACT_RELU = 1,
+    GENOME_ACT_TANH = 2,
+    GENOME_ACT_SIGMOID = 3,      /* 1 / (1 + e^-x) */
+    GENOME_ACT_NEAT_SIGMOID = 4, /* 1 / (1 + e^-4.9x), NEAT's steepened sigmoid */
+    GENOME_ACT_GAUSS = 5,        /* e^(-x^2) */
+    GENOME_ACT_SIN = 6,
+    GENOME_ACT_ABS = 7,
+    GENOME_ACT_STEP = 8, /* 1 if x > 0 else 0 */
+    GENOME_ACT_COUNT
+};
+
+struct genome_neuron {
+    uint32_t id;
+    uint8_t kind; /* enum genome_kind */
+    uint8_t act;  /* enum genome_act */
+    float bias;
+    float depth; /* [0, 1]: inputs 0, outputs 1 */
+};
+
+struct genome_conn {
+    uint32_t from;
+    uint32_t to;
+    float weight;
+};
+
+struct genome {
+    struct genome_neuron *neurons; /* [n_neurons], sorted by id */
+    size_t n_neurons, cap_neurons;
+    struct genome_conn *conns; /* [n_conns], sorted by (from, to) */
+    size_t n_conns, cap_conns;
+};
+
+/* Size limits, enforced before allocation when decoding and parsing. */
+struct genome_limits {
+    size_t max_neurons;
+    size_t max_conns;
+};
+#define GENOME_DEFAULT_MAX_NEURONS ((size_t)1 << 24)
+#define GENOME_DEFAULT_MAX_CONNS ((size_t)1 << 27)
+/* The defaults above; pass NULL wherever limits are taken to use them. */
+extern const struct genome_limits genome_default_limits;
+
+/* ---- life cycle -------------------------------------------------------- */
+
+/* An empty genome. NULL when out of memory. */
+struct genome *genome_new(void);
+void genome_free(struct genome *g); /* NULL is a no-op */
+/* For a genome embedded in another struct: init zeroes, release frees. */
+void genome_init(struct genome *g);
+void genome_release(struct genome *g);
+/* Empties the genome, keeping its memory for reuse. */
+void genome_reset(struct genome *g);
+int genome_reserve(struct genome *g, size_t n_neurons, size_t n_conns, struct tv_error *err);
+/* dst becomes a copy of src. On error dst is left empty. */
+int genome_copy(struct genome *dst, const struct genome *src, struct tv_error *err);
+/* 1 when both hold exactly the same genes (bitwise on floats), else 0. */
+int genome_equal(const struct genome *a, const struct genome *b);
+
+/* ---- genes ------------------------------------------------------------- */
+
+/* Inserts a neuron in id order. TV_EINVAL if the id exists or is NONE. */
+int genome_add_neuron(struct genome *g, uint32_t id, int kind, int act, float bias, float depth,
+                      struct tv_error *err);
+/* Inserts a connection in key order. TV_EINVAL if the key exists or an end
+ * is missing. (Validity of the rest -- e.g. no edge into an input -- is
+ * genome_validate()'s job.) */
+int genome_add_conn(struct genome *g, uint32_t from, uint32_t to, float weight,
+                    struct tv_error *err);
+/* Appends without keeping order, for bulk construction; follow with
+ * genome_canonicalize(). */
+int genome_push_neuron(struct genome *g, const struct genome_neuron *n, struct tv_error *err);
+int genome_push_conn(struct genome *g, const struct genome_conn *c, struct tv_error *err);
+/* Sorts neurons by id and connections by key; TV_EINVAL naming the first
+ * duplicate id or key. */
+int genome_canonicalize(struct genome *g, struct tv_error *err);
+/* Removes the connection at index i (order kept). */
+void genome_remove_conn_at(struct genome *g, size_t i);
+
+/* Index of the neuron / connection, or -1. Binary search: O(log n). */
+ptrdiff_t genome_find_neuron(const struct genome *g, uint32_t id);
+ptrdiff_t genome_find_conn(const struct genome *g, uint32_t from, uint32_t to);
+
+/* Checks every invariant listed at the top. On failure returns TV_EINVAL or
+ * TV_ELIMIT with a message naming the offending gene, e.g.
+ * "connection 12 (3 -> 7): weight is not finite". limits may be NULL. */
+int genome_validate(const struct genome *g, const struct genome_limits *limits,
+                    struct tv_error *err);
+
+size_t genome_count_kind(const struct genome *g, int kind);
+
+/* Sizes by kind of connection (local = between adjacent layers). */
+struct genome_stats {
+    size_t n_neurons, n_inputs, n_outputs, n_hidden;
+    size_t n_conns, n_local, n_skip, n_recurrent;
+    size_t n_layers; /* distinct depths */
+};
+int genome_stats(const struct genome *g, struct genome_stats *out, struct tv_error *err);
+
+const char *genome_act_name(int act);
+/* The activation named `name` (length len), or -1. */
+int genome_act_parse(const char *name, size_t len);
+const char *genome_kind_name(int kind); /* "in", "out", "hid" */
+
+/* The id that splitting (from, to) makes on the given attempt (0, 1, ...).
+ * Never GENOME_ID_NONE. */
+uint32_t genome_split_id(uint32_t from, uint32_t to, uint32_t attempt);
+
+/* ---- starting genomes -------------------------------------------------- */
+
+/* Inputs get ids 0..n_in-1, outputs n_in..n_in+n_out-1; every input joined
+ * to every output with a weight drawn from N(0, weight_sd^2) (0 if sd is 0).
+ * Outputs have activation out_act and bias 0. */
+int genome_build_minimal(struct genome *g, uint32_t n_in, uint32_t n_out, int out_act,
+                         double weight_sd, struct tv_rng *rng, struct tv_error *err);
+
+struct genome_layered_spec {
+    const uint32_t *sizes; /* [n_layers]: inputs, hidden..., outputs */
+    size_t n_layers;       /* >= 2 */
+    double density;        /* Erdos-Renyi probability per adjacent layer pair */
+    double skip_rate;      /* probability per (layer i, layer j >= i+2) pair */
+    double recurrent_rate; /* probability per (later or same layer -> earlier, non-input) pair */
+    int hidden_act, out_act;
+    double weight_sd;
+};
+/* A layered sparse genome: each adjacent layer pair connected at `density`,
+ * plus skip and recurrent connections at their rates. Hidden layer l of L-2
+ * sits at depth l/(L-1). Ids: inputs first, then outputs, then hidden in layer
+ * order. Sampling is O(connections made), not O(pairs), so very sparse large
+ * layers are cheap. */
+int genome_build_layered(struct genome *g, const struct genome_layered_spec *spec,
+                         struct tv_rng *rng, struct tv_error *err);
+
+/* ---- variation --------------------------------------------------------- */
+
+/* Rates of the mutation operators. Per-gene rates apply to every gene;
+ * structural rates are the probability that the operator fires once per
+ * genome_mutate() call. */
+struct genome_mutation {
+    double weight_perturb_rate; /* per connection: w += N(0, weight_perturb_sd^2) */
+    double weight_perturb_sd;
+    double weight_replace_rate; /* per connection: w = N(0, weight_init_sd^2) */
+    double weight_init_sd;      /* also for new connections */
+    double weight_max;          /* |w| and |bias| clamped to this (0: no clamp) */
+    double bias_perturb_rate;
+    double bias_perturb_sd;
+    double bias_replace_rate;
+    double bias_init_sd;
+    double add_local_rate;     /* add a feed-forward connection to the next layer */
+    double add_skip_rate;      /* add a feed-forward connection across layers */
+    double add_recurrent_rate; /* add a recurrent connection (incl. self loops) */
+    double del_conn_rate;
+    double add_neuron_rate; /* split a random connection */
+    double del_neuron_rate; /* remove a random hidden neuron and its connections */
+    double act_change_rate; /* per hidden neuron */
+    uint32_t act_choices;   /* bit mask of activations act_change may pick */
+    int hidden_act;         /* activation of neurons made by a split */
+    struct genome_limits limits; /* structural mutations stop at these sizes */
+};
+
+/* Mutates g in place; g stays valid. Only TV_ENOMEM can fail. */
+int genome_mutate(struct genome *g, const struct genome_mutation *cfg, struct tv_rng *rng,
+                  struct tv_error *err);
+
+/* NEAT crossover by connection key in one merge pass: a matching gene takes
+ * its weight from either parent at random; disjoint and excess genes come
+ * from `fitter` only. Neurons are fitter's, a neuron present in both takes
+ * bias and activation from either at random. child must be neither parent. */
+int genome_crossover(struct genome *child, const struct genome *fitter, const struct genome *other,
+                     struct tv_rng *rng, struct tv_error *err);
+
+struct genome_distance_cfg {
+    double c_excess, c_disjoint, c_weight;
+    size_t small_genome; /* below this many connections N = 1 (NEAT: 20) */
+};
+/* NEAT's compatibility distance c1*E/N + c2*D/N + c3*W over connection keys,
+ * N the larger connection count. Symmetric; 0 for equal genomes. */
+double genome_distance(const struct genome *a, const struct genome *b,
+                       const struct genome_distance_cfg *cfg);
+
+/* ---- msgpack codec ----------------------------------------------------- */
+
+/* Appends the encoding of g to out:
+ *   ["trevo-genome", 1, [[id, kind, act, bias, depth], ...], bin]
+ * where bin holds n_conns records of 12 bytes (from u32, to u32, weight f32,
+ * little-endian). About 12 bytes per connection. */
+int genome_encode(const struct genome *g, struct tv_buf *out, struct tv_error *err);
+/* Decodes data[0..len) into g (reset first) and validates it. Sizes are
+ * checked against limits (NULL: defaults) before anything is allocated; every
+ * byte must be consumed. Any input gives either 0 or an error, never a crash. */
+int genome_decode(struct genome *g, const void *data, size_t len,
+                  const struct genome_limits *limits, struct tv_error *err);
+
+/* ---- text format ------------------------------------------------------- */
+
+/* Writes
+ *   trevo-net 1 / inputs N / outputs M / neuron ID in|out|hid DEPTH ACT BIAS /
+ *   conn FROM TO WEIGHT
+ * with floats printed so that they read back to the same bits. */
+int genome_write_text(const struct genome *g, FILE *f, struct tv_error *err);
+/* Parses text[0..len); `name` is used in messages ("net.txt:7: ..."). Lines
+ * after the header may come in any order; '#' starts a comment. The result is
+ * validated. */
+int genome_read_text(struct genome *g, const char *text, size_t len, const char *name,
+                     const struct genome_limits *limits, struct tv_error *err);
+
+#endif

@@ -1,0 +1,354 @@
+/* text.c -- the text form of a network, for people and other tools:
+ *
+ *   # comment
+ *   trevo-net 1
+ *   inputs 2
+ *   outputs 1
+ *   neuron ID in|out|hid DEPTH ACTIVATION BIAS
+ *   conn FROM TO WEIGHT
+ *
+ * Floats are written with %.9g, which reads back to the same float. Every
+ * error names the line. */
+#include "genome.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int genome_write_text(const struct genome *g, FILE *f, struct tv_error *err)
+{
+    fprintf(f, "# trevo network: %zu neurons, %zu connections\n", g->n_neurons, g->n_conns);
+    fprintf(f, "trevo-net 1\ninputs %zu\noutputs %zu\n", genome_count_kind(g, GENOME_INPUT),
+            genome_count_kind(g, GENOME_OUTPUT));
+    for (size_t i = 0; i < g->n_neurons; i++) {
+        const struct genome_neuron *n = &g->neurons[i];
+        fprintf(f, "neuron %u %s %.9g %s %.9g\n", n->id, genome_kind_name(n->kind),
+                (double)n->depth, genome_act_name(n->act), (double)n->bias);
+    }
+    for (size_t i = 0; i < g->n_conns; i++) {
+        const struct genome_conn *c = &g->conns[i];
+        fprintf(f, "conn %u %u %.9g\n", c->from, c->to, (double)c->weight);
+    }
+    if (fflush(f) || ferror(f))
+        return tv_error_set(err, TV_EIO, "write error: %s", strerror(errno));
+    return 0;
+}
+
+/* ---- parsing ----------------------------------------------------------- */
+
+#define MAX_TOKENS 8
+
+struct tok {
+    const char *s;
+    size_t n;
+};
+
+struct parser {
+    const char *name;
+    size_t line;
+    struct tv_error *err;
+};
+
+static int fail(struct parser *p, const char *what, struct tok t)
+{
+    int n = t.n > 40 ? 40 : (int)t.n;
+    return tv_error_set(p->err, TV_EINVAL, "%s:%zu: %s: '%.*s'", p->name, p->line, what, n, t.s);
+}
+
+static int tok_is(struct tok t, const char *word)
+{
+    return t.n == strlen(word) && !memcmp(t.s, word, t.n);
+}
+
+/* Copies a token into a NUL-terminated scratch buffer for strto*. */
+static int tok_cstr(struct tok t, char *buf, size_t size)
+{
+    if (t.n >= size)
+        return -1;
+    memcpy(buf, t.s, t.n);
+    buf[t.n] = '\0';
+    return 0;
+}
+
+static int parse_u32(struct parser *p, struct tok t, const char *what, uint32_t *out)
+{
+    char buf[32];
+    if (tok_cstr(t, buf, sizeof buf) || buf[0] < '0' || buf[0] > '9')
+        return fail(p, what, t);
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(buf, &end, 10);
+    if (*end || errno || v >= GENOME_ID_NONE)
+        return fail(p, what, t);
+    *out = (uint32_t)v;
+    return 0;
+}
+
+static int parse_float(struct parser *p, struct tok t, const char *what, float *out)
+{
+    char buf[64];
+    if (tok_cstr(t, buf, sizeof buf))
+        return fail(p, what, t);
+    char *end;
+    errno = 0;
+    float v = strtof(buf, &end);
+    if (end == buf || *end)
+        return fail(p, what, t);
+    if (!isfinite(v))
+        return tv_error_set(p->err, TV_EINVAL, "%s:%zu: %s is not a finite number: '%s'",
+                            p->name, p->line, what, buf);
+    *out = v;
+    return 0;
+}
+
+/* A gene with the line it came from, so errors found after sorting can still
+ * name the line. */
+struct neuron_at {
+    struct genome_neuron n;
+    size_t line;
+};
+struct conn_at {
+    struct genome_conn c;
+    size_t line;
+};
+
+static int cmp_neuron_at(const void *a, const void *b)
+{
+    uint32_t x = ((const struct neuron_at *)a)->n.id, y = ((const struct neuron_at *)b)->n.id;
+    return (x > y) - (x < y);
+}
+
+static int cmp_conn_at(const void *a, const void *b)
+{
+    const struct genome_conn *x = &((const struct conn_at *)a)->c;
+    const struct genome_conn *y = &((const struct conn_at *)b)->c;
+    if (x->from != y->from)
+        return (x->from > y->from) - (x->from < y->from);
+    return (x->to > y->to) - (x->to < y->to);
+}
+
+struct lists {
+    struct neuron_at *neurons;
+    size_t n_neurons, cap_neurons;
+    struct conn_at *conns;
+    size_t n_conns, cap_conns;
+};
+
+static int push(void **arr, size_t *n, size_t *cap, size_t size, const void *item)
+{
+    if (*n == *cap) {
+        size_t c = *cap ? *cap * 2 : 64;
+        void *q = realloc(*arr, c * size);
+        if (!q)
+            return -1;
+        *arr = q;
+        *cap = c;
+    }
+    memcpy((char *)*arr + *n * size, item, size);
+    (*n)++;
+    return 0;
+}
+
+static int parse_line(struct parser *p, struct tok *t, int nt, struct lists *l,
+                      const struct genome_limits *limits, long *n_in, long *n_out)
+{
+    if (tok_is(t[0], "inputs") || tok_is(t[0], "outputs")) {
+        long *dst = tok_is(t[0], "inputs") ? n_in : n_out;
+        uint32_t v;
+        if (nt != 2)
+            return tv_error_set(p->err, TV_EINVAL, "%s:%zu: expected '%.*s COUNT'", p->name,
+                                p->line, (int)t[0].n, t[0].s);
+        if (*dst >= 0)
+            return tv_error_set(p->err, TV_EINVAL, "%s:%zu: '%.*s' given twice", p->name,
+                                p->line, (int)t[0].n, t[0].s);
+        int rc = parse_u32(p, t[1], "count is not a non-negative integer", &v);
+        if (rc)
+            return rc;
+        *dst = v;
+        return 0;
+    }
+    if (tok_is(t[0], "neuron")) {
+        if (nt != 6)
+            return tv_error_set(p->err, TV_EINVAL,
+                                "%s:%zu: expected 'neuron ID in|out|hid DEPTH ACTIVATION BIAS'",
+                                p->name, p->line);
+        struct neuron_at a = {.line = p->line};
+        int rc = parse_u32(p, t[1], "neuron id is not an integer below 4294967295", &a.n.id);
+        if (rc)
+            return rc;
+        a.n.kind = tok_is(t[2], "in") ? GENOME_INPUT : tok_is(t[2], "out") ? GENOME_OUTPUT
+                                                   : tok_is(t[2], "hid")   ? GENOME_HIDDEN
+                                                                           : 255;
+        if (a.n.kind == 255)
+            return fail(p, "neuron kind must be in, out or hid", t[2]);
+        if ((rc = parse_float(p, t[3], "depth", &a.n.depth)))
+            return rc;
+        if (!(a.n.depth >= 0 && a.n.depth <= 1))
+            return fail(p, "depth must be in [0, 1]", t[3]);
+        if (a.n.kind == GENOME_INPUT && a.n.depth != 0)
+            return fail(p, "an input neuron must have depth 0", t[3]);
+        if (a.n.kind == GENOME_OUTPUT && a.n.depth != 1)
+            return fail(p, "an output neuron must have depth 1", t[3]);
+        int act = genome_act_parse(t[4].s, t[4].n);
+        if (act < 0)
+            return fail(p, "unknown activation", t[4]);
+        a.n.act = (uint8_t)act;
+        if ((rc = parse_float(p, t[5], "bias", &a.n.bias)))
+            return rc;
+        if (l->n_neurons >= limits->max_neurons)
+            return tv_error_set(p->err, TV_ELIMIT, "%s:%zu: more than %zu neurons", p->name,
+                                p->line, limits->max_neurons);
+        return push((void **)&l->neurons, &l->n_neurons, &l->cap_neurons, sizeof a, &a)
+                   ? tv_error_set(p->err, TV_ENOMEM, "%s:%zu: out of memory", p->name, p->line)
+                   : 0;
+    }
+    if (tok_is(t[0], "conn")) {
+        if (nt != 4)
+            return tv_error_set(p->err, TV_EINVAL, "%s:%zu: expected 'conn FROM TO WEIGHT'",
+                                p->name, p->line);
+        struct conn_at a = {.line = p->line};
+        int rc = parse_u32(p, t[1], "connection source is not a neuron id", &a.c.from);
+        if (!rc)
+            rc = parse_u32(p, t[2], "connection target is not a neuron id", &a.c.to);
+        if (!rc)
+            rc = parse_float(p, t[3], "weight", &a.c.weight);
+        if (rc)
+            return rc;
+        if (l->n_conns >= limits->max_conns)
+            return tv_error_set(p->err, TV_ELIMIT, "%s:%zu: more than %zu connections", p->name,
+                                p->line, limits->max_conns);
+        return push((void **)&l->conns, &l->n_conns, &l->cap_conns, sizeof a, &a)
+                   ? tv_error_set(p->err, TV_ENOMEM, "%s:%zu: out of memory", p->name, p->line)
+                   : 0;
+    }
+    return fail(p, "unknown line (expected inputs, outputs, neuron or conn)", t[0]);
+}
+
+/* Cross-line checks, each naming the line of the culprit. */
+static int check_lists(struct parser *p, struct lists *l, long n_in, long n_out)
+{
+    qsort(l->neurons, l->n_neurons, sizeof *l->neurons, cmp_neuron_at);
+    qsort(l->conns, l->n_conns, sizeof *l->conns, cmp_conn_at);
+    long in = 0, out = 0;
+    for (size_t i = 0; i < l->n_neurons; i++) {
+        if (i > 0 && l->neurons[i].n.id == l->neurons[i - 1].n.id) {
+            size_t a = l->neurons[i - 1].line, b = l->neurons[i].line;
+            return tv_error_set(p->err, TV_EINVAL, "%s:%zu: neuron %u already defined on line %zu",
+                                p->name, a > b ? a : b, l->neurons[i].n.id, a < b ? a : b);
+        }
+        in += l->neurons[i].n.kind == GENOME_INPUT;
+        out += l->neurons[i].n.kind == GENOME_OUTPUT;
+    }
+    if (in != n_in || out != n_out)
+        return tv_error_set(p->err, TV_EINVAL,
+                            "%s: the header says %ld inputs and %ld outputs, but %ld input and "
+                            "%ld output neurons are listed",
+                            p->name, n_in, n_out, in, out);
+    for (size_t i = 0; i < l->n_conns; i++) {
+        const struct conn_at *c = &l->conns[i];
+        if (i > 0 && cmp_conn_at(c, &l->conns[i - 1]) == 0) {
+            size_t a = l->conns[i - 1].line, b = c->line;
+            return tv_error_set(p->err, TV_EINVAL,
+                                "%s:%zu: connection %u -> %u already defined on line %zu", p->name,
+                                a > b ? a : b, c->c.from, c->c.to, a < b ? a : b);
+        }
+        struct neuron_at key = {.n.id = c->c.from};
+        const struct neuron_at *f =
+            bsearch(&key, l->neurons, l->n_neurons, sizeof key, cmp_neuron_at);
+        key.n.id = c->c.to;
+        const struct neuron_at *t =
+            bsearch(&key, l->neurons, l->n_neurons, sizeof key, cmp_neuron_at);
+        if (!f || !t)
+            return tv_error_set(p->err, TV_EINVAL,
+                                "%s:%zu: connection %u -> %u: neuron %u is not defined", p->name,
+                                c->line, c->c.from, c->c.to, !f ? c->c.from : c->c.to);
+        if (t->n.kind == GENOME_INPUT)
+            return tv_error_set(p->err, TV_EINVAL,
+                                "%s:%zu: connection %u -> %u ends in input neuron %u", p->name,
+                                c->line, c->c.from, c->c.to, c->c.to);
+    }
+    return 0;
+}
+
+int genome_read_text(struct genome *g, const char *text, size_t len, const char *name,
+                     const struct genome_limits *limits, struct tv_error *err)
+{
+    if (!limits)
+        limits = &genome_default_limits;
+    genome_reset(g);
+    struct parser p = {name ? name : "<text>", 0, err};
+    struct lists l = {0};
+    long n_in = -1, n_out = -1;
+    int seen_header = 0, rc = 0;
+    size_t pos = 0;
+    while (pos < len && !rc) {
+        const char *s = text + pos;
+        const char *nl = memchr(s, '\n', len - pos);
+        size_t n = nl ? (size_t)(nl - s) : len - pos;
+        pos += n + (nl != NULL);
+        p.line++;
+        struct tok t[MAX_TOKENS + 1];
+        int nt = 0;
+        for (size_t i = 0; i < n;) {
+            if (s[i] == '#')
+                break;
+            if (s[i] == ' ' || s[i] == '\t' || s[i] == '\r') {
+                i++;
+                continue;
+            }
+            if (s[i] == '\0') {
+                rc = tv_error_set(err, TV_EINVAL, "%s:%zu: NUL byte in text", p.name, p.line);
+                break;
+            }
+            size_t j = i;
+            while (j < n && s[j] != ' ' && s[j] != '\t' && s[j] != '\r' && s[j] != '#' &&
+                   s[j] != '\0')
+                j++;
+            if (nt <= MAX_TOKENS)
+                t[nt] = (struct tok){s + i, j - i};
+            nt++;
+            i = j;
+        }
+        if (rc || nt == 0)
+            continue;
+        if (nt > MAX_TOKENS) {
+            rc = tv_error_set(err, TV_EINVAL, "%s:%zu: too many fields", p.name, p.line);
+        } else if (!seen_header) {
+            if (nt != 2 || !tok_is(t[0], "trevo-net"))
+                rc = tv_error_set(err, TV_EFORMAT,
+                                  "%s:%zu: not a trevo network (expected 'trevo-net 1')", p.name,
+                                  p.line);
+            else if (!tok_is(t[1], "1"))
+                rc = tv_error_set(err, TV_EFORMAT,
+                                  "%s:%zu: format version '%.*s', this program reads 1", p.name,
+                                  p.line, (int)(t[1].n > 20 ? 20 : t[1].n), t[1].s);
+            seen_header = 1;
+        } else {
+            rc = parse_line(&p, t, nt, &l, limits, &n_in, &n_out);
+        }
+    }
+    if (!rc && !seen_header)
+        rc = tv_error_set(err, TV_EFORMAT, "%s: empty (expected 'trevo-net 1')", p.name);
+    if (!rc && (n_in < 0 || n_out < 0))
+        rc = tv_error_set(err, TV_EINVAL, "%s: missing '%s COUNT' line", p.name,
+                          n_in < 0 ? "inputs" : "outputs");
+    if (!rc)
+        rc = check_lists(&p, &l, n_in, n_out);
+    if (!rc)
+        rc = genome_reserve(g, l.n_neurons, l.n_conns, err);
+    if (!rc) {
+        for (size_t i = 0; i < l.n_neurons; i++)
+            g->neurons[g->n_neurons++] = l.neurons[i].n;
+        for (size_t i = 0; i < l.n_conns; i++)
+            g->conns[g->n_conns++] = l.conns[i].c;
+        rc = genome_validate(g, limits, err);
+        if (rc)
+            tv_error_prefix(err, "%s", p.name);
+    }
+    free(l.neurons);
+    free(l.conns);
+    if (rc)
+        genome_reset(g);
+    return rc;
+}

@@ -1,0 +1,274 @@
+/* tv.c -- errors, the counter-based generator, byte buffers. See tv.h. */
+#include "tv.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int tv_error_set(struct tv_error *err, int code, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        err->code = code;
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+int tv_error_prefix(struct tv_error *err, const char *fmt, ...)
+{
+    if (!err)
+        return 0;
+    char head[TV_ERROR_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(head, sizeof head - 2, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return err->code;
+    size_t h = strlen(head);
+    memcpy(head + h, ": ", 3);
+    h += 2;
+    /* Shift the old message right by h bytes (truncating its end). */
+    size_t old = strlen(err->msg);
+    if (old > sizeof err->msg - 1 - h)
+        old = sizeof err->msg - 1 - h;
+    memmove(err->msg + h, err->msg, old);
+    memcpy(err->msg, head, h);
+    err->msg[h + old] = '\0';
+    return err->code;
+}
+
+void tv_error_clear(struct tv_error *err)
+{
+    if (err) {
+        err->code = 0;
+        err->msg[0] = '\0';
+    }
+}
+
+const char *tv_code_name(int code)
+{
+    switch (code) {
+    case TV_OK: return "ok";
+    case TV_ENOMEM: return "out of memory";
+    case TV_EINVAL: return "invalid input";
+    case TV_ELIMIT: return "limit exceeded";
+    case TV_EIO: return "input/output error";
+    case TV_EFORMAT: return "wrong format";
+    case TV_ECORRUPT: return "corrupt";
+    case TV_EDB: return "database error";
+    case TV_EMPI: return "MPI error";
+    case TV_ESTATE: return "wrong state";
+    case TV_ESTOP: return "stop requested";
+    case TV_ENOSPACE: return "disk full";
+    case TV_ENOTFOUND: return "not found";
+    }
+    return "unknown error";
+}
+
+/* SplitMix64's finaliser (Stafford's variant 13): a bijection on 64 bits with
+ * full avalanche. The generator is counter-based: draw i of a stream is
+ * tv_mix64(key + (i + 1) * golden), so streams need no state but the key. */
+#define TV_GOLDEN 0x9e3779b97f4a7c15ULL
+
+uint64_t tv_mix64(uint64_t x)
+{
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+void tv_rng_init(struct tv_rng *rng, uint64_t seed, uint64_t a, uint64_t b)
+{
+    /* Each word passes through the finaliser before the next is folded in,
+     * so (s, a, b) and (s, b, a) give unrelated keys. */
+    uint64_t k = tv_mix64(seed + TV_GOLDEN);
+    k = tv_mix64(k ^ (a + 0x632be59bd9b4e019ULL));
+    k = tv_mix64(k ^ (b + 0x8cb92ba72f3d8dd7ULL));
+    rng->key = k;
+    rng->ctr = 0;
+}
+
+uint64_t tv_rng_u64(struct tv_rng *rng)
+{
+    rng->ctr++;
+    return tv_mix64(rng->key + rng->ctr * TV_GOLDEN);
+}
+
+uint32_t tv_rng_below(struct tv_rng *rng, uint32_t n)
+{
+    /* Lemire's multiply-and-reject: unbiased, rarely more than one draw. */
+    uint64_t m = (uint64_t)(uint32_t)tv_rng_u64(rng) * n;
+    uint32_t low = (uint32_t)m;
+    if (low < n) {
+        uint32_t t = (uint32_t)(-n) % n;
+        while (low < t) {
+            m = (uint64_t)(uint32_t)tv_rng_u64(rng) * n;
+            low = (uint32_t)m;
+        }
+    }
+    return (uint32_t)(m >> 32);
+}
+
+double tv_rng_uniform(struct tv_rng *rng)
+{
+    return (double)(tv_rng_u64(rng) >> 11) * 0x1.0p-53;
+}
+
+int tv_rng_chance(struct tv_rng *rng, double p)
+{
+    if (p <= 0.0)
+        return 0;
+    if (p >= 1.0)
+        return 1;
+    return tv_rng_uniform(rng) < p;
+}
+
+double tv_rng_normal(struct tv_rng *rng)
+{
+    double u1 = 1.0 - tv_rng_uniform(rng); /* (0, 1]: log is finite */
+    double u2 = tv_rng_uniform(rng);
+    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+int tv_buf_reserve(struct tv_buf *b, size_t extra)
+{
+    if (extra <= b->cap - b->len)
+        return 0;
+    if (extra > SIZE_MAX / 2 - b->len)
+        return TV_ENOMEM;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->len + extra)
+        cap *= 2;
+    uint8_t *p = realloc(b->data, cap);
+    if (!p)
+        return TV_ENOMEM;
+    b->data = p;
+    b->cap = cap;
+    return 0;
+}
+
+int tv_buf_append(struct tv_buf *b, const void *data, size_t n)
+{
+    if (n == 0)
+        return 0;
+    int rc = tv_buf_reserve(b, n);
+    if (rc)
+        return rc;
+    memcpy(b->data + b->len, data, n);
+    b->len += n;
+    return 0;
+}
+
+void tv_buf_free(struct tv_buf *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}
+
+/* Reads a big-endian unsigned of n bytes. */
+static uint64_t be(const uint8_t *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < n; i++)
+        v = v << 8 | p[i];
+    return v;
+}
+
+int tv_msgpack_check(const void *data, size_t len, unsigned max_depth, struct tv_error *err)
+{
+    const uint8_t *p = data;
+    uint64_t need[65]; /* elements still to read at each nesting level */
+    if (max_depth > 64)
+        max_depth = 64;
+    int depth = 0;
+    size_t pos = 0;
+    need[0] = 1;
+    while (depth >= 0) {
+        if (need[depth] == 0) {
+            depth--;
+            continue;
+        }
+        if (pos >= len)
+            return tv_error_set(err, TV_EFORMAT, "msgpack: truncated at byte %zu", pos);
+        need[depth]--;
+        uint8_t t = p[pos];
+        size_t head = 1;   /* bytes of the type byte and its length field */
+        uint64_t body = 0; /* bytes of payload after the header */
+        uint64_t kids = 0; /* nested objects */
+        int len_bytes = 0; /* size of a length field that follows t */
+        if (t <= 0x7f || t >= 0xe0 || (t >= 0xc0 && t <= 0xc3)) {
+            /* fixint, nil, bool */
+            if (t == 0xc1)
+                return tv_error_set(err, TV_EFORMAT, "msgpack: invalid byte 0xc1 at byte %zu",
+                                    pos);
+        } else if (t <= 0x8f) {
+            kids = 2 * (uint64_t)(t & 0x0f);
+        } else if (t <= 0x9f) {
+            kids = t & 0x0f;
+        } else if (t <= 0xbf) {
+            body = t & 0x1f;
+        } else {
+            switch (t) {
+            case 0xc4: case 0xd9: len_bytes = 1; break; /* bin8, str8 */
+            case 0xc5: case 0xda: len_bytes = 2; break;
+            case 0xc6: case 0xdb: len_bytes = 4; break;
+            case 0xc7: len_bytes = 1; body = 1; break; /* ext: + type byte */
+            case 0xc8: len_bytes = 2; body = 1; break;
+            case 0xc9: len_bytes = 4; body = 1; break;
+            case 0xca: body = 4; break;
+            case 0xcb: body = 8; break;
+            case 0xcc: case 0xd0: body = 1; break;
+            case 0xcd: case 0xd1: body = 2; break;
+            case 0xce: case 0xd2: body = 4; break;
+            case 0xcf: case 0xd3: body = 8; break;
+            case 0xd4: body = 2; break; /* fixext: type + data */
+            case 0xd5: body = 3; break;
+            case 0xd6: body = 5; break;
+            case 0xd7: body = 9; break;
+            case 0xd8: body = 17; break;
+            case 0xdc: case 0xde: len_bytes = 2; break; /* array16, map16 */
+            case 0xdd: case 0xdf: len_bytes = 4; break;
+            }
+            if (len_bytes) {
+                if (len - pos - 1 < (size_t)len_bytes)
+                    return tv_error_set(err, TV_EFORMAT, "msgpack: truncated at byte %zu", pos);
+                uint64_t n = be(p + pos + 1, len_bytes);
+                head += (size_t)len_bytes;
+                if (t == 0xdc || t == 0xdd)
+                    kids = n;
+                else if (t == 0xde || t == 0xdf)
+                    kids = 2 * n;
+                else
+                    body += n;
+            }
+        }
+        if (head > len - pos || body > len - pos - head)
+            return tv_error_set(err, TV_EFORMAT,
+                                "msgpack: object at byte %zu runs past the end (%zu bytes)", pos,
+                                len);
+        pos += head + (size_t)body;
+        if (kids > 0) {
+            if (kids > len - pos)
+                return tv_error_set(err, TV_EFORMAT,
+                                    "msgpack: container at byte %zu announces %llu elements but "
+                                    "only %zu bytes follow",
+                                    pos - head, (unsigned long long)kids, len - pos);
+            if ((unsigned)depth + 1 > max_depth)
+                return tv_error_set(err, TV_EFORMAT,
+                                    "msgpack: nesting deeper than %u levels at byte %zu",
+                                    max_depth, pos - head);
+            need[++depth] = kids;
+        }
+    }
+    if (pos != len)
+        return tv_error_set(err, TV_EFORMAT, "msgpack: %zu trailing bytes after the object",
+                            len - pos);
+    return 0;
+}

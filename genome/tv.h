@@ -1,0 +1,109 @@
+/*
+ * tv.h -- trevo's base layer: the one error type every module shares, the
+ * explicit counter-based random generator, and a growable byte buffer.
+ *
+ * This is the root of the dependency graph: it includes nothing of trevo and
+ * nothing but the C library. It lives in genome/ because genome/ is the lowest
+ * module; every other module reaches it through genome/genome.h.
+ *
+ * Errors: library functions return 0 or a negative TV_E* code and, when given
+ * a non-NULL `struct tv_error *`, leave beside the code a message that names
+ * what failed and where ("xor.ini:12: pop_size: expected an integer").
+ * Callers add context in front with tv_error_prefix().
+ *
+ * Randomness: there is no hidden random state anywhere in trevo. A
+ * `struct tv_rng` is a key and a counter; the i-th draw is a hash of
+ * (key, i), so a stream is fully determined by its seed words and is cheap to
+ * derive per child from (run seed, generation, child index).
+ */
+#ifndef TREVO_TV_H
+#define TREVO_TV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Result codes. Stored and sent values: explicit, only ever grow at the end. */
+enum tv_code {
+    TV_OK = 0,
+    TV_ENOMEM = -1,    /* out of memory */
+    TV_EINVAL = -2,    /* bad input: a value, an argument, a gene */
+    TV_ELIMIT = -3,    /* a configured size limit would be exceeded */
+    TV_EIO = -4,       /* reading or writing a file failed */
+    TV_EFORMAT = -5,   /* not of the expected format, or of another version */
+    TV_ECORRUPT = -6,  /* recognised, but damaged */
+    TV_EDB = -7,       /* the database reported an error */
+    TV_EMPI = -8,      /* MPI reported an error */
+    TV_ESTATE = -9,    /* not possible in the current state (busy, locked, done) */
+    TV_ESTOP = -10,    /* a stop was requested */
+    TV_ENOSPACE = -11, /* the disk is full */
+    TV_ENOTFOUND = -12 /* the named thing does not exist */
+};
+
+#define TV_ERROR_MSG_MAX 512
+
+struct tv_error {
+    int code;                   /* 0 or a TV_E* code */
+    char msg[TV_ERROR_MSG_MAX]; /* what failed and where; "" when code is 0 */
+};
+
+/* Sets *err (if err is not NULL) to `code` and the formatted message.
+ * Returns `code`, so that `return tv_error_set(err, TV_EINVAL, ...);` works. */
+int tv_error_set(struct tv_error *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Puts the formatted text and ": " in front of err->msg (context such as a
+ * file name). Returns err->code; a no-op when err is NULL. */
+int tv_error_prefix(struct tv_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+void tv_error_clear(struct tv_error *err);
+
+/* A short name for a code ("invalid input", "out of memory", ...). */
+const char *tv_code_name(int code);
+
+/* ---- random numbers ---------------------------------------------------- */
+
+struct tv_rng {
+    uint64_t key; /* which stream */
+    uint64_t ctr; /* how many draws were taken */
+};
+
+/* A stream determined by three words, e.g. (run seed, generation, child). */
+void tv_rng_init(struct tv_rng *rng, uint64_t seed, uint64_t a, uint64_t b);
+uint64_t tv_rng_u64(struct tv_rng *rng);
+/* Uniform integer in [0, n); n must be > 0. Unbiased. */
+uint32_t tv_rng_below(struct tv_rng *rng, uint32_t n);
+/* Uniform double in [0, 1), 53 random bits. */
+double tv_rng_uniform(struct tv_rng *rng);
+/* 1 with probability p (p <= 0 never, p >= 1 always). */
+int tv_rng_chance(struct tv_rng *rng, double p);
+/* Standard normal deviate (Box-Muller, two uniform draws per call). */
+double tv_rng_normal(struct tv_rng *rng);
+/* The 64-bit finaliser the generator is built on; also handy for hashing. */
+uint64_t tv_mix64(uint64_t x);
+
+/* ---- a growable byte buffer -------------------------------------------- */
+
+struct tv_buf {
+    uint8_t *data; /* owned; NULL while empty */
+    size_t len;
+    size_t cap;
+};
+
+/* Makes room for `extra` more bytes. 0 or TV_ENOMEM (buffer unchanged). */
+int tv_buf_reserve(struct tv_buf *b, size_t extra);
+int tv_buf_append(struct tv_buf *b, const void *data, size_t n);
+/* Frees the memory; the buffer is empty and reusable afterwards. */
+void tv_buf_free(struct tv_buf *b);
+
+/* ---- msgpack framing --------------------------------------------------- */
+
+/* Checks, without allocating, that data[0..len) is exactly one well-formed
+ * msgpack object: no truncation, no trailing bytes, nesting at most
+ * max_depth (<= 64), every array or map announcing no more elements than
+ * bytes remain. After it passes, msgpack-c's decoder allocates at most a
+ * small multiple of len, so a hostile 5-byte header cannot ask for 48 GB
+ * (FACTS.md). TV_EFORMAT with the byte offset of the problem otherwise. */
+int tv_msgpack_check(const void *data, size_t len, unsigned max_depth, struct tv_error *err);
+
+#endif

@@ -1,0 +1,176 @@
+/* cli.c -- `trevo` command dispatch and the helpers every command shares. */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct command {
+    const char *group; /* NULL for a top-level command */
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *summary;
+};
+
+/* Every command, in the order --help lists them. Adding one touches only
+ * this table (and the file that implements it). */
+static const struct command commands[] = {
+    {"net", "import", master_cmd_net_import, "FILE.txt -o NET: text network to msgpack"},
+    {"net", "export", master_cmd_net_export, "NET [--format text|msgpack] [-o FILE]"},
+    {"net", "validate", master_cmd_net_validate, "NET: check a network file, print its sizes"},
+    {"net", "eval", master_cmd_net_eval, "NET: run input rows from stdin through the network"},
+    {"net", "bench", master_cmd_net_bench, "sparse engine vs dense OpenBLAS on a random layer"},
+};
+#define N_COMMANDS (sizeof commands / sizeof commands[0])
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: trevo COMMAND [ARGS]\n\n"
+               "trevo evolves sparse neural networks (triplet chromosomes) with an\n"
+               "MPI master/worker search and keeps the whole history in SQLite.\n\n"
+               "commands:\n");
+    for (size_t i = 0; i < N_COMMANDS; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "%s%s%s", commands[i].group ? commands[i].group : "",
+                 commands[i].group ? " " : "", commands[i].name);
+        fprintf(f, "  %-14s %s\n", name, commands[i].summary);
+    }
+    fprintf(f, "\n`trevo COMMAND --help` describes one command.\n");
+}
+
+int master_cli(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+        !strcmp(argv[1], "help")) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    int known_group = 0;
+    for (size_t i = 0; i < N_COMMANDS; i++) {
+        const struct command *c = &commands[i];
+        if (!c->group) {
+            if (!strcmp(argv[1], c->name))
+                return c->fn(argc - 1, argv + 1);
+            continue;
+        }
+        if (strcmp(argv[1], c->group))
+            continue;
+        known_group = 1;
+        if (argc >= 3 && !strcmp(argv[2], c->name))
+            return c->fn(argc - 2, argv + 2);
+    }
+    if (known_group) {
+        fprintf(stderr, "trevo %s: expected one of:", argv[1]);
+        for (size_t i = 0; i < N_COMMANDS; i++)
+            if (commands[i].group && !strcmp(commands[i].group, argv[1]))
+                fprintf(stderr, " %s", commands[i].name);
+        fprintf(stderr, "\n");
+        return 2;
+    }
+    fprintf(stderr, "trevo: unknown command '%s' (try trevo --help)\n", argv[1]);
+    return 2;
+}
+
+int master_wants_help(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+            return 1;
+    return 0;
+}
+
+int master_fail(const struct tv_error *err)
+{
+    fprintf(stderr, "trevo: %s\n", err->msg[0] ? err->msg : tv_code_name(err->code));
+    return 1;
+}
+
+int master_read_file(const char *path, size_t max_bytes, struct tv_buf *out, struct tv_error *err)
+{
+    int is_stdin = !strcmp(path, "-");
+    FILE *f = is_stdin ? stdin : fopen(path, "rb");
+    if (!f)
+        return tv_error_set(err, TV_EIO, "%s: cannot open: %s", path, strerror(errno));
+    out->len = 0;
+    int rc = 0;
+    for (;;) {
+        if (tv_buf_reserve(out, 65536 + 1)) {
+            rc = tv_error_set(err, TV_ENOMEM, "%s: out of memory reading the file", path);
+            break;
+        }
+        size_t n = fread(out->data + out->len, 1, out->cap - out->len - 1, f);
+        out->len += n;
+        if (out->len > max_bytes) {
+            rc = tv_error_set(err, TV_ELIMIT, "%s: larger than the limit of %zu bytes", path,
+                              max_bytes);
+            break;
+        }
+        if (n == 0) {
+            if (ferror(f))
+                rc = tv_error_set(err, TV_EIO, "%s: read error: %s", path, strerror(errno));
+            break;
+        }
+    }
+    if (!rc)
+        out->data[out->len] = '\0';
+    if (!is_stdin)
+        fclose(f);
+    return rc;
+}
+
+int master_write_file(const char *path, const void *data, size_t len, struct tv_error *err)
+{
+    if (!strcmp(path, "-")) {
+        if (fwrite(data, 1, len, stdout) != len || fflush(stdout))
+            return tv_error_set(err, TV_EIO, "stdout: write error: %s", strerror(errno));
+        return 0;
+    }
+    char tmp[4096];
+    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= sizeof tmp)
+        return tv_error_set(err, TV_EINVAL, "%s: path too long", path);
+    FILE *f = fopen(tmp, "wb");
+    if (!f)
+        return tv_error_set(err, TV_EIO, "%s: cannot create: %s", tmp, strerror(errno));
+    int ok = fwrite(data, 1, len, f) == len;
+    ok = (fflush(f) == 0) && ok;
+    ok = (fsync(fileno(f)) == 0) && ok;
+    int saved = errno;
+    ok = (fclose(f) == 0) && ok;
+    if (!ok) {
+        remove(tmp);
+        return tv_error_set(err, saved == ENOSPC ? TV_ENOSPACE : TV_EIO, "%s: write error: %s",
+                            path, strerror(saved));
+    }
+    if (rename(tmp, path)) {
+        saved = errno;
+        remove(tmp);
+        return tv_error_set(err, TV_EIO, "%s: cannot rename into place: %s", path,
+                            strerror(saved));
+    }
+    return 0;
+}
+
+/* The largest network file we read: a 1<<27-connection genome is ~1.6 GB
+ * of msgpack; text is about three times that. Files beyond are refused. */
+#define MASTER_NET_FILE_MAX ((size_t)4 << 30)
+
+int master_load_net(const char *path, struct genome *g, struct tv_error *err)
+{
+    struct tv_buf buf = {0};
+    int rc = master_read_file(path, MASTER_NET_FILE_MAX, &buf, err);
+    if (!rc) {
+        /* The msgpack form starts with a fixarray of 4 (0x94); text never
+         * does, as it is printable. */
+        if (buf.len > 0 && buf.data[0] == 0x94) {
+            rc = genome_decode(g, buf.data, buf.len, NULL, err);
+            if (rc)
+                tv_error_prefix(err, "%s", path);
+        } else {
+            rc = genome_read_text(g, (const char *)buf.data, buf.len, path, NULL, err);
+        }
+    }
+    tv_buf_free(&buf);
+    return rc;
+}

@@ -1,0 +1,39 @@
+/*
+ * cli.h -- private to master/: the `trevo` subcommands and the helpers they
+ * share. Each command is `int master_cmd_NAME(int argc, char **argv)` with
+ * argv[0] the command's own name; it returns the process exit status (0 ok,
+ * 1 error, 2 usage) and is the only layer that prints. Library calls return
+ * codes with a struct tv_error; the command prints "trevo: <message>".
+ */
+#ifndef TREVO_MASTER_CLI_H
+#define TREVO_MASTER_CLI_H
+
+#include <stddef.h>
+
+#include "genome.h"
+
+/* The whole dispatch: `trevo CMD [SUB] args...`. */
+int master_cli(int argc, char **argv);
+
+/* net: genome files (cmd_net.c) */
+int master_cmd_net_import(int argc, char **argv);
+int master_cmd_net_export(int argc, char **argv);
+int master_cmd_net_validate(int argc, char **argv);
+/* net: the engine (cmd_nn.c) */
+int master_cmd_net_eval(int argc, char **argv);
+int master_cmd_net_bench(int argc, char **argv);
+
+/* Reads a whole file ("-" is stdin) into *out (NUL-terminated, not counted in
+ * out->len). At most max_bytes; TV_ELIMIT past that. */
+int master_read_file(const char *path, size_t max_bytes, struct tv_buf *out, struct tv_error *err);
+/* Writes data to path atomically (temporary file + rename); "-" is stdout. */
+int master_write_file(const char *path, const void *data, size_t len, struct tv_error *err);
+/* Loads a network file in either format (msgpack or text, told apart by the
+ * first byte) and validates it. */
+int master_load_net(const char *path, struct genome *g, struct tv_error *err);
+/* Prints "trevo: MESSAGE" to stderr and returns 1. */
+int master_fail(const struct tv_error *err);
+/* 1 if argv[i] is -h or --help. */
+int master_wants_help(int argc, char **argv);
+
+#endif
