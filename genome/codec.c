@@ -139,13 +139,12 @@ static int decode_object(struct genome *g, const msgpack_object *root,
                             n_neurons, limits->max_neurons);
     if (bin_len % REC_BYTES)
         return tv_error_set(err, TV_EFORMAT,
-                            "genome: connection bin of %zu bytes is not a multiple of %d",
-                            bin_len, REC_BYTES);
+                            "genome: connection bin of %zu bytes is not a multiple of %d", bin_len,
+                            REC_BYTES);
     size_t n_conns = bin_len / REC_BYTES;
     if (n_conns > limits->max_conns)
-        return tv_error_set(err, TV_ELIMIT,
-                            "genome: %zu connections, more than the limit of %zu", n_conns,
-                            limits->max_conns);
+        return tv_error_set(err, TV_ELIMIT, "genome: %zu connections, more than the limit of %zu",
+                            n_conns, limits->max_conns);
     int rc = genome_reserve(g, n_neurons, n_conns, err);
     if (rc)
         return rc;
@@ -157,8 +156,7 @@ static int decode_object(struct genome *g, const msgpack_object *root,
             return tv_error_set(err, TV_EFORMAT, "genome: neuron %zu is not an array of 5", i);
         const msgpack_object *v = o->via.array.ptr;
         if (get_uint(&v[0], UINT32_MAX, &id) || get_uint(&v[1], 255, &kind) ||
-            get_uint(&v[2], 255, &act) || get_float(&v[3], &n.bias) ||
-            get_float(&v[4], &n.depth))
+            get_uint(&v[2], 255, &act) || get_float(&v[3], &n.bias) || get_float(&v[4], &n.depth))
             return tv_error_set(err, TV_EFORMAT, "genome: neuron %zu has a field of the wrong type",
                                 i);
         n.id = (uint32_t)id;
@@ -192,8 +190,7 @@ int genome_decode(struct genome *g, const void *data, size_t len,
      * least 6 bytes, each connection 12. */
     size_t max_len = 64 + limits->max_neurons * 32 + limits->max_conns * REC_BYTES;
     if (len > max_len)
-        return tv_error_set(err, TV_ELIMIT, "genome: %zu bytes is more than the limits allow",
-                            len);
+        return tv_error_set(err, TV_ELIMIT, "genome: %zu bytes is more than the limits allow", len);
     int rc = tv_msgpack_check(data, len, 4, err);
     if (rc) {
         tv_error_prefix(err, "genome");

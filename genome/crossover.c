@@ -70,9 +70,7 @@ double genome_distance(const struct genome *a, const struct genome *b,
     const struct genome_conn *last_a = a->n_conns ? &a->conns[a->n_conns - 1] : NULL;
     const struct genome_conn *last_b = b->n_conns ? &b->conns[b->n_conns - 1] : NULL;
     while (i < a->n_conns || j < b->n_conns) {
-        int c = i == a->n_conns   ? 1
-                : j == b->n_conns ? -1
-                                  : key_cmp(&a->conns[i], &b->conns[j]);
+        int c = i == a->n_conns ? 1 : j == b->n_conns ? -1 : key_cmp(&a->conns[i], &b->conns[j]);
         if (c == 0) {
             wsum += fabs((double)a->conns[i].weight - (double)b->conns[j].weight);
             matching++;

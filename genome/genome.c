@@ -11,10 +11,14 @@ const struct genome_limits genome_default_limits = {GENOME_DEFAULT_MAX_NEURONS,
                                                     GENOME_DEFAULT_MAX_CONNS};
 
 static const char *const act_names[GENOME_ACT_COUNT] = {
-    [GENOME_ACT_IDENTITY] = "identity", [GENOME_ACT_RELU] = "relu",
-    [GENOME_ACT_TANH] = "tanh",         [GENOME_ACT_SIGMOID] = "sigmoid",
-    [GENOME_ACT_NEAT_SIGMOID] = "neat_sigmoid", [GENOME_ACT_GAUSS] = "gauss",
-    [GENOME_ACT_SIN] = "sin",           [GENOME_ACT_ABS] = "abs",
+    [GENOME_ACT_IDENTITY] = "identity",
+    [GENOME_ACT_RELU] = "relu",
+    [GENOME_ACT_TANH] = "tanh",
+    [GENOME_ACT_SIGMOID] = "sigmoid",
+    [GENOME_ACT_NEAT_SIGMOID] = "neat_sigmoid",
+    [GENOME_ACT_GAUSS] = "gauss",
+    [GENOME_ACT_SIN] = "sin",
+    [GENOME_ACT_ABS] = "abs",
     [GENOME_ACT_STEP] = "step",
 };
 
@@ -34,9 +38,12 @@ int genome_act_parse(const char *name, size_t len)
 const char *genome_kind_name(int kind)
 {
     switch (kind) {
-    case GENOME_INPUT: return "in";
-    case GENOME_OUTPUT: return "out";
-    case GENOME_HIDDEN: return "hid";
+    case GENOME_INPUT:
+        return "in";
+    case GENOME_OUTPUT:
+        return "out";
+    case GENOME_HIDDEN:
+        return "hid";
     }
     return "?";
 }
@@ -97,8 +104,9 @@ int genome_reserve(struct genome *g, size_t n_neurons, size_t n_conns, struct tv
 {
     if (grow((void **)&g->neurons, &g->cap_neurons, n_neurons, sizeof *g->neurons) ||
         grow((void **)&g->conns, &g->cap_conns, n_conns, sizeof *g->conns))
-        return tv_error_set(err, TV_ENOMEM, "genome: out of memory for %zu neurons, %zu connections",
-                            n_neurons, n_conns);
+        return tv_error_set(err, TV_ENOMEM,
+                            "genome: out of memory for %zu neurons, %zu connections", n_neurons,
+                            n_conns);
     return 0;
 }
 
@@ -315,8 +323,7 @@ static int cmp_conn(const void *a, const void *b)
 static int is_sorted_conns(const struct genome *g)
 {
     for (size_t i = 1; i < g->n_conns; i++)
-        if (!key_less(g->conns[i - 1].from, g->conns[i - 1].to, g->conns[i].from,
-                      g->conns[i].to))
+        if (!key_less(g->conns[i - 1].from, g->conns[i - 1].to, g->conns[i].from, g->conns[i].to))
             return 0;
     return 1;
 }
@@ -369,8 +376,7 @@ int genome_validate(const struct genome *g, const struct genome_limits *limits,
         if (n->kind > GENOME_HIDDEN)
             return tv_error_set(err, TV_EINVAL, "neuron %u: unknown kind %u", n->id, n->kind);
         if (n->act >= GENOME_ACT_COUNT)
-            return tv_error_set(err, TV_EINVAL, "neuron %u: unknown activation %u", n->id,
-                                n->act);
+            return tv_error_set(err, TV_EINVAL, "neuron %u: unknown activation %u", n->id, n->act);
         if (!isfinite(n->bias))
             return tv_error_set(err, TV_EINVAL, "neuron %u: bias is not finite", n->id);
         if (!(n->depth >= 0.0f && n->depth <= 1.0f))
@@ -412,16 +418,14 @@ static int validate_conn(const struct genome *g, const struct genome_idmap *map,
     ptrdiff_t f = genome_idmap_find(map, c->from);
     ptrdiff_t t = genome_idmap_find(map, c->to);
     if (f < 0 || t < 0)
-        return tv_error_set(err, TV_EINVAL,
-                            "connection %zu (%u -> %u): neuron %u does not exist", i, c->from,
-                            c->to, f < 0 ? c->from : c->to);
+        return tv_error_set(err, TV_EINVAL, "connection %zu (%u -> %u): neuron %u does not exist",
+                            i, c->from, c->to, f < 0 ? c->from : c->to);
     if (g->neurons[t].kind == GENOME_INPUT)
-        return tv_error_set(err, TV_EINVAL,
-                            "connection %zu (%u -> %u): ends in input neuron %u", i, c->from,
-                            c->to, c->to);
+        return tv_error_set(err, TV_EINVAL, "connection %zu (%u -> %u): ends in input neuron %u", i,
+                            c->from, c->to, c->to);
     if (!isfinite(c->weight))
-        return tv_error_set(err, TV_EINVAL, "connection %zu (%u -> %u): weight is not finite",
-                            i, c->from, c->to);
+        return tv_error_set(err, TV_EINVAL, "connection %zu (%u -> %u): weight is not finite", i,
+                            c->from, c->to);
     return 0;
 }
 
@@ -553,16 +557,14 @@ int genome_build_minimal(struct genome *g, uint32_t n_in, uint32_t n_out, int ou
             (struct genome_neuron){n_in + o, GENOME_OUTPUT, (uint8_t)out_act, 0.0f, 1.0f};
     for (uint32_t i = 0; i < n_in; i++)
         for (uint32_t o = 0; o < n_out; o++)
-            g->conns[g->n_conns++] =
-                (struct genome_conn){i, n_in + o, draw_weight(rng, weight_sd)};
+            g->conns[g->n_conns++] = (struct genome_conn){i, n_in + o, draw_weight(rng, weight_sd)};
     return 0;
 }
 
 /* Appends a random subset of the n_a x n_b pairs (a0.., b0..), each kept with
  * probability p, walking geometric gaps so the cost is O(kept), not O(pairs). */
 static int sample_pairs(struct genome *g, uint32_t a0, uint32_t n_a, uint32_t b0, uint32_t n_b,
-                        double p, double sd, struct tv_rng *rng,
-                        struct tv_error *err)
+                        double p, double sd, struct tv_rng *rng, struct tv_error *err)
 {
     if (p <= 0 || n_a == 0 || n_b == 0)
         return 0;
@@ -611,9 +613,10 @@ int genome_build_layered(struct genome *g, const struct genome_layered_spec *spe
     const double rates[3] = {spec->density, spec->skip_rate, spec->recurrent_rate};
     for (int i = 0; i < 3; i++)
         if (!(rates[i] >= 0 && rates[i] <= 1))
-            return tv_error_set(err, TV_EINVAL,
-                                "layered genome: %s must be in [0, 1], got %g",
-                                i == 0 ? "density" : i == 1 ? "skip_rate" : "recurrent_rate",
+            return tv_error_set(err, TV_EINVAL, "layered genome: %s must be in [0, 1], got %g",
+                                i == 0   ? "density"
+                                : i == 1 ? "skip_rate"
+                                         : "recurrent_rate",
                                 rates[i]);
     if (spec->hidden_act < 0 || spec->hidden_act >= GENOME_ACT_COUNT || spec->out_act < 0 ||
         spec->out_act >= GENOME_ACT_COUNT)
@@ -643,9 +646,11 @@ int genome_build_layered(struct genome *g, const struct genome_layered_spec *spe
     qsort(g->neurons, g->n_neurons, sizeof *g->neurons, cmp_neuron);
     for (size_t a = 0; a < L && !rc; a++) {
         for (size_t b = 1; b < L && !rc; b++) {
-            double p = b == a + 1 ? spec->density : b > a + 1 ? spec->skip_rate
-                                                              : spec->recurrent_rate;
-            rc = sample_pairs(g, first[a], spec->sizes[a], first[b], spec->sizes[b], p, spec->weight_sd, rng, err);
+            double p = b == a + 1  ? spec->density
+                       : b > a + 1 ? spec->skip_rate
+                                   : spec->recurrent_rate;
+            rc = sample_pairs(g, first[a], spec->sizes[a], first[b], spec->sizes[b], p,
+                              spec->weight_sd, rng, err);
         }
     }
     free(first);

@@ -197,11 +197,11 @@ struct genome_mutation {
     double add_skip_rate;      /* add a feed-forward connection across layers */
     double add_recurrent_rate; /* add a recurrent connection (incl. self loops) */
     double del_conn_rate;
-    double add_neuron_rate; /* split a random connection */
-    double del_neuron_rate; /* remove a random hidden neuron and its connections */
-    double act_change_rate; /* per hidden neuron */
-    uint32_t act_choices;   /* bit mask of activations act_change may pick */
-    int hidden_act;         /* activation of neurons made by a split */
+    double add_neuron_rate;      /* split a random connection */
+    double del_neuron_rate;      /* remove a random hidden neuron and its connections */
+    double act_change_rate;      /* per hidden neuron */
+    uint32_t act_choices;        /* bit mask of activations act_change may pick */
+    int hidden_act;              /* activation of neurons made by a split */
     struct genome_limits limits; /* structural mutations stop at these sizes */
 };
 

@@ -25,14 +25,12 @@ static float clamp(double v, double max)
 
 static const struct genome_limits *limits_of(const struct genome_mutation *cfg)
 {
-    return cfg->limits.max_neurons && cfg->limits.max_conns ? &cfg->limits
-                                                             : &genome_default_limits;
+    return cfg->limits.max_neurons && cfg->limits.max_conns ? &cfg->limits : &genome_default_limits;
 }
 
 /* ---- per-gene operators ------------------------------------------------ */
 
-static void mutate_weights(struct genome *g, const struct genome_mutation *cfg,
-                           struct tv_rng *rng)
+static void mutate_weights(struct genome *g, const struct genome_mutation *cfg, struct tv_rng *rng)
 {
     if (cfg->weight_replace_rate <= 0 && cfg->weight_perturb_rate <= 0)
         return;
@@ -42,8 +40,8 @@ static void mutate_weights(struct genome *g, const struct genome_mutation *cfg,
         if (u < cfg->weight_replace_rate)
             c->weight = clamp(cfg->weight_init_sd * tv_rng_normal(rng), cfg->weight_max);
         else if (u < cfg->weight_replace_rate + cfg->weight_perturb_rate)
-            c->weight = clamp(c->weight + cfg->weight_perturb_sd * tv_rng_normal(rng),
-                              cfg->weight_max);
+            c->weight =
+                clamp(c->weight + cfg->weight_perturb_sd * tv_rng_normal(rng), cfg->weight_max);
     }
 }
 
@@ -140,9 +138,9 @@ enum add_kind { ADD_LOCAL, ADD_SKIP, ADD_RECURRENT };
 /* Neuron indices ordered by (depth, id), with each layer's start: the ranges
  * an add-connection operator draws targets from. */
 struct depth_index {
-    size_t *order;     /* [n_neurons] neuron indices by depth */
-    size_t *start;     /* [n_layers + 1] first position of each layer in order */
-    size_t *layer;     /* [n_neurons] layer of neuron i */
+    size_t *order; /* [n_neurons] neuron indices by depth */
+    size_t *start; /* [n_layers + 1] first position of each layer in order */
+    size_t *layer; /* [n_neurons] layer of neuron i */
     size_t n_layers;
 };
 

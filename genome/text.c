@@ -96,8 +96,8 @@ static int parse_float(struct parser *p, struct tok t, const char *what, float *
     if (end == buf || *end)
         return fail(p, what, t);
     if (!isfinite(v))
-        return tv_error_set(p->err, TV_EINVAL, "%s:%zu: %s is not a finite number: '%s'",
-                            p->name, p->line, what, buf);
+        return tv_error_set(p->err, TV_EINVAL, "%s:%zu: %s is not a finite number: '%s'", p->name,
+                            p->line, what, buf);
     *out = v;
     return 0;
 }
@@ -160,8 +160,8 @@ static int parse_line(struct parser *p, struct tok *t, int nt, struct lists *l,
             return tv_error_set(p->err, TV_EINVAL, "%s:%zu: expected '%.*s COUNT'", p->name,
                                 p->line, (int)t[0].n, t[0].s);
         if (*dst >= 0)
-            return tv_error_set(p->err, TV_EINVAL, "%s:%zu: '%.*s' given twice", p->name,
-                                p->line, (int)t[0].n, t[0].s);
+            return tv_error_set(p->err, TV_EINVAL, "%s:%zu: '%.*s' given twice", p->name, p->line,
+                                (int)t[0].n, t[0].s);
         int rc = parse_u32(p, t[1], "count is not a non-negative integer", &v);
         if (rc)
             return rc;
@@ -177,9 +177,10 @@ static int parse_line(struct parser *p, struct tok *t, int nt, struct lists *l,
         int rc = parse_u32(p, t[1], "neuron id is not an integer below 4294967295", &a.n.id);
         if (rc)
             return rc;
-        a.n.kind = tok_is(t[2], "in") ? GENOME_INPUT : tok_is(t[2], "out") ? GENOME_OUTPUT
-                                                   : tok_is(t[2], "hid")   ? GENOME_HIDDEN
-                                                                           : 255;
+        a.n.kind = tok_is(t[2], "in")    ? GENOME_INPUT
+                   : tok_is(t[2], "out") ? GENOME_OUTPUT
+                   : tok_is(t[2], "hid") ? GENOME_HIDDEN
+                                         : 255;
         if (a.n.kind == 255)
             return fail(p, "neuron kind must be in, out or hid", t[2]);
         if ((rc = parse_float(p, t[3], "depth", &a.n.depth)))

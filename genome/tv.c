@@ -54,19 +54,32 @@ void tv_error_clear(struct tv_error *err)
 const char *tv_code_name(int code)
 {
     switch (code) {
-    case TV_OK: return "ok";
-    case TV_ENOMEM: return "out of memory";
-    case TV_EINVAL: return "invalid input";
-    case TV_ELIMIT: return "limit exceeded";
-    case TV_EIO: return "input/output error";
-    case TV_EFORMAT: return "wrong format";
-    case TV_ECORRUPT: return "corrupt";
-    case TV_EDB: return "database error";
-    case TV_EMPI: return "MPI error";
-    case TV_ESTATE: return "wrong state";
-    case TV_ESTOP: return "stop requested";
-    case TV_ENOSPACE: return "disk full";
-    case TV_ENOTFOUND: return "not found";
+    case TV_OK:
+        return "ok";
+    case TV_ENOMEM:
+        return "out of memory";
+    case TV_EINVAL:
+        return "invalid input";
+    case TV_ELIMIT:
+        return "limit exceeded";
+    case TV_EIO:
+        return "input/output error";
+    case TV_EFORMAT:
+        return "wrong format";
+    case TV_ECORRUPT:
+        return "corrupt";
+    case TV_EDB:
+        return "database error";
+    case TV_EMPI:
+        return "MPI error";
+    case TV_ESTATE:
+        return "wrong state";
+    case TV_ESTOP:
+        return "stop requested";
+    case TV_ENOSPACE:
+        return "disk full";
+    case TV_ENOTFOUND:
+        return "not found";
     }
     return "unknown error";
 }
@@ -206,8 +219,7 @@ int tv_msgpack_check(const void *data, size_t len, unsigned max_depth, struct tv
         if (t <= 0x7f || t >= 0xe0 || (t >= 0xc0 && t <= 0xc3)) {
             /* fixint, nil, bool */
             if (t == 0xc1)
-                return tv_error_set(err, TV_EFORMAT, "msgpack: invalid byte 0xc1 at byte %zu",
-                                    pos);
+                return tv_error_set(err, TV_EFORMAT, "msgpack: invalid byte 0xc1 at byte %zu", pos);
         } else if (t <= 0x8f) {
             kids = 2 * (uint64_t)(t & 0x0f);
         } else if (t <= 0x9f) {
@@ -216,25 +228,75 @@ int tv_msgpack_check(const void *data, size_t len, unsigned max_depth, struct tv
             body = t & 0x1f;
         } else {
             switch (t) {
-            case 0xc4: case 0xd9: len_bytes = 1; break; /* bin8, str8 */
-            case 0xc5: case 0xda: len_bytes = 2; break;
-            case 0xc6: case 0xdb: len_bytes = 4; break;
-            case 0xc7: len_bytes = 1; body = 1; break; /* ext: + type byte */
-            case 0xc8: len_bytes = 2; body = 1; break;
-            case 0xc9: len_bytes = 4; body = 1; break;
-            case 0xca: body = 4; break;
-            case 0xcb: body = 8; break;
-            case 0xcc: case 0xd0: body = 1; break;
-            case 0xcd: case 0xd1: body = 2; break;
-            case 0xce: case 0xd2: body = 4; break;
-            case 0xcf: case 0xd3: body = 8; break;
-            case 0xd4: body = 2; break; /* fixext: type + data */
-            case 0xd5: body = 3; break;
-            case 0xd6: body = 5; break;
-            case 0xd7: body = 9; break;
-            case 0xd8: body = 17; break;
-            case 0xdc: case 0xde: len_bytes = 2; break; /* array16, map16 */
-            case 0xdd: case 0xdf: len_bytes = 4; break;
+            case 0xc4:
+            case 0xd9:
+                len_bytes = 1;
+                break; /* bin8, str8 */
+            case 0xc5:
+            case 0xda:
+                len_bytes = 2;
+                break;
+            case 0xc6:
+            case 0xdb:
+                len_bytes = 4;
+                break;
+            case 0xc7:
+                len_bytes = 1;
+                body = 1;
+                break; /* ext: + type byte */
+            case 0xc8:
+                len_bytes = 2;
+                body = 1;
+                break;
+            case 0xc9:
+                len_bytes = 4;
+                body = 1;
+                break;
+            case 0xca:
+                body = 4;
+                break;
+            case 0xcb:
+                body = 8;
+                break;
+            case 0xcc:
+            case 0xd0:
+                body = 1;
+                break;
+            case 0xcd:
+            case 0xd1:
+                body = 2;
+                break;
+            case 0xce:
+            case 0xd2:
+                body = 4;
+                break;
+            case 0xcf:
+            case 0xd3:
+                body = 8;
+                break;
+            case 0xd4:
+                body = 2;
+                break; /* fixext: type + data */
+            case 0xd5:
+                body = 3;
+                break;
+            case 0xd6:
+                body = 5;
+                break;
+            case 0xd7:
+                body = 9;
+                break;
+            case 0xd8:
+                body = 17;
+                break;
+            case 0xdc:
+            case 0xde:
+                len_bytes = 2;
+                break; /* array16, map16 */
+            case 0xdd:
+            case 0xdf:
+                len_bytes = 4;
+                break;
             }
             if (len_bytes) {
                 if (len - pos - 1 < (size_t)len_bytes)
@@ -262,8 +324,8 @@ int tv_msgpack_check(const void *data, size_t len, unsigned max_depth, struct tv
                                     pos - head, (unsigned long long)kids, len - pos);
             if ((unsigned)depth + 1 > max_depth)
                 return tv_error_set(err, TV_EFORMAT,
-                                    "msgpack: nesting deeper than %u levels at byte %zu",
-                                    max_depth, pos - head);
+                                    "msgpack: nesting deeper than %u levels at byte %zu", max_depth,
+                                    pos - head);
             need[++depth] = kids;
         }
     }

@@ -146,8 +146,7 @@ int master_write_file(const char *path, const void *data, size_t len, struct tv_
     if (rename(tmp, path)) {
         saved = errno;
         remove(tmp);
-        return tv_error_set(err, TV_EIO, "%s: cannot rename into place: %s", path,
-                            strerror(saved));
+        return tv_error_set(err, TV_EIO, "%s: cannot rename into place: %s", path, strerror(saved));
     }
     return 0;
 }

@@ -1,0 +1,120 @@
+/* cmd_net.c -- `trevo net import|export|validate`: network files between
+ * their text form (for people) and msgpack form (what trevo stores and
+ * sends). */
+#include "cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int usage_error(const char *cmd, const char *usage)
+{
+    fprintf(stderr, "usage: trevo net %s %s\n", cmd, usage);
+    return 2;
+}
+
+int master_cmd_net_import(int argc, char **argv)
+{
+    static const char usage[] = "FILE.txt -o NET\n"
+                                "Reads a network in text form and writes its msgpack form.";
+    if (master_wants_help(argc, argv)) {
+        printf("usage: trevo net import %s\n", usage);
+        return 0;
+    }
+    const char *in = NULL, *out = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-o") && i + 1 < argc)
+            out = argv[++i];
+        else if (argv[i][0] != '-' || !strcmp(argv[i], "-"))
+            in = in ? NULL : argv[i];
+        else
+            return usage_error("import", usage);
+    }
+    if (!in || !out)
+        return usage_error("import", usage);
+    struct tv_error err = {0};
+    struct genome *g = genome_new();
+    struct tv_buf buf = {0};
+    int rc = g ? master_load_net(in, g, &err) : tv_error_set(&err, TV_ENOMEM, "out of memory");
+    if (!rc)
+        rc = genome_encode(g, &buf, &err);
+    if (!rc)
+        rc = master_write_file(out, buf.data, buf.len, &err);
+    tv_buf_free(&buf);
+    genome_free(g);
+    return rc ? master_fail(&err) : 0;
+}
+
+int master_cmd_net_export(int argc, char **argv)
+{
+    static const char usage[] = "NET [--format text|msgpack] [-o FILE]\n"
+                                "Writes a network (either form) as text (default) or msgpack,\n"
+                                "to FILE or standard output.";
+    if (master_wants_help(argc, argv)) {
+        printf("usage: trevo net export %s\n", usage);
+        return 0;
+    }
+    const char *in = NULL, *out = "-", *format = "text";
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-o") && i + 1 < argc)
+            out = argv[++i];
+        else if (!strcmp(argv[i], "--format") && i + 1 < argc)
+            format = argv[++i];
+        else if (argv[i][0] != '-' || !strcmp(argv[i], "-"))
+            in = in ? NULL : argv[i];
+        else
+            return usage_error("export", usage);
+    }
+    if (!in || (strcmp(format, "text") && strcmp(format, "msgpack")))
+        return usage_error("export", usage);
+    struct tv_error err = {0};
+    struct genome *g = genome_new();
+    int rc = g ? master_load_net(in, g, &err) : tv_error_set(&err, TV_ENOMEM, "out of memory");
+    if (!rc && !strcmp(format, "msgpack")) {
+        struct tv_buf buf = {0};
+        rc = genome_encode(g, &buf, &err);
+        if (!rc)
+            rc = master_write_file(out, buf.data, buf.len, &err);
+        tv_buf_free(&buf);
+    } else if (!rc) {
+        char *text = NULL;
+        size_t len = 0;
+        FILE *mem = open_memstream(&text, &len);
+        if (!mem)
+            rc = tv_error_set(&err, TV_ENOMEM, "out of memory");
+        if (!rc)
+            rc = genome_write_text(g, mem, &err);
+        if (mem)
+            fclose(mem);
+        if (!rc)
+            rc = master_write_file(out, text, len, &err);
+        free(text);
+    }
+    genome_free(g);
+    return rc ? master_fail(&err) : 0;
+}
+
+int master_cmd_net_validate(int argc, char **argv)
+{
+    static const char usage[] = "NET\n"
+                                "Checks a network file (either form) and prints its sizes.";
+    if (master_wants_help(argc, argv)) {
+        printf("usage: trevo net validate %s\n", usage);
+        return 0;
+    }
+    if (argc != 2)
+        return usage_error("validate", usage);
+    struct tv_error err = {0};
+    struct genome *g = genome_new();
+    struct genome_stats st;
+    int rc = g ? master_load_net(argv[1], g, &err) : tv_error_set(&err, TV_ENOMEM, "out of memory");
+    if (!rc)
+        rc = genome_stats(g, &st, &err);
+    if (!rc)
+        printf("%s: valid\nneurons: %zu (inputs %zu, outputs %zu, hidden %zu)\n"
+               "connections: %zu (local %zu, skip %zu, recurrent %zu)\nlayers: %zu\n",
+               argv[1], st.n_neurons, st.n_inputs, st.n_outputs, st.n_hidden, st.n_conns,
+               st.n_local, st.n_skip, st.n_recurrent, st.n_layers);
+    genome_free(g);
+    return rc ? master_fail(&err) : 0;
+}
