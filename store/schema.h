@@ -1,0 +1,13 @@
+/*
+ * schema.h -- private to store/: the SQL text of the current schema.
+ */
+#ifndef TREVO_STORE_SCHEMA_H
+#define TREVO_STORE_SCHEMA_H
+
+/* The statements, NULL-terminated, that create every table, index and view
+ * of schema version STORE_SCHEMA_VERSION; run inside the creating
+ * transaction, after which the caller sets trevo_meta, application_id and
+ * user_version. */
+extern const char *const store_schema_sql[];
+
+#endif

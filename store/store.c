@@ -1,0 +1,1610 @@
+/*
+ * store.c -- opening, checking and creating the database; runs and their
+ * writer locks; individuals, generations and checkpoints. See store.h.
+ */
+#define _GNU_SOURCE /* F_OFD_SETLK: locks owned by an open file, not a process */
+#include "store.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "schema.h"
+
+#define DEFAULT_BUSY_MS 5000
+#define DEFAULT_CHECKPOINT_WAIT_MS 250
+#define PAGE_SIZE 16384
+
+/* ---- prepared statements: made once per connection ----------------------- */
+
+#define IND_COLS                                                                                   \
+    "i.id, i.generation, i.fitness, i.parent1, i.parent2, i.op, i.species, i.n_neurons, "          \
+    "i.n_conns, i.n_skip, i.n_recurrent, i.eval_seconds, i.rank"
+#define N_IND_COLS 13
+#define NOW "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
+
+enum st {
+    ST_BEGIN,
+    ST_COMMIT,
+    ST_ROLLBACK,
+    ST_RUN_INSERT,
+    ST_RUN_BY_NAME,
+    ST_RUN_LIST,
+    ST_RUN_NAME,
+    ST_RUN_WRITER,
+    ST_RUN_SET_WRITER,
+    ST_RUN_SET_STATUS,
+    ST_RUN_TOUCH,
+    ST_LAST_CLOSED,
+    ST_IND_INSERT,
+    ST_GENOME_INSERT,
+    ST_IND_GET,
+    ST_IND_EXISTS,
+    ST_IND_OF_GEN,
+    ST_IND_OF_GEN_GENOMES,
+    ST_IND_PENDING,
+    ST_GENOME_GET,
+    ST_GENERATION_INSERT,
+    ST_GENERATION_GET,
+    ST_SPECIES_INSERT,
+    ST_CKPT_INSERT,
+    ST_CKPT_LATEST,
+    ST_COUNT
+};
+
+static const char *const st_sql[ST_COUNT] = {
+    [ST_BEGIN] = "BEGIN IMMEDIATE",
+    [ST_COMMIT] = "COMMIT",
+    [ST_ROLLBACK] = "ROLLBACK",
+    [ST_RUN_INSERT] = "INSERT INTO runs(name, config, seed, status, program_version, created_at,"
+                      " updated_at, writer_pid, writer_host, writer_since)"
+                      " VALUES (?1, ?2, ?3, 'running', ?4, " NOW ", " NOW ", ?5, ?6, " NOW ")",
+    [ST_RUN_BY_NAME] = "SELECT run_id, name, config, program_version, seed, status, created_at,"
+                       " updated_at, (SELECT max(generation) FROM generations g"
+                       " WHERE g.run_id = runs.run_id) FROM runs WHERE name = ?1",
+    [ST_RUN_LIST] = "SELECT run_id, name, config, program_version, seed, status, created_at,"
+                    " updated_at, (SELECT max(generation) FROM generations g"
+                    " WHERE g.run_id = runs.run_id) FROM runs ORDER BY run_id",
+    [ST_RUN_NAME] = "SELECT name FROM runs WHERE run_id = ?1",
+    [ST_RUN_WRITER] = "SELECT writer_pid, writer_host, writer_since FROM runs WHERE run_id = ?1",
+    [ST_RUN_SET_WRITER] =
+        "UPDATE runs SET writer_pid = ?2, writer_host = ?3,"
+        " writer_since = " NOW ", status = 'running', updated_at = " NOW " WHERE run_id = ?1",
+    [ST_RUN_SET_STATUS] = "UPDATE runs SET status = ?2, updated_at = " NOW " WHERE run_id = ?1",
+    [ST_RUN_TOUCH] = "UPDATE runs SET updated_at = " NOW " WHERE run_id = ?1",
+    [ST_LAST_CLOSED] = "SELECT max(generation) FROM generations WHERE run_id = ?1",
+    [ST_IND_INSERT] = "INSERT INTO individuals(run_id, id, generation, fitness, parent1, parent2,"
+                      " op, species, n_neurons, n_conns, n_skip, n_recurrent, eval_seconds, rank)"
+                      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+    [ST_GENOME_INSERT] = "INSERT INTO genomes(run_id, id, data) VALUES (?1, ?2, ?3)",
+    [ST_IND_GET] = "SELECT " IND_COLS ", g.data FROM individuals i LEFT JOIN genomes g"
+                   " ON g.run_id = i.run_id AND g.id = i.id WHERE i.run_id = ?1 AND i.id = ?2",
+    [ST_IND_EXISTS] = "SELECT 1 FROM individuals WHERE run_id = ?1 AND id = ?2",
+    [ST_IND_OF_GEN] = "SELECT " IND_COLS " FROM individuals i"
+                      " WHERE i.run_id = ?1 AND i.generation = ?2 ORDER BY i.id",
+    [ST_IND_OF_GEN_GENOMES] = "SELECT " IND_COLS ", g.data FROM individuals i LEFT JOIN genomes g"
+                              " ON g.run_id = i.run_id AND g.id = i.id"
+                              " WHERE i.run_id = ?1 AND i.generation = ?2 ORDER BY i.id",
+    [ST_IND_PENDING] = "SELECT " IND_COLS ", g.data FROM individuals i LEFT JOIN genomes g"
+                       " ON g.run_id = i.run_id AND g.id = i.id"
+                       " WHERE i.run_id = ?1 AND i.generation > ?2 ORDER BY i.id",
+    [ST_GENOME_GET] = "SELECT data FROM genomes WHERE run_id = ?1 AND id = ?2",
+    [ST_GENERATION_INSERT] = "INSERT INTO generations(run_id, generation, best, mean, median,"
+                             " champion, n_species, n_evals, wall_seconds, closed_at)"
+                             " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, " NOW ")",
+    [ST_GENERATION_GET] = "SELECT generation, best, mean, median, champion, n_evals, wall_seconds,"
+                          " n_species FROM generations WHERE run_id = ?1 AND generation ="
+                          " CASE WHEN ?2 >= 0 THEN ?2 ELSE (SELECT max(generation)"
+                          " FROM generations WHERE run_id = ?1) END",
+    [ST_SPECIES_INSERT] = "INSERT INTO species(run_id, generation, species, size, best_fitness,"
+                          " mean_fitness, representative, born, stagnant)"
+                          " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    [ST_CKPT_INSERT] = "INSERT INTO checkpoints(run_id, generation, state, population,"
+                       " n_population, created_at) VALUES (?1, ?2, ?3, ?4, ?5, " NOW ")",
+    [ST_CKPT_LATEST] = "SELECT generation, state, population, n_population FROM checkpoints"
+                       " WHERE run_id = ?1 ORDER BY generation DESC LIMIT 1",
+};
+
+/* A run this connection writes: its writer lock is held on lock_fd. */
+struct held_run {
+    int64_t run;
+    int64_t last_closed; /* -1: none */
+    char name[96];       /* for messages, possibly truncated */
+};
+
+struct store {
+    sqlite3 *db;
+    char *path;
+    unsigned flags;
+    int busy_ms, checkpoint_ms;
+    sqlite3_stmt *st[ST_COUNT];
+    int lock_fd; /* "<path>-lock", -1 until a run is written */
+    struct held_run *held;
+    size_t n_held;
+    /* scratch for store_individual_get()'s borrowed genome */
+    struct tv_buf scratch;
+};
+
+/* ---- errors ---------------------------------------------------------------- */
+
+/* Our code for an SQLite result; a write that failed for lack of space is
+ * TV_ENOSPACE whether SQLite saw ENOSPC (SQLITE_FULL), EDQUOT or EFBIG. */
+static int code_of(sqlite3 *db, int rc)
+{
+    int sys = db ? sqlite3_system_errno(db) : 0;
+    switch (rc & 0xff) {
+    case SQLITE_FULL:
+        return TV_ENOSPACE;
+    case SQLITE_IOERR:
+        if (sys == ENOSPC || sys == EFBIG
+#ifdef EDQUOT
+            || sys == EDQUOT
+#endif
+        )
+            return TV_ENOSPACE;
+        return TV_EIO;
+    case SQLITE_NOMEM:
+        return TV_ENOMEM;
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+        return TV_ECORRUPT;
+    case SQLITE_CONSTRAINT:
+        return TV_EINVAL;
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+    case SQLITE_READONLY:
+        return TV_ESTATE;
+    case SQLITE_TOOBIG:
+        return TV_ELIMIT;
+    default:
+        return TV_EDB;
+    }
+}
+
+/* Sets err to "<path>: <context>: <SQLite's text>" with the mapped code and
+ * returns the code. Call before any ROLLBACK, which would reset the text. */
+static int db_error(const struct store *s, int rc, struct tv_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int db_error(const struct store *s, int rc, struct tv_error *err, const char *fmt, ...)
+{
+    char ctx[TV_ERROR_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ctx, sizeof ctx, fmt, ap);
+    va_end(ap);
+    int code = code_of(s->db, rc);
+    const char *what = code == TV_ENOSPACE ? "disk full: " : "";
+    return tv_error_set(err, code, "%s: %s: %s%s", s->path, ctx, what, sqlite3_errmsg(s->db));
+}
+
+/* ---- small helpers --------------------------------------------------------- */
+
+static sqlite3_stmt *stmt(struct store *s, enum st id)
+{
+    sqlite3_stmt *q = s->st[id];
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
+    return q;
+}
+
+static void done(sqlite3_stmt *q)
+{
+    sqlite3_reset(q);
+}
+
+static int bind_id(sqlite3_stmt *q, int i, int64_t v)
+{
+    return v < 0 ? sqlite3_bind_null(q, i) : sqlite3_bind_int64(q, i, v);
+}
+
+static int64_t column_id(sqlite3_stmt *q, int i)
+{
+    return sqlite3_column_type(q, i) == SQLITE_NULL ? STORE_ID_NONE : sqlite3_column_int64(q, i);
+}
+
+static double column_real(sqlite3_stmt *q, int i)
+{
+    return sqlite3_column_type(q, i) == SQLITE_NULL ? NAN : sqlite3_column_double(q, i);
+}
+
+static char *dup_text(sqlite3_stmt *q, int i)
+{
+    const unsigned char *t = sqlite3_column_text(q, i);
+    const char *src = t ? (const char *)t : "";
+    size_t n = strlen(src);
+    char *p = malloc(n + 1);
+    if (p)
+        memcpy(p, src, n + 1);
+    return p;
+}
+
+static void copy_text(char *dst, size_t cap, sqlite3_stmt *q, int i)
+{
+    const unsigned char *t = sqlite3_column_text(q, i);
+    snprintf(dst, cap, "%s", t ? (const char *)t : "");
+}
+
+/* Runs a statement that returns no rows (or ignores them). */
+static int exec_stmt(sqlite3_stmt *q)
+{
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+    }
+    sqlite3_reset(q);
+    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+/* Ends a failed transaction; the error was recorded already. */
+static void rollback(struct store *s)
+{
+    if (!sqlite3_get_autocommit(s->db))
+        exec_stmt(stmt(s, ST_ROLLBACK));
+}
+
+static int begin(struct store *s, struct tv_error *err, const char *what)
+{
+    int rc = exec_stmt(stmt(s, ST_BEGIN));
+    if (rc != SQLITE_OK)
+        return db_error(s, rc, err, "%s: begin", what);
+    return 0;
+}
+
+static int commit(struct store *s, struct tv_error *err, const char *what)
+{
+    int rc = exec_stmt(stmt(s, ST_COMMIT));
+    if (rc != SQLITE_OK) {
+        int code = db_error(s, rc, err, "%s: commit", what);
+        rollback(s);
+        return code;
+    }
+    return 0;
+}
+
+static struct held_run *held_run(struct store *s, int64_t run)
+{
+    for (size_t i = 0; i < s->n_held; i++)
+        if (s->held[i].run == run)
+            return &s->held[i];
+    return NULL;
+}
+
+/* "run 'xor'" (or "run 7" if it has no name we can read) into buf. */
+static const char *run_label(struct store *s, int64_t run, char *buf, size_t cap)
+{
+    struct held_run *h = held_run(s, run);
+    if (h) {
+        snprintf(buf, cap, "run '%s'", h->name);
+        return buf;
+    }
+    snprintf(buf, cap, "run %lld", (long long)run);
+    if (!s->db)
+        return buf;
+    sqlite3_stmt *q = stmt(s, ST_RUN_NAME);
+    sqlite3_bind_int64(q, 1, run);
+    if (sqlite3_step(q) == SQLITE_ROW) {
+        const unsigned char *t = sqlite3_column_text(q, 0);
+        snprintf(buf, cap, "run '%.80s'", t ? (const char *)t : "");
+    }
+    done(q);
+    return buf;
+}
+
+/* The writer of `run` must be this connection. */
+static struct held_run *writer_of(struct store *s, int64_t run, struct tv_error *err,
+                                  const char *what)
+{
+    struct held_run *h = held_run(s, run);
+    if (!h) {
+        char label[128];
+        if (s->flags & STORE_READONLY)
+            tv_error_set(err, TV_ESTATE, "%s: %s: the store was opened read-only", s->path, what);
+        else
+            tv_error_set(err, TV_ESTATE,
+                         "%s: %s: %s is not open for writing on this connection"
+                         " (store_run_create or store_run_resume first)",
+                         s->path, what, run_label(s, run, label, sizeof label));
+    }
+    return h;
+}
+
+/* ---- opening and checking --------------------------------------------------- */
+
+/* What an existing file is, judged without SQLite (so without side effects):
+ * 0 an empty file, 1 an SQLite file, or an error. The WAL may hold a newer
+ * page 1, so application_id and user_version are read again through SQLite. */
+static int sniff_header(const char *path, off_t size, struct tv_error *err)
+{
+    if (size == 0)
+        return 0;
+    unsigned char h[100];
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return tv_error_set(err, TV_EIO, "%s: cannot read: %s", path, strerror(errno));
+    size_t got = fread(h, 1, sizeof h, f);
+    fclose(f);
+    if (got < sizeof h || memcmp(h, "SQLite format 3", 16) != 0)
+        return tv_error_set(err, TV_EFORMAT, "%s: not a trevo database (not an SQLite file)", path);
+    return 1;
+}
+
+static int one_int(sqlite3 *db, const char *sql, int64_t *out)
+{
+    sqlite3_stmt *q;
+    int rc = sqlite3_prepare_v2(db, sql, -1, &q, NULL);
+    if (rc != SQLITE_OK)
+        return rc;
+    rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW) {
+        *out = sqlite3_column_int64(q, 0);
+        rc = SQLITE_OK;
+    } else if (rc == SQLITE_DONE) {
+        *out = 0;
+        rc = SQLITE_OK;
+    }
+    sqlite3_finalize(q);
+    return rc;
+}
+
+/* Examines an existing SQLite file through a read-only connection (which
+ * writes nothing): sets *empty if it has no tables at all (a creation that
+ * never committed), else checks that it is ours, of a version we read, and
+ * (unless STORE_NO_CHECK) passes PRAGMA quick_check. */
+static int inspect(const char *path, unsigned flags, int *empty, int64_t *version,
+                   struct tv_error *err)
+{
+    sqlite3 *db = NULL;
+    int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL);
+    int code = 0;
+    int64_t app = 0, n_tables = 0, has_meta = 0;
+    *empty = 0;
+    if (rc != SQLITE_OK)
+        goto sqlite_failed;
+    sqlite3_busy_timeout(db, DEFAULT_BUSY_MS);
+    if ((rc = one_int(db, "PRAGMA application_id", &app)) != SQLITE_OK ||
+        (rc = one_int(db, "PRAGMA user_version", version)) != SQLITE_OK ||
+        (rc = one_int(db, "SELECT count(*) FROM sqlite_schema", &n_tables)) != SQLITE_OK ||
+        (rc = one_int(db,
+                      "SELECT count(*) FROM sqlite_schema WHERE type = 'table'"
+                      " AND name = 'trevo_meta'",
+                      &has_meta)) != SQLITE_OK)
+        goto sqlite_failed;
+    if (app == 0 && n_tables == 0) {
+        *empty = 1;
+        goto out;
+    }
+    if ((uint32_t)app != STORE_APPLICATION_ID) {
+        code = tv_error_set(err, TV_EFORMAT,
+                            "%s: not a trevo database (SQLite file of another program:"
+                            " application_id 0x%08x, trevo's is 0x%08x)",
+                            path, (unsigned)app, (unsigned)STORE_APPLICATION_ID);
+        goto out;
+    }
+    if (!has_meta) {
+        code =
+            tv_error_set(err, TV_EFORMAT, "%s: not a trevo database (no trevo_meta table)", path);
+        goto out;
+    }
+    if (*version > STORE_SCHEMA_VERSION) {
+        code = tv_error_set(err, TV_EFORMAT,
+                            "%s: schema version %lld is newer than this program's (%d):"
+                            " open it with a newer trevo",
+                            path, (long long)*version, STORE_SCHEMA_VERSION);
+        goto out;
+    }
+    if (*version < 1) {
+        code = tv_error_set(err, TV_ECORRUPT, "%s: damaged trevo database (schema version %lld)",
+                            path, (long long)*version);
+        goto out;
+    }
+    if (!(flags & STORE_NO_CHECK)) {
+        sqlite3_stmt *q;
+        rc = sqlite3_prepare_v2(db, "PRAGMA quick_check(1)", -1, &q, NULL);
+        if (rc != SQLITE_OK)
+            goto sqlite_failed;
+        rc = sqlite3_step(q);
+        if (rc == SQLITE_ROW) {
+            const unsigned char *t = sqlite3_column_text(q, 0);
+            if (!t || strcmp((const char *)t, "ok") != 0)
+                code = tv_error_set(err, TV_ECORRUPT,
+                                    "%s: damaged database: PRAGMA quick_check failed: %.300s", path,
+                                    t ? (const char *)t : "(no answer)");
+            rc = SQLITE_OK;
+        }
+        sqlite3_finalize(q);
+        if (rc != SQLITE_OK && rc != SQLITE_DONE)
+            goto sqlite_failed;
+    }
+    goto out;
+
+sqlite_failed:
+    if ((rc & 0xff) == SQLITE_CORRUPT || (rc & 0xff) == SQLITE_NOTADB)
+        code = tv_error_set(err, TV_ECORRUPT, "%s: damaged database: %s", path,
+                            db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+    else
+        code = tv_error_set(err, code_of(db, rc), "%s: cannot open: %s", path,
+                            db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+out:
+    sqlite3_close(db);
+    return code;
+}
+
+static int exec_sql(struct store *s, const char *sql, struct tv_error *err, const char *what)
+{
+    char *msg = NULL;
+    int rc = sqlite3_exec(s->db, sql, NULL, NULL, &msg);
+    sqlite3_free(msg);
+    if (rc != SQLITE_OK)
+        return db_error(s, rc, err, "%s", what);
+    return 0;
+}
+
+/* Creates schema version 1 in an empty database, in one transaction. If
+ * another process created it meanwhile, does nothing. */
+static int create_schema(struct store *s, struct tv_error *err)
+{
+    int rc = exec_sql(s, "BEGIN IMMEDIATE", err, "creating the schema");
+    if (rc)
+        return rc;
+    int64_t exists = 0;
+    int src =
+        one_int(s->db, "SELECT count(*) FROM sqlite_schema WHERE name = 'trevo_meta'", &exists);
+    if (src != SQLITE_OK) {
+        rc = db_error(s, src, err, "creating the schema");
+        goto fail;
+    }
+    if (exists)
+        return exec_sql(s, "COMMIT", err, "creating the schema");
+    char tail[256];
+    snprintf(tail, sizeof tail,
+             "INSERT INTO trevo_meta(key, value) VALUES ('format', 'trevo'),"
+             " ('schema_version', %d), ('created_at', datetime('now'));"
+             "PRAGMA application_id = %d; PRAGMA user_version = %d;",
+             STORE_SCHEMA_VERSION, STORE_APPLICATION_ID, STORE_SCHEMA_VERSION);
+    for (size_t i = 0; store_schema_sql[i]; i++)
+        if ((rc = exec_sql(s, store_schema_sql[i], err, "creating the schema")) != 0)
+            goto fail;
+    if ((rc = exec_sql(s, tail, err, "creating the schema")) != 0 ||
+        (rc = exec_sql(s, "COMMIT", err, "creating the schema")) != 0)
+        goto fail;
+    return 0;
+fail:
+    rollback(s);
+    return rc;
+}
+
+static int set_pragmas(struct store *s, struct tv_error *err, int creating)
+{
+    char sql[256];
+    int rc;
+    sqlite3_busy_timeout(s->db, s->busy_ms);
+    sqlite3_extended_result_codes(s->db, 1);
+    if (creating) {
+        snprintf(sql, sizeof sql, "PRAGMA page_size = %d", PAGE_SIZE);
+        if ((rc = exec_sql(s, sql, err, "setting page_size")) != 0)
+            return rc;
+    }
+    if (!(s->flags & STORE_READONLY)) {
+        /* journal_mode answers with a row; exec ignores it. */
+        if ((rc = exec_sql(s, "PRAGMA journal_mode = WAL", err, "setting WAL")) != 0)
+            return rc;
+        snprintf(sql, sizeof sql, "PRAGMA synchronous = %s",
+                 (s->flags & STORE_SYNC_FULL) ? "FULL" : "NORMAL");
+        if ((rc = exec_sql(s, sql, err, "setting synchronous")) != 0)
+            return rc;
+    }
+    return exec_sql(s, "PRAGMA foreign_keys = OFF", err, "setting foreign_keys");
+}
+
+/* A quota: SQLite refuses to grow the file past max_page_count pages with
+ * SQLITE_FULL, exactly as on a full disk. */
+static int set_quota(struct store *s, int64_t max_bytes, struct tv_error *err)
+{
+    if (max_bytes <= 0)
+        return 0;
+    int64_t pages = max_bytes / PAGE_SIZE;
+    char sql[96];
+    snprintf(sql, sizeof sql, "PRAGMA max_page_count = %lld", (long long)(pages > 1 ? pages : 1));
+    return exec_sql(s, sql, err, "setting the size quota");
+}
+
+static int prepare_all(struct store *s, struct tv_error *err)
+{
+    for (int i = 0; i < ST_COUNT; i++) {
+        int rc =
+            sqlite3_prepare_v3(s->db, st_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL);
+        if (rc != SQLITE_OK)
+            return db_error(s, rc, err, "preparing statement %d", i);
+    }
+    return 0;
+}
+
+static void free_store(struct store *s)
+{
+    if (!s)
+        return;
+    for (int i = 0; i < ST_COUNT; i++)
+        sqlite3_finalize(s->st[i]);
+    sqlite3_close(s->db);
+    if (s->lock_fd >= 0)
+        close(s->lock_fd); /* drops every run lock held through it */
+    free(s->held);
+    free(s->path);
+    tv_buf_free(&s->scratch);
+    free(s);
+}
+
+int store_open(const char *path, const struct store_options *opts, struct store **out,
+               struct tv_error *err)
+{
+    *out = NULL;
+    struct store_options o = {0};
+    if (opts)
+        o = *opts;
+    if (!path || !*path)
+        return tv_error_set(err, TV_EINVAL, "store_open: no path given");
+    if ((o.flags & STORE_CREATE) && (o.flags & STORE_READONLY))
+        return tv_error_set(err, TV_EINVAL, "%s: cannot create a database read-only", path);
+
+    int creating = 0;
+    int64_t version = STORE_SCHEMA_VERSION;
+    struct stat sb;
+    if (stat(path, &sb) != 0) {
+        if (errno != ENOENT)
+            return tv_error_set(err, TV_EIO, "%s: %s", path, strerror(errno));
+        if (!(o.flags & STORE_CREATE))
+            return tv_error_set(err, TV_ENOTFOUND, "%s: no such database", path);
+        creating = 1;
+    } else {
+        if (!S_ISREG(sb.st_mode))
+            return tv_error_set(err, TV_EFORMAT, "%s: not a trevo database (not a regular file)",
+                                path);
+        int kind = sniff_header(path, sb.st_size, err);
+        if (kind < 0)
+            return kind;
+        int empty = kind == 0;
+        if (kind == 1) {
+            int rc = inspect(path, o.flags, &empty, &version, err);
+            if (rc)
+                return rc;
+        }
+        if (empty) {
+            if (!(o.flags & STORE_CREATE))
+                return tv_error_set(err, TV_EFORMAT,
+                                    "%s: not a trevo database (an empty file or database)", path);
+            creating = 1;
+        }
+    }
+
+    struct store *s = calloc(1, sizeof *s);
+    if (!s)
+        return tv_error_set(err, TV_ENOMEM, "%s: out of memory", path);
+    s->lock_fd = -1;
+    s->flags = o.flags;
+    s->busy_ms = o.busy_timeout_ms > 0 ? o.busy_timeout_ms : DEFAULT_BUSY_MS;
+    s->checkpoint_ms = o.checkpoint_wait_ms > 0 ? o.checkpoint_wait_ms : DEFAULT_CHECKPOINT_WAIT_MS;
+    s->path = malloc(strlen(path) + 1);
+    if (!s->path) {
+        free(s);
+        return tv_error_set(err, TV_ENOMEM, "%s: out of memory", path);
+    }
+    strcpy(s->path, path);
+
+    int oflags = (o.flags & STORE_READONLY) ? SQLITE_OPEN_READONLY
+                                            : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+    int rc = sqlite3_open_v2(path, &s->db, oflags | SQLITE_OPEN_NOMUTEX, NULL);
+    int code = 0;
+    if (rc != SQLITE_OK) {
+        code = tv_error_set(err, code_of(s->db, rc), "%s: cannot open: %s", path,
+                            s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
+        goto fail;
+    }
+    if ((code = set_pragmas(s, err, creating)) != 0)
+        goto fail;
+    if (creating && (code = create_schema(s, err)) != 0)
+        goto fail;
+    if (!creating && version < STORE_SCHEMA_VERSION) {
+        /* Migrations from older versions go here, one transaction each. */
+        code = tv_error_set(err, TV_EFORMAT, "%s: schema version %lld has no migration", path,
+                            (long long)version);
+        goto fail;
+    }
+    if ((code = set_quota(s, o.max_bytes, err)) != 0 || (code = prepare_all(s, err)) != 0)
+        goto fail;
+    if (creating && !(o.flags & STORE_READONLY))
+        sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+    *out = s;
+    return 0;
+fail:
+    free_store(s);
+    return code;
+}
+
+/* Copies the WAL into the database and empties it, waiting at most
+ * checkpoint_ms for readers of old snapshots; if they outlast that, the WAL
+ * is left for the next boundary (the commit is durable either way). */
+static void truncate_wal(struct store *s)
+{
+    if (s->flags & STORE_READONLY)
+        return;
+    sqlite3_busy_timeout(s->db, s->checkpoint_ms);
+    sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+    sqlite3_busy_timeout(s->db, s->busy_ms);
+}
+
+int store_close(struct store *s, struct tv_error *err)
+{
+    if (!s)
+        return 0;
+    int code = 0;
+    truncate_wal(s);
+    for (int i = 0; i < ST_COUNT; i++) {
+        sqlite3_finalize(s->st[i]);
+        s->st[i] = NULL;
+    }
+    int rc = sqlite3_close(s->db);
+    if (rc != SQLITE_OK)
+        code = db_error(s, rc, err, "closing");
+    else
+        s->db = NULL;
+    if (s->db) {
+        sqlite3_close_v2(s->db);
+        s->db = NULL;
+    }
+    free_store(s);
+    return code;
+}
+
+const char *store_path(const struct store *s)
+{
+    return s->path;
+}
+
+/* ---- runs ------------------------------------------------------------------- */
+
+static const char *const status_names[] = {"running", "stopped", "done", "failed"};
+#define N_STATUS (int)(sizeof status_names / sizeof status_names[0])
+
+const char *store_status_name(int status)
+{
+    return status >= 0 && status < N_STATUS ? status_names[status] : "?";
+}
+
+static int status_parse(const unsigned char *t)
+{
+    for (int i = 0; t && i < N_STATUS; i++)
+        if (strcmp((const char *)t, status_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+void store_run_info_release(struct store_run_info *info)
+{
+    if (!info)
+        return;
+    free(info->name);
+    free(info->config);
+    free(info->program_version);
+    info->name = info->config = info->program_version = NULL;
+}
+
+/* "-lock" beside the database, by its real path so that every name of the
+ * same file finds the same lock. */
+static int lock_path(const struct store *s, char **out, struct tv_error *err)
+{
+    char *real = realpath(s->path, NULL);
+    const char *base = real ? real : s->path;
+    size_t n = strlen(base);
+    *out = malloc(n + 6);
+    if (!*out) {
+        free(real);
+        return tv_error_set(err, TV_ENOMEM, "%s: out of memory", s->path);
+    }
+    memcpy(*out, base, n);
+    memcpy(*out + n, "-lock", 6);
+    free(real);
+    return 0;
+}
+
+/* Is the writer lock of `run` held by some open file description? 1 yes, 0 no
+ * (or no lock file). Never creates the lock file. */
+static int run_has_writer(struct store *s, int64_t run)
+{
+    if (held_run(s, run))
+        return 1;
+    char *lp;
+    if (lock_path(s, &lp, NULL))
+        return 0;
+    int fd = open(lp, O_RDONLY | O_CLOEXEC);
+    free(lp);
+    if (fd < 0)
+        return 0;
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = (off_t)run, .l_len = 1};
+    int held = fcntl(fd, F_OFD_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
+    close(fd);
+    return held;
+}
+
+static int read_run_row(struct store *s, sqlite3_stmt *q, struct store_run_info *info,
+                        struct tv_error *err)
+{
+    memset(info, 0, sizeof *info);
+    info->run_id = sqlite3_column_int64(q, 0);
+    info->name = dup_text(q, 1);
+    info->config = dup_text(q, 2);
+    info->program_version = dup_text(q, 3);
+    info->seed = (uint64_t)sqlite3_column_int64(q, 4);
+    info->status = status_parse(sqlite3_column_text(q, 5));
+    copy_text(info->created_at, sizeof info->created_at, q, 6);
+    copy_text(info->updated_at, sizeof info->updated_at, q, 7);
+    info->last_generation = column_id(q, 8);
+    if (!info->name || !info->config || !info->program_version) {
+        store_run_info_release(info);
+        return tv_error_set(err, TV_ENOMEM, "%s: out of memory reading a run", s->path);
+    }
+    info->has_writer = run_has_writer(s, info->run_id);
+    return 0;
+}
+
+int store_run_get(struct store *s, const char *name, struct store_run_info *info,
+                  struct tv_error *err)
+{
+    memset(info, 0, sizeof *info);
+    sqlite3_stmt *q = stmt(s, ST_RUN_BY_NAME);
+    sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(q);
+    int code;
+    if (rc == SQLITE_ROW)
+        code = read_run_row(s, q, info, err);
+    else if (rc == SQLITE_DONE)
+        code = tv_error_set(err, TV_ENOTFOUND, "%s: no run named '%s'", s->path, name);
+    else
+        code = db_error(s, rc, err, "reading run '%s'", name);
+    done(q);
+    return code;
+}
+
+int store_runs_list(struct store *s, struct store_run_info **out, size_t *n, struct tv_error *err)
+{
+    *out = NULL;
+    *n = 0;
+    struct store_run_info *runs = NULL;
+    size_t count = 0, cap = 0;
+    sqlite3_stmt *q = stmt(s, ST_RUN_LIST);
+    int rc, code = 0;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        if (count == cap) {
+            size_t ncap = cap ? cap * 2 : 8;
+            struct store_run_info *p = realloc(runs, ncap * sizeof *p);
+            if (!p) {
+                code = tv_error_set(err, TV_ENOMEM, "%s: out of memory listing runs", s->path);
+                break;
+            }
+            runs = p;
+            cap = ncap;
+        }
+        if ((code = read_run_row(s, q, &runs[count], err)) != 0)
+            break;
+        count++;
+    }
+    if (!code && rc != SQLITE_DONE)
+        code = db_error(s, rc, err, "listing runs");
+    done(q);
+    if (code) {
+        store_runs_free(runs, count);
+        return code;
+    }
+    *out = runs;
+    *n = count;
+    return 0;
+}
+
+void store_runs_free(struct store_run_info *runs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        store_run_info_release(&runs[i]);
+    free(runs);
+}
+
+/* Takes the writer lock of `run` (a byte of the lock file at offset run_id).
+ * Locks belong to the open file description, so two connections of one
+ * process exclude each other too, and the kernel drops them with the
+ * process. */
+static int lock_run(struct store *s, int64_t run, const char *name, struct tv_error *err)
+{
+    if (s->lock_fd < 0) {
+        char *lp;
+        int rc = lock_path(s, &lp, err);
+        if (rc)
+            return rc;
+        s->lock_fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        if (s->lock_fd < 0) {
+            rc = tv_error_set(err, TV_EIO, "%s: cannot open the lock file %s: %s", s->path, lp,
+                              strerror(errno));
+            free(lp);
+            return rc;
+        }
+        free(lp);
+    }
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = (off_t)run, .l_len = 1};
+    if (fcntl(s->lock_fd, F_OFD_SETLK, &fl) == 0)
+        return 0;
+    if (errno != EAGAIN && errno != EACCES)
+        return tv_error_set(err, TV_EIO, "%s: run '%s': cannot take the writer lock: %s", s->path,
+                            name, strerror(errno));
+    /* Say who holds it, from what the holder wrote when it took it. */
+    char who[160] = "another process";
+    sqlite3_stmt *q = stmt(s, ST_RUN_WRITER);
+    sqlite3_bind_int64(q, 1, run);
+    if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL) {
+        const unsigned char *host = sqlite3_column_text(q, 1);
+        const unsigned char *since = sqlite3_column_text(q, 2);
+        snprintf(who, sizeof who, "pid %lld on host %.60s since %.32s",
+                 (long long)sqlite3_column_int64(q, 0), host ? (const char *)host : "?",
+                 since ? (const char *)since : "?");
+    }
+    done(q);
+    return tv_error_set(err, TV_ESTATE,
+                        "%s: run '%s' is being written by %s; one writer per run (stop it"
+                        " first, or wait for it to end)",
+                        s->path, name, who);
+}
+
+static int add_held(struct store *s, int64_t run, const char *name, struct tv_error *err)
+{
+    struct held_run *p = realloc(s->held, (s->n_held + 1) * sizeof *p);
+    if (!p)
+        return tv_error_set(err, TV_ENOMEM, "%s: out of memory", s->path);
+    s->held = p;
+    struct held_run *h = &s->held[s->n_held];
+    h->run = run;
+    h->last_closed = -1;
+    snprintf(h->name, sizeof h->name, "%s", name);
+    sqlite3_stmt *q = stmt(s, ST_LAST_CLOSED);
+    sqlite3_bind_int64(q, 1, run);
+    int rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW)
+        h->last_closed = column_id(q, 0);
+    done(q);
+    if (rc != SQLITE_ROW)
+        return db_error(s, rc, err, "run '%s': reading its last generation", name);
+    s->n_held++;
+    return 0;
+}
+
+static void unlock_run(struct store *s, int64_t run)
+{
+    struct flock fl = {.l_type = F_UNLCK, .l_whence = SEEK_SET, .l_start = (off_t)run, .l_len = 1};
+    if (s->lock_fd >= 0)
+        fcntl(s->lock_fd, F_OFD_SETLK, &fl);
+}
+
+static void host_name(char *buf, size_t cap)
+{
+    if (gethostname(buf, cap) != 0)
+        snprintf(buf, cap, "?");
+    buf[cap - 1] = '\0';
+}
+
+int store_run_create(struct store *s, const char *name, const char *config, uint64_t seed,
+                     const char *program_version, int64_t *run_id, struct tv_error *err)
+{
+    if (!name || !*name || !config || !program_version)
+        return tv_error_set(err, TV_EINVAL,
+                            "%s: store_run_create: name, config and"
+                            " program version are required",
+                            s->path);
+    if (s->flags & STORE_READONLY)
+        return tv_error_set(err, TV_ESTATE, "%s: cannot create run '%s': opened read-only", s->path,
+                            name);
+    char what[160];
+    snprintf(what, sizeof what, "creating run '%.100s'", name);
+    int code = begin(s, err, what);
+    if (code)
+        return code;
+    char host[64];
+    host_name(host, sizeof host);
+    sqlite3_stmt *q = stmt(s, ST_RUN_INSERT);
+    sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 2, config, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(q, 3, (int64_t)seed);
+    sqlite3_bind_text(q, 4, program_version, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(q, 5, (int64_t)getpid());
+    sqlite3_bind_text(q, 6, host, -1, SQLITE_TRANSIENT);
+    int rc = exec_stmt(q);
+    if (rc != SQLITE_OK) {
+        if (rc == SQLITE_CONSTRAINT_UNIQUE)
+            code = tv_error_set(err, TV_ESTATE,
+                                "%s: run '%s' exists already (resume it, or choose another name)",
+                                s->path, name);
+        else
+            code = db_error(s, rc, err, "%s", what);
+        rollback(s);
+        return code;
+    }
+    int64_t id = sqlite3_last_insert_rowid(s->db);
+    /* Lock before the commit makes the run visible, so no one else can
+     * resume it in between. */
+    if ((code = lock_run(s, id, name, err)) != 0) {
+        rollback(s);
+        return code;
+    }
+    if ((code = commit(s, err, what)) != 0) {
+        unlock_run(s, id);
+        return code;
+    }
+    if ((code = add_held(s, id, name, err)) != 0) {
+        unlock_run(s, id);
+        return code;
+    }
+    if (run_id)
+        *run_id = id;
+    return 0;
+}
+
+int store_run_resume(struct store *s, const char *name, int64_t *run_id, struct tv_error *err)
+{
+    if (s->flags & STORE_READONLY)
+        return tv_error_set(err, TV_ESTATE, "%s: cannot resume run '%s': opened read-only", s->path,
+                            name ? name : "");
+    struct store_run_info info;
+    int code = store_run_get(s, name, &info, err);
+    if (code)
+        return code;
+    int64_t id = info.run_id;
+    store_run_info_release(&info);
+    if (held_run(s, id)) {
+        if (run_id)
+            *run_id = id;
+        return 0;
+    }
+    if ((code = lock_run(s, id, name, err)) != 0)
+        return code;
+    char host[64];
+    host_name(host, sizeof host);
+    sqlite3_stmt *q = stmt(s, ST_RUN_SET_WRITER);
+    sqlite3_bind_int64(q, 1, id);
+    sqlite3_bind_int64(q, 2, (int64_t)getpid());
+    sqlite3_bind_text(q, 3, host, -1, SQLITE_TRANSIENT);
+    int rc = exec_stmt(q);
+    if (rc != SQLITE_OK) {
+        code = db_error(s, rc, err, "resuming run '%s'", name);
+        unlock_run(s, id);
+        return code;
+    }
+    if ((code = add_held(s, id, name, err)) != 0) {
+        unlock_run(s, id);
+        return code;
+    }
+    if (run_id)
+        *run_id = id;
+    return 0;
+}
+
+int store_run_set_status(struct store *s, int64_t run, int status, struct tv_error *err)
+{
+    if (!writer_of(s, run, err, "setting the run status"))
+        return err ? err->code : TV_ESTATE;
+    if (status < 0 || status >= N_STATUS)
+        return tv_error_set(err, TV_EINVAL, "%s: run '%s': unknown status %d", s->path,
+                            held_run(s, run)->name, status);
+    sqlite3_stmt *q = stmt(s, ST_RUN_SET_STATUS);
+    sqlite3_bind_int64(q, 1, run);
+    sqlite3_bind_text(q, 2, status_names[status], -1, SQLITE_STATIC);
+    int rc = exec_stmt(q);
+    if (rc != SQLITE_OK)
+        return db_error(s, rc, err, "run '%s': setting status %s", held_run(s, run)->name,
+                        status_names[status]);
+    return 0;
+}
+
+/* ---- individuals -------------------------------------------------------------- */
+
+static int check_row(const struct store *s, const struct held_run *h,
+                     const struct store_individual *r, size_t i, struct tv_error *err)
+{
+    const char *bad = NULL;
+    if (r->id < 0)
+        bad = "id is negative";
+    else if (r->generation < 0)
+        bad = "generation is negative";
+    else if (r->parent1 < STORE_ID_NONE || r->parent2 < STORE_ID_NONE)
+        bad = "parent id is below STORE_ID_NONE";
+    else if (r->species < STORE_ID_NONE)
+        bad = "species is below STORE_ID_NONE";
+    else if (r->op < 0)
+        bad = "operator is negative";
+    else if (r->rank < 0)
+        bad = "rank is negative";
+    else if (!isfinite(r->eval_seconds) || r->eval_seconds < 0)
+        bad = "eval_seconds is not a finite non-negative number";
+    else if (!r->genome || r->genome_len == 0)
+        bad = "no genome bytes";
+    if (bad)
+        return tv_error_set(err, TV_EINVAL, "%s: run '%s': row %zu (individual %lld): %s", s->path,
+                            h->name, i, (long long)r->id, bad);
+    if (r->generation <= h->last_closed)
+        return tv_error_set(err, TV_ESTATE,
+                            "%s: run '%s': individual %lld: generation %lld is closed"
+                            " (last closed: %lld)",
+                            s->path, h->name, (long long)r->id, (long long)r->generation,
+                            (long long)h->last_closed);
+    return 0;
+}
+
+static int insert_row(struct store *s, int64_t run, const struct store_individual *r)
+{
+    sqlite3_stmt *q = stmt(s, ST_IND_INSERT);
+    sqlite3_bind_int64(q, 1, run);
+    sqlite3_bind_int64(q, 2, r->id);
+    sqlite3_bind_int64(q, 3, r->generation);
+    sqlite3_bind_double(q, 4, r->fitness); /* NaN binds as NULL */
+    bind_id(q, 5, r->parent1);
+    bind_id(q, 6, r->parent2);
+    sqlite3_bind_int(q, 7, r->op);
+    bind_id(q, 8, r->species);
+    sqlite3_bind_int64(q, 9, r->n_neurons);
+    sqlite3_bind_int64(q, 10, r->n_conns);
+    sqlite3_bind_int64(q, 11, r->n_skip);
+    sqlite3_bind_int64(q, 12, r->n_recurrent);
+    sqlite3_bind_double(q, 13, r->eval_seconds);
+    sqlite3_bind_int(q, 14, r->rank);
+    int rc = exec_stmt(q);
+    if (rc != SQLITE_OK)
+        return rc;
+    q = stmt(s, ST_GENOME_INSERT);
+    sqlite3_bind_int64(q, 1, run);
+    sqlite3_bind_int64(q, 2, r->id);
+    rc = sqlite3_bind_blob64(q, 3, r->genome, r->genome_len, SQLITE_STATIC);
+    if (rc != SQLITE_OK)
+        return rc;
+    return exec_stmt(q);
+}
+
+int store_add_individuals(struct store *s, int64_t run, const struct store_individual *rows,
+                          size_t n, struct tv_error *err)
+{
+    struct held_run *h = writer_of(s, run, err, "adding individuals");
+    if (!h)
+        return err ? err->code : TV_ESTATE;
+    if (n == 0)
+        return 0;
+    if (!rows)
+        return tv_error_set(err, TV_EINVAL, "%s: run '%s': %zu rows but no array", s->path, h->name,
+                            n);
+    for (size_t i = 0; i < n; i++) {
+        int code = check_row(s, h, &rows[i], i, err);
+        if (code)
+            return code;
+    }
+    char what[200];
+    snprintf(what, sizeof what, "run '%s': adding %zu individuals", h->name, n);
+    int code = begin(s, err, what);
+    if (code)
+        return code;
+    for (size_t i = 0; i < n; i++) {
+        int rc = insert_row(s, run, &rows[i]);
+        if (rc == SQLITE_OK)
+            continue;
+        if (rc == SQLITE_CONSTRAINT_PRIMARYKEY)
+            code = tv_error_set(err, TV_EINVAL,
+                                "%s: run '%s': individual %lld exists already (row %zu of %zu);"
+                                " nothing of this batch was written",
+                                s->path, h->name, (long long)rows[i].id, i, n);
+        else
+            code = db_error(s, rc, err,
+                            "run '%s': adding individual %lld (row %zu of %zu; nothing of"
+                            " this batch was written)",
+                            h->name, (long long)rows[i].id, i, n);
+        rollback(s);
+        return code;
+    }
+    return commit(s, err, what);
+}
+
+/* Reads the individual columns (and, with_genome, the genome bytes appended
+ * to bytes) of the current row. The row's genome pointer is fixed later. */
+static int read_row(sqlite3_stmt *q, int with_genome, struct store_individual *r,
+                    struct tv_buf *bytes, const char *where, struct tv_error *err)
+{
+    memset(r, 0, sizeof *r);
+    r->id = sqlite3_column_int64(q, 0);
+    static const int must_int[] = {0, 1, 5, 7, 8, 9, 10, 12};
+    static const char *const names[] = {
+        "id",        "generation", "fitness", "parent1",     "parent2",      "op",  "species",
+        "n_neurons", "n_conns",    "n_skip",  "n_recurrent", "eval_seconds", "rank"};
+    for (size_t k = 0; k < sizeof must_int / sizeof must_int[0]; k++) {
+        int c = must_int[k];
+        if (sqlite3_column_type(q, c) != SQLITE_INTEGER)
+            return tv_error_set(err, TV_ECORRUPT,
+                                "%s: individual %lld: damaged row: %s is not"
+                                " an integer",
+                                where, (long long)r->id, names[c]);
+    }
+    for (int c = 7; c <= 10; c++) {
+        int64_t v = sqlite3_column_int64(q, c);
+        if (v < 0 || v > UINT32_MAX)
+            return tv_error_set(err, TV_ECORRUPT, "%s: individual %lld: damaged row: %s = %lld",
+                                where, (long long)r->id, names[c], (long long)v);
+    }
+    r->generation = sqlite3_column_int64(q, 1);
+    r->fitness = column_real(q, 2);
+    r->parent1 = column_id(q, 3);
+    r->parent2 = column_id(q, 4);
+    r->op = sqlite3_column_int(q, 5);
+    r->species = column_id(q, 6);
+    r->n_neurons = (uint32_t)sqlite3_column_int64(q, 7);
+    r->n_conns = (uint32_t)sqlite3_column_int64(q, 8);
+    r->n_skip = (uint32_t)sqlite3_column_int64(q, 9);
+    r->n_recurrent = (uint32_t)sqlite3_column_int64(q, 10);
+    r->eval_seconds = column_real(q, 11);
+    r->rank = sqlite3_column_int(q, 12);
+    if (!with_genome)
+        return 0;
+    if (sqlite3_column_type(q, N_IND_COLS) != SQLITE_BLOB)
+        return tv_error_set(err, TV_ECORRUPT, "%s: individual %lld: %s", where, (long long)r->id,
+                            sqlite3_column_type(q, N_IND_COLS) == SQLITE_NULL
+                                ? "no genome row"
+                                : "damaged row: genome is not a BLOB");
+    const void *b = sqlite3_column_blob(q, N_IND_COLS);
+    int len = sqlite3_column_bytes(q, N_IND_COLS);
+    if (!b || len <= 0)
+        return tv_error_set(err, TV_ECORRUPT, "%s: individual %lld: empty genome", where,
+                            (long long)r->id);
+    r->genome_len = (size_t)len;
+    if (tv_buf_append(bytes, b, (size_t)len))
+        return tv_error_set(err, TV_ENOMEM, "%s: individual %lld: out of memory", where,
+                            (long long)r->id);
+    return 0;
+}
+
+static int set_push(struct store_set *set, size_t *cap, struct store_individual **slot,
+                    struct tv_error *err)
+{
+    if (set->n == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 64;
+        struct store_individual *p = realloc(set->rows, ncap * sizeof *p);
+        if (!p)
+            return tv_error_set(err, TV_ENOMEM, "%s: out of memory loading individuals",
+                                set->where);
+        set->rows = p;
+        *cap = ncap;
+    }
+    *slot = &set->rows[set->n];
+    return 0;
+}
+
+/* Genome pointers into set->bytes, once it has stopped moving. */
+static void set_fix_pointers(struct store_set *set)
+{
+    size_t off = 0;
+    for (size_t i = 0; i < set->n; i++) {
+        if (set->rows[i].genome_len) {
+            set->rows[i].genome = set->bytes.data + off;
+            off += set->rows[i].genome_len;
+        }
+    }
+}
+
+static void set_init(struct store *s, int64_t run, struct store_set *set)
+{
+    memset(set, 0, sizeof *set);
+    char label[128];
+    snprintf(set->where, sizeof set->where, "%s: %s", s->path,
+             run_label(s, run, label, sizeof label));
+}
+
+/* Appends every row q yields to set. */
+static int set_load(struct store *s, sqlite3_stmt *q, int with_genomes, struct store_set *set,
+                    size_t *cap, struct tv_error *err)
+{
+    int rc, code = 0;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        struct store_individual *r = NULL;
+        if ((code = set_push(set, cap, &r, err)) != 0 ||
+            (code = read_row(q, with_genomes, r, &set->bytes, set->where, err)) != 0)
+            break;
+        set->n++;
+    }
+    if (!code && rc != SQLITE_DONE)
+        code = tv_error_set(err, code_of(s->db, rc), "%s: loading individuals: %s", set->where,
+                            sqlite3_errmsg(s->db));
+    done(q);
+    return code;
+}
+
+void store_set_release(struct store_set *set)
+{
+    if (!set)
+        return;
+    free(set->rows);
+    tv_buf_free(&set->bytes);
+    memset(set, 0, sizeof *set);
+}
+
+int store_set_genome(const struct store_set *set, size_t i, struct genome *g, struct tv_error *err)
+{
+    if (i >= set->n)
+        return tv_error_set(err, TV_EINVAL, "%s: individual index %zu out of range (%zu loaded)",
+                            set->where, i, set->n);
+    const struct store_individual *r = &set->rows[i];
+    if (!r->genome)
+        return tv_error_set(err, TV_EINVAL, "%s: individual %lld: loaded without its genome",
+                            set->where, (long long)r->id);
+    int code = genome_decode(g, r->genome, r->genome_len, NULL, err);
+    if (code) {
+        if (err)
+            err->code = TV_ECORRUPT;
+        tv_error_prefix(err, "%s: individual %lld: damaged genome", set->where, (long long)r->id);
+        return TV_ECORRUPT;
+    }
+    return 0;
+}
+
+int store_individuals_load(struct store *s, int64_t run, int64_t generation, int with_genomes,
+                           struct store_set *out, struct tv_error *err)
+{
+    set_init(s, run, out);
+    sqlite3_stmt *q = stmt(s, with_genomes ? ST_IND_OF_GEN_GENOMES : ST_IND_OF_GEN);
+    sqlite3_bind_int64(q, 1, run);
+    sqlite3_bind_int64(q, 2, generation);
+    size_t cap = 0;
+    int code = set_load(s, q, with_genomes, out, &cap, err);
+    if (code) {
+        store_set_release(out);
+        return code;
+    }
+    set_fix_pointers(out);
+    return 0;
+}
+
+int store_individual_get(struct store *s, int64_t run, int64_t id, struct store_individual *out,
+                         struct tv_error *err)
+{
+    memset(out, 0, sizeof *out);
+    char label[128], where[300];
+    snprintf(where, sizeof where, "%s: %s", s->path, run_label(s, run, label, sizeof label));
+    sqlite3_stmt *q = stmt(s, ST_IND_GET);
+    sqlite3_bind_int64(q, 1, run);
+    sqlite3_bind_int64(q, 2, id);
+    int rc = sqlite3_step(q);
+    int code = 0;
+    s->scratch.len = 0;
+    if (rc == SQLITE_ROW) {
+        code = read_row(q, 1, out, &s->scratch, where, err);
+        if (!code)
+            out->genome = s->scratch.data;
+    } else if (rc == SQLITE_DONE) {
+        code = tv_error_set(err, TV_ENOTFOUND, "%s: no individual %lld", where, (long long)id);
+    } else {
+        code = tv_error_set(err, code_of(s->db, rc), "%s: reading individual %lld: %s", where,
+                            (long long)id, sqlite3_errmsg(s->db));
+    }
+    done(q);
+    return code;
+}
+
+int store_genome_read(struct store *s, int64_t run, int64_t id, struct genome *g,
+                      struct tv_error *err)
+{
+    char label[128];
+    sqlite3_stmt *q = stmt(s, ST_GENOME_GET);
+    sqlite3_bind_int64(q, 1, run);
+    sqlite3_bind_int64(q, 2, id);
+    int rc = sqlite3_step(q);
+    int code;
+    if (rc == SQLITE_ROW) {
+        if (sqlite3_column_type(q, 0) != SQLITE_BLOB) {
+            code = tv_error_set(err, TV_ECORRUPT,
+                                "%s: %s: individual %lld: damaged genome row"
+                                " (not a BLOB)",
+                                s->path, run_label(s, run, label, sizeof label), (long long)id);
+        } else {
+            const void *b = sqlite3_column_blob(q, 0);
+            size_t len = (size_t)sqlite3_column_bytes(q, 0);
+            code = genome_decode(g, b, len, NULL, err);
+            if (code) {
+                done(q);
+                if (err)
+                    err->code = TV_ECORRUPT;
+                tv_error_prefix(err, "%s: %s: individual %lld: damaged genome", s->path,
+                                run_label(s, run, label, sizeof label), (long long)id);
+                return TV_ECORRUPT;
+            }
+        }
+    } else if (rc == SQLITE_DONE) {
+        code = tv_error_set(err, TV_ENOTFOUND, "%s: %s: no genome for individual %lld", s->path,
+                            run_label(s, run, label, sizeof label), (long long)id);
+    } else {
+        code = tv_error_set(err, code_of(s->db, rc), "%s: %s: reading genome %lld: %s", s->path,
+                            run_label(s, run, label, sizeof label), (long long)id,
+                            sqlite3_errmsg(s->db));
+    }
+    done(q);
+    return code;
+}
+
+/* ---- generations and checkpoints ----------------------------------------------- */
+
+static void put_le64(uint8_t *p, int64_t v)
+{
+    uint64_t u = (uint64_t)v;
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(u >> (8 * i));
+}
+
+static int64_t get_le64(const uint8_t *p)
+{
+    uint64_t u = 0;
+    for (int i = 0; i < 8; i++)
+        u |= (uint64_t)p[i] << (8 * i);
+    return (int64_t)u;
+}
+
+int store_generation_close(struct store *s, int64_t run, const struct store_generation *g,
+                           struct tv_error *err)
+{
+    struct held_run *h = writer_of(s, run, err, "closing a generation");
+    if (!h)
+        return err ? err->code : TV_ESTATE;
+    if (g->generation != h->last_closed + 1)
+        return tv_error_set(
+            err, TV_ESTATE, "%s: run '%s': cannot close generation %lld: the next to close is %lld",
+            s->path, h->name, (long long)g->generation, (long long)(h->last_closed + 1));
+    if (g->n_population == 0 || !g->population)
+        return tv_error_set(err, TV_EINVAL,
+                            "%s: run '%s': generation %lld: the checkpoint has no population",
+                            s->path, h->name, (long long)g->generation);
+    if ((g->n_species && !g->species) || (g->state_len && !g->state))
+        return tv_error_set(err, TV_EINVAL, "%s: run '%s': generation %lld: missing %s array",
+                            s->path, h->name, (long long)g->generation,
+                            g->state_len && !g->state ? "state" : "species");
+    if (g->n_population > SIZE_MAX / 8 || g->n_population > INT_MAX / 8)
+        return tv_error_set(err, TV_ELIMIT, "%s: run '%s': population of %zu is too large", s->path,
+                            h->name, g->n_population);
+    uint8_t *ids = malloc(g->n_population * 8);
+    if (!ids)
+        return tv_error_set(err, TV_ENOMEM, "%s: out of memory", s->path);
+    for (size_t i = 0; i < g->n_population; i++)
+        put_le64(ids + 8 * i, g->population[i]);
+
+    char what[200];
+    snprintf(what, sizeof what, "run '%s': closing generation %lld", h->name,
+             (long long)g->generation);
+    int code = begin(s, err, what);
+    if (code)
+        goto out;
+    int rc;
+    sqlite3_stmt *q = s->st[ST_IND_EXISTS];
+    sqlite3_reset(q);
+    sqlite3_bind_int64(q, 1, run);
+    for (size_t i = 0; i < g->n_population; i++) {
+        sqlite3_bind_int64(q, 2, g->population[i]);
+        rc = sqlite3_step(q);
+        sqlite3_reset(q);
+        if (rc == SQLITE_ROW)
+            continue;
+        if (rc == SQLITE_DONE)
+            code = tv_error_set(err, TV_EINVAL,
+                                "%s: %s: population member %zu (individual %lld) was never added",
+                                s->path, what, i, (long long)g->population[i]);
+        else
+            code = db_error(s, rc, err, "%s: looking up individual %lld", what,
+                            (long long)g->population[i]);
+        goto fail;
+    }
+    q = stmt(s, ST_GENERATION_INSERT);
+    sqlite3_bind_int64(q, 1, run);
+    sqlite3_bind_int64(q, 2, g->generation);
+    sqlite3_bind_double(q, 3, g->best);
+    sqlite3_bind_double(q, 4, g->mean);
+    sqlite3_bind_double(q, 5, g->median);
+    bind_id(q, 6, g->champion);
+    sqlite3_bind_int64(q, 7, (int64_t)g->n_species);
+    sqlite3_bind_int64(q, 8, (int64_t)g->n_evals);
+    sqlite3_bind_double(q, 9, g->wall_seconds);
+    if ((rc = exec_stmt(q)) != SQLITE_OK) {
+        code = db_error(s, rc, err, "%s: statistics", what);
+        goto fail;
+    }
+    for (size_t i = 0; i < g->n_species; i++) {
+        const struct store_species *sp = &g->species[i];
+        q = stmt(s, ST_SPECIES_INSERT);
+        sqlite3_bind_int64(q, 1, run);
+        sqlite3_bind_int64(q, 2, g->generation);
+        sqlite3_bind_int64(q, 3, sp->id);
+        sqlite3_bind_int64(q, 4, sp->size);
+        sqlite3_bind_double(q, 5, sp->best_fitness);
+        sqlite3_bind_double(q, 6, sp->mean_fitness);
+        bind_id(q, 7, sp->representative);
+        sqlite3_bind_int64(q, 8, sp->born);
+        sqlite3_bind_int64(q, 9, sp->stagnant);
+        if ((rc = exec_stmt(q)) != SQLITE_OK) {
+            if (rc == SQLITE_CONSTRAINT_PRIMARYKEY)
+                code = tv_error_set(err, TV_EINVAL, "%s: %s: species %lld appears twice", s->path,
+                                    what, (long long)sp->id);
+            else
+                code = db_error(s, rc, err, "%s: species %lld", what, (long long)sp->id);
+            goto fail;
+        }
+    }
+    q = stmt(s, ST_CKPT_INSERT);
+    sqlite3_bind_int64(q, 1, run);
+    sqlite3_bind_int64(q, 2, g->generation);
+    sqlite3_bind_blob64(q, 3, g->state_len ? g->state : "", g->state_len, SQLITE_STATIC);
+    sqlite3_bind_blob64(q, 4, ids, g->n_population * 8, SQLITE_STATIC);
+    sqlite3_bind_int64(q, 5, (int64_t)g->n_population);
+    if ((rc = exec_stmt(q)) != SQLITE_OK) {
+        code = db_error(s, rc, err, "%s: checkpoint", what);
+        goto fail;
+    }
+    q = stmt(s, ST_RUN_TOUCH);
+    sqlite3_bind_int64(q, 1, run);
+    if ((rc = exec_stmt(q)) != SQLITE_OK) {
+        code = db_error(s, rc, err, "%s: run row", what);
+        goto fail;
+    }
+    if ((code = commit(s, err, what)) != 0)
+        goto out;
+    h->last_closed = g->generation;
+    truncate_wal(s);
+    goto out;
+fail:
+    rollback(s);
+out:
+    free(ids);
+    return code;
+}
+
+int store_generation_get(struct store *s, int64_t run, int64_t generation,
+                         struct store_generation *out, struct tv_error *err)
+{
+    memset(out, 0, sizeof *out);
+    char label[128];
+    sqlite3_stmt *q = stmt(s, ST_GENERATION_GET);
+    sqlite3_bind_int64(q, 1, run);
+    sqlite3_bind_int64(q, 2, generation);
+    int rc = sqlite3_step(q);
+    int code = 0;
+    if (rc == SQLITE_ROW) {
+        out->generation = sqlite3_column_int64(q, 0);
+        out->best = column_real(q, 1);
+        out->mean = column_real(q, 2);
+        out->median = column_real(q, 3);
+        out->champion = column_id(q, 4);
+        out->n_evals = (uint64_t)sqlite3_column_int64(q, 5);
+        out->wall_seconds = column_real(q, 6);
+        out->n_species = (size_t)sqlite3_column_int64(q, 7);
+    } else if (rc == SQLITE_DONE) {
+        if (generation < 0)
+            code = tv_error_set(err, TV_ENOTFOUND, "%s: %s: no generation closed yet", s->path,
+                                run_label(s, run, label, sizeof label));
+        else
+            code = tv_error_set(err, TV_ENOTFOUND, "%s: %s: generation %lld is not closed", s->path,
+                                run_label(s, run, label, sizeof label), (long long)generation);
+    } else {
+        code = db_error(s, rc, err, "reading generation %lld", (long long)generation);
+    }
+    done(q);
+    return code;
+}
+
+void store_checkpoint_release(struct store_checkpoint *c)
+{
+    if (!c)
+        return;
+    free(c->state);
+    store_set_release(&c->population);
+    store_set_release(&c->pending);
+    memset(c, 0, sizeof *c);
+}
+
+int store_checkpoint_load(struct store *s, int64_t run, struct store_checkpoint *out,
+                          struct tv_error *err)
+{
+    memset(out, 0, sizeof *out);
+    set_init(s, run, &out->population);
+    set_init(s, run, &out->pending);
+    const char *where = out->population.where;
+    int code = 0;
+    /* One read transaction, so the checkpoint, its population and the pending
+     * rows are one snapshot even while a writer commits. */
+    int rc = sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL);
+    if (rc != SQLITE_OK)
+        return db_error(s, rc, err, "loading the checkpoint: begin");
+    sqlite3_stmt *q = stmt(s, ST_CKPT_LATEST);
+    sqlite3_bind_int64(q, 1, run);
+    rc = sqlite3_step(q);
+    if (rc == SQLITE_DONE) {
+        code =
+            tv_error_set(err, TV_ENOTFOUND, "%s: no checkpoint (no generation closed yet)", where);
+        goto fail;
+    }
+    if (rc != SQLITE_ROW) {
+        code = tv_error_set(err, code_of(s->db, rc), "%s: reading the checkpoint: %s", where,
+                            sqlite3_errmsg(s->db));
+        goto fail;
+    }
+    out->generation = sqlite3_column_int64(q, 0);
+    int64_t n_pop = sqlite3_column_int64(q, 3);
+    if (sqlite3_column_type(q, 1) != SQLITE_BLOB || sqlite3_column_type(q, 2) != SQLITE_BLOB ||
+        n_pop <= 0 || sqlite3_column_bytes(q, 2) != n_pop * 8) {
+        code = tv_error_set(err, TV_ECORRUPT,
+                            "%s: checkpoint of generation %lld is damaged (population of %lld"
+                            " ids in %d bytes)",
+                            where, (long long)out->generation, (long long)n_pop,
+                            sqlite3_column_bytes(q, 2));
+        goto fail;
+    }
+    size_t state_len = (size_t)sqlite3_column_bytes(q, 1);
+    out->state = malloc(state_len ? state_len : 1);
+    uint8_t *ids = malloc((size_t)n_pop * 8);
+    if (!out->state || !ids) {
+        free(ids);
+        code = tv_error_set(err, TV_ENOMEM, "%s: out of memory loading the checkpoint", where);
+        goto fail;
+    }
+    if (state_len)
+        memcpy(out->state, sqlite3_column_blob(q, 1), state_len);
+    out->state_len = state_len;
+    memcpy(ids, sqlite3_column_blob(q, 2), (size_t)n_pop * 8);
+    done(q);
+
+    struct store_set *pop = &out->population;
+    pop->rows = malloc((size_t)n_pop * sizeof *pop->rows);
+    if (!pop->rows || tv_buf_reserve(&pop->bytes, (size_t)n_pop * 256)) {
+        free(ids);
+        code = tv_error_set(err, TV_ENOMEM, "%s: out of memory loading the population", where);
+        goto fail;
+    }
+    q = s->st[ST_IND_GET];
+    sqlite3_reset(q);
+    sqlite3_bind_int64(q, 1, run);
+    for (int64_t i = 0; i < n_pop; i++) {
+        int64_t id = get_le64(ids + 8 * i);
+        sqlite3_bind_int64(q, 2, id);
+        rc = sqlite3_step(q);
+        if (rc == SQLITE_ROW) {
+            code = read_row(q, 1, &pop->rows[pop->n], &pop->bytes, where, err);
+        } else if (rc == SQLITE_DONE) {
+            code = tv_error_set(err, TV_ECORRUPT,
+                                "%s: checkpoint of generation %lld names individual %lld,"
+                                " which is missing",
+                                where, (long long)out->generation, (long long)id);
+        } else {
+            code = tv_error_set(err, code_of(s->db, rc), "%s: loading individual %lld: %s", where,
+                                (long long)id, sqlite3_errmsg(s->db));
+        }
+        sqlite3_reset(q);
+        if (code) {
+            free(ids);
+            goto fail;
+        }
+        pop->n++;
+    }
+    free(ids);
+    set_fix_pointers(pop);
+
+    q = stmt(s, ST_IND_PENDING);
+    sqlite3_bind_int64(q, 1, run);
+    sqlite3_bind_int64(q, 2, out->generation);
+    size_t cap = 0;
+    if ((code = set_load(s, q, 1, &out->pending, &cap, err)) != 0)
+        goto fail;
+    set_fix_pointers(&out->pending);
+    sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+    return 0;
+fail:
+    done(s->st[ST_CKPT_LATEST]);
+    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    store_checkpoint_release(out);
+    return code;
+}
