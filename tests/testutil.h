@@ -1,0 +1,157 @@
+/* testutil.h -- helpers shared by the cmocka tests of genome/ (and usable by
+ * the others): error assertions that check the code *and* the message, and a
+ * generator of random valid genomes with skip, recurrent and split-made
+ * hidden neurons. Include after <cmocka.h>. Everything here is static inline
+ * so that a test file that uses only part of it builds with -Werror. */
+#ifndef TREVO_TESTUTIL_H
+#define TREVO_TESTUTIL_H
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "genome.h"
+
+/* rc must be `code`, err->code too, and err->msg must contain `sub`. */
+#define assert_error(rc, err, code, sub)                                                           \
+    tu_assert_error_((rc), (err), (code), (sub), __FILE__, __LINE__)
+
+/* err->msg must contain `sub`. */
+#define assert_msg_has(err, sub)                                                                   \
+    tu_assert_error_((err)->code, (err), (err)->code, (sub), __FILE__, __LINE__)
+
+/* rc must be 0; on failure the message is printed. */
+#define assert_ok(rc, err) tu_assert_ok_((rc), (err), __FILE__, __LINE__)
+
+static inline void tu_assert_error_(int rc, const struct tv_error *err, int code, const char *sub,
+                                    const char *file, int line)
+{
+    if (rc != code || err->code != code || !strstr(err->msg, sub)) {
+        print_error("%s:%d: got rc %d (%s), err->code %d, message \"%s\";\n"
+                    "    wanted rc %d (%s) and a message containing \"%s\"\n",
+                    file, line, rc, tv_code_name(rc), err->code, err->msg, code, tv_code_name(code),
+                    sub);
+        _fail(file, line);
+    }
+}
+
+static inline void tu_assert_ok_(int rc, const struct tv_error *err, const char *file, int line)
+{
+    if (rc != 0) {
+        print_error("%s:%d: got rc %d (%s): \"%s\"\n", file, line, rc, tv_code_name(rc),
+                    err ? err->msg : "");
+        _fail(file, line);
+    }
+}
+
+/* Aggressive mutation rates: every structural operator fires often. */
+static inline struct genome_mutation tu_aggressive_mutation(void)
+{
+    struct genome_mutation m = {0};
+    m.weight_perturb_rate = 0.8;
+    m.weight_perturb_sd = 0.5;
+    m.weight_replace_rate = 0.1;
+    m.weight_init_sd = 1.0;
+    m.bias_perturb_rate = 0.5;
+    m.bias_perturb_sd = 0.3;
+    m.bias_replace_rate = 0.1;
+    m.bias_init_sd = 1.0;
+    m.add_local_rate = 0.6;
+    m.add_skip_rate = 0.4;
+    m.add_recurrent_rate = 0.3;
+    m.del_conn_rate = 0.2;
+    m.add_neuron_rate = 0.5;
+    m.del_neuron_rate = 0.1;
+    m.act_change_rate = 0.2;
+    m.act_choices = (1u << GENOME_ACT_COUNT) - 1;
+    m.hidden_act = GENOME_ACT_TANH;
+    return m;
+}
+
+/* A random layered genome (2..5 layers, skip and recurrent connections),
+ * then 0..n_mut-1 aggressive mutations (splits make hashed hidden ids). Every
+ * intermediate genome is checked with genome_validate. */
+static inline void tu_random_genome(struct genome *g, struct tv_rng *rng, uint32_t n_mut)
+{
+    struct tv_error err = {0};
+    uint32_t sizes[5];
+    size_t L = 2 + tv_rng_below(rng, 4);
+    for (size_t l = 0; l < L; l++)
+        sizes[l] = 1 + tv_rng_below(rng, l == 0 ? 6 : l == L - 1 ? 4 : 8);
+    struct genome_layered_spec spec = {
+        .sizes = sizes,
+        .n_layers = L,
+        .density = 0.2 + 0.8 * tv_rng_uniform(rng),
+        .skip_rate = 0.5 * tv_rng_uniform(rng),
+        .recurrent_rate = 0.3 * tv_rng_uniform(rng),
+        .hidden_act = (int)tv_rng_below(rng, GENOME_ACT_COUNT),
+        .out_act = (int)tv_rng_below(rng, GENOME_ACT_COUNT),
+        .weight_sd = 1.0,
+    };
+    assert_ok(genome_build_layered(g, &spec, rng, &err), &err);
+    assert_ok(genome_validate(g, NULL, &err), &err);
+    struct genome_mutation m = tu_aggressive_mutation();
+    m.hidden_act = (int)tv_rng_below(rng, GENOME_ACT_COUNT);
+    m.weight_max = tv_rng_chance(rng, 0.5) ? 0.0 : 4.0;
+    uint32_t n = n_mut ? tv_rng_below(rng, n_mut) : 0;
+    for (uint32_t i = 0; i < n; i++) {
+        assert_ok(genome_mutate(g, &m, rng, &err), &err);
+        assert_ok(genome_validate(g, NULL, &err), &err);
+    }
+}
+
+/* Replaces some weights and biases by awkward but finite floats: -0, the
+ * smallest denormal, the largest float, values that need 9 digits. */
+static inline void tu_spice_floats(struct genome *g, struct tv_rng *rng)
+{
+    static const float odd[] = {-0.0f,    0.0f,        1.4e-45f, -1.4e-45f, FLT_MIN,
+                                FLT_MAX,  -FLT_MAX,    1e-30f,   3.40e38f,  0.1f,
+                                1.0f / 3, 16777217.0f, -2.5e-7f};
+    size_t n_odd = sizeof odd / sizeof odd[0];
+    for (size_t i = 0; i < g->n_conns; i++)
+        if (tv_rng_chance(rng, 0.2))
+            g->conns[i].weight = odd[tv_rng_below(rng, (uint32_t)n_odd)];
+    for (size_t i = 0; i < g->n_neurons; i++)
+        if (g->neurons[i].kind != GENOME_INPUT && tv_rng_chance(rng, 0.2))
+            g->neurons[i].bias = odd[tv_rng_below(rng, (uint32_t)n_odd)];
+}
+
+/* A small fixed genome: inputs 0, 1 (depth 0), output 2 (depth 1), hidden 10
+ * (0.5) and 11 (0.75); connections 0->10, 1->10, 10->11, 11->2, 0->2 (skip),
+ * 0->11 (skip), 2->10 (recurrent), 10->10 (recurrent self loop). */
+static inline void tu_small_genome(struct genome *g)
+{
+    struct tv_error err = {0};
+    genome_reset(g);
+    assert_ok(genome_add_neuron(g, 2, GENOME_OUTPUT, GENOME_ACT_SIGMOID, 0.5f, 1.0f, &err), &err);
+    assert_ok(genome_add_neuron(g, 0, GENOME_INPUT, GENOME_ACT_IDENTITY, 0.0f, 0.0f, &err), &err);
+    assert_ok(genome_add_neuron(g, 11, GENOME_HIDDEN, GENOME_ACT_RELU, -0.25f, 0.75f, &err), &err);
+    assert_ok(genome_add_neuron(g, 1, GENOME_INPUT, GENOME_ACT_IDENTITY, 0.0f, 0.0f, &err), &err);
+    assert_ok(genome_add_neuron(g, 10, GENOME_HIDDEN, GENOME_ACT_TANH, 0.125f, 0.5f, &err), &err);
+    assert_ok(genome_add_conn(g, 10, 11, 0.5f, &err), &err);
+    assert_ok(genome_add_conn(g, 0, 10, 1.5f, &err), &err);
+    assert_ok(genome_add_conn(g, 11, 2, -1.0f, &err), &err);
+    assert_ok(genome_add_conn(g, 1, 10, -0.75f, &err), &err);
+    assert_ok(genome_add_conn(g, 0, 2, 2.0f, &err), &err);
+    assert_ok(genome_add_conn(g, 0, 11, 0.25f, &err), &err);
+    assert_ok(genome_add_conn(g, 2, 10, 0.3f, &err), &err);
+    assert_ok(genome_add_conn(g, 10, 10, -0.1f, &err), &err);
+}
+
+/* The text form of g, malloc'd and NUL-terminated; its length in *len. */
+static inline char *tu_text_of(const struct genome *g, size_t *len)
+{
+    struct tv_error err = {0};
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    assert_non_null(f);
+    assert_ok(genome_write_text(g, f, &err), &err);
+    assert_int_equal(fclose(f), 0);
+    *len = n;
+    return buf;
+}
+
+#endif
