@@ -1,0 +1,84 @@
+/* fuzz_genome_msgpack.c -- libFuzzer target for genome_decode (and the
+ * framing check under it). Any input must give 0 or an error with a message,
+ * never a crash; whatever decodes must be valid, re-encode and decode to the
+ * same genome, and survive the text form too. Both the default limits and
+ * small ones are tried, so the limit paths are reached with small inputs.
+ * Seeds: tests/fuzz/corpus/genome_msgpack/. */
+#include <msgpack.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "genome.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "%s:%d: check failed: %s (%s)\n", __FILE__, __LINE__, #cond, err.msg); \
+            abort();                                                                               \
+        }                                                                                          \
+    } while (0)
+
+/* tv_msgpack_check's promise: what it accepts, msgpack-c decodes whole. */
+static void check_framing(const uint8_t *data, size_t size)
+{
+    struct tv_error err = {0};
+    int rc = tv_msgpack_check(data, size, 64, &err);
+    if (rc) {
+        CHECK(rc == TV_EFORMAT && err.code == rc && err.msg[0]);
+        return;
+    }
+    msgpack_unpacked res;
+    msgpack_unpacked_init(&res);
+    size_t off = 0;
+    msgpack_unpack_return ur = msgpack_unpack_next(&res, (const char *)data, size, &off);
+    /* msgpack-c itself refuses nesting beyond its own stack (32 levels). */
+    CHECK(ur == MSGPACK_UNPACK_SUCCESS || ur == MSGPACK_UNPACK_NOMEM_ERROR);
+    if (ur == MSGPACK_UNPACK_SUCCESS)
+        CHECK(off == size);
+    msgpack_unpacked_destroy(&res);
+}
+
+static void round_trip(const uint8_t *data, size_t size, const struct genome_limits *lim)
+{
+    struct tv_error err = {0};
+    struct genome g, h;
+    genome_init(&g);
+    genome_init(&h);
+    int rc = genome_decode(&g, data, size, lim, &err);
+    if (rc) {
+        CHECK(err.code == rc && err.msg[0] != '\0');
+        CHECK(g.n_neurons == 0 && g.n_conns == 0);
+        genome_release(&g);
+        return;
+    }
+    CHECK(genome_validate(&g, lim, &err) == 0);
+    struct tv_buf buf = {0};
+    CHECK(genome_encode(&g, &buf, &err) == 0);
+    CHECK(genome_decode(&h, buf.data, buf.len, lim, &err) == 0);
+    CHECK(genome_equal(&g, &h));
+    /* The text form holds the same genome. */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    CHECK(f != NULL);
+    CHECK(genome_write_text(&g, f, &err) == 0);
+    CHECK(fclose(f) == 0);
+    CHECK(genome_read_text(&h, text, len, "fuzz", lim, &err) == 0);
+    CHECK(genome_equal(&g, &h));
+    free(text);
+    tv_buf_free(&buf);
+    genome_release(&g);
+    genome_release(&h);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static const struct genome_limits small = {6, 10};
+    check_framing(data, size);
+    round_trip(data, size, NULL);
+    round_trip(data, size, &small);
+    return 0;
+}
