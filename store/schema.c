@@ -56,6 +56,7 @@ const char *const store_schema_sql[] = {
     "  n_recurrent INTEGER NOT NULL,\n"
     "  eval_seconds REAL NOT NULL,\n"
     "  rank INTEGER NOT NULL,\n"
+    "  solved INTEGER NOT NULL DEFAULT 0,\n"
     "  PRIMARY KEY (run_id, id)\n"
     ") WITHOUT ROWID;\n",
     /* per-generation questions (best, mean, top k) read only this index */
@@ -120,7 +121,7 @@ const char *const store_schema_sql[] = {
     "CREATE VIEW v_individuals AS\n"
     "SELECT r.name AS run, i.run_id, i.id, i.generation, i.fitness, i.parent1, i.parent2,\n"
     "  i.op, coalesce(o.name, 'op ' || i.op) AS operator, i.species, i.n_neurons,\n"
-    "  i.n_conns, i.n_skip, i.n_recurrent, i.eval_seconds, i.rank\n"
+    "  i.n_conns, i.n_skip, i.n_recurrent, i.eval_seconds, i.rank, i.solved\n"
     "FROM individuals i JOIN runs r ON r.run_id = i.run_id\n"
     "LEFT JOIN operators o ON o.op = i.op;\n",
 
@@ -135,7 +136,7 @@ const char *const store_schema_sql[] = {
     "CREATE VIEW v_champions AS\n"
     "SELECT r.name AS run, g.run_id, g.generation, i.id, i.fitness,\n"
     "  i.generation AS born, coalesce(o.name, 'op ' || i.op) AS operator, i.parent1,\n"
-    "  i.parent2, i.species, i.n_neurons, i.n_conns, i.n_skip, i.n_recurrent\n"
+    "  i.parent2, i.species, i.n_neurons, i.n_conns, i.n_skip, i.n_recurrent, i.solved\n"
     "FROM generations g JOIN runs r ON r.run_id = g.run_id\n"
     "JOIN individuals i ON i.run_id = g.run_id AND i.id = g.champion\n"
     "LEFT JOIN operators o ON o.op = i.op;\n",

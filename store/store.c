@@ -28,8 +28,8 @@
 
 #define IND_COLS                                                                                   \
     "i.id, i.generation, i.fitness, i.parent1, i.parent2, i.op, i.species, i.n_neurons, "          \
-    "i.n_conns, i.n_skip, i.n_recurrent, i.eval_seconds, i.rank"
-#define N_IND_COLS 13
+    "i.n_conns, i.n_skip, i.n_recurrent, i.eval_seconds, i.rank, i.solved"
+#define N_IND_COLS 14
 #define NOW "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
 
 enum st {
@@ -83,8 +83,9 @@ static const char *const st_sql[ST_COUNT] = {
     [ST_RUN_TOUCH] = "UPDATE runs SET updated_at = " NOW " WHERE run_id = ?1",
     [ST_LAST_CLOSED] = "SELECT max(generation) FROM generations WHERE run_id = ?1",
     [ST_IND_INSERT] = "INSERT INTO individuals(run_id, id, generation, fitness, parent1, parent2,"
-                      " op, species, n_neurons, n_conns, n_skip, n_recurrent, eval_seconds, rank)"
-                      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                      " op, species, n_neurons, n_conns, n_skip, n_recurrent, eval_seconds, rank,"
+                      " solved) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,"
+                      " ?14, ?15)",
     [ST_GENOME_INSERT] = "INSERT INTO genomes(run_id, id, data) VALUES (?1, ?2, ?3)",
     [ST_IND_GET] = "SELECT " IND_COLS ", g.data FROM individuals i LEFT JOIN genomes g"
                    " ON g.run_id = i.run_id AND g.id = i.id WHERE i.run_id = ?1 AND i.id = ?2",
@@ -183,7 +184,20 @@ static int db_error(const struct store *s, int rc, struct tv_error *err, const c
     va_end(ap);
     int code = code_of(s->db, rc);
     const char *what = code == TV_ENOSPACE ? "disk full: " : "";
-    return tv_error_set(err, code, "%s: %s: %s%s", s->path, ctx, what, sqlite3_errmsg(s->db));
+    int sys = sqlite3_system_errno(s->db);
+    char os[96] = "";
+    if ((code == TV_EIO || code == TV_ENOSPACE) && sys)
+        snprintf(os, sizeof os, " (%s)", strerror(sys));
+    return tv_error_set(err, code, "%s: %s: %s%s%s", s->path, ctx, what, sqlite3_errmsg(s->db), os);
+}
+
+/* Adds text at the end of err's message (as far as it fits). */
+static void append_msg(struct tv_error *err, const char *text)
+{
+    if (!err)
+        return;
+    size_t n = strlen(err->msg);
+    snprintf(err->msg + n, sizeof err->msg - n, "%s", text);
 }
 
 /* ---- small helpers --------------------------------------------------------- */
@@ -354,15 +368,22 @@ static int one_int(sqlite3 *db, const char *sql, int64_t *out)
     return rc;
 }
 
-/* Examines an existing SQLite file through a read-only connection (which
- * writes nothing): sets *empty if it has no tables at all (a creation that
- * never committed), else checks that it is ours, of a version we read, and
- * (unless STORE_NO_CHECK) passes PRAGMA quick_check. */
-static int inspect(const char *path, unsigned flags, int *empty, int64_t *version,
-                   struct tv_error *err)
+static char *immutable_uri(const char *path);
+
+static int inspect_with(const char *path, int immutable, unsigned flags, int *empty,
+                        int64_t *version, struct tv_error *err)
 {
     sqlite3 *db = NULL;
-    int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL);
+    int rc;
+    if (immutable) {
+        char *uri = immutable_uri(path);
+        if (!uri)
+            return tv_error_set(err, TV_ENOMEM, "%s: out of memory", path);
+        rc = sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
+        free(uri);
+    } else {
+        rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL);
+    }
     int code = 0;
     int64_t app = 0, n_tables = 0, has_meta = 0;
     *empty = 0;
@@ -435,6 +456,66 @@ sqlite_failed:
 out:
     sqlite3_close(db);
     return code;
+}
+
+static int side_file_exists(const char *path, const char *suffix)
+{
+    size_t n = strlen(path);
+    char *p = malloc(n + strlen(suffix) + 1);
+    if (!p)
+        return 1;
+    memcpy(p, path, n);
+    strcpy(p + n, suffix);
+    struct stat sb;
+    int yes = stat(p, &sb) == 0;
+    free(p);
+    return yes;
+}
+
+/* "file:PATH?immutable=1", PATH percent-encoded. */
+static char *immutable_uri(const char *path)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t n = strlen(path);
+    char *u = malloc(5 + 3 * n + 12 + 1);
+    if (!u)
+        return NULL;
+    char *o = u;
+    memcpy(o, "file:", 5);
+    o += 5;
+    for (const unsigned char *c = (const unsigned char *)path; *c; c++) {
+        if ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+            strchr("/._~-", *c)) {
+            *o++ = (char)*c;
+        } else {
+            *o++ = '%';
+            *o++ = hex[*c >> 4];
+            *o++ = hex[*c & 15];
+        }
+    }
+    strcpy(o, "?immutable=1");
+    return u;
+}
+
+/* Examines an existing SQLite file through a read-only connection: sets
+ * *empty if it has no tables at all (a creation that never committed), else
+ * checks that it is ours, of a version we read, and (unless STORE_NO_CHECK)
+ * passes PRAGMA quick_check.
+ *
+ * Nothing may be written, not even beside the file: a read-only connection
+ * to a WAL database creates -wal and -shm. So when there is no -wal (no
+ * connection is open and every commit is in the file) the file is read as
+ * immutable, without locks or side files; if a writer appeared meanwhile and
+ * the check failed, it is repeated the ordinary way. */
+static int inspect(const char *path, unsigned flags, int *empty, int64_t *version,
+                   struct tv_error *err)
+{
+    if (side_file_exists(path, "-wal"))
+        return inspect_with(path, 0, flags, empty, version, err);
+    int rc = inspect_with(path, 1, flags, empty, version, err);
+    if (rc && side_file_exists(path, "-wal"))
+        rc = inspect_with(path, 0, flags, empty, version, err);
+    return rc;
 }
 
 static int exec_sql(struct store *s, const char *sql, struct tv_error *err, const char *what)
@@ -1024,6 +1105,8 @@ static int check_row(const struct store *s, const struct held_run *h,
         bad = "operator is negative";
     else if (r->rank < 0)
         bad = "rank is negative";
+    else if (r->solved != 0 && r->solved != 1)
+        bad = "solved is neither 0 nor 1";
     else if (!isfinite(r->eval_seconds) || r->eval_seconds < 0)
         bad = "eval_seconds is not a finite non-negative number";
     else if (!r->genome || r->genome_len == 0)
@@ -1057,6 +1140,7 @@ static int insert_row(struct store *s, int64_t run, const struct store_individua
     sqlite3_bind_int64(q, 12, r->n_recurrent);
     sqlite3_bind_double(q, 13, r->eval_seconds);
     sqlite3_bind_int(q, 14, r->rank);
+    sqlite3_bind_int(q, 15, r->solved);
     int rc = exec_stmt(q);
     if (rc != SQLITE_OK)
         return rc;
@@ -1107,7 +1191,10 @@ int store_add_individuals(struct store *s, int64_t run, const struct store_indiv
         rollback(s);
         return code;
     }
-    return commit(s, err, what);
+    code = commit(s, err, what);
+    if (code)
+        append_msg(err, "; nothing of this batch was written");
+    return code;
 }
 
 /* Reads the individual columns (and, with_genome, the genome bytes appended
@@ -1117,10 +1204,10 @@ static int read_row(sqlite3_stmt *q, int with_genome, struct store_individual *r
 {
     memset(r, 0, sizeof *r);
     r->id = sqlite3_column_int64(q, 0);
-    static const int must_int[] = {0, 1, 5, 7, 8, 9, 10, 12};
+    static const int must_int[] = {0, 1, 5, 7, 8, 9, 10, 12, 13};
     static const char *const names[] = {
-        "id",        "generation", "fitness", "parent1",     "parent2",      "op",  "species",
-        "n_neurons", "n_conns",    "n_skip",  "n_recurrent", "eval_seconds", "rank"};
+        "id",        "generation", "fitness", "parent1",     "parent2",      "op",   "species",
+        "n_neurons", "n_conns",    "n_skip",  "n_recurrent", "eval_seconds", "rank", "solved"};
     for (size_t k = 0; k < sizeof must_int / sizeof must_int[0]; k++) {
         int c = must_int[k];
         if (sqlite3_column_type(q, c) != SQLITE_INTEGER)
@@ -1147,6 +1234,7 @@ static int read_row(sqlite3_stmt *q, int with_genome, struct store_individual *r
     r->n_recurrent = (uint32_t)sqlite3_column_int64(q, 10);
     r->eval_seconds = column_real(q, 11);
     r->rank = sqlite3_column_int(q, 12);
+    r->solved = sqlite3_column_int(q, 13) != 0;
     if (!with_genome)
         return 0;
     if (sqlite3_column_type(q, N_IND_COLS) != SQLITE_BLOB)
@@ -1452,8 +1540,10 @@ int store_generation_close(struct store *s, int64_t run, const struct store_gene
         code = db_error(s, rc, err, "%s: run row", what);
         goto fail;
     }
-    if ((code = commit(s, err, what)) != 0)
+    if ((code = commit(s, err, what)) != 0) {
+        append_msg(err, "; the generation stays open");
         goto out;
+    }
     h->last_closed = g->generation;
     truncate_wal(s);
     goto out;

@@ -148,6 +148,7 @@ struct store_individual {
     int32_t rank;          /* MPI rank that evaluated it (0: the master) */
     const uint8_t *genome; /* genome_encode() bytes; borrowed (see store_set) */
     size_t genome_len;
+    int32_t solved; /* 1 if it passed the task's success test, else 0 */
 };
 
 /* Adds rows[0..n) to the run in one transaction: all or nothing. This
