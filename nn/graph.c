@@ -1,0 +1,113 @@
+/* graph.c -- nn_build_graph: NEAT-style random graphs for tests and
+ * benchmarks. Generated source by source with sorted targets, so the genome
+ * comes out in canonical order without a sort: O(connections). */
+#include <math.h>
+#include <stdlib.h>
+
+#include "nn_impl.h"
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* How many of `per` (a mean) this source gets: floor, plus one by chance. */
+static size_t draw_count(double per, struct tv_rng *rng)
+{
+    double f = floor(per);
+    return (size_t)f + (size_t)tv_rng_chance(rng, per - f);
+}
+
+int nn_build_graph(struct genome *g, const struct nn_graph_spec *sp, struct tv_rng *rng,
+                   struct tv_error *err)
+{
+    size_t n = sp->n_neurons, n_in = sp->n_in, n_out = sp->n_out;
+    if (n_in == 0 || n_out == 0 || n_in + n_out > n || n >= GENOME_ID_NONE)
+        return tv_error_set(err, TV_EINVAL,
+                            "nn_build_graph: %zu neurons cannot hold %zu inputs and %zu outputs", n,
+                            n_in, n_out);
+    if (!(sp->rec_rate >= 0.0 && sp->rec_rate <= 1.0))
+        return tv_error_set(err, TV_EINVAL, "nn_build_graph: rec_rate %g outside [0, 1]",
+                            sp->rec_rate);
+    size_t n_hid = n - n_in - n_out;
+    size_t levels = n_hid == 0 ? 0 : (sp->n_levels == 0 ? 1 : sp->n_levels);
+    if (levels > n_hid)
+        levels = n_hid;
+    genome_reset(g);
+    int rc = genome_reserve(g, n, sp->n_conns + sp->n_conns / 16 + 16, err);
+    if (rc)
+        return rc;
+    /* Positions: inputs [0, n_in), hidden by level, outputs [n - n_out, n);
+     * the id is the position. level_start[L] is the first hidden of level L,
+     * level_start[levels] the first output. */
+    size_t *level_start = malloc((levels + 2) * sizeof *level_start);
+    if (!level_start)
+        return tv_error_set(err, TV_ENOMEM, "nn_build_graph: out of memory");
+    for (size_t L = 0; L <= levels; L++)
+        level_start[L] = n_in + (levels ? L * n_hid / levels : 0);
+    for (size_t p = 0; p < n && !rc; p++) {
+        struct genome_neuron u = {(uint32_t)p, GENOME_HIDDEN, (uint8_t)sp->hidden_act, 0.0f, 0.0f};
+        if (p < n_in) {
+            u.kind = GENOME_INPUT;
+            u.act = GENOME_ACT_IDENTITY;
+        } else if (p >= n - n_out) {
+            u.kind = GENOME_OUTPUT;
+            u.act = (uint8_t)sp->out_act;
+            u.depth = 1.0f;
+        } else {
+            size_t L = (p - n_in) * levels / n_hid;
+            u.depth = (float)(L + 1) / (float)(levels + 1);
+        }
+        if (u.kind != GENOME_INPUT)
+            u.bias = (float)(tv_rng_normal(rng) * sp->weight_sd);
+        rc = genome_push_neuron(g, &u, err);
+    }
+    size_t n_rec = (size_t)llround((double)sp->n_conns * sp->rec_rate);
+    double ff_per = (double)(sp->n_conns - n_rec) / (double)(n - n_out);
+    double rec_per = (double)n_rec / (double)(n - n_in);
+    size_t cap = (size_t)ff_per + (size_t)rec_per + 4;
+    uint32_t *to = malloc(cap * sizeof *to);
+    if (!to && !rc)
+        rc = tv_error_set(err, TV_ENOMEM, "nn_build_graph: out of memory");
+    for (size_t p = 0; p < n && !rc; p++) {
+        /* feed-forward targets: anything deeper; half of them local (the
+         * next level), half anywhere deeper (skip) */
+        size_t ff_lo, local_hi, rec_hi;
+        if (p < n_in) {
+            ff_lo = n_in;
+            local_hi = levels ? level_start[1] : n;
+            rec_hi = n_in; /* nothing is at depth 0 but inputs */
+        } else if (p >= n - n_out) {
+            ff_lo = local_hi = n;
+            rec_hi = n;
+        } else {
+            size_t L = (p - n_in) * levels / n_hid;
+            ff_lo = level_start[L + 1];
+            local_hi = L + 2 <= levels ? level_start[L + 2] : n;
+            rec_hi = ff_lo; /* hidden of this level or shallower */
+        }
+        size_t k = 0;
+        if (ff_lo < n) {
+            for (size_t c = draw_count(ff_per, rng); c > 0 && k < cap; c--) {
+                int local = tv_rng_chance(rng, 0.5);
+                size_t hi = local ? local_hi : n;
+                to[k++] = (uint32_t)(ff_lo + tv_rng_below(rng, (uint32_t)(hi - ff_lo)));
+            }
+        }
+        if (p >= n_in && rec_hi > n_in)
+            for (size_t c = draw_count(rec_per, rng); c > 0 && k < cap; c--)
+                to[k++] = (uint32_t)(n_in + tv_rng_below(rng, (uint32_t)(rec_hi - n_in)));
+        qsort(to, k, sizeof *to, cmp_u32);
+        for (size_t i = 0; i < k && !rc; i++) {
+            if (i > 0 && to[i] == to[i - 1])
+                continue;
+            struct genome_conn c = {(uint32_t)p, to[i],
+                                    (float)(tv_rng_normal(rng) * sp->weight_sd)};
+            rc = genome_push_conn(g, &c, err);
+        }
+    }
+    free(to);
+    free(level_start);
+    return rc;
+}

@@ -1,0 +1,172 @@
+/*
+ * nn.h -- the compact sparse engine: compile a genome into an execution plan
+ * and run it one time step at a time, for one input or a batch of inputs.
+ *
+ * A plan (nn_plan_compile) is one allocation, immutable once made, and reads
+ * the genome only while compiling. In it:
+ *   - neurons are renumbered densely: inputs first (by ascending id), then the
+ *     others by (depth, id); a *layer* is a run of equal depth (the inputs are
+ *     always layer 0 on their own);
+ *   - feed-forward edges (depth(from) < depth(to)) are stored once, either by
+ *     destination (CSR, read by *gather*) or by source (read by *scatter*,
+ *     which skips sources that are exactly zero), chosen per source layer;
+ *   - recurrent edges (depth(from) >= depth(to)) are kept apart, by
+ *     destination, and read the previous time step (0 after a reset);
+ *   - indices are 16-bit when the network has fewer than 65536 neurons,
+ *     32-bit otherwise; rows are sorted by the index they read, so memory is
+ *     read in order; gather rows are padded to a multiple of 8 entries that
+ *     read an always-zero slot (no tail loop, no branch mispredictions). A
+ *     plan takes at most 8 bytes per connection plus O(neurons) (the padding
+ *     is at most 7 entries per neuron and row).
+ * Compiling is O(neurons + connections), whatever the shape of the graph
+ * (no path enumeration).
+ *
+ * Semantics (DESIGN.md): one time step t computes, in depth order,
+ *   y_t[j] = act_j(bias_j + sum_ff w * y_t[i] + sum_rec w * y_{t-1}[i]),
+ * inputs y_t[k] = x_t[k] (no bias, no activation).
+ *
+ * Two implementations: nn_reference_* is a plain loop over the triplets
+ * (double accumulation, obviously correct, slow); nn_state/nn_step is the fast
+ * path. They agree to a relative error of about 1e-5 (the order of the sums
+ * differs). The fast path itself is deterministic: the same plan and inputs
+ * give the same bits on every x86-64 machine and in every SIMD clone, because
+ * every sum has a fixed order written in the C source (lane-wise vector code
+ * and no fused multiply-add). A state of batch 1 and a state of batch B sum in
+ * different fixed orders, so a sample run alone and the same sample in a batch
+ * may differ in the last bits. The activations call libm (expf, tanhf, sinf):
+ * bit-identity across machines assumes the same libm.
+ *
+ * This module includes only genome/ headers, libc and libm: never MPI,
+ * SQLite or BLAS.
+ */
+#ifndef TREVO_NN_H
+#define TREVO_NN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "genome.h"
+
+/* ---- activations -------------------------------------------------------- */
+
+/* act_j(x) for an activation id (enum genome_act). Unknown ids give x. The
+ * sigmoids and tanh are exact libm expressions: 1/(1+expf(-x)),
+ * 1/(1+expf(-4.9x)), tanhf(x). */
+float nn_act_apply(int act, float x);
+/* 1 if the activation returns exactly 0 for a large share of its inputs
+ * (relu, step): such layers are worth a zero-skipping scatter. */
+int nn_act_makes_zeros(int act);
+
+/* ---- plans ---------------------------------------------------------------- */
+
+/* How the feed-forward edges leaving a layer are read. Stored in options:
+ * explicit values. */
+enum nn_way {
+    NN_WAY_AUTO = 0,   /* per layer: from a measured density, else by activation */
+    NN_WAY_GATHER = 1, /* every layer gathers (the dense path) */
+    NN_WAY_SCATTER = 2 /* every layer scatters its non-zero sources */
+};
+
+/* Below this measured share of non-zero activations, AUTO scatters a layer. */
+#define NN_SCATTER_MAX_DENSITY 0.4f
+
+struct nn_opts {
+    int way;        /* enum nn_way */
+    int index_bits; /* 0: 16 when it fits, else 32; or 16 / 32 to force */
+    /* [n_density] measured share of non-zero activations per layer, as
+     * nn_state_density() reports it for an earlier plan of the same genome;
+     * NULL when not measured. */
+    const float *density;
+    size_t n_density;
+};
+
+struct nn_plan;
+
+/* Compiles g into *out (owned by the caller, nn_plan_free). opts may be NULL
+ * (defaults: AUTO, smallest indices). g should have passed genome_validate();
+ * anything that would make the plan unsafe (unsorted or duplicate genes, a
+ * missing end, an edge into an input, no input or output, a depth outside
+ * [0, 1], an unknown activation) is refused with TV_EINVAL naming the gene.
+ * TV_ENOMEM when out of memory; *out is NULL on any error. */
+int nn_plan_compile(const struct genome *g, const struct nn_opts *opts, struct nn_plan **out,
+                    struct tv_error *err);
+void nn_plan_free(struct nn_plan *p); /* NULL is a no-op */
+
+size_t nn_plan_n_inputs(const struct nn_plan *p);
+size_t nn_plan_n_outputs(const struct nn_plan *p);
+size_t nn_plan_n_neurons(const struct nn_plan *p);
+size_t nn_plan_n_layers(const struct nn_plan *p);
+size_t nn_plan_n_conns(const struct nn_plan *p);
+size_t nn_plan_n_recurrent(const struct nn_plan *p);
+size_t nn_plan_bytes(const struct nn_plan *p); /* the whole allocation */
+int nn_plan_index_bits(const struct nn_plan *p);
+/* enum nn_way chosen for layer l (GATHER or SCATTER); -1 if l is out of range. */
+int nn_plan_layer_way(const struct nn_plan *p, size_t l);
+
+/* ---- running: state and steps --------------------------------------------- */
+
+/* The values of every neuron for `batch` samples, this step and the last.
+ * Borrows the plan, which must outlive the state. */
+struct nn_state;
+
+/* A zeroed state for `batch` >= 1 samples (TV_EINVAL for 0 or a batch that
+ * would overflow; TV_ENOMEM). Steps then allocate nothing. */
+int nn_state_new(const struct nn_plan *p, size_t batch, struct nn_state **out,
+                 struct tv_error *err);
+void nn_state_free(struct nn_state *s); /* NULL is a no-op */
+size_t nn_state_batch(const struct nn_state *s);
+/* Starts a new sequence: every previous value becomes 0 (and the density
+ * counters restart). */
+void nn_state_reset(struct nn_state *s);
+/* One time step. in: [batch][n_inputs], sample after sample; out (may be
+ * NULL): [batch][n_outputs]. */
+void nn_step(struct nn_state *s, const float *in, float *out);
+/* The outputs of the last step, [batch][n_outputs] (0 after a reset). */
+void nn_state_read(const struct nn_state *s, float *out);
+/* Steps after a reset over which nn_state_density() measures (counting costs
+ * a pass over the neurons, so it stops after these). */
+#define NN_DENSITY_STEPS 64
+
+/* The measured share of non-zero activations per layer over the first
+ * NN_DENSITY_STEPS steps since the last reset (batch > 1: the share of
+ * neurons that were non-zero in at least one sample of the batch, which is
+ * what a scatter can skip). density: [n_layers].
+ * TV_ESTATE if no step was run yet. Feed it to nn_opts.density and recompile
+ * to let AUTO choose gather or scatter per layer. */
+int nn_state_density(const struct nn_state *s, float *density, struct tv_error *err);
+
+/* ---- the reference ------------------------------------------------------- */
+
+/* A plain loop over the triplets of g (borrowed: it must outlive the
+ * reference and stay unchanged), for `batch` samples: for each neuron in depth
+ * order, every connection into it, in canonical order, summed in double. Cost
+ * O(neurons * connections) per step: for tests only. */
+struct nn_reference;
+int nn_reference_new(const struct genome *g, size_t batch, struct nn_reference **out,
+                     struct tv_error *err);
+void nn_reference_free(struct nn_reference *r); /* NULL is a no-op */
+void nn_reference_reset(struct nn_reference *r);
+/* Same layout as nn_step. */
+void nn_reference_step(struct nn_reference *r, const float *in, float *out);
+
+/* ---- helpers for tools, tests and benchmarks ----------------------------- */
+
+/* Parses one input row: `n_vals` comma-separated finite numbers (blanks
+ * around them allowed) from line[0..len), into vals. TV_EINVAL with a message
+ * such as "expected 3 numbers, got 2" or "value 2 ('x1'): not a number". */
+int nn_row_parse(const char *line, size_t len, float *vals, size_t n_vals, struct tv_error *err);
+
+/* A NEAT-style random graph: n_in inputs, n_out outputs and the rest hidden,
+ * the hidden neurons spread over n_levels depths; about n_conns distinct
+ * connections, of which a share rec_rate is recurrent (including self loops)
+ * and the rest feed-forward, local or skip. Hidden neurons use hidden_act,
+ * outputs out_act; weights and biases N(0, weight_sd^2). g is reset first. */
+struct nn_graph_spec {
+    size_t n_neurons, n_in, n_out, n_conns, n_levels;
+    double rec_rate, weight_sd;
+    int hidden_act, out_act;
+};
+int nn_build_graph(struct genome *g, const struct nn_graph_spec *spec, struct tv_rng *rng,
+                   struct tv_error *err);
+
+#endif

@@ -1,0 +1,72 @@
+/*
+ * nn_impl.h -- private to nn/: the layout of a compiled plan and of a state,
+ * and the activation table. No other folder includes this header.
+ */
+#ifndef TREVO_NN_IMPL_H
+#define TREVO_NN_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nn.h"
+
+/* A compiled plan: this header and every array below live in one
+ * allocation. j is a neuron's dense index (inputs first, then by depth). */
+struct nn_plan {
+    size_t n, n_in, n_out, n_layers;
+    size_t n_conns, n_recurrent;       /* connections of the genome */
+    size_t n_gather, n_scatter, n_rec; /* entries of each kind, padding included */
+    size_t bytes;                      /* the whole allocation */
+    int index_bits;                    /* 16 or 32 */
+    int out_contiguous;                /* out_map[k] == out_map[0] + k */
+    uint32_t *out_map;                 /* [n_out] dense index of the k-th output */
+    uint32_t *layer_start;             /* [n_layers + 1] layer l is [start[l], start[l+1]) */
+    uint8_t *layer_way;                /* [n_layers] NN_WAY_GATHER or NN_WAY_SCATTER */
+    float *bias;                       /* [n] */
+    uint8_t *act;                      /* [n] enum genome_act */
+    /* Feed-forward edges into j read by gather: g_row[j] .. g_row[j+1]) of
+     * g_idx (source) and g_w, sorted by source, then padded to a multiple of
+     * 8 entries with weight 0 and source n, a slot that always holds 0 (so
+     * the 8-lane sums need no tail; +0 added leaves a sum unchanged). */
+    uint32_t *g_row; /* [n + 1] */
+    float *g_w;      /* [n_gather] */
+    void *g_idx;     /* [n_gather] uint16_t or uint32_t */
+    /* Recurrent edges into j, the same way (padded too); sources read the
+     * last step. */
+    uint32_t *r_row; /* [n + 1] */
+    float *r_w;      /* [n_rec] */
+    void *r_idx;     /* [n_rec] */
+    /* Feed-forward edges out of j read by scatter: s_idx holds the
+     * destination, sorted. Only sources in SCATTER layers have any. */
+    uint32_t *s_row; /* [n + 1] */
+    float *s_w;      /* [n_scatter] */
+    void *s_idx;     /* [n_scatter] */
+};
+
+/* Samples of a state are laid out batch-major: the values of neuron j are
+ * y[j * stride .. j * stride + batch), so that the inner loop over a batch is
+ * one vector operation. stride is 1 for batch 1, else batch rounded up to
+ * NN_LANES (padding lanes hold harmless values and are never read out). */
+#define NN_LANES 16
+
+struct nn_state {
+    const struct nn_plan *plan; /* borrowed */
+    size_t batch, stride;
+    float *y;      /* [n + 1][stride] this step (inputs at j < n_in; row n is 0) */
+    float *y_prev; /* [n + 1][stride] last step, 0 after a reset (row n is 0) */
+    float *acc;    /* [n + 1][stride] scatter contributions, 0 between steps */
+    uint64_t *nz;  /* [n_layers] non-zero neurons counted since the reset */
+    uint64_t steps;
+};
+
+/* One activation: the function on one value and on a row of values (the row
+ * version exists so that cheap activations vectorize over a batch). */
+struct nn_act_entry {
+    float (*one)(float x);
+    void (*row)(float *v, size_t n);
+    int makes_zeros; /* exactly 0 for a large share of inputs */
+};
+/* Indexed by enum genome_act; GENOME_ACT_COUNT entries (act.c). */
+extern const struct nn_act_entry nn_acts[];
+
+#endif

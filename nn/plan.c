@@ -1,0 +1,582 @@
+/* plan.c -- nn_plan_compile: triplets to a compact plan in O(n + m).
+ *
+ * Steps, each one pass (n neurons, m connections):
+ *   1. check the neurons, order them: inputs by id, the rest by (depth, id)
+ *      with a stable radix sort on the depth's bits; cut layers;
+ *   2. map every connection's ends to dense indices (the source by a merge
+ *      walk, as connections are sorted by source id; the destination through
+ *      an id table), classify it (gather, scatter, recurrent) and count;
+ *   3. place the edges source by source in dense order, so every
+ *      by-destination row comes out sorted by source; scatter edges go through
+ *      a by-destination buffer first and are then placed destination by
+ *      destination, so every by-source row comes out sorted by destination.
+ * Nothing enumerates paths, so a deep, looped graph costs what a flat one of
+ * the same size does.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn_impl.h"
+
+#define ALIGN 64
+#define CAT_GATHER 0u
+#define CAT_REC 1u
+#define CAT_SCATTER 2u
+#define CAT_SHIFT 30
+#define IDX_MASK ((1u << CAT_SHIFT) - 1)
+
+static size_t round_up(size_t x)
+{
+    return (x + ALIGN - 1) & ~(size_t)(ALIGN - 1);
+}
+
+/* The bits of a depth in [0, 1] as an unsigned key in the same order. */
+static uint32_t depth_key(float d)
+{
+    uint32_t k;
+    if (d == 0.0f)
+        d = 0.0f; /* -0 sorts with 0 */
+    memcpy(&k, &d, sizeof k);
+    return k;
+}
+
+/* Stable sort of idx[0..n) by key[idx[i]], least significant byte first;
+ * tmp has room for n. Passes whose byte is the same for every key are
+ * skipped (depths such as 0.5 or 0.25 share their low bytes). */
+static void radix_sort_by_key(uint32_t *idx, uint32_t *tmp, size_t n, const uint32_t *key)
+{
+    if (n < 32) { /* insertion sort: stable, and no histograms for tiny nets */
+        for (size_t i = 1; i < n; i++) {
+            uint32_t v = idx[i];
+            size_t j = i;
+            while (j > 0 && key[idx[j - 1]] > key[v]) {
+                idx[j] = idx[j - 1];
+                j--;
+            }
+            idx[j] = v;
+        }
+        return;
+    }
+    for (int shift = 0; shift < 32; shift += 8) {
+        size_t count[257] = {0};
+        for (size_t i = 0; i < n; i++)
+            count[((key[idx[i]] >> shift) & 0xff) + 1]++;
+        int same = 0;
+        for (int b = 1; b <= 256; b++)
+            if (count[b] == n)
+                same = 1;
+        if (same)
+            continue;
+        for (int b = 1; b <= 256; b++)
+            count[b] += count[b - 1];
+        for (size_t i = 0; i < n; i++)
+            tmp[count[(key[idx[i]] >> shift) & 0xff]++] = idx[i];
+        memcpy(idx, tmp, n * sizeof *idx);
+    }
+}
+
+/* id -> neuron index: a direct table when ids are compact (the usual case
+ * for genomes built from scratch), else open addressing. */
+struct id_table {
+    uint32_t *slot_id;  /* hash: [cap]; unused for direct */
+    uint32_t *slot_idx; /* [cap] index + 1, 0 for empty */
+    uint32_t mask;
+    int direct;
+};
+
+static uint32_t id_hash(uint32_t id, uint32_t mask)
+{
+    return (uint32_t)(((uint64_t)id * 0x9E3779B97F4A7C15ull) >> 32) & mask;
+}
+
+static int id_table_init(struct id_table *t, const struct genome *g)
+{
+    size_t n = g->n_neurons;
+    uint32_t max_id = g->neurons[n - 1].id;
+    memset(t, 0, sizeof *t);
+    if ((size_t)max_id < 4 * n + 1024) {
+        t->direct = 1;
+        t->slot_idx = calloc((size_t)max_id + 1, sizeof *t->slot_idx);
+        if (!t->slot_idx)
+            return TV_ENOMEM;
+        for (size_t i = 0; i < n; i++)
+            t->slot_idx[g->neurons[i].id] = (uint32_t)i + 1;
+        return 0;
+    }
+    size_t cap = 64;
+    while (cap < 2 * n)
+        cap *= 2;
+    t->mask = (uint32_t)(cap - 1);
+    t->slot_id = malloc(cap * sizeof *t->slot_id);
+    t->slot_idx = calloc(cap, sizeof *t->slot_idx);
+    if (!t->slot_id || !t->slot_idx)
+        return TV_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t h = id_hash(g->neurons[i].id, t->mask);
+        while (t->slot_idx[h])
+            h = (h + 1) & t->mask;
+        t->slot_id[h] = g->neurons[i].id;
+        t->slot_idx[h] = (uint32_t)i + 1;
+    }
+    return 0;
+}
+
+/* The index of neuron `id`, or -1. */
+static int64_t id_table_find(const struct id_table *t, uint32_t id, uint32_t max_id)
+{
+    if (t->direct)
+        return id <= max_id ? (int64_t)t->slot_idx[id] - 1 : -1;
+    for (uint32_t h = id_hash(id, t->mask); t->slot_idx[h]; h = (h + 1) & t->mask)
+        if (t->slot_id[h] == id)
+            return (int64_t)t->slot_idx[h] - 1;
+    return -1;
+}
+
+static void id_table_free(struct id_table *t)
+{
+    free(t->slot_id);
+    free(t->slot_idx);
+}
+
+/* Checks the neurons; counts inputs and outputs. */
+static int check_neurons(const struct genome *g, size_t *n_in, size_t *n_out, struct tv_error *err)
+{
+    size_t n = g->n_neurons;
+    *n_in = *n_out = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct genome_neuron *u = &g->neurons[i];
+        if (u->id == GENOME_ID_NONE || (i > 0 && u->id <= g->neurons[i - 1].id))
+            return tv_error_set(err, TV_EINVAL,
+                                "neuron %zu (id %u): ids not unique and ascending (canonicalize "
+                                "and validate the genome first)",
+                                i, u->id);
+        if (u->kind > GENOME_HIDDEN)
+            return tv_error_set(err, TV_EINVAL, "neuron %u: unknown kind %u", u->id, u->kind);
+        if (u->act >= GENOME_ACT_COUNT)
+            return tv_error_set(err, TV_EINVAL, "neuron %u: unknown activation %u", u->id, u->act);
+        if (!(u->depth >= 0.0f && u->depth <= 1.0f))
+            return tv_error_set(err, TV_EINVAL, "neuron %u: depth %g outside [0, 1]", u->id,
+                                (double)u->depth);
+        if (u->kind == GENOME_INPUT) {
+            if (u->depth != 0.0f)
+                return tv_error_set(err, TV_EINVAL, "neuron %u: an input must be at depth 0",
+                                    u->id);
+            (*n_in)++;
+        } else if (u->kind == GENOME_OUTPUT) {
+            (*n_out)++;
+        }
+    }
+    if (*n_in == 0 || *n_out == 0)
+        return tv_error_set(err, TV_EINVAL,
+                            "the network needs at least one input and one output "
+                            "(has %zu inputs, %zu outputs)",
+                            *n_in, *n_out);
+    return 0;
+}
+
+/* Decides the way of every layer. */
+static int choose_ways(const struct nn_plan *p, const struct genome *g, const uint32_t *old_of,
+                       const struct nn_opts *o, uint8_t *way, struct tv_error *err)
+{
+    if (o->density && o->n_density != p->n_layers)
+        return tv_error_set(err, TV_EINVAL,
+                            "nn_opts.density has %zu layers, the network has %zu (measure with a "
+                            "plan of the same genome)",
+                            o->n_density, p->n_layers);
+    for (size_t l = 0; l < p->n_layers; l++) {
+        int w = NN_WAY_GATHER;
+        if (o->way == NN_WAY_SCATTER) {
+            w = NN_WAY_SCATTER;
+        } else if (o->way == NN_WAY_AUTO && o->density) {
+            if (o->density[l] <= NN_SCATTER_MAX_DENSITY)
+                w = NN_WAY_SCATTER;
+        } else if (o->way == NN_WAY_AUTO && l > 0) {
+            w = NN_WAY_SCATTER;
+            for (uint32_t j = p->layer_start[l]; j < p->layer_start[l + 1]; j++)
+                if (!nn_act_makes_zeros(g->neurons[old_of[j]].act))
+                    w = NN_WAY_GATHER;
+        }
+        way[l] = (uint8_t)w;
+    }
+    return 0;
+}
+
+static void put_idx(void *base, int bits, size_t k, uint32_t v)
+{
+    if (bits == 16)
+        ((uint16_t *)base)[k] = (uint16_t)v;
+    else
+        ((uint32_t *)base)[k] = v;
+}
+
+/* Scratch of one compile, freed as a whole. */
+struct scratch {
+    uint32_t *old_of, *new_of, *tmp, *key; /* [n] */
+    uint32_t *conn_start;                  /* [n + 1] by old index */
+    uint32_t *cd;                          /* [m] dense destination | category */
+    uint32_t *pos;                         /* [n + 1] */
+    uint32_t *sd_row;                      /* [n + 1] scatter edges by destination */
+    uint32_t *sd_src;                      /* [n_scatter] */
+    float *sd_w;                           /* [n_scatter] */
+    float *depth;                          /* [n] by dense index */
+};
+
+static void scratch_free(struct scratch *s)
+{
+    free(s->old_of);
+    free(s->new_of);
+    free(s->tmp);
+    free(s->key);
+    free(s->conn_start);
+    free(s->cd);
+    free(s->pos);
+    free(s->sd_row);
+    free(s->sd_src);
+    free(s->sd_w);
+    free(s->depth);
+}
+
+/* Lays out the plan's arrays in one block; returns its size, or 0 on
+ * overflow. With base NULL only measures. */
+static size_t layout(struct nn_plan *p, unsigned char *base)
+{
+    size_t off = round_up(sizeof *p);
+    size_t ib = (size_t)p->index_bits / 8;
+#define TAKE(field, count, size)                                                                   \
+    do {                                                                                           \
+        if (base)                                                                                  \
+            p->field = (void *)(base + off);                                                       \
+        off = round_up(off + (count) * (size));                                                    \
+    } while (0)
+    TAKE(out_map, p->n_out, 4);
+    TAKE(layer_start, p->n_layers + 1, 4);
+    TAKE(bias, p->n, 4);
+    TAKE(g_row, p->n + 1, 4);
+    TAKE(r_row, p->n + 1, 4);
+    TAKE(s_row, p->n + 1, 4);
+    TAKE(g_w, p->n_gather, 4);
+    TAKE(r_w, p->n_rec, 4);
+    TAKE(s_w, p->n_scatter, 4);
+    TAKE(g_idx, p->n_gather, ib);
+    TAKE(r_idx, p->n_rec, ib);
+    TAKE(s_idx, p->n_scatter, ib);
+    TAKE(act, p->n, 1);
+    TAKE(layer_way, p->n_layers, 1);
+#undef TAKE
+    return off;
+}
+
+int nn_plan_compile(const struct genome *g, const struct nn_opts *opts, struct nn_plan **out,
+                    struct tv_error *err)
+{
+    static const struct nn_opts defaults = {0};
+    const struct nn_opts *o = opts ? opts : &defaults;
+    *out = NULL;
+    if (o->way < NN_WAY_AUTO || o->way > NN_WAY_SCATTER)
+        return tv_error_set(err, TV_EINVAL, "nn_opts.way: unknown way %d", o->way);
+    if (o->index_bits != 0 && o->index_bits != 16 && o->index_bits != 32)
+        return tv_error_set(err, TV_EINVAL, "nn_opts.index_bits: expected 0, 16 or 32, got %d",
+                            o->index_bits);
+    size_t n = g->n_neurons, m = g->n_conns;
+    if (n > IDX_MASK || m > UINT32_MAX)
+        return tv_error_set(err, TV_ELIMIT,
+                            "%zu neurons, %zu connections: beyond the engine's limits (%u "
+                            "neurons, %u connections)",
+                            n, m, IDX_MASK, UINT32_MAX);
+    struct nn_plan hd = {0}; /* sizes first, the block once they are known */
+    hd.n = n;
+    int rc = check_neurons(g, &hd.n_in, &hd.n_out, err);
+    if (rc)
+        return rc;
+    /* indices go up to n, the zero slot */
+    hd.index_bits = o->index_bits ? o->index_bits : (n < 65536 ? 16 : 32);
+    if (hd.index_bits == 16 && n >= 65536)
+        return tv_error_set(err, TV_EINVAL, "16-bit indices cannot address %zu neurons", n);
+
+    struct scratch s = {0};
+    struct id_table ids = {0};
+    struct nn_plan *p = NULL;
+    uint8_t *way = NULL;
+    s.old_of = malloc(n * sizeof *s.old_of);
+    s.new_of = malloc(n * sizeof *s.new_of);
+    s.tmp = malloc(n * sizeof *s.tmp);
+    s.key = malloc(n * sizeof *s.key);
+    s.depth = malloc(n * sizeof *s.depth);
+    s.conn_start = malloc((n + 1) * sizeof *s.conn_start);
+    s.pos = malloc((n + 1) * sizeof *s.pos);
+    s.sd_row = calloc(n + 1, sizeof *s.sd_row);
+    s.cd = malloc((m ? m : 1) * sizeof *s.cd);
+    way = malloc(n + 1);
+    if (!s.old_of || !s.new_of || !s.tmp || !s.key || !s.depth || !s.conn_start || !s.pos ||
+        !s.sd_row || !s.cd || !way || id_table_init(&ids, g)) {
+        rc = tv_error_set(err, TV_ENOMEM, "out of memory compiling %zu neurons, %zu connections", n,
+                          m);
+        goto done;
+    }
+
+    /* 1. Order: inputs (already by id), then the rest stably by depth. */
+    size_t k_in = 0, k_rest = hd.n_in;
+    for (size_t i = 0; i < n; i++) {
+        s.key[i] = depth_key(g->neurons[i].depth);
+        if (g->neurons[i].kind == GENOME_INPUT)
+            s.old_of[k_in++] = (uint32_t)i;
+        else
+            s.old_of[k_rest++] = (uint32_t)i;
+    }
+    radix_sort_by_key(s.old_of + hd.n_in, s.tmp, n - hd.n_in, s.key);
+    size_t n_layers = 1;
+    for (size_t j = 0; j < n; j++) {
+        uint32_t i = s.old_of[j];
+        s.new_of[i] = (uint32_t)j;
+        s.depth[j] = g->neurons[i].depth;
+        if (j > hd.n_in && s.key[i] != s.key[s.old_of[j - 1]])
+            n_layers++;
+        if (j == hd.n_in && j < n)
+            n_layers++;
+    }
+    hd.n_layers = n_layers;
+
+    /* Layer starts (in pos, n + 1 entries) and each neuron's layer. */
+    uint32_t *layer_of = s.key; /* the keys are not needed any more */
+    {
+        size_t l = 0;
+        s.pos[0] = 0;
+        for (size_t j = 1; j < n; j++)
+            if (j == hd.n_in || (j > hd.n_in && s.depth[j] != s.depth[j - 1]))
+                s.pos[++l] = (uint32_t)j;
+        s.pos[n_layers] = (uint32_t)n;
+        for (size_t li = 0; li < n_layers; li++)
+            for (uint32_t j = s.pos[li]; j < s.pos[li + 1]; j++)
+                layer_of[j] = (uint32_t)li;
+    }
+    hd.layer_start = s.pos;
+    rc = choose_ways(&hd, g, s.old_of, o, way, err);
+    if (rc)
+        goto done;
+
+    /* 2. Map and classify the connections. */
+    uint32_t max_id = g->neurons[n - 1].id;
+    /* conn_start: first connection of each source (by old index). */
+    {
+        size_t i = 0;
+        for (size_t c = 0; c < m; c++) {
+            const struct genome_conn *cn = &g->conns[c];
+            if (c > 0 && (cn->from < g->conns[c - 1].from ||
+                          (cn->from == g->conns[c - 1].from && cn->to <= g->conns[c - 1].to))) {
+                rc = tv_error_set(err, TV_EINVAL,
+                                  "connection %zu (%u -> %u): connections not in canonical order "
+                                  "or duplicated",
+                                  c, cn->from, cn->to);
+                goto done;
+            }
+            /* conn_start[i]: the first connection with from >= id of i */
+            while (i < n && g->neurons[i].id <= cn->from)
+                s.conn_start[i++] = (uint32_t)c;
+            if (i == 0 || g->neurons[i - 1].id != cn->from) {
+                rc = tv_error_set(err, TV_EINVAL, "connection %zu (%u -> %u): no neuron %u", c,
+                                  cn->from, cn->to, cn->from);
+                goto done;
+            }
+        }
+        while (i < n)
+            s.conn_start[i++] = (uint32_t)m;
+        s.conn_start[n] = (uint32_t)m;
+    }
+    /* Counts: g_row, r_row, s_row, sd_row of the plan-to-be, in the plan's
+     * own block once its size is known; so count in scratch first. */
+    uint32_t *row_g = calloc(n + 1, sizeof *row_g);
+    uint32_t *row_r = calloc(n + 1, sizeof *row_r);
+    uint32_t *row_s = calloc(n + 1, sizeof *row_s);
+    if (!row_g || !row_r || !row_s) {
+        free(row_g);
+        free(row_r);
+        free(row_s);
+        rc = tv_error_set(err, TV_ENOMEM, "out of memory compiling %zu connections", m);
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint32_t sj = s.new_of[i];
+        for (uint32_t c = s.conn_start[i]; c < s.conn_start[i + 1]; c++) {
+            const struct genome_conn *cn = &g->conns[c];
+            int64_t t = id_table_find(&ids, cn->to, max_id);
+            if (t < 0) {
+                rc = tv_error_set(err, TV_EINVAL, "connection %u (%u -> %u): no neuron %u", c,
+                                  cn->from, cn->to, cn->to);
+                goto counted;
+            }
+            if (g->neurons[t].kind == GENOME_INPUT) {
+                rc = tv_error_set(err, TV_EINVAL,
+                                  "connection %u (%u -> %u): ends in input neuron %u", c, cn->from,
+                                  cn->to, cn->to);
+                goto counted;
+            }
+            uint32_t dj = s.new_of[t];
+            uint32_t cat;
+            if (!(s.depth[sj] < s.depth[dj])) {
+                cat = CAT_REC;
+                row_r[dj + 1]++;
+            } else if (way[layer_of[sj]] == NN_WAY_SCATTER) {
+                cat = CAT_SCATTER;
+                row_s[sj + 1]++;
+                s.sd_row[dj + 1]++;
+            } else {
+                cat = CAT_GATHER;
+                row_g[dj + 1]++;
+            }
+            s.cd[c] = dj | (cat << CAT_SHIFT);
+        }
+    }
+    hd.n_conns = m;
+    for (size_t j = 0; j < n; j++) /* before padding */
+        hd.n_recurrent += row_r[j + 1];
+    for (size_t j = 0; j < n; j++) {
+        row_g[j + 1] = (row_g[j + 1] + 7) & ~7u; /* pad to whole groups of 8 */
+        row_r[j + 1] = (row_r[j + 1] + 7) & ~7u;
+        row_g[j + 1] += row_g[j];
+        row_r[j + 1] += row_r[j];
+        row_s[j + 1] += row_s[j];
+        s.sd_row[j + 1] += s.sd_row[j];
+    }
+    hd.n_gather = row_g[n];
+    hd.n_rec = row_r[n];
+    hd.n_scatter = row_s[n];
+
+    /* The plan's block. */
+    hd.bytes = layout(&hd, NULL);
+    p = aligned_alloc(ALIGN, hd.bytes);
+    s.sd_src = malloc((hd.n_scatter ? hd.n_scatter : 1) * sizeof *s.sd_src);
+    s.sd_w = malloc((hd.n_scatter ? hd.n_scatter : 1) * sizeof *s.sd_w);
+    if (!p || !s.sd_src || !s.sd_w) {
+        rc = tv_error_set(err, TV_ENOMEM, "out of memory for a plan of %zu bytes", hd.bytes);
+        goto counted;
+    }
+    *p = hd;
+    layout(p, (unsigned char *)p);
+    memcpy(p->g_row, row_g, (n + 1) * sizeof *row_g);
+    memcpy(p->r_row, row_r, (n + 1) * sizeof *row_r);
+    memcpy(p->s_row, row_s, (n + 1) * sizeof *row_s);
+    memcpy(p->layer_start, s.pos, (n_layers + 1) * sizeof *s.pos);
+    memcpy(p->layer_way, way, n_layers);
+    for (size_t j = 0; j < n; j++) {
+        const struct genome_neuron *u = &g->neurons[s.old_of[j]];
+        p->bias[j] = u->kind == GENOME_INPUT ? 0.0f : u->bias;
+        p->act[j] = u->kind == GENOME_INPUT ? GENOME_ACT_IDENTITY : u->act;
+    }
+    /* Outputs in id order: the neurons array is in id order. */
+    p->out_contiguous = 1;
+    for (size_t i = 0, k = 0; i < n; i++) {
+        if (g->neurons[i].kind != GENOME_OUTPUT)
+            continue;
+        p->out_map[k] = s.new_of[i];
+        if (p->out_map[k] != p->out_map[0] + k)
+            p->out_contiguous = 0;
+        k++;
+    }
+
+    /* 3. Place, source by source in dense order (row_* become cursors). */
+    for (size_t sj = 0; sj < n; sj++) {
+        uint32_t i = s.old_of[sj];
+        for (uint32_t c = s.conn_start[i]; c < s.conn_start[i + 1]; c++) {
+            uint32_t dj = s.cd[c] & IDX_MASK, cat = s.cd[c] >> CAT_SHIFT;
+            float w = g->conns[c].weight;
+            if (cat == CAT_GATHER) {
+                uint32_t k = row_g[dj]++;
+                p->g_w[k] = w;
+                put_idx(p->g_idx, p->index_bits, k, (uint32_t)sj);
+            } else if (cat == CAT_REC) {
+                uint32_t k = row_r[dj]++;
+                p->r_w[k] = w;
+                put_idx(p->r_idx, p->index_bits, k, (uint32_t)sj);
+            } else {
+                uint32_t k = s.sd_row[dj]++;
+                s.sd_src[k] = (uint32_t)sj;
+                s.sd_w[k] = w;
+            }
+        }
+    }
+    /* Padding: the cursors stopped at the real end of each row. */
+    for (size_t j = 0; j < n; j++) {
+        for (uint32_t k = row_g[j]; k < p->g_row[j + 1]; k++) {
+            p->g_w[k] = 0.0f;
+            put_idx(p->g_idx, p->index_bits, k, (uint32_t)n);
+        }
+        for (uint32_t k = row_r[j]; k < p->r_row[j + 1]; k++) {
+            p->r_w[k] = 0.0f;
+            put_idx(p->r_idx, p->index_bits, k, (uint32_t)n);
+        }
+    }
+    /* Scatter edges, destination by destination (sd_row[dj] now ends row dj,
+     * so row dj starts at sd_row[dj - 1]). */
+    for (size_t dj = 0, k = 0; dj < n; dj++) {
+        for (; k < s.sd_row[dj]; k++) {
+            uint32_t sj = s.sd_src[k];
+            uint32_t q = row_s[sj]++;
+            p->s_w[q] = s.sd_w[k];
+            put_idx(p->s_idx, p->index_bits, q, (uint32_t)dj);
+        }
+    }
+    *out = p;
+    p = NULL;
+    rc = 0;
+counted:
+    free(row_g);
+    free(row_r);
+    free(row_s);
+done:
+    free(p);
+    free(way);
+    id_table_free(&ids);
+    scratch_free(&s);
+    return rc;
+}
+
+void nn_plan_free(struct nn_plan *p)
+{
+    free(p);
+}
+
+size_t nn_plan_n_inputs(const struct nn_plan *p)
+{
+    return p->n_in;
+}
+
+size_t nn_plan_n_outputs(const struct nn_plan *p)
+{
+    return p->n_out;
+}
+
+size_t nn_plan_n_neurons(const struct nn_plan *p)
+{
+    return p->n;
+}
+
+size_t nn_plan_n_layers(const struct nn_plan *p)
+{
+    return p->n_layers;
+}
+
+size_t nn_plan_n_conns(const struct nn_plan *p)
+{
+    return p->n_conns;
+}
+
+size_t nn_plan_n_recurrent(const struct nn_plan *p)
+{
+    return p->n_recurrent;
+}
+
+size_t nn_plan_bytes(const struct nn_plan *p)
+{
+    return p->bytes;
+}
+
+int nn_plan_index_bits(const struct nn_plan *p)
+{
+    return p->index_bits;
+}
+
+int nn_plan_layer_way(const struct nn_plan *p, size_t l)
+{
+    return l < p->n_layers ? p->layer_way[l] : -1;
+}

@@ -1,0 +1,372 @@
+/* step.c -- the fast forward pass: states and nn_step.
+ *
+ * One step walks the layers in depth order. A neuron j of layer l > 0 gets
+ *   v = ((bias + gather_ff) + gather_rec) + acc[j],  y[j] = act(v)
+ * where acc[j] holds what scatter layers before it pushed into j this step.
+ * After a layer is done, if it is a SCATTER layer, every source that is not
+ * exactly zero pushes w * y into acc of its destinations (zero sources cost
+ * nothing: the event-driven path).
+ *
+ * Every sum has a fixed order spelled out here, so the compiler may vectorize
+ * but not reorder (no -ffast-math, no FMA contraction), and every
+ * target_clones version gives the same bits:
+ *   - batch 1: the edges of a row go round-robin into 8 partial sums (edge k
+ *     of the row into lane k % 8), reduced as ((0+4)+(2+6))+((1+5)+(3+7));
+ *   - batch B: lane b sums the row's edges in order, one vector per 16 lanes.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn_impl.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* Same binary on every x86-64; AVX2 / AVX-512 versions picked at load time. */
+#define NN_CLONES __attribute__((target_clones("default", "avx2", "avx512f")))
+#else
+#define NN_CLONES
+#endif
+#define NN_INLINE static inline __attribute__((always_inline))
+
+typedef float v16f __attribute__((vector_size(64), may_alias));
+typedef int32_t v16i __attribute__((vector_size(64), may_alias));
+
+#define IDX(base, bits, k)                                                                         \
+    ((bits) == 16 ? (uint32_t)((const uint16_t *)(base))[k] : ((const uint32_t *)(base))[k])
+
+/* ---- batch 1 ------------------------------------------------------------ */
+
+/* Sum of w[k] * y[idx[k]] over k in [b, e), e - b a multiple of 8 (rows are
+ * padded): edge k of the row into lane k % 8, eight named sums so that they
+ * stay in registers; indices read 64 bits at a time. */
+NN_INLINE float dot1(const float *restrict w, const void *idx, int bits, uint32_t b, uint32_t e,
+                     const float *restrict y)
+{
+    float a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0;
+    for (uint32_t k = b; k < e; k += 8) {
+        const float *wk = w + k;
+        uint32_t i0, i1, i2, i3, i4, i5, i6, i7;
+        if (bits == 16) {
+            uint64_t lo, hi;
+            memcpy(&lo, (const uint16_t *)idx + k, 8);
+            memcpy(&hi, (const uint16_t *)idx + k + 4, 8);
+            i0 = (uint16_t)lo, i1 = (uint16_t)(lo >> 16), i2 = (uint16_t)(lo >> 32);
+            i3 = (uint32_t)(lo >> 48), i4 = (uint16_t)hi, i5 = (uint16_t)(hi >> 16);
+            i6 = (uint16_t)(hi >> 32), i7 = (uint32_t)(hi >> 48);
+        } else {
+            const uint32_t *ik = (const uint32_t *)idx + k;
+            i0 = ik[0], i1 = ik[1], i2 = ik[2], i3 = ik[3];
+            i4 = ik[4], i5 = ik[5], i6 = ik[6], i7 = ik[7];
+        }
+        a0 += wk[0] * y[i0];
+        a1 += wk[1] * y[i1];
+        a2 += wk[2] * y[i2];
+        a3 += wk[3] * y[i3];
+        a4 += wk[4] * y[i4];
+        a5 += wk[5] * y[i5];
+        a6 += wk[6] * y[i6];
+        a7 += wk[7] * y[i7];
+    }
+    return ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7));
+}
+
+NN_INLINE float act1(int a, float v)
+{
+    if (a == GENOME_ACT_RELU)
+        return v > 0.0f ? v : 0.0f;
+    if (a == GENOME_ACT_IDENTITY)
+        return v;
+    return nn_acts[a].one(v);
+}
+
+NN_INLINE void run1(const struct nn_plan *p, struct nn_state *s, int bits)
+{
+    float *restrict y = s->y, *restrict acc = s->acc;
+    const float *restrict yp = s->y_prev;
+    const float *g_w = p->g_w, *r_w = p->r_w, *s_w = p->s_w, *bias = p->bias;
+    const void *g_idx = p->g_idx, *r_idx = p->r_idx, *s_idx = p->s_idx;
+    const uint32_t *g_row = p->g_row, *r_row = p->r_row, *s_row = p->s_row;
+    const uint8_t *act = p->act;
+    int measure = s->steps < NN_DENSITY_STEPS;
+    int has_scatter = p->n_scatter > 0; /* else acc stays 0: skip it */
+    for (size_t l = 0; l < p->n_layers; l++) {
+        uint32_t j0 = p->layer_start[l], j1 = p->layer_start[l + 1];
+        for (uint32_t j = l ? j0 : j1; j < j1; j++) {
+            float v = bias[j] + dot1(g_w, g_idx, bits, g_row[j], g_row[j + 1], y);
+            if (r_row[j + 1] > r_row[j])
+                v += dot1(r_w, r_idx, bits, r_row[j], r_row[j + 1], yp);
+            if (has_scatter) {
+                v += acc[j];
+                acc[j] = 0.0f;
+            }
+            y[j] = act1(act[j], v);
+        }
+        uint64_t nz = 0;
+        if (p->layer_way[l] == NN_WAY_SCATTER) {
+            for (uint32_t j = j0; j < j1; j++) {
+                float v = y[j];
+                if (v == 0.0f)
+                    continue;
+                nz++;
+                for (uint32_t k = s_row[j]; k < s_row[j + 1]; k++)
+                    acc[IDX(s_idx, bits, k)] += s_w[k] * v;
+            }
+        } else if (measure) {
+            for (uint32_t j = j0; j < j1; j++)
+                nz += y[j] != 0.0f;
+        }
+        if (measure)
+            s->nz[l] += nz;
+    }
+}
+
+NN_CLONES static void run1_16(const struct nn_plan *p, struct nn_state *s)
+{
+    run1(p, s, 16);
+}
+
+NN_CLONES static void run1_32(const struct nn_plan *p, struct nn_state *s)
+{
+    run1(p, s, 32);
+}
+
+/* ---- batch B: rows of `stride` lanes, up to 4 vectors (64 lanes) a block - */
+
+/* a[q] = sum over k in [b, e) of w[k] * y[idx[k]][c0 + 16q ..], in edge order. */
+NN_INLINE void dotb(const float *w, const void *idx, int bits, uint32_t b, uint32_t e,
+                    const float *y, size_t stride, size_t c0, int nv, v16f *a)
+{
+    for (int q = 0; q < nv; q++)
+        a[q] = (v16f){0};
+    for (uint32_t k = b; k < e; k++) {
+        const v16f *src = (const v16f *)(y + (size_t)IDX(idx, bits, k) * stride + c0);
+        float wk = w[k];
+        for (int q = 0; q < nv; q++)
+            a[q] += wk * src[q];
+    }
+}
+
+/* Neuron j, lanes [c0, c0 + 16 nv): sums, and relu / identity in place. */
+NN_INLINE void blockb(const struct nn_plan *p, struct nn_state *s, uint32_t j, size_t c0, int nv,
+                      int bits)
+{
+    size_t st = s->stride;
+    v16f g[4], r[4];
+    dotb(p->g_w, p->g_idx, bits, p->g_row[j], p->g_row[j + 1], s->y, st, c0, nv, g);
+    int has_rec = p->r_row[j + 1] > p->r_row[j];
+    if (has_rec)
+        dotb(p->r_w, p->r_idx, bits, p->r_row[j], p->r_row[j + 1], s->y_prev, st, c0, nv, r);
+    v16f *yj = (v16f *)(s->y + (size_t)j * st + c0);
+    v16f *aj = (v16f *)(s->acc + (size_t)j * st + c0);
+    float bias = p->bias[j];
+    int relu = p->act[j] == GENOME_ACT_RELU;
+    for (int q = 0; q < nv; q++) {
+        v16f v = bias + g[q];
+        if (has_rec)
+            v += r[q];
+        v += aj[q];
+        aj[q] = (v16f){0};
+        if (relu) /* x > 0 ? x : 0, as in act_relu, lane by lane */
+            v = (v16f)((v16i)v & (v > (v16f){0}));
+        yj[q] = v;
+    }
+}
+
+/* Source j pushes lanes [c0, c0 + 16 nv) into its destinations. */
+NN_INLINE void scatterb(const struct nn_plan *p, struct nn_state *s, uint32_t j, size_t c0, int nv,
+                        int bits)
+{
+    size_t st = s->stride;
+    v16f yv[4];
+    const v16f *yj = (const v16f *)(s->y + (size_t)j * st + c0);
+    for (int q = 0; q < nv; q++)
+        yv[q] = yj[q];
+    for (uint32_t k = p->s_row[j]; k < p->s_row[j + 1]; k++) {
+        v16f *dst = (v16f *)(s->acc + (size_t)IDX(p->s_idx, bits, k) * st + c0);
+        float wk = p->s_w[k];
+        for (int q = 0; q < nv; q++)
+            dst[q] += wk * yv[q];
+    }
+}
+
+/* Calls f(..., nv) with nv a constant, so that the vectors stay in registers. */
+#define BY_NV(nv, call)                                                                            \
+    switch (nv) {                                                                                  \
+    case 4:                                                                                        \
+        call(4);                                                                                   \
+        break;                                                                                     \
+    case 3:                                                                                        \
+        call(3);                                                                                   \
+        break;                                                                                     \
+    case 2:                                                                                        \
+        call(2);                                                                                   \
+        break;                                                                                     \
+    default:                                                                                       \
+        call(1);                                                                                   \
+        break;                                                                                     \
+    }
+
+NN_INLINE void runb(const struct nn_plan *p, struct nn_state *s, int bits)
+{
+    size_t st = s->stride;
+    int measure = s->steps < NN_DENSITY_STEPS;
+    for (size_t l = 0; l < p->n_layers; l++) {
+        uint32_t j0 = p->layer_start[l], j1 = p->layer_start[l + 1];
+        for (uint32_t j = l ? j0 : j1; j < j1; j++) {
+            for (size_t c0 = 0; c0 < st; c0 += 64) {
+                int nv = st - c0 >= 64 ? 4 : (int)((st - c0) / NN_LANES);
+#define CALL_BLOCK(k) blockb(p, s, j, c0, k, bits)
+                BY_NV(nv, CALL_BLOCK)
+#undef CALL_BLOCK
+            }
+            int a = p->act[j];
+            if (a != GENOME_ACT_RELU && a != GENOME_ACT_IDENTITY)
+                nn_acts[a].row(s->y + (size_t)j * st, st);
+        }
+        uint64_t nz = 0;
+        int scatter = p->layer_way[l] == NN_WAY_SCATTER;
+        if (!scatter && !measure)
+            continue;
+        for (uint32_t j = j0; j < j1; j++) {
+            const float *yj = s->y + (size_t)j * st;
+            size_t b = 0;
+            while (b < s->batch && yj[b] == 0.0f)
+                b++;
+            if (b == s->batch)
+                continue;
+            nz++;
+            if (!scatter || p->s_row[j + 1] == p->s_row[j])
+                continue;
+            for (size_t c0 = 0; c0 < st; c0 += 64) {
+                int nv = st - c0 >= 64 ? 4 : (int)((st - c0) / NN_LANES);
+#define CALL_SCATTER(k) scatterb(p, s, j, c0, k, bits)
+                BY_NV(nv, CALL_SCATTER)
+#undef CALL_SCATTER
+            }
+        }
+        if (measure)
+            s->nz[l] += nz;
+    }
+}
+
+NN_CLONES static void runb_16(const struct nn_plan *p, struct nn_state *s)
+{
+    runb(p, s, 16);
+}
+
+NN_CLONES static void runb_32(const struct nn_plan *p, struct nn_state *s)
+{
+    runb(p, s, 32);
+}
+
+/* ---- states --------------------------------------------------------------- */
+
+int nn_state_new(const struct nn_plan *p, size_t batch, struct nn_state **out, struct tv_error *err)
+{
+    *out = NULL;
+    if (batch == 0)
+        return tv_error_set(err, TV_EINVAL, "nn_state_new: batch must be at least 1");
+    if (batch > ((size_t)1 << 24))
+        return tv_error_set(err, TV_EINVAL, "nn_state_new: batch %zu is larger than %zu", batch,
+                            (size_t)1 << 24);
+    size_t stride = batch == 1 ? 1 : (batch + NN_LANES - 1) / NN_LANES * NN_LANES;
+    size_t head = (sizeof(struct nn_state) + 63) & ~(size_t)63;
+    if (p->n > SIZE_MAX / 16 / stride)
+        return tv_error_set(err, TV_EINVAL, "nn_state_new: %zu neurons x batch %zu is too large",
+                            p->n, batch);
+    /* n + 1 rows: row n is the zero slot that padding edges read */
+    size_t vals = (((p->n + 1) * stride * sizeof(float)) + 63) & ~(size_t)63;
+    size_t bytes = head + 3 * vals + p->n_layers * sizeof(uint64_t);
+    bytes = (bytes + 63) & ~(size_t)63;
+    unsigned char *m = aligned_alloc(64, bytes);
+    if (!m)
+        return tv_error_set(err, TV_ENOMEM, "nn_state_new: out of memory (%zu bytes)", bytes);
+    struct nn_state *s = (struct nn_state *)m;
+    s->plan = p;
+    s->batch = batch;
+    s->stride = stride;
+    s->y = (float *)(m + head);
+    s->y_prev = (float *)(m + head + vals);
+    s->acc = (float *)(m + head + 2 * vals);
+    s->nz = (uint64_t *)(m + head + 3 * vals);
+    memset(m + head, 0, bytes - head);
+    s->steps = 0;
+    *out = s;
+    return 0;
+}
+
+void nn_state_free(struct nn_state *s)
+{
+    free(s);
+}
+
+size_t nn_state_batch(const struct nn_state *s)
+{
+    return s->batch;
+}
+
+void nn_state_reset(struct nn_state *s)
+{
+    size_t nv = (s->plan->n + 1) * s->stride;
+    memset(s->y, 0, nv * sizeof *s->y);
+    memset(s->y_prev, 0, nv * sizeof *s->y_prev);
+    memset(s->acc, 0, nv * sizeof *s->acc);
+    memset(s->nz, 0, s->plan->n_layers * sizeof *s->nz);
+    s->steps = 0;
+}
+
+void nn_step(struct nn_state *s, const float *in, float *out)
+{
+    const struct nn_plan *p = s->plan;
+    float *t = s->y;
+    s->y = s->y_prev;
+    s->y_prev = t;
+    if (s->batch == 1) {
+        memcpy(s->y, in, p->n_in * sizeof *in);
+        if (p->index_bits == 16)
+            run1_16(p, s);
+        else
+            run1_32(p, s);
+    } else {
+        size_t st = s->stride, b_n = s->batch;
+        for (size_t k = 0; k < p->n_in; k++)
+            for (size_t b = 0; b < b_n; b++)
+                s->y[k * st + b] = in[b * p->n_in + k];
+        if (p->index_bits == 16)
+            runb_16(p, s);
+        else
+            runb_32(p, s);
+    }
+    s->steps++;
+    if (out)
+        nn_state_read(s, out);
+}
+
+void nn_state_read(const struct nn_state *s, float *out)
+{
+    const struct nn_plan *p = s->plan;
+    if (s->batch == 1 && p->out_contiguous) {
+        memcpy(out, s->y + p->out_map[0], p->n_out * sizeof *out);
+        return;
+    }
+    if (s->batch == 1) {
+        for (size_t k = 0; k < p->n_out; k++)
+            out[k] = s->y[p->out_map[k]];
+        return;
+    }
+    for (size_t b = 0; b < s->batch; b++)
+        for (size_t k = 0; k < p->n_out; k++)
+            out[b * p->n_out + k] = s->y[(size_t)p->out_map[k] * s->stride + b];
+}
+
+int nn_state_density(const struct nn_state *s, float *density, struct tv_error *err)
+{
+    const struct nn_plan *p = s->plan;
+    if (s->steps == 0)
+        return tv_error_set(err, TV_ESTATE, "nn_state_density: no step was run since the reset");
+    double steps = (double)(s->steps < NN_DENSITY_STEPS ? s->steps : NN_DENSITY_STEPS);
+    for (size_t l = 0; l < p->n_layers; l++) {
+        double size = (double)(p->layer_start[l + 1] - p->layer_start[l]);
+        density[l] = (float)((double)s->nz[l] / (steps * size));
+    }
+    return 0;
+}
