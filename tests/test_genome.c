@@ -1035,8 +1035,12 @@ static void test_genome_mutate_add_neuron_splits_with_split_id(void **state)
         if (g.n_conns == 0)
             continue;
         assert_ok(genome_copy(&before, &g, &err), &err);
+        struct genome_stats s0, s1;
+        assert_ok(genome_stats(&g, &s0, &err), &err);
         assert_ok(genome_mutate(&g, &m, &r, &err), &err);
         assert_ok(genome_validate(&g, NULL, &err), &err);
+        assert_ok(genome_stats(&g, &s1, &err), &err);
+        assert_int_equal(s1.n_recurrent, s0.n_recurrent); /* delays kept */
         assert_int_equal(g.n_neurons, before.n_neurons + 1);
         assert_int_equal(g.n_conns, before.n_conns + 1);
         const struct genome_conn *old = lost_conn(&before, &g);
@@ -1702,6 +1706,46 @@ static void test_genome_distance_hand_computed(void **state)
     genome_release(&b);
 }
 
+/* A split must not change what the network computes beyond the new neuron:
+ * a feed-forward a -> b stays two feed-forward halves, a recurrent one keeps
+ * exactly one delay. Corner cases: ends at adjacent floats (no float lies
+ * strictly between) and a recurrent edge into a hidden neuron at depth 0. */
+static void test_genome_mutate_add_neuron_keeps_delays(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    struct tv_rng r;
+    tv_rng_init(&r, 26, 0, 0);
+    struct genome_mutation m = no_mutation();
+    m.add_neuron_rate = 1;
+    struct genome g;
+    genome_init(&g);
+    float lo = 0.5f, hi = nextafterf(0.5f, 1.0f);
+    for (int c = 0; c < 2; c++) {
+        genome_reset(&g);
+        assert_ok(genome_add_neuron(&g, 0, GENOME_INPUT, 0, 0, 0, &err), &err);
+        assert_ok(genome_add_neuron(&g, 1, GENOME_OUTPUT, 0, 0, 1, &err), &err);
+        if (c == 0) { /* the only connection: 5 -> 6, depths 0.5 and the next float */
+            assert_ok(genome_add_neuron(&g, 5, GENOME_HIDDEN, 0, 0, lo, &err), &err);
+            assert_ok(genome_add_neuron(&g, 6, GENOME_HIDDEN, 0, 0, hi, &err), &err);
+            assert_ok(genome_add_conn(&g, 5, 6, 1, &err), &err);
+        } else { /* the only connection: recurrent 1 -> 5, 5 at depth 0 */
+            assert_ok(genome_add_neuron(&g, 5, GENOME_HIDDEN, 0, 0, 0.0f, &err), &err);
+            assert_ok(genome_add_conn(&g, 1, 5, 1, &err), &err);
+        }
+        struct genome_stats s0, s1;
+        assert_ok(genome_stats(&g, &s0, &err), &err);
+        assert_ok(genome_mutate(&g, &m, &r, &err), &err);
+        assert_ok(genome_validate(&g, NULL, &err), &err);
+        assert_ok(genome_stats(&g, &s1, &err), &err);
+        if (s1.n_recurrent != s0.n_recurrent)
+            print_error("case %d: %zu recurrent connections before the split, %zu after\n", c,
+                        s0.n_recurrent, s1.n_recurrent);
+        assert_int_equal(s1.n_recurrent, s0.n_recurrent);
+    }
+    genome_release(&g);
+}
+
 /* An empty genome is already canonical; qsort must not be handed its NULL
  * arrays (undefined behaviour, an abort in the sanitizer build: listed
  * last in main()). */
@@ -1771,6 +1815,7 @@ int main(void)
         cmocka_unit_test(test_genome_mutate_add_neuron_splits_with_split_id),
         cmocka_unit_test(test_genome_mutate_add_neuron_taken_id_uses_next_attempt),
         cmocka_unit_test(test_genome_mutate_split_same_conn_same_id_across_genomes),
+        cmocka_unit_test(test_genome_mutate_add_neuron_keeps_delays),
         cmocka_unit_test(test_genome_mutate_del_neuron_removes_incident_conns),
         cmocka_unit_test(test_genome_mutate_del_conn_removes_one),
         cmocka_unit_test(test_genome_mutate_add_local_adds_local),
