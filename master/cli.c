@@ -17,6 +17,10 @@ struct command {
 /* Every command, in the order --help lists them. Adding one touches only
  * this table (and the file that implements it). */
 static const struct command commands[] = {
+    {NULL, "run", master_cmd_run, "CONFIG: run an experiment (under mpirun or alone)"},
+    {NULL, "resume", master_cmd_resume, "DB: continue a stopped or killed run"},
+    {NULL, "status", master_cmd_status, "DB: the runs in a database"},
+    {NULL, "best", master_cmd_best, "DB: write the champion network"},
     {"net", "import", master_cmd_net_import, "FILE.txt -o NET: text network to msgpack"},
     {"net", "export", master_cmd_net_export, "NET [--format text|msgpack] [-o FILE]"},
     {"net", "validate", master_cmd_net_validate, "NET: check a network file, print its sizes"},

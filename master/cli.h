@@ -15,6 +15,11 @@
 /* The whole dispatch: `trevo CMD [SUB] args...`. */
 int master_cli(int argc, char **argv);
 
+/* the search (cmd_run.c) */
+int master_cmd_run(int argc, char **argv);
+int master_cmd_resume(int argc, char **argv);
+int master_cmd_status(int argc, char **argv);
+int master_cmd_best(int argc, char **argv);
 /* net: genome files (cmd_net.c) */
 int master_cmd_net_import(int argc, char **argv);
 int master_cmd_net_export(int argc, char **argv);

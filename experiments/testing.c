@@ -1,0 +1,58 @@
+/* testing.c -- tasks for tests and benchmarks of the search machinery, not
+ * for research:
+ *   null: fitness = the network's output on input 1 (no other work), so the
+ *         master's own cost per individual can be measured;
+ *   spin: like null, after about 0.5 ms of arithmetic, a stand-in for a real
+ *         evaluation when measuring parallel efficiency. */
+#include "tasks.h"
+
+static int null_evaluate(const struct task *t, const struct nn_plan *plan, struct tv_rng *rng,
+                         struct task_result *out, struct tv_error *err)
+{
+    (void)t;
+    (void)rng;
+    struct nn_state *s;
+    int rc = nn_state_new(plan, 1, &s, err);
+    if (rc)
+        return rc;
+    const float in[1] = {1.0f};
+    float y;
+    nn_step(s, in, &y);
+    nn_state_free(s);
+    out->fitness = y;
+    out->solved = 0;
+    return 0;
+}
+
+static int spin_evaluate(const struct task *t, const struct nn_plan *plan, struct tv_rng *rng,
+                         struct task_result *out, struct tv_error *err)
+{
+    /* About 0.5 ms on a 2-3 GHz core: a dependent chain the compiler cannot
+     * remove, since its result feeds the fitness (scaled to nothing). */
+    volatile double acc = 1.0;
+    for (int i = 0; i < 400000; i++)
+        acc = acc * 1.0000001 + 1e-9;
+    int rc = null_evaluate(t, plan, rng, out, err);
+    out->fitness += (acc - acc);
+    return rc;
+}
+
+const struct task task_null = {
+    .name = "null",
+    .summary = "test task: fitness is the output for input 1, no other work",
+    .n_inputs = 1,
+    .n_outputs = 1,
+    .out_act = GENOME_ACT_SIGMOID,
+    .max_fitness = 1,
+    .evaluate = null_evaluate,
+};
+
+const struct task task_spin = {
+    .name = "spin",
+    .summary = "test task: like null after ~0.5 ms of arithmetic (parallel efficiency)",
+    .n_inputs = 1,
+    .n_outputs = 1,
+    .out_act = GENOME_ACT_SIGMOID,
+    .max_fitness = 1,
+    .evaluate = spin_evaluate,
+};

@@ -1,0 +1,44 @@
+/* xor.c -- XOR as the NEAT paper ran it (PROTOCOLS.md): inputs bias 1.0, x1,
+ * x2; one output, NEAT's steepened sigmoid; fitness (4 - sum |out - target|)^2,
+ * at most 16; solved when every pattern is on the right side of 0.5. Each
+ * pattern is one time step from a reset state. */
+#include "tasks.h"
+
+static const float patterns[4][3] = {{1, 0, 0}, {1, 0, 1}, {1, 1, 0}, {1, 1, 1}};
+static const float targets[4] = {0, 1, 1, 0};
+static const char *const figure_names[4] = {"out_00", "out_01", "out_10", "out_11"};
+
+static int xor_evaluate(const struct task *t, const struct nn_plan *plan, struct tv_rng *rng,
+                        struct task_result *out, struct tv_error *err)
+{
+    (void)t;
+    (void)rng;
+    struct nn_state *s;
+    int rc = nn_state_new(plan, 1, &s, err);
+    if (rc)
+        return rc;
+    double error = 0;
+    int right = 0;
+    for (int p = 0; p < 4; p++) {
+        float y;
+        nn_state_reset(s);
+        nn_step(s, patterns[p], &y);
+        error += fabs((double)y - targets[p]);
+        right += targets[p] > 0.5f ? y >= 0.5f : y < 0.5f;
+        task_result_figure(out, figure_names[p], y);
+    }
+    nn_state_free(s);
+    out->fitness = (4.0 - error) * (4.0 - error);
+    out->solved = right == 4;
+    return 0;
+}
+
+const struct task task_xor = {
+    .name = "xor",
+    .summary = "XOR, NEAT protocol: 3 inputs (bias, x1, x2), 1 output, fitness (4 - error)^2",
+    .n_inputs = 3,
+    .n_outputs = 1,
+    .out_act = GENOME_ACT_NEAT_SIGMOID,
+    .max_fitness = 16,
+    .evaluate = xor_evaluate,
+};

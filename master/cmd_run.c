@@ -1,0 +1,313 @@
+/* cmd_run.c -- `trevo run`, `resume`, `status`, `best`. Under mpirun rank 0
+ * is the master and every other rank a worker; without mpirun the master does
+ * the workers' job itself and MPI is never initialised. */
+#include "cli.h"
+#include "master.h"
+#include "store.h"
+
+#include <inttypes.h>
+#include <mpi.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void on_stop_signal(int sig)
+{
+    (void)sig;
+    master_request_stop();
+}
+
+/* 1 when started by a process manager (mpirun, srun): only then is MPI
+ * initialised, so that a plain `trevo run` needs no MPI runtime at all. */
+static int launched_by_mpi(void)
+{
+    return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
+}
+
+int master_worker_main(struct tv_error *err)
+{
+    int len = 0;
+    MPI_Bcast(&len, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (len <= 0)
+        return 0; /* the master could not start and says why */
+    char *text = malloc((size_t)len);
+    if (!text)
+        return tv_error_set(err, TV_ENOMEM, "worker: out of memory");
+    MPI_Bcast(text, len, MPI_CHAR, 0, MPI_COMM_WORLD);
+    text[len - 1] = '\0';
+    struct master_config cfg;
+    int rc = master_config_parse(&cfg, text, "config from rank 0", err);
+    free(text);
+    if (!rc)
+        rc = worker_serve(&cfg.worker, err);
+    return rc;
+}
+
+/* Runs the search as every rank does; returns the exit status. */
+static int search_main(struct master_run_opts *o)
+{
+    struct tv_error err = {0};
+    int use_mpi = launched_by_mpi(), rank = 0, size = 1, rc;
+    if (use_mpi) {
+        if (MPI_Init(NULL, NULL) != MPI_SUCCESS) {
+            fprintf(stderr, "trevo: MPI_Init failed\n");
+            return 1;
+        }
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        MPI_Comm_size(MPI_COMM_WORLD, &size);
+    }
+    o->n_ranks = size;
+    if (rank == 0) {
+        /* SIGUSR1 (forwarded to every rank by mpirun), SIGTERM, SIGINT: commit
+         * what has arrived and stop cleanly, exit 0. */
+        signal(SIGUSR1, on_stop_signal);
+        signal(SIGTERM, on_stop_signal);
+        signal(SIGINT, on_stop_signal);
+        rc = master_search(o, &err);
+    } else {
+        /* Workers finish their batch and wait for the master's STOP. */
+        signal(SIGUSR1, SIG_IGN);
+        signal(SIGTERM, SIG_IGN);
+        signal(SIGINT, SIG_IGN);
+        rc = master_worker_main(&err);
+    }
+    int status = 0;
+    if (rc == TV_ESTOP) {
+        status = 0;
+    } else if (rc) {
+        if (rank == 0 || rc != TV_EMPI)
+            fprintf(stderr, "trevo%s: %s\n", rank ? " worker" : "", err.msg);
+        status = 1;
+    }
+    if (use_mpi) {
+        if (rc && rc != TV_ESTOP && size > 1 && rank == 0 && rc == TV_EMPI)
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        MPI_Finalize();
+    }
+    return status;
+}
+
+static const char run_usage[] =
+    "usage: trevo run CONFIG [--db FILE] [--name RUN] [--seed N] [--generations N] [--quiet]\n"
+    "       trevo run --help-config   (every config key with its default)\n"
+    "Runs an experiment. Under `mpirun -n N` rank 0 is the master and ranks 1..N-1 evaluate;\n"
+    "alone, one process does everything. SIGUSR1, SIGTERM or SIGINT stop it cleanly (what has\n"
+    "arrived is committed; exit status 0); `trevo resume DB` continues.\n";
+
+int master_cmd_run(int argc, char **argv)
+{
+    struct master_run_opts o = {0};
+    o.seed = -1;
+    const char *config = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int more = i + 1 < argc;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(run_usage, stdout);
+            return 0;
+        } else if (!strcmp(a, "--help-config")) {
+            master_config_help(stdout);
+            return 0;
+        } else if (!strcmp(a, "--db") && more) {
+            o.db = argv[++i];
+        } else if (!strcmp(a, "--name") && more) {
+            o.name = argv[++i];
+        } else if (!strcmp(a, "--seed") && more) {
+            char *end;
+            o.seed = strtoll(argv[++i], &end, 10);
+            if (*end || o.seed < 0) {
+                fprintf(stderr, "trevo run: --seed: expected a non-negative integer\n");
+                return 2;
+            }
+        } else if (!strcmp(a, "--generations") && more) {
+            char *end;
+            o.generations = strtoll(argv[++i], &end, 10);
+            if (*end || o.generations < 1) {
+                fprintf(stderr, "trevo run: --generations: expected a positive integer\n");
+                return 2;
+            }
+        } else if (!strcmp(a, "--quiet")) {
+            o.quiet = 1;
+        } else if (a[0] != '-' && !config) {
+            config = a;
+        } else {
+            fputs(run_usage, stderr);
+            return 2;
+        }
+    }
+    if (!config) {
+        fputs(run_usage, stderr);
+        return 2;
+    }
+    struct tv_buf text = {0};
+    struct tv_error err = {0};
+    /* Every rank reads nothing but rank 0's broadcast; only rank 0 needs the
+     * file, but reading it everywhere is harmless and keeps one code path. */
+    int rc = master_read_file(config, 1 << 20, &text, &err);
+    if (rc) {
+        tv_buf_free(&text);
+        return master_fail(&err);
+    }
+    o.config_text = (const char *)text.data;
+    o.config_file = config;
+    int status = search_main(&o);
+    tv_buf_free(&text);
+    return status;
+}
+
+int master_cmd_resume(int argc, char **argv)
+{
+    static const char usage[] =
+        "usage: trevo resume DB [--name RUN] [--set KEY=VALUE]... [--quiet]\n"
+        "Continues a stopped or killed run from its last checkpoint; nothing committed is\n"
+        "evaluated again, and it ends as the uninterrupted run would have. Keys that may\n"
+        "change: run.generations, run.fitness_target, run.stop_on_solve, log.quiet.\n";
+    struct master_run_opts o = {0};
+    o.seed = -1;
+    o.resume = 1;
+    const char **sets = calloc((size_t)argc, sizeof *sets);
+    if (!sets)
+        return 1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(usage, stdout);
+            free(sets);
+            return 0;
+        } else if (!strcmp(a, "--name") && i + 1 < argc) {
+            o.name = argv[++i];
+        } else if (!strcmp(a, "--set") && i + 1 < argc) {
+            sets[o.n_sets++] = argv[++i];
+        } else if (!strcmp(a, "--quiet")) {
+            o.quiet = 1;
+        } else if (a[0] != '-' && !o.db) {
+            o.db = a;
+        } else {
+            fputs(usage, stderr);
+            free(sets);
+            return 2;
+        }
+    }
+    if (!o.db) {
+        fputs(usage, stderr);
+        free(sets);
+        return 2;
+    }
+    o.sets = sets;
+    int status = search_main(&o);
+    free(sets);
+    return status;
+}
+
+int master_cmd_status(int argc, char **argv)
+{
+    if (argc != 2 || master_wants_help(argc, argv)) {
+        fprintf(argc == 2 ? stdout : stderr,
+                "usage: trevo status DB\nLists the runs in DB: generation, best fitness, "
+                "state.\n");
+        return argc == 2 ? 0 : 2;
+    }
+    struct tv_error err = {0};
+    struct store *st;
+    struct store_options so = {STORE_READONLY, 0, 0, 0};
+    int rc = store_open(argv[1], &so, &st, &err);
+    if (rc)
+        return master_fail(&err);
+    struct store_run_info *runs = NULL;
+    size_t n = 0;
+    rc = store_runs_list(st, &runs, &n, &err);
+    if (!rc)
+        printf("%-20s %-8s %10s %14s %-24s %s\n", "run", "status", "generation", "best", "updated",
+               "writer");
+    for (size_t i = 0; i < n && !rc; i++) {
+        struct store_generation g;
+        char best[32] = "-";
+        if (runs[i].last_generation >= 0 &&
+            !store_generation_get(st, runs[i].run_id, runs[i].last_generation, &g, NULL))
+            snprintf(best, sizeof best, "%.6g", g.best);
+        printf("%-20s %-8s %10" PRId64 " %14s %-24s %s\n", runs[i].name,
+               store_status_name(runs[i].status), runs[i].last_generation, best, runs[i].updated_at,
+               runs[i].has_writer ? "active" : "-");
+    }
+    store_runs_free(runs, n);
+    store_close(st, NULL);
+    return rc ? master_fail(&err) : 0;
+}
+
+int master_cmd_best(int argc, char **argv)
+{
+    static const char usage[] =
+        "usage: trevo best DB [--name RUN] [-o NET] [--format text|msgpack]\n"
+        "Writes the champion of the run's last closed generation (text by default).\n";
+    const char *db = NULL, *name = NULL, *out = "-", *format = "text";
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            fputs(usage, stdout);
+            return 0;
+        } else if (!strcmp(argv[i], "--name") && i + 1 < argc) {
+            name = argv[++i];
+        } else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
+            out = argv[++i];
+        } else if (!strcmp(argv[i], "--format") && i + 1 < argc) {
+            format = argv[++i];
+        } else if (argv[i][0] != '-' && !db) {
+            db = argv[i];
+        } else {
+            fputs(usage, stderr);
+            return 2;
+        }
+    }
+    if (!db || (strcmp(format, "text") && strcmp(format, "msgpack"))) {
+        fputs(usage, stderr);
+        return 2;
+    }
+    struct tv_error err = {0};
+    struct store *st;
+    struct store_options so = {STORE_READONLY, 0, 0, 0};
+    int rc = store_open(db, &so, &st, &err);
+    if (rc)
+        return master_fail(&err);
+    struct store_run_info info;
+    memset(&info, 0, sizeof info);
+    struct store_run_info *runs = NULL;
+    size_t n = 0;
+    if (!name) {
+        rc = store_runs_list(st, &runs, &n, &err);
+        if (!rc && n != 1)
+            rc = tv_error_set(&err, TV_EINVAL, "%s holds %zu runs: say which with --name", db, n);
+        if (!rc)
+            name = runs[0].name;
+    }
+    if (!rc)
+        rc = store_run_get(st, name, &info, &err);
+    struct store_generation g;
+    if (!rc)
+        rc = store_generation_get(st, info.run_id, -1, &g, &err);
+    struct genome *net = genome_new();
+    if (!rc)
+        rc = net ? store_genome_read(st, info.run_id, g.champion, net, &err)
+                 : tv_error_set(&err, TV_ENOMEM, "out of memory");
+    if (!rc && !strcmp(format, "msgpack")) {
+        struct tv_buf buf = {0};
+        rc = genome_encode(net, &buf, &err);
+        if (!rc)
+            rc = master_write_file(out, buf.data, buf.len, &err);
+        tv_buf_free(&buf);
+    } else if (!rc) {
+        char *text = NULL;
+        size_t len = 0;
+        FILE *mem = open_memstream(&text, &len);
+        rc = mem ? genome_write_text(net, mem, &err) : tv_error_set(&err, TV_ENOMEM, "oom");
+        if (mem)
+            fclose(mem);
+        if (!rc)
+            rc = master_write_file(out, text, len, &err);
+        free(text);
+    }
+    genome_free(net);
+    store_run_info_release(&info);
+    store_runs_free(runs, n);
+    store_close(st, NULL);
+    return rc ? master_fail(&err) : 0;
+}

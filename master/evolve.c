@@ -1,0 +1,411 @@
+/* evolve.c -- speciation and the plan of the next generation (master.h).
+ * Every loop runs in id order and every tie is broken by id, so a plan is a
+ * pure function of the population, the species state and the rng. */
+#include "master.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void master_pop_init(struct master_pop *p, double threshold)
+{
+    memset(p, 0, sizeof *p);
+    p->threshold = threshold;
+}
+
+void master_pop_release(struct master_pop *p)
+{
+    for (size_t i = 0; i < p->n; i++)
+        genome_free(p->m[i].genome);
+    for (size_t i = 0; i < p->n_species; i++) {
+        genome_free(p->sp[i].rep);
+        free(p->sp[i].members);
+    }
+    free(p->m);
+    free(p->sp);
+    memset(p, 0, sizeof *p);
+}
+
+int master_pop_add(struct master_pop *p, int64_t id, double fitness, int solved,
+                   struct genome *genome, struct tv_error *err)
+{
+    if (p->n == p->cap) {
+        size_t cap = p->cap ? 2 * p->cap : 64;
+        struct master_member *m = realloc(p->m, cap * sizeof *m);
+        if (!m)
+            return tv_error_set(err, TV_ENOMEM, "population: out of memory");
+        p->m = m;
+        p->cap = cap;
+    }
+    struct genome_stats st;
+    int rc = genome_stats(genome, &st, err);
+    if (rc)
+        return rc;
+    p->m[p->n++] = (struct master_member){id,
+                                          isnan(fitness) ? -INFINITY : fitness,
+                                          solved,
+                                          genome,
+                                          -1,
+                                          (uint32_t)st.n_neurons,
+                                          (uint32_t)st.n_conns,
+                                          (uint32_t)st.n_skip,
+                                          (uint32_t)st.n_recurrent};
+    return 0;
+}
+
+static int cmp_member_id(const void *a, const void *b)
+{
+    int64_t x = ((const struct master_member *)a)->id, y = ((const struct master_member *)b)->id;
+    return (x > y) - (x < y);
+}
+
+void master_pop_sort(struct master_pop *p)
+{
+    qsort(p->m, p->n, sizeof *p->m, cmp_member_id);
+}
+
+ptrdiff_t master_pop_find(const struct master_pop *p, int64_t id)
+{
+    size_t lo = 0, hi = p->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (p->m[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < p->n && p->m[lo].id == id ? (ptrdiff_t)lo : -1;
+}
+
+/* 1 if member a ranks before member b: higher fitness, then lower id. */
+static int ranks_before(const struct master_member *a, const struct master_member *b)
+{
+    if (a->fitness != b->fitness)
+        return a->fitness > b->fitness;
+    return a->id < b->id;
+}
+
+/* Sorts idx[0..n) of p's members by rank (insertion sort into a scratch
+ * merge would do too; species are small next to the cost of evaluation). */
+static void sort_by_rank(const struct master_pop *p, size_t *idx, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        size_t v = idx[i], j = i;
+        while (j > 0 && ranks_before(&p->m[v], &p->m[idx[j - 1]])) {
+            idx[j] = idx[j - 1];
+            j--;
+        }
+        idx[j] = v;
+    }
+}
+
+static int species_add_member(struct master_species *s, size_t member, struct tv_error *err)
+{
+    if (s->n_members == s->cap_members) {
+        size_t cap = s->cap_members ? 2 * s->cap_members : 16;
+        size_t *m = realloc(s->members, cap * sizeof *m);
+        if (!m)
+            return tv_error_set(err, TV_ENOMEM, "speciation: out of memory");
+        s->members = m;
+        s->cap_members = cap;
+    }
+    s->members[s->n_members++] = member;
+    return 0;
+}
+
+static int new_species(struct master_pop *p, const struct genome *rep, int64_t generation,
+                       struct tv_error *err)
+{
+    if (p->n_species == p->cap_species) {
+        size_t cap = p->cap_species ? 2 * p->cap_species : 16;
+        struct master_species *s = realloc(p->sp, cap * sizeof *s);
+        if (!s)
+            return tv_error_set(err, TV_ENOMEM, "speciation: out of memory");
+        p->sp = s;
+        p->cap_species = cap;
+    }
+    struct master_species *s = &p->sp[p->n_species];
+    memset(s, 0, sizeof *s);
+    s->rep = genome_new();
+    if (!s->rep || genome_copy(s->rep, rep, err)) {
+        genome_free(s->rep);
+        return tv_error_set(err, TV_ENOMEM, "speciation: out of memory");
+    }
+    s->id = p->next_species_id++;
+    s->born = generation;
+    s->best_ever = -INFINITY;
+    s->last_improved = generation;
+    p->n_species++;
+    return 0;
+}
+
+void master_species_finish(struct master_pop *p, int64_t generation)
+{
+    for (size_t k = 0; k < p->n_species; k++) {
+        struct master_species *s = &p->sp[k];
+        sort_by_rank(p, s->members, s->n_members);
+        double sum = 0;
+        for (size_t i = 0; i < s->n_members; i++) {
+            sum += p->m[s->members[i]].fitness;
+            p->m[s->members[i]].species = s->id;
+        }
+        s->best = s->n_members ? p->m[s->members[0]].fitness : -INFINITY;
+        s->mean = s->n_members ? sum / (double)s->n_members : -INFINITY;
+        if (s->best > s->best_ever) {
+            s->best_ever = s->best;
+            s->last_improved = generation;
+        }
+    }
+}
+
+int master_speciate(struct master_pop *p, const struct master_config *c, int64_t generation,
+                    struct tv_error *err)
+{
+    for (size_t k = 0; k < p->n_species; k++)
+        p->sp[k].n_members = 0;
+    int rc = 0;
+    for (size_t i = 0; i < p->n && !rc; i++) {
+        size_t k = 0;
+        for (; k < p->n_species; k++)
+            if (genome_distance(p->m[i].genome, p->sp[k].rep, &c->distance) < p->threshold)
+                break;
+        if (k == p->n_species)
+            rc = new_species(p, p->m[i].genome, generation, err);
+        if (!rc)
+            rc = species_add_member(&p->sp[k], i, err);
+    }
+    if (rc)
+        return rc;
+    /* Drop empty species; the new representative is the member closest to
+     * the old one (ties: lower id, as members are in id order). */
+    size_t w = 0;
+    for (size_t k = 0; k < p->n_species; k++) {
+        struct master_species *s = &p->sp[k];
+        if (s->n_members == 0) {
+            genome_free(s->rep);
+            free(s->members);
+            continue;
+        }
+        size_t best = s->members[0];
+        double best_d = INFINITY;
+        for (size_t i = 0; i < s->n_members; i++) {
+            double d = genome_distance(p->m[s->members[i]].genome, s->rep, &c->distance);
+            if (d < best_d) {
+                best_d = d;
+                best = s->members[i];
+            }
+        }
+        rc = genome_copy(s->rep, p->m[best].genome, err);
+        if (rc)
+            return rc;
+        p->sp[w++] = *s;
+    }
+    p->n_species = w;
+    master_species_finish(p, generation);
+    if (c->target_species > 0) {
+        if ((double)p->n_species < c->target_species)
+            p->threshold -= c->threshold_step;
+        else if ((double)p->n_species > c->target_species)
+            p->threshold += c->threshold_step;
+        if (p->threshold < c->threshold_min)
+            p->threshold = c->threshold_min;
+    }
+    return 0;
+}
+
+/* ---- planning ---------------------------------------------------------- */
+
+struct plan_out {
+    int64_t *elites;
+    size_t n_elites;
+    struct master_child *children;
+    size_t n_children;
+};
+
+static void add_child(struct plan_out *o, const struct master_pop *p, const struct master_config *c,
+                      struct tv_rng *rng, size_t a, size_t b, int two)
+{
+    struct master_child ch;
+    if (two && a != b && tv_rng_chance(rng, c->crossover_rate)) {
+        if (ranks_before(&p->m[b], &p->m[a])) {
+            size_t t = a;
+            a = b;
+            b = t;
+        }
+        ch.op = tv_rng_chance(rng, c->crossover_mutate_rate) ? WORKER_OP_CROSSOVER_MUTATE
+                                                             : WORKER_OP_CROSSOVER;
+        ch.parent1 = p->m[a].id;
+        ch.parent2 = p->m[b].id;
+    } else {
+        ch.op = WORKER_OP_MUTATE;
+        ch.parent1 = p->m[a].id;
+        ch.parent2 = -1;
+    }
+    o->children[o->n_children++] = ch;
+}
+
+/* Offspring per species: explicit fitness sharing (a species' share is its
+ * mean fitness above the population's lowest), rounded by largest remainder
+ * (ties: lower species id). Stagnant species get none. */
+static void allot_offspring(struct master_pop *p, const struct master_config *c, int64_t generation,
+                            size_t total)
+{
+    /* Protected from stagnation: the species_elitism best by best_ever. */
+    size_t n = p->n_species;
+    int *alive = calloc(n ? n : 1, sizeof *alive);
+    double *share = calloc(n ? n : 1, sizeof *share);
+    if (!alive || !share) { /* degrade to equal shares rather than fail */
+        for (size_t k = 0; k < n; k++)
+            p->sp[k].offspring = total / n + (k < total % n);
+        free(alive);
+        free(share);
+        return;
+    }
+    size_t n_alive = 0;
+    for (size_t k = 0; k < n; k++) {
+        size_t better = 0;
+        for (size_t j = 0; j < n; j++)
+            better += p->sp[j].best_ever > p->sp[k].best_ever ||
+                      (p->sp[j].best_ever == p->sp[k].best_ever && p->sp[j].id < p->sp[k].id);
+        int stagnant = generation - p->sp[k].last_improved >= c->stagnation;
+        alive[k] = !stagnant || better < (size_t)c->species_elitism;
+        n_alive += (size_t)alive[k];
+    }
+    if (n_alive == 0)
+        for (size_t k = 0; k < n; k++)
+            alive[k] = 1, n_alive++;
+    double low = INFINITY;
+    for (size_t i = 0; i < p->n; i++)
+        if (p->m[i].fitness < low)
+            low = p->m[i].fitness;
+    double sum = 0;
+    for (size_t k = 0; k < n; k++) {
+        share[k] = alive[k] && isfinite(p->sp[k].mean) ? p->sp[k].mean - low : 0;
+        if (!isfinite(share[k]) || share[k] < 0)
+            share[k] = 0;
+        sum += share[k];
+    }
+    if (sum <= 0) /* every species equal: even shares among the living */
+        for (size_t k = 0; k < n; k++)
+            share[k] = alive[k], sum += alive[k];
+    size_t given = 0;
+    for (size_t k = 0; k < n; k++) {
+        share[k] = (double)total * share[k] / sum;
+        p->sp[k].offspring = (size_t)floor(share[k]);
+        share[k] -= floor(share[k]);
+        given += p->sp[k].offspring;
+    }
+    while (given < total) {
+        size_t best = 0;
+        for (size_t k = 1; k < n; k++)
+            if (alive[k] && (!alive[best] || share[k] > share[best]))
+                best = k;
+        p->sp[best].offspring++;
+        share[best] = -1;
+        given++;
+    }
+    free(alive);
+    free(share);
+}
+
+static void plan_speciated(struct master_pop *p, const struct master_config *c, int64_t generation,
+                           struct tv_rng *rng, struct plan_out *o)
+{
+    allot_offspring(p, c, generation, (size_t)c->pop_size);
+    for (size_t k = 0; k < p->n_species; k++) {
+        struct master_species *s = &p->sp[k];
+        size_t spawn = s->offspring;
+        if (spawn == 0)
+            continue;
+        size_t n_elite = 0;
+        if (s->n_members >= (size_t)c->elitism_min_size)
+            n_elite = (size_t)c->elitism;
+        if (n_elite > spawn)
+            n_elite = spawn;
+        if (n_elite > s->n_members)
+            n_elite = s->n_members;
+        for (size_t i = 0; i < n_elite; i++)
+            o->elites[o->n_elites++] = p->m[s->members[i]].id;
+        size_t survivors = (size_t)ceil(c->survival_threshold * (double)s->n_members);
+        if (survivors < 2)
+            survivors = 2;
+        if (survivors > s->n_members)
+            survivors = s->n_members;
+        for (size_t i = n_elite; i < spawn; i++) {
+            size_t a = s->members[tv_rng_below(rng, (uint32_t)survivors)];
+            size_t b = s->members[tv_rng_below(rng, (uint32_t)survivors)];
+            add_child(o, p, c, rng, a, b, survivors >= 2);
+        }
+    }
+}
+
+static size_t tournament(const struct master_pop *p, const struct master_config *c,
+                         struct tv_rng *rng)
+{
+    size_t best = tv_rng_below(rng, (uint32_t)p->n);
+    for (int64_t i = 1; i < c->tournament_size; i++) {
+        size_t x = tv_rng_below(rng, (uint32_t)p->n);
+        if (ranks_before(&p->m[x], &p->m[best]))
+            best = x;
+    }
+    return best;
+}
+
+static int plan_generational(struct master_pop *p, const struct master_config *c,
+                             struct tv_rng *rng, struct plan_out *o, struct tv_error *err)
+{
+    size_t n_elite = (size_t)c->elitism < p->n ? (size_t)c->elitism : p->n;
+    if (n_elite > (size_t)c->pop_size)
+        n_elite = (size_t)c->pop_size;
+    size_t *idx = malloc((p->n ? p->n : 1) * sizeof *idx);
+    if (!idx)
+        return tv_error_set(err, TV_ENOMEM, "plan: out of memory");
+    for (size_t i = 0; i < p->n; i++)
+        idx[i] = i;
+    sort_by_rank(p, idx, p->n);
+    for (size_t i = 0; i < n_elite; i++)
+        o->elites[o->n_elites++] = p->m[idx[i]].id;
+    free(idx);
+    for (size_t i = n_elite; i < (size_t)c->pop_size; i++) {
+        size_t a = tournament(p, c, rng);
+        size_t b = tournament(p, c, rng);
+        add_child(o, p, c, rng, a, b, p->n >= 2);
+    }
+    return 0;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+int master_plan(struct master_pop *p, const struct master_config *c, int64_t generation,
+                struct tv_rng *rng, int64_t **elites, size_t *n_elites,
+                struct master_child **children, size_t *n_children, struct tv_error *err)
+{
+    struct plan_out o = {0};
+    size_t total = (size_t)c->pop_size;
+    o.elites = malloc(total * sizeof *o.elites);
+    o.children = malloc(total * sizeof *o.children);
+    int rc = 0;
+    if (!o.elites || !o.children)
+        rc = tv_error_set(err, TV_ENOMEM, "plan: out of memory");
+    else if (p->n == 0)
+        rc = tv_error_set(err, TV_ESTATE, "plan: the population is empty");
+    else if (c->selection == MASTER_SEL_GENERATIONAL)
+        rc = plan_generational(p, c, rng, &o, err);
+    else
+        plan_speciated(p, c, generation, rng, &o);
+    if (rc) {
+        free(o.elites);
+        free(o.children);
+        return rc;
+    }
+    qsort(o.elites, o.n_elites, sizeof *o.elites, cmp_i64);
+    *elites = o.elites;
+    *n_elites = o.n_elites;
+    *children = o.children;
+    *n_children = o.n_children;
+    return 0;
+}

@@ -1,0 +1,190 @@
+/*
+ * master.h -- rank 0: the experiment config, the evolution loop and the MPI
+ * farm that feeds the workers; also the in-process search when trevo runs
+ * alone.
+ *
+ * Config: INI sections by concern ([run], [population], [speciation],
+ * [genome], [store], [farm]); every key has a documented default (the table in
+ * config.c, printed by `trevo run --help-config`); unknown keys, duplicate
+ * keys, missing required keys and values of the wrong type or range are
+ * refused with "FILE:LINE: key: reason". The config text is stored with the
+ * run, so a resume needs no file; master_config_set() applies the keys that
+ * may change on resume.
+ *
+ * Evolution (evolve.c) is plain computation over a population, with no MPI and
+ * no SQLite, so that tests drive it with hand-made populations: NEAT
+ * speciation (compatibility distance, threshold steered toward a target
+ * species count), explicit fitness sharing, stagnation, elitism per species,
+ * selection within species; or a plain generational GA. Every choice uses an
+ * rng seeded from (run seed, generation), ties are broken by id, and results
+ * are applied in id order, so a generation's plan is a pure function of the
+ * population and the checkpointed state.
+ *
+ * master/ may include MPI (farm.c, run.c), the store, worker/ and the tasks.
+ */
+#ifndef TREVO_MASTER_H
+#define TREVO_MASTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "genome.h"
+#include "worker.h"
+
+/* ---- config ------------------------------------------------------------ */
+
+enum master_selection { MASTER_SEL_SPECIATED = 0, MASTER_SEL_GENERATIONAL = 1 };
+
+struct master_config {
+    /* [run] */
+    char name[64];
+    char task[32];
+    uint64_t seed;
+    int64_t generations;   /* generations to run, including generation 0 */
+    double fitness_target; /* stop when reached (NaN: only the task's success test) */
+    int stop_on_solve;     /* stop at the first generation with a solver */
+    /* [population] */
+    int64_t pop_size;
+    int selection; /* enum master_selection */
+    int64_t elitism;
+    double survival_threshold;
+    double crossover_rate;
+    double crossover_mutate_rate; /* share of crossover children that are also mutated */
+    int64_t tournament_size;
+    /* [speciation] */
+    struct genome_distance_cfg distance;
+    double compat_threshold;
+    double target_species;
+    double threshold_step;
+    double threshold_min;
+    int64_t stagnation;
+    int64_t species_elitism;
+    int64_t elitism_min_size; /* species smaller than this keep no elite */
+    /* [genome] and [farm]: what workers need */
+    struct worker_params worker;
+    /* [store] */
+    char db[256];
+    int sync_full;
+    int64_t commit_batch; /* results per store transaction */
+    /* [farm] */
+    int64_t batch;    /* children per message (0: automatic) */
+    int64_t inflight; /* messages in flight per worker */
+    /* [log] */
+    int quiet;
+};
+
+/* Fills c with the documented defaults. */
+void master_config_defaults(struct master_config *c);
+/* Parses config text (NUL-terminated) named `file` in messages. TV_EINVAL
+ * with "FILE:LINE: key: reason". */
+int master_config_parse(struct master_config *c, const char *text, const char *file,
+                        struct tv_error *err);
+/* Applies "section.key=value" or "key=value" for a key that may change on
+ * resume (run.generations, run.fitness_target, run.stop_on_solve, log.quiet). */
+int master_config_set(struct master_config *c, const char *assignment, struct tv_error *err);
+/* Appends the whole effective config (every key, its current value) as INI
+ * text, NUL-terminated: what a run stores, so that a resume and later
+ * versions with other defaults continue exactly. */
+int master_config_dump(const struct master_config *c, struct tv_buf *out, struct tv_error *err);
+/* Writes every key with its default and documentation, as an INI file. */
+void master_config_help(FILE *f);
+
+/* ---- evolution --------------------------------------------------------- */
+
+struct master_member {
+    int64_t id;
+    double fitness;
+    int solved;
+    struct genome *genome; /* owned by the population */
+    int64_t species;       /* id, or -1 before speciation */
+    uint32_t n_neurons, n_conns, n_skip, n_recurrent;
+};
+
+struct master_species {
+    int64_t id;
+    struct genome *rep; /* representative, owned */
+    int64_t born;
+    double best_ever;
+    int64_t last_improved; /* generation of the last improvement of best_ever */
+    /* this generation: */
+    size_t *members; /* indices into the population, by fitness (desc), then id */
+    size_t n_members, cap_members;
+    double best, mean, adjusted;
+    size_t offspring;
+};
+
+struct master_pop {
+    struct master_member *m; /* by id */
+    size_t n, cap;
+    struct master_species *sp; /* by id */
+    size_t n_species, cap_species;
+    double threshold;
+    int64_t next_species_id;
+};
+
+void master_pop_init(struct master_pop *p, double threshold);
+void master_pop_release(struct master_pop *p);
+/* Adds a member; takes ownership of genome. */
+int master_pop_add(struct master_pop *p, int64_t id, double fitness, int solved,
+                   struct genome *genome, struct tv_error *err);
+/* Sorts members by id (the order every decision is made in). */
+void master_pop_sort(struct master_pop *p);
+
+/* Assigns every member to a species (first whose representative is within
+ * the threshold, in species id order; else a new species), drops empty
+ * species, updates representatives, steers the threshold. */
+int master_speciate(struct master_pop *p, const struct master_config *c, int64_t generation,
+                    struct tv_error *err);
+
+/* Ranks the members of every species, sets each member's species, computes
+ * best and mean, and records improvements of best_ever. Speciation calls it;
+ * so does a resume once the checkpointed membership is restored. */
+void master_species_finish(struct master_pop *p, int64_t generation);
+
+/* One planned child. */
+struct master_child {
+    int32_t op;               /* enum worker_op */
+    int64_t parent1, parent2; /* ids; parent1 is the fitter */
+};
+
+/* Plans the next generation from a speciated population: elites (ids kept,
+ * not re-evaluated) and children (to evaluate). rng is the master's stream
+ * for this generation. *elites and *children are malloc'd arrays. */
+int master_plan(struct master_pop *p, const struct master_config *c, int64_t generation,
+                struct tv_rng *rng, int64_t **elites, size_t *n_elites,
+                struct master_child **children, size_t *n_children, struct tv_error *err);
+
+/* The index of member id, or -1. */
+ptrdiff_t master_pop_find(const struct master_pop *p, int64_t id);
+
+/* ---- the search -------------------------------------------------------- */
+
+struct master_run_opts {
+    const char *config_text; /* for a new run */
+    const char *config_file; /* its name, for messages */
+    const char *db;          /* overrides [store] db */
+    const char *name;        /* overrides [run] name */
+    int64_t seed;            /* >= 0 overrides [run] seed */
+    int64_t generations;     /* > 0 overrides [run] generations */
+    int resume;              /* 1: continue run `name` in db */
+    const char *const *sets; /* resume: key=value assignments */
+    size_t n_sets;
+    int quiet;
+    int n_ranks; /* MPI_COMM_WORLD's size, 1 when alone */
+};
+
+/* Runs (or resumes) a search, as rank 0 of MPI_COMM_WORLD when n_ranks > 1
+ * (the workers wait in master_worker_main) or alone. Returns 0 when the run
+ * ended, TV_ESTOP when it stopped on request (everything that arrived is
+ * committed), else an error code. */
+int master_search(const struct master_run_opts *o, struct tv_error *err);
+
+/* A rank >= 1: receives the config from rank 0 and serves tasks until told
+ * to stop. 0 also when rank 0 could not start (it reports why). */
+int master_worker_main(struct tv_error *err);
+
+/* Set from a signal handler: finish what has arrived, commit, stop. */
+void master_request_stop(void);
+
+#endif

@@ -1,0 +1,272 @@
+/* msg.c -- the task and result batches between master and workers (format
+ * in worker.h). Decoding checks the framing and the size cap before msgpack-c
+ * allocates anything, then every field's type. */
+#include "worker.h"
+
+#include <msgpack.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TASKS_TAG "trevo-tasks"
+#define RESULTS_TAG "trevo-results"
+#define MSG_VERSION 1
+
+static int buf_write(void *data, const char *bytes, size_t len)
+{
+    return tv_buf_append(data, bytes, len) ? -1 : 0;
+}
+
+static void pack_bin_or_nil(msgpack_packer *pk, const uint8_t *p, size_t n, int *bad)
+{
+    if (!p) {
+        *bad |= msgpack_pack_nil(pk);
+        return;
+    }
+    *bad |= msgpack_pack_bin_with_body(pk, p, n);
+}
+
+static void pack_head(msgpack_packer *pk, const char *tag, size_t n, int *bad)
+{
+    *bad |= msgpack_pack_array(pk, 3);
+    *bad |= msgpack_pack_str_with_body(pk, tag, strlen(tag));
+    *bad |= msgpack_pack_uint32(pk, MSG_VERSION);
+    *bad |= msgpack_pack_array(pk, n);
+}
+
+int worker_tasks_encode(const struct worker_task *items, size_t n, struct tv_buf *out,
+                        struct tv_error *err)
+{
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, out, buf_write);
+    int bad = 0;
+    pack_head(&pk, TASKS_TAG, n, &bad);
+    for (size_t i = 0; i < n && !bad; i++) {
+        const struct worker_task *t = &items[i];
+        bad |= msgpack_pack_array(&pk, 9);
+        bad |= msgpack_pack_int64(&pk, t->child_id);
+        bad |= msgpack_pack_int64(&pk, t->generation);
+        bad |= msgpack_pack_uint32(&pk, t->child_index);
+        bad |= msgpack_pack_int32(&pk, t->op);
+        bad |= msgpack_pack_uint64(&pk, t->seed);
+        bad |= msgpack_pack_int64(&pk, t->parent1);
+        bad |= msgpack_pack_int64(&pk, t->parent2);
+        pack_bin_or_nil(&pk, t->genome1, t->genome1_len, &bad);
+        pack_bin_or_nil(&pk, t->genome2, t->genome2_len, &bad);
+    }
+    return bad ? tv_error_set(err, TV_ENOMEM, "task batch: out of memory encoding") : 0;
+}
+
+int worker_results_encode(const struct worker_result *items, size_t n, struct tv_buf *out,
+                          struct tv_error *err)
+{
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, out, buf_write);
+    int bad = 0;
+    pack_head(&pk, RESULTS_TAG, n, &bad);
+    for (size_t i = 0; i < n && !bad; i++) {
+        const struct worker_result *r = &items[i];
+        bad |= msgpack_pack_array(&pk, 6);
+        bad |= msgpack_pack_int64(&pk, r->child_id);
+        bad |= msgpack_pack_double(&pk, r->fitness);
+        bad |= r->solved ? msgpack_pack_true(&pk) : msgpack_pack_false(&pk);
+        bad |= msgpack_pack_double(&pk, r->eval_seconds);
+        bad |= msgpack_pack_int32(&pk, r->rank);
+        pack_bin_or_nil(&pk, r->genome, r->genome_len, &bad);
+    }
+    return bad ? tv_error_set(err, TV_ENOMEM, "result batch: out of memory encoding") : 0;
+}
+
+/* ---- decoding ---------------------------------------------------------- */
+
+struct holder {
+    msgpack_unpacked res;
+};
+
+static int get_i64(const msgpack_object *o, int64_t *out)
+{
+    if (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER && o->via.u64 <= INT64_MAX)
+        *out = (int64_t)o->via.u64;
+    else if (o->type == MSGPACK_OBJECT_NEGATIVE_INTEGER)
+        *out = o->via.i64;
+    else
+        return -1;
+    return 0;
+}
+
+static int get_u64(const msgpack_object *o, uint64_t *out)
+{
+    if (o->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
+        return -1;
+    *out = o->via.u64;
+    return 0;
+}
+
+static int get_f64(const msgpack_object *o, double *out)
+{
+    if (o->type != MSGPACK_OBJECT_FLOAT64 && o->type != MSGPACK_OBJECT_FLOAT32)
+        return -1;
+    *out = o->via.f64;
+    return 0;
+}
+
+static int get_bin(const msgpack_object *o, const uint8_t **p, size_t *n)
+{
+    if (o->type == MSGPACK_OBJECT_NIL) {
+        *p = NULL;
+        *n = 0;
+        return 0;
+    }
+    if (o->type != MSGPACK_OBJECT_BIN)
+        return -1;
+    *p = (const uint8_t *)o->via.bin.ptr;
+    *n = o->via.bin.size;
+    return 0;
+}
+
+/* Checks and unpacks a batch with the given tag; *items is its item array. */
+static int open_batch(const void *data, size_t len, size_t max_bytes, const char *tag,
+                      struct holder **h, const msgpack_object **items, size_t *n,
+                      struct tv_error *err)
+{
+    *h = NULL;
+    if (len > max_bytes)
+        return tv_error_set(err, TV_ELIMIT, "%s message of %zu bytes is over the cap of %zu", tag,
+                            len, max_bytes);
+    int rc = tv_msgpack_check(data, len, 4, err);
+    if (rc)
+        return tv_error_prefix(err, "%s message", tag);
+    struct holder *hh = malloc(sizeof *hh);
+    if (!hh)
+        return tv_error_set(err, TV_ENOMEM, "%s message: out of memory", tag);
+    msgpack_unpacked_init(&hh->res);
+    size_t off = 0;
+    if (msgpack_unpack_next(&hh->res, data, len, &off) != MSGPACK_UNPACK_SUCCESS || off != len) {
+        rc = tv_error_set(err, TV_EFORMAT, "%s message: msgpack decoding failed", tag);
+    } else {
+        const msgpack_object *root = &hh->res.data;
+        const msgpack_object *f = root->via.array.ptr;
+        uint64_t version;
+        if (root->type != MSGPACK_OBJECT_ARRAY || root->via.array.size != 3 ||
+            f[0].type != MSGPACK_OBJECT_STR || f[0].via.str.size != strlen(tag) ||
+            memcmp(f[0].via.str.ptr, tag, strlen(tag)))
+            rc = tv_error_set(err, TV_EFORMAT, "not a %s message", tag);
+        else if (get_u64(&f[1], &version) || version != MSG_VERSION)
+            rc = tv_error_set(err, TV_EFORMAT, "%s message: version is not %d", tag, MSG_VERSION);
+        else if (f[2].type != MSGPACK_OBJECT_ARRAY)
+            rc = tv_error_set(err, TV_EFORMAT, "%s message: items are not an array", tag);
+        else {
+            *items = f[2].via.array.ptr;
+            *n = f[2].via.array.size;
+        }
+    }
+    if (rc) {
+        msgpack_unpacked_destroy(&hh->res);
+        free(hh);
+        return rc;
+    }
+    *h = hh;
+    return 0;
+}
+
+static void holder_free(void *p)
+{
+    struct holder *h = p;
+    if (h) {
+        msgpack_unpacked_destroy(&h->res);
+        free(h);
+    }
+}
+
+void worker_tasks_release(struct worker_tasks *t)
+{
+    free(t->items);
+    holder_free(t->holder);
+    memset(t, 0, sizeof *t);
+}
+
+void worker_results_release(struct worker_results *r)
+{
+    free(r->items);
+    holder_free(r->holder);
+    memset(r, 0, sizeof *r);
+}
+
+int worker_tasks_decode(const void *data, size_t len, size_t max_bytes, struct worker_tasks *out,
+                        struct tv_error *err)
+{
+    memset(out, 0, sizeof *out);
+    struct holder *h;
+    const msgpack_object *items = NULL;
+    size_t n = 0;
+    int rc = open_batch(data, len, max_bytes, TASKS_TAG, &h, &items, &n, err);
+    if (rc)
+        return rc;
+    out->holder = h;
+    out->items = calloc(n ? n : 1, sizeof *out->items);
+    if (!out->items) {
+        worker_tasks_release(out);
+        return tv_error_set(err, TV_ENOMEM, "task batch: out of memory");
+    }
+    for (size_t i = 0; i < n; i++) {
+        const msgpack_object *o = &items[i];
+        struct worker_task *t = &out->items[i];
+        int64_t gen, idx, op;
+        if (o->type != MSGPACK_OBJECT_ARRAY || o->via.array.size != 9) {
+            worker_tasks_release(out);
+            return tv_error_set(err, TV_EFORMAT, "task batch: item %zu is not an array of 9", i);
+        }
+        const msgpack_object *v = o->via.array.ptr;
+        if (get_i64(&v[0], &t->child_id) || get_i64(&v[1], &gen) || get_i64(&v[2], &idx) ||
+            get_i64(&v[3], &op) || get_u64(&v[4], &t->seed) || get_i64(&v[5], &t->parent1) ||
+            get_i64(&v[6], &t->parent2) || get_bin(&v[7], &t->genome1, &t->genome1_len) ||
+            get_bin(&v[8], &t->genome2, &t->genome2_len) || gen < 0 || idx < 0 ||
+            idx > UINT32_MAX || op < WORKER_OP_INIT || op > WORKER_OP_CROSSOVER_MUTATE) {
+            worker_tasks_release(out);
+            return tv_error_set(err, TV_EFORMAT, "task batch: item %zu has a bad field", i);
+        }
+        t->generation = gen;
+        t->child_index = (uint32_t)idx;
+        t->op = (int32_t)op;
+        out->n++;
+    }
+    return 0;
+}
+
+int worker_results_decode(const void *data, size_t len, size_t max_bytes,
+                          struct worker_results *out, struct tv_error *err)
+{
+    memset(out, 0, sizeof *out);
+    struct holder *h;
+    const msgpack_object *items = NULL;
+    size_t n = 0;
+    int rc = open_batch(data, len, max_bytes, RESULTS_TAG, &h, &items, &n, err);
+    if (rc)
+        return rc;
+    out->holder = h;
+    out->items = calloc(n ? n : 1, sizeof *out->items);
+    if (!out->items) {
+        worker_results_release(out);
+        return tv_error_set(err, TV_ENOMEM, "result batch: out of memory");
+    }
+    for (size_t i = 0; i < n; i++) {
+        const msgpack_object *o = &items[i];
+        struct worker_result *r = &out->items[i];
+        int64_t rank;
+        if (o->type != MSGPACK_OBJECT_ARRAY || o->via.array.size != 6) {
+            worker_results_release(out);
+            return tv_error_set(err, TV_EFORMAT, "result batch: item %zu is not an array of 6", i);
+        }
+        const msgpack_object *v = o->via.array.ptr;
+        if (get_i64(&v[0], &r->child_id) || get_f64(&v[1], &r->fitness) ||
+            v[2].type != MSGPACK_OBJECT_BOOLEAN || get_f64(&v[3], &r->eval_seconds) ||
+            get_i64(&v[4], &rank) || rank < 0 || rank > INT32_MAX ||
+            get_bin(&v[5], &r->genome, &r->genome_len) || !r->genome) {
+            worker_results_release(out);
+            return tv_error_set(err, TV_EFORMAT, "result batch: item %zu has a bad field", i);
+        }
+        r->solved = v[2].via.boolean;
+        r->rank = (int32_t)rank;
+        out->n++;
+    }
+    return 0;
+}

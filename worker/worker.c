@@ -1,0 +1,173 @@
+/* worker.c -- breeding and evaluating children; worker_process(), the whole
+ * job on one task batch, shared by MPI workers and the in-process master. */
+#include "worker.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct worker_scratch {
+    struct genome p1, p2, child;
+    struct tv_buf out; /* encoded children of the current batch, back to back */
+    struct worker_result *results;
+    size_t cap_results;
+};
+
+struct worker_scratch *worker_scratch_new(void)
+{
+    return calloc(1, sizeof(struct worker_scratch));
+}
+
+void worker_scratch_free(struct worker_scratch *s)
+{
+    if (!s)
+        return;
+    genome_release(&s->p1);
+    genome_release(&s->p2);
+    genome_release(&s->child);
+    tv_buf_free(&s->out);
+    free(s->results);
+    free(s);
+}
+
+/* Streams of a child's seed: one for breeding, one for evaluation, so that
+ * changing one operator does not shift the other's draws. */
+enum { STREAM_BREED = 1, STREAM_EVAL = 2 };
+
+static int decode_parent(const struct worker_params *p, const uint8_t *bytes, size_t len,
+                         int64_t id, struct genome *g, struct tv_error *err)
+{
+    if (!bytes)
+        return tv_error_set(err, TV_EFORMAT, "parent %lld: genome missing from the task",
+                            (long long)id);
+    int rc = genome_decode(g, bytes, len, &p->limits, err);
+    if (rc)
+        tv_error_prefix(err, "parent %lld", (long long)id);
+    return rc;
+}
+
+static int build_initial(const struct worker_params *p, struct tv_rng *rng, struct genome *child,
+                         struct tv_error *err)
+{
+    const struct task *t = p->task;
+    if (p->init == WORKER_INIT_MINIMAL)
+        return genome_build_minimal(child, (uint32_t)t->n_inputs, (uint32_t)t->n_outputs,
+                                    t->out_act, p->init_weight_sd, rng, err);
+    uint32_t sizes[WORKER_MAX_HIDDEN_LAYERS + 2];
+    size_t n = 0;
+    sizes[n++] = (uint32_t)t->n_inputs;
+    for (size_t i = 0; i < p->n_init_hidden; i++)
+        sizes[n++] = p->init_hidden[i];
+    sizes[n++] = (uint32_t)t->n_outputs;
+    struct genome_layered_spec spec = {sizes,
+                                       n,
+                                       p->init_density,
+                                       p->init_skip_rate,
+                                       p->init_recurrent_rate,
+                                       p->mutation.hidden_act,
+                                       t->out_act,
+                                       p->init_weight_sd};
+    return genome_build_layered(child, &spec, rng, err);
+}
+
+int worker_breed(const struct worker_params *p, const struct worker_task *t,
+                 struct worker_scratch *s, struct genome *child, struct tv_error *err)
+{
+    struct tv_rng rng;
+    tv_rng_init(&rng, t->seed, STREAM_BREED, 0);
+    int rc = 0;
+    switch (t->op) {
+    case WORKER_OP_INIT:
+        rc = build_initial(p, &rng, child, err);
+        break;
+    case WORKER_OP_MUTATE:
+        rc = decode_parent(p, t->genome1, t->genome1_len, t->parent1, &s->p1, err);
+        if (!rc)
+            rc = genome_copy(child, &s->p1, err);
+        if (!rc)
+            rc = genome_mutate(child, &p->mutation, &rng, err);
+        break;
+    case WORKER_OP_CROSSOVER:
+    case WORKER_OP_CROSSOVER_MUTATE:
+        rc = decode_parent(p, t->genome1, t->genome1_len, t->parent1, &s->p1, err);
+        if (!rc)
+            rc = decode_parent(p, t->genome2, t->genome2_len, t->parent2, &s->p2, err);
+        if (!rc)
+            rc = genome_crossover(child, &s->p1, &s->p2, &rng, err);
+        if (!rc && t->op == WORKER_OP_CROSSOVER_MUTATE)
+            rc = genome_mutate(child, &p->mutation, &rng, err);
+        break;
+    default:
+        rc = tv_error_set(err, TV_EINVAL, "unknown operator %d", (int)t->op);
+    }
+    if (rc)
+        tv_error_prefix(err, "child %lld", (long long)t->child_id);
+    return rc;
+}
+
+int worker_evaluate(const struct worker_params *p, const struct genome *child, uint64_t seed,
+                    struct worker_scratch *s, struct task_result *res, struct tv_error *err)
+{
+    (void)s;
+    struct nn_plan *plan;
+    memset(res, 0, sizeof *res);
+    int rc = nn_plan_compile(child, NULL, &plan, err);
+    if (rc)
+        return rc;
+    struct tv_rng rng;
+    tv_rng_init(&rng, seed, STREAM_EVAL, 0);
+    rc = p->task->evaluate(p->task, plan, &rng, res, err);
+    nn_plan_free(plan);
+    return rc;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int worker_process(const struct worker_params *p, struct worker_scratch *s, int32_t rank,
+                   const void *in, size_t in_len, struct tv_buf *out, struct tv_error *err)
+{
+    struct worker_tasks tasks;
+    int rc = worker_tasks_decode(in, in_len, p->max_message_bytes, &tasks, err);
+    if (rc)
+        return rc;
+    if (tasks.n > s->cap_results) {
+        struct worker_result *r = realloc(s->results, tasks.n * sizeof *r);
+        if (!r) {
+            worker_tasks_release(&tasks);
+            return tv_error_set(err, TV_ENOMEM, "worker: out of memory");
+        }
+        s->results = r;
+        s->cap_results = tasks.n;
+    }
+    s->out.len = 0;
+    size_t *offsets = malloc((tasks.n ? tasks.n : 1) * sizeof *offsets);
+    if (!offsets)
+        rc = tv_error_set(err, TV_ENOMEM, "worker: out of memory");
+    for (size_t i = 0; i < tasks.n && !rc; i++) {
+        const struct worker_task *t = &tasks.items[i];
+        struct task_result res;
+        double t0 = now();
+        rc = worker_breed(p, t, s, &s->child, err);
+        if (!rc)
+            rc = worker_evaluate(p, &s->child, t->seed, s, &res, err);
+        if (rc)
+            break;
+        offsets[i] = s->out.len;
+        rc = genome_encode(&s->child, &s->out, err);
+        s->results[i] = (struct worker_result){
+            t->child_id, res.fitness, res.solved, now() - t0, rank, NULL, s->out.len - offsets[i]};
+    }
+    /* The genome bytes are only placed now: s->out may have moved while it grew. */
+    for (size_t i = 0; i < tasks.n && !rc; i++)
+        s->results[i].genome = s->out.data + offsets[i];
+    if (!rc)
+        rc = worker_results_encode(s->results, tasks.n, out, err);
+    free(offsets);
+    worker_tasks_release(&tasks);
+    return rc;
+}

@@ -1,0 +1,138 @@
+/*
+ * worker.h -- what ranks >= 1 do: receive a batch of tasks, breed each child
+ * (genome/: crossover, mutation), compile it (nn/), evaluate it on the
+ * experiment's task, and reply with a batch of results. Run alone, the master
+ * calls worker_process() itself: the same code path, no MPI peers.
+ *
+ * Messages are msgpack; every message is framing-checked (tv_msgpack_check)
+ * against a size cap before it is decoded, and every genome in it is decoded
+ * with genome_decode (which validates):
+ *   tasks:   ["trevo-tasks", 1, [[child_id, generation, child_index, op, seed,
+ *             parent1, parent2, bin|nil, bin|nil], ...]]
+ *   results: ["trevo-results", 1, [[child_id, fitness, solved, eval_seconds,
+ *             rank, bin], ...]]
+ * A child's randomness is a pure function of its 64-bit seed, so a child is
+ * the same whichever rank breeds it and whenever.
+ *
+ * worker/ knows genome/, nn/ and the tasks of experiments/; MPI only in
+ * worker_serve(); never SQLite.
+ */
+#ifndef TREVO_WORKER_H
+#define TREVO_WORKER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "genome.h"
+#include "task.h"
+
+/* Operators: the same codes as the store's (enum store_op). */
+enum worker_op {
+    WORKER_OP_INIT = 0,
+    WORKER_OP_MUTATE = 1,
+    WORKER_OP_CROSSOVER = 2,
+    WORKER_OP_CROSSOVER_MUTATE = 3
+};
+
+/* Starting genomes. */
+enum worker_init { WORKER_INIT_MINIMAL = 0, WORKER_INIT_LAYERED = 1 };
+
+#define WORKER_MAX_HIDDEN_LAYERS 8
+
+/* Everything a worker needs to breed and evaluate: one struct passed by
+ * const pointer (built from the config by master/). */
+struct worker_params {
+    const struct task *task;
+    struct genome_mutation mutation;
+    struct genome_limits limits;
+    int init;              /* enum worker_init */
+    double init_weight_sd; /* starting weights ~ N(0, sd^2) */
+    /* WORKER_INIT_LAYERED: hidden layer sizes between inputs and outputs */
+    uint32_t init_hidden[WORKER_MAX_HIDDEN_LAYERS];
+    size_t n_init_hidden;
+    double init_density, init_skip_rate, init_recurrent_rate;
+    size_t max_message_bytes; /* cap on any message received */
+};
+
+struct worker_task {
+    int64_t child_id;
+    int64_t generation;
+    uint32_t child_index;
+    int32_t op; /* enum worker_op */
+    uint64_t seed;
+    int64_t parent1, parent2; /* -1 for none */
+    const uint8_t *genome1;   /* parent genomes, genome_encode() bytes; borrowed */
+    size_t genome1_len;
+    const uint8_t *genome2;
+    size_t genome2_len;
+};
+
+struct worker_result {
+    int64_t child_id;
+    double fitness;
+    int32_t solved;
+    double eval_seconds;
+    int32_t rank;
+    const uint8_t *genome; /* the child, genome_encode() bytes; borrowed */
+    size_t genome_len;
+};
+
+/* A decoded message: items point into the message bytes and into memory the
+ * holder owns; valid until the release (and while the bytes live). */
+struct worker_tasks {
+    struct worker_task *items;
+    size_t n;
+    void *holder;
+};
+struct worker_results {
+    struct worker_result *items;
+    size_t n;
+    void *holder;
+};
+void worker_tasks_release(struct worker_tasks *t);
+void worker_results_release(struct worker_results *r);
+
+/* Appends the encoded batch to out. */
+int worker_tasks_encode(const struct worker_task *items, size_t n, struct tv_buf *out,
+                        struct tv_error *err);
+int worker_results_encode(const struct worker_result *items, size_t n, struct tv_buf *out,
+                          struct tv_error *err);
+/* Decodes a batch. TV_ELIMIT past max_bytes, TV_EFORMAT for anything that is
+ * not a well-formed batch (the message says what and where). Genome bytes
+ * are not decoded here (the receiver decodes and validates them). */
+int worker_tasks_decode(const void *data, size_t len, size_t max_bytes, struct worker_tasks *out,
+                        struct tv_error *err);
+int worker_results_decode(const void *data, size_t len, size_t max_bytes,
+                          struct worker_results *out, struct tv_error *err);
+
+/* Reusable memory for breeding and evaluating, one per worker. */
+struct worker_scratch;
+struct worker_scratch *worker_scratch_new(void);
+void worker_scratch_free(struct worker_scratch *s);
+
+/* Breeds and evaluates one child: *child receives the child genome, *res its
+ * fitness. The child is a pure function of (params, task). */
+int worker_breed(const struct worker_params *p, const struct worker_task *t,
+                 struct worker_scratch *s, struct genome *child, struct tv_error *err);
+int worker_evaluate(const struct worker_params *p, const struct genome *child, uint64_t seed,
+                    struct worker_scratch *s, struct task_result *res, struct tv_error *err);
+
+/* The whole job of a worker on one message: decode a task batch, breed and
+ * evaluate every child, append the encoded result batch to out. */
+int worker_process(const struct worker_params *p, struct worker_scratch *s, int32_t rank,
+                   const void *in, size_t in_len, struct tv_buf *out, struct tv_error *err);
+
+/* MPI tags of the protocol between master and workers. */
+enum worker_tag {
+    WORKER_TAG_TASKS = 1,   /* master -> worker: a task batch */
+    WORKER_TAG_RESULTS = 2, /* worker -> master: a result batch */
+    WORKER_TAG_STOP = 3,    /* master -> worker: no more work (empty) */
+    WORKER_TAG_ERROR = 4    /* worker -> master: text of a fatal error */
+};
+
+/* The loop of a rank >= 1 under MPI (MPI_Init done by the caller): serve
+ * task batches from rank 0 until STOP. On an error it sends the text with
+ * WORKER_TAG_ERROR to rank 0 and returns the code. */
+int worker_serve(const struct worker_params *p, struct tv_error *err);
+
+#endif
