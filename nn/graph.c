@@ -87,21 +87,31 @@ int nn_build_graph(struct genome *g, const struct nn_graph_spec *sp, struct tv_r
             local_hi = L + 2 <= levels ? level_start[L + 2] : n;
             rec_hi = ff_lo; /* hidden of this level or shallower */
         }
+        /* draw, drop repeats, draw again for what was lost (a few rounds:
+         * a small target range may not hold that many) */
+        size_t want_ff = ff_lo < n ? draw_count(ff_per, rng) : 0;
+        size_t want_rec = p >= n_in && rec_hi > n_in ? draw_count(rec_per, rng) : 0;
+        if (want_ff + want_rec > cap)
+            want_ff = cap - want_rec;
         size_t k = 0;
-        if (ff_lo < n) {
-            for (size_t c = draw_count(ff_per, rng); c > 0 && k < cap; c--) {
-                int local = tv_rng_chance(rng, 0.5);
-                size_t hi = local ? local_hi : n;
-                to[k++] = (uint32_t)(ff_lo + tv_rng_below(rng, (uint32_t)(hi - ff_lo)));
+        for (int round = 0; round < 8 && k < want_ff + want_rec; round++) {
+            size_t miss = want_ff + want_rec - k;
+            for (size_t c = 0; c < miss; c++) {
+                if (tv_rng_below(rng, (uint32_t)(want_ff + want_rec)) < want_ff) {
+                    size_t hi = tv_rng_chance(rng, 0.5) ? local_hi : n;
+                    to[k++] = (uint32_t)(ff_lo + tv_rng_below(rng, (uint32_t)(hi - ff_lo)));
+                } else {
+                    to[k++] = (uint32_t)(n_in + tv_rng_below(rng, (uint32_t)(rec_hi - n_in)));
+                }
             }
+            qsort(to, k, sizeof *to, cmp_u32);
+            size_t u = 0;
+            for (size_t i = 0; i < k; i++)
+                if (u == 0 || to[i] != to[u - 1])
+                    to[u++] = to[i];
+            k = u;
         }
-        if (p >= n_in && rec_hi > n_in)
-            for (size_t c = draw_count(rec_per, rng); c > 0 && k < cap; c--)
-                to[k++] = (uint32_t)(n_in + tv_rng_below(rng, (uint32_t)(rec_hi - n_in)));
-        qsort(to, k, sizeof *to, cmp_u32);
         for (size_t i = 0; i < k && !rc; i++) {
-            if (i > 0 && to[i] == to[i - 1])
-                continue;
             struct genome_conn c = {(uint32_t)p, to[i],
                                     (float)(tv_rng_normal(rng) * sp->weight_sd)};
             rc = genome_push_conn(g, &c, err);

@@ -1,0 +1,754 @@
+/* test_nn.c -- the compact sparse engine: the fast path against the reference
+ * on thousands of random networks (local, skip and recurrent connections,
+ * every way, single and batched, over several time steps), recurrent state,
+ * linear-time compile of long looped graphs, activations, the row parser, and
+ * every public function's failure path (code and message). */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "genome.h"
+#include "nn.h"
+
+/* ---- helpers -------------------------------------------------------------- */
+
+/* |fast - ref| <= 1e-5 (1 + |ref|); equal infinities and NaNs count as equal. */
+static int close_enough(float fast, float ref)
+{
+    if (isnan(ref) || isinf(ref))
+        return isnan(ref) ? isnan(fast) : fast == ref;
+    return fabs((double)fast - (double)ref) <= 1e-5 * (1.0 + fabs((double)ref));
+}
+
+/* Renames every neuron id through an odd multiplier (a bijection on 32 bits),
+ * so ids are large and scattered, then re-canonicalizes. */
+static void scramble_ids(struct genome *g, uint32_t mul, uint32_t add)
+{
+    struct tv_error err = {0};
+    for (size_t i = 0; i < g->n_neurons; i++) {
+        g->neurons[i].id = g->neurons[i].id * (mul | 1u) + add;
+        if (g->neurons[i].id == GENOME_ID_NONE)
+            g->neurons[i].id = 7;
+    }
+    for (size_t c = 0; c < g->n_conns; c++) {
+        uint32_t f = g->conns[c].from * (mul | 1u) + add, t = g->conns[c].to * (mul | 1u) + add;
+        g->conns[c].from = f == GENOME_ID_NONE ? 7 : f;
+        g->conns[c].to = t == GENOME_ID_NONE ? 7 : t;
+    }
+    assert_int_equal(genome_canonicalize(g, &err), 0);
+}
+
+/* A random NEAT-style network of up to ~70 neurons. */
+static void random_graph(struct genome *g, struct tv_rng *rng, int hidden_act)
+{
+    struct tv_error err = {0};
+    struct nn_graph_spec sp = {0};
+    sp.n_in = 1 + tv_rng_below(rng, 5);
+    sp.n_out = 1 + tv_rng_below(rng, 4);
+    sp.n_neurons = sp.n_in + sp.n_out + tv_rng_below(rng, 60);
+    sp.n_conns = tv_rng_below(rng, (uint32_t)(6 * sp.n_neurons));
+    sp.n_levels = 1 + tv_rng_below(rng, 8);
+    sp.rec_rate = tv_rng_uniform(rng) * 0.4;
+    sp.weight_sd = 1.0 / sqrt(1.0 + (double)sp.n_conns / (double)sp.n_neurons);
+    sp.hidden_act = hidden_act;
+    sp.out_act = (int)tv_rng_below(rng, GENOME_ACT_COUNT);
+    assert_int_equal(nn_build_graph(g, &sp, rng, &err), 0);
+    if (tv_rng_chance(rng, 0.5))
+        scramble_ids(g, (uint32_t)tv_rng_u64(rng), (uint32_t)tv_rng_u64(rng));
+    assert_int_equal(genome_validate(g, NULL, &err), 0);
+}
+
+/* Runs plan(g, opts) and the reference side by side for `steps` steps with
+ * `batch` samples (inputs with exact zeros), a reset half way; asserts they
+ * agree. Returns the number of values compared. */
+static size_t compare_with_reference(const struct genome *g, const struct nn_opts *o, size_t batch,
+                                     int steps, struct tv_rng *rng)
+{
+    struct tv_error err = {0};
+    struct nn_plan *p = NULL;
+    struct nn_state *s = NULL;
+    struct nn_reference *r = NULL;
+    assert_int_equal(nn_plan_compile(g, o, &p, &err), 0);
+    assert_int_equal(nn_state_new(p, batch, &s, &err), 0);
+    assert_int_equal(nn_reference_new(g, batch, &r, &err), 0);
+    size_t n_in = nn_plan_n_inputs(p), n_out = nn_plan_n_outputs(p), compared = 0;
+    float *in = malloc(batch * n_in * sizeof *in);
+    float *fast = malloc(batch * n_out * sizeof *fast), *ref = malloc(batch * n_out * sizeof *ref);
+    assert_non_null(in);
+    assert_non_null(fast);
+    assert_non_null(ref);
+    for (int t = 0; t < steps; t++) {
+        if (t == steps / 2) {
+            nn_state_reset(s);
+            nn_reference_reset(r);
+        }
+        for (size_t i = 0; i < batch * n_in; i++)
+            in[i] = tv_rng_chance(rng, 0.4) ? 0.0f : (float)tv_rng_normal(rng);
+        nn_step(s, in, fast);
+        nn_reference_step(r, in, ref);
+        for (size_t i = 0; i < batch * n_out; i++) {
+            if (!close_enough(fast[i], ref[i]))
+                fail_msg("step %d, value %zu (batch %zu, way %d): fast %.9g, reference %.9g", t, i,
+                         batch, o ? o->way : 0, (double)fast[i], (double)ref[i]);
+            compared++;
+        }
+    }
+    free(in);
+    free(fast);
+    free(ref);
+    nn_reference_free(r);
+    nn_state_free(s);
+    nn_plan_free(p);
+    return compared;
+}
+
+/* ---- fast path == reference ------------------------------------------------ */
+
+static void test_nn_step_matches_reference_on_random_graphs(void **state)
+{
+    (void)state;
+    struct tv_rng rng;
+    tv_rng_init(&rng, 3, 1, 4);
+    struct genome g;
+    genome_init(&g);
+    static const size_t batches[] = {1, 5, 16, 37, 70};
+    size_t compared = 0;
+    for (int it = 0; it < 2000; it++) {
+        int act = (int)tv_rng_below(&rng, GENOME_ACT_COUNT);
+        if (it % 3 == 0)
+            act = GENOME_ACT_RELU; /* zero skipping gets real zeros */
+        random_graph(&g, &rng, act);
+        struct nn_opts o = {(int)(it % 3), it % 7 == 0 ? 32 : 0, NULL, 0};
+        compared += compare_with_reference(&g, &o, 1, 6, &rng);
+        if (it % 4 == 0)
+            compared += compare_with_reference(&g, &o, batches[(it / 4) % 5], 6, &rng);
+    }
+    assert_true(compared > 50000);
+    genome_release(&g);
+}
+
+static void test_nn_step_matches_reference_on_layered_genomes(void **state)
+{
+    (void)state;
+    struct tv_rng rng;
+    tv_rng_init(&rng, 9, 2, 6);
+    struct tv_error err = {0};
+    struct genome g;
+    genome_init(&g);
+    for (int it = 0; it < 40; it++) {
+        uint32_t sizes[5] = {1 + tv_rng_below(&rng, 40), 1 + tv_rng_below(&rng, 80),
+                             1 + tv_rng_below(&rng, 80), 1 + tv_rng_below(&rng, 80),
+                             1 + tv_rng_below(&rng, 10)};
+        struct genome_layered_spec spec = {sizes,
+                                           5,
+                                           0.05 + 0.3 * tv_rng_uniform(&rng),
+                                           0.3,
+                                           0.2,
+                                           it % 2 ? GENOME_ACT_RELU : GENOME_ACT_TANH,
+                                           GENOME_ACT_SIGMOID,
+                                           0.3};
+        assert_int_equal(genome_build_layered(&g, &spec, &rng, &err), 0);
+        for (int way = 0; way < 3; way++) {
+            struct nn_opts o = {way, 0, NULL, 0};
+            compare_with_reference(&g, &o, 1, 5, &rng);
+            compare_with_reference(&g, &o, 1 + tv_rng_below(&rng, 90), 4, &rng);
+        }
+    }
+    genome_release(&g);
+}
+
+/* A sample gives the same bits whatever the batch it is in (batch > 1), and
+ * whatever the index width. */
+static void test_nn_step_bits_do_not_depend_on_batch_size_or_index_width(void **state)
+{
+    (void)state;
+    struct tv_rng rng;
+    tv_rng_init(&rng, 5, 5, 5);
+    struct tv_error err = {0};
+    struct genome g;
+    genome_init(&g);
+    for (int it = 0; it < 100; it++) {
+        random_graph(&g, &rng, it % 2 ? GENOME_ACT_RELU : GENOME_ACT_TANH);
+        struct nn_opts o16 = {it % 3, 16, NULL, 0}, o32 = {it % 3, 32, NULL, 0};
+        struct nn_plan *p16, *p32;
+        struct nn_state *a, *b, *c, *d;
+        assert_int_equal(nn_plan_compile(&g, &o16, &p16, &err), 0);
+        assert_int_equal(nn_plan_compile(&g, &o32, &p32, &err), 0);
+        assert_int_equal(nn_plan_index_bits(p16), 16);
+        assert_int_equal(nn_plan_index_bits(p32), 32);
+        assert_int_equal(nn_state_new(p16, 3, &a, &err), 0);
+        assert_int_equal(nn_state_new(p16, 67, &b, &err), 0);
+        assert_int_equal(nn_state_new(p32, 3, &c, &err), 0);
+        assert_int_equal(nn_state_new(p16, 1, &d, &err), 0);
+        size_t n_in = nn_plan_n_inputs(p16), n_out = nn_plan_n_outputs(p16);
+        float in[67 * 8], oa[3 * 8], ob[67 * 8], oc[3 * 8], od[8], oe[8];
+        struct nn_state *e;
+        assert_int_equal(nn_state_new(p32, 1, &e, &err), 0);
+        for (int t = 0; t < 4; t++) {
+            for (size_t i = 0; i < 67 * n_in; i++)
+                in[i] = (float)tv_rng_normal(&rng);
+            nn_step(a, in, oa);
+            nn_step(b, in, ob); /* samples 0..2 are the same as a's */
+            nn_step(c, in, oc);
+            nn_step(d, in, od);
+            nn_step(e, in, oe);
+            assert_memory_equal(oa, ob, 3 * n_out * sizeof(float));
+            assert_memory_equal(oa, oc, 3 * n_out * sizeof(float));
+            assert_memory_equal(od, oe, n_out * sizeof(float));
+        }
+        nn_state_free(a);
+        nn_state_free(b);
+        nn_state_free(c);
+        nn_state_free(d);
+        nn_state_free(e);
+        nn_plan_free(p16);
+        nn_plan_free(p32);
+    }
+    genome_release(&g);
+}
+
+/* ---- recurrent state --------------------------------------------------------- */
+
+/* in -> h (identity, self loop 1) -> out; out -> h recurrent with weight 0.5:
+ * h_t = x_t + h_{t-1} + 0.5 out_{t-1}, out_t = 2 h_t. */
+static void build_accumulator(struct genome *g)
+{
+    struct tv_error err = {0};
+    genome_reset(g);
+    assert_int_equal(genome_add_neuron(g, 10, GENOME_INPUT, GENOME_ACT_IDENTITY, 0, 0, &err), 0);
+    assert_int_equal(genome_add_neuron(g, 20, GENOME_OUTPUT, GENOME_ACT_IDENTITY, 0, 1, &err), 0);
+    assert_int_equal(genome_add_neuron(g, 30, GENOME_HIDDEN, GENOME_ACT_IDENTITY, 0, 0.5f, &err),
+                     0);
+    assert_int_equal(genome_add_conn(g, 10, 30, 1.0f, &err), 0);
+    assert_int_equal(genome_add_conn(g, 30, 30, 1.0f, &err), 0);
+    assert_int_equal(genome_add_conn(g, 30, 20, 2.0f, &err), 0);
+    assert_int_equal(genome_add_conn(g, 20, 30, 0.5f, &err), 0);
+}
+
+static void test_nn_step_carries_recurrent_state_over_time_steps(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    struct genome g;
+    genome_init(&g);
+    build_accumulator(&g);
+    struct nn_plan *p;
+    struct nn_state *s;
+    assert_int_equal(nn_plan_compile(&g, NULL, &p, &err), 0);
+    assert_int_equal(nn_plan_n_recurrent(p), 2);
+    assert_int_equal(nn_state_new(p, 1, &s, &err), 0);
+    /* h: 1, 2+1+1=4, 3+4+4=11; out = 2h */
+    float x[3] = {1, 2, 3}, want[3] = {2, 8, 22}, out;
+    for (int t = 0; t < 3; t++) {
+        nn_step(s, &x[t], &out);
+        assert_true(out == want[t]);
+    }
+    nn_state_read(s, &out);
+    assert_true(out == 22.0f);
+    nn_state_reset(s);
+    nn_state_read(s, &out);
+    assert_true(out == 0.0f);
+    nn_step(s, &x[0], &out); /* a new sequence starts from 0 */
+    assert_true(out == 2.0f);
+    nn_state_free(s);
+    /* the same in a batch of 2 with different sequences */
+    assert_int_equal(nn_state_new(p, 2, &s, &err), 0);
+    float xb[2] = {1, 10}, ob[2];
+    nn_step(s, xb, ob);
+    assert_true(ob[0] == 2.0f && ob[1] == 20.0f);
+    nn_step(s, xb, ob); /* h = 1+1+1 = 3, 10+10+10 = 30 */
+    assert_true(ob[0] == 6.0f && ob[1] == 60.0f);
+    nn_state_free(s);
+    nn_plan_free(p);
+    genome_release(&g);
+}
+
+/* ---- compile: long looped graphs in linear time ---------------------------- */
+
+/* A chain of n hidden neurons, each feeding the next two (so the number of
+ * paths grows like Fibonacci(n)) and each looped back to its predecessor:
+ * every path is long and looped. */
+static void build_long_loop(struct genome *g, uint32_t n)
+{
+    struct tv_error err = {0};
+    genome_reset(g);
+    assert_int_equal(genome_reserve(g, n + 2, 3 * (size_t)n + 4, &err), 0);
+    struct genome_neuron in = {0, GENOME_INPUT, GENOME_ACT_IDENTITY, 0, 0};
+    struct genome_neuron out = {1, GENOME_OUTPUT, GENOME_ACT_TANH, 0, 1};
+    assert_int_equal(genome_push_neuron(g, &in, &err), 0);
+    assert_int_equal(genome_push_neuron(g, &out, &err), 0);
+    for (uint32_t i = 0; i < n; i++) {
+        struct genome_neuron h = {2 + i, GENOME_HIDDEN, GENOME_ACT_TANH, 0.01f,
+                                  (float)(i + 1) / (float)(n + 1)};
+        assert_int_equal(genome_push_neuron(g, &h, &err), 0);
+    }
+    struct genome_conn c0 = {0, 2, 0.5f}, c1 = {n + 1, 1, 0.5f};
+    assert_int_equal(genome_push_conn(g, &c0, &err), 0);
+    assert_int_equal(genome_push_conn(g, &c1, &err), 0);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t id = 2 + i;
+        if (i + 1 < n) {
+            struct genome_conn a = {id, id + 1, 0.7f};
+            assert_int_equal(genome_push_conn(g, &a, &err), 0);
+        }
+        if (i + 2 < n) {
+            struct genome_conn b = {id, id + 2, 0.3f};
+            assert_int_equal(genome_push_conn(g, &b, &err), 0);
+        }
+        if (i > 0) {
+            struct genome_conn r = {id, id - 1, -0.2f};
+            assert_int_equal(genome_push_conn(g, &r, &err), 0);
+        }
+    }
+    assert_int_equal(genome_canonicalize(g, &err), 0);
+    assert_int_equal(genome_validate(g, NULL, &err), 0);
+}
+
+static double compile_seconds(const struct genome *g)
+{
+    struct tv_error err = {0};
+    double best = 1e9;
+    for (int r = 0; r < 3; r++) {
+        struct timespec a, b;
+        struct nn_plan *p;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        assert_int_equal(nn_plan_compile(g, NULL, &p, &err), 0);
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        nn_plan_free(p);
+        double t = (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);
+        best = t < best ? t : best;
+    }
+    return best;
+}
+
+static void test_nn_plan_compile_long_looped_graph_in_linear_time(void **state)
+{
+    (void)state;
+    struct tv_rng rng;
+    tv_rng_init(&rng, 1, 1, 1);
+    struct genome g;
+    genome_init(&g);
+    build_long_loop(&g, 60); /* small: check the values too */
+    struct nn_opts o = {NN_WAY_AUTO, 0, NULL, 0};
+    compare_with_reference(&g, &o, 1, 8, &rng);
+    compare_with_reference(&g, &o, 7, 8, &rng);
+    /* 10^5 and 8 * 10^5 neurons: paths beyond counting, and the time must
+     * grow about linearly (allowing a lot for a noisy shared machine). */
+    build_long_loop(&g, 100000);
+    double small = compile_seconds(&g);
+    build_long_loop(&g, 800000);
+    double large = compile_seconds(&g);
+    if (!(large < 2.0 && large < 40.0 * small + 0.05))
+        fail_msg("compile: %.4f s for 1e5 neurons, %.4f s for 8e5", small, large);
+    genome_release(&g);
+}
+
+/* ---- compile: plans ---------------------------------------------------------- */
+
+static void test_nn_plan_compile_reports_sizes_within_memory_bound(void **state)
+{
+    (void)state;
+    struct tv_rng rng;
+    tv_rng_init(&rng, 2, 2, 2);
+    struct tv_error err = {0};
+    struct genome g;
+    genome_init(&g);
+    uint32_t sizes[3] = {300, 500, 40};
+    struct genome_layered_spec spec = {
+        sizes, 3, 0.2, 0.1, 0.05, GENOME_ACT_RELU, GENOME_ACT_IDENTITY, 0.1};
+    assert_int_equal(genome_build_layered(&g, &spec, &rng, &err), 0);
+    struct genome_stats st;
+    assert_int_equal(genome_stats(&g, &st, &err), 0);
+    struct nn_plan *p;
+    assert_int_equal(nn_plan_compile(&g, NULL, &p, &err), 0);
+    assert_int_equal(nn_plan_n_inputs(p), 300);
+    assert_int_equal(nn_plan_n_outputs(p), 40);
+    assert_int_equal(nn_plan_n_neurons(p), 840);
+    assert_int_equal(nn_plan_n_conns(p), g.n_conns);
+    assert_int_equal(nn_plan_n_recurrent(p), st.n_recurrent);
+    assert_int_equal(nn_plan_n_layers(p), 3);
+    assert_int_equal(nn_plan_index_bits(p), 16);
+    assert_int_equal(nn_plan_layer_way(p, 0), NN_WAY_GATHER);  /* inputs: not measured */
+    assert_int_equal(nn_plan_layer_way(p, 1), NN_WAY_SCATTER); /* relu: makes zeros */
+    assert_int_equal(nn_plan_layer_way(p, 3), -1);
+    /* 6 bytes per connection with 16-bit indices, padding and rows per neuron */
+    size_t bound = 6 * g.n_conns + 2 * 7 * 6 * g.n_neurons + 40 * g.n_neurons + 2048;
+    assert_true(nn_plan_bytes(p) <= bound);
+    nn_plan_free(p);
+    nn_plan_free(NULL); /* a no-op */
+    genome_release(&g);
+}
+
+static void test_nn_plan_compile_uses_measured_density(void **state)
+{
+    (void)state;
+    struct tv_rng rng;
+    tv_rng_init(&rng, 4, 4, 4);
+    struct tv_error err = {0};
+    struct genome g;
+    genome_init(&g);
+    uint32_t sizes[3] = {100, 100, 10};
+    struct genome_layered_spec spec = {
+        sizes, 3, 0.3, 0.0, 0.0, GENOME_ACT_TANH, GENOME_ACT_IDENTITY, 0.2};
+    assert_int_equal(genome_build_layered(&g, &spec, &rng, &err), 0);
+    struct nn_plan *p;
+    struct nn_state *s;
+    assert_int_equal(nn_plan_compile(&g, NULL, &p, &err), 0);
+    assert_int_equal(nn_plan_layer_way(p, 0), NN_WAY_GATHER);
+    assert_int_equal(nn_plan_layer_way(p, 1), NN_WAY_GATHER); /* tanh */
+    assert_int_equal(nn_state_new(p, 1, &s, &err), 0);
+    float in[100] = {0};
+    for (int i = 0; i < 100; i += 5)
+        in[i] = 1.0f; /* 20 % non-zero */
+    nn_step(s, in, NULL);
+    nn_step(s, in, NULL);
+    float dens[3];
+    assert_int_equal(nn_state_density(s, dens, &err), 0);
+    assert_true(fabsf(dens[0] - 0.2f) < 1e-6f);
+    assert_true(dens[1] > 0.9f); /* tanh is almost never exactly 0 */
+    struct nn_opts o = {NN_WAY_AUTO, 0, dens, 3};
+    struct nn_plan *q;
+    assert_int_equal(nn_plan_compile(&g, &o, &q, &err), 0);
+    assert_int_equal(nn_plan_layer_way(q, 0), NN_WAY_SCATTER);
+    assert_int_equal(nn_plan_layer_way(q, 1), NN_WAY_GATHER);
+    compare_with_reference(&g, &o, 1, 4, &rng);
+    nn_plan_free(q);
+    nn_state_free(s);
+    nn_plan_free(p);
+    genome_release(&g);
+}
+
+/* Compile must refuse, with a message naming the culprit. */
+static void expect_compile_error(const struct genome *g, const struct nn_opts *o, int code,
+                                 const char *needle)
+{
+    struct tv_error err = {0};
+    struct nn_plan *p = (struct nn_plan *)&err; /* must become NULL */
+    assert_int_equal(nn_plan_compile(g, o, &p, &err), code);
+    assert_null(p);
+    assert_int_equal(err.code, code);
+    if (!strstr(err.msg, needle))
+        fail_msg("message '%s' lacks '%s'", err.msg, needle);
+}
+
+static void build_tiny(struct genome *g)
+{
+    struct tv_error err = {0};
+    genome_reset(g);
+    assert_int_equal(genome_add_neuron(g, 1, GENOME_INPUT, GENOME_ACT_IDENTITY, 0, 0, &err), 0);
+    assert_int_equal(genome_add_neuron(g, 2, GENOME_OUTPUT, GENOME_ACT_TANH, 0, 1, &err), 0);
+    assert_int_equal(genome_add_neuron(g, 3, GENOME_HIDDEN, GENOME_ACT_RELU, 0, 0.5f, &err), 0);
+    assert_int_equal(genome_add_conn(g, 1, 3, 1.0f, &err), 0);
+    assert_int_equal(genome_add_conn(g, 3, 2, 1.0f, &err), 0);
+}
+
+static void test_nn_plan_compile_rejects_bad_genomes(void **state)
+{
+    (void)state;
+    struct genome g;
+    genome_init(&g);
+
+    build_tiny(&g);
+    struct genome_conn tmp = g.conns[0];
+    g.conns[0] = g.conns[1];
+    g.conns[1] = tmp;
+    expect_compile_error(&g, NULL, TV_EINVAL, "not in canonical order");
+
+    build_tiny(&g);
+    g.conns[1] = g.conns[0];
+    expect_compile_error(&g, NULL, TV_EINVAL, "duplicated");
+
+    build_tiny(&g);
+    g.conns[1].to = 99;
+    expect_compile_error(&g, NULL, TV_EINVAL, "no neuron 99");
+
+    build_tiny(&g);
+    g.conns[0].from = 0; /* sorts first, but no such neuron */
+    expect_compile_error(&g, NULL, TV_EINVAL, "no neuron 0");
+
+    build_tiny(&g);
+    g.conns[1].to = 1; /* 3 -> 1: into the input */
+    expect_compile_error(&g, NULL, TV_EINVAL, "ends in input neuron 1");
+
+    build_tiny(&g);
+    g.neurons[1].kind = GENOME_HIDDEN;
+    expect_compile_error(&g, NULL, TV_EINVAL, "at least one input and one output");
+
+    build_tiny(&g);
+    g.neurons[2].depth = 1.5f;
+    expect_compile_error(&g, NULL, TV_EINVAL, "neuron 3: depth 1.5 outside [0, 1]");
+
+    build_tiny(&g);
+    g.neurons[2].depth = NAN;
+    expect_compile_error(&g, NULL, TV_EINVAL, "outside [0, 1]");
+
+    build_tiny(&g);
+    g.neurons[2].act = GENOME_ACT_COUNT;
+    expect_compile_error(&g, NULL, TV_EINVAL, "neuron 3: unknown activation");
+
+    build_tiny(&g);
+    g.neurons[0].depth = 0.5f;
+    expect_compile_error(&g, NULL, TV_EINVAL, "an input must be at depth 0");
+
+    build_tiny(&g);
+    g.neurons[2].id = 2; /* duplicate id */
+    expect_compile_error(&g, NULL, TV_EINVAL, "ids not unique and ascending");
+
+    build_tiny(&g);
+    g.neurons[2].kind = 7;
+    expect_compile_error(&g, NULL, TV_EINVAL, "unknown kind 7");
+    genome_release(&g);
+}
+
+static void test_nn_plan_compile_rejects_bad_options(void **state)
+{
+    (void)state;
+    struct genome g;
+    genome_init(&g);
+    build_tiny(&g);
+    struct nn_opts o = {7, 0, NULL, 0};
+    expect_compile_error(&g, &o, TV_EINVAL, "nn_opts.way: unknown way 7");
+    o = (struct nn_opts){NN_WAY_AUTO, 8, NULL, 0};
+    expect_compile_error(&g, &o, TV_EINVAL, "nn_opts.index_bits: expected 0, 16 or 32, got 8");
+    float dens[2] = {0.5f, 0.5f};
+    o = (struct nn_opts){NN_WAY_AUTO, 0, dens, 2};
+    expect_compile_error(&g, &o, TV_EINVAL, "nn_opts.density has 2 layers, the network has 3");
+
+    /* 16-bit indices cannot address 65536 neurons (the zero slot is n) */
+    struct tv_error err = {0};
+    genome_reset(&g);
+    assert_int_equal(genome_reserve(&g, 65536, 1, &err), 0);
+    for (uint32_t i = 0; i < 65536; i++) {
+        struct genome_neuron u = {i, i == 0 ? GENOME_INPUT : GENOME_OUTPUT, 0, 0,
+                                  i == 0 ? 0.0f : 1.0f};
+        assert_int_equal(genome_push_neuron(&g, &u, &err), 0);
+    }
+    o = (struct nn_opts){NN_WAY_AUTO, 16, NULL, 0};
+    expect_compile_error(&g, &o, TV_EINVAL, "16-bit indices cannot address 65536 neurons");
+    struct nn_plan *p;
+    assert_int_equal(nn_plan_compile(&g, NULL, &p, &err), 0);
+    assert_int_equal(nn_plan_index_bits(p), 32);
+    nn_plan_free(p);
+    genome_release(&g);
+}
+
+/* ---- states ----------------------------------------------------------------- */
+
+static void test_nn_state_new_rejects_bad_batch(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    struct genome g;
+    genome_init(&g);
+    build_tiny(&g);
+    struct nn_plan *p;
+    struct nn_state *s = (struct nn_state *)&err;
+    assert_int_equal(nn_plan_compile(&g, NULL, &p, &err), 0);
+    assert_int_equal(nn_state_new(p, 0, &s, &err), TV_EINVAL);
+    assert_null(s);
+    assert_string_equal(err.msg, "nn_state_new: batch must be at least 1");
+    assert_int_equal(nn_state_new(p, (size_t)1 << 30, &s, &err), TV_EINVAL);
+    assert_non_null(strstr(err.msg, "batch 1073741824 is larger than"));
+    assert_int_equal(nn_state_new(p, 9, &s, &err), 0);
+    assert_int_equal(nn_state_batch(s), 9);
+    nn_state_free(s);
+    nn_state_free(NULL);
+    nn_plan_free(p);
+    genome_release(&g);
+}
+
+static void test_nn_state_density_before_any_step_is_an_error(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    struct genome g;
+    genome_init(&g);
+    build_tiny(&g);
+    struct nn_plan *p;
+    struct nn_state *s;
+    assert_int_equal(nn_plan_compile(&g, NULL, &p, &err), 0);
+    assert_int_equal(nn_state_new(p, 1, &s, &err), 0);
+    float dens[3], x = 1.0f;
+    assert_int_equal(nn_state_density(s, dens, &err), TV_ESTATE);
+    assert_string_equal(err.msg, "nn_state_density: no step was run since the reset");
+    nn_step(s, &x, NULL);
+    assert_int_equal(nn_state_density(s, dens, &err), 0);
+    assert_true(dens[0] == 1.0f);
+    nn_state_reset(s);
+    assert_int_equal(nn_state_density(s, dens, &err), TV_ESTATE);
+    nn_state_free(s);
+    nn_plan_free(p);
+    genome_release(&g);
+}
+
+/* ---- the reference ------------------------------------------------------------- */
+
+static void test_nn_reference_new_rejects_invalid_genome(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    struct genome g;
+    genome_init(&g);
+    build_tiny(&g);
+    g.conns[0].weight = INFINITY;
+    struct nn_reference *r = (struct nn_reference *)&err;
+    int rc = nn_reference_new(&g, 1, &r, &err);
+    assert_int_equal(rc, TV_EINVAL);
+    assert_null(r);
+    assert_non_null(strstr(err.msg, "weight"));
+    g.conns[0].weight = 1.0f;
+    assert_int_equal(nn_reference_new(&g, 0, &r, &err), TV_EINVAL);
+    assert_string_equal(err.msg, "nn_reference_new: batch must be at least 1");
+    assert_int_equal(nn_reference_new(&g, 2, &r, &err), 0);
+    float x[2] = {1, -1}, y[2];
+    nn_reference_step(r, x, y); /* relu(1) -> tanh(1); relu(-1) = 0 -> tanh(0) */
+    assert_true(y[0] == tanhf(1.0f) && y[1] == 0.0f);
+    nn_reference_free(r);
+    nn_reference_free(NULL);
+    genome_release(&g);
+}
+
+/* ---- activations ------------------------------------------------------------------ */
+
+static void test_nn_act_apply_is_exact_libm(void **state)
+{
+    (void)state;
+    static const float xs[] = {-30.0f, -2.5f, -1e-3f, 0.0f, 1e-3f, 0.7f, 3.0f, 88.0f};
+    for (size_t i = 0; i < sizeof xs / sizeof xs[0]; i++) {
+        float x = xs[i];
+        assert_true(nn_act_apply(GENOME_ACT_IDENTITY, x) == x);
+        assert_true(nn_act_apply(GENOME_ACT_RELU, x) == (x > 0 ? x : 0.0f));
+        assert_true(nn_act_apply(GENOME_ACT_TANH, x) == tanhf(x));
+        assert_true(nn_act_apply(GENOME_ACT_SIGMOID, x) == 1.0f / (1.0f + expf(-x)));
+        assert_true(nn_act_apply(GENOME_ACT_NEAT_SIGMOID, x) == 1.0f / (1.0f + expf(-4.9f * x)));
+        assert_true(nn_act_apply(GENOME_ACT_GAUSS, x) == expf(-(x * x)));
+        assert_true(nn_act_apply(GENOME_ACT_SIN, x) == sinf(x));
+        assert_true(nn_act_apply(GENOME_ACT_ABS, x) == fabsf(x));
+        assert_true(nn_act_apply(GENOME_ACT_STEP, x) == (x > 0 ? 1.0f : 0.0f));
+    }
+    assert_true(nn_act_apply(GENOME_ACT_SIGMOID, 0.0f) == 0.5f);
+    assert_true(nn_act_apply(GENOME_ACT_SIGMOID, -1000.0f) == 0.0f); /* no NaN */
+    assert_true(nn_act_apply(GENOME_ACT_RELU, NAN) == 0.0f);
+    /* unknown ids: the identity, never a read outside the table */
+    assert_true(nn_act_apply(GENOME_ACT_COUNT, 2.5f) == 2.5f);
+    assert_true(nn_act_apply(-1, 2.5f) == 2.5f);
+    assert_true(nn_act_makes_zeros(GENOME_ACT_RELU));
+    assert_true(nn_act_makes_zeros(GENOME_ACT_STEP));
+    assert_false(nn_act_makes_zeros(GENOME_ACT_TANH));
+    assert_false(nn_act_makes_zeros(GENOME_ACT_COUNT));
+}
+
+/* ---- the row parser -------------------------------------------------------------- */
+
+static void expect_row_error(const char *line, size_t n, const char *msg)
+{
+    struct tv_error err = {0};
+    float v[8];
+    assert_int_equal(nn_row_parse(line, strlen(line), v, n, &err), TV_EINVAL);
+    assert_int_equal(err.code, TV_EINVAL);
+    assert_string_equal(err.msg, msg);
+}
+
+static void test_nn_row_parse_reads_numbers(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    float v[4];
+    const char *line = " 1.5, -2e-3 ,0x1p-2,\t7 \r";
+    assert_int_equal(nn_row_parse(line, strlen(line), v, 4, &err), 0);
+    assert_true(v[0] == 1.5f && v[1] == -2e-3f && v[2] == 0.25f && v[3] == 7.0f);
+    /* only len bytes are read: no NUL needed */
+    const char buf[3] = {'4', ',', '5'};
+    assert_int_equal(nn_row_parse(buf, 3, v, 2, &err), 0);
+    assert_true(v[0] == 4.0f && v[1] == 5.0f);
+}
+
+static void test_nn_row_parse_rejects_bad_rows(void **state)
+{
+    (void)state;
+    expect_row_error("1,2", 3, "expected 3 numbers, got 2");
+    expect_row_error("1,2,3,4", 3, "expected 3 numbers, got 4");
+    expect_row_error("1,2,3,4,5,6", 2, "expected 2 numbers, got 6");
+    expect_row_error("", 1, "expected 1 numbers, got 0");
+    expect_row_error("1,,3", 3, "value 2: empty");
+    expect_row_error("1,2,", 3, "value 3: empty");
+    expect_row_error("1,x1,3", 3, "value 2 ('x1'): not a number");
+    expect_row_error("1,2 3", 2, "value 2 ('2 3'): not a number");
+    expect_row_error("nan", 1, "value 1 ('nan'): not a finite float");
+    expect_row_error("-inf", 1, "value 1 ('-inf'): not a finite float");
+    expect_row_error("1e999", 1, "value 1 ('1e999'): not a finite float");
+    expect_row_error("1111111111111111111111111111111111111111111111111111111111111111111", 1,
+                     "value 1 ('111111111111111111111111...'): not a number (too long)");
+    expect_row_error("1,\x01", 2, "value 2 ('?'): not a number");
+}
+
+/* ---- the graph builder ------------------------------------------------------------ */
+
+static void test_nn_build_graph_makes_valid_genomes_with_every_kind(void **state)
+{
+    (void)state;
+    struct tv_rng rng;
+    tv_rng_init(&rng, 8, 8, 8);
+    struct tv_error err = {0};
+    struct genome g;
+    genome_init(&g);
+    struct nn_graph_spec sp = {2000, 20, 10, 40000, 16, 0.1, 0.3, GENOME_ACT_RELU, GENOME_ACT_TANH};
+    assert_int_equal(nn_build_graph(&g, &sp, &rng, &err), 0);
+    assert_int_equal(genome_validate(&g, NULL, &err), 0);
+    struct genome_stats st;
+    assert_int_equal(genome_stats(&g, &st, &err), 0);
+    assert_int_equal(st.n_inputs, 20);
+    assert_int_equal(st.n_outputs, 10);
+    assert_true(st.n_conns > 38000 && st.n_conns <= 40100);
+    assert_true(st.n_local > 1000 && st.n_skip > 1000);
+    assert_true(st.n_recurrent > 3000 && st.n_recurrent < 5000);
+    genome_release(&g);
+}
+
+static void test_nn_build_graph_rejects_bad_spec(void **state)
+{
+    (void)state;
+    struct tv_rng rng;
+    tv_rng_init(&rng, 8, 8, 8);
+    struct tv_error err = {0};
+    struct genome g;
+    genome_init(&g);
+    struct nn_graph_spec sp = {3, 2, 2, 10, 1, 0.1, 0.3, GENOME_ACT_RELU, GENOME_ACT_TANH};
+    assert_int_equal(nn_build_graph(&g, &sp, &rng, &err), TV_EINVAL);
+    assert_string_equal(err.msg, "nn_build_graph: 3 neurons cannot hold 2 inputs and 2 outputs");
+    sp = (struct nn_graph_spec){10, 2, 2, 10, 1, 1.5, 0.3, GENOME_ACT_RELU, GENOME_ACT_TANH};
+    assert_int_equal(nn_build_graph(&g, &sp, &rng, &err), TV_EINVAL);
+    assert_string_equal(err.msg, "nn_build_graph: rec_rate 1.5 outside [0, 1]");
+    genome_release(&g);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_nn_step_matches_reference_on_random_graphs),
+        cmocka_unit_test(test_nn_step_matches_reference_on_layered_genomes),
+        cmocka_unit_test(test_nn_step_bits_do_not_depend_on_batch_size_or_index_width),
+        cmocka_unit_test(test_nn_step_carries_recurrent_state_over_time_steps),
+        cmocka_unit_test(test_nn_plan_compile_long_looped_graph_in_linear_time),
+        cmocka_unit_test(test_nn_plan_compile_reports_sizes_within_memory_bound),
+        cmocka_unit_test(test_nn_plan_compile_uses_measured_density),
+        cmocka_unit_test(test_nn_plan_compile_rejects_bad_genomes),
+        cmocka_unit_test(test_nn_plan_compile_rejects_bad_options),
+        cmocka_unit_test(test_nn_state_new_rejects_bad_batch),
+        cmocka_unit_test(test_nn_state_density_before_any_step_is_an_error),
+        cmocka_unit_test(test_nn_reference_new_rejects_invalid_genome),
+        cmocka_unit_test(test_nn_act_apply_is_exact_libm),
+        cmocka_unit_test(test_nn_row_parse_reads_numbers),
+        cmocka_unit_test(test_nn_row_parse_rejects_bad_rows),
+        cmocka_unit_test(test_nn_build_graph_makes_valid_genomes_with_every_kind),
+        cmocka_unit_test(test_nn_build_graph_rejects_bad_spec),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
