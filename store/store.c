@@ -52,6 +52,8 @@ enum st {
     ST_IND_OF_GEN,
     ST_IND_OF_GEN_GENOMES,
     ST_IND_PENDING,
+    ST_IND_RANGE,
+    ST_GENOME_RANGE,
     ST_GENOME_GET,
     ST_GENERATION_INSERT,
     ST_GENERATION_GET,
@@ -98,6 +100,10 @@ static const char *const st_sql[ST_COUNT] = {
     [ST_IND_PENDING] = "SELECT " IND_COLS ", g.data FROM individuals i LEFT JOIN genomes g"
                        " ON g.run_id = i.run_id AND g.id = i.id"
                        " WHERE i.run_id = ?1 AND i.generation > ?2 ORDER BY i.id",
+    [ST_IND_RANGE] = "SELECT " IND_COLS " FROM individuals i"
+                     " WHERE i.run_id = ?1 AND i.id BETWEEN ?2 AND ?3 ORDER BY i.id",
+    [ST_GENOME_RANGE] = "SELECT id, data FROM genomes"
+                        " WHERE run_id = ?1 AND id BETWEEN ?2 AND ?3 ORDER BY id",
     [ST_GENOME_GET] = "SELECT data FROM genomes WHERE run_id = ?1 AND id = ?2",
     [ST_GENERATION_INSERT] = "INSERT INTO generations(run_id, generation, best, mean, median,"
                              " champion, n_species, n_evals, wall_seconds, closed_at)"
@@ -370,7 +376,7 @@ static int one_int(sqlite3 *db, const char *sql, int64_t *out)
 
 static char *immutable_uri(const char *path);
 
-static int inspect_with(const char *path, int immutable, unsigned flags, int *empty,
+static int inspect_with(const char *path, int immutable, int whole, unsigned flags, int *empty,
                         int64_t *version, struct tv_error *err)
 {
     sqlite3 *db = NULL;
@@ -427,22 +433,33 @@ static int inspect_with(const char *path, int immutable, unsigned flags, int *em
         goto out;
     }
     if (!(flags & STORE_NO_CHECK)) {
-        sqlite3_stmt *q;
-        rc = sqlite3_prepare_v2(db, "PRAGMA quick_check(1)", -1, &q, NULL);
-        if (rc != SQLITE_OK)
-            goto sqlite_failed;
-        rc = sqlite3_step(q);
-        if (rc == SQLITE_ROW) {
-            const unsigned char *t = sqlite3_column_text(q, 0);
-            if (!t || strcmp((const char *)t, "ok") != 0)
-                code = tv_error_set(err, TV_ECORRUPT,
-                                    "%s: damaged database: PRAGMA quick_check failed: %.300s", path,
-                                    t ? (const char *)t : "(no answer)");
-            rc = SQLITE_OK;
+        /* The whole file, or (past STORE_FULL_CHECK_BYTES) every table but
+         * the two big ones, whose pages are checked as they are read. */
+        static const char *const full[] = {"PRAGMA quick_check(1)", NULL};
+        static const char *const small[] = {
+            "PRAGMA quick_check(trevo_meta)",    "PRAGMA quick_check(runs)",
+            "PRAGMA quick_check(operators)",     "PRAGMA quick_check(generations)",
+            "PRAGMA quick_check(species)",       "PRAGMA quick_check(checkpoints)",
+            "PRAGMA quick_check(sqlite_schema)", NULL};
+        const char *const *checks = whole ? full : small;
+        for (size_t k = 0; checks[k] && !code; k++) {
+            sqlite3_stmt *q;
+            rc = sqlite3_prepare_v2(db, checks[k], -1, &q, NULL);
+            if (rc != SQLITE_OK)
+                goto sqlite_failed;
+            rc = sqlite3_step(q);
+            if (rc == SQLITE_ROW) {
+                const unsigned char *t = sqlite3_column_text(q, 0);
+                if (!t || strcmp((const char *)t, "ok") != 0)
+                    code = tv_error_set(err, TV_ECORRUPT,
+                                        "%s: damaged database: PRAGMA quick_check failed: %.300s",
+                                        path, t ? (const char *)t : "(no answer)");
+                rc = SQLITE_OK;
+            }
+            sqlite3_finalize(q);
+            if (rc != SQLITE_OK && rc != SQLITE_DONE)
+                goto sqlite_failed;
         }
-        sqlite3_finalize(q);
-        if (rc != SQLITE_OK && rc != SQLITE_DONE)
-            goto sqlite_failed;
     }
     goto out;
 
@@ -507,14 +524,15 @@ static char *immutable_uri(const char *path)
  * connection is open and every commit is in the file) the file is read as
  * immutable, without locks or side files; if a writer appeared meanwhile and
  * the check failed, it is repeated the ordinary way. */
-static int inspect(const char *path, unsigned flags, int *empty, int64_t *version,
+static int inspect(const char *path, off_t size, unsigned flags, int *empty, int64_t *version,
                    struct tv_error *err)
 {
+    int whole = (flags & STORE_CHECK_FULL) || size <= STORE_FULL_CHECK_BYTES;
     if (side_file_exists(path, "-wal"))
-        return inspect_with(path, 0, flags, empty, version, err);
-    int rc = inspect_with(path, 1, flags, empty, version, err);
+        return inspect_with(path, 0, whole, flags, empty, version, err);
+    int rc = inspect_with(path, 1, whole, flags, empty, version, err);
     if (rc && side_file_exists(path, "-wal"))
-        rc = inspect_with(path, 0, flags, empty, version, err);
+        rc = inspect_with(path, 0, whole, flags, empty, version, err);
     return rc;
 }
 
@@ -580,6 +598,13 @@ static int set_pragmas(struct store *s, struct tv_error *err, int creating)
         snprintf(sql, sizeof sql, "PRAGMA synchronous = %s",
                  (s->flags & STORE_SYNC_FULL) ? "FULL" : "NORMAL");
         if ((rc = exec_sql(s, sql, err, "setting synchronous")) != 0)
+            return rc;
+        /* We truncate the WAL at every generation boundary; SQLite's own
+         * checkpoints (every 1000 pages by default) would copy and sync the
+         * same pages again in the middle of a generation. They stay as a
+         * bound on the WAL of a huge generation. */
+        if ((rc = exec_sql(s, "PRAGMA wal_autocheckpoint = 16384", err,
+                           "setting wal_autocheckpoint")) != 0)
             return rc;
     }
     return exec_sql(s, "PRAGMA foreign_keys = OFF", err, "setting foreign_keys");
@@ -653,7 +678,7 @@ int store_open(const char *path, const struct store_options *opts, struct store 
             return kind;
         int empty = kind == 0;
         if (kind == 1) {
-            int rc = inspect(path, o.flags, &empty, &version, err);
+            int rc = inspect(path, sb.st_size, o.flags, &empty, &version, err);
             if (rc)
                 return rc;
         }
@@ -1587,6 +1612,128 @@ int store_generation_get(struct store *s, int64_t run, int64_t generation,
     return code;
 }
 
+/* ---- loading a population -------------------------------------------------- */
+
+struct member {
+    int64_t id;
+    size_t pos; /* index in the population */
+};
+
+static int cmp_member(const void *a, const void *b)
+{
+    const struct member *x = a, *y = b;
+    if (x->id != y->id)
+        return x->id < y->id ? -1 : 1;
+    return (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+/* Ids closer than this are read by one range scan rather than lookups. */
+#define RUN_GAP 8
+
+/* Loads the individuals ids[0..n) (any order, repeats allowed) with their
+ * genomes into set->rows in that order. The ids are sorted and read in runs
+ * of nearby ids by range scans of individuals and of genomes: a population
+ * is mostly one or two generations, i.e. dense ranges, and a scan is several
+ * times cheaper than a lookup per id. */
+static int load_members(struct store *s, int64_t run, const int64_t *ids, size_t n, int64_t gen,
+                        struct store_set *set, struct tv_error *err)
+{
+    const char *where = set->where;
+    struct member *m = malloc(n * sizeof *m);
+    size_t *off = malloc(n * sizeof *off);
+    set->rows = calloc(n, sizeof *set->rows);
+    int code = 0, rc = SQLITE_DONE;
+    if (!m || !off || !set->rows) {
+        code = tv_error_set(err, TV_ENOMEM, "%s: out of memory loading the population", where);
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++)
+        m[i] = (struct member){ids[i], i};
+    qsort(m, n, sizeof *m, cmp_member);
+    for (size_t k = 0; k < n && !code;) {
+        size_t e = k + 1;
+        while (e < n && m[e].id - m[e - 1].id <= RUN_GAP)
+            e++;
+        /* the rows */
+        sqlite3_stmt *q = stmt(s, ST_IND_RANGE);
+        sqlite3_bind_int64(q, 1, run);
+        sqlite3_bind_int64(q, 2, m[k].id);
+        sqlite3_bind_int64(q, 3, m[e - 1].id);
+        size_t j = k;
+        rc = SQLITE_DONE;
+        while (!code && j < e && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+            int64_t id = sqlite3_column_int64(q, 0);
+            if (m[j].id < id)
+                break; /* m[j] is missing */
+            if (m[j].id > id)
+                continue;
+            struct store_individual *r = &set->rows[m[j].pos];
+            code = read_row(q, 0, r, NULL, where, err);
+            for (j++; !code && j < e && m[j].id == id; j++)
+                set->rows[m[j].pos] = *r;
+        }
+        if (!code && rc != SQLITE_ROW && rc != SQLITE_DONE)
+            code = tv_error_set(err, code_of(s->db, rc), "%s: loading individuals: %s", where,
+                                sqlite3_errmsg(s->db));
+        done(q);
+        if (!code && j < e)
+            code = tv_error_set(err, TV_ECORRUPT,
+                                "%s: checkpoint of generation %lld names individual %lld,"
+                                " which is missing",
+                                where, (long long)gen, (long long)m[j].id);
+        if (code)
+            break;
+        /* their genomes */
+        q = stmt(s, ST_GENOME_RANGE);
+        sqlite3_bind_int64(q, 1, run);
+        sqlite3_bind_int64(q, 2, m[k].id);
+        sqlite3_bind_int64(q, 3, m[e - 1].id);
+        j = k;
+        rc = SQLITE_DONE;
+        while (!code && j < e && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+            int64_t id = sqlite3_column_int64(q, 0);
+            if (m[j].id < id)
+                break;
+            if (m[j].id > id)
+                continue;
+            int len = sqlite3_column_bytes(q, 1);
+            if (sqlite3_column_type(q, 1) != SQLITE_BLOB || len <= 0) {
+                code = tv_error_set(err, TV_ECORRUPT, "%s: individual %lld: damaged genome row",
+                                    where, (long long)id);
+                break;
+            }
+            if (set->bytes.cap == 0 && tv_buf_reserve(&set->bytes, (size_t)len * n / 8 * 9 + 64))
+                code = TV_ENOMEM;
+            size_t at = set->bytes.len;
+            if (code || tv_buf_append(&set->bytes, sqlite3_column_blob(q, 1), (size_t)len)) {
+                code = tv_error_set(err, TV_ENOMEM, "%s: out of memory loading genomes", where);
+                break;
+            }
+            for (; j < e && m[j].id == id; j++) {
+                off[m[j].pos] = at;
+                set->rows[m[j].pos].genome_len = (size_t)len;
+            }
+        }
+        if (!code && rc != SQLITE_ROW && rc != SQLITE_DONE)
+            code = tv_error_set(err, code_of(s->db, rc), "%s: loading genomes: %s", where,
+                                sqlite3_errmsg(s->db));
+        done(q);
+        if (!code && j < e)
+            code = tv_error_set(err, TV_ECORRUPT, "%s: individual %lld: no genome row", where,
+                                (long long)m[j].id);
+        k = e;
+    }
+    if (!code) {
+        for (size_t i = 0; i < n; i++)
+            set->rows[i].genome = set->bytes.data + off[i];
+        set->n = n;
+    }
+out:
+    free(m);
+    free(off);
+    return code;
+}
+
 void store_checkpoint_release(struct store_checkpoint *c)
 {
     if (!c)
@@ -1648,40 +1795,19 @@ int store_checkpoint_load(struct store *s, int64_t run, struct store_checkpoint 
     memcpy(ids, sqlite3_column_blob(q, 2), (size_t)n_pop * 8);
     done(q);
 
-    struct store_set *pop = &out->population;
-    pop->rows = malloc((size_t)n_pop * sizeof *pop->rows);
-    if (!pop->rows || tv_buf_reserve(&pop->bytes, (size_t)n_pop * 256)) {
+    int64_t *pop_ids = malloc((size_t)n_pop * sizeof *pop_ids);
+    if (!pop_ids) {
         free(ids);
         code = tv_error_set(err, TV_ENOMEM, "%s: out of memory loading the population", where);
         goto fail;
     }
-    q = s->st[ST_IND_GET];
-    sqlite3_reset(q);
-    sqlite3_bind_int64(q, 1, run);
-    for (int64_t i = 0; i < n_pop; i++) {
-        int64_t id = get_le64(ids + 8 * i);
-        sqlite3_bind_int64(q, 2, id);
-        rc = sqlite3_step(q);
-        if (rc == SQLITE_ROW) {
-            code = read_row(q, 1, &pop->rows[pop->n], &pop->bytes, where, err);
-        } else if (rc == SQLITE_DONE) {
-            code = tv_error_set(err, TV_ECORRUPT,
-                                "%s: checkpoint of generation %lld names individual %lld,"
-                                " which is missing",
-                                where, (long long)out->generation, (long long)id);
-        } else {
-            code = tv_error_set(err, code_of(s->db, rc), "%s: loading individual %lld: %s", where,
-                                (long long)id, sqlite3_errmsg(s->db));
-        }
-        sqlite3_reset(q);
-        if (code) {
-            free(ids);
-            goto fail;
-        }
-        pop->n++;
-    }
+    for (int64_t i = 0; i < n_pop; i++)
+        pop_ids[i] = get_le64(ids + 8 * i);
     free(ids);
-    set_fix_pointers(pop);
+    code = load_members(s, run, pop_ids, (size_t)n_pop, out->generation, &out->population, err);
+    free(pop_ids);
+    if (code)
+        goto fail;
 
     q = stmt(s, ST_IND_PENDING);
     sqlite3_bind_int64(q, 1, run);

@@ -1,0 +1,337 @@
+/* bench_store.c -- store/ figures for BENCHMARKS.md: committing generations
+ * of 1,000 and 100,000 individuals with 2 KB genomes, re-opening and loading
+ * the latest generation of 100,000, and the per-generation statistics query
+ * on a 1,000,000-individual history. Prints a markdown section.
+ *
+ * Databases go in a mkdtemp directory under $TMPDIR (default /tmp) and are
+ * removed at the end; about 3 GB of disk are needed while it runs.
+ * BENCH_STORE_QUICK=1 makes the history 100 generations instead of 1,000
+ * (for a smoke run; the table says so). */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "genome.h"
+#include "store.h"
+
+#define N_POOL 64 /* distinct encoded genomes the rows cycle through */
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static void die(const char *what, const struct tv_error *err)
+{
+    fprintf(stderr, "bench_store: %s: %s\n", what, err ? err->msg : "");
+    exit(1);
+}
+
+static struct tv_buf pool[N_POOL];
+static struct genome_stats pool_stats[N_POOL];
+static double pool_mean_bytes;
+
+/* Genomes of about 2 KB: 16 inputs fully connected to 8 outputs (128
+ * connections of 12 bytes) plus a few mutations. */
+static void make_pool(void)
+{
+    struct tv_error err = {0};
+    struct genome *g = genome_new();
+    struct genome_mutation m = {0};
+    m.weight_perturb_rate = 0.5;
+    m.weight_perturb_sd = 0.1;
+    m.add_neuron_rate = 1.0;
+    m.add_skip_rate = 1.0;
+    m.add_recurrent_rate = 1.0;
+    m.weight_init_sd = 1.0;
+    m.hidden_act = GENOME_ACT_TANH;
+    double total = 0;
+    for (int i = 0; i < N_POOL; i++) {
+        struct tv_rng rng;
+        tv_rng_init(&rng, 11, (uint64_t)i, 0);
+        if (genome_build_minimal(g, 16, 8, GENOME_ACT_SIGMOID, 1.0, &rng, &err))
+            die("genome", &err);
+        for (int k = 0; k < 3; k++)
+            if (genome_mutate(g, &m, &rng, &err))
+                die("mutate", &err);
+        if (genome_encode(g, &pool[i], &err) || genome_stats(g, &pool_stats[i], &err))
+            die("encode", &err);
+        total += (double)pool[i].len;
+    }
+    pool_mean_bytes = total / N_POOL;
+    genome_free(g);
+}
+
+static void fill_rows(struct store_individual *rows, size_t n, int64_t id0, int64_t gen)
+{
+    for (size_t i = 0; i < n; i++) {
+        int64_t id = id0 + (int64_t)i;
+        const struct genome_stats *st = &pool_stats[id % N_POOL];
+        struct store_individual *r = &rows[i];
+        memset(r, 0, sizeof *r);
+        r->id = id;
+        r->generation = gen;
+        r->fitness = (double)(tv_mix64((uint64_t)id) >> 11) * 0x1.0p-53;
+        r->parent1 = gen ? id0 - 1 - (id % 97) : STORE_ID_NONE;
+        r->parent2 = gen && id % 2 ? id0 - 1 - (id % 89) : STORE_ID_NONE;
+        r->op = gen ? STORE_OP_CROSSOVER_MUTATE : STORE_OP_INIT;
+        r->species = id % 12;
+        r->n_neurons = (uint32_t)st->n_neurons;
+        r->n_conns = (uint32_t)st->n_conns;
+        r->n_skip = (uint32_t)st->n_skip;
+        r->n_recurrent = (uint32_t)st->n_recurrent;
+        r->eval_seconds = 0.01;
+        r->rank = (int32_t)(1 + id % 7);
+        r->genome = pool[id % N_POOL].data;
+        r->genome_len = pool[id % N_POOL].len;
+    }
+}
+
+/* Commits one generation the way the master does: batches of `batch`
+ * individuals, then the close (statistics, 12 species, checkpoint of the
+ * whole generation as the population, 1 KB of master state). */
+static double commit_generation(struct store *s, int64_t run, int64_t gen, size_t n, size_t batch,
+                                struct store_individual *rows, int64_t *pop)
+{
+    struct tv_error err = {0};
+    int64_t id0 = gen * (int64_t)n;
+    static uint8_t state[1024];
+    struct store_species sp[12];
+    for (int k = 0; k < 12; k++)
+        sp[k] = (struct store_species){k, (uint32_t)(n / 12), 1.0, 0.5, id0 + k, 0, 0};
+    for (size_t i = 0; i < n; i++)
+        pop[i] = id0 + (int64_t)i;
+    double t0 = now();
+    for (size_t b = 0; b < n; b += batch) {
+        size_t m = n - b < batch ? n - b : batch;
+        fill_rows(rows, m, id0 + (int64_t)b, gen);
+        if (store_add_individuals(s, run, rows, m, &err))
+            die("add", &err);
+    }
+    struct store_generation g = {gen, 1.0, 0.5,   0.5,          id0, n, 1.0,
+                                 sp,  12,  state, sizeof state, pop, n};
+    if (store_generation_close(s, run, &g, &err))
+        die("close", &err);
+    return now() - t0;
+}
+
+static char dir[256];
+
+static void path_in(char *out, size_t cap, const char *name)
+{
+    snprintf(out, cap, "%s/%s", dir, name);
+}
+
+static void remove_db(const char *path)
+{
+    static const char *const sfx[] = {"", "-wal", "-shm", "-lock"};
+    char p[512];
+    for (int i = 0; i < 4; i++) {
+        snprintf(p, sizeof p, "%s%s", path, sfx[i]);
+        unlink(p);
+    }
+}
+
+static struct store *open_db(const char *path, unsigned flags)
+{
+    struct tv_error err = {0};
+    struct store *s = NULL;
+    struct store_options o = {.flags = flags};
+    if (store_open(path, &o, &s, &err))
+        die("open", &err);
+    return s;
+}
+
+/* Time of one query, all rows stepped through. */
+static double time_query(sqlite3 *db, const char *sql, long *n_rows)
+{
+    sqlite3_stmt *q = NULL;
+    double t0 = now();
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK) {
+        fprintf(stderr, "bench_store: %s: %s\n", sql, sqlite3_errmsg(db));
+        exit(1);
+    }
+    long n = 0;
+    while (sqlite3_step(q) == SQLITE_ROW)
+        n++;
+    sqlite3_finalize(q);
+    *n_rows = n;
+    return now() - t0;
+}
+
+static const char *verdict(double v, double target)
+{
+    return v <= target ? "pass" : "**FAIL**";
+}
+
+int main(void)
+{
+    struct tv_error err = {0};
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, sizeof dir, "%s/trevo-bench-store-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir)) {
+        perror("bench_store: mkdtemp");
+        return 1;
+    }
+    int quick = getenv("BENCH_STORE_QUICK") && atoi(getenv("BENCH_STORE_QUICK")) > 0;
+    make_pool();
+    const size_t big = 100000;
+    struct store_individual *rows = malloc(big * sizeof *rows);
+    int64_t *pop = malloc(big * sizeof *pop);
+    if (!rows || !pop)
+        die("out of memory", NULL);
+
+    /* 1 and 4: a history of 1,000 generations of 1,000; every generation's
+     * commit is timed, then the statistics queries run on the result. */
+    char hist[512];
+    path_in(hist, sizeof hist, "history.db");
+    const int64_t n_gens = quick ? 100 : 1000;
+    double *t_gen1k = malloc((size_t)n_gens * sizeof *t_gen1k);
+    struct store *s = open_db(hist, STORE_CREATE);
+    int64_t run;
+    if (store_run_create(s, "bench", "bench", 1, "bench", &run, &err))
+        die("run", &err);
+    for (int64_t g = 0; g < n_gens; g++)
+        t_gen1k[g] = commit_generation(s, run, g, 1000, 1000, rows, pop);
+    if (store_close(s, &err))
+        die("close", &err);
+
+    sqlite3 *db = NULL;
+    if (sqlite3_open_v2(hist, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+        die("sqlite3_open", NULL);
+    enum { QREPS = 11 };
+    double t_prog[QREPS], t_scan[QREPS], t_cplx[QREPS];
+    long rows_prog = 0, rows_scan = 0, rows_cplx = 0;
+    for (int r = 0; r < QREPS; r++) {
+        t_prog[r] = time_query(db, "SELECT * FROM v_progress WHERE run = 'bench'", &rows_prog);
+        t_scan[r] = time_query(db,
+                               "SELECT generation, count(*), max(fitness), avg(fitness)"
+                               " FROM individuals WHERE run_id = 1 GROUP BY generation",
+                               &rows_scan);
+        t_cplx[r] = time_query(db, "SELECT * FROM v_complexity WHERE run_id = 1", &rows_cplx);
+    }
+    sqlite3_close(db);
+    long long hist_bytes = 0;
+    {
+        FILE *f = fopen(hist, "rb");
+        if (f) {
+            fseek(f, 0, SEEK_END);
+            hist_bytes = ftell(f);
+            fclose(f);
+        }
+    }
+    remove_db(hist);
+
+    /* 2 and 3: generations of 100,000, committed in batches of 1,000. */
+    char path[512];
+    path_in(path, sizeof path, "big.db");
+    enum { BIG_GENS = 5, LOAD_REPS = 7 };
+    double t_gen100k[BIG_GENS];
+    s = open_db(path, STORE_CREATE);
+    if (store_run_create(s, "bench", "bench", 1, "bench", &run, &err))
+        die("run", &err);
+    for (int g = 0; g < BIG_GENS; g++)
+        t_gen100k[g] = commit_generation(s, run, g, big, 1000, rows, pop);
+    if (store_close(s, &err))
+        die("close", &err);
+
+    double t_load[LOAD_REPS], t_load_nocheck[LOAD_REPS], t_decode[LOAD_REPS];
+    struct genome *gn = genome_new();
+    for (int r = 0; r < LOAD_REPS; r++) {
+        for (int k = 0; k < 2; k++) {
+            double t0 = now();
+            struct store *rs = open_db(path, k ? STORE_NO_CHECK : 0);
+            struct store_checkpoint c;
+            if (store_run_resume(rs, "bench", &run, &err) ||
+                store_checkpoint_load(rs, run, &c, &err))
+                die("load", &err);
+            double t1 = now();
+            if (c.population.n != big)
+                die("wrong population size", NULL);
+            if (k == 0) {
+                t_load[r] = t1 - t0;
+                for (size_t i = 0; i < c.population.n; i++)
+                    if (store_set_genome(&c.population, i, gn, &err))
+                        die("decode", &err);
+                t_decode[r] = now() - t1;
+            } else {
+                t_load_nocheck[r] = t1 - t0;
+            }
+            store_checkpoint_release(&c);
+            if (store_close(rs, &err))
+                die("close", &err);
+        }
+    }
+    genome_free(gn);
+    remove_db(path);
+    rmdir(dir);
+
+    double m1 = median(t_gen1k, (size_t)n_gens) * 1e3;
+    double p_max1 = t_gen1k[n_gens - 1] * 1e3; /* sorted by median() */
+    double m2 = median(t_gen100k, BIG_GENS);
+    double m3 = median(t_load, LOAD_REPS) * 1e3;
+    double m3n = median(t_load_nocheck, LOAD_REPS) * 1e3;
+    double m3d = median(t_decode, LOAD_REPS) * 1e3;
+    double m4 = median(t_prog, QREPS) * 1e3;
+    double m4s = median(t_scan, QREPS) * 1e3;
+    double m4c = median(t_cplx, QREPS) * 1e3;
+    long long n_hist = (long long)n_gens * 1000;
+
+    printf("WAL, `synchronous=NORMAL`, `page_size=16384`; genomes are real `genome_encode()` "
+           "output of %.0f bytes on average (16 inputs x 8 outputs, mutated). A generation "
+           "commit is the master's path: `store_add_individuals()` batches, then "
+           "`store_generation_close()` (statistics, 12 species, checkpoint with the "
+           "generation's ids and 1 KB of state, `wal_checkpoint(TRUNCATE)`).%s\n\n",
+           pool_mean_bytes,
+           quick ? " **Quick run (BENCH_STORE_QUICK): a 100,000-individual history.**" : "");
+    printf("| measurement | median | target | |\n|---|---|---|---|\n");
+    printf("| commit a generation of 1,000 (one batch + close), over %lld generations "
+           "(slowest %.1f ms) | %.1f ms | <= 25 ms | %s |\n",
+           (long long)n_gens, p_max1, m1, verdict(m1, 25));
+    printf("| commit a generation of 100,000 (100 batches of 1,000 + close), %d generations "
+           "| %.2f s | <= 1 s | %s |\n",
+           BIG_GENS, m2, verdict(m2, 1.0));
+    printf("| re-open (with `quick_check` of the %d x 100,000-individual file) + resume + load "
+           "the checkpoint's 100,000 rows and genome bytes, %d times | %.0f ms | <= 200 ms | %s "
+           "|\n",
+           BIG_GENS, LOAD_REPS, m3, verdict(m3, 200));
+    printf("| the same with `STORE_NO_CHECK` (no `quick_check`) | %.0f ms | | |\n", m3n);
+    printf("| then decoding and validating the 100,000 genomes (`store_set_genome`) | %.0f ms "
+           "| | |\n",
+           m3d);
+    printf("| per-generation statistics, `SELECT * FROM v_progress` on a %lld-individual "
+           "history (%ld rows, %lld MB file) | %.2f ms | <= 50 ms | %s |\n",
+           n_hist, rows_prog, hist_bytes / 1000000, m4, verdict(m4, 50));
+    printf("| the same computed from the individuals (count, max, avg of fitness per generation: "
+           "the covering index) | %.1f ms | <= 50 ms | %s |\n",
+           m4s, verdict(m4s, 50));
+    printf("| `v_complexity` (sizes per generation, reads the individuals table; %ld rows) | %.0f "
+           "ms | | |\n",
+           rows_cplx, m4c);
+    (void)rows_scan;
+    free(t_gen1k);
+    free(rows);
+    free(pop);
+    for (int i = 0; i < N_POOL; i++)
+        tv_buf_free(&pool[i]);
+    return 0;
+}
