@@ -156,7 +156,8 @@ asan:
 
 # ---- fuzzing (clang + libFuzzer) ---------------------------------------
 FUZZ_BUILD = $(BUILD)/fuzz
-FUZZ_CFLAGS = -std=c11 -O1 -g -fsanitize=fuzzer,address,undefined -ffp-contract=off \
+FUZZ_CFLAGS = -std=c11 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+              -ffp-contract=off \
               -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L
 FUZZ_LIBSRC = $(GENOME_SRC) $(NN_SRC)
 FUZZERS = $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/%,$(FUZZ_SRC))
@@ -165,7 +166,7 @@ $(FUZZ_BUILD)/%: tests/fuzz/%.c $(FUZZ_LIBSRC) $(H_NN)
 	clang $(FUZZ_CFLAGS) -Inn -Igenome -o $@ $< $(FUZZ_LIBSRC) -lmsgpackc -lm
 
 fuzz: $(FUZZERS)
-	@tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZERS)
+	@tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZERS)
 
 # ---- formatting --------------------------------------------------------
 FORMAT_FILES = $(wildcard genome/*.[ch] nn/*.[ch] store/*.[ch] master/*.[ch] worker/*.[ch] \

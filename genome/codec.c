@@ -188,7 +188,9 @@ int genome_decode(struct genome *g, const void *data, size_t len,
     genome_reset(g);
     /* Cheap size bound before msgpack-c sees anything: each neuron takes at
      * least 6 bytes, each connection 12. */
-    size_t max_len = 64 + limits->max_neurons * 32 + limits->max_conns * REC_BYTES;
+    size_t max_len = SIZE_MAX; /* saturating: limits may be as large as SIZE_MAX */
+    if (limits->max_neurons < (SIZE_MAX - 64) / 64 && limits->max_conns < (SIZE_MAX - 64) / 64)
+        max_len = 64 + limits->max_neurons * 32 + limits->max_conns * REC_BYTES;
     if (len > max_len)
         return tv_error_set(err, TV_ELIMIT, "genome: %zu bytes is more than the limits allow", len);
     int rc = tv_msgpack_check(data, len, 4, err);

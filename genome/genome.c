@@ -112,6 +112,8 @@ int genome_reserve(struct genome *g, size_t n_neurons, size_t n_conns, struct tv
 
 int genome_copy(struct genome *dst, const struct genome *src, struct tv_error *err)
 {
+    if (dst == src)
+        return 0;
     genome_reset(dst);
     int rc = genome_reserve(dst, src->n_neurons, src->n_conns, err);
     if (rc)
@@ -330,7 +332,8 @@ static int is_sorted_conns(const struct genome *g)
 
 int genome_canonicalize(struct genome *g, struct tv_error *err)
 {
-    qsort(g->neurons, g->n_neurons, sizeof *g->neurons, cmp_neuron);
+    if (g->n_neurons > 1)
+        qsort(g->neurons, g->n_neurons, sizeof *g->neurons, cmp_neuron);
     for (size_t i = 1; i < g->n_neurons; i++)
         if (g->neurons[i].id == g->neurons[i - 1].id)
             return tv_error_set(err, TV_EINVAL, "neuron %u is listed twice", g->neurons[i].id);
@@ -450,7 +453,8 @@ size_t genome_layers(const struct genome *g, float **out)
         return (size_t)-1;
     for (size_t i = 0; i < g->n_neurons; i++)
         d[i] = g->neurons[i].depth;
-    qsort(d, g->n_neurons, sizeof *d, cmp_float);
+    if (g->n_neurons > 1)
+        qsort(d, g->n_neurons, sizeof *d, cmp_float);
     size_t n = 0;
     for (size_t i = 0; i < g->n_neurons; i++)
         if (n == 0 || d[i] != d[n - 1])
@@ -543,7 +547,7 @@ int genome_build_minimal(struct genome *g, uint32_t n_in, uint32_t n_out, int ou
     if (out_act < 0 || out_act >= GENOME_ACT_COUNT)
         return tv_error_set(err, TV_EINVAL, "minimal genome: unknown output activation %d",
                             out_act);
-    if ((uint64_t)n_in + n_out >= GENOME_ID_NONE ||
+    if ((uint64_t)n_in + n_out > GENOME_DEFAULT_MAX_NEURONS ||
         (uint64_t)n_in * n_out > GENOME_DEFAULT_MAX_CONNS)
         return tv_error_set(err, TV_ELIMIT, "minimal genome: %u x %u is too large", n_in, n_out);
     int rc = genome_reserve(g, (size_t)n_in + n_out, (size_t)n_in * n_out, err);

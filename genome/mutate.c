@@ -4,6 +4,7 @@
 #include "genome.h"
 #include "genome_private.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,20 +13,28 @@
  * before giving up (the genome may be saturated). */
 #define ADD_CONN_TRIES 32
 
+/* Clamps to [-max, max] (max <= 0: no bound of its own) and always to the
+ * finite float range, so that no draw can make a weight infinite. */
 static float clamp(double v, double max)
 {
-    if (max > 0) {
-        if (v > max)
-            v = max;
-        if (v < -max)
-            v = -max;
-    }
+    if (!(max > 0) || max > FLT_MAX)
+        max = FLT_MAX;
+    if (v > max)
+        v = max;
+    if (v < -max)
+        v = -max;
     return (float)v;
 }
 
-static const struct genome_limits *limits_of(const struct genome_mutation *cfg)
+/* The limit on neurons / connections: cfg's, or the default where it is 0. */
+static size_t max_neurons_of(const struct genome_mutation *cfg)
 {
-    return cfg->limits.max_neurons && cfg->limits.max_conns ? &cfg->limits : &genome_default_limits;
+    return cfg->limits.max_neurons ? cfg->limits.max_neurons : GENOME_DEFAULT_MAX_NEURONS;
+}
+
+static size_t max_conns_of(const struct genome_mutation *cfg)
+{
+    return cfg->limits.max_conns ? cfg->limits.max_conns : GENOME_DEFAULT_MAX_CONNS;
 }
 
 /* ---- per-gene operators ------------------------------------------------ */
@@ -88,8 +97,8 @@ static void mutate_activations(struct genome *g, const struct genome_mutation *c
 static int split_conn(struct genome *g, const struct genome_mutation *cfg, struct tv_rng *rng,
                       struct tv_error *err)
 {
-    const struct genome_limits *lim = limits_of(cfg);
-    if (g->n_conns == 0 || g->n_neurons + 1 > lim->max_neurons || g->n_conns + 1 > lim->max_conns)
+    if (g->n_conns == 0 || g->n_neurons + 1 > max_neurons_of(cfg) ||
+        g->n_conns + 1 > max_conns_of(cfg))
         return 0;
     size_t ci = tv_rng_below(rng, (uint32_t)g->n_conns);
     struct genome_conn old = g->conns[ci];
@@ -98,6 +107,11 @@ static int split_conn(struct genome *g, const struct genome_mutation *cfg, struc
     /* Feed-forward: halfway. Recurrent: below the target, so that a -> h
      * keeps the one-step delay and h -> b is feed-forward. */
     float depth = df < dt ? (float)(((double)df + dt) / 2) : (float)(dt / 2.0);
+    /* The split must keep the delays: a feed-forward edge needs a depth
+     * strictly between its ends, a recurrent one a depth strictly below its
+     * target. Where floats leave no room, this mutation does nothing. */
+    if (df < dt ? !(depth > df && depth < dt) : !(depth < dt))
+        return 0;
     uint32_t id = 0;
     for (uint32_t attempt = 0;; attempt++) {
         id = genome_split_id(old.from, old.to, attempt);
@@ -163,6 +177,7 @@ static void depth_index_free(struct depth_index *d)
     free(d->order);
     free(d->start);
     free(d->layer);
+    d->order = d->start = d->layer = NULL;
 }
 
 static int depth_index_build(struct depth_index *d, const struct genome *g, struct tv_error *err)
@@ -202,7 +217,7 @@ static int depth_index_build(struct depth_index *d, const struct genome *g, stru
 static int add_conn(struct genome *g, const struct genome_mutation *cfg, enum add_kind kind,
                     const struct depth_index *d, struct tv_rng *rng, struct tv_error *err)
 {
-    if (g->n_conns + 1 > limits_of(cfg)->max_conns)
+    if (g->n_conns + 1 > max_conns_of(cfg))
         return 0;
     for (int t = 0; t < ADD_CONN_TRIES; t++) {
         size_t src = tv_rng_below(rng, (uint32_t)g->n_neurons);

@@ -129,6 +129,7 @@ static int cmp_conn_at(const void *a, const void *b)
 }
 
 struct lists {
+    size_t in_line, out_line; /* lines of the `inputs` and `outputs` counts */
     struct neuron_at *neurons;
     size_t n_neurons, cap_neurons;
     struct conn_at *conns;
@@ -166,6 +167,7 @@ static int parse_line(struct parser *p, struct tok *t, int nt, struct lists *l,
         if (rc)
             return rc;
         *dst = v;
+        *(dst == n_in ? &l->in_line : &l->out_line) = p->line;
         return 0;
     }
     if (tok_is(t[0], "neuron")) {
@@ -229,8 +231,10 @@ static int parse_line(struct parser *p, struct tok *t, int nt, struct lists *l,
 /* Cross-line checks, each naming the line of the culprit. */
 static int check_lists(struct parser *p, struct lists *l, long n_in, long n_out)
 {
-    qsort(l->neurons, l->n_neurons, sizeof *l->neurons, cmp_neuron_at);
-    qsort(l->conns, l->n_conns, sizeof *l->conns, cmp_conn_at);
+    if (l->n_neurons > 1)
+        qsort(l->neurons, l->n_neurons, sizeof *l->neurons, cmp_neuron_at);
+    if (l->n_conns > 1)
+        qsort(l->conns, l->n_conns, sizeof *l->conns, cmp_conn_at);
     long in = 0, out = 0;
     for (size_t i = 0; i < l->n_neurons; i++) {
         if (i > 0 && l->neurons[i].n.id == l->neurons[i - 1].n.id) {
@@ -241,11 +245,15 @@ static int check_lists(struct parser *p, struct lists *l, long n_in, long n_out)
         in += l->neurons[i].n.kind == GENOME_INPUT;
         out += l->neurons[i].n.kind == GENOME_OUTPUT;
     }
-    if (in != n_in || out != n_out)
+    if (in != n_in)
         return tv_error_set(p->err, TV_EINVAL,
-                            "%s: the header says %ld inputs and %ld outputs, but %ld input and "
-                            "%ld output neurons are listed",
-                            p->name, n_in, n_out, in, out);
+                            "%s:%zu: the header says %ld inputs, but %ld input neurons are listed",
+                            p->name, l->in_line, n_in, in);
+    if (out != n_out)
+        return tv_error_set(
+            p->err, TV_EINVAL,
+            "%s:%zu: the header says %ld outputs, but %ld output neurons are listed", p->name,
+            l->out_line, n_out, out);
     for (size_t i = 0; i < l->n_conns; i++) {
         const struct conn_at *c = &l->conns[i];
         if (i > 0 && cmp_conn_at(c, &l->conns[i - 1]) == 0) {

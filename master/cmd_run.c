@@ -48,6 +48,12 @@ static int search_main(struct master_run_opts *o)
 {
     struct tv_error err = {0};
     int use_mpi = launched_by_mpi(), rank = 0, size = 1, rc;
+    /* Before MPI_Init, which takes a while: mpirun forwards SIGUSR1 to every
+     * rank, and its default action would kill a rank still starting. The
+     * handler only sets a flag; workers then ignore the signals. */
+    signal(SIGUSR1, on_stop_signal);
+    signal(SIGTERM, on_stop_signal);
+    signal(SIGINT, on_stop_signal);
     if (use_mpi) {
         if (MPI_Init(NULL, NULL) != MPI_SUCCESS) {
             fprintf(stderr, "trevo: MPI_Init failed\n");
@@ -60,10 +66,7 @@ static int search_main(struct master_run_opts *o)
     o->n_ranks = size;
     if (rank == 0) {
         /* SIGUSR1 (forwarded to every rank by mpirun), SIGTERM, SIGINT: commit
-         * what has arrived and stop cleanly, exit 0. */
-        signal(SIGUSR1, on_stop_signal);
-        signal(SIGTERM, on_stop_signal);
-        signal(SIGINT, on_stop_signal);
+         * what has arrived and stop cleanly, exit 0 (handlers set above). */
         rc = master_search(o, &err);
     } else {
         /* Workers finish their batch and wait for the master's STOP. */
