@@ -121,6 +121,11 @@ void nn_state_reset(struct nn_state *s);
 /* One time step. in: [batch][n_inputs], sample after sample; out (may be
  * NULL): [batch][n_outputs]. */
 void nn_step(struct nn_state *s, const float *in, float *out);
+/* The same with feature-major buffers, the layout the state keeps inside:
+ * in: [n_inputs][batch] (input k of sample b at in[k * batch + b]); out (may
+ * be NULL): [n_outputs][batch]. No transposition: for data sets stored this
+ * way (as a dense sgemm takes them). Same bits as nn_step. */
+void nn_step_feature_major(struct nn_state *s, const float *in, float *out);
 /* The outputs of the last step, [batch][n_outputs] (0 after a reset). */
 void nn_state_read(const struct nn_state *s, float *out);
 /* Steps after a reset over which nn_state_density() measures (counting costs

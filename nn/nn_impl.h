@@ -29,11 +29,14 @@ struct nn_plan {
      * 8 entries with weight 0 and source n, a slot that always holds 0 (so
      * the 8-lane sums need no tail; +0 added leaves a sum unchanged). */
     uint32_t *g_row; /* [n + 1] */
+    uint32_t *g_end; /* [n] end of the real edges of row j (the batched step
+                      * skips the padding: its lanes need no tail) */
     float *g_w;      /* [n_gather] */
     void *g_idx;     /* [n_gather] uint16_t or uint32_t */
     /* Recurrent edges into j, the same way (padded too); sources read the
      * last step. */
     uint32_t *r_row; /* [n + 1] */
+    uint32_t *r_end; /* [n] */
     float *r_w;      /* [n_rec] */
     void *r_idx;     /* [n_rec] */
     /* Feed-forward edges out of j read by scatter: s_idx holds the

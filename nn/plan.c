@@ -254,6 +254,8 @@ static size_t layout(struct nn_plan *p, unsigned char *base)
     TAKE(bias, p->n, 4);
     TAKE(g_row, p->n + 1, 4);
     TAKE(r_row, p->n + 1, 4);
+    TAKE(g_end, p->n, 4);
+    TAKE(r_end, p->n, 4);
     TAKE(s_row, p->n + 1, 4);
     TAKE(g_w, p->n_gather, 4);
     TAKE(r_w, p->n_rec, 4);
@@ -357,9 +359,21 @@ int nn_plan_compile(const struct genome *g, const struct nn_opts *opts, struct n
 
     /* 2. Map and classify the connections. */
     uint32_t max_id = g->neurons[n - 1].id;
-    /* conn_start: first connection of each source (by old index). */
+    /* Counts: g_row, r_row, s_row, sd_row of the plan-to-be, in scratch until
+     * the plan's size is known. */
+    uint32_t *row_g = calloc(n + 1, sizeof *row_g);
+    uint32_t *row_r = calloc(n + 1, sizeof *row_r);
+    uint32_t *row_s = calloc(n + 1, sizeof *row_s);
+    if (!row_g || !row_r || !row_s) {
+        rc = tv_error_set(err, TV_ENOMEM, "out of memory compiling %zu connections", m);
+        goto counted;
+    }
+    /* One pass in genome order: check the order, find each source by a merge
+     * walk (conn_start[i]: the first connection with from >= id of i) and
+     * each destination through the id table, classify, count. */
     {
         size_t i = 0;
+        uint32_t sj = 0;
         for (size_t c = 0; c < m; c++) {
             const struct genome_conn *cn = &g->conns[c];
             if (c > 0 && (cn->from < g->conns[c - 1].from ||
@@ -368,50 +382,31 @@ int nn_plan_compile(const struct genome *g, const struct nn_opts *opts, struct n
                                   "connection %zu (%u -> %u): connections not in canonical order "
                                   "or duplicated",
                                   c, cn->from, cn->to);
-                goto done;
+                goto counted;
             }
-            /* conn_start[i]: the first connection with from >= id of i */
-            while (i < n && g->neurons[i].id <= cn->from)
-                s.conn_start[i++] = (uint32_t)c;
             if (i == 0 || g->neurons[i - 1].id != cn->from) {
-                rc = tv_error_set(err, TV_EINVAL, "connection %zu (%u -> %u): no neuron %u", c,
-                                  cn->from, cn->to, cn->from);
-                goto done;
+                while (i < n && g->neurons[i].id <= cn->from)
+                    s.conn_start[i++] = (uint32_t)c;
+                if (i == 0 || g->neurons[i - 1].id != cn->from) {
+                    rc = tv_error_set(err, TV_EINVAL, "connection %zu (%u -> %u): no neuron %u", c,
+                                      cn->from, cn->to, cn->from);
+                    goto counted;
+                }
+                sj = s.new_of[i - 1];
             }
-        }
-        while (i < n)
-            s.conn_start[i++] = (uint32_t)m;
-        s.conn_start[n] = (uint32_t)m;
-    }
-    /* Counts: g_row, r_row, s_row, sd_row of the plan-to-be, in the plan's
-     * own block once its size is known; so count in scratch first. */
-    uint32_t *row_g = calloc(n + 1, sizeof *row_g);
-    uint32_t *row_r = calloc(n + 1, sizeof *row_r);
-    uint32_t *row_s = calloc(n + 1, sizeof *row_s);
-    if (!row_g || !row_r || !row_s) {
-        free(row_g);
-        free(row_r);
-        free(row_s);
-        rc = tv_error_set(err, TV_ENOMEM, "out of memory compiling %zu connections", m);
-        goto done;
-    }
-    for (size_t i = 0; i < n; i++) {
-        uint32_t sj = s.new_of[i];
-        for (uint32_t c = s.conn_start[i]; c < s.conn_start[i + 1]; c++) {
-            const struct genome_conn *cn = &g->conns[c];
             int64_t t = id_table_find(&ids, cn->to, max_id);
             if (t < 0) {
-                rc = tv_error_set(err, TV_EINVAL, "connection %u (%u -> %u): no neuron %u", c,
+                rc = tv_error_set(err, TV_EINVAL, "connection %zu (%u -> %u): no neuron %u", c,
                                   cn->from, cn->to, cn->to);
                 goto counted;
             }
-            if (g->neurons[t].kind == GENOME_INPUT) {
+            uint32_t dj = s.new_of[t];
+            if (dj < hd.n_in) { /* inputs come first in dense order */
                 rc = tv_error_set(err, TV_EINVAL,
-                                  "connection %u (%u -> %u): ends in input neuron %u", c, cn->from,
+                                  "connection %zu (%u -> %u): ends in input neuron %u", c, cn->from,
                                   cn->to, cn->to);
                 goto counted;
             }
-            uint32_t dj = s.new_of[t];
             uint32_t cat;
             if (!(s.depth[sj] < s.depth[dj])) {
                 cat = CAT_REC;
@@ -426,6 +421,9 @@ int nn_plan_compile(const struct genome *g, const struct nn_opts *opts, struct n
             }
             s.cd[c] = dj | (cat << CAT_SHIFT);
         }
+        while (i < n)
+            s.conn_start[i++] = (uint32_t)m;
+        s.conn_start[n] = (uint32_t)m;
     }
     hd.n_conns = m;
     for (size_t j = 0; j < n; j++) /* before padding */
@@ -475,6 +473,10 @@ int nn_plan_compile(const struct genome *g, const struct nn_opts *opts, struct n
     }
 
     /* 3. Place, source by source in dense order (row_* become cursors). */
+    float *g_w = p->g_w;
+    uint16_t *g_i16 = p->g_idx;
+    uint32_t *g_i32 = p->g_idx;
+    int bits16 = p->index_bits == 16;
     for (size_t sj = 0; sj < n; sj++) {
         uint32_t i = s.old_of[sj];
         for (uint32_t c = s.conn_start[i]; c < s.conn_start[i + 1]; c++) {
@@ -482,8 +484,11 @@ int nn_plan_compile(const struct genome *g, const struct nn_opts *opts, struct n
             float w = g->conns[c].weight;
             if (cat == CAT_GATHER) {
                 uint32_t k = row_g[dj]++;
-                p->g_w[k] = w;
-                put_idx(p->g_idx, p->index_bits, k, (uint32_t)sj);
+                g_w[k] = w;
+                if (bits16)
+                    g_i16[k] = (uint16_t)sj;
+                else
+                    g_i32[k] = (uint32_t)sj;
             } else if (cat == CAT_REC) {
                 uint32_t k = row_r[dj]++;
                 p->r_w[k] = w;
@@ -496,6 +501,8 @@ int nn_plan_compile(const struct genome *g, const struct nn_opts *opts, struct n
         }
     }
     /* Padding: the cursors stopped at the real end of each row. */
+    memcpy(p->g_end, row_g, n * sizeof *row_g);
+    memcpy(p->r_end, row_r, n * sizeof *row_r);
     for (size_t j = 0; j < n; j++) {
         for (uint32_t k = row_g[j]; k < p->g_row[j + 1]; k++) {
             p->g_w[k] = 0.0f;

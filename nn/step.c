@@ -27,6 +27,10 @@
 #endif
 #define NN_INLINE static inline __attribute__((always_inline))
 
+#ifndef NN_BLOCK
+#define NN_BLOCK 32 /* lanes per block of a batched step: 16, 32, 48 or 64 */
+#endif
+
 typedef float v16f __attribute__((vector_size(64), may_alias));
 typedef int32_t v16i __attribute__((vector_size(64), may_alias));
 
@@ -131,18 +135,24 @@ NN_CLONES static void run1_32(const struct nn_plan *p, struct nn_state *s)
 
 /* ---- batch B: rows of `stride` lanes, up to 4 vectors (64 lanes) a block - */
 
-/* a[q] = sum over k in [b, e) of w[k] * y[idx[k]][c0 + 16q ..], in edge order. */
+/* a[q] = sum over k in [b, e) of w[k] * y[idx[k]][c0 + 16q ..], in edge order.
+ * nv (1..4) is a constant after inlining; four named sums stay in registers. */
 NN_INLINE void dotb(const float *w, const void *idx, int bits, uint32_t b, uint32_t e,
                     const float *y, size_t stride, size_t c0, int nv, v16f *a)
 {
-    for (int q = 0; q < nv; q++)
-        a[q] = (v16f){0};
+    v16f a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
     for (uint32_t k = b; k < e; k++) {
         const v16f *src = (const v16f *)(y + (size_t)IDX(idx, bits, k) * stride + c0);
         float wk = w[k];
-        for (int q = 0; q < nv; q++)
-            a[q] += wk * src[q];
+        a0 += wk * src[0];
+        if (nv > 1)
+            a1 += wk * src[1];
+        if (nv > 2)
+            a2 += wk * src[2];
+        if (nv > 3)
+            a3 += wk * src[3];
     }
+    a[0] = a0, a[1] = a1, a[2] = a2, a[3] = a3;
 }
 
 /* Neuron j, lanes [c0, c0 + 16 nv): sums, and relu / identity in place. */
@@ -150,11 +160,11 @@ NN_INLINE void blockb(const struct nn_plan *p, struct nn_state *s, uint32_t j, s
                       int bits)
 {
     size_t st = s->stride;
-    v16f g[4], r[4];
-    dotb(p->g_w, p->g_idx, bits, p->g_row[j], p->g_row[j + 1], s->y, st, c0, nv, g);
-    int has_rec = p->r_row[j + 1] > p->r_row[j];
+    v16f g[4], r[4] = {{0}, {0}, {0}, {0}};
+    dotb(p->g_w, p->g_idx, bits, p->g_row[j], p->g_end[j], s->y, st, c0, nv, g);
+    int has_rec = p->r_end[j] > p->r_row[j];
     if (has_rec)
-        dotb(p->r_w, p->r_idx, bits, p->r_row[j], p->r_row[j + 1], s->y_prev, st, c0, nv, r);
+        dotb(p->r_w, p->r_idx, bits, p->r_row[j], p->r_end[j], s->y_prev, st, c0, nv, r);
     v16f *yj = (v16f *)(s->y + (size_t)j * st + c0);
     v16f *aj = (v16f *)(s->acc + (size_t)j * st + c0);
     float bias = p->bias[j];
@@ -163,8 +173,10 @@ NN_INLINE void blockb(const struct nn_plan *p, struct nn_state *s, uint32_t j, s
         v16f v = bias + g[q];
         if (has_rec)
             v += r[q];
-        v += aj[q];
-        aj[q] = (v16f){0};
+        if (p->n_scatter) { /* else acc stays 0 */
+            v += aj[q];
+            aj[q] = (v16f){0};
+        }
         if (relu) /* x > 0 ? x : 0, as in act_relu, lane by lane */
             v = (v16f)((v16i)v & (v > (v16f){0}));
         yj[q] = v;
@@ -176,15 +188,18 @@ NN_INLINE void scatterb(const struct nn_plan *p, struct nn_state *s, uint32_t j,
                         int bits)
 {
     size_t st = s->stride;
-    v16f yv[4];
     const v16f *yj = (const v16f *)(s->y + (size_t)j * st + c0);
-    for (int q = 0; q < nv; q++)
-        yv[q] = yj[q];
+    v16f y0 = yj[0], y1 = nv > 1 ? yj[1] : y0, y2 = nv > 2 ? yj[2] : y0, y3 = nv > 3 ? yj[3] : y0;
     for (uint32_t k = p->s_row[j]; k < p->s_row[j + 1]; k++) {
         v16f *dst = (v16f *)(s->acc + (size_t)IDX(p->s_idx, bits, k) * st + c0);
         float wk = p->s_w[k];
-        for (int q = 0; q < nv; q++)
-            dst[q] += wk * yv[q];
+        dst[0] += wk * y0;
+        if (nv > 1)
+            dst[1] += wk * y1;
+        if (nv > 2)
+            dst[2] += wk * y2;
+        if (nv > 3)
+            dst[3] += wk * y3;
     }
 }
 
@@ -211,13 +226,17 @@ NN_INLINE void runb(const struct nn_plan *p, struct nn_state *s, int bits)
     int measure = s->steps < NN_DENSITY_STEPS;
     for (size_t l = 0; l < p->n_layers; l++) {
         uint32_t j0 = p->layer_start[l], j1 = p->layer_start[l + 1];
-        for (uint32_t j = l ? j0 : j1; j < j1; j++) {
-            for (size_t c0 = 0; c0 < st; c0 += 64) {
-                int nv = st - c0 >= 64 ? 4 : (int)((st - c0) / NN_LANES);
+        /* lanes in blocks of NN_BLOCK, the block loop outside: the rows a
+         * block reads (n x NN_BLOCK floats) stay in L2 while the plan streams */
+        for (size_t c0 = 0; c0 < st && l > 0; c0 += NN_BLOCK) {
+            int nv = st - c0 >= NN_BLOCK ? NN_BLOCK / NN_LANES : (int)((st - c0) / NN_LANES);
+            for (uint32_t j = j0; j < j1; j++) {
 #define CALL_BLOCK(k) blockb(p, s, j, c0, k, bits)
                 BY_NV(nv, CALL_BLOCK)
 #undef CALL_BLOCK
             }
+        }
+        for (uint32_t j = l ? j0 : j1; j < j1; j++) {
             int a = p->act[j];
             if (a != GENOME_ACT_RELU && a != GENOME_ACT_IDENTITY)
                 nn_acts[a].row(s->y + (size_t)j * st, st);
@@ -236,8 +255,8 @@ NN_INLINE void runb(const struct nn_plan *p, struct nn_state *s, int bits)
             nz++;
             if (!scatter || p->s_row[j + 1] == p->s_row[j])
                 continue;
-            for (size_t c0 = 0; c0 < st; c0 += 64) {
-                int nv = st - c0 >= 64 ? 4 : (int)((st - c0) / NN_LANES);
+            for (size_t c0 = 0; c0 < st; c0 += NN_BLOCK) {
+                int nv = st - c0 >= NN_BLOCK ? NN_BLOCK / NN_LANES : (int)((st - c0) / NN_LANES);
 #define CALL_SCATTER(k) scatterb(p, s, j, c0, k, bits)
                 BY_NV(nv, CALL_SCATTER)
 #undef CALL_SCATTER
@@ -327,10 +346,19 @@ void nn_step(struct nn_state *s, const float *in, float *out)
         else
             run1_32(p, s);
     } else {
-        size_t st = s->stride, b_n = s->batch;
-        for (size_t k = 0; k < p->n_in; k++)
-            for (size_t b = 0; b < b_n; b++)
-                s->y[k * st + b] = in[b * p->n_in + k];
+        /* [batch][n_in] -> [n_in][stride] in tiles of 8 samples x 16 inputs:
+         * rows of `in` a multiple of 4 KB apart share one L1 set, so no more
+         * than 8 of them at a time */
+        size_t st = s->stride, b_n = s->batch, n_in = p->n_in;
+        for (size_t b0 = 0; b0 < b_n; b0 += 8) {
+            size_t b1 = b0 + 8 < b_n ? b0 + 8 : b_n;
+            for (size_t k0 = 0; k0 < n_in; k0 += 16) {
+                size_t k1 = k0 + 16 < n_in ? k0 + 16 : n_in;
+                for (size_t b = b0; b < b1; b++)
+                    for (size_t k = k0; k < k1; k++)
+                        s->y[k * st + b] = in[b * n_in + k];
+            }
+        }
         if (p->index_bits == 16)
             runb_16(p, s);
         else
@@ -339,6 +367,29 @@ void nn_step(struct nn_state *s, const float *in, float *out)
     s->steps++;
     if (out)
         nn_state_read(s, out);
+}
+
+void nn_step_feature_major(struct nn_state *s, const float *in, float *out)
+{
+    const struct nn_plan *p = s->plan;
+    if (s->batch == 1) {
+        nn_step(s, in, out);
+        return;
+    }
+    float *t = s->y;
+    s->y = s->y_prev;
+    s->y_prev = t;
+    size_t st = s->stride, b_n = s->batch;
+    for (size_t k = 0; k < p->n_in; k++)
+        memcpy(s->y + k * st, in + k * b_n, b_n * sizeof *in);
+    if (p->index_bits == 16)
+        runb_16(p, s);
+    else
+        runb_32(p, s);
+    s->steps++;
+    if (out)
+        for (size_t k = 0; k < p->n_out; k++)
+            memcpy(out + k * b_n, s->y + (size_t)p->out_map[k] * st, b_n * sizeof *out);
 }
 
 void nn_state_read(const struct nn_state *s, float *out)
@@ -353,9 +404,16 @@ void nn_state_read(const struct nn_state *s, float *out)
             out[k] = s->y[p->out_map[k]];
         return;
     }
-    for (size_t b = 0; b < s->batch; b++)
-        for (size_t k = 0; k < p->n_out; k++)
-            out[b * p->n_out + k] = s->y[(size_t)p->out_map[k] * s->stride + b];
+    size_t n_out = p->n_out, st = s->stride;
+    for (size_t b0 = 0; b0 < s->batch; b0 += 8) { /* tiles, as for the inputs */
+        size_t b1 = b0 + 8 < s->batch ? b0 + 8 : s->batch;
+        for (size_t k0 = 0; k0 < n_out; k0 += 16) {
+            size_t k1 = k0 + 16 < n_out ? k0 + 16 : n_out;
+            for (size_t b = b0; b < b1; b++)
+                for (size_t k = k0; k < k1; k++)
+                    out[b * n_out + k] = s->y[(size_t)p->out_map[k] * st + b];
+        }
+    }
 }
 
 int nn_state_density(const struct nn_state *s, float *density, struct tv_error *err)

@@ -203,6 +203,24 @@ static void test_nn_step_bits_do_not_depend_on_batch_size_or_index_width(void **
             assert_memory_equal(oa, oc, 3 * n_out * sizeof(float));
             assert_memory_equal(od, oe, n_out * sizeof(float));
         }
+        /* feature-major buffers: the same bits as sample-major ones */
+        struct nn_state *f;
+        assert_int_equal(nn_state_new(p16, 3, &f, &err), 0);
+        nn_state_reset(a);
+        float in_fm[3 * 8], of[3 * 8];
+        for (int t = 0; t < 3; t++) {
+            for (size_t i = 0; i < 3 * n_in; i++)
+                in[i] = (float)tv_rng_normal(&rng);
+            for (size_t k = 0; k < n_in; k++)
+                for (size_t q = 0; q < 3; q++)
+                    in_fm[k * 3 + q] = in[q * n_in + k];
+            nn_step(a, in, oa);
+            nn_step_feature_major(f, in_fm, of);
+            for (size_t k = 0; k < n_out; k++)
+                for (size_t q = 0; q < 3; q++)
+                    assert_memory_equal(&of[k * 3 + q], &oa[q * n_out + k], sizeof(float));
+        }
+        nn_state_free(f);
         nn_state_free(a);
         nn_state_free(b);
         nn_state_free(c);
