@@ -12,7 +12,7 @@ set -eu
 dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
 cd "$dir"
 fail() { echo "FAIL: $*"; exit 1; }
-MPIRUN="mpirun --oversubscribe -n"
+MPIRUN="mpirun --oversubscribe ${MPIRUN_ASAN:-} -n"
 KILLS=${KILLS:-4}
 
 cat >long.ini <<'INI'
