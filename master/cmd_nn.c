@@ -157,7 +157,7 @@ static void coretype_reexec(int argc, char **argv)
 /* ---- net bench ------------------------------------------------------------------ */
 
 struct bench_args {
-    size_t layer, batch, graph_neurons, graph_conns;
+    size_t layer, batch, graph_neurons, graph_conns, levels;
     double density, zeros;
     uint64_t seed;
     int way, act, dense;
@@ -168,7 +168,8 @@ static void bench_usage(FILE *f)
 {
     fprintf(f, "usage: trevo net bench (--layer N --density D | --graph NEURONS,CONNECTIONS)\n"
                "                       [--batch B] [--zeros Z] [--way auto|gather|scatter]\n"
-               "                       [--act NAME] [--seed S] [--seconds T] [--no-dense]\n\n"
+               "                       [--levels L] [--act NAME] [--seed S] [--seconds T]\n"
+               "                       [--no-dense]\n\n"
                "Times one step of the sparse engine, single core, float32, and dense OpenBLAS\n"
                "sgemv (batch 1) or sgemm (batch > 1) on the same weights in the same run; the\n"
                "last line is `ratio_vs_dense: R`: the median, over rounds that alternate the\n"
@@ -179,8 +180,10 @@ static void bench_usage(FILE *f)
                "                         local, skip and 10%% recurrent; dense baseline N x N\n"
                "  --batch B              samples per step (default 1)\n"
                "  --zeros Z              share of inputs that are exactly 0 (default 0); with\n"
-               "                         Z > 0 also times the gather and scatter ways apart\n"
+               "                         Z > 0 also times gather, scatter and what auto chose\n"
                "  --way W                force a way for every layer (default auto)\n"
+               "  --levels L             depths the hidden neurons of --graph spread over\n"
+               "                         (default 32)\n"
                "  --act NAME             hidden activation of --graph (default relu)\n"
                "  --seconds T            time budget of each measurement (default 0.5)\n"
                "  --no-dense             skip the OpenBLAS baseline\n"
@@ -200,7 +203,7 @@ static int parse_size(const char *s, size_t *out)
 
 static int parse_bench_args(int argc, char **argv, struct bench_args *a, struct tv_error *err)
 {
-    *a = (struct bench_args){0, 1, 0, 0, 0.0, 0.0, 1, NN_WAY_AUTO, GENOME_ACT_RELU, 1, 0.5};
+    *a = (struct bench_args){0, 1, 0, 0, 32, 0.0, 0.0, 1, NN_WAY_AUTO, GENOME_ACT_RELU, 1, 0.5};
     int have_density = 0;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
@@ -236,6 +239,10 @@ static int parse_bench_args(int argc, char **argv, struct bench_args *a, struct 
                 return tv_error_set(err, TV_EINVAL,
                                     "--graph: expected NEURONS,CONNECTIONS (16..2^24 neurons, at "
                                     "most 2^27 connections), got '%s'",
+                                    v);
+        } else if (!strcmp(o, "--levels")) {
+            if (parse_size(v, &a->levels) || a->levels == 0)
+                return tv_error_set(err, TV_EINVAL, "--levels: expected a positive count, got '%s'",
                                     v);
         } else if (!strcmp(o, "--zeros")) {
             a->zeros = strtod(v, &end);
@@ -447,9 +454,9 @@ static int run_bench(const struct bench_args *a, struct tv_error *err)
                                      GENOME_ACT_TANH};
         rc = nn_build_graph(&g, &spec, &rng, err);
         n_dense = n;
-        printf("case: graph %zu neurons, %zu connections asked, %s hidden, batch %zu, zeros "
-               "%g, seed %llu\n",
-               n, a->graph_conns, genome_act_name(a->act), a->batch, a->zeros,
+        printf("case: graph %zu neurons, %zu connections asked, %zu levels, %s hidden, batch "
+               "%zu, zeros %g, seed %llu\n",
+               n, a->graph_conns, a->levels, genome_act_name(a->act), a->batch, a->zeros,
                (unsigned long long)a->seed);
     }
     if (rc) {
@@ -537,7 +544,11 @@ static int run_bench(const struct bench_args *a, struct tv_error *err)
             double r = time_pair(&tsc, &tg, a->seconds);
             print_sparse("sparse gather", &tg, m, a->batch);
             print_sparse("sparse scatter", &tsc, m, a->batch);
-            printf("zero_skip_speedup: %.3f (gather time / scatter time)\n", r);
+            printf("scatter_speedup: %.3f (gather time / scatter time)\n", r);
+            struct timed tau = {sparse_run, &sp, 0, 0};
+            r = time_pair(&tau, &tg, a->seconds);
+            print_sparse("sparse auto", &tau, m, a->batch);
+            printf("zero_skip_speedup: %.3f (gather time / time of the way auto chose)\n", r);
         }
     }
     float *w = NULL, *x = NULL, *y = NULL;

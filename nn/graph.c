@@ -73,18 +73,20 @@ int nn_build_graph(struct genome *g, const struct nn_graph_spec *sp, struct tv_r
     for (size_t p = 0; p < n && !rc; p++) {
         /* feed-forward targets: anything deeper; half of them local (the
          * next level), half anywhere deeper (skip) */
-        size_t ff_lo, local_hi, rec_hi;
+        size_t ff_lo, local_hi, rec_lo, rec_hi;
         if (p < n_in) {
             ff_lo = n_in;
             local_hi = levels ? level_start[1] : n;
-            rec_hi = n_in; /* nothing is at depth 0 but inputs */
+            rec_lo = rec_hi = n_in; /* nothing is at depth 0 but inputs */
         } else if (p >= n - n_out) {
             ff_lo = local_hi = n;
+            rec_lo = n - n_out;
             rec_hi = n;
         } else {
             size_t L = (p - n_in) * levels / n_hid;
             ff_lo = level_start[L + 1];
             local_hi = L + 2 <= levels ? level_start[L + 2] : n;
+            rec_lo = level_start[L];
             rec_hi = ff_lo; /* hidden of this level or shallower */
         }
         /* draw, drop repeats, draw again for what was lost (a few rounds:
@@ -100,8 +102,9 @@ int nn_build_graph(struct genome *g, const struct nn_graph_spec *sp, struct tv_r
                 if (tv_rng_below(rng, (uint32_t)(want_ff + want_rec)) < want_ff) {
                     size_t hi = tv_rng_chance(rng, 0.5) ? local_hi : n;
                     to[k++] = (uint32_t)(ff_lo + tv_rng_below(rng, (uint32_t)(hi - ff_lo)));
-                } else {
-                    to[k++] = (uint32_t)(n_in + tv_rng_below(rng, (uint32_t)(rec_hi - n_in)));
+                } else { /* half in its own level (or the outputs), half anywhere */
+                    size_t lo = tv_rng_chance(rng, 0.5) ? rec_lo : n_in;
+                    to[k++] = (uint32_t)(lo + tv_rng_below(rng, (uint32_t)(rec_hi - lo)));
                 }
             }
             qsort(to, k, sizeof *to, cmp_u32);

@@ -67,8 +67,12 @@ enum nn_way {
     NN_WAY_SCATTER = 2 /* every layer scatters its non-zero sources */
 };
 
-/* Below this measured share of non-zero activations, AUTO scatters a layer. */
-#define NN_SCATTER_MAX_DENSITY 0.4f
+/* Below this measured share of non-zero activations, AUTO scatters a layer.
+ * A scatter costs about 1.5-2x a gather per edge it does (a read-modify-write
+ * instead of a register sum): the break-even is near 0.35 (4096 x 4096 at
+ * 10 %, `trevo net bench --zeros`), and 0.25 leaves a margin, so that what
+ * AUTO picks is never slower than gathering. */
+#define NN_SCATTER_MAX_DENSITY 0.25f
 
 struct nn_opts {
     int way;        /* enum nn_way */
@@ -163,8 +167,9 @@ int nn_row_parse(const char *line, size_t len, float *vals, size_t n_vals, struc
 
 /* A NEAT-style random graph: n_in inputs, n_out outputs and the rest hidden,
  * the hidden neurons spread over n_levels depths; about n_conns distinct
- * connections, of which a share rec_rate is recurrent (including self loops)
- * and the rest feed-forward, local or skip. Hidden neurons use hidden_act,
+ * connections, of which a share rec_rate is recurrent (half within the
+ * source's own level, self loops included, half to any shallower neuron) and
+ * the rest feed-forward (half local, to the next level, half skip). Hidden neurons use hidden_act,
  * outputs out_act; weights and biases N(0, weight_sd^2). g is reset first. */
 struct nn_graph_spec {
     size_t n_neurons, n_in, n_out, n_conns, n_levels;
