@@ -145,14 +145,16 @@ int master_cmd_run(int argc, char **argv)
     }
     struct tv_buf text = {0};
     struct tv_error err = {0};
-    /* Every rank reads nothing but rank 0's broadcast; only rank 0 needs the
-     * file, but reading it everywhere is harmless and keeps one code path. */
-    int rc = master_read_file(config, 1 << 20, &text, &err);
+    /* Only rank 0 reads the file: workers receive the effective config by
+     * broadcast, and on a cluster the file may exist on rank 0's host only. */
+    const char *rank_env = getenv("OMPI_COMM_WORLD_RANK");
+    int is_worker = rank_env && strcmp(rank_env, "0") != 0;
+    int rc = is_worker ? 0 : master_read_file(config, 1 << 20, &text, &err);
     if (rc) {
         tv_buf_free(&text);
         return master_fail(&err);
     }
-    o.config_text = (const char *)text.data;
+    o.config_text = is_worker ? "" : (const char *)text.data;
     o.config_file = config;
     int status = search_main(&o);
     tv_buf_free(&text);
