@@ -68,7 +68,7 @@ TESTS = $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 BENCHES = $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
 .PHONY: all run test check unit integration bench bench-run asan fuzz format format-check \
-        clean deps layers
+        clean deps layers test-faults test-hosts
 .DELETE_ON_ERROR:
 
 all: $(TREVO)
@@ -140,6 +140,16 @@ unit: $(TESTS)
 
 integration: $(TREVO)
 	@tests/run_integration.sh $(TREVO)
+
+# The fault matrix in full (RELIABILITY.md); `make test` runs its short form.
+test-faults: deps
+	@$(MAKE) --no-print-directory $(TREVO)
+	@tests/faults/run.sh --full $(TREVO)
+
+# Several MPI hosts as network namespaces on this machine (needs root).
+test-hosts: deps
+	@$(MAKE) --no-print-directory $(TREVO)
+	@tests/hosts/run.sh $(TREVO)
 
 run: deps
 	@$(MAKE) --no-print-directory $(TREVO)

@@ -41,6 +41,15 @@ struct task {
     /* Runs plan on the task. 0, or a TV_E* code with err set. */
     int (*evaluate)(const struct task *t, const struct nn_plan *plan, struct tv_rng *rng,
                     struct task_result *out, struct tv_error *err);
+    /* Optional (NULL: none). The champion's test, run by the master on the
+     * best individual of every generation once all of it is evaluated (DPNV:
+     * the 100,000-step run, then the 625-start generalization test). It uses
+     * no randomness, so it gives the same verdict on resume. out->solved says
+     * whether the run is solved; out->fitness carries the test's score (DPNV:
+     * starts generalized, 0 if the long run failed), which the store keeps
+     * with the generation. Champion tests are not counted as evaluations. */
+    int (*champion_test)(const struct task *t, const struct nn_plan *plan, struct task_result *out,
+                         struct tv_error *err);
 };
 
 /* The task registered under name, or NULL. */

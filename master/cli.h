@@ -20,6 +20,11 @@ int master_cmd_run(int argc, char **argv);
 int master_cmd_resume(int argc, char **argv);
 int master_cmd_status(int argc, char **argv);
 int master_cmd_best(int argc, char **argv);
+/* plots (cmd_plot.c) */
+int master_cmd_plot(int argc, char **argv);
+/* tasks (cmd_task.c) */
+int master_cmd_task_eval(int argc, char **argv);
+int master_cmd_task_list(int argc, char **argv);
 /* net: genome files (cmd_net.c) */
 int master_cmd_net_import(int argc, char **argv);
 int master_cmd_net_export(int argc, char **argv);
