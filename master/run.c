@@ -316,6 +316,20 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The task's champion test on genome g (compiled here, on the master: it is
+ * deterministic, so a resume repeats the same verdict). */
+static int champion_test(const struct task *task, const struct genome *g, struct task_result *out,
+                         struct tv_error *err)
+{
+    struct nn_plan *plan;
+    int rc = nn_plan_compile(g, NULL, &plan, err);
+    if (rc)
+        return tv_error_prefix(err, "champion test: ");
+    rc = task->champion_test(task, plan, out, err);
+    nn_plan_free(plan);
+    return rc;
+}
+
 static int close_generation(struct search *s, int64_t gen, size_t n_evals, struct tv_error *err)
 {
     struct master_pop *p = &s->pop;
@@ -345,32 +359,53 @@ static int close_generation(struct search *s, int64_t gen, size_t n_evals, struc
                                            p->m[p->sp[k].members[0]].id,
                                            p->sp[k].born,
                                            gen - p->sp[k].last_improved};
-        rc = state_encode(s, &state, err);
     }
+    struct task_result test = {0};
+    const struct task *task = s->cfg.worker.task;
+    if (!rc && task->champion_test && p->n) {
+        rc = champion_test(task, p->m[champ].genome, &test, err);
+        if (!rc && test.solved) {
+            p->m[champ].solved = 1; /* kept in the checkpoint state too */
+            s->solved = 1;
+        }
+    }
+    int solved = 0;
+    for (size_t i = 0; i < p->n; i++)
+        solved |= p->m[i].solved;
+    if (!rc)
+        rc = state_encode(s, &state, err);
     if (!rc) {
         double median = p->n % 2 ? f[p->n / 2] : (f[p->n / 2 - 1] + f[p->n / 2]) / 2;
-        struct store_generation g = {gen,
-                                     f[p->n - 1],
-                                     sum / (double)p->n,
-                                     median,
-                                     p->m[champ].id,
-                                     n_evals,
-                                     now() - s->t_gen,
-                                     sp,
-                                     p->n_species,
-                                     state.data,
-                                     state.len,
-                                     ids,
-                                     p->n};
+        struct store_generation g = {.generation = gen,
+                                     .best = f[p->n - 1],
+                                     .mean = sum / (double)p->n,
+                                     .median = median,
+                                     .champion = p->m[champ].id,
+                                     .n_evals = n_evals,
+                                     .wall_seconds = now() - s->t_gen,
+                                     .solved = solved,
+                                     .champion_tested = task->champion_test != NULL,
+                                     .champion_solved = test.solved,
+                                     .champion_score = test.fitness,
+                                     .species = sp,
+                                     .n_species = p->n_species,
+                                     .state = state.data,
+                                     .state_len = state.len,
+                                     .population = ids,
+                                     .n_population = p->n};
         rc = store_generation_close(s->st, s->run, &g, err);
         if (!rc && !s->cfg.quiet) {
             double el = now() - s->t_start;
             const struct master_member *c = &p->m[champ];
+            char extra[64] = "";
+            if (task->champion_test)
+                snprintf(extra, sizeof extra, "  test %.6g%s", test.fitness,
+                         test.solved ? " (solved)" : "");
             fprintf(stderr,
                     "gen %4" PRId64 "  best %.6g  mean %.6g  species %zu  champion %u neurons "
-                    "%u conns  %.0f evals/s  %.2f s\n",
+                    "%u conns%s  %.0f evals/s  %.2f s\n",
                     gen, c->fitness, sum / (double)p->n, p->n_species, c->n_neurons, c->n_conns,
-                    el > 0 ? (double)s->evals_total / el : 0.0, el);
+                    extra, el > 0 ? (double)s->evals_total / el : 0.0, el);
         }
     }
     tv_buf_free(&state);

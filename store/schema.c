@@ -80,6 +80,11 @@ const char *const store_schema_sql[] = {
     "  n_evals INTEGER NOT NULL,\n"
     "  wall_seconds REAL NOT NULL,\n"
     "  closed_at TEXT NOT NULL,\n"
+    /* 1 once the population holds a solution (the task's success test, or
+     * the champion test of tasks that have one) */
+    "  solved INTEGER NOT NULL DEFAULT 0,\n"
+    /* the champion test's score (DPNV: starts generalized), NULL: none */
+    "  champion_test REAL,\n"
     "  PRIMARY KEY (run_id, generation)\n"
     ") WITHOUT ROWID;\n",
 
@@ -129,7 +134,8 @@ const char *const store_schema_sql[] = {
     "SELECT r.name AS run, g.run_id, g.generation, g.best, g.mean, g.median,\n"
     "  max(g.best) OVER w AS best_so_far, g.n_species, g.n_evals,\n"
     "  sum(g.n_evals) OVER w AS total_evals, g.wall_seconds,\n"
-    "  sum(g.wall_seconds) OVER w AS total_seconds, g.champion, g.closed_at\n"
+    "  sum(g.wall_seconds) OVER w AS total_seconds, g.champion, g.solved,\n"
+    "  g.champion_test, g.closed_at\n"
     "FROM generations g JOIN runs r ON r.run_id = g.run_id\n"
     "WINDOW w AS (PARTITION BY g.run_id ORDER BY g.generation ROWS UNBOUNDED PRECEDING);\n",
 

@@ -56,6 +56,7 @@ enum st {
     ST_GENOME_RANGE,
     ST_GENOME_GET,
     ST_GENERATION_INSERT,
+    ST_IND_MARK_SOLVED,
     ST_GENERATION_GET,
     ST_SPECIES_INSERT,
     ST_CKPT_INSERT,
@@ -105,11 +106,14 @@ static const char *const st_sql[ST_COUNT] = {
     [ST_GENOME_RANGE] = "SELECT id, data FROM genomes"
                         " WHERE run_id = ?1 AND id BETWEEN ?2 AND ?3 ORDER BY id",
     [ST_GENOME_GET] = "SELECT data FROM genomes WHERE run_id = ?1 AND id = ?2",
-    [ST_GENERATION_INSERT] = "INSERT INTO generations(run_id, generation, best, mean, median,"
-                             " champion, n_species, n_evals, wall_seconds, closed_at)"
-                             " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, " NOW ")",
+    [ST_GENERATION_INSERT] =
+        "INSERT INTO generations(run_id, generation, best, mean, median,"
+        " champion, n_species, n_evals, wall_seconds, solved, champion_test,"
+        " closed_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, " NOW ")",
+    [ST_IND_MARK_SOLVED] = "UPDATE individuals SET solved = 1 WHERE run_id = ?1 AND id = ?2",
     [ST_GENERATION_GET] = "SELECT generation, best, mean, median, champion, n_evals, wall_seconds,"
-                          " n_species FROM generations WHERE run_id = ?1 AND generation ="
+                          " n_species, solved, champion_test FROM generations"
+                          " WHERE run_id = ?1 AND generation ="
                           " CASE WHEN ?2 >= 0 THEN ?2 ELSE (SELECT max(generation)"
                           " FROM generations WHERE run_id = ?1) END",
     [ST_SPECIES_INSERT] = "INSERT INTO species(run_id, generation, species, size, best_fitness,"
@@ -1524,9 +1528,23 @@ int store_generation_close(struct store *s, int64_t run, const struct store_gene
     sqlite3_bind_int64(q, 7, (int64_t)g->n_species);
     sqlite3_bind_int64(q, 8, (int64_t)g->n_evals);
     sqlite3_bind_double(q, 9, g->wall_seconds);
+    sqlite3_bind_int(q, 10, g->solved || (g->champion_tested && g->champion_solved));
+    if (g->champion_tested)
+        sqlite3_bind_double(q, 11, g->champion_score);
+    else
+        sqlite3_bind_null(q, 11);
     if ((rc = exec_stmt(q)) != SQLITE_OK) {
         code = db_error(s, rc, err, "%s: statistics", what);
         goto fail;
+    }
+    if (g->champion_tested && g->champion_solved && g->champion != STORE_ID_NONE) {
+        q = stmt(s, ST_IND_MARK_SOLVED);
+        sqlite3_bind_int64(q, 1, run);
+        sqlite3_bind_int64(q, 2, g->champion);
+        if ((rc = exec_stmt(q)) != SQLITE_OK) {
+            code = db_error(s, rc, err, "%s: marking the champion solved", what);
+            goto fail;
+        }
     }
     for (size_t i = 0; i < g->n_species; i++) {
         const struct store_species *sp = &g->species[i];
@@ -1598,6 +1616,9 @@ int store_generation_get(struct store *s, int64_t run, int64_t generation,
         out->n_evals = (uint64_t)sqlite3_column_int64(q, 5);
         out->wall_seconds = column_real(q, 6);
         out->n_species = (size_t)sqlite3_column_int64(q, 7);
+        out->solved = sqlite3_column_int(q, 8);
+        out->champion_tested = sqlite3_column_type(q, 9) != SQLITE_NULL;
+        out->champion_score = column_real(q, 9);
     } else if (rc == SQLITE_DONE) {
         if (generation < 0)
             code = tv_error_set(err, TV_ENOTFOUND, "%s: %s: no generation closed yet", s->path,

@@ -208,11 +208,16 @@ struct store_species {
 };
 
 struct store_generation {
-    int64_t generation;                  /* must be the last closed generation + 1 (0 first) */
-    double best, mean, median;           /* of the fitnesses evaluated in this generation */
-    int64_t champion;                    /* id of the best individual, or STORE_ID_NONE */
-    uint64_t n_evals;                    /* evaluations made in this generation */
-    double wall_seconds;                 /* wall time of the generation */
+    int64_t generation;        /* must be the last closed generation + 1 (0 first) */
+    double best, mean, median; /* of the fitnesses evaluated in this generation */
+    int64_t champion;          /* id of the best individual, or STORE_ID_NONE */
+    uint64_t n_evals;          /* evaluations made in this generation */
+    double wall_seconds;       /* wall time of the generation */
+    int solved;                /* a member of the population meets the task's success test */
+    /* The task's champion test, for tasks that have one (tested = 1): its
+     * score, and whether the champion passed (it is then marked solved). */
+    int champion_tested, champion_solved;
+    double champion_score;
     const struct store_species *species; /* [n_species], borrowed */
     size_t n_species;
     /* The checkpoint: everything the master needs to continue exactly. */
@@ -230,7 +235,8 @@ int store_generation_close(struct store *s, int64_t run, const struct store_gene
                            struct tv_error *err);
 
 /* Statistics of a closed generation, read back (generation < 0: the last).
- * species/state/population are left NULL/0. TV_ENOTFOUND. */
+ * species/state/population are left NULL/0, and champion_solved 0 (the
+ * champion's own solved flag says it). TV_ENOTFOUND. */
 int store_generation_get(struct store *s, int64_t run, int64_t generation,
                          struct store_generation *out, struct tv_error *err);
 

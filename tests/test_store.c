@@ -1093,6 +1093,61 @@ static void test_store_genome_read_damaged_row_fails(void **state)
 
 /* ---- generations and checkpoints ---------------------------------------- */
 
+/* A champion test's verdict: kept with the generation, and a passing
+ * champion is marked solved, in the same transaction. */
+static void test_store_generation_champion_test(void **state)
+{
+    struct fx *f = *state;
+    struct tv_error err = {0};
+    struct store *s = open_new(f->path);
+    int64_t run = new_run(s, "dpnv");
+    struct ind *inds;
+    struct store_individual *rows = make_rows(0, 10, 0, 0, &inds);
+    assert_ok(store_add_individuals(s, run, rows, 10, &err), &err);
+    int64_t pop[10];
+    for (int i = 0; i < 10; i++)
+        pop[i] = i;
+    struct store_generation gen = {.generation = 0,
+                                   .champion = 3,
+                                   .n_evals = 10,
+                                   .champion_tested = 1,
+                                   .champion_score = 150,
+                                   .population = pop,
+                                   .n_population = 10};
+    assert_ok(store_generation_close(s, run, &gen, &err), &err);
+    struct ind *inds1;
+    struct store_individual *rows1 = make_rows(10, 10, 1, 10, &inds1);
+    assert_ok(store_add_individuals(s, run, rows1, 10, &err), &err);
+    for (int i = 0; i < 10; i++)
+        pop[i] = 10 + i;
+    gen = (struct store_generation){.generation = 1,
+                                    .champion = 14,
+                                    .n_evals = 10,
+                                    .champion_tested = 1,
+                                    .champion_solved = 1,
+                                    .champion_score = 230,
+                                    .population = pop,
+                                    .n_population = 10};
+    assert_ok(store_generation_close(s, run, &gen, &err), &err);
+    struct store_generation back;
+    assert_ok(store_generation_get(s, run, 0, &back, &err), &err);
+    assert_true(back.champion_tested && back.champion_score == 150 && !back.solved);
+    /* (the generation's own solved flag is the caller's: .solved was 0) */
+    assert_ok(store_generation_get(s, run, 1, &back, &err), &err);
+    assert_true(back.champion_tested && back.champion_score == 230 && back.solved);
+    assert_ok(store_close(s, &err), &err);
+
+    sqlite3 *db = raw_open(f->path);
+    /* make_ind marks ids divisible by 13 solved; the champion test adds 14 */
+    assert_int_equal(raw_int(db, "SELECT group_concat(id) = '0,13,14' FROM individuals"
+                                 " WHERE solved ORDER BY id"),
+                     1);
+    assert_int_equal(raw_int(db, "SELECT champion_test FROM v_progress WHERE generation = 1"), 230);
+    sqlite3_close(db);
+    free_rows(rows, inds, 10);
+    free_rows(rows1, inds1, 10);
+}
+
 static void test_store_generation_close_round_trip(void **state)
 {
     struct fx *f = *state;
@@ -1819,6 +1874,7 @@ int main(void)
         T(test_store_run_resume_refuses_second_writer),
         T(test_store_run_resume_after_writer_killed),
         T(test_store_runs_list_returns_every_run),
+        T(test_store_generation_champion_test),
         T(test_store_run_set_status_round_trip),
         T(test_store_add_individuals_round_trip),
         T(test_store_add_individuals_duplicate_rolls_back_batch),
