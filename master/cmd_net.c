@@ -2,6 +2,7 @@
  * their text form (for people) and msgpack form (what trevo stores and
  * sends). */
 #include "cli.h"
+#include "dot.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,8 +48,9 @@ int master_cmd_net_import(int argc, char **argv)
 
 int master_cmd_net_export(int argc, char **argv)
 {
-    static const char usage[] = "NET [--format text|msgpack] [-o FILE]\n"
-                                "Writes a network (either form) as text (default) or msgpack,\n"
+    static const char usage[] = "NET [--format text|msgpack|dot] [-o FILE]\n"
+                                "Writes a network (either form) as text (default), msgpack or\n"
+                                "a Graphviz drawing (dot),\n"
                                 "to FILE or standard output.";
     if (master_wants_help(argc, argv)) {
         printf("usage: trevo net export %s\n", usage);
@@ -65,12 +67,14 @@ int master_cmd_net_export(int argc, char **argv)
         else
             return usage_error("export", usage);
     }
-    if (!in || (strcmp(format, "text") && strcmp(format, "msgpack")))
+    if (!in || (strcmp(format, "text") && strcmp(format, "msgpack") && strcmp(format, "dot")))
         return usage_error("export", usage);
     struct tv_error err = {0};
     struct genome *g = genome_new();
     int rc = g ? master_load_net(in, g, &err) : tv_error_set(&err, TV_ENOMEM, "out of memory");
-    if (!rc && !strcmp(format, "msgpack")) {
+    if (!rc && !strcmp(format, "dot")) {
+        rc = master_write_dot_file(g, NULL, out, &err);
+    } else if (!rc && !strcmp(format, "msgpack")) {
         struct tv_buf buf = {0};
         rc = genome_encode(g, &buf, &err);
         if (!rc)

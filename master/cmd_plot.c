@@ -1,12 +1,347 @@
-/* cmd_plot.c -- `trevo plot` (being written: see issue 6). */
-#include <stdio.h>
-
+/* cmd_plot.c -- `trevo plot`: a run's fitness and complexity per generation,
+ * drawn by gnuplot into one PNG with two panels.
+ *
+ * The data are read through store/ on a read-only connection (the run may
+ * still be going: a WAL reader never blocks the writer), written with a
+ * generated gnuplot script into a private temporary directory, and gnuplot is
+ * started with posix_spawnp: no shell, and neither the database path nor the
+ * run name ever reaches a command line (in the script they are quoted text
+ * of a title). gnuplot writes into the temporary directory; the PNG is then
+ * moved into place atomically by master_write_file(). */
 #include "cli.h"
+#include "store.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static const char plot_usage[] =
+    "usage: trevo plot DB [--name RUN] -o FILE.png\n"
+    "Draws a run's best and mean fitness per generation and the complexity of each\n"
+    "generation's champion (neurons, connections, skip, recurrent) into one PNG with two\n"
+    "panels. Reads DB read-only, so the run may still be going. Needs gnuplot (Debian:\n"
+    "apt-get install gnuplot-nox).\n";
+
+/* The largest PNG read back from gnuplot. */
+#define PLOT_PNG_MAX ((size_t)256 << 20)
+
+/* The files of one plot, in a private temporary directory. */
+struct plot_tmp {
+    char dir[512];
+    char data[600], script[600], png[600], log[600];
+};
+
+/* "a, b, c" (the runs of the database), cut short to fit. */
+static void runs_text(const struct store_run_info *runs, size_t n, char *out, size_t size)
+{
+    size_t len = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        int k = snprintf(out + len, size - len, "%s'%s'", i ? ", " : "", runs[i].name);
+        if (k < 0 || (size_t)k >= size - len) {
+            memcpy(out + size - 4, "...", 4); /* size >= 4: cut what did not fit */
+            return;
+        }
+        len += (size_t)k;
+    }
+}
+
+/* Chooses the run: `name`, or the only one. On success info is filled (release it). */
+static int plot_pick_run(struct store *st, const char *db, const char *name,
+                         struct store_run_info *info, struct tv_error *err)
+{
+    struct store_run_info *runs = NULL;
+    size_t n = 0;
+    char list[256];
+    int rc = store_runs_list(st, &runs, &n, err);
+    if (rc)
+        return rc;
+    runs_text(runs, n, list, sizeof list);
+    if (!name && n == 0)
+        rc = tv_error_set(err, TV_ENOTFOUND, "%s holds no runs", db);
+    else if (!name && n > 1)
+        rc = tv_error_set(err, TV_EINVAL, "%s holds %zu runs (%s): say which with --name", db, n,
+                          list);
+    else
+        rc = store_run_get(st, name ? name : runs[0].name, info, err);
+    if (rc == TV_ENOTFOUND && name)
+        tv_error_set(err, rc, "%s: no run named '%s' (runs: %s)", db, name, list);
+    store_runs_free(runs, n);
+    return rc;
+}
+
+/* A double for gnuplot's data file: "?" (missing) when not finite. */
+static void put_value(FILE *f, double v)
+{
+    if (isfinite(v))
+        fprintf(f, " %.17g", v);
+    else
+        fputs(" ?", f);
+}
+
+/* One line per closed generation: generation best mean, then the champion's
+ * neurons conns skip recurrent ("?" when unknown). */
+static int plot_write_data(struct store *st, const struct store_run_info *info, const char *path,
+                           struct tv_error *err)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return tv_error_set(err, TV_EIO, "%s: cannot create: %s", path, strerror(errno));
+    fputs("# generation best mean champion_neurons champion_conns champion_skip "
+          "champion_recurrent\n",
+          f);
+    int rc = 0;
+    for (int64_t gen = 0; gen <= info->last_generation && !rc; gen++) {
+        struct store_generation g;
+        rc = store_generation_get(st, info->run_id, gen, &g, err);
+        if (rc)
+            break;
+        fprintf(f, "%" PRId64, gen);
+        put_value(f, g.best);
+        put_value(f, g.mean);
+        struct store_individual ind;
+        if (g.champion != STORE_ID_NONE) {
+            rc = store_individual_get(st, info->run_id, g.champion, &ind, err);
+            if (rc)
+                break;
+            fprintf(f, " %" PRIu32 " %" PRIu32 " %" PRIu32 " %" PRIu32 "\n", ind.n_neurons,
+                    ind.n_conns, ind.n_skip, ind.n_recurrent);
+        } else {
+            fputs(" ? ? ? ?\n", f);
+        }
+    }
+    int saved = errno, bad = ferror(f);
+    bad |= fclose(f);
+    if (bad && !rc)
+        rc = tv_error_set(err, TV_EIO, "%s: write error: %s", path, strerror(saved));
+    return rc;
+}
+
+/* Writes s as a single-quoted gnuplot string: inside one, only '' is special
+ * (a quote); control characters become spaces. */
+static void put_quoted(FILE *f, const char *s)
+{
+    fputc('\'', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '\'')
+            fputs("''", f);
+        else
+            fputc(c < 0x20 || c == 0x7f ? ' ' : c, f);
+    }
+    fputc('\'', f);
+}
+
+static int plot_write_script(const struct plot_tmp *t, const char *db,
+                             const struct store_run_info *info, struct tv_error *err)
+{
+    FILE *f = fopen(t->script, "w");
+    if (!f)
+        return tv_error_set(err, TV_EIO, "%s: cannot create: %s", t->script, strerror(errno));
+    /* pngcairo (antialiased) where this gnuplot has it, else the libgd png. */
+    fputs("if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
+          "    set terminal pngcairo size 1000,800 font 'sans,10' noenhanced\n"
+          "} else {\n"
+          "    set terminal png size 1000,800 noenhanced\n"
+          "}\n"
+          "set output ",
+          f);
+    put_quoted(f, t->png);
+    fputs("\ndata = ", f);
+    put_quoted(f, t->data);
+    fputs("\nset datafile missing '?'\n", f);
+    char title[1200];
+    int64_t n_gens = info->last_generation + 1;
+    snprintf(title, sizeof title, "trevo: run '%s' in %s, %" PRId64 " generation%s", info->name, db,
+             n_gens, n_gens == 1 ? "" : "s");
+    fputs("set multiplot layout 2,1 title ", f);
+    put_quoted(f, title);
+    /* Few points: mark each one (a single generation is otherwise invisible). */
+    const char *with = n_gens <= 60 ? "linespoints pointtype 7 pointsize 0.6" : "lines";
+    fprintf(f,
+            "\nset grid\n"
+            "set xlabel 'generation'\n"
+            "set key outside right top vertical\n"
+            "set lmargin at screen 0.08\n"
+            "set rmargin at screen 0.84\n"
+            "set xrange [0:*]\n"
+            "set offsets graph 0, graph 0, graph 0.05, graph 0.05\n"
+            "%s"
+            "set title 'best and mean fitness of each generation'\n"
+            "set ylabel 'fitness'\n"
+            "plot data using 1:2 with %s linewidth 2 title 'best', \\\n"
+            "     data using 1:3 with %s linewidth 1 title 'mean'\n"
+            "set title 'complexity of each generation''s champion'\n"
+            "set ylabel 'count'\n"
+            "set yrange [0:*]\n"
+            "plot data using 1:4 with %s linewidth 2 title 'neurons', \\\n"
+            "     data using 1:5 with %s linewidth 2 title 'connections', \\\n"
+            "     data using 1:6 with %s linewidth 1 title 'skip', \\\n"
+            "     data using 1:7 with %s linewidth 1 title 'recurrent'\n"
+            "unset multiplot\n"
+            "set output\n",
+            n_gens <= 20 ? "set xtics 1\n" : "", with, with, with, with, with, with);
+    int saved = errno, bad = ferror(f);
+    bad |= fclose(f);
+    if (bad)
+        return tv_error_set(err, TV_EIO, "%s: write error: %s", t->script, strerror(saved));
+    return 0;
+}
+
+/* The tail of gnuplot's output, on one line, into msg. */
+static void log_tail(const char *path, char *msg, size_t size)
+{
+    struct tv_buf b = {0};
+    msg[0] = '\0';
+    if (master_read_file(path, 1 << 20, &b, NULL) || !b.len) {
+        tv_buf_free(&b);
+        snprintf(msg, size, "(no output)");
+        return;
+    }
+    size_t len = b.len;
+    while (len && (b.data[len - 1] == '\n' || b.data[len - 1] == ' '))
+        len--;
+    size_t start = len > size - 1 ? len - (size - 1) : 0;
+    size_t k = 0;
+    for (size_t i = start; i < len && k + 1 < size; i++)
+        msg[k++] = b.data[i] == '\n' ? '|' : (char)b.data[i];
+    msg[k] = '\0';
+    tv_buf_free(&b);
+}
+
+/* Runs `gnuplot SCRIPT` with stdin from /dev/null and its output in the log. */
+static int plot_run_gnuplot(const struct plot_tmp *t, struct tv_error *err)
+{
+    posix_spawn_file_actions_t fa;
+    if (posix_spawn_file_actions_init(&fa))
+        return tv_error_set(err, TV_ENOMEM, "plot: out of memory");
+    int rc = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    if (!rc)
+        rc = posix_spawn_file_actions_addopen(&fa, 1, t->log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (!rc)
+        rc = posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    char prog[] = "gnuplot";
+    char script[sizeof t->script];
+    snprintf(script, sizeof script, "%s", t->script);
+    char *args[] = {prog, script, NULL};
+    pid_t pid = -1;
+    if (!rc)
+        rc = posix_spawnp(&pid, prog, &fa, NULL, args, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc == ENOENT)
+        return tv_error_set(err, TV_ENOTFOUND,
+                            "plot: gnuplot not found in PATH: install it "
+                            "(Debian: apt-get install gnuplot-nox)");
+    if (rc)
+        return tv_error_set(err, TV_EIO, "plot: cannot start gnuplot: %s", strerror(rc));
+    int status;
+    while (waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR)
+            return tv_error_set(err, TV_EIO, "plot: waiting for gnuplot: %s", strerror(errno));
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return 0;
+    char tail[320];
+    log_tail(t->log, tail, sizeof tail);
+    if (WIFSIGNALED(status))
+        return tv_error_set(err, TV_EIO, "plot: gnuplot killed by signal %d: %s", WTERMSIG(status),
+                            tail);
+    return tv_error_set(err, TV_EIO, "plot: gnuplot failed (exit status %d): %s",
+                        WEXITSTATUS(status), tail);
+}
+
+/* Makes the private temporary directory: $TMPDIR if it is a plain path, else /tmp. */
+static int plot_tmp_make(struct plot_tmp *t, struct tv_error *err)
+{
+    const char *base = getenv("TMPDIR");
+    if (!base || !*base || strlen(base) > 256)
+        base = "/tmp";
+    for (const char *p = base; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            base = "/tmp";
+    snprintf(t->dir, sizeof t->dir, "%s/trevo-plot-XXXXXX", base);
+    if (!mkdtemp(t->dir))
+        return tv_error_set(err, TV_EIO, "%s: cannot create a temporary directory: %s", t->dir,
+                            strerror(errno));
+    snprintf(t->data, sizeof t->data, "%s/data.txt", t->dir);
+    snprintf(t->script, sizeof t->script, "%s/plot.gp", t->dir);
+    snprintf(t->png, sizeof t->png, "%s/plot.png", t->dir);
+    snprintf(t->log, sizeof t->log, "%s/gnuplot.log", t->dir);
+    return 0;
+}
+
+static void plot_tmp_remove(const struct plot_tmp *t)
+{
+    if (!t->dir[0])
+        return;
+    unlink(t->data);
+    unlink(t->script);
+    unlink(t->png);
+    unlink(t->log);
+    rmdir(t->dir);
+}
 
 int master_cmd_plot(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "trevo plot: not available yet\n");
-    return 1;
+    const char *db = NULL, *name = NULL, *out = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            fputs(plot_usage, stdout);
+            return 0;
+        } else if (!strcmp(argv[i], "--name") && i + 1 < argc) {
+            name = argv[++i];
+        } else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
+            out = argv[++i];
+        } else if (argv[i][0] != '-' && !db) {
+            db = argv[i];
+        } else {
+            fputs(plot_usage, stderr);
+            return 2;
+        }
+    }
+    if (!db || !out) {
+        fputs(plot_usage, stderr);
+        return 2;
+    }
+    struct tv_error err = {0};
+    struct store *st;
+    struct store_options so = {.flags = STORE_READONLY};
+    int rc = store_open(db, &so, &st, &err);
+    if (rc)
+        return master_fail(&err);
+    struct store_run_info info;
+    memset(&info, 0, sizeof info);
+    struct plot_tmp t;
+    memset(&t, 0, sizeof t);
+    rc = plot_pick_run(st, db, name, &info, &err);
+    if (!rc && info.last_generation < 0)
+        rc = tv_error_set(&err, TV_ENOTFOUND, "%s: run '%s' has no closed generation yet", db,
+                          info.name);
+    if (!rc)
+        rc = plot_tmp_make(&t, &err);
+    if (!rc)
+        rc = plot_write_data(st, &info, t.data, &err);
+    store_close(st, NULL); /* gnuplot may take a while: hold no snapshot meanwhile */
+    if (!rc)
+        rc = plot_write_script(&t, db, &info, &err);
+    if (!rc)
+        rc = plot_run_gnuplot(&t, &err);
+    struct tv_buf png = {0};
+    if (!rc)
+        rc = master_read_file(t.png, PLOT_PNG_MAX, &png, &err);
+    if (!rc)
+        rc = master_write_file(out, png.data, png.len, &err);
+    tv_buf_free(&png);
+    plot_tmp_remove(&t);
+    store_run_info_release(&info);
+    return rc ? master_fail(&err) : 0;
 }

@@ -2,6 +2,7 @@
  * is the master and every other rank a worker; without mpirun the master does
  * the workers' job itself and MPI is never initialised. */
 #include "cli.h"
+#include "dot.h"
 #include "master.h"
 #include "store.h"
 
@@ -243,8 +244,9 @@ int master_cmd_status(int argc, char **argv)
 int master_cmd_best(int argc, char **argv)
 {
     static const char usage[] =
-        "usage: trevo best DB [--name RUN] [-o NET] [--format text|msgpack]\n"
-        "Writes the champion of the run's last closed generation (text by default).\n";
+        "usage: trevo best DB [--name RUN] [-o NET] [--format text|msgpack|dot]\n"
+        "Writes the champion of the run's last closed generation (text by default;\n"
+        "dot: a Graphviz drawing, e.g. `trevo best DB --format dot | dot -Tsvg -o net.svg`).\n";
     const char *db = NULL, *name = NULL, *out = "-", *format = "text";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
@@ -263,7 +265,7 @@ int master_cmd_best(int argc, char **argv)
             return 2;
         }
     }
-    if (!db || (strcmp(format, "text") && strcmp(format, "msgpack"))) {
+    if (!db || (strcmp(format, "text") && strcmp(format, "msgpack") && strcmp(format, "dot"))) {
         fputs(usage, stderr);
         return 2;
     }
@@ -293,7 +295,13 @@ int master_cmd_best(int argc, char **argv)
     if (!rc)
         rc = net ? store_genome_read(st, info.run_id, g.champion, net, &err)
                  : tv_error_set(&err, TV_ENOMEM, "out of memory");
-    if (!rc && !strcmp(format, "msgpack")) {
+    if (!rc && !strcmp(format, "dot")) {
+        char title[512];
+        snprintf(title, sizeof title,
+                 "run '%s', generation %" PRId64 ": champion %" PRId64 ", fitness %.6g", info.name,
+                 g.generation, g.champion, g.best);
+        rc = master_write_dot_file(net, title, out, &err);
+    } else if (!rc && !strcmp(format, "msgpack")) {
         struct tv_buf buf = {0};
         rc = genome_encode(net, &buf, &err);
         if (!rc)
