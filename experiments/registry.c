@@ -4,9 +4,7 @@
 #include "tasks.h"
 
 static const struct task *const tasks[] = {
-    &task_xor,
-    &task_null,
-    &task_spin,
+    &task_xor, &task_null, &task_spin, &task_pole1, &task_dpv, &task_dpnv,
 };
 
 const struct task *task_find(const char *name)

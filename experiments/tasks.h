@@ -5,10 +5,45 @@
 
 #include <math.h>
 
+#include "cartpole.h"
 #include "task.h"
 
 extern const struct task task_xor;
 extern const struct task task_null;
 extern const struct task task_spin;
+extern const struct task task_pole1;
+extern const struct task task_dpv;
+extern const struct task task_dpnv;
+
+/* ---- pole balancing (pole1.c, pole2.c), open to tests ------------------- */
+
+/* Episode lengths of PROTOCOLS.md. */
+#define TASK_POLE_MAX_STEPS 100000 /* pole1, dpv, and the dpnv champion's long run */
+#define TASK_DPNV_STEPS 1000       /* a dpnv episode, and each generalization start */
+#define TASK_DPNV_DAMPING_STEPS 100
+#define TASK_DPNV_GENERALIZE_MIN 200 /* of 625 starts */
+
+/* pole1's random start, drawn as NEAT's code draws it (on a 0.001 grid):
+ * x in [-2.4, 2.4), x_dot in [-1, 1), theta in [-0.2, 0.2), theta_dot in
+ * [-1.5, 1.5), in that order, one tv_rng_below() draw each. */
+void task_pole1_start(struct tv_rng *rng, struct task_cart1 *s);
+/* Runs plan on the single pole from *start for at most max_steps actions;
+ * *steps = the actions after which the cart and pole were still within
+ * bounds (the first failure ends the episode). 0 or TV_ENOMEM. */
+int task_pole1_run(const struct nn_plan *plan, const struct task_cart1 *start, size_t max_steps,
+                   size_t *steps, struct tv_error *err);
+
+/* Runs plan on the double pole from start[6] for at most max_steps actions,
+ * with velocities among the inputs (dpv) or not (dpnv); *steps as above. If
+ * jiggle is not NULL it gets the sum over the last 100 balanced steps of
+ * |x| + |x_dot| + |theta1| + |theta1_dot| (0 if fewer than 100). 0 or
+ * TV_ENOMEM. */
+int task_pole2_run(const struct nn_plan *plan, int velocities, const double start[TASK_CART2_DIM],
+                   size_t max_steps, size_t *steps, double *jiggle, struct tv_error *err);
+/* The dpnv damping fitness 0.1 t/1000 + 0.9 f2, f2 = 0 if t < 100, else
+ * 0.75 / jiggle (the sum above). */
+double task_dpnv_fitness(size_t steps, double jiggle);
+/* The i-th (0..624) start of the dpnv generalization grid. */
+void task_dpnv_grid_start(size_t i, double start[TASK_CART2_DIM]);
 
 #endif
