@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
@@ -652,6 +653,59 @@ static void free_store(struct store *s)
     free(s);
 }
 
+const char *store_network_fs_name(unsigned long f_type)
+{
+    /* statfs(2) magic numbers of the file systems SQLite's WAL cannot serve:
+     * its locks and its shared-memory index need one host's kernel. */
+    switch (f_type) {
+    case 0x6969UL:
+        return "NFS";
+    case 0x517BUL:
+        return "SMB";
+    case 0xFF534D42UL:
+        return "CIFS";
+    case 0xFE534D42UL:
+        return "SMB2";
+    case 0x5346414FUL:
+        return "AFS";
+    case 0x73757245UL:
+        return "Coda";
+    case 0x00C36400UL:
+        return "CephFS";
+    case 0x0BD00BD0UL:
+        return "Lustre";
+    case 0x47504653UL:
+        return "GPFS";
+    default:
+        return NULL;
+    }
+}
+
+/* Refuses a database whose directory is on a network file system. */
+static int check_local_fs(const char *path, struct tv_error *err)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == dir)
+        dir[1] = '\0';
+    else
+        *slash = '\0';
+    struct statfs fs;
+    if (statfs(dir, &fs) != 0)
+        return 0; /* the open that follows reports a missing directory */
+    const char *name = store_network_fs_name((unsigned long)fs.f_type);
+    if (name)
+        return tv_error_set(err, TV_EINVAL,
+                            "%s: the database is on a network file system (%s); SQLite's WAL "
+                            "needs a local disk: put it on rank 0's local disk (workers never "
+                            "open it)",
+                            path, name);
+    return 0;
+}
+
 int store_open(const char *path, const struct store_options *opts, struct store **out,
                struct tv_error *err)
 {
@@ -663,6 +717,11 @@ int store_open(const char *path, const struct store_options *opts, struct store 
         return tv_error_set(err, TV_EINVAL, "store_open: no path given");
     if ((o.flags & STORE_CREATE) && (o.flags & STORE_READONLY))
         return tv_error_set(err, TV_EINVAL, "%s: cannot create a database read-only", path);
+    if (!(o.flags & STORE_READONLY)) {
+        int rc = check_local_fs(path, err);
+        if (rc)
+            return rc;
+    }
 
     int creating = 0;
     int64_t version = STORE_SCHEMA_VERSION;

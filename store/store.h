@@ -77,9 +77,15 @@ struct store_options {
  *   TV_EFORMAT    not SQLite, not trevo, or a newer schema version
  *   TV_ECORRUPT   fails PRAGMA quick_check (the message quotes its first line;
  *                 see STORE_FULL_CHECK_BYTES for what is checked)
+ *   TV_EINVAL     opened for writing on a network file system (NFS, SMB,
+ *                 ...: store_network_fs_name), which SQLite's WAL cannot serve
  *   TV_EDB/EIO/ENOMEM  SQLite could not open it. */
 int store_open(const char *path, const struct store_options *opts, struct store **out,
                struct tv_error *err);
+
+/* The name of the network file system with statfs(2) magic f_type, or NULL
+ * for a local one (store_open refuses to write on the former). */
+const char *store_network_fs_name(unsigned long f_type);
 
 /* Truncates the WAL, releases the run locks, closes. Always frees s (NULL is
  * a no-op); returns a nonzero code only if SQLite reported an error. */

@@ -1091,6 +1091,20 @@ static void test_store_genome_read_damaged_row_fails(void **state)
     assert_ok(store_close(s, &err), &err);
 }
 
+/* Network file systems are told apart by their statfs magic; local ones
+ * (and this test's own directory) pass. */
+static void test_store_network_fs_refused(void **state)
+{
+    struct fx *f = *state;
+    assert_string_equal(store_network_fs_name(0x6969UL), "NFS");
+    assert_string_equal(store_network_fs_name(0xFF534D42UL), "CIFS");
+    assert_null(store_network_fs_name(0xEF53UL));     /* ext4 */
+    assert_null(store_network_fs_name(0x01021994UL)); /* tmpfs */
+    assert_null(store_network_fs_name(0x794C7630UL)); /* overlayfs */
+    struct store *s = open_new(f->path);
+    struct tv_error err = {0};
+    assert_ok(store_close(s, &err), &err);
+}
 /* ---- generations and checkpoints ---------------------------------------- */
 
 /* A champion test's verdict: kept with the generation, and a passing
@@ -1875,6 +1889,7 @@ int main(void)
         T(test_store_run_resume_after_writer_killed),
         T(test_store_runs_list_returns_every_run),
         T(test_store_generation_champion_test),
+        T(test_store_network_fs_refused),
         T(test_store_run_set_status_round_trip),
         T(test_store_add_individuals_round_trip),
         T(test_store_add_individuals_duplicate_rolls_back_batch),
