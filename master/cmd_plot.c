@@ -89,10 +89,12 @@ static void put_value(FILE *f, double v)
 }
 
 /* One line per closed generation: generation best mean, then the champion's
- * neurons conns skip recurrent ("?" when unknown). */
+ * neurons conns skip recurrent ("?" when unknown). *max_count: the largest of
+ * those counts. */
 static int plot_write_data(struct store *st, const struct store_run_info *info, const char *path,
-                           struct tv_error *err)
+                           uint32_t *max_count, struct tv_error *err)
 {
+    *max_count = 0;
     FILE *f = fopen(path, "w");
     if (!f)
         return tv_error_set(err, TV_EIO, "%s: cannot create: %s", path, strerror(errno));
@@ -115,6 +117,8 @@ static int plot_write_data(struct store *st, const struct store_run_info *info, 
                 break;
             fprintf(f, " %" PRIu32 " %" PRIu32 " %" PRIu32 " %" PRIu32 "\n", ind.n_neurons,
                     ind.n_conns, ind.n_skip, ind.n_recurrent);
+            uint32_t m = ind.n_neurons > ind.n_conns ? ind.n_neurons : ind.n_conns;
+            *max_count = m > *max_count ? m : *max_count;
         } else {
             fputs(" ? ? ? ?\n", f);
         }
@@ -142,7 +146,8 @@ static void put_quoted(FILE *f, const char *s)
 }
 
 static int plot_write_script(const struct plot_tmp *t, const char *db,
-                             const struct store_run_info *info, struct tv_error *err)
+                             const struct store_run_info *info, uint32_t max_count,
+                             struct tv_error *err)
 {
     FILE *f = fopen(t->script, "w");
     if (!f)
@@ -183,13 +188,16 @@ static int plot_write_script(const struct plot_tmp *t, const char *db,
             "set title 'complexity of each generation''s champion'\n"
             "set ylabel 'count'\n"
             "set yrange [0:*]\n"
+            "%s"
             "plot data using 1:4 with %s linewidth 2 title 'neurons', \\\n"
             "     data using 1:5 with %s linewidth 2 title 'connections', \\\n"
             "     data using 1:6 with %s linewidth 1 title 'skip', \\\n"
             "     data using 1:7 with %s linewidth 1 title 'recurrent'\n"
             "unset multiplot\n"
             "set output\n",
-            n_gens <= 20 ? "set xtics 1\n" : "", with, with, with, with, with, with);
+            n_gens <= 20 ? "set xtics 1\n" : "", with, with,
+            max_count <= 10 ? "set ytics 1\n" : "", /* counts: no half ticks */
+            with, with, with, with);
     int saved = errno, bad = ferror(f);
     bad |= fclose(f);
     if (bad)
@@ -328,11 +336,12 @@ int master_cmd_plot(int argc, char **argv)
                           info.name);
     if (!rc)
         rc = plot_tmp_make(&t, &err);
+    uint32_t max_count = 0;
     if (!rc)
-        rc = plot_write_data(st, &info, t.data, &err);
+        rc = plot_write_data(st, &info, t.data, &max_count, &err);
     store_close(st, NULL); /* gnuplot may take a while: hold no snapshot meanwhile */
     if (!rc)
-        rc = plot_write_script(&t, db, &info, &err);
+        rc = plot_write_script(&t, db, &info, max_count, &err);
     if (!rc)
         rc = plot_run_gnuplot(&t, &err);
     struct tv_buf png = {0};

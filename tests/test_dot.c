@@ -1,0 +1,242 @@
+/* test_dot.c -- master/dot.c: the Graphviz drawing of a network. Every
+ * connection is one edge line whose style says its kind exactly as
+ * genome_stats() counts it (checked on a fixed genome and on random ones),
+ * neurons sit on the ranks of their kind and depth, titles are escaped, and
+ * invalid genomes and unwritable paths are refused with a message. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dot.h"
+#include "testutil.h"
+
+/* The dot text of g (with title), NUL-terminated, malloc'd. */
+static char *dot_of(const struct genome *g, const char *title)
+{
+    struct tv_buf b = {0};
+    struct tv_error err = {0};
+    assert_ok(master_write_dot(g, title, &b, &err), &err);
+    assert_ok(tv_buf_append(&b, "", 1), NULL);
+    return (char *)b.data;
+}
+
+/* The line that starts (after indentation) with prefix, or NULL. Copied into
+ * line[size]. */
+static const char *line_of(const char *text, const char *prefix, char *line, size_t size)
+{
+    size_t n = strlen(prefix);
+    for (const char *p = text; *p;) {
+        const char *end = strchr(p, '\n');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        const char *q = p;
+        while (*q == ' ')
+            q++;
+        if (!strncmp(q, prefix, n)) {
+            snprintf(line, size, "%.*s", (int)len, p);
+            return line;
+        }
+        p += len + (end != NULL);
+    }
+    return NULL;
+}
+
+/* Edge lines by kind, told apart by their style alone. */
+struct edge_counts {
+    size_t edges, local, skip, recurrent, arrows, same_ranks;
+};
+
+static struct edge_counts count_edges(const char *text)
+{
+    struct edge_counts c = {0};
+    for (const char *p = text; *p;) {
+        const char *end = strchr(p, '\n');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char line[512];
+        snprintf(line, sizeof line, "%.*s", (int)len, p);
+        unsigned a, b;
+        char bracket;
+        if (strstr(line, "->"))
+            c.arrows++;
+        if (strstr(line, "rank=same"))
+            c.same_ranks++;
+        if (sscanf(line, " n%u -> n%u %c", &a, &b, &bracket) == 3 && bracket == '[') {
+            c.edges++;
+            int dashed = strstr(line, "style=dashed") != NULL;
+            int rec = strstr(line, "constraint=false") != NULL;
+            assert_false(dashed && rec);
+            if (rec)
+                assert_non_null(strstr(line, "color=\"#c0392b\""));
+            c.skip += (size_t)dashed;
+            c.recurrent += (size_t)rec;
+            c.local += (size_t)(!dashed && !rec);
+        }
+        p += len + (end != NULL);
+    }
+    return c;
+}
+
+/* ---- tests ----------------------------------------------------------------- */
+
+static void test_master_write_dot_small_genome_styles(void **state)
+{
+    (void)state;
+    struct genome *g = genome_new();
+    tu_small_genome(g);
+    char *text = dot_of(g, NULL);
+    assert_true(!strncmp(text, "digraph trevo {\n", 16));
+    assert_true(strlen(text) > 2 && !strcmp(text + strlen(text) - 2, "}\n"));
+    struct edge_counts c = count_edges(text);
+    /* 0->10 1->10 10->11 11->2 local; 0->2 0->11 skip; 2->10 10->10 recurrent */
+    assert_int_equal(c.edges, 8);
+    assert_int_equal(c.arrows, 8);
+    assert_int_equal(c.local, 4);
+    assert_int_equal(c.skip, 2);
+    assert_int_equal(c.recurrent, 2);
+    char line[512];
+    assert_non_null(line_of(text, "n0 -> n2 [", line, sizeof line));
+    assert_non_null(strstr(line, "style=dashed"));
+    assert_non_null(strstr(line, "label=\"2\""));
+    assert_non_null(line_of(text, "n10 -> n10 [", line, sizeof line));
+    assert_non_null(strstr(line, "constraint=false"));
+    assert_non_null(line_of(text, "n2 -> n10 [", line, sizeof line));
+    assert_non_null(strstr(line, "constraint=false"));
+    assert_non_null(line_of(text, "n10 -> n11 [", line, sizeof line));
+    assert_null(strstr(line, "dashed"));
+    assert_null(strstr(line, "constraint"));
+    /* the largest |weight| (2) gets the widest pen */
+    assert_non_null(line_of(text, "n0 -> n2 [", line, sizeof line));
+    assert_non_null(strstr(line, "penwidth=3.00"));
+    /* neurons: id, activation, bias when not 0; inputs first, output last */
+    assert_non_null(line_of(text, "n10 [", line, sizeof line));
+    assert_non_null(strstr(line, "label=\"10\\ntanh\\nb=0.125\""));
+    assert_non_null(line_of(text, "n0 [", line, sizeof line));
+    assert_non_null(strstr(line, "label=\"0\\nidentity\""));
+    const char *src = strstr(text, "rank=source"), *sink = strstr(text, "rank=sink");
+    assert_non_null(src);
+    assert_non_null(sink);
+    const char *n0 = strstr(text, "    n0 ["), *n1 = strstr(text, "    n1 [");
+    const char *n2 = strstr(text, "    n2 [");
+    assert_true(src < n0 && n0 < sink && src < n1 && n1 < sink && sink < n2);
+    assert_int_equal(c.same_ranks, 2); /* hidden depths 0.5 and 0.75 */
+    free(text);
+    genome_free(g);
+}
+
+/* The drawing's kinds agree with genome_stats() on a thousand random
+ * genomes (layered, skip, recurrent, split-made hidden neurons). */
+static void test_master_write_dot_random_genomes_match_stats(void **state)
+{
+    (void)state;
+    struct tv_rng rng;
+    tv_rng_init(&rng, 6, 0, 0);
+    struct genome *g = genome_new();
+    struct tv_error err = {0};
+    size_t n_skip = 0, n_recurrent = 0, n_hidden = 0;
+    for (int i = 0; i < 1000; i++) {
+        tu_random_genome(g, &rng, 8);
+        struct genome_stats st;
+        assert_ok(genome_stats(g, &st, &err), &err);
+        char *text = dot_of(g, "random");
+        struct edge_counts c = count_edges(text);
+        assert_int_equal(c.edges, st.n_conns);
+        assert_int_equal(c.arrows, st.n_conns);
+        assert_int_equal(c.local, st.n_local);
+        assert_int_equal(c.skip, st.n_skip);
+        assert_int_equal(c.recurrent, st.n_recurrent);
+        /* one rank=same group per distinct hidden depth */
+        assert_true(c.same_ranks <= st.n_hidden && c.same_ranks <= st.n_layers);
+        assert_true(st.n_hidden == 0 || c.same_ranks >= 1);
+        n_skip += c.skip;
+        n_recurrent += c.recurrent;
+        n_hidden += st.n_hidden;
+        free(text);
+    }
+    assert_true(n_skip > 100 && n_recurrent > 100 && n_hidden > 100); /* all kinds were seen */
+    genome_free(g);
+}
+
+static void test_master_write_dot_title_escaped(void **state)
+{
+    (void)state;
+    struct genome *g = genome_new();
+    tu_small_genome(g);
+    char *text = dot_of(g, "run 'a\"b\\c'\nx -> y");
+    char line[512];
+    assert_non_null(line_of(text, "graph [", line, sizeof line));
+    assert_non_null(strstr(line, "label=\"run 'a\\\"b\\\\c' x -> y\\n"));
+    free(text);
+    /* an empty title is no title */
+    text = dot_of(g, "");
+    assert_non_null(line_of(text, "graph [", line, sizeof line));
+    assert_non_null(strstr(line, "label=\"solid: local"));
+    free(text);
+    genome_free(g);
+}
+
+/* Appending keeps what the buffer held. */
+static void test_master_write_dot_appends(void **state)
+{
+    (void)state;
+    struct genome *g = genome_new();
+    tu_small_genome(g);
+    struct tv_buf b = {0};
+    struct tv_error err = {0};
+    assert_ok(tv_buf_append(&b, "// x\n", 5), NULL);
+    assert_ok(master_write_dot(g, NULL, &b, &err), &err);
+    assert_true(b.len > 5 && !memcmp(b.data, "// x\ndigraph trevo {\n", 21));
+    tv_buf_free(&b);
+    genome_free(g);
+}
+
+static void test_master_write_dot_invalid_genome_refused(void **state)
+{
+    (void)state;
+    struct genome *g = genome_new();
+    tu_small_genome(g);
+    g->conns[0].weight = NAN;
+    struct tv_buf b = {0};
+    struct tv_error err = {0};
+    assert_ok(tv_buf_append(&b, "keep", 4), NULL);
+    int rc = master_write_dot(g, "t", &b, &err);
+    assert_error(rc, &err, TV_EINVAL, "dot: ");
+    assert_msg_has(&err, "weight is not finite");
+    assert_int_equal(b.len, 4);
+    genome_reset(g); /* no inputs, no outputs */
+    rc = master_write_dot(g, NULL, &b, &err);
+    assert_error(rc, &err, TV_EINVAL, "dot: ");
+    assert_int_equal(b.len, 4);
+    tv_buf_free(&b);
+    genome_free(g);
+}
+
+static void test_master_write_dot_file_unwritable_path(void **state)
+{
+    (void)state;
+    struct genome *g = genome_new();
+    tu_small_genome(g);
+    struct tv_error err = {0};
+    int rc = master_write_dot_file(g, NULL, "/nonexistent-dir/net.dot", &err);
+    assert_error(rc, &err, TV_EIO, "/nonexistent-dir/net.dot");
+    assert_msg_has(&err, "cannot create");
+    genome_free(g);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_master_write_dot_small_genome_styles),
+        cmocka_unit_test(test_master_write_dot_random_genomes_match_stats),
+        cmocka_unit_test(test_master_write_dot_title_escaped),
+        cmocka_unit_test(test_master_write_dot_appends),
+        cmocka_unit_test(test_master_write_dot_invalid_genome_refused),
+        cmocka_unit_test(test_master_write_dot_file_unwritable_path),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
