@@ -179,6 +179,7 @@ static int plot_write_script(const struct plot_tmp *t, const char *db,
             "set lmargin at screen 0.08\n"
             "set rmargin at screen 0.84\n"
             "set xrange [0:*]\n"
+            "set autoscale xfix\n"
             "set offsets graph 0, graph 0, graph 0.05, graph 0.05\n"
             "%s"
             "set title 'best and mean fitness of each generation'\n"
