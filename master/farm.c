@@ -40,7 +40,21 @@ struct farm {
     int *outstanding;             /* [n_ranks] */
     size_t *head;                 /* [n_ranks] oldest slot of each worker, FIFO */
     struct tv_buf in, out, msg;
+    double wait_cpu, work_cpu; /* see farm_cpu() */
 };
+
+static double thread_cpu(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void farm_cpu(const struct farm *f, double *wait_cpu, double *work_cpu)
+{
+    *wait_cpu = f->wait_cpu;
+    *work_cpu = f->work_cpu;
+}
 
 int farm_new(const struct worker_params *wp, int n_ranks, int64_t batch, int64_t inflight,
              struct farm **out, struct tv_error *err)
@@ -112,8 +126,10 @@ static int run_local(struct farm *f, const struct worker_task *tasks, size_t n, 
         f->in.len = f->out.len = 0;
         struct worker_results res;
         int rc = worker_tasks_encode(tasks + i, k, &f->in, err);
+        double t0 = thread_cpu();
         if (!rc)
             rc = worker_process(f->wp, f->local, 0, f->in.data, f->in.len, &f->out, err);
+        f->work_cpu += thread_cpu() - t0;
         if (!rc)
             rc =
                 worker_results_decode(f->out.data, f->out.len, f->wp->max_message_bytes, &res, err);
@@ -191,7 +207,9 @@ static int run_mpi(struct farm *f, const struct worker_task *tasks, size_t n, fa
         }
     while (total_out > 0 && !rc) {
         MPI_Status st;
+        double t0 = thread_cpu();
         rc = wait_message(&st, err);
+        f->wait_cpu += thread_cpu() - t0;
         if (rc)
             break;
         int count = 0, src = st.MPI_SOURCE;
@@ -227,14 +245,17 @@ static int run_mpi(struct farm *f, const struct worker_task *tasks, size_t n, fa
             tv_error_prefix(err, "results from rank %d", src);
             break;
         }
-        rc = sink(ctx, &res, err);
-        worker_results_release(&res);
-        if (!rc && next < n && !stop_flag) {
+        /* Refill the worker first, so it computes while the results are
+         * committed. */
+        if (next < n && !stop_flag) {
             size_t k = n - next < b ? n - next : b;
             rc = send_batch(f, src, tasks + next, k, err);
             next += k;
             total_out++;
         }
+        if (!rc)
+            rc = sink(ctx, &res, err);
+        worker_results_release(&res);
     }
     if (!rc && stop_flag && next < n)
         return TV_ESTOP;

@@ -23,6 +23,9 @@ typedef int (*farm_sink)(void *ctx, const struct worker_results *r, struct tv_er
 int farm_run(struct farm *f, const struct worker_task *tasks, size_t n, farm_sink sink, void *ctx,
              struct tv_error *err);
 
+/* CPU seconds the master spent so far waiting for workers (MPI) and doing
+ * the workers' job itself (alone): what is not its own cost. */
+void farm_cpu(const struct farm *f, double *wait_cpu, double *work_cpu);
 /* 1 once master_request_stop() was called. */
 int farm_stop_requested(void);
 

@@ -15,6 +15,7 @@
 #include <msgpack.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #define TREVO_VERSION "0.1.0"
@@ -733,14 +734,23 @@ int master_search(const struct master_run_opts *o, struct tv_error *err)
         for (size_t i = 1; i < s.pop.n; i++)
             if (s.pop.m[i].fitness > s.pop.m[champ].fitness)
                 champ = i;
+        struct rusage ru;
+        double cpu = 0;
+        if (getrusage(RUSAGE_SELF, &ru) == 0)
+            cpu = (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec +
+                  (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
+        double wait_cpu, work_cpu;
+        farm_cpu(s.farm, &wait_cpu, &work_cpu);
         fprintf(stderr,
                 "trevo: %s after generation %" PRId64 ": best fitness %.9g (individual %" PRId64
-                ", %u neurons, %u connections)%s\n",
+                ", %u neurons, %u connections); %" PRIu64 " evaluations in %.3f s, master CPU "
+                "%.3f s (own work %.3f s)%s\n",
                 rc == TV_ESTOP ? "stopped"
                 : s.solved     ? "solved"
                                : "done",
                 s.gen, s.pop.m[champ].fitness, s.pop.m[champ].id, s.pop.m[champ].n_neurons,
-                s.pop.m[champ].n_conns, rc == TV_ESTOP ? "; continue with trevo resume" : "");
+                s.pop.m[champ].n_conns, s.evals_total, now() - s.t_start, cpu,
+                cpu - wait_cpu - work_cpu, rc == TV_ESTOP ? "; continue with trevo resume" : "");
     }
     farm_free(s.farm);
     master_pop_release(&s.pop);

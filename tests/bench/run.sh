@@ -8,7 +8,7 @@ cd "$(dirname "$0")/../.."
 md=BENCHMARKS.md
 machine="$(nproc) cores, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
 for b in "$@"; do
-    name=$(basename "$b"); name=${name#bench_}
+    name=$(basename "$b"); name=${name#bench_}; name=${name%.sh}
     out=$(mktemp)
     echo "== $b" >&2
     {
