@@ -24,6 +24,9 @@ struct key {
     const char *doc;
 };
 
+/* The longest line accepted (inih's own limit is 200 bytes, newline included). */
+#define LINE_MAX_CHARS 190
+
 #define OFF(f) offsetof(struct master_config, f)
 #define SZ(f) sizeof(((struct master_config *)0)->f)
 
@@ -186,7 +189,10 @@ static int set_value(struct master_config *c, const struct key *k, const char *v
     }
     case T_DOUBLE: {
         double v = strtod(value, &end);
-        if (!*value || *end || (errno && !isnan(v))) {
+        /* ERANGE with a subnormal result is a value (the dump writes it so);
+         * with 0 or an infinity it is not. */
+        if (!*value || *end ||
+            (errno && !isnan(v) && !(errno == ERANGE && v != 0 && isfinite(v)))) {
             snprintf(why, why_len, "expected a number, got '%s'", value);
             return -1;
         }
@@ -211,13 +217,18 @@ static int set_value(struct master_config *c, const struct key *k, const char *v
             return -1;
         }
         return 0;
-    case T_STR:
-        if (strlen(value) >= k->size) {
-            snprintf(why, why_len, "longer than %zu characters", k->size - 1);
+    case T_STR: {
+        /* The dump writes "name = value" on one line: it must fit too. */
+        size_t max = k->size - 1, fit = LINE_MAX_CHARS - strlen(k->name) - 3;
+        if (max > fit)
+            max = fit;
+        if (strlen(value) > max) {
+            snprintf(why, why_len, "longer than %zu characters", max);
             return -1;
         }
         strcpy(base, value);
         return 0;
+    }
     case T_ENUM:
         for (int i = 0; k->choices[i]; i++)
             if (!strcmp(value, k->choices[i])) {
@@ -293,37 +304,72 @@ void master_config_defaults(struct master_config *c)
 
 struct parse_ctx {
     struct master_config *c;
-    unsigned char seen[N_KEYS];
-    char key[96];  /* the key of the first error */
-    char why[256]; /* what is wrong with it */
+    const char *next;  /* the text inih has not read yet */
+    const char *cur;   /* the line inih is parsing */
+    int line;          /* its number, 1-based */
+    int lines[N_KEYS]; /* where each key was given; 0: not given */
+    int fail_line;     /* the line of the first error the handler found */
+    char key[96];      /* its key ("" when the line has no key name) */
+    char why[256];     /* what is wrong with it */
     int failed;
 };
+
+/* inih's reader over the text: one line per call (precheck makes every line
+ * fit), counted, so that the handler knows the line it is called for. */
+static char *read_line(char *str, int num, void *stream)
+{
+    struct parse_ctx *x = stream;
+    if (!*x->next || num < 2)
+        return NULL;
+    const char *nl = strchr(x->next, '\n');
+    size_t n = nl ? (size_t)(nl - x->next) + 1 : strlen(x->next);
+    if (n > (size_t)num - 1)
+        n = (size_t)num - 1;
+    memcpy(str, x->next, n);
+    str[n] = '\0';
+    x->cur = x->next;
+    x->next += n;
+    x->line++;
+    return str;
+}
+
+static size_t key_index(const char *section, const char *name)
+{
+    for (size_t i = 0; i < N_KEYS; i++)
+        if (!strcmp(keys[i].section, section) && !strcmp(keys[i].name, name))
+            return i;
+    return N_KEYS;
+}
 
 static int handler(void *user, const char *section, const char *name, const char *value)
 {
     struct parse_ctx *x = user;
     if (x->failed)
         return 1; /* only the first error is reported */
-    for (size_t i = 0; i < N_KEYS; i++) {
-        if (strcmp(keys[i].section, section) || strcmp(keys[i].name, name))
-            continue;
-        snprintf(x->key, sizeof x->key, "%s", name);
-        if (x->seen[i]) {
-            snprintf(x->why, sizeof x->why, "given twice in [%s]", section);
-            x->failed = 1;
+    x->failed = 1;
+    x->fail_line = x->line;
+    snprintf(x->key, sizeof x->key, "%s", name);
+    if (!*name) { /* "= 3" */
+        const char *sep = x->cur + strspn(x->cur, " \t");
+        snprintf(x->why, sizeof x->why, "missing key name before '%c'", *sep == ':' ? ':' : '=');
+        return 0;
+    }
+    size_t i = key_index(section, name);
+    if (i < N_KEYS) {
+        if (x->lines[i]) {
+            snprintf(x->why, sizeof x->why, "given twice in [%s] (first on line %d)", section,
+                     x->lines[i]);
             return 0;
         }
-        x->seen[i] = 1;
-        if (set_value(x->c, &keys[i], value, x->why, sizeof x->why)) {
-            x->failed = 1;
+        x->lines[i] = x->line;
+        if (set_value(x->c, &keys[i], value, x->why, sizeof x->why))
             return 0;
-        }
+        x->failed = 0;
         return 1;
     }
-    snprintf(x->key, sizeof x->key, "%s", name);
     int known_section = 0;
-    for (size_t i = 0; i < N_KEYS; i++)
-        known_section |= !strcmp(keys[i].section, section);
+    for (size_t j = 0; j < N_KEYS; j++)
+        known_section |= !strcmp(keys[j].section, section);
     if (!*section)
         snprintf(x->why, sizeof x->why, "outside any [section]");
     else if (!known_section)
@@ -333,7 +379,6 @@ static int handler(void *user, const char *section, const char *name, const char
                  section);
     else
         snprintf(x->why, sizeof x->why, "unknown key in [%.40s]", section);
-    x->failed = 1;
     return 0;
 }
 
@@ -349,9 +394,9 @@ static int precheck(const char *text, const char *file, struct tv_error *err)
             col = 0;
             continue;
         }
-        if (++col > 190)
-            return tv_error_set(err, TV_EINVAL, "%s:%zu: line longer than 190 characters", file,
-                                line);
+        if (++col > LINE_MAX_CHARS)
+            return tv_error_set(err, TV_EINVAL, "%s:%zu: line longer than %d characters", file,
+                                line, LINE_MAX_CHARS);
         if (ch < 0x20 && ch != '\t' && ch != '\r')
             return tv_error_set(err, TV_EINVAL,
                                 "%s:%zu: control character 0x%02x (not a text config file)", file,
@@ -360,25 +405,15 @@ static int precheck(const char *text, const char *file, struct tv_error *err)
     return 0;
 }
 
-/* 1 if line `line` (1-based) of text starts, after blanks, with `key`
- * followed by blanks and '=' or ':'. */
-static int line_has_key(const char *text, int line, const char *key)
+/* An error about a key found valid alone but not with the others:
+ * "FILE:LINE: key: reason", the line where the key was given. */
+static int key_error(const struct parse_ctx *x, const char *file, const char *section,
+                     const char *name, const char *why, struct tv_error *err)
 {
-    const char *p = text;
-    for (int l = 1; l < line && p; l++) {
-        p = strchr(p, '\n');
-        if (p)
-            p++;
-    }
-    if (!p)
-        return 0;
-    p += strspn(p, " \t");
-    size_t n = strlen(key);
-    if (strncmp(p, key, n))
-        return 0;
-    p += n;
-    p += strspn(p, " \t");
-    return *p == '=' || *p == ':';
+    size_t i = key_index(section, name);
+    if (i < N_KEYS && x->lines[i])
+        return tv_error_set(err, TV_EINVAL, "%s:%d: %s: %s", file, x->lines[i], name, why);
+    return tv_error_set(err, TV_EINVAL, "%s: %s: %s", file, name, why);
 }
 
 int master_config_parse(struct master_config *c, const char *text, const char *file,
@@ -388,38 +423,44 @@ int master_config_parse(struct master_config *c, const char *text, const char *f
     int rc = precheck(text, file, err);
     if (rc)
         return rc;
-    struct parse_ctx x = {.c = c};
+    struct parse_ctx x = {.c = c, .next = text, .cur = text};
     /* An indented line is a key of its own, not the continuation of the
      * previous value (inih's default). */
     ini_allow_multiline = false;
-    int line = ini_parse_string(text, handler, &x);
+    int line = ini_parse_stream(read_line, &x, handler, &x);
+    if (line < 0)
+        return tv_error_set(err, TV_ENOMEM, "%s: out of memory", file);
     if (line != 0 || x.failed) {
         /* inih reports the line of the first error, syntax errors included,
-         * which never reach the handler: the recorded key must be on that
-         * line, or the line's error was one of syntax. */
-        if (!x.failed || !line_has_key(text, line, x.key))
+         * which never reach the handler. */
+        if (!x.failed || x.fail_line != line)
             return tv_error_set(err, TV_EINVAL,
                                 "%s:%d: syntax error (expected [section] or key = value)", file,
                                 line);
+        if (!x.key[0])
+            return tv_error_set(err, TV_EINVAL, "%s:%d: %s", file, line, x.why);
         return tv_error_set(err, TV_EINVAL, "%s:%d: %s: %s", file, line, x.key, x.why);
     }
     for (size_t i = 0; i < N_KEYS; i++)
-        if (!keys[i].def && !x.seen[i])
+        if (!keys[i].def && !x.lines[i])
             return tv_error_set(err, TV_EINVAL, "%s: %s: required key missing from [%s]", file,
                                 keys[i].name, keys[i].section);
     /* One limit for everything: decoding, and growth by mutation. */
     c->worker.mutation.limits = c->worker.limits;
     c->worker.task = task_find(c->task);
-    if (!c->worker.task)
-        return tv_error_set(err, TV_EINVAL, "%s: task: no task named '%s'", file, c->task);
+    if (!c->worker.task) {
+        char why[64];
+        snprintf(why, sizeof why, "no task named '%s'", c->task);
+        return key_error(&x, file, "run", "task", why, err);
+    }
     if (!c->name[0])
         snprintf(c->name, sizeof c->name, "%s", c->task);
     if (c->worker.mutation.act_change_rate > 0 && !c->worker.mutation.act_choices)
-        return tv_error_set(err, TV_EINVAL, "%s: act_change_rate: needs act_choices", file);
+        return key_error(&x, file, "genome", "act_change_rate", "needs act_choices", err);
     if (c->worker.init == WORKER_INIT_LAYERED && c->worker.n_init_hidden == 0 &&
         c->worker.init_density <= 0)
-        return tv_error_set(err, TV_EINVAL, "%s: init_density: a layered start needs density > 0",
-                            file);
+        return key_error(&x, file, "genome", "init_density", "a layered start needs density > 0",
+                         err);
     return 0;
 }
 
