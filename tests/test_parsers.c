@@ -20,6 +20,7 @@
 
 #include "master.h"
 #include "testutil.h"
+#include "worker.h"
 
 /* ---- helpers ----------------------------------------------------------- */
 
@@ -483,6 +484,31 @@ static void test_config_long_string_dump_round_trips(void **state)
     parse_refused(text, "x.ini:4: db: longer than 185 characters");
 }
 
+/* ---- messages ---------------------------------------------------------- */
+
+static const uint8_t BIN[] = {1, 2, 3};
+
+/* The decoder refuses a result without a genome; the encoder sent one. */
+static void test_worker_results_encode_null_genome_refused(void **state)
+{
+    (void)state;
+    struct worker_result r[2] = {{5, 1.0, 0, 0.1, 1, BIN, sizeof BIN},
+                                 {7, 2.0, 1, 0.2, 1, NULL, 0}};
+    struct tv_buf buf = {0};
+    struct tv_error err = {0};
+    assert_error(worker_results_encode(r, 2, &buf, &err), &err, TV_EINVAL,
+                 "result batch: item 1 (child 7) has no genome");
+    assert_int_equal(buf.len, 0); /* nothing appended */
+    /* with the genome it encodes, and decodes */
+    r[1].genome = BIN;
+    assert_ok(worker_results_encode(r, 2, &buf, &err), &err);
+    struct worker_results out;
+    assert_ok(worker_results_decode(buf.data, buf.len, buf.len, &out, &err), &err);
+    assert_int_equal(out.n, 2);
+    worker_results_release(&out);
+    tv_buf_free(&buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -501,6 +527,7 @@ int main(void)
         cmocka_unit_test(test_config_cross_key_errors_name_the_line),
         cmocka_unit_test(test_config_subnormal_double_round_trips),
         cmocka_unit_test(test_config_long_string_dump_round_trips),
+        cmocka_unit_test(test_worker_results_encode_null_genome_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -59,6 +59,12 @@ int worker_tasks_encode(const struct worker_task *items, size_t n, struct tv_buf
 int worker_results_encode(const struct worker_result *items, size_t n, struct tv_buf *out,
                           struct tv_error *err)
 {
+    /* Checked before anything is appended: the decoder refuses a result
+     * without a genome, so it is never sent. */
+    for (size_t i = 0; i < n; i++)
+        if (!items[i].genome)
+            return tv_error_set(err, TV_EINVAL, "result batch: item %zu (child %lld) has no genome",
+                                i, (long long)items[i].child_id);
     msgpack_packer pk;
     msgpack_packer_init(&pk, out, buf_write);
     int bad = 0;
