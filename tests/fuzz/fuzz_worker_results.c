@@ -1,0 +1,77 @@
+/* fuzz_worker_results.c -- libFuzzer target for worker_results_decode, the
+ * decoder of the result batches the master receives from workers. Any input
+ * must give 0 or an error with a message, never a crash; a cap below the
+ * input's size must give TV_ELIMIT. Whatever decodes must hold valid fields
+ * and a genome inside the input, and re-encode and decode to the same batch
+ * (fitness bit for bit, NaN included). The child genomes are decoded too
+ * (with small limits), as the master would.
+ * Seeds: tests/fuzz/corpus/worker_results/. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "worker.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "%s:%d: check failed: %s (%s)\n", __FILE__, __LINE__, #cond, err.msg); \
+            abort();                                                                               \
+        }                                                                                          \
+    } while (0)
+
+#define CAP ((size_t)1 << 20)
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static const struct genome_limits small = {64, 256};
+    struct tv_error err = {0};
+    struct worker_results r, s;
+    uint8_t *msg = malloc(size ? size : 1);
+    if (!msg)
+        return 0;
+    if (size)
+        memcpy(msg, data, size);
+    if (size > 0) {
+        int rc = worker_results_decode(msg, size, size - 1, &r, &err);
+        CHECK(rc == TV_ELIMIT && err.code == rc && r.n == 0 && !r.items && !r.holder);
+    }
+    int rc = worker_results_decode(msg, size, CAP, &r, &err);
+    if (rc) {
+        CHECK((rc == TV_EFORMAT || rc == TV_ENOMEM) && err.code == rc && err.msg[0]);
+        CHECK(r.n == 0 && !r.items && !r.holder);
+        free(msg);
+        return 0;
+    }
+    for (size_t i = 0; i < r.n; i++) {
+        const struct worker_result *a = &r.items[i];
+        CHECK(a->genome && a->genome >= msg && a->genome_len <= size &&
+              a->genome - msg <= (ptrdiff_t)(size - a->genome_len));
+        CHECK(a->rank >= 0 && (a->solved == 0 || a->solved == 1));
+        struct genome g;
+        genome_init(&g);
+        int grc = genome_decode(&g, a->genome, a->genome_len, &small, &err);
+        CHECK(grc == 0 || (err.code == grc && err.msg[0]));
+        genome_release(&g);
+    }
+    struct tv_buf buf = {0};
+    CHECK(worker_results_encode(r.items, r.n, &buf, &err) == 0);
+    CHECK(worker_results_decode(buf.data, buf.len, CAP, &s, &err) == 0);
+    CHECK(s.n == r.n);
+    for (size_t i = 0; i < r.n; i++) {
+        const struct worker_result *a = &r.items[i], *b = &s.items[i];
+        CHECK(a->child_id == b->child_id && a->solved == b->solved && a->rank == b->rank);
+        CHECK(!memcmp(&a->fitness, &b->fitness, sizeof a->fitness));
+        CHECK(!memcmp(&a->eval_seconds, &b->eval_seconds, sizeof a->eval_seconds));
+        CHECK(a->genome_len == b->genome_len &&
+              (a->genome_len == 0 || !memcmp(a->genome, b->genome, a->genome_len)));
+    }
+    worker_results_release(&s);
+    worker_results_release(&r);
+    tv_buf_free(&buf);
+    free(msg);
+    return 0;
+}
