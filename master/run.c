@@ -658,7 +658,7 @@ static int open_run(struct search *s, const struct master_run_opts *o, struct tv
     } else {
         s->db = o->db;
     }
-    struct store_options so = {STORE_CREATE | (s->cfg.sync_full ? STORE_SYNC_FULL : 0), 0, 0, 0};
+    struct store_options so = {.flags = STORE_CREATE | (s->cfg.sync_full ? STORE_SYNC_FULL : 0)};
     rc = store_open(s->db, &so, &s->st, err);
     if (rc)
         return rc;

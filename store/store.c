@@ -138,6 +138,7 @@ struct store {
     char *path;
     unsigned flags;
     int busy_ms, checkpoint_ms;
+    int64_t checkpoint_wal_bytes;
     sqlite3_stmt *st[ST_COUNT];
     int lock_fd; /* "<path>-lock", -1 until a run is written */
     struct held_run *held;
@@ -760,6 +761,8 @@ int store_open(const char *path, const struct store_options *opts, struct store 
     s->flags = o.flags;
     s->busy_ms = o.busy_timeout_ms > 0 ? o.busy_timeout_ms : DEFAULT_BUSY_MS;
     s->checkpoint_ms = o.checkpoint_wait_ms > 0 ? o.checkpoint_wait_ms : DEFAULT_CHECKPOINT_WAIT_MS;
+    s->checkpoint_wal_bytes =
+        o.checkpoint_wal_bytes ? o.checkpoint_wal_bytes : STORE_CHECKPOINT_WAL_BYTES;
     s->path = malloc(strlen(path) + 1);
     if (!s->path) {
         free(s);
@@ -807,6 +810,15 @@ static void truncate_wal(struct store *s)
     sqlite3_busy_timeout(s->db, s->checkpoint_ms);
     sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
     sqlite3_busy_timeout(s->db, s->busy_ms);
+}
+
+/* The WAL's size in bytes (0 if it cannot be told). */
+static int64_t wal_bytes(const struct store *s)
+{
+    char wal[4200];
+    struct stat sb;
+    snprintf(wal, sizeof wal, "%s-wal", s->path);
+    return stat(wal, &sb) == 0 ? (int64_t)sb.st_size : 0;
 }
 
 int store_close(struct store *s, struct tv_error *err)
@@ -1647,7 +1659,8 @@ int store_generation_close(struct store *s, int64_t run, const struct store_gene
         goto out;
     }
     h->last_closed = g->generation;
-    truncate_wal(s);
+    if (s->checkpoint_wal_bytes < 0 || wal_bytes(s) > s->checkpoint_wal_bytes)
+        truncate_wal(s);
     goto out;
 fail:
     rollback(s);

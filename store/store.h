@@ -68,7 +68,13 @@ struct store_options {
     int busy_timeout_ms;    /* wait for other connections' locks; 0: 5000 */
     int checkpoint_wait_ms; /* longest wait for readers at a WAL truncation; 0: 250 */
     int64_t max_bytes;      /* quota on the database size (TV_ENOSPACE past it); 0: none */
+    /* A generation close copies the WAL into the database and truncates it
+     * once the WAL is larger than this; 0: STORE_CHECKPOINT_WAL_BYTES; < 0:
+     * at every close. (Each truncation costs a few fsyncs, milliseconds that
+     * dominate small searches; the WAL is always truncated on close.) */
+    int64_t checkpoint_wal_bytes;
 };
+#define STORE_CHECKPOINT_WAL_BYTES (INT64_C(16) << 20)
 
 /* Opens (with STORE_CREATE: creates) the database at path. opts may be NULL
  * (defaults, no creation). On success *out owns the connection; on error *out

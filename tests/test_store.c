@@ -1166,7 +1166,9 @@ static void test_store_generation_close_round_trip(void **state)
 {
     struct fx *f = *state;
     struct tv_error err = {0};
-    struct store *s = open_new(f->path);
+    struct store *s = NULL;
+    struct store_options every = {.flags = STORE_CREATE, .checkpoint_wal_bytes = -1};
+    assert_ok(store_open(f->path, &every, &s, &err), &err);
     int64_t run = new_run(s, "xor");
     struct ind *inds;
     struct store_individual *rows = make_rows(0, 30, 0, 0, &inds);
