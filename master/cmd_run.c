@@ -216,7 +216,7 @@ int master_cmd_status(int argc, char **argv)
     }
     struct tv_error err = {0};
     struct store *st;
-    struct store_options so = {STORE_READONLY, 0, 0, 0};
+    struct store_options so = {.flags = STORE_READONLY};
     int rc = store_open(argv[1], &so, &st, &err);
     if (rc)
         return master_fail(&err);
@@ -271,7 +271,7 @@ int master_cmd_best(int argc, char **argv)
     }
     struct tv_error err = {0};
     struct store *st;
-    struct store_options so = {STORE_READONLY, 0, 0, 0};
+    struct store_options so = {.flags = STORE_READONLY};
     int rc = store_open(db, &so, &st, &err);
     if (rc)
         return master_fail(&err);
