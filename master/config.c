@@ -226,6 +226,11 @@ static int set_value(struct master_config *c, const struct key *k, const char *v
             snprintf(why, why_len, "longer than %zu characters", max);
             return -1;
         }
+        /* "name =;x" reads as ";x", but the dump's "name = ;x" as a comment. */
+        if (value[0] == ';') {
+            snprintf(why, why_len, "must not start with ';' (it would read as a comment)");
+            return -1;
+        }
         strcpy(base, value);
         return 0;
     }

@@ -484,6 +484,24 @@ static void test_config_long_string_dump_round_trips(void **state)
     parse_refused(text, "x.ini:4: db: longer than 185 characters");
 }
 
+/* "name =;x" gave the name ";x", which the dump wrote as "name = ;x":
+ * read back, an inline comment and an empty name. */
+static void test_config_string_starting_with_semicolon_refused(void **state)
+{
+    (void)state;
+    parse_refused("[run]\ntask = xor\nname =; a name\n",
+                  "x.ini:3: name: must not start with ';' (it would read as a comment)");
+    parse_refused("[run]\ntask = xor\n[store]\ndb=;x.db\n",
+                  "x.ini:4: db: must not start with ';' (it would read as a comment)");
+    /* after a blank, ';' starts a comment: an empty name, the task's */
+    struct master_config c;
+    parse_ok(&c, "[run]\ntask = xor\nname = ; a comment\n");
+    assert_string_equal(c.name, "xor");
+    parse_ok(&c, "[run]\ntask = xor\nname = a;b\n");
+    assert_string_equal(c.name, "a;b");
+    assert_dump_round_trips(&c);
+}
+
 /* ---- messages ---------------------------------------------------------- */
 
 static const uint8_t BIN[] = {1, 2, 3};
@@ -527,6 +545,7 @@ int main(void)
         cmocka_unit_test(test_config_cross_key_errors_name_the_line),
         cmocka_unit_test(test_config_subnormal_double_round_trips),
         cmocka_unit_test(test_config_long_string_dump_round_trips),
+        cmocka_unit_test(test_config_string_starting_with_semicolon_refused),
         cmocka_unit_test(test_worker_results_encode_null_genome_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
