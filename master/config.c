@@ -421,6 +421,56 @@ static int key_error(const struct parse_ctx *x, const char *file, const char *se
     return tv_error_set(err, TV_EINVAL, "%s: %s: %s", file, name, why);
 }
 
+/* The first of the [genome] keys names[0..n) the text gave, else names[0]. */
+static const char *given_key(const struct parse_ctx *x, const char *const *names, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        size_t k = key_index("genome", names[i]);
+        if (k < N_KEYS && x->lines[k])
+            return names[i];
+    }
+    return names[0];
+}
+
+/* The worker builds the starting genome before any limit applies: it must
+ * fit the genome limits. Its neurons are known exactly; of its connections,
+ * the mean number between adjacent layers (a lower bound of the mean count:
+ * skip and recurrent ones come on top). */
+static int check_start_size(const struct parse_ctx *x, const char *file,
+                            const struct master_config *c, struct tv_error *err)
+{
+    static const char *const neuron_keys[] = {"init_hidden", "max_neurons"};
+    static const char *const conn_keys[] = {"init_hidden", "init_density", "max_conns"};
+    const struct worker_params *w = &c->worker;
+    int layered = w->init == WORKER_INIT_LAYERED;
+    double in = (double)w->task->n_inputs, out = (double)w->task->n_outputs;
+    double neurons = in + out, conns = in * out;
+    if (layered) {
+        double prev = in, pairs = 0;
+        for (size_t i = 0; i < w->n_init_hidden; i++) {
+            neurons += w->init_hidden[i];
+            pairs += prev * w->init_hidden[i];
+            prev = w->init_hidden[i];
+        }
+        conns = w->init_density * (pairs + prev * out);
+    }
+    char why[160];
+    if (neurons > (double)w->limits.max_neurons) {
+        snprintf(why, sizeof why, "a starting genome of %.0f neurons is over max_neurons = %zu",
+                 neurons, w->limits.max_neurons);
+        return key_error(x, file, "genome", given_key(x, neuron_keys + !layered, 2 - !layered), why,
+                         err);
+    }
+    if (conns > (double)w->limits.max_conns) {
+        snprintf(why, sizeof why, "a starting genome of %s%.0f connections is over max_conns = %zu",
+                 layered ? "about " : "", conns, w->limits.max_conns);
+        return key_error(x, file, "genome",
+                         given_key(x, conn_keys + 2 * !layered, 3 - 2 * (size_t)!layered), why,
+                         err);
+    }
+    return 0;
+}
+
 int master_config_parse(struct master_config *c, const char *text, const char *file,
                         struct tv_error *err)
 {
@@ -466,7 +516,7 @@ int master_config_parse(struct master_config *c, const char *text, const char *f
         c->worker.init_density <= 0)
         return key_error(&x, file, "genome", "init_density", "a layered start needs density > 0",
                          err);
-    return 0;
+    return check_start_size(&x, file, c, err);
 }
 
 int master_config_set(struct master_config *c, const char *assignment, struct tv_error *err)

@@ -445,6 +445,33 @@ static void test_config_cross_key_errors_name_the_line(void **state)
                   "x.ini:5: init_density: a layered start needs density > 0");
 }
 
+/* The starting genome is built before any limit applies (worker/): a
+ * config whose start cannot fit the genome limits is refused up front.
+ * xor has 3 inputs and 1 output. */
+static void test_config_start_over_the_genome_limits_refused(void **state)
+{
+    (void)state;
+    parse_refused("[run]\ntask = xor\n[genome]\ninit = layered\ninit_hidden = 10000000,10000000\n",
+                  "x.ini:5: init_hidden: a starting genome of 20000004 neurons is over "
+                  "max_neurons = 100000");
+    parse_refused("[run]\ntask = xor\n[genome]\ninit = layered\ninit_hidden = 2000,2000\n",
+                  "x.ini:5: init_hidden: a starting genome of about 4008000 connections is over "
+                  "max_conns = 1000000");
+    parse_refused("[run]\ntask = xor\n[genome]\nmax_conns = 2\n",
+                  "x.ini:4: max_conns: a starting genome of 3 connections is over max_conns = 2");
+    parse_refused("[run]\ntask = xor\n[genome]\nmax_neurons = 3\n",
+                  "x.ini:4: max_neurons: a starting genome of 4 neurons is over max_neurons = 3");
+    /* sparse enough: 0.1 * 4008000 = 400800 */
+    struct master_config c;
+    parse_ok(&c, "[run]\ntask = xor\n[genome]\ninit = layered\ninit_hidden = 2000,2000\n"
+                 "init_density = 0.1\n");
+    parse_refused("[run]\ntask = xor\n[genome]\ninit = layered\ninit_hidden = 2000,2000\n"
+                  "init_density = 0.1\nmax_conns = 400000\n",
+                  "x.ini:5: init_hidden: a starting genome of about 400800 connections is over "
+                  "max_conns = 400000");
+    parse_ok(&c, "[run]\ntask = xor\n[genome]\nmax_neurons = 4\nmax_conns = 3\n");
+}
+
 /* ---- config: regressions from fuzz_config ------------------------------ */
 
 /* A subnormal value (strtod: ERANGE) was accepted when written in hex and
@@ -543,6 +570,7 @@ int main(void)
         cmocka_unit_test(test_config_long_line_refused),
         cmocka_unit_test(test_config_syntax_errors_refused),
         cmocka_unit_test(test_config_cross_key_errors_name_the_line),
+        cmocka_unit_test(test_config_start_over_the_genome_limits_refused),
         cmocka_unit_test(test_config_subnormal_double_round_trips),
         cmocka_unit_test(test_config_long_string_dump_round_trips),
         cmocka_unit_test(test_config_string_starting_with_semicolon_refused),
