@@ -139,6 +139,8 @@ edges=$(grep -cE '^ *n[0-9]+ -> n[0-9]+ \[' "$dir/champ.dot")
     fail "champ.dot: dashed edges != $n_skip skip connections"
 [ "$(grep -cE -- '-> .*constraint=false' "$dir/champ.dot" || true)" -eq "$n_rec" ] ||
     fail "champ.dot: constraint=false edges != $n_rec recurrent connections"
+[ "$(grep -E -- '^ *n[0-9]+ -> ' "$dir/champ.dot" | grep -cvE 'dashed|constraint' || true)" -eq "$n_local" ] ||
+    fail "champ.dot: plain edges != $n_local local connections"
 grep -q "label=\"run 'xor', generation 4: champion " "$dir/champ.dot" || fail "champ.dot: no title"
 # standard output, and the same text either way
 "$TREVO" best "$dir/a.db" --name xor --format dot | cmp - "$dir/champ.dot" ||
