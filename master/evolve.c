@@ -312,13 +312,32 @@ static void plan_speciated(struct master_pop *p, const struct master_config *c, 
                            struct tv_rng *rng, struct plan_out *o)
 {
     allot_offspring(p, c, generation, (size_t)c->pop_size);
+    /* The population's champion is never lost (with elitism): its species
+     * gets at least one offspring, taken from the species with the most, and
+     * keeps it as an elite whatever its size. */
+    size_t champ = SIZE_MAX;
+    for (size_t k = 0; k < p->n_species; k++)
+        if (p->sp[k].n_members &&
+            (champ == SIZE_MAX ||
+             ranks_before(&p->m[p->sp[k].members[0]], &p->m[p->sp[champ].members[0]])))
+            champ = k;
+    if (c->elitism > 0 && champ != SIZE_MAX && p->sp[champ].offspring == 0) {
+        size_t most = 0;
+        for (size_t k = 1; k < p->n_species; k++)
+            if (p->sp[k].offspring > p->sp[most].offspring)
+                most = k;
+        if (p->sp[most].offspring > 0) {
+            p->sp[most].offspring--;
+            p->sp[champ].offspring++;
+        }
+    }
     for (size_t k = 0; k < p->n_species; k++) {
         struct master_species *s = &p->sp[k];
         size_t spawn = s->offspring;
         if (spawn == 0)
             continue;
         size_t n_elite = 0;
-        if (s->n_members >= (size_t)c->elitism_min_size)
+        if (s->n_members >= (size_t)c->elitism_min_size || k == champ)
             n_elite = (size_t)c->elitism;
         if (n_elite > spawn)
             n_elite = spawn;
