@@ -108,10 +108,13 @@ static size_t batch_size(const struct farm *f, size_t n)
 {
     if (f->batch > 0)
         return (size_t)f->batch;
-    /* About four batches per in-flight slot, capped so one message stays
-     * small and the tail of a generation stays balanced. */
+    /* Guided self-scheduling: a batch is a share of what remains (about one
+     * eighth of it per in-flight slot of every worker), so batches are large
+     * while much remains and shrink to single children at the end of a
+     * generation, where a large batch would leave the other workers idle. At
+     * most 64 children, so one message stays small. */
     size_t workers = f->n_ranks > 1 ? (size_t)f->n_ranks - 1 : 1;
-    size_t b = n / (workers * (size_t)f->inflight * 4);
+    size_t b = n / (workers * (size_t)f->inflight * 8);
     return b < 1 ? 1 : b > 64 ? 64 : b;
 }
 
@@ -196,11 +199,11 @@ static int wait_message(MPI_Status *st, struct tv_error *err)
 static int run_mpi(struct farm *f, const struct worker_task *tasks, size_t n, farm_sink sink,
                    void *ctx, struct tv_error *err)
 {
-    size_t b = batch_size(f, n), next = 0;
+    size_t next = 0;
     int total_out = 0, rc = 0;
     for (int r = 1; r < f->n_ranks && !rc; r++)
         while (f->outstanding[r] < f->inflight && next < n && !rc) {
-            size_t k = n - next < b ? n - next : b;
+            size_t b = batch_size(f, n - next), k = n - next < b ? n - next : b;
             rc = send_batch(f, r, tasks + next, k, err);
             next += k;
             total_out++;
@@ -248,7 +251,7 @@ static int run_mpi(struct farm *f, const struct worker_task *tasks, size_t n, fa
         /* Refill the worker first, so it computes while the results are
          * committed. */
         if (next < n && !stop_flag) {
-            size_t k = n - next < b ? n - next : b;
+            size_t b = batch_size(f, n - next), k = n - next < b ? n - next : b;
             rc = send_batch(f, src, tasks + next, k, err);
             next += k;
             total_out++;
