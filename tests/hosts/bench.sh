@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# Evaluations per second and parallel efficiency of a search whose ranks are
+# spread over 2 hosts and talk TCP, against the same ranks on one host over
+# shared memory; each with batched messages (`[farm] batch = 0`, automatic)
+# and with one child per message (`batch = 1`). Prints a markdown table.
+#
+#   tests/hosts/bench.sh [TASK]      (default spin; TREVO=build/trevo)
+#   POP=200 GENS=15 REPS=1 RANKS="2 3" tests/hosts/bench.sh spin
+#
+# evals/s is the search's own count over its own time (sum of n_evals over sum
+# of wall_seconds of the generations table: mpirun start-up excluded); the
+# best of REPS runs is kept. Efficiency = evals/s / (workers x evals/s of one
+# process alone, no MPI). Needs root and `ip netns` (tests/hosts/netns.sh);
+# otherwise prints SKIPPED and exits 77. Hosts: trevo-h1 (198.18.0.1, the
+# master) and trevo-h2 (198.18.0.2); all on this machine's cores, so the
+# numbers show the cost of the transport, not the gain of more machines.
+set -eu
+
+TASK=${1:-spin}
+TREVO=$(realpath "${TREVO:-build/trevo}")
+POP=${POP:-200}
+GENS=${GENS:-15}
+REPS=${REPS:-1}
+RANKS=${RANKS:-2 3}
+HERE=$(cd "$(dirname "$0")" && pwd)
+NETNS="$HERE/netns.sh"
+AGENT="$HERE/agent.sh"
+SUBNET=198.18.0.0/24
+[ -x "$TREVO" ] || { echo "bench.sh: $TREVO: not built (make, or set TREVO=)" >&2; exit 2; }
+
+rc=0
+"$NETNS" check || rc=$?
+if [ "$rc" != 0 ]; then
+    echo "bench.sh: SKIPPED: needs root and ip netns (uid $(id -u)); nothing was measured"
+    exit 77
+fi
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1
+
+exec 9>/tmp/trevo-hosts.lock
+flock -w 600 9 || { echo "bench.sh: another run holds /tmp/trevo-hosts.lock" >&2; exit 1; }
+dir=$(mktemp -d /tmp/trevo-hosts-bench.XXXXXX)
+cleanup() { trap - EXIT INT TERM; "$NETNS" down || true; rm -rf "$dir"; }
+trap cleanup EXIT
+trap 'cleanup; exit 130' INT TERM
+"$NETNS" up 2
+cd "$dir"
+
+on() { local h=$1; shift; ip netns exec "trevo-h$h" "$@"; }
+# shellcheck disable=SC2054 # "tcp,self" is one word
+TCP=(--mca plm_rsh_agent "$AGENT" --mca btl tcp,self --mca btl_tcp_if_include "$SUBNET"
+    --mca oob_tcp_if_include "$SUBNET")
+
+config() { # BATCH -> bench-BATCH.ini
+    cat >"bench-$1.ini" <<INI
+[run]
+task = $TASK
+seed = 3
+generations = $GENS
+stop_on_solve = false
+[population]
+size = $POP
+[farm]
+batch = $1
+[store]
+db = unused.db
+INI
+}
+config 0
+config 1
+
+rate() { # DB -> evaluations per second of search time
+    sqlite3 "$1" "select printf('%.1f', sum(n_evals) / sum(wall_seconds)) from generations"
+}
+best_of() { # DB command... -> best rate of REPS runs of `command... --db DB`
+    local db=$1 best=0 r
+    shift
+    for _ in $(seq 1 "$REPS"); do
+        rm -f "$db"*
+        "$@" --db "$db" --quiet >run.log 2>&1 || { cat run.log >&2; echo "bench.sh: run failed: $*" >&2; exit 1; }
+        r=$(rate "$db")
+        best=$(awk -v a="$best" -v b="$r" 'BEGIN{print (b > a) ? b : a}')
+    done
+    echo "$best"
+}
+
+base=$(best_of "$dir/base.db" timeout 600 "$TREVO" run bench-0.ini)
+rows=()
+for n in $RANKS; do
+    w=$((n - 1))
+    plural=""
+    [ "$w" = 1 ] || plural=s
+    h1=$(((n + 1) / 2)) # ranks on host 1 (the master first), the rest on host 2
+    printf '198.18.0.1 slots=%d\n198.18.0.2 slots=%d\n' "$h1" $((n - h1)) >hosts
+    for b in 0 1; do
+        tcp=$(best_of "$dir/t.db" on 1 timeout 600 mpirun --hostfile "$dir/hosts" -n "$n" \
+            "${TCP[@]}" "$TREVO" run "bench-$b.ini")
+        shm=$(best_of "$dir/s.db" on 1 timeout 600 mpirun --host "198.18.0.1:$n" -n "$n" \
+            "$TREVO" run "bench-$b.ini")
+        label=$([ $b = 0 ] && echo "auto (0)" || echo "1 child")
+        for kind in shm tcp; do
+            if [ $kind = shm ]; then
+                r=$shm where="1 host, shared memory"
+            else
+                r=$tcp where="2 hosts ($h1 + $((n - h1)) ranks), TCP"
+            fi
+            eff=$(awk -v r="$r" -v b="$base" -v w="$w" 'BEGIN{printf "%.0f %%", 100 * r / (w * b)}')
+            rows+=("| $n (1 master, $w worker$plural) | $where | $label | $r | $eff |")
+        done
+    done
+done
+
+echo "Task \`$TASK\`, population $POP, $GENS generations, best of $REPS; $(nproc) cores;"
+echo "one process alone (no MPI): $base evaluations/s."
+echo
+echo "| ranks | placement | batch | evaluations/s | parallel efficiency |"
+echo "|---|---|---|---|---|"
+printf '%s\n' "${rows[@]}"
