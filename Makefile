@@ -34,8 +34,7 @@ endif
 # clone and every machine computes bit-identical results (DESIGN.md contract).
 BASE_CFLAGS = -std=c11 $(OPT) $(WARN) -ffp-contract=off -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L
 OPENBLAS_CFLAGS = $(shell pkg-config --cflags openblas 2>/dev/null)
-OPENBLAS_LIBS = $(shell pkg-config --libs openblas 2>/dev/null || echo -lopenblas)
-LDLIBS = -lsqlite3 -lmsgpackc -linih $(OPENBLAS_LIBS) -lm -lpthread
+LDLIBS = -lsqlite3 -lmsgpackc -linih -ldl -lm -lpthread
 LDFLAGS = $(if $(filter 1,$(SAN)),-fsanitize=address$(,)undefined)
 , := ,
 

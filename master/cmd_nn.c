@@ -6,13 +6,18 @@
  * the library is loaded, from OPENBLAS_CORETYPE if set, else from its own
  * CPU detection, which gets some CPUs wrong (FACTS.md) and then runs 2-4x
  * slower: every ratio would flatter us. So when OPENBLAS_CORETYPE is not set,
- * the command chooses it from the CPU's flags and re-executes itself (the
- * library is already loaded by then), and it prints the core OpenBLAS reports
- * using, openblas_get_corename(), beside the one asked for.
+ * the command chooses it from the CPU's flags before loading the library,
+ * and it prints the core OpenBLAS reports using, openblas_get_corename(),
+ * beside the one asked for.
+ *
+ * OpenBLAS is loaded with dlopen() here only: linked into trevo, it would
+ * start a thread pool of one thread per core in every MPI rank at start-up
+ * (64 ranks on a 64-core node: 4,096 idle threads) for no use.
  */
 #include "cli.h"
 
 #include <cblas.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -128,30 +133,55 @@ static const char *coretype_from_flags(void)
     return NULL;
 }
 
-/* Sets OPENBLAS_CORETYPE from the flags and re-executes the command, once.
- * Returns only if nothing needed doing or the re-exec failed. */
-static void coretype_reexec(int argc, char **argv)
+/* Sets OPENBLAS_CORETYPE from the CPU's flags (unless the user set it) and
+ * one thread, before the library is loaded. */
+static void coretype_choose(void)
 {
-    if (getenv("OPENBLAS_CORETYPE") || getenv("TREVO_CORETYPE_TRIED"))
+    if (!getenv("OPENBLAS_NUM_THREADS"))
+        setenv("OPENBLAS_NUM_THREADS", "1", 1);
+    if (getenv("OPENBLAS_CORETYPE"))
         return;
     const char *core = coretype_from_flags();
     if (!core)
         return;
     setenv("OPENBLAS_CORETYPE", core, 1);
     setenv("TREVO_CORETYPE_FROM", "CPU flags", 1);
-    setenv("TREVO_CORETYPE_TRIED", "1", 1);
-    if (!getenv("OPENBLAS_NUM_THREADS"))
-        setenv("OPENBLAS_NUM_THREADS", "1", 1);
-    char **av = calloc((size_t)argc + 3, sizeof *av);
-    if (!av)
-        return;
-    av[0] = "trevo";
-    av[1] = "net";
-    for (int i = 0; i < argc; i++)
-        av[i + 2] = argv[i];
-    execv("/proc/self/exe", av);
-    free(av); /* exec failed: go on with what the library detected */
-    unsetenv("OPENBLAS_CORETYPE");
+}
+
+/* OpenBLAS, loaded at run time (see the top of this file). */
+static struct {
+    void (*sgemv)(enum CBLAS_ORDER, enum CBLAS_TRANSPOSE, blasint, blasint, float, const float *,
+                  blasint, const float *, blasint, float, float *, blasint);
+    void (*sgemm)(enum CBLAS_ORDER, enum CBLAS_TRANSPOSE, enum CBLAS_TRANSPOSE, blasint, blasint,
+                  blasint, float, const float *, blasint, const float *, blasint, float, float *,
+                  blasint);
+    void (*set_num_threads)(int);
+    int (*get_num_threads)(void);
+    char *(*get_corename)(void);
+} blas;
+
+static int load_blas(struct tv_error *err)
+{
+    static const char *const names[] = {"libopenblas.so.0", "libopenblas.so"};
+    void *h = NULL;
+    for (size_t i = 0; i < sizeof names / sizeof names[0] && !h; i++)
+        h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        return tv_error_set(err, TV_ENOTFOUND,
+                            "cannot load OpenBLAS (%s): the dense baseline needs it "
+                            "(Debian: apt-get install libopenblas0)",
+                            dlerror());
+    *(void **)&blas.sgemv = dlsym(h, "cblas_sgemv");
+    *(void **)&blas.sgemm = dlsym(h, "cblas_sgemm");
+    *(void **)&blas.set_num_threads = dlsym(h, "openblas_set_num_threads");
+    *(void **)&blas.get_num_threads = dlsym(h, "openblas_get_num_threads");
+    *(void **)&blas.get_corename = dlsym(h, "openblas_get_corename");
+    if (!blas.sgemv || !blas.sgemm || !blas.set_num_threads || !blas.get_num_threads ||
+        !blas.get_corename)
+        return tv_error_set(err, TV_ENOTFOUND,
+                            "the OpenBLAS found lacks cblas_sgemv, "
+                            "cblas_sgemm or the openblas_* functions");
+    return 0;
 }
 
 /* ---- net bench ------------------------------------------------------------------ */
@@ -413,10 +443,10 @@ static void dense_run(void *p)
     struct dense_ctx *c = p;
     int n = (int)c->n, b = (int)c->batch;
     if (b == 1)
-        cblas_sgemv(CblasRowMajor, CblasNoTrans, n, n, 1.0f, c->w, n, c->x, 1, 0.0f, c->y, 1);
+        blas.sgemv(CblasRowMajor, CblasNoTrans, n, n, 1.0f, c->w, n, c->x, 1, 0.0f, c->y, 1);
     else
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, b, n, 1.0f, c->w, n, c->x, b,
-                    0.0f, c->y, b);
+        blas.sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, b, n, 1.0f, c->w, n, c->x, b, 0.0f,
+                   c->y, b);
 }
 
 static int run_bench(const struct bench_args *a, struct tv_error *err)
@@ -622,16 +652,18 @@ int master_cmd_net_bench(int argc, char **argv)
         bench_usage(stderr);
         return 2;
     }
-    coretype_reexec(argc, argv);
-    openblas_set_num_threads(1);
+    coretype_choose();
+    if (load_blas(&err))
+        return master_fail(&err);
+    blas.set_num_threads(1);
     const char *asked = getenv("OPENBLAS_CORETYPE");
-    const char *used = openblas_get_corename();
+    const char *used = blas.get_corename();
     const char *from = getenv("TREVO_CORETYPE_FROM");
     printf("openblas: core %s (OPENBLAS_CORETYPE=%s, %s), %d thread\n", used ? used : "?",
            asked ? asked : "unset",
            asked ? (from ? "set from the CPU flags" : "set by the user")
                  : "OpenBLAS's own detection",
-           openblas_get_num_threads());
+           blas.get_num_threads());
     if (asked && used && strcasecmp(asked, used))
         printf("warning: OpenBLAS uses core %s, not the %s asked for\n", used, asked);
     if (run_bench(&a, &err))
