@@ -44,7 +44,7 @@ struct search {
     size_t n_rows, cap_rows;
     struct tv_buf row_bytes;
     int solved;
-    double t_start, t_gen;
+    double t_start, t_gen, t_first_row;
     uint64_t evals_total;
 };
 
@@ -243,7 +243,11 @@ static int queue_row(struct search *s, const struct store_individual *row, const
         return tv_error_set(err, TV_ENOMEM, "master: out of memory");
     s->rows[s->n_rows] = *row;
     s->rows[s->n_rows++].genome_len = len;
-    if (s->n_rows >= (size_t)s->cfg.commit_batch)
+    /* Commit once commit_batch results wait, or the oldest waited a second
+     * (slow evaluations: what arrived is soon safe from a crash). */
+    if (s->n_rows == 1)
+        s->t_first_row = now();
+    if (s->n_rows >= (size_t)s->cfg.commit_batch || now() - s->t_first_row >= 1.0)
         return flush_rows(s, err);
     return 0;
 }

@@ -138,7 +138,7 @@ static void test_master_config_parse_minimal_applies_defaults(void **state)
     assert_int_equal(c.worker.max_message_bytes, (size_t)256 << 20);
     assert_string_equal(c.db, "trevo.db");
     assert_int_equal(c.sync_full, 0);
-    assert_int_equal(c.commit_batch, 256);
+    assert_int_equal(c.commit_batch, 1024);
     assert_int_equal(c.batch, 0);
     assert_int_equal(c.inflight, 2);
     assert_int_equal(c.quiet, 0);
