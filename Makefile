@@ -5,6 +5,8 @@
 #   make test       install dependencies, build, run every test
 #   make bench      run the benchmarks and write their tables into BENCHMARKS.md
 #   make asan       the tests under address + undefined-behaviour sanitizers
+#   make valgrind   the single-process search under valgrind --leak-check=full
+#   make test-faults / test-hosts   the fault matrix; several MPI hosts (root)
 #   make fuzz       short libFuzzer runs of every parser (FUZZ_SECONDS=600 for long)
 #   make format / format-check / clean / deps
 #
@@ -67,7 +69,7 @@ TESTS = $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 BENCHES = $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
 .PHONY: all run test check unit integration bench bench-run asan fuzz format format-check \
-        clean deps layers test-faults test-hosts
+        clean deps layers test-faults test-hosts valgrind
 .DELETE_ON_ERROR:
 
 all: $(TREVO)
@@ -163,6 +165,10 @@ bench-run: $(BENCHES) $(TREVO)
 
 asan:
 	@$(MAKE) --no-print-directory BUILD=build/asan SAN=1 check
+
+# The single-process search and the commands around it under valgrind.
+valgrind: $(TREVO)
+	@tests/run_valgrind.sh $(TREVO)
 
 # ---- fuzzing (clang + libFuzzer) ---------------------------------------
 # Every parser has a target (tests/fuzz/fuzz_*.c, seeds in tests/fuzz/corpus/).
