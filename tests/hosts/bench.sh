@@ -5,11 +5,11 @@
 # and with one child per message (`batch = 1`). Prints a markdown table.
 #
 #   tests/hosts/bench.sh [TASK]      (default spin; TREVO=build/trevo)
-#   POP=200 GENS=15 REPS=1 RANKS="2 3" tests/hosts/bench.sh spin
+#   POP=200 GENS=10 REPS=3 RANKS="2 3" tests/hosts/bench.sh spin
 #
 # evals/s is the search's own count over its own time (sum of n_evals over sum
 # of wall_seconds of the generations table: mpirun start-up excluded); the
-# best of REPS runs is kept. Efficiency = evals/s / (workers x evals/s of one
+# best of REPS runs is kept, the repetitions interleaved. Efficiency = evals/s / (workers x evals/s of one
 # process alone, no MPI). Needs root and `ip netns` (tests/hosts/netns.sh);
 # otherwise prints SKIPPED and exits 77. Hosts: trevo-h1 (198.18.0.1, the
 # master) and trevo-h2 (198.18.0.2); all on this machine's cores, so the
@@ -19,8 +19,8 @@ set -eu
 TASK=${1:-spin}
 TREVO=$(realpath "${TREVO:-build/trevo}")
 POP=${POP:-200}
-GENS=${GENS:-15}
-REPS=${REPS:-1}
+GENS=${GENS:-10}
+REPS=${REPS:-3}
 RANKS=${RANKS:-2 3}
 HERE=$(cd "$(dirname "$0")" && pwd)
 NETNS="$HERE/netns.sh"
@@ -72,38 +72,49 @@ config 1
 rate() { # DB -> evaluations per second of search time
     sqlite3 "$1" "select printf('%.1f', sum(n_evals) / sum(wall_seconds)) from generations"
 }
-best_of() { # DB command... -> best rate of REPS runs of `command... --db DB`
-    local db=$1 best=0 r
-    shift
-    for _ in $(seq 1 "$REPS"); do
-        rm -f "$db"*
-        "$@" --db "$db" --quiet >run.log 2>&1 || { cat run.log >&2; echo "bench.sh: run failed: $*" >&2; exit 1; }
-        r=$(rate "$db")
-        best=$(awk -v a="$best" -v b="$r" 'BEGIN{print (b > a) ? b : a}')
-    done
-    echo "$best"
+declare -A best
+measure() { # KEY DB command... : one run of `command... --db DB`; keeps the best rate
+    local key=$1 db=$2 r
+    shift 2
+    rm -f "$db"*
+    "$@" --db "$db" --quiet >run.log 2>&1 || { cat run.log >&2; echo "bench.sh: run failed: $*" >&2; exit 1; }
+    r=$(rate "$db")
+    best[$key]=$(awk -v a="${best[$key]:-0}" -v b="$r" 'BEGIN{print (b > a) ? b : a}')
 }
+hostfile() { # N -> hosts-N: the master and half the ranks on host 1, the rest on host 2
+    local h1=$((($1 + 1) / 2))
+    printf '198.18.0.1 slots=%d\n198.18.0.2 slots=%d\n' "$h1" $(($1 - h1)) >"hosts-$1"
+}
+for n in $RANKS; do hostfile "$n"; done
 
-base=$(best_of "$dir/base.db" timeout 600 "$TREVO" run bench-0.ini)
+# Repetitions outermost, so that the machine's changing load falls alike on
+# every configuration and on the single-process baseline.
+for rep in $(seq 1 "$REPS"); do
+    echo "bench.sh: repetition $rep of $REPS" >&2
+    measure base "$dir/base.db" timeout 600 "$TREVO" run bench-0.ini
+    for n in $RANKS; do
+        for b in 0 1; do
+            measure "tcp-$n-$b" "$dir/t.db" on 1 timeout 600 mpirun --hostfile "$dir/hosts-$n" \
+                -n "$n" "${TCP[@]}" "$TREVO" run "bench-$b.ini"
+            measure "shm-$n-$b" "$dir/s.db" on 1 timeout 600 mpirun --host "198.18.0.1:$n" \
+                -n "$n" "$TREVO" run "bench-$b.ini"
+        done
+    done
+done
+
+base=${best[base]}
 rows=()
 for n in $RANKS; do
-    w=$((n - 1))
+    w=$((n - 1)) h1=$(((n + 1) / 2))
     plural=""
     [ "$w" = 1 ] || plural=s
-    h1=$(((n + 1) / 2)) # ranks on host 1 (the master first), the rest on host 2
-    printf '198.18.0.1 slots=%d\n198.18.0.2 slots=%d\n' "$h1" $((n - h1)) >hosts
     for b in 0 1; do
-        tcp=$(best_of "$dir/t.db" on 1 timeout 600 mpirun --hostfile "$dir/hosts" -n "$n" \
-            "${TCP[@]}" "$TREVO" run "bench-$b.ini")
-        shm=$(best_of "$dir/s.db" on 1 timeout 600 mpirun --host "198.18.0.1:$n" -n "$n" \
-            "$TREVO" run "bench-$b.ini")
-        label=$([ $b = 0 ] && echo "auto (0)" || echo "1 child")
+        label="auto (0)"
+        [ "$b" = 0 ] || label="1 child"
         for kind in shm tcp; do
-            if [ $kind = shm ]; then
-                r=$shm where="1 host, shared memory"
-            else
-                r=$tcp where="2 hosts ($h1 + $((n - h1)) ranks), TCP"
-            fi
+            r=${best[$kind-$n-$b]}
+            where="1 host, shared memory"
+            [ $kind = shm ] || where="2 hosts ($h1 + $((n - h1)) ranks), TCP"
             eff=$(awk -v r="$r" -v b="$base" -v w="$w" 'BEGIN{printf "%.0f %%", 100 * r / (w * b)}')
             rows+=("| $n (1 master, $w worker$plural) | $where | $label | $r | $eff |")
         done
