@@ -2,7 +2,9 @@
 # usage: run.sh OUTDIR SECONDS FUZZER...
 # Runs each libFuzzer target for SECONDS seconds: tests/fuzz/corpus/NAME holds
 # the committed seeds (read only), OUTDIR/corpus-NAME what the run finds.
-# Prints one line per target with the executions done; fails on any crash.
+# Prints one line per target with the executions done; on a crash, how far it
+# got, the sanitizer's or the check's words and the command that reproduces it.
+# Fails on any crash.
 set -u
 out=$1; secs=$2; shift 2
 cd "$(dirname "$0")/../.."
@@ -18,8 +20,11 @@ for f in "$@"; do
         echo "fuzz $name: ${runs:-?} executions in ${secs} s, no crash"
     else
         status=1
-        echo "fuzz $name: CRASH (see $log and $out/artifacts/)"
-        grep -E 'ERROR|SUMMARY' "$log" | head -5
+        runs=$(sed -n 's/^#\([0-9]*\).*exec\/s: \([0-9]*\).*/\1/p' "$log" | tail -1)
+        art=$(sed -n "s/.*Test unit written to \(.*\)/\1/p" "$log" | tail -1)
+        echo "fuzz $name: CRASH after about ${runs:-0} executions (log $log)"
+        grep -E 'runtime error|ERROR|SUMMARY|check failed' "$log" | head -5
+        [ -n "$art" ] && echo "    reproduce: $f $art"
     fi
 done
 exit $status
