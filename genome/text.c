@@ -263,11 +263,12 @@ static int check_lists(struct parser *p, struct lists *l, long n_in, long n_out)
                                 a > b ? a : b, c->c.from, c->c.to, a < b ? a : b);
         }
         struct neuron_at key = {.n.id = c->c.from};
-        const struct neuron_at *f =
-            bsearch(&key, l->neurons, l->n_neurons, sizeof key, cmp_neuron_at);
-        key.n.id = c->c.to;
-        const struct neuron_at *t =
-            bsearch(&key, l->neurons, l->n_neurons, sizeof key, cmp_neuron_at);
+        const struct neuron_at *f = NULL, *t = NULL;
+        if (l->n_neurons) { /* bsearch on a NULL array is undefined */
+            f = bsearch(&key, l->neurons, l->n_neurons, sizeof key, cmp_neuron_at);
+            key.n.id = c->c.to;
+            t = bsearch(&key, l->neurons, l->n_neurons, sizeof key, cmp_neuron_at);
+        }
         if (!f || !t)
             return tv_error_set(p->err, TV_EINVAL,
                                 "%s:%zu: connection %u -> %u: neuron %u is not defined", p->name,

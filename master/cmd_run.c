@@ -151,6 +151,14 @@ int master_cmd_run(int argc, char **argv)
     const char *rank_env = getenv("OMPI_COMM_WORLD_RANK");
     int is_worker = rank_env && strcmp(rank_env, "0") != 0;
     int rc = is_worker ? 0 : master_read_file(config, 1 << 20, &text, &err);
+    const char *nul = rc || is_worker ? NULL : memchr(text.data, 0, text.len);
+    if (nul) {
+        size_t line = 1;
+        for (const uint8_t *q = text.data; q < (const uint8_t *)nul; q++)
+            line += *q == '\n';
+        rc = tv_error_set(&err, TV_EFORMAT, "%s:%zu: a NUL byte: not a text config file", config,
+                          line);
+    }
     if (rc) {
         tv_buf_free(&text);
         return master_fail(&err);

@@ -218,7 +218,7 @@ static int run_mpi(struct farm *f, const struct worker_task *tasks, size_t n, fa
         int count = 0, src = st.MPI_SOURCE;
         MPI_Get_count(&st, MPI_BYTE, &count);
         if (st.MPI_TAG == WORKER_TAG_ERROR) {
-            char text[TV_ERROR_MSG_MAX] = "";
+            char text[TV_ERROR_MSG_MAX + 1] = ""; /* a full message and its NUL */
             MPI_Recv(text, (int)sizeof text - 1, MPI_CHAR, src, WORKER_TAG_ERROR, MPI_COMM_WORLD,
                      MPI_STATUS_IGNORE);
             return tv_error_set(err, TV_EINVAL, "worker %d: %s", src, text);

@@ -650,8 +650,19 @@ static int open_run(struct search *s, const struct master_run_opts *o, struct tv
         rc = master_config_parse(&s->cfg, o->config_text, o->config_file, err);
         if (rc)
             return rc;
-        if (o->name)
+        if (o->name) {
+            size_t n = strlen(o->name);
+            int bad = n == 0 || n >= sizeof s->cfg.name || o->name[0] == ';' || o->name[0] == '#' ||
+                      o->name[0] == ' ' || o->name[n - 1] == ' ';
+            for (size_t i = 0; i < n; i++)
+                bad |= (unsigned char)o->name[i] < 0x20 || o->name[i] == 0x7f;
+            if (bad)
+                return tv_error_set(err, TV_EINVAL,
+                                    "--name '%s': a run name is 1 to %zu printable characters, "
+                                    "not starting with ';', '#' or a space nor ending with one",
+                                    o->name, sizeof s->cfg.name - 1);
             snprintf(s->cfg.name, sizeof s->cfg.name, "%s", o->name);
+        }
         if (o->seed >= 0)
             s->cfg.seed = (uint64_t)o->seed;
         if (o->generations > 0)

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Bad input found by fuzzing and review, through the real binary: each is
+# refused with exit 1 and a message that names what was wrong and where.
+set -eu
+: "${TREVO:?}"
+dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+# refused CMD... ; expects exit 1 and stderr containing $want
+refused() {
+    local st=0
+    "$@" >"$dir/out" 2>"$dir/err" || st=$?
+    [ "$st" = 1 ] || fail "$* exited $st, not 1: $(cat "$dir/err")"
+    grep -qF -- "$want" "$dir/err" || fail "$*: expected '$want', got: $(cat "$dir/err")"
+}
+
+# a NUL byte in a config file (inih would stop reading there, silently)
+printf '[run]\ntask = xor\ngenerations = 1\n\0[population]\nsize = 1\n' >"$dir/nul.ini"
+want="nul.ini:4: a NUL byte" refused "$TREVO" run "$dir/nul.ini" --db "$dir/a.db"
+[ ! -e "$dir/a.db" ] || fail "a database was made from a refused config"
+
+# run names that the stored config could not hold
+printf '[run]\ntask = xor\ngenerations = 1\n' >"$dir/x.ini"
+for name in "$(printf 'a\nb')" ";comment" "#x" " lead" "trail " "" \
+    "$(printf '%070d' 0)" "$(printf 'tab\there')"; do
+    want="a run name is 1 to 63 printable characters" \
+        refused "$TREVO" run "$dir/x.ini" --db "$dir/n.db" --name "$name"
+done
+"$TREVO" run "$dir/x.ini" --db "$dir/n.db" --name "ok name-1.2" --quiet ||
+    fail "a plain run name was refused"
+
+# a text network whose connection names neurons when none are declared
+printf 'trevo-net 1\ninputs 0\noutputs 0\nconn 0 1 0.5\n' >"$dir/t.txt"
+want="t.txt:4: connection 0 -> 1: neuron 0 is not defined" refused "$TREVO" net validate "$dir/t.txt"
+echo ok
