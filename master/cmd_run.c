@@ -11,11 +11,23 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+/* Sets the stop flag, and says at once how to continue: when mpirun tears
+ * the job down (a rank died), this may be the master's last word. Only
+ * async-signal-safe calls. */
 static void on_stop_signal(int sig)
 {
     (void)sig;
     master_request_stop();
+    const char *hint = master_resume_hint();
+    if (!*hint)
+        return;
+    static const char a[] = "trevo: stop requested: what has arrived is committed; continue with: ";
+    ssize_t w = write(2, a, sizeof a - 1);
+    w = write(2, hint, strlen(hint));
+    w = write(2, "\n", 1);
+    (void)w;
 }
 
 /* 1 when started by a process manager (mpirun, srun): only then is MPI
@@ -82,6 +94,10 @@ static int search_main(struct master_run_opts *o)
     } else if (rc) {
         if (rank == 0 || rc != TV_EMPI)
             fprintf(stderr, "trevo%s: %s\n", rank ? " worker" : "", err.msg);
+        if (rank == 0 && *master_resume_hint())
+            fprintf(stderr, "trevo: nothing committed is lost; %scontinue with: %s\n",
+                    rc == TV_EMPI ? "a rank was lost (Open MPI 4.1 cannot go on without it): " : "",
+                    master_resume_hint());
         status = 1;
     }
     if (use_mpi) {
@@ -230,9 +246,10 @@ int master_cmd_status(int argc, char **argv)
         return master_fail(&err);
     struct store_run_info *runs = NULL;
     size_t n = 0;
+    int any_interrupted = 0;
     rc = store_runs_list(st, &runs, &n, &err);
     if (!rc)
-        printf("%-20s %-8s %10s %14s %-24s %s\n", "run", "status", "generation", "best", "updated",
+        printf("%-20s %-11s %10s %14s %-24s %s\n", "run", "status", "generation", "best", "updated",
                "writer");
     for (size_t i = 0; i < n && !rc; i++) {
         struct store_generation g;
@@ -240,10 +257,18 @@ int master_cmd_status(int argc, char **argv)
         if (runs[i].last_generation >= 0 &&
             !store_generation_get(st, runs[i].run_id, runs[i].last_generation, &g, NULL))
             snprintf(best, sizeof best, "%.6g", g.best);
-        printf("%-20s %-8s %10" PRId64 " %14s %-24s %s\n", runs[i].name,
-               store_status_name(runs[i].status), runs[i].last_generation, best, runs[i].updated_at,
+        /* 'running' with nobody writing: killed, or its job torn down */
+        int interrupted = runs[i].status == STORE_RUNNING && !runs[i].has_writer;
+        printf("%-20s %-11s %10" PRId64 " %14s %-24s %s\n", runs[i].name,
+               interrupted ? "interrupted" : store_status_name(runs[i].status),
+               runs[i].last_generation, best, runs[i].updated_at,
                runs[i].has_writer ? "active" : "-");
+        any_interrupted |= interrupted;
     }
+    if (!rc && any_interrupted)
+        printf("(interrupted: killed or torn down with its job; nothing committed is lost: "
+               "trevo resume %s --name RUN)\n",
+               argv[1]);
     store_runs_free(runs, n);
     store_close(st, NULL);
     return rc ? master_fail(&err) : 0;

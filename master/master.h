@@ -179,6 +179,9 @@ struct master_run_opts {
  * ended, TV_ESTOP when it stopped on request (everything that arrived is
  * committed), else an error code. */
 int master_search(const struct master_run_opts *o, struct tv_error *err);
+/* "trevo resume DB --name RUN" once master_search has opened its run, else
+ * "" (a static buffer: safe to read from a signal handler). */
+const char *master_resume_hint(void);
 
 /* A rank >= 1: receives the config from rank 0 and serves tasks until told
  * to stop. 0 also when rank 0 could not start (it reports why). */

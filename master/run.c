@@ -720,6 +720,13 @@ static int open_run(struct search *s, const struct master_run_opts *o, struct tv
     return rc;
 }
 
+static char resume_hint[600];
+
+const char *master_resume_hint(void)
+{
+    return resume_hint;
+}
+
 int master_search(const struct master_run_opts *o, struct tv_error *err)
 {
     struct search s;
@@ -730,6 +737,8 @@ int master_search(const struct master_run_opts *o, struct tv_error *err)
     int rc = open_run(&s, o, &effective, err);
     broadcast_config(s.n_ranks, rc ? NULL : (const char *)effective.data);
     master_pop_init(&s.pop, s.cfg.compat_threshold);
+    if (!rc)
+        snprintf(resume_hint, sizeof resume_hint, "trevo resume %s --name %s", s.db, s.cfg.name);
     if (!rc)
         rc = farm_new(&s.cfg.worker, s.n_ranks, s.cfg.batch, s.cfg.inflight, &s.farm, err);
     if (!rc) {
