@@ -101,8 +101,14 @@ static int search_main(struct master_run_opts *o)
         status = 1;
     }
     if (use_mpi) {
-        if (rc && rc != TV_ESTOP && size > 1 && rank == 0 && rc == TV_EMPI)
+        /* A master that failed (a full disk, a damaged row, a worker's error,
+         * MPI) may have left workers blocked sending results it will never
+         * receive: MPI_Finalize would then wait forever. What was committed
+         * is in the store, closed already; end the whole job. */
+        if (rc && rc != TV_ESTOP && size > 1 && rank == 0) {
+            fflush(stderr);
             MPI_Abort(MPI_COMM_WORLD, 1);
+        }
         MPI_Finalize();
     }
     return status;

@@ -89,8 +89,15 @@ void farm_free(struct farm *f)
             MPI_Send(NULL, 0, MPI_BYTE, r, WORKER_TAG_STOP, MPI_COMM_WORLD);
         size_t n_slots = (size_t)(f->n_ranks - 1) * (size_t)f->inflight;
         for (size_t i = 0; i < n_slots; i++) {
-            if (f->slots[i].busy)
+            /* A send still in flight (the master failed mid-generation)
+             * owns its buffer until it completes, which may be never: the
+             * job is about to be aborted, so leave the buffer to MPI rather
+             * than free memory a worker may still be reading. */
+            if (f->slots[i].busy) {
                 MPI_Cancel(&f->slots[i].req);
+                MPI_Request_free(&f->slots[i].req);
+                continue;
+            }
             tv_buf_free(&f->slots[i].buf);
         }
     }

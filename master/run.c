@@ -673,7 +673,10 @@ static int open_run(struct search *s, const struct master_run_opts *o, struct tv
     } else {
         s->db = o->db;
     }
-    struct store_options so = {.flags = STORE_CREATE | (s->cfg.sync_full ? STORE_SYNC_FULL : 0)};
+    /* Only a new run creates the database: a resume of a missing, empty or
+     * foreign file must refuse it, not initialise it. */
+    struct store_options so = {.flags = (o->resume ? 0 : STORE_CREATE) |
+                                        (s->cfg.sync_full ? STORE_SYNC_FULL : 0)};
     rc = store_open(s->db, &so, &s->st, err);
     if (rc)
         return rc;

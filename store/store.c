@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -183,6 +184,27 @@ static int code_of(sqlite3 *db, int rc)
     }
 }
 
+/* Past the file-size limit (RLIMIT_FSIZE, ulimit -f) a write fails with
+ * EFBIG (main() ignores SIGXFSZ), which SQLite reports as a plain I/O error
+ * whose errno it has often lost by then (sqlite3_system_errno() reads errno
+ * after later calls): 1 if the database or its WAL has no room left under
+ * the limit for one more page. */
+static int at_file_size_limit(const struct store *s)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_FSIZE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+        return 0;
+    static const char *const suffix[] = {"", "-wal"};
+    for (size_t k = 0; k < 2; k++) {
+        char p[4096];
+        struct stat sb;
+        if (snprintf(p, sizeof p, "%s%s", s->path, suffix[k]) < (int)sizeof p &&
+            stat(p, &sb) == 0 && (rlim_t)sb.st_size + PAGE_SIZE + 64 > rl.rlim_cur)
+            return 1;
+    }
+    return 0;
+}
+
 /* Sets err to "<path>: <context>: <SQLite's text>" with the mapped code and
  * returns the code. Call before any ROLLBACK, which would reset the text. */
 static int db_error(const struct store *s, int rc, struct tv_error *err, const char *fmt, ...)
@@ -196,6 +218,10 @@ static int db_error(const struct store *s, int rc, struct tv_error *err, const c
     va_end(ap);
     int code = code_of(s->db, rc);
     const char *what = code == TV_ENOSPACE ? "disk full: " : "";
+    if (code == TV_EIO && at_file_size_limit(s)) {
+        code = TV_ENOSPACE;
+        what = "file-size limit reached (ulimit -f): ";
+    }
     int sys = sqlite3_system_errno(s->db);
     char os[96] = "";
     if ((code == TV_EIO || code == TV_ENOSPACE) && sys)
@@ -344,9 +370,29 @@ static struct held_run *writer_of(struct store *s, int64_t run, struct tv_error 
 
 /* ---- opening and checking --------------------------------------------------- */
 
+static uint32_t be32(const unsigned char *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* 1 if "<path>-wal" exists and is not empty. */
+static int wal_has_frames(const char *path)
+{
+    char wal[4096];
+    struct stat sb;
+    if (snprintf(wal, sizeof wal, "%s-wal", path) >= (int)sizeof wal)
+        return 1; /* cannot tell: assume it has */
+    return stat(wal, &sb) == 0 && sb.st_size > 0;
+}
+
 /* What an existing file is, judged without SQLite (so without side effects):
  * 0 an empty file, 1 an SQLite file, or an error. The WAL may hold a newer
- * page 1, so application_id and user_version are read again through SQLite. */
+ * page 1, so application_id and user_version are read again through SQLite.
+ *
+ * SQLite writes whole pages, and cannot see a file cut short where the lost
+ * bytes were zeros or free pages (it reads missing bytes as zeros): a size
+ * that is not a whole number of pages, or (with no WAL to complete the file)
+ * fewer pages than the header counts, is a truncated file. */
 static int sniff_header(const char *path, off_t size, struct tv_error *err)
 {
     if (size == 0)
@@ -359,6 +405,26 @@ static int sniff_header(const char *path, off_t size, struct tv_error *err)
     fclose(f);
     if (got < sizeof h || memcmp(h, "SQLite format 3", 16) != 0)
         return tv_error_set(err, TV_EFORMAT, "%s: not a trevo database (not an SQLite file)", path);
+    uint32_t page = (uint32_t)h[16] << 8 | h[17];
+    if (page == 1)
+        page = 65536;
+    if (page < 512 || (page & (page - 1)) != 0)
+        return tv_error_set(err, TV_ECORRUPT, "%s: damaged database: page size %u in its header",
+                            path, (unsigned)page);
+    if (size % page != 0)
+        return tv_error_set(err, TV_ECORRUPT,
+                            "%s: damaged database: truncated (%lld bytes is not a whole number of"
+                            " %u-byte pages)",
+                            path, (long long)size, (unsigned)page);
+    /* The header's page count is valid when its change counter (offset 24)
+     * equals "version valid for" (offset 92). */
+    uint32_t pages = be32(h + 28);
+    if (pages != 0 && be32(h + 24) == be32(h + 92) && (off_t)pages * page > size &&
+        !wal_has_frames(path))
+        return tv_error_set(err, TV_ECORRUPT,
+                            "%s: damaged database: truncated (its header counts %u pages, the"
+                            " file holds %lld)",
+                            path, (unsigned)pages, (long long)(size / page));
     return 1;
 }
 
