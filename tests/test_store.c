@@ -535,6 +535,24 @@ static void test_store_open_refuses_corrupt_file(void **state)
     assert_refused_untouched(f->path, STORE_READONLY, TV_ECORRUPT, "damaged");
 }
 
+/* A file cut short: not a whole number of pages, or whole pages but fewer
+ * than its header counts (SQLite itself would read the missing ones as
+ * zeros). */
+static void test_store_open_refuses_truncated_file(void **state)
+{
+    struct fx *f = *state;
+    make_small_db(f->path);
+    size_t n;
+    unsigned char *bytes = slurp(f->path, &n);
+    assert_true(n >= 4 * 16384);
+    spit(f->path, bytes, n - 1000);
+    assert_refused_untouched(f->path, 0, TV_ECORRUPT, "truncated");
+    spit(f->path, bytes, n - 2 * 16384);
+    assert_refused_untouched(f->path, 0, TV_ECORRUPT, "truncated");
+    assert_refused_untouched(f->path, STORE_READONLY, TV_ECORRUPT, "header counts");
+    free(bytes);
+}
+
 static void test_store_open_refuses_damaged_schema_page(void **state)
 {
     struct fx *f = *state;
@@ -1882,6 +1900,7 @@ int main(void)
         T(test_store_open_refuses_newer_schema),
         T(test_store_open_refuses_corrupt_file),
         T(test_store_open_refuses_damaged_schema_page),
+        T(test_store_open_refuses_truncated_file),
         T(test_store_open_initialises_empty_file),
         T(test_store_open_readonly_refuses_writes),
         T(test_store_close_null_is_noop),
