@@ -289,7 +289,12 @@ partial_mismatches() { # DB
            + (select count(*) from individuals i left join r.individuals j using (run_id, id)
               where j.id is null or not (i.generation is j.generation and i.fitness is j.fitness
                 and i.parent1 is j.parent1 and i.parent2 is j.parent2 and i.op is j.op
-                and i.n_conns is j.n_conns and i.solved is j.solved))
+                and i.n_conns is j.n_conns
+                -- a champion that passes its task's champion test is marked
+                -- solved when its generation closes: compare the flag of
+                -- closed generations only
+                and (i.solved is j.solved
+                     or i.generation > coalesce((select max(generation) from generations), -1))))
            + (select count(*) from genomes a left join r.genomes b using (run_id, id)
               where b.id is null or a.data != b.data)"
 }
