@@ -179,7 +179,8 @@ struct master_run_opts {
  * ended, TV_ESTOP when it stopped on request (everything that arrived is
  * committed), else an error code. */
 int master_search(const struct master_run_opts *o, struct tv_error *err);
-/* "trevo resume DB --name RUN" once master_search has opened its run, else
+/* "trevo resume DB --name RUN" once master_search holds its run for
+ * writing (a resume: once the checkpoint loaded), else
  * "" (a static buffer: safe to read from a signal handler). */
 const char *master_resume_hint(void);
 

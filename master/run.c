@@ -45,8 +45,24 @@ struct search {
     struct tv_buf row_bytes;
     int solved;
     double t_start, t_gen, t_first_row;
+    char resume_name[256]; /* resume: the run to take once its checkpoint loaded */
+    int resuming;          /* resume: the run is held for writing */
     uint64_t evals_total;
 };
+
+/* "trevo resume DB --name RUN", once the run is held for writing: what a
+ * stop or a failure tells the user to type (read by a signal handler). */
+static char resume_hint[600];
+
+const char *master_resume_hint(void)
+{
+    return resume_hint;
+}
+
+static void set_resume_hint(const struct search *s)
+{
+    snprintf(resume_hint, sizeof resume_hint, "trevo resume %s --name %s", s->db, s->cfg.name);
+}
 
 static double now(void)
 {
@@ -616,6 +632,20 @@ static int search_loop(struct search *s, struct tv_error *err)
     struct store_set pending;
     memset(&pending, 0, sizeof pending);
     int rc = load_resume(s, &pending, err);
+    if (!rc && s->resume_name[0]) {
+        int64_t loaded = s->gen, run;
+        rc = store_run_resume(s->st, s->resume_name, &run, err);
+        struct store_generation last;
+        int got = rc ? 1 : store_generation_get(s->st, run, -1, &last, NULL);
+        if (!rc && (run != s->run || (got == 0 ? last.generation : -1) != loaded))
+            rc = tv_error_set(err, TV_ESTATE,
+                              "%s: run '%s' changed while its checkpoint was loading (another "
+                              "writer?): resume again",
+                              s->db, s->resume_name);
+        s->resuming = !rc;
+        if (!rc)
+            set_resume_hint(s);
+    }
     if (!rc && s->gen >= 0) {
         for (size_t i = 0; i < s->pop.n; i++)
             s->solved |= s->pop.m[i].solved;
@@ -707,8 +737,13 @@ static int open_run(struct search *s, const struct master_run_opts *o, struct tv
     }
     if (!rc)
         rc = master_config_parse(&s->cfg, info.config, "stored config", err);
-    if (!rc)
-        rc = store_run_resume(s->st, info.name, &s->run, err);
+    /* The run is taken for writing (store_run_resume, which writes to the
+     * file) only once its checkpoint has loaded (search_loop): a database
+     * whose damage only the load finds is refused untouched. */
+    if (!rc) {
+        s->run = info.run_id;
+        snprintf(s->resume_name, sizeof s->resume_name, "%s", info.name);
+    }
     for (size_t i = 0; i < o->n_sets && !rc; i++)
         rc = master_config_set(&s->cfg, o->sets[i], err);
     if (!rc && o->generations > 0)
@@ -723,13 +758,6 @@ static int open_run(struct search *s, const struct master_run_opts *o, struct tv
     return rc;
 }
 
-static char resume_hint[600];
-
-const char *master_resume_hint(void)
-{
-    return resume_hint;
-}
-
 int master_search(const struct master_run_opts *o, struct tv_error *err)
 {
     struct search s;
@@ -740,8 +768,8 @@ int master_search(const struct master_run_opts *o, struct tv_error *err)
     int rc = open_run(&s, o, &effective, err);
     broadcast_config(s.n_ranks, rc ? NULL : (const char *)effective.data);
     master_pop_init(&s.pop, s.cfg.compat_threshold);
-    if (!rc)
-        snprintf(resume_hint, sizeof resume_hint, "trevo resume %s --name %s", s.db, s.cfg.name);
+    if (!rc && !o->resume) /* a resume says it once its checkpoint loaded */
+        set_resume_hint(&s);
     if (!rc)
         rc = farm_new(&s.cfg.worker, s.n_ranks, s.cfg.batch, s.cfg.inflight, &s.farm, err);
     if (!rc) {
@@ -754,7 +782,7 @@ int master_search(const struct master_run_opts *o, struct tv_error *err)
         rc = search_loop(&s, err);
     }
     int status = rc == 0 ? STORE_DONE : rc == TV_ESTOP ? STORE_STOPPED : STORE_FAILED;
-    if (s.st && s.run > 0)
+    if (s.st && s.run > 0 && (!o->resume || s.resuming))
         store_run_set_status(s.st, s.run, status, NULL);
     if (!s.cfg.quiet && s.st && (rc == 0 || rc == TV_ESTOP) && s.pop.n) {
         size_t champ = 0;

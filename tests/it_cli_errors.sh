@@ -31,4 +31,16 @@ done
 # a text network whose connection names neurons when none are declared
 printf 'trevo-net 1\ninputs 0\noutputs 0\nconn 0 1 0.5\n' >"$dir/t.txt"
 want="t.txt:4: connection 0 -> 1: neuron 0 is not defined" refused "$TREVO" net validate "$dir/t.txt"
+
+# damage that only loading finds (a stored genome's bytes): resume refuses
+# before it writes anything, and does not tell the user to resume
+"$TREVO" run "$dir/x.ini" --db "$dir/d.db" --name d --generations 4 --quiet
+sqlite3 "$dir/d.db" "update runs set status = 'stopped';
+    update genomes set data = x'9301020304'
+    where id = (select max(id) from individuals where generation = 3);
+    pragma wal_checkpoint(truncate);" >/dev/null
+before=$(cat "$dir/d.db"* | sha256sum)
+want="damaged genome" refused "$TREVO" resume "$dir/d.db" --set run.generations=8
+[ "$(cat "$dir/d.db"* | sha256sum)" = "$before" ] || fail "a refused resume changed the database"
+! grep -q "continue with" "$dir/err" || fail "a refused resume said to resume: $(cat "$dir/err")"
 echo ok
