@@ -125,11 +125,12 @@ deps:
 	    $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
 
-# `make test` = dependencies, then a fresh make that sees them, then the checks.
+# `make test` = dependencies, then a fresh make that sees them, then the checks
+# (the benchmarks are built too, not run, so they cannot rot).
 test: deps
 	@$(MAKE) --no-print-directory check
 
-check: layers unit integration
+check: layers unit integration $(BENCHES)
 
 # genome/ and nn/ must never reach MPI or SQLite (STYLE.md rule 9).
 layers:

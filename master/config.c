@@ -151,6 +151,21 @@ static const struct key keys[] = {
 };
 #define N_KEYS (sizeof keys / sizeof keys[0])
 
+int master_run_name_check(const char *name, char *why, size_t why_len)
+{
+    size_t n = strlen(name), max = sizeof((struct master_config *)0)->name - 1;
+    int bad = n == 0 || n > max || name[0] == ';' || name[0] == '#' || name[0] == ' ' ||
+              name[n - 1] == ' ';
+    for (size_t i = 0; i < n; i++)
+        bad |= (unsigned char)name[i] < 0x20 || name[i] == 0x7f;
+    if (bad)
+        snprintf(why, why_len,
+                 "a run name is 1 to %zu printable characters, not starting with ';', '#' or a "
+                 "space nor ending with one",
+                 max);
+    return bad ? -1 : 0;
+}
+
 static int set_value(struct master_config *c, const struct key *k, const char *value, char *why,
                      size_t why_len)
 {
@@ -231,6 +246,9 @@ static int set_value(struct master_config *c, const struct key *k, const char *v
             snprintf(why, why_len, "must not start with ';' (it would read as a comment)");
             return -1;
         }
+        /* empty: the task's name */
+        if (k->offset == OFF(name) && *value && master_run_name_check(value, why, why_len))
+            return -1;
         strcpy(base, value);
         return 0;
     }

@@ -179,6 +179,10 @@ struct master_run_opts {
  * ended, TV_ESTOP when it stopped on request (everything that arrived is
  * committed), else an error code. */
 int master_search(const struct master_run_opts *o, struct tv_error *err);
+/* 0 if name can name a run (in a config file or with --name), else -1 and
+ * why says what a run name may be. */
+int master_run_name_check(const char *name, char *why, size_t why_len);
+
 /* "trevo resume DB --name RUN" once master_search holds its run for
  * writing (a resume: once the checkpoint loaded), else
  * "" (a static buffer: safe to read from a signal handler). */

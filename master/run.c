@@ -681,16 +681,9 @@ static int open_run(struct search *s, const struct master_run_opts *o, struct tv
         if (rc)
             return rc;
         if (o->name) {
-            size_t n = strlen(o->name);
-            int bad = n == 0 || n >= sizeof s->cfg.name || o->name[0] == ';' || o->name[0] == '#' ||
-                      o->name[0] == ' ' || o->name[n - 1] == ' ';
-            for (size_t i = 0; i < n; i++)
-                bad |= (unsigned char)o->name[i] < 0x20 || o->name[i] == 0x7f;
-            if (bad)
-                return tv_error_set(err, TV_EINVAL,
-                                    "--name '%s': a run name is 1 to %zu printable characters, "
-                                    "not starting with ';', '#' or a space nor ending with one",
-                                    o->name, sizeof s->cfg.name - 1);
+            char why[160];
+            if (master_run_name_check(o->name, why, sizeof why))
+                return tv_error_set(err, TV_EINVAL, "--name '%s': %s", o->name, why);
             snprintf(s->cfg.name, sizeof s->cfg.name, "%s", o->name);
         }
         if (o->seed >= 0)

@@ -189,6 +189,17 @@ static int code_of(sqlite3 *db, int rc)
  * whose errno it has often lost by then (sqlite3_system_errno() reads errno
  * after later calls): 1 if the database or its WAL has no room left under
  * the limit for one more page. */
+/* The size of "<path><suffix>" (the database, its -wal), -1 if it does not
+ * exist or the name is too long to tell. */
+static int64_t side_file_size(const char *path, const char *suffix)
+{
+    char p[4200];
+    struct stat sb;
+    if (snprintf(p, sizeof p, "%s%s", path, suffix) >= (int)sizeof p || stat(p, &sb) != 0)
+        return -1;
+    return (int64_t)sb.st_size;
+}
+
 static int at_file_size_limit(const struct store *s)
 {
     struct rlimit rl;
@@ -196,10 +207,8 @@ static int at_file_size_limit(const struct store *s)
         return 0;
     static const char *const suffix[] = {"", "-wal"};
     for (size_t k = 0; k < 2; k++) {
-        char p[4096];
-        struct stat sb;
-        if (snprintf(p, sizeof p, "%s%s", s->path, suffix[k]) < (int)sizeof p &&
-            stat(p, &sb) == 0 && (rlim_t)sb.st_size + PAGE_SIZE + 64 > rl.rlim_cur)
+        int64_t size = side_file_size(s->path, suffix[k]);
+        if (size >= 0 && (rlim_t)size + PAGE_SIZE + 64 > rl.rlim_cur)
             return 1;
     }
     return 0;
@@ -375,16 +384,6 @@ static uint32_t be32(const unsigned char *p)
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-/* 1 if "<path>-wal" exists and is not empty. */
-static int wal_has_frames(const char *path)
-{
-    char wal[4096];
-    struct stat sb;
-    if (snprintf(wal, sizeof wal, "%s-wal", path) >= (int)sizeof wal)
-        return 1; /* cannot tell: assume it has */
-    return stat(wal, &sb) == 0 && sb.st_size > 0;
-}
-
 /* What an existing file is, judged without SQLite (so without side effects):
  * 0 an empty file, 1 an SQLite file, or an error. The WAL may hold a newer
  * page 1, so application_id and user_version are read again through SQLite.
@@ -420,7 +419,7 @@ static int sniff_header(const char *path, off_t size, struct tv_error *err)
      * equals "version valid for" (offset 92). */
     uint32_t pages = be32(h + 28);
     if (pages != 0 && be32(h + 24) == be32(h + 92) && (off_t)pages * page > size &&
-        !wal_has_frames(path))
+        side_file_size(path, "-wal") <= 0)
         return tv_error_set(err, TV_ECORRUPT,
                             "%s: damaged database: truncated (its header counts %u pages, the"
                             " file holds %lld)",
@@ -876,15 +875,6 @@ static void truncate_wal(struct store *s)
     sqlite3_busy_timeout(s->db, s->checkpoint_ms);
     sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
     sqlite3_busy_timeout(s->db, s->busy_ms);
-}
-
-/* The WAL's size in bytes (0 if it cannot be told). */
-static int64_t wal_bytes(const struct store *s)
-{
-    char wal[4200];
-    struct stat sb;
-    snprintf(wal, sizeof wal, "%s-wal", s->path);
-    return stat(wal, &sb) == 0 ? (int64_t)sb.st_size : 0;
 }
 
 int store_close(struct store *s, struct tv_error *err)
@@ -1725,7 +1715,7 @@ int store_generation_close(struct store *s, int64_t run, const struct store_gene
         goto out;
     }
     h->last_closed = g->generation;
-    if (s->checkpoint_wal_bytes < 0 || wal_bytes(s) > s->checkpoint_wal_bytes)
+    if (s->checkpoint_wal_bytes < 0 || side_file_size(s->path, "-wal") > s->checkpoint_wal_bytes)
         truncate_wal(s);
     goto out;
 fail:

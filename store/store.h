@@ -20,9 +20,10 @@
  *     lock on one byte of "<database>-lock"; the kernel drops it when the
  *     process dies (kill -9 included), so a stale lock never blocks a resume.
  *   - WAL journal, page_size 16384, synchronous NORMAL (FULL on request),
- *     busy_timeout on every connection; the WAL is truncated at every
- *     generation boundary and on close (skipped, never waited on for longer
- *     than checkpoint_wait_ms, while a reader holds an old snapshot).
+ *     busy_timeout on every connection; the WAL is truncated on close and
+ *     at a generation boundary once it is over checkpoint_wal_bytes (skipped,
+ *     never waited on for longer than checkpoint_wait_ms, while a reader
+ *     holds an old snapshot).
  *
  * Genomes are stored as the msgpack bytes of genome_encode() and decoded with
  * genome_decode() (which validates) when read; a damaged row is an error

@@ -529,6 +529,22 @@ static void test_config_string_starting_with_semicolon_refused(void **state)
     assert_dump_round_trips(&c);
 }
 
+/* A run name in a config file obeys the same rule as --name. */
+static void test_config_run_name_rule(void **state)
+{
+    (void)state;
+    static const char why[] = "a run name is 1 to 63 printable characters, not starting with "
+                              "';', '#' or a space nor ending with one";
+    char want[256];
+    snprintf(want, sizeof want, "x.ini:3: name: %s", why);
+    parse_refused("[run]\ntask = xor\nname = #x\n", want);
+    parse_refused("[run]\ntask = xor\nname = a\tb\n", want);
+    char reason[200];
+    assert_int_equal(master_run_name_check("ok name-1.2", reason, sizeof reason), 0);
+    assert_int_equal(master_run_name_check("", reason, sizeof reason), -1);
+    assert_string_equal(reason, why);
+}
+
 /* ---- messages ---------------------------------------------------------- */
 
 static const uint8_t BIN[] = {1, 2, 3};
@@ -574,6 +590,7 @@ int main(void)
         cmocka_unit_test(test_config_subnormal_double_round_trips),
         cmocka_unit_test(test_config_long_string_dump_round_trips),
         cmocka_unit_test(test_config_string_starting_with_semicolon_refused),
+        cmocka_unit_test(test_config_run_name_rule),
         cmocka_unit_test(test_worker_results_encode_null_genome_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
