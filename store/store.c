@@ -389,9 +389,9 @@ static uint32_t be32(const unsigned char *p)
  * page 1, so application_id and user_version are read again through SQLite.
  *
  * SQLite writes whole pages, and cannot see a file cut short where the lost
- * bytes were zeros or free pages (it reads missing bytes as zeros): a size
- * that is not a whole number of pages, or (with no WAL to complete the file)
- * fewer pages than the header counts, is a truncated file. */
+ * bytes were zeros or free pages (it reads missing bytes as zeros): with no
+ * WAL frames to complete the file, a size that is not a whole number of
+ * pages, or fewer pages than the header counts, is a truncated file. */
 static int sniff_header(const char *path, off_t size, struct tv_error *err)
 {
     if (size == 0)
@@ -410,7 +410,11 @@ static int sniff_header(const char *path, off_t size, struct tv_error *err)
     if (page < 512 || (page & (page - 1)) != 0)
         return tv_error_set(err, TV_ECORRUPT, "%s: damaged database: page size %u in its header",
                             path, (unsigned)page);
-    if (size % page != 0)
+    /* With frames in the WAL, a checkpoint cut short (a full disk) may have
+     * left a partial last page, which the WAL still holds whole: SQLite
+     * completes it. */
+    int wal_frames = side_file_size(path, "-wal") > 0;
+    if (size % page != 0 && !wal_frames)
         return tv_error_set(err, TV_ECORRUPT,
                             "%s: damaged database: truncated (%lld bytes is not a whole number of"
                             " %u-byte pages)",
@@ -418,8 +422,7 @@ static int sniff_header(const char *path, off_t size, struct tv_error *err)
     /* The header's page count is valid when its change counter (offset 24)
      * equals "version valid for" (offset 92). */
     uint32_t pages = be32(h + 28);
-    if (pages != 0 && be32(h + 24) == be32(h + 92) && (off_t)pages * page > size &&
-        side_file_size(path, "-wal") <= 0)
+    if (pages != 0 && be32(h + 24) == be32(h + 92) && (off_t)pages * page > size && !wal_frames)
         return tv_error_set(err, TV_ECORRUPT,
                             "%s: damaged database: truncated (its header counts %u pages, the"
                             " file holds %lld)",

@@ -306,11 +306,12 @@ committed_rows() { sq "$1" "select id || ' ' || eval_seconds || ' ' || rank from
 # ---- config ----------------------------------------------------------------------
 default_config() { # FILE
     cat >"$1" <<'INI'
-; the fault matrix's default run: XOR, small enough to run many times
+; the fault matrix's default run: XOR, small enough to run many times, long
+; enough (several seconds even on a quiet machine) for signals to land mid-run
 [run]
 task = xor
 seed = 7
-generations = 100
+generations = 250
 stop_on_solve = false
 [population]
 size = 400
