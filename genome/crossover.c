@@ -3,6 +3,7 @@
 #include "genome.h"
 
 #include <math.h>
+#include <string.h>
 
 static int key_cmp(const struct genome_conn *a, const struct genome_conn *b)
 {
@@ -96,4 +97,32 @@ double genome_distance(const struct genome *a, const struct genome *b,
     double w = matching ? wsum / (double)matching : 0.0;
     return cfg->c_excess * (double)excess / norm + cfg->c_disjoint * (double)disjoint / norm +
            cfg->c_weight * w;
+}
+
+void genome_sketch(const struct genome *g, struct genome_sketch *s)
+{
+    memset(s, 0, sizeof *s);
+    s->n_conns = g->n_conns;
+    for (size_t i = 0; i < g->n_conns; i++) {
+        uint64_t key = (uint64_t)g->conns[i].from << 32 | g->conns[i].to;
+        unsigned bit = (unsigned)((key * UINT64_C(0x9E3779B97F4A7C15)) >> 56);
+        s->bits[bit >> 6] |= UINT64_C(1) << (bit & 63);
+    }
+}
+
+double genome_distance_bound(const struct genome_sketch *a, const struct genome_sketch *b,
+                             const struct genome_distance_cfg *cfg)
+{
+    if (!(cfg->c_excess >= 0 && cfg->c_disjoint >= 0 && cfg->c_weight >= 0))
+        return 0;
+    size_t differ = 0;
+    for (int w = 0; w < 4; w++)
+        differ += (size_t)__builtin_popcountll(a->bits[w] ^ b->bits[w]);
+    size_t sizes = a->n_conns > b->n_conns ? a->n_conns - b->n_conns : b->n_conns - a->n_conns;
+    if (sizes > differ)
+        differ = sizes;
+    size_t n = a->n_conns > b->n_conns ? a->n_conns : b->n_conns;
+    double norm = n < cfg->small_genome || n == 0 ? 1.0 : (double)n;
+    double c = cfg->c_excess < cfg->c_disjoint ? cfg->c_excess : cfg->c_disjoint;
+    return c * (double)differ / norm;
 }

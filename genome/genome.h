@@ -225,6 +225,22 @@ struct genome_distance_cfg {
 double genome_distance(const struct genome *a, const struct genome *b,
                        const struct genome_distance_cfg *cfg);
 
+/* A sketch of a genome's connection keys, to skip distance computations
+ * that cannot fall below a threshold: each key sets one of 256 bits by hash,
+ * so a bit set in one sketch and not the other has its own key that is in
+ * one genome and not the other, and popcount(a ^ b) <= E + D. */
+struct genome_sketch {
+    uint64_t bits[4];
+    size_t n_conns;
+};
+void genome_sketch(const struct genome *g, struct genome_sketch *s);
+/* A lower bound of genome_distance(a, b, cfg) from two sketches (E + D is at
+ * least popcount(a ^ b) and at least the difference of the sizes), valid for
+ * non-negative coefficients (else 0). Both are rounded: a caller comparing
+ * the bound with a threshold leaves a relative margin (see evolve.c). */
+double genome_distance_bound(const struct genome_sketch *a, const struct genome_sketch *b,
+                             const struct genome_distance_cfg *cfg);
+
 /* ---- msgpack codec ----------------------------------------------------- */
 
 /* Appends the encoding of g to out:

@@ -163,17 +163,46 @@ int master_speciate(struct master_pop *p, const struct master_config *c, int64_t
 {
     for (size_t k = 0; k < p->n_species; k++)
         p->sp[k].n_members = 0;
+    /* Sketches of the representatives (and of the species founded here):
+     * a representative whose distance bound already reaches the threshold
+     * is passed over without computing the distance. The margin keeps
+     * rounding from ever passing over one the distance would accept, so
+     * the membership is exactly that of comparing every distance. */
+    size_t cap = p->n_species + 16;
+    struct genome_sketch *sk = malloc(cap * sizeof *sk);
+    if (!sk)
+        return tv_error_set(err, TV_ENOMEM, "speciation: out of memory");
+    for (size_t k = 0; k < p->n_species; k++)
+        genome_sketch(p->sp[k].rep, &sk[k]);
+    const double margin = 1 - 1e-9;
     int rc = 0;
     for (size_t i = 0; i < p->n && !rc; i++) {
+        struct genome_sketch mine;
+        genome_sketch(p->m[i].genome, &mine);
         size_t k = 0;
-        for (; k < p->n_species; k++)
+        for (; k < p->n_species; k++) {
+            if (genome_distance_bound(&mine, &sk[k], &c->distance) * margin >= p->threshold)
+                continue;
             if (genome_distance(p->m[i].genome, p->sp[k].rep, &c->distance) < p->threshold)
                 break;
-        if (k == p->n_species)
+        }
+        if (k == p->n_species) {
+            if (k == cap) {
+                struct genome_sketch *more = realloc(sk, 2 * cap * sizeof *sk);
+                if (!more) {
+                    rc = tv_error_set(err, TV_ENOMEM, "speciation: out of memory");
+                    break;
+                }
+                sk = more;
+                cap *= 2;
+            }
+            sk[k] = mine;
             rc = new_species(p, p->m[i].genome, generation, err);
+        }
         if (!rc)
             rc = species_add_member(&p->sp[k], i, err);
     }
+    free(sk);
     if (rc)
         return rc;
     /* Drop empty species; the new representative is the member closest to

@@ -1673,6 +1673,48 @@ static void test_genome_distance_properties(void **state)
     genome_release(&c);
 }
 
+/* The sketch bound never exceeds the distance (up to the margin speciation
+ * leaves for rounding), for several coefficient sets, and it is not
+ * trivially 0: it must be able to pass over far representatives. */
+static void test_genome_distance_bound_below_distance(void **state)
+{
+    (void)state;
+    struct tv_rng r;
+    tv_rng_init(&r, 26, 0, 0);
+    struct genome a, b;
+    genome_init(&a);
+    genome_init(&b);
+    const struct genome_distance_cfg cfgs[] = {
+        {1.0, 1.0, 0.4, 20}, {1.0, 2.0, 0.5, 1}, {3.0, 0.5, 0.0, 5}, {0.0, 1.0, 1.0, 20}};
+    int useful = 0;
+    for (int t = 0; t < 3000; t++) {
+        related_parents(&a, &b, &r);
+        struct genome_sketch sa, sb;
+        genome_sketch(&a, &sa);
+        genome_sketch(&b, &sb);
+        assert_int_equal(sa.n_conns, a.n_conns);
+        for (size_t k = 0; k < sizeof cfgs / sizeof *cfgs; k++) {
+            double d = genome_distance(&a, &b, &cfgs[k]);
+            double lb = genome_distance_bound(&sa, &sb, &cfgs[k]);
+            assert_true(lb == genome_distance_bound(&sb, &sa, &cfgs[k]));
+            assert_true(lb >= 0);
+            assert_true(lb * (1 - 1e-9) <= d);
+            useful += lb > 0.5 * d && d > 0;
+        }
+        /* a genome's own sketch: bound 0 */
+        assert_true(genome_distance_bound(&sa, &sa, &cfgs[0]) == 0.0);
+    }
+    assert_true(useful > 1000);
+    /* a negative coefficient: no bound */
+    struct genome_sketch sa, sb;
+    genome_sketch(&a, &sa);
+    genome_sketch(&b, &sb);
+    const struct genome_distance_cfg neg = {1.0, 1.0, -0.4, 20};
+    assert_true(genome_distance_bound(&sa, &sb, &neg) == 0.0);
+    genome_release(&a);
+    genome_release(&b);
+}
+
 static void test_genome_distance_hand_computed(void **state)
 {
     (void)state;
@@ -1834,6 +1876,7 @@ int main(void)
         cmocka_unit_test(test_genome_crossover_child_is_parent_fails),
         cmocka_unit_test(test_genome_distance_properties),
         cmocka_unit_test(test_genome_distance_hand_computed),
+        cmocka_unit_test(test_genome_distance_bound_below_distance),
         cmocka_unit_test(test_genome_canonicalize_empty_genome_ok),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1705,6 +1705,87 @@ static void test_master_speciate_threshold_steering(void **state)
     master_pop_release(&p);
 }
 
+/* Speciation passes over representatives by a distance bound: the
+ * membership must still be exactly that of comparing every distance, in
+ * species order. Random lineages (mutated copies of a few founders, sizes
+ * from 3 to about 40 connections), several generations, thresholds tight
+ * and loose; each generation is checked against a naive first-match pass
+ * over copies of the representatives it started from. */
+static void test_master_speciate_equals_naive_first_match(void **state)
+{
+    (void)state;
+    struct master_config c;
+    evo_config(&c);
+    struct tv_error err = {0};
+    struct genome_mutation mut = tu_aggressive_mutation();
+    for (int trial = 0; trial < 4; trial++) {
+        struct tv_rng r;
+        tv_rng_init(&r, 77, (uint64_t)trial, 0);
+        c.distance.small_genome = trial % 2 ? 1 : 20;
+        struct master_pop p;
+        master_pop_init(&p, 0.5 + trial);
+        struct genome *founders[4];
+        for (int f = 0; f < 4; f++) {
+            founders[f] = genome_new();
+            tu_random_genome(founders[f], &r, 2 + 6 * (uint32_t)f);
+        }
+        int64_t id = 1;
+        for (int gen = 0; gen < 5; gen++) {
+            /* the population: fresh mutants of the founders */
+            for (size_t i = 0; i < p.n; i++)
+                genome_free(p.m[i].genome);
+            p.n = 0;
+            for (int i = 0; i < 150; i++) {
+                struct genome *g = genome_new();
+                assert_ok(genome_copy(g, founders[tv_rng_below(&r, 4)], &err), &err);
+                uint32_t k = tv_rng_below(&r, 4);
+                for (uint32_t j = 0; j < k; j++)
+                    assert_ok(genome_mutate(g, &mut, &r, &err), &err);
+                assert_ok(master_pop_add(&p, id++, tv_rng_uniform(&r), 0, g, &err), &err);
+            }
+            /* the naive pass, on copies of the representatives */
+            size_t n_reps = p.n_species, cap = p.n_species + p.n;
+            struct genome **reps = calloc(cap, sizeof *reps);
+            int64_t *rep_ids = calloc(cap, sizeof *rep_ids), *want = calloc(p.n, sizeof *want);
+            assert_true(reps && rep_ids && want);
+            for (size_t k = 0; k < n_reps; k++) {
+                reps[k] = genome_new();
+                assert_ok(genome_copy(reps[k], p.sp[k].rep, &err), &err);
+                rep_ids[k] = p.sp[k].id;
+            }
+            int64_t next_sid = p.next_species_id;
+            double threshold = p.threshold;
+            size_t founded = 0;
+            for (size_t i = 0; i < p.n; i++) {
+                size_t k = 0;
+                while (k < n_reps &&
+                       !(genome_distance(p.m[i].genome, reps[k], &c.distance) < threshold))
+                    k++;
+                if (k == n_reps) {
+                    reps[n_reps] = genome_new();
+                    assert_ok(genome_copy(reps[n_reps], p.m[i].genome, &err), &err);
+                    rep_ids[n_reps++] = next_sid++;
+                    founded++;
+                }
+                want[i] = rep_ids[k];
+            }
+            assert_ok(master_speciate(&p, &c, gen, &err), &err);
+            for (size_t i = 0; i < p.n; i++)
+                assert_int_equal(p.m[i].species, want[i]);
+            assert_int_equal(p.next_species_id, next_sid);
+            assert_true(founded > 0 || gen > 0);
+            for (size_t k = 0; k < n_reps; k++)
+                genome_free(reps[k]);
+            free(reps);
+            free(rep_ids);
+            free(want);
+        }
+        for (int f = 0; f < 4; f++)
+            genome_free(founders[f]);
+        master_pop_release(&p);
+    }
+}
+
 static void test_master_speciate_drops_empty_species(void **state)
 {
     (void)state;
@@ -2167,6 +2248,7 @@ int main(void)
         cmocka_unit_test(test_master_speciate_one_group_one_species),
         cmocka_unit_test(test_master_speciate_threshold_steering),
         cmocka_unit_test(test_master_speciate_drops_empty_species),
+        cmocka_unit_test(test_master_speciate_equals_naive_first_match),
         cmocka_unit_test(test_master_plan_speciated),
         cmocka_unit_test(test_master_plan_elitism_min_size_zero),
         cmocka_unit_test(test_master_plan_same_seed_same_plan),
