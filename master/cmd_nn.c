@@ -477,7 +477,7 @@ static int run_bench(const struct bench_args *a, struct tv_error *err)
                                      n / 100 + 1,
                                      n / 100 + 1,
                                      a->graph_conns,
-                                     32,
+                                     a->levels,
                                      0.1,
                                      1.0 / sqrt((double)a->graph_conns / (double)n + 1.0),
                                      a->act,
