@@ -5,7 +5,9 @@
  *      with a stable radix sort on the depth's bits; cut layers;
  *   2. map every connection's ends to dense indices (the source by a merge
  *      walk, as connections are sorted by source id; the destination through
- *      an id table), classify it (gather, scatter, recurrent) and count;
+ *      an id table that gives dense indices), classify it (gather, scatter,
+ *      recurrent: an integer compare with the end of the source's depth
+ *      run) and count;
  *   3. place the edges source by source in dense order, so every
  *      by-destination row comes out sorted by source; scatter edges go through
  *      a by-destination buffer first and are then placed destination by
@@ -16,6 +18,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "nn_impl.h"
 
@@ -122,7 +125,7 @@ static int id_table_init(struct id_table *t, const struct genome *g)
     return 0;
 }
 
-/* The index of neuron `id`, or -1. */
+/* The index of neuron `id` (after id_table_renumber: its dense index), or -1. */
 static int64_t id_table_find(const struct id_table *t, uint32_t id, uint32_t max_id)
 {
     if (t->direct)
@@ -131,6 +134,15 @@ static int64_t id_table_find(const struct id_table *t, uint32_t id, uint32_t max
         if (t->slot_id[h] == id)
             return (int64_t)t->slot_idx[h] - 1;
     return -1;
+}
+
+/* From then on, the table gives dense indices: new_of[old index]. */
+static void id_table_renumber(struct id_table *t, const uint32_t *new_of, uint32_t max_id)
+{
+    size_t cap = t->direct ? (size_t)max_id + 1 : (size_t)t->mask + 1;
+    for (size_t h = 0; h < cap; h++)
+        if (t->slot_idx[h])
+            t->slot_idx[h] = new_of[t->slot_idx[h] - 1] + 1;
 }
 
 static void id_table_free(struct id_table *t)
@@ -235,6 +247,65 @@ static void scratch_free(struct scratch *s)
     free(s->sd_src);
     free(s->sd_w);
     free(s->depth);
+}
+
+/* Step 3 of the compile: the edges of each source, sources in dense order,
+ * to the cursors of their rows (row_g, row_r, sd_row), so that every row
+ * comes out sorted by source. The writes land in rows all over the plan: the
+ * line each one needs is asked for a few edges ahead. */
+#define PLACE_AHEAD 8 /* edges ahead that place_edges asks for a row's line */
+
+static inline __attribute__((always_inline)) void place_edges(struct nn_plan *p,
+                                                              const struct genome *g,
+                                                              struct scratch *s, uint32_t *row_g,
+                                                              uint32_t *row_r, int bits)
+{
+    size_t n = p->n;
+    const uint32_t *cd = s->cd;
+    for (size_t sj = 0; sj < n; sj++) {
+        uint32_t i = s->old_of[sj];
+        uint32_t c1 = s->conn_start[i + 1];
+        for (uint32_t c = s->conn_start[i]; c < c1; c++) {
+            if (c + PLACE_AHEAD < c1 && cd[c + PLACE_AHEAD] >> CAT_SHIFT == CAT_GATHER) {
+                uint32_t q = row_g[cd[c + PLACE_AHEAD]];
+                __builtin_prefetch(p->g_w + q, 1);
+                __builtin_prefetch((char *)p->g_idx + q * (uint32_t)(bits / 8), 1);
+            }
+            uint32_t dj = cd[c] & IDX_MASK, cat = cd[c] >> CAT_SHIFT;
+            float w = g->conns[c].weight;
+            if (cat == CAT_GATHER) {
+                uint32_t k = row_g[dj]++;
+                p->g_w[k] = w;
+                put_idx(p->g_idx, bits, k, (uint32_t)sj);
+            } else if (cat == CAT_REC) {
+                uint32_t k = row_r[dj]++;
+                p->r_w[k] = w;
+                put_idx(p->r_idx, bits, k, (uint32_t)sj);
+            } else {
+                uint32_t k = s->sd_row[dj]++;
+                s->sd_src[k] = (uint32_t)sj;
+                s->sd_w[k] = w;
+            }
+        }
+    }
+}
+
+/* The plan's block. A large one is aligned to 2 MB and asked to be backed
+ * by huge pages where the system does that on request (Linux THP in madvise
+ * mode): compiling writes rows all over it, and with 4 KB pages nearly every
+ * such write would miss the TLB. */
+static void *plan_alloc(size_t bytes)
+{
+    const size_t huge = (size_t)2 << 20;
+    if (bytes < 2 * huge)
+        return aligned_alloc(ALIGN, bytes);
+    size_t rounded = (bytes + huge - 1) & ~(huge - 1);
+    void *m = aligned_alloc(huge, rounded);
+#ifdef MADV_HUGEPAGE
+    if (m)
+        (void)madvise(m, rounded, MADV_HUGEPAGE); /* a hint: failure is harmless */
+#endif
+    return m;
 }
 
 /* Lays out the plan's arrays in one block; returns its size, or 0 on
@@ -353,6 +424,14 @@ int nn_plan_compile(const struct genome *g, const struct nn_opts *opts, struct n
                 layer_of[j] = (uint32_t)li;
     }
     hd.layer_start = s.pos;
+    /* run_end[j]: the first dense index deeper than j, so that an edge
+     * sj -> dj is feed-forward iff dj >= run_end[sj] (the dense order is by
+     * depth; an input and a hidden neuron at depth 0 are equally deep). */
+    uint32_t *run_end = s.tmp; /* the sort is done with it */
+    run_end[n - 1] = (uint32_t)n;
+    for (size_t j = n - 1; j-- > 0;)
+        run_end[j] = s.depth[j + 1] > s.depth[j] ? (uint32_t)j + 1 : run_end[j + 1];
+    id_table_renumber(&ids, s.new_of, g->neurons[n - 1].id);
     rc = choose_ways(&hd, g, s.old_of, o, way, err);
     if (rc)
         goto done;
@@ -373,7 +452,7 @@ int nn_plan_compile(const struct genome *g, const struct nn_opts *opts, struct n
      * each destination through the id table, classify, count. */
     {
         size_t i = 0;
-        uint32_t sj = 0;
+        uint32_t sj = 0, s_end = 0, s_cat = CAT_GATHER;
         for (size_t c = 0; c < m; c++) {
             const struct genome_conn *cn = &g->conns[c];
             if (c > 0 && (cn->from < g->conns[c - 1].from ||
@@ -393,6 +472,8 @@ int nn_plan_compile(const struct genome *g, const struct nn_opts *opts, struct n
                     goto counted;
                 }
                 sj = s.new_of[i - 1];
+                s_end = run_end[sj];
+                s_cat = way[layer_of[sj]] == NN_WAY_SCATTER ? CAT_SCATTER : CAT_GATHER;
             }
             int64_t t = id_table_find(&ids, cn->to, max_id);
             if (t < 0) {
@@ -400,24 +481,21 @@ int nn_plan_compile(const struct genome *g, const struct nn_opts *opts, struct n
                                   cn->from, cn->to, cn->to);
                 goto counted;
             }
-            uint32_t dj = s.new_of[t];
+            uint32_t dj = (uint32_t)t;
             if (dj < hd.n_in) { /* inputs come first in dense order */
                 rc = tv_error_set(err, TV_EINVAL,
                                   "connection %zu (%u -> %u): ends in input neuron %u", c, cn->from,
                                   cn->to, cn->to);
                 goto counted;
             }
-            uint32_t cat;
-            if (!(s.depth[sj] < s.depth[dj])) {
-                cat = CAT_REC;
+            uint32_t cat = dj < s_end ? CAT_REC : s_cat;
+            if (cat == CAT_GATHER) {
+                row_g[dj + 1]++;
+            } else if (cat == CAT_REC) {
                 row_r[dj + 1]++;
-            } else if (way[layer_of[sj]] == NN_WAY_SCATTER) {
-                cat = CAT_SCATTER;
+            } else {
                 row_s[sj + 1]++;
                 s.sd_row[dj + 1]++;
-            } else {
-                cat = CAT_GATHER;
-                row_g[dj + 1]++;
             }
             s.cd[c] = dj | (cat << CAT_SHIFT);
         }
@@ -442,7 +520,7 @@ int nn_plan_compile(const struct genome *g, const struct nn_opts *opts, struct n
 
     /* The plan's block. */
     hd.bytes = layout(&hd, NULL);
-    p = aligned_alloc(ALIGN, hd.bytes);
+    p = plan_alloc(hd.bytes);
     s.sd_src = malloc((hd.n_scatter ? hd.n_scatter : 1) * sizeof *s.sd_src);
     s.sd_w = malloc((hd.n_scatter ? hd.n_scatter : 1) * sizeof *s.sd_w);
     if (!p || !s.sd_src || !s.sd_w) {
@@ -473,33 +551,10 @@ int nn_plan_compile(const struct genome *g, const struct nn_opts *opts, struct n
     }
 
     /* 3. Place, source by source in dense order (row_* become cursors). */
-    float *g_w = p->g_w;
-    uint16_t *g_i16 = p->g_idx;
-    uint32_t *g_i32 = p->g_idx;
-    int bits16 = p->index_bits == 16;
-    for (size_t sj = 0; sj < n; sj++) {
-        uint32_t i = s.old_of[sj];
-        for (uint32_t c = s.conn_start[i]; c < s.conn_start[i + 1]; c++) {
-            uint32_t dj = s.cd[c] & IDX_MASK, cat = s.cd[c] >> CAT_SHIFT;
-            float w = g->conns[c].weight;
-            if (cat == CAT_GATHER) {
-                uint32_t k = row_g[dj]++;
-                g_w[k] = w;
-                if (bits16)
-                    g_i16[k] = (uint16_t)sj;
-                else
-                    g_i32[k] = (uint32_t)sj;
-            } else if (cat == CAT_REC) {
-                uint32_t k = row_r[dj]++;
-                p->r_w[k] = w;
-                put_idx(p->r_idx, p->index_bits, k, (uint32_t)sj);
-            } else {
-                uint32_t k = s.sd_row[dj]++;
-                s.sd_src[k] = (uint32_t)sj;
-                s.sd_w[k] = w;
-            }
-        }
-    }
+    if (p->index_bits == 16)
+        place_edges(p, g, &s, row_g, row_r, 16);
+    else
+        place_edges(p, g, &s, row_g, row_r, 32);
     /* Padding: the cursors stopped at the real end of each row. */
     memcpy(p->g_end, row_g, n * sizeof *row_g);
     memcpy(p->r_end, row_r, n * sizeof *row_r);
