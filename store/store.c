@@ -32,6 +32,16 @@
     "i.id, i.generation, i.fitness, i.parent1, i.parent2, i.op, i.species, i.n_neurons, "          \
     "i.n_conns, i.n_skip, i.n_recurrent, i.eval_seconds, i.rank, i.solved"
 #define N_IND_COLS 14
+#define IND_INSERT_COLS                                                                            \
+    "run_id, id, generation, fitness, parent1, parent2, op, species, n_neurons, n_conns, "         \
+    "n_skip, n_recurrent, eval_seconds, rank, solved"
+#define N_IND_INSERT_COLS 15
+#define IND_VALUES "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+#define N_GENOME_INSERT_COLS 3
+/* Rows per multi-row INSERT: a statement run once per row costs more than
+ * the row itself, and cursors that stay open append at the end of a b-tree
+ * without a search from the root. */
+#define INSERT_ROWS 32
 #define NOW "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
 
 enum st {
@@ -49,6 +59,8 @@ enum st {
     ST_LAST_CLOSED,
     ST_IND_INSERT,
     ST_GENOME_INSERT,
+    ST_IND_INSERT_MANY,    /* INSERT_ROWS rows at once: SQL made by many_sql() */
+    ST_GENOME_INSERT_MANY, /* the same for their genomes */
     ST_IND_GET,
     ST_IND_EXISTS,
     ST_IND_OF_GEN,
@@ -87,11 +99,11 @@ static const char *const st_sql[ST_COUNT] = {
     [ST_RUN_SET_STATUS] = "UPDATE runs SET status = ?2, updated_at = " NOW " WHERE run_id = ?1",
     [ST_RUN_TOUCH] = "UPDATE runs SET updated_at = " NOW " WHERE run_id = ?1",
     [ST_LAST_CLOSED] = "SELECT max(generation) FROM generations WHERE run_id = ?1",
-    [ST_IND_INSERT] = "INSERT INTO individuals(run_id, id, generation, fitness, parent1, parent2,"
-                      " op, species, n_neurons, n_conns, n_skip, n_recurrent, eval_seconds, rank,"
-                      " solved) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,"
-                      " ?14, ?15)",
-    [ST_GENOME_INSERT] = "INSERT INTO genomes(run_id, id, data) VALUES (?1, ?2, ?3)",
+    /* OR ROLLBACK: a conflict ends the whole batch's transaction (which is
+     * what store_add_individuals promises anyway), so SQLite keeps no
+     * statement journal for the multi-row form. */
+    [ST_IND_INSERT] = "INSERT OR ROLLBACK INTO individuals(" IND_INSERT_COLS ") VALUES " IND_VALUES,
+    [ST_GENOME_INSERT] = "INSERT OR ROLLBACK INTO genomes(run_id, id, data) VALUES (?, ?, ?)",
     [ST_IND_GET] = "SELECT " IND_COLS ", g.data FROM individuals i LEFT JOIN genomes g"
                    " ON g.run_id = i.run_id AND g.id = i.id WHERE i.run_id = ?1 AND i.id = ?2",
     [ST_IND_EXISTS] = "SELECT 1 FROM individuals WHERE run_id = ?1 AND id = ?2",
@@ -696,11 +708,29 @@ static int set_quota(struct store *s, int64_t max_bytes, struct tv_error *err)
     return exec_sql(s, sql, err, "setting the size quota");
 }
 
+/* "head VALUES tuple, tuple, ..." with k tuples into buf (cap bytes). */
+static void many_sql(char *buf, size_t cap, const char *head, const char *tuple, int k)
+{
+    size_t n = (size_t)snprintf(buf, cap, "%s VALUES %s", head, tuple);
+    for (int i = 1; i < k && n < cap; i++)
+        n += (size_t)snprintf(buf + n, cap - n, ", %s", tuple);
+}
+
 static int prepare_all(struct store *s, struct tv_error *err)
 {
+    char many[INSERT_ROWS * 64 + 256];
     for (int i = 0; i < ST_COUNT; i++) {
-        int rc =
-            sqlite3_prepare_v3(s->db, st_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL);
+        const char *sql = st_sql[i];
+        if (i == ST_IND_INSERT_MANY) {
+            many_sql(many, sizeof many, "INSERT OR ROLLBACK INTO individuals(" IND_INSERT_COLS ")",
+                     IND_VALUES, INSERT_ROWS);
+            sql = many;
+        } else if (i == ST_GENOME_INSERT_MANY) {
+            many_sql(many, sizeof many, "INSERT OR ROLLBACK INTO genomes(run_id, id, data)",
+                     "(?, ?, ?)", INSERT_ROWS);
+            sql = many;
+        }
+        int rc = sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL);
         if (rc != SQLITE_OK)
             return db_error(s, rc, err, "preparing statement %d", i);
     }
@@ -1282,34 +1312,93 @@ static int check_row(const struct store *s, const struct held_run *h,
     return 0;
 }
 
-static int insert_row(struct store *s, int64_t run, const struct store_individual *r)
+/* Binds row r's columns: the individual's into q from parameter p0 + 1 on,
+ * its genome's into g from g0 + 1 on. Fails only for a genome too large. */
+static int bind_row(sqlite3_stmt *q, sqlite3_stmt *g, int p0, int g0, int64_t run,
+                    const struct store_individual *r)
 {
-    sqlite3_stmt *q = stmt(s, ST_IND_INSERT);
-    sqlite3_bind_int64(q, 1, run);
-    sqlite3_bind_int64(q, 2, r->id);
-    sqlite3_bind_int64(q, 3, r->generation);
-    sqlite3_bind_double(q, 4, r->fitness); /* NaN binds as NULL */
-    bind_id(q, 5, r->parent1);
-    bind_id(q, 6, r->parent2);
-    sqlite3_bind_int(q, 7, r->op);
-    bind_id(q, 8, r->species);
-    sqlite3_bind_int64(q, 9, r->n_neurons);
-    sqlite3_bind_int64(q, 10, r->n_conns);
-    sqlite3_bind_int64(q, 11, r->n_skip);
-    sqlite3_bind_int64(q, 12, r->n_recurrent);
-    sqlite3_bind_double(q, 13, r->eval_seconds);
-    sqlite3_bind_int(q, 14, r->rank);
-    sqlite3_bind_int(q, 15, r->solved);
+    sqlite3_bind_int64(q, p0 + 1, run);
+    sqlite3_bind_int64(q, p0 + 2, r->id);
+    sqlite3_bind_int64(q, p0 + 3, r->generation);
+    sqlite3_bind_double(q, p0 + 4, r->fitness); /* NaN binds as NULL */
+    bind_id(q, p0 + 5, r->parent1);
+    bind_id(q, p0 + 6, r->parent2);
+    sqlite3_bind_int(q, p0 + 7, r->op);
+    bind_id(q, p0 + 8, r->species);
+    sqlite3_bind_int64(q, p0 + 9, r->n_neurons);
+    sqlite3_bind_int64(q, p0 + 10, r->n_conns);
+    sqlite3_bind_int64(q, p0 + 11, r->n_skip);
+    sqlite3_bind_int64(q, p0 + 12, r->n_recurrent);
+    sqlite3_bind_double(q, p0 + 13, r->eval_seconds);
+    sqlite3_bind_int(q, p0 + 14, r->rank);
+    sqlite3_bind_int(q, p0 + 15, r->solved);
+    sqlite3_bind_int64(g, g0 + 1, run);
+    sqlite3_bind_int64(g, g0 + 2, r->id);
+    /* SQLITE_STATIC: no copy here; SQLite copies the bytes once, into the record */
+    return sqlite3_bind_blob64(g, g0 + 3, r->genome, r->genome_len, SQLITE_STATIC);
+}
+
+/* Inserts rows[0..k): k is INSERT_ROWS (one multi-row statement per table)
+ * or 1. Every parameter is bound again, so none needs clearing. */
+static int insert_rows(struct store *s, int64_t run, const struct store_individual *rows, size_t k)
+{
+    sqlite3_stmt *q = s->st[k == 1 ? ST_IND_INSERT : ST_IND_INSERT_MANY];
+    sqlite3_stmt *g = s->st[k == 1 ? ST_GENOME_INSERT : ST_GENOME_INSERT_MANY];
+    for (size_t i = 0; i < k; i++) {
+        int rc = bind_row(q, g, (int)i * N_IND_INSERT_COLS, (int)i * N_GENOME_INSERT_COLS, run,
+                          &rows[i]);
+        if (rc != SQLITE_OK)
+            return rc;
+    }
     int rc = exec_stmt(q);
-    if (rc != SQLITE_OK)
-        return rc;
-    q = stmt(s, ST_GENOME_INSERT);
-    sqlite3_bind_int64(q, 1, run);
-    sqlite3_bind_int64(q, 2, r->id);
-    rc = sqlite3_bind_blob64(q, 3, r->genome, r->genome_len, SQLITE_STATIC);
-    if (rc != SQLITE_OK)
-        return rc;
-    return exec_stmt(q);
+    if (rc == SQLITE_OK)
+        rc = exec_stmt(g);
+    return rc;
+}
+
+struct id_row {
+    int64_t id;
+    size_t row;
+};
+
+static int cmp_id_row(const void *a, const void *b)
+{
+    const struct id_row *x = a, *y = b;
+    if (x->id != y->id)
+        return x->id < y->id ? -1 : 1;
+    return (x->row > y->row) - (x->row < y->row);
+}
+
+/* After a batch failed on a key conflict and was rolled back: the first row
+ * whose id is in the database or in an earlier row of the batch (the row a
+ * row-by-row insertion would have stopped at); n if there is none. */
+static size_t first_conflict(struct store *s, int64_t run, const struct store_individual *rows,
+                             size_t n)
+{
+    size_t found = n;
+    struct id_row *ids = malloc(n * sizeof *ids);
+    if (ids) {
+        for (size_t i = 0; i < n; i++)
+            ids[i] = (struct id_row){rows[i].id, i};
+        qsort(ids, n, sizeof *ids, cmp_id_row);
+        /* an id repeated in the batch: the row of its second occurrence */
+        for (size_t i = 1; i < n; i++)
+            if (ids[i].id == ids[i - 1].id && (i < 2 || ids[i - 2].id != ids[i].id) &&
+                ids[i].row < found)
+                found = ids[i].row;
+        free(ids);
+    }
+    /* an id in the database, before that */
+    sqlite3_stmt *q = s->st[ST_IND_EXISTS];
+    for (size_t i = 0; i < found; i++) {
+        sqlite3_reset(q);
+        sqlite3_bind_int64(q, 1, run);
+        sqlite3_bind_int64(q, 2, rows[i].id);
+        if (sqlite3_step(q) == SQLITE_ROW)
+            found = i;
+    }
+    sqlite3_reset(q);
+    return found;
 }
 
 int store_add_individuals(struct store *s, int64_t run, const struct store_individual *rows,
@@ -1333,21 +1422,27 @@ int store_add_individuals(struct store *s, int64_t run, const struct store_indiv
     int code = begin(s, err, what);
     if (code)
         return code;
-    for (size_t i = 0; i < n; i++) {
-        int rc = insert_row(s, run, &rows[i]);
-        if (rc == SQLITE_OK)
+    for (size_t i = 0; i < n;) {
+        size_t k = n - i >= INSERT_ROWS ? INSERT_ROWS : 1;
+        int rc = insert_rows(s, run, rows + i, k);
+        if (rc == SQLITE_OK) {
+            i += k;
             continue;
-        if (rc == SQLITE_CONSTRAINT_PRIMARYKEY)
-            code = tv_error_set(err, TV_EINVAL,
-                                "%s: run '%s': individual %lld exists already (row %zu of %zu);"
-                                " nothing of this batch was written",
-                                s->path, h->name, (long long)rows[i].id, i, n);
-        else
-            code = db_error(s, rc, err,
-                            "run '%s': adding individual %lld (row %zu of %zu; nothing of"
-                            " this batch was written)",
-                            h->name, (long long)rows[i].id, i, n);
-        rollback(s);
+        }
+        code = db_error(s, rc, err,
+                        "run '%s': adding individuals %lld to %lld (rows %zu to %zu of %zu;"
+                        " nothing of this batch was written)",
+                        h->name, (long long)rows[i].id, (long long)rows[i + k - 1].id, i, i + k - 1,
+                        n);
+        rollback(s); /* after a conflict, OR ROLLBACK has done it already */
+        if ((rc & 0xff) == SQLITE_CONSTRAINT) {
+            size_t at = first_conflict(s, run, rows, n);
+            if (at < n)
+                code = tv_error_set(err, TV_EINVAL,
+                                    "%s: run '%s': individual %lld exists already (row %zu of"
+                                    " %zu); nothing of this batch was written",
+                                    s->path, h->name, (long long)rows[at].id, at, n);
+        }
         return code;
     }
     code = commit(s, err, what);

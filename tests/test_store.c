@@ -844,6 +844,58 @@ static void test_store_add_individuals_duplicate_rolls_back_batch(void **state)
     free_rows(rows, inds, 10);
 }
 
+/* Batches are written many rows per statement: a conflict inside one, or
+ * an id repeated within the batch, still names the row a row-by-row
+ * insertion would have stopped at, and leaves nothing of the batch. */
+static void test_store_add_individuals_duplicate_in_large_batch_names_row(void **state)
+{
+    struct fx *f = *state;
+    struct tv_error err = {0};
+    struct store *s = open_new(f->path);
+    int64_t run = new_run(s, "xor");
+    struct ind *inds;
+    const size_t n = 200;
+    struct store_individual *rows = make_rows(0, n, 0, 0, &inds);
+    assert_ok(store_add_individuals(s, run, rows, 10, &err), &err);
+    struct store_individual *batch = calloc(150, sizeof *batch);
+    assert_non_null(batch);
+    /* ids 10..159, then row 70 takes committed id 3 */
+    memcpy(batch, rows + 10, 150 * sizeof *batch);
+    batch[70] = rows[3];
+    assert_error(store_add_individuals(s, run, batch, 150, &err), &err, TV_EINVAL,
+                 "individual 3 exists already (row 70 of 150)");
+    assert_msg_has(&err, "nothing of this batch was written");
+    /* row 90 repeats row 40's id (50), before row 120 takes committed id 4 */
+    memcpy(batch, rows + 10, 150 * sizeof *batch);
+    batch[90] = rows[50];
+    batch[120] = rows[4];
+    assert_error(store_add_individuals(s, run, batch, 150, &err), &err, TV_EINVAL,
+                 "individual 50 exists already (row 90 of 150)");
+    /* and the other way round */
+    memcpy(batch, rows + 10, 150 * sizeof *batch);
+    batch[40] = rows[4];
+    batch[90] = rows[50];
+    assert_error(store_add_individuals(s, run, batch, 150, &err), &err, TV_EINVAL,
+                 "individual 4 exists already (row 40 of 150)");
+    struct store_set set;
+    assert_ok(store_individuals_load(s, run, 0, 1, &set, &err), &err);
+    assert_int_equal(set.n, 10);
+    store_set_release(&set);
+    /* the store is still usable, and the rows that were refused go in whole */
+    memcpy(batch, rows + 10, 150 * sizeof *batch);
+    assert_ok(store_add_individuals(s, run, batch, 150, &err), &err);
+    assert_ok(store_individuals_load(s, run, 0, 1, &set, &err), &err);
+    assert_int_equal(set.n, 160);
+    for (size_t i = 0; i < set.n; i++) {
+        assert_same_row(&rows[i], &set.rows[i]);
+        assert_memory_equal(set.rows[i].genome, rows[i].genome, rows[i].genome_len);
+    }
+    store_set_release(&set);
+    assert_ok(store_close(s, &err), &err);
+    free(batch);
+    free_rows(rows, inds, n);
+}
+
 static void test_store_add_individuals_bad_row_fails(void **state)
 {
     struct fx *f = *state;
@@ -1914,6 +1966,7 @@ int main(void)
         T(test_store_run_set_status_round_trip),
         T(test_store_add_individuals_round_trip),
         T(test_store_add_individuals_duplicate_rolls_back_batch),
+        T(test_store_add_individuals_duplicate_in_large_batch_names_row),
         T(test_store_add_individuals_bad_row_fails),
         T(test_store_add_individuals_closed_generation_fails),
         T(test_store_add_individuals_disk_full_keeps_committed),
