@@ -14,10 +14,9 @@
  *     destination, and read the previous time step (0 after a reset);
  *   - indices are 16-bit when the network has fewer than 65536 neurons,
  *     32-bit otherwise; rows are sorted by the index they read, so memory is
- *     read in order; gather rows are padded to a multiple of 8 entries that
- *     read an always-zero slot (no tail loop, no branch mispredictions). A
- *     plan takes at most 8 bytes per connection plus O(neurons) (the padding
- *     is at most 7 entries per neuron and row).
+ *     read in order; rows are not padded (the batch-1 step reads a last short
+ *     group of 8 entries whole and masks what is past the row). A plan takes
+ *     at most 8 bytes per connection plus O(neurons).
  * Compiling is O(neurons + connections), whatever the shape of the graph
  * (no path enumeration).
  *

@@ -15,36 +15,38 @@
 struct nn_plan {
     size_t n, n_in, n_out, n_layers;
     size_t n_conns, n_recurrent;       /* connections of the genome */
-    size_t n_gather, n_scatter, n_rec; /* entries of each kind, padding included */
+    size_t n_gather, n_scatter, n_rec; /* entries of each kind */
     size_t bytes;                      /* the whole allocation */
     int index_bits;                    /* 16 or 32 */
     int out_contiguous;                /* out_map[k] == out_map[0] + k */
+    int rec_reads_input;               /* some recurrent edge leaves an input */
     uint32_t *out_map;                 /* [n_out] dense index of the k-th output */
     uint32_t *layer_start;             /* [n_layers + 1] layer l is [start[l], start[l+1]) */
     uint8_t *layer_way;                /* [n_layers] NN_WAY_GATHER or NN_WAY_SCATTER */
     float *bias;                       /* [n] */
     uint8_t *act;                      /* [n] enum genome_act */
-    /* Feed-forward edges into j read by gather: g_row[j] .. g_row[j+1]) of
-     * g_idx (source) and g_w, sorted by source, then padded to a multiple of
-     * 8 entries with weight 0 and source n, a slot that always holds 0 (so
-     * the 8-lane sums need no tail; +0 added leaves a sum unchanged). */
+    /* Feed-forward edges into j read by gather: [g_row[j], g_row[j+1]) of
+     * g_idx (source) and g_w, sorted by source, unpadded. The arrays have
+     * NN_SLACK more entries (weight 0, source n: a slot that always holds 0),
+     * so that the batch-1 step may read a whole group of 8 entries past the
+     * end of the last row (it masks what is not in the row). */
     uint32_t *g_row; /* [n + 1] */
-    uint32_t *g_end; /* [n] end of the real edges of row j (the batched step
-                      * skips the padding: its lanes need no tail) */
-    float *g_w;      /* [n_gather] */
-    void *g_idx;     /* [n_gather] uint16_t or uint32_t */
-    /* Recurrent edges into j, the same way (padded too); sources read the
-     * last step. */
+    uint32_t *g_hid; /* [n] the first entry of row j whose source is not an
+                      * input (the batched step reads inputs in place) */
+    float *g_w;      /* [n_gather + NN_SLACK] */
+    void *g_idx;     /* [n_gather + NN_SLACK] uint16_t or uint32_t */
+    /* Recurrent edges into j, the same way; sources read the last step. */
     uint32_t *r_row; /* [n + 1] */
-    uint32_t *r_end; /* [n] */
-    float *r_w;      /* [n_rec] */
-    void *r_idx;     /* [n_rec] */
+    float *r_w;      /* [n_rec + NN_SLACK] */
+    void *r_idx;     /* [n_rec + NN_SLACK] */
     /* Feed-forward edges out of j read by scatter: s_idx holds the
      * destination, sorted. Only sources in SCATTER layers have any. */
     uint32_t *s_row; /* [n + 1] */
     float *s_w;      /* [n_scatter] */
     void *s_idx;     /* [n_scatter] */
 };
+
+#define NN_SLACK 8
 
 /* Samples of a state are laid out batch-major: the values of neuron j are
  * y[j * stride .. j * stride + batch), so that the inner loop over a batch is

@@ -325,14 +325,13 @@ static size_t layout(struct nn_plan *p, unsigned char *base)
     TAKE(bias, p->n, 4);
     TAKE(g_row, p->n + 1, 4);
     TAKE(r_row, p->n + 1, 4);
-    TAKE(g_end, p->n, 4);
-    TAKE(r_end, p->n, 4);
+    TAKE(g_hid, p->n, 4);
     TAKE(s_row, p->n + 1, 4);
-    TAKE(g_w, p->n_gather, 4);
-    TAKE(r_w, p->n_rec, 4);
+    TAKE(g_w, p->n_gather + NN_SLACK, 4);
+    TAKE(r_w, p->n_rec + NN_SLACK, 4);
     TAKE(s_w, p->n_scatter, 4);
-    TAKE(g_idx, p->n_gather, ib);
-    TAKE(r_idx, p->n_rec, ib);
+    TAKE(g_idx, p->n_gather + NN_SLACK, ib);
+    TAKE(r_idx, p->n_rec + NN_SLACK, ib);
     TAKE(s_idx, p->n_scatter, ib);
     TAKE(act, p->n, 1);
     TAKE(layer_way, p->n_layers, 1);
@@ -493,6 +492,7 @@ int nn_plan_compile(const struct genome *g, const struct nn_opts *opts, struct n
                 row_g[dj + 1]++;
             } else if (cat == CAT_REC) {
                 row_r[dj + 1]++;
+                hd.rec_reads_input |= sj < hd.n_in;
             } else {
                 row_s[sj + 1]++;
                 s.sd_row[dj + 1]++;
@@ -504,11 +504,9 @@ int nn_plan_compile(const struct genome *g, const struct nn_opts *opts, struct n
         s.conn_start[n] = (uint32_t)m;
     }
     hd.n_conns = m;
-    for (size_t j = 0; j < n; j++) /* before padding */
+    for (size_t j = 0; j < n; j++)
         hd.n_recurrent += row_r[j + 1];
     for (size_t j = 0; j < n; j++) {
-        row_g[j + 1] = (row_g[j + 1] + 7) & ~7u; /* pad to whole groups of 8 */
-        row_r[j + 1] = (row_r[j + 1] + 7) & ~7u;
         row_g[j + 1] += row_g[j];
         row_r[j + 1] += row_r[j];
         row_s[j + 1] += row_s[j];
@@ -555,18 +553,26 @@ int nn_plan_compile(const struct genome *g, const struct nn_opts *opts, struct n
         place_edges(p, g, &s, row_g, row_r, 16);
     else
         place_edges(p, g, &s, row_g, row_r, 32);
-    /* Padding: the cursors stopped at the real end of each row. */
-    memcpy(p->g_end, row_g, n * sizeof *row_g);
-    memcpy(p->r_end, row_r, n * sizeof *row_r);
+    /* The slack after the last row; where each row's input sources end (rows
+     * are sorted by source and inputs come first: a binary search). */
+    for (size_t k = 0; k < NN_SLACK; k++) {
+        p->g_w[p->n_gather + k] = 0.0f;
+        put_idx(p->g_idx, p->index_bits, p->n_gather + k, (uint32_t)n);
+        p->r_w[p->n_rec + k] = 0.0f;
+        put_idx(p->r_idx, p->index_bits, p->n_rec + k, (uint32_t)n);
+    }
     for (size_t j = 0; j < n; j++) {
-        for (uint32_t k = row_g[j]; k < p->g_row[j + 1]; k++) {
-            p->g_w[k] = 0.0f;
-            put_idx(p->g_idx, p->index_bits, k, (uint32_t)n);
+        uint32_t lo = p->g_row[j], hi = p->g_row[j + 1];
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            uint32_t v = p->index_bits == 16 ? ((const uint16_t *)p->g_idx)[mid]
+                                             : ((const uint32_t *)p->g_idx)[mid];
+            if (v < hd.n_in)
+                lo = mid + 1;
+            else
+                hi = mid;
         }
-        for (uint32_t k = row_r[j]; k < p->r_row[j + 1]; k++) {
-            p->r_w[k] = 0.0f;
-            put_idx(p->r_idx, p->index_bits, k, (uint32_t)n);
-        }
+        p->g_hid[j] = lo;
     }
     /* Scatter edges, destination by destination (sd_row[dj] now ends row dj,
      * so row dj starts at sd_row[dj - 1]). */

@@ -13,6 +13,9 @@
  *   - batch 1: the edges of a row go round-robin into 8 partial sums (edge k
  *     of the row into lane k % 8), reduced as ((0+4)+(2+6))+((1+5)+(3+7));
  *   - batch B: lane b sums the row's edges in order, one vector per 16 lanes.
+ * A batched step reads feature-major inputs in place when their rows have the
+ * state's stride, and a network without recurrent edges keeps one buffer of
+ * values instead of swapping two (step_begin).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -28,50 +31,69 @@
 #define NN_INLINE static inline __attribute__((always_inline))
 
 #ifndef NN_BLOCK
-#define NN_BLOCK 32 /* lanes per block of a batched step: 16, 32, 48 or 64 */
+#define NN_BLOCK 64 /* lanes per block of a batched step: 16, 32, 48 or 64 */
 #endif
 
 typedef float v16f __attribute__((vector_size(64), may_alias));
 typedef int32_t v16i __attribute__((vector_size(64), may_alias));
+/* The same, for rows that may be only float-aligned (a caller's inputs). */
+typedef float v16fu __attribute__((vector_size(64), aligned(4), may_alias));
 
 #define IDX(base, bits, k)                                                                         \
     ((bits) == 16 ? (uint32_t)((const uint16_t *)(base))[k] : ((const uint32_t *)(base))[k])
 
 /* ---- batch 1 ------------------------------------------------------------ */
 
-/* Sum of w[k] * y[idx[k]] over k in [b, e), e - b a multiple of 8 (rows are
- * padded): edge k of the row into lane k % 8, eight named sums so that they
- * stay in registers; indices read 64 bits at a time. */
+/* Adds edges k .. k+7 to lanes 0..7, only the first t of them (the others are
+ * past the row's end: the next row's or the slack, in range but not ours);
+ * adding +0 leaves a lane unchanged (a lane starts at +0 and so is never -0),
+ * so a short group gives the bits a padded one would. */
+#define DOT1_GROUP(t)                                                                              \
+    do {                                                                                           \
+        const float *wk = w + k;                                                                   \
+        uint32_t i0, i1, i2, i3, i4, i5, i6, i7;                                                   \
+        if (bits == 16) {                                                                          \
+            uint64_t lo, hi;                                                                       \
+            memcpy(&lo, (const uint16_t *)idx + k, 8);                                             \
+            memcpy(&hi, (const uint16_t *)idx + k + 4, 8);                                         \
+            i0 = (uint16_t)lo, i1 = (uint16_t)(lo >> 16), i2 = (uint16_t)(lo >> 32);               \
+            i3 = (uint32_t)(lo >> 48), i4 = (uint16_t)hi, i5 = (uint16_t)(hi >> 16);               \
+            i6 = (uint16_t)(hi >> 32), i7 = (uint32_t)(hi >> 48);                                  \
+        } else {                                                                                   \
+            const uint32_t *ik = (const uint32_t *)idx + k;                                        \
+            i0 = ik[0], i1 = ik[1], i2 = ik[2], i3 = ik[3];                                        \
+            i4 = ik[4], i5 = ik[5], i6 = ik[6], i7 = ik[7];                                        \
+        }                                                                                          \
+        float p0 = wk[0] * y[i0], p1 = wk[1] * y[i1], p2 = wk[2] * y[i2], p3 = wk[3] * y[i3];      \
+        float p4 = wk[4] * y[i4], p5 = wk[5] * y[i5], p6 = wk[6] * y[i6], p7 = wk[7] * y[i7];      \
+        a0 += 0 < (t) ? p0 : 0.0f;                                                                 \
+        a1 += 1 < (t) ? p1 : 0.0f;                                                                 \
+        a2 += 2 < (t) ? p2 : 0.0f;                                                                 \
+        a3 += 3 < (t) ? p3 : 0.0f;                                                                 \
+        a4 += 4 < (t) ? p4 : 0.0f;                                                                 \
+        a5 += 5 < (t) ? p5 : 0.0f;                                                                 \
+        a6 += 6 < (t) ? p6 : 0.0f;                                                                 \
+        a7 += 7 < (t) ? p7 : 0.0f;                                                                 \
+    } while (0)
+
+/* Sum of w[k] * y[idx[k]] over k in [b, e): edge k of the row into lane
+ * (k - b) % 8, eight named sums so that they stay in registers; indices read
+ * 64 bits at a time. A last group of fewer than 8 edges reads 8 entries
+ * (NN_SLACK makes that safe at the end of the arrays) and masks the rest. */
 NN_INLINE float dot1(const float *restrict w, const void *idx, int bits, uint32_t b, uint32_t e,
                      const float *restrict y)
 {
     float a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0;
-    for (uint32_t k = b; k < e; k += 8) {
-        const float *wk = w + k;
-        uint32_t i0, i1, i2, i3, i4, i5, i6, i7;
-        if (bits == 16) {
-            uint64_t lo, hi;
-            memcpy(&lo, (const uint16_t *)idx + k, 8);
-            memcpy(&hi, (const uint16_t *)idx + k + 4, 8);
-            i0 = (uint16_t)lo, i1 = (uint16_t)(lo >> 16), i2 = (uint16_t)(lo >> 32);
-            i3 = (uint32_t)(lo >> 48), i4 = (uint16_t)hi, i5 = (uint16_t)(hi >> 16);
-            i6 = (uint16_t)(hi >> 32), i7 = (uint32_t)(hi >> 48);
-        } else {
-            const uint32_t *ik = (const uint32_t *)idx + k;
-            i0 = ik[0], i1 = ik[1], i2 = ik[2], i3 = ik[3];
-            i4 = ik[4], i5 = ik[5], i6 = ik[6], i7 = ik[7];
-        }
-        a0 += wk[0] * y[i0];
-        a1 += wk[1] * y[i1];
-        a2 += wk[2] * y[i2];
-        a3 += wk[3] * y[i3];
-        a4 += wk[4] * y[i4];
-        a5 += wk[5] * y[i5];
-        a6 += wk[6] * y[i6];
-        a7 += wk[7] * y[i7];
+    uint32_t k = b;
+    for (; k + 8 <= e; k += 8)
+        DOT1_GROUP(8);
+    if (k < e) {
+        uint32_t t = e - k;
+        DOT1_GROUP(t);
     }
     return ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7));
 }
+#undef DOT1_GROUP
 
 NN_INLINE float act1(int a, float v)
 {
@@ -135,14 +157,14 @@ NN_CLONES static void run1_32(const struct nn_plan *p, struct nn_state *s)
 
 /* ---- batch B: rows of `stride` lanes, up to 4 vectors (64 lanes) a block - */
 
-/* a[q] = sum over k in [b, e) of w[k] * y[idx[k]][c0 + 16q ..], in edge order.
+/* a[q] += w[k] * y[idx[k]][c0 + 16q ..] for k in [b, e), in edge order.
  * nv (1..4) is a constant after inlining; four named sums stay in registers. */
 NN_INLINE void dotb(const float *w, const void *idx, int bits, uint32_t b, uint32_t e,
                     const float *y, size_t stride, size_t c0, int nv, v16f *a)
 {
-    v16f a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
+    v16f a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
     for (uint32_t k = b; k < e; k++) {
-        const v16f *src = (const v16f *)(y + (size_t)IDX(idx, bits, k) * stride + c0);
+        const v16fu *src = (const v16fu *)(y + (size_t)IDX(idx, bits, k) * stride + c0);
         float wk = w[k];
         a0 += wk * src[0];
         if (nv > 1)
@@ -155,16 +177,28 @@ NN_INLINE void dotb(const float *w, const void *idx, int bits, uint32_t b, uint3
     a[0] = a0, a[1] = a1, a[2] = a2, a[3] = a3;
 }
 
-/* Neuron j, lanes [c0, c0 + 16 nv): sums, and relu / identity in place. */
-NN_INLINE void blockb(const struct nn_plan *p, struct nn_state *s, uint32_t j, size_t c0, int nv,
-                      int bits)
+/* Gather entries this far ahead have their source rows asked for: rows are
+ * read in a random order, from L2 at best, and a row is 1-4 lines. */
+#define NN_AHEAD 8
+
+/* Neuron j, lanes [c0, c0 + 16 nv): sums, and relu / identity in place.
+ * Sources that are inputs are read from yin (rows of the same stride). */
+NN_INLINE void blockb(const struct nn_plan *p, struct nn_state *s, const float *yin, uint32_t j,
+                      size_t c0, int nv, int bits)
 {
     size_t st = s->stride;
-    v16f g[4], r[4] = {{0}, {0}, {0}, {0}};
-    dotb(p->g_w, p->g_idx, bits, p->g_row[j], p->g_end[j], s->y, st, c0, nv, g);
-    int has_rec = p->r_end[j] > p->r_row[j];
+    v16f g[4] = {{0}, {0}, {0}, {0}}, r[4] = {{0}, {0}, {0}, {0}};
+    for (uint32_t k = p->g_row[j] + NN_AHEAD; k < p->g_row[j + 1] + NN_AHEAD; k++) {
+        uint32_t i = IDX(p->g_idx, bits, k); /* in the slack at worst */
+        const char *row = (const char *)((i < p->n_in ? yin : s->y) + (size_t)i * st + c0);
+        for (int q = 0; q < nv; q++)
+            __builtin_prefetch(row + 64 * q);
+    }
+    dotb(p->g_w, p->g_idx, bits, p->g_row[j], p->g_hid[j], yin, st, c0, nv, g);
+    dotb(p->g_w, p->g_idx, bits, p->g_hid[j], p->g_row[j + 1], s->y, st, c0, nv, g);
+    int has_rec = p->r_row[j + 1] > p->r_row[j];
     if (has_rec)
-        dotb(p->r_w, p->r_idx, bits, p->r_row[j], p->r_end[j], s->y_prev, st, c0, nv, r);
+        dotb(p->r_w, p->r_idx, bits, p->r_row[j], p->r_row[j + 1], s->y_prev, st, c0, nv, r);
     v16f *yj = (v16f *)(s->y + (size_t)j * st + c0);
     v16f *aj = (v16f *)(s->acc + (size_t)j * st + c0);
     float bias = p->bias[j];
@@ -184,12 +218,18 @@ NN_INLINE void blockb(const struct nn_plan *p, struct nn_state *s, uint32_t j, s
 }
 
 /* Source j pushes lanes [c0, c0 + 16 nv) into its destinations. */
-NN_INLINE void scatterb(const struct nn_plan *p, struct nn_state *s, uint32_t j, size_t c0, int nv,
-                        int bits)
+NN_INLINE void scatterb(const struct nn_plan *p, struct nn_state *s, const float *rows, uint32_t j,
+                        size_t c0, int nv, int bits)
 {
     size_t st = s->stride;
-    const v16f *yj = (const v16f *)(s->y + (size_t)j * st + c0);
-    v16f y0 = yj[0], y1 = nv > 1 ? yj[1] : y0, y2 = nv > 2 ? yj[2] : y0, y3 = nv > 3 ? yj[3] : y0;
+    const v16fu *yj = (const v16fu *)(rows + (size_t)j * st + c0);
+    v16f y0 = yj[0], y1 = y0, y2 = y0, y3 = y0;
+    if (nv > 1)
+        y1 = yj[1];
+    if (nv > 2)
+        y2 = yj[2];
+    if (nv > 3)
+        y3 = yj[3];
     for (uint32_t k = p->s_row[j]; k < p->s_row[j + 1]; k++) {
         v16f *dst = (v16f *)(s->acc + (size_t)IDX(p->s_idx, bits, k) * st + c0);
         float wk = p->s_w[k];
@@ -220,7 +260,9 @@ NN_INLINE void scatterb(const struct nn_plan *p, struct nn_state *s, uint32_t j,
         break;                                                                                     \
     }
 
-NN_INLINE void runb(const struct nn_plan *p, struct nn_state *s, int bits)
+/* yin: the rows of the inputs, [n_in][stride] (s->y, or the caller's
+ * feature-major buffer read in place). */
+NN_INLINE void runb(const struct nn_plan *p, struct nn_state *s, const float *yin, int bits)
 {
     size_t st = s->stride;
     int measure = s->steps < NN_DENSITY_STEPS;
@@ -231,7 +273,7 @@ NN_INLINE void runb(const struct nn_plan *p, struct nn_state *s, int bits)
         for (size_t c0 = 0; c0 < st && l > 0; c0 += NN_BLOCK) {
             int nv = st - c0 >= NN_BLOCK ? NN_BLOCK / NN_LANES : (int)((st - c0) / NN_LANES);
             for (uint32_t j = j0; j < j1; j++) {
-#define CALL_BLOCK(k) blockb(p, s, j, c0, k, bits)
+#define CALL_BLOCK(k) blockb(p, s, yin, j, c0, k, bits)
                 BY_NV(nv, CALL_BLOCK)
 #undef CALL_BLOCK
             }
@@ -245,8 +287,9 @@ NN_INLINE void runb(const struct nn_plan *p, struct nn_state *s, int bits)
         int scatter = p->layer_way[l] == NN_WAY_SCATTER;
         if (!scatter && !measure)
             continue;
+        const float *rows = l == 0 ? yin : s->y;
         for (uint32_t j = j0; j < j1; j++) {
-            const float *yj = s->y + (size_t)j * st;
+            const float *yj = rows + (size_t)j * st;
             size_t b = 0;
             while (b < s->batch && yj[b] == 0.0f)
                 b++;
@@ -257,7 +300,7 @@ NN_INLINE void runb(const struct nn_plan *p, struct nn_state *s, int bits)
                 continue;
             for (size_t c0 = 0; c0 < st; c0 += NN_BLOCK) {
                 int nv = st - c0 >= NN_BLOCK ? NN_BLOCK / NN_LANES : (int)((st - c0) / NN_LANES);
-#define CALL_SCATTER(k) scatterb(p, s, j, c0, k, bits)
+#define CALL_SCATTER(k) scatterb(p, s, rows, j, c0, k, bits)
                 BY_NV(nv, CALL_SCATTER)
 #undef CALL_SCATTER
             }
@@ -267,14 +310,14 @@ NN_INLINE void runb(const struct nn_plan *p, struct nn_state *s, int bits)
     }
 }
 
-NN_CLONES static void runb_16(const struct nn_plan *p, struct nn_state *s)
+NN_CLONES static void runb_16(const struct nn_plan *p, struct nn_state *s, const float *yin)
 {
-    runb(p, s, 16);
+    runb(p, s, yin, 16);
 }
 
-NN_CLONES static void runb_32(const struct nn_plan *p, struct nn_state *s)
+NN_CLONES static void runb_32(const struct nn_plan *p, struct nn_state *s, const float *yin)
 {
-    runb(p, s, 32);
+    runb(p, s, yin, 32);
 }
 
 /* ---- states --------------------------------------------------------------- */
@@ -333,12 +376,22 @@ void nn_state_reset(struct nn_state *s)
     s->steps = 0;
 }
 
+/* This step's values go where the last step's were, which become y_prev; a
+ * network without recurrent edges never reads y_prev, so it keeps writing
+ * the same buffer (half the memory a step touches). */
+static void step_begin(struct nn_state *s)
+{
+    if (s->plan->n_rec) {
+        float *t = s->y;
+        s->y = s->y_prev;
+        s->y_prev = t;
+    }
+}
+
 void nn_step(struct nn_state *s, const float *in, float *out)
 {
     const struct nn_plan *p = s->plan;
-    float *t = s->y;
-    s->y = s->y_prev;
-    s->y_prev = t;
+    step_begin(s);
     if (s->batch == 1) {
         memcpy(s->y, in, p->n_in * sizeof *in);
         if (p->index_bits == 16)
@@ -360,9 +413,9 @@ void nn_step(struct nn_state *s, const float *in, float *out)
             }
         }
         if (p->index_bits == 16)
-            runb_16(p, s);
+            runb_16(p, s, s->y);
         else
-            runb_32(p, s);
+            runb_32(p, s, s->y);
     }
     s->steps++;
     if (out)
@@ -376,18 +429,24 @@ void nn_step_feature_major(struct nn_state *s, const float *in, float *out)
         nn_step(s, in, out);
         return;
     }
-    float *t = s->y;
-    s->y = s->y_prev;
-    s->y_prev = t;
+    step_begin(s);
     size_t st = s->stride, b_n = s->batch;
-    for (size_t k = 0; k < p->n_in; k++)
-        memcpy(s->y + k * st, in + k * b_n, b_n * sizeof *in);
+    /* Rows of `in` already have the state's stride: the step reads them in
+     * place, unless the next step needs them as last step's inputs. */
+    const float *yin = in;
+    if (b_n != st || p->rec_reads_input) {
+        for (size_t k = 0; k < p->n_in; k++)
+            memcpy(s->y + k * st, in + k * b_n, b_n * sizeof *in);
+        yin = s->y;
+    }
     if (p->index_bits == 16)
-        runb_16(p, s);
+        runb_16(p, s, yin);
     else
-        runb_32(p, s);
+        runb_32(p, s, yin);
     s->steps++;
-    if (out)
+    if (out && b_n == st && p->out_contiguous) /* one block, not n_out small copies */
+        memcpy(out, s->y + (size_t)p->out_map[0] * st, p->n_out * st * sizeof *out);
+    else if (out)
         for (size_t k = 0; k < p->n_out; k++)
             memcpy(out + k * b_n, s->y + (size_t)p->out_map[k] * st, b_n * sizeof *out);
 }

@@ -232,6 +232,65 @@ static void test_nn_step_bits_do_not_depend_on_batch_size_or_index_width(void **
     genome_release(&g);
 }
 
+/* Feature-major buffers whose rows have the state's stride (a batch that is a
+ * multiple of 16) are read in place: the same bits as sample-major steps, with
+ * rows that are only float-aligned, whatever the way, and with recurrent
+ * edges that leave an input (a hidden neuron moved to depth 0). */
+static void test_nn_step_feature_major_in_place_matches_sample_major(void **state)
+{
+    (void)state;
+    struct tv_rng rng;
+    tv_rng_init(&rng, 6, 6, 6);
+    struct tv_error err = {0};
+    struct genome g;
+    genome_init(&g);
+    enum { B = 32 };
+    float *in = malloc(B * 8 * sizeof *in), *in_fm = malloc((B * 8 + 1) * sizeof *in_fm);
+    float *oa = malloc(B * 8 * sizeof *oa), *of = malloc(B * 8 * sizeof *of);
+    assert_non_null(in);
+    assert_non_null(in_fm);
+    assert_non_null(oa);
+    assert_non_null(of);
+    for (int it = 0; it < 150; it++) {
+        random_graph(&g, &rng, it % 2 ? GENOME_ACT_RELU : GENOME_ACT_TANH);
+        if (it % 3 == 0) /* a hidden neuron at depth 0: edges from inputs into it recur */
+            for (size_t i = 0; i < g.n_neurons; i++)
+                if (g.neurons[i].kind == GENOME_HIDDEN) {
+                    g.neurons[i].depth = 0.0f;
+                    break;
+                }
+        struct nn_opts o = {it % 3, 0, NULL, 0};
+        struct nn_plan *p;
+        assert_int_equal(nn_plan_compile(&g, &o, &p, &err), 0);
+        size_t n_in = nn_plan_n_inputs(p), n_out = nn_plan_n_outputs(p);
+        size_t batch = it % 2 ? 16 : B;
+        float *fm = in_fm + (it % 4 == 1); /* not 64-byte aligned */
+        struct nn_state *a, *f;
+        assert_int_equal(nn_state_new(p, batch, &a, &err), 0);
+        assert_int_equal(nn_state_new(p, batch, &f, &err), 0);
+        for (int t = 0; t < 4; t++) {
+            for (size_t i = 0; i < batch * n_in; i++)
+                in[i] = tv_rng_chance(&rng, 0.3) ? 0.0f : (float)tv_rng_normal(&rng);
+            for (size_t k = 0; k < n_in; k++)
+                for (size_t q = 0; q < batch; q++)
+                    fm[k * batch + q] = in[q * n_in + k];
+            nn_step(a, in, oa);
+            nn_step_feature_major(f, fm, of);
+            for (size_t k = 0; k < n_out; k++)
+                for (size_t q = 0; q < batch; q++)
+                    assert_memory_equal(&of[k * batch + q], &oa[q * n_out + k], sizeof(float));
+        }
+        nn_state_free(a);
+        nn_state_free(f);
+        nn_plan_free(p);
+    }
+    free(in);
+    free(in_fm);
+    free(oa);
+    free(of);
+    genome_release(&g);
+}
+
 /* ---- recurrent state --------------------------------------------------------- */
 
 /* in -> h (identity, self loop 1) -> out; out -> h recurrent with weight 0.5:
@@ -396,7 +455,7 @@ static void test_nn_plan_compile_reports_sizes_within_memory_bound(void **state)
     assert_int_equal(nn_plan_layer_way(p, 0), NN_WAY_GATHER);  /* inputs: not measured */
     assert_int_equal(nn_plan_layer_way(p, 1), NN_WAY_SCATTER); /* relu: makes zeros */
     assert_int_equal(nn_plan_layer_way(p, 3), -1);
-    /* 6 bytes per connection with 16-bit indices, padding and rows per neuron */
+    /* 6 bytes per connection with 16-bit indices, rows per neuron */
     size_t bound = 6 * g.n_conns + 2 * 7 * 6 * g.n_neurons + 40 * g.n_neurons + 2048;
     assert_true(nn_plan_bytes(p) <= bound);
     nn_plan_free(p);
@@ -753,6 +812,7 @@ int main(void)
         cmocka_unit_test(test_nn_step_matches_reference_on_random_graphs),
         cmocka_unit_test(test_nn_step_matches_reference_on_layered_genomes),
         cmocka_unit_test(test_nn_step_bits_do_not_depend_on_batch_size_or_index_width),
+        cmocka_unit_test(test_nn_step_feature_major_in_place_matches_sample_major),
         cmocka_unit_test(test_nn_step_carries_recurrent_state_over_time_steps),
         cmocka_unit_test(test_nn_plan_compile_long_looped_graph_in_linear_time),
         cmocka_unit_test(test_nn_plan_compile_reports_sizes_within_memory_bound),
