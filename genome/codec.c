@@ -180,8 +180,176 @@ static int decode_object(struct genome *g, const msgpack_object *root,
     return genome_validate(g, limits, err);
 }
 
+/* ---- the fast path ------------------------------------------------------
+ * A direct reader for the encodings genome_encode() writes (fixstr tag,
+ * fixint or uint version and ids, float32 or float64 floats, any array and
+ * bin length form), bounds-checked at every byte. It fills g and returns 0,
+ * or returns -1 on anything else, and then genome_decode() goes the general
+ * way through msgpack-c, which accepts every other encoding of the same
+ * values and names what is wrong. So the fast path changes speed, never what
+ * is accepted or the genome that results (tests/fuzz/fuzz_genome_codec.c
+ * compares the two). */
+
+struct reader {
+    const uint8_t *p, *end;
+};
+
+static uint64_t get_be(const uint8_t *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < n; i++)
+        v = v << 8 | p[i];
+    return v;
+}
+
+/* A length-prefixed form: fix (first byte in [fix_lo, fix_lo + fix_n)) or
+ * the 8/16/32-bit forms at codes c8 (0 if none), c16, c32. */
+static int rd_len(struct reader *r, uint8_t fix_lo, unsigned fix_n, uint8_t c8, uint8_t c16,
+                  uint8_t c32, size_t *out)
+{
+    if (r->p >= r->end)
+        return -1;
+    uint8_t b = *r->p++;
+    int n = 0;
+    if (b >= fix_lo && b - fix_lo < (int)fix_n) {
+        *out = (size_t)(b - fix_lo);
+        return 0;
+    }
+    if (c8 && b == c8)
+        n = 1;
+    else if (b == c16)
+        n = 2;
+    else if (b == c32)
+        n = 4;
+    else
+        return -1;
+    if (r->end - r->p < n)
+        return -1;
+    *out = (size_t)get_be(r->p, n);
+    r->p += n;
+    return 0;
+}
+
+static int rd_uint(struct reader *r, uint64_t max, uint64_t *out)
+{
+    if (r->p >= r->end)
+        return -1;
+    uint8_t b = *r->p++;
+    int n;
+    if (b <= 0x7f) {
+        *out = b;
+        return *out <= max ? 0 : -1;
+    }
+    switch (b) {
+    case 0xcc:
+        n = 1;
+        break;
+    case 0xcd:
+        n = 2;
+        break;
+    case 0xce:
+        n = 4;
+        break;
+    case 0xcf:
+        n = 8;
+        break;
+    default:
+        return -1;
+    }
+    if (r->end - r->p < n)
+        return -1;
+    *out = get_be(r->p, n);
+    r->p += n;
+    return *out <= max ? 0 : -1;
+}
+
+static int rd_float(struct reader *r, float *out)
+{
+    if (r->end - r->p < 5)
+        return -1;
+    uint8_t b = *r->p;
+    if (b == 0xca) {
+        uint32_t u = (uint32_t)get_be(r->p + 1, 4);
+        float f;
+        memcpy(&f, &u, 4);
+        *out = (float)(double)f;
+        r->p += 5;
+        return 0;
+    }
+    if (b == 0xcb && r->end - r->p >= 9) {
+        uint64_t u = get_be(r->p + 1, 8);
+        double d;
+        memcpy(&d, &u, 8);
+        *out = (float)d;
+        r->p += 9;
+        return 0;
+    }
+    return -1;
+}
+
+static int decode_fast(struct genome *g, const uint8_t *data, size_t len,
+                       const struct genome_limits *limits)
+{
+    struct reader r = {data, data + len};
+    size_t n, n_neurons, bin_len;
+    uint64_t version;
+    if (rd_len(&r, 0x90, 16, 0, 0xdc, 0xdd, &n) || n != 4)
+        return -1;
+    if (rd_len(&r, 0xa0, 32, 0xd9, 0xda, 0xdb, &n) || n != sizeof MAGIC - 1 ||
+        (size_t)(r.end - r.p) < n || memcmp(r.p, MAGIC, n))
+        return -1;
+    r.p += n;
+    if (rd_uint(&r, UINT32_MAX, &version) || version != FORMAT_VERSION)
+        return -1;
+    /* each neuron takes at least 14 bytes in the forms read here */
+    if (rd_len(&r, 0x90, 16, 0, 0xdc, 0xdd, &n_neurons) || n_neurons > limits->max_neurons ||
+        n_neurons > (size_t)(r.end - r.p) / 14)
+        return -1;
+    if (genome_reserve(g, n_neurons, 0, NULL))
+        return -1;
+    for (size_t i = 0; i < n_neurons; i++) {
+        struct genome_neuron nr;
+        uint64_t id, kind, act;
+        if (rd_len(&r, 0x90, 16, 0, 0xdc, 0xdd, &n) || n != 5 || rd_uint(&r, UINT32_MAX, &id) ||
+            rd_uint(&r, 255, &kind) || rd_uint(&r, 255, &act) || rd_float(&r, &nr.bias) ||
+            rd_float(&r, &nr.depth))
+            return -1;
+        nr.id = (uint32_t)id;
+        nr.kind = (uint8_t)kind;
+        nr.act = (uint8_t)act;
+        g->neurons[g->n_neurons++] = nr;
+    }
+    if (rd_len(&r, 0, 0, 0xc4, 0xc5, 0xc6, &bin_len) || bin_len != (size_t)(r.end - r.p) ||
+        bin_len % REC_BYTES || bin_len / REC_BYTES > limits->max_conns)
+        return -1;
+    size_t n_conns = bin_len / REC_BYTES;
+    if (genome_reserve(g, n_neurons, n_conns, NULL))
+        return -1;
+    const uint8_t *p = r.p;
+    if (host_is_little_endian()) {
+        if (bin_len)
+            memcpy(g->conns, p, bin_len);
+    } else {
+        for (size_t i = 0; i < n_conns; i++, p += REC_BYTES) {
+            uint32_t w = get_le32(p + 8);
+            g->conns[i].from = get_le32(p);
+            g->conns[i].to = get_le32(p + 4);
+            memcpy(&g->conns[i].weight, &w, 4);
+        }
+    }
+    g->n_conns = n_conns;
+    return 0;
+}
+
 int genome_decode(struct genome *g, const void *data, size_t len,
                   const struct genome_limits *limits, struct tv_error *err)
+{
+    return genome_decode_general(g, data, len, limits, 0, err);
+}
+
+int genome_decode_general(struct genome *g, const void *data, size_t len,
+                          const struct genome_limits *limits, int general_only,
+                          struct tv_error *err)
 {
     if (!limits)
         limits = &genome_default_limits;
@@ -193,6 +361,15 @@ int genome_decode(struct genome *g, const void *data, size_t len,
         max_len = 64 + limits->max_neurons * 32 + limits->max_conns * REC_BYTES;
     if (len > max_len)
         return tv_error_set(err, TV_ELIMIT, "genome: %zu bytes is more than the limits allow", len);
+    if (!general_only) {
+        if (decode_fast(g, data, len, limits) == 0) {
+            int rc = genome_validate(g, limits, err);
+            if (rc)
+                genome_reset(g);
+            return rc;
+        }
+        genome_reset(g);
+    }
     int rc = tv_msgpack_check(data, len, 4, err);
     if (rc) {
         tv_error_prefix(err, "genome");

@@ -45,6 +45,7 @@ struct search {
     struct tv_buf row_bytes;
     int solved;
     double t_start, t_gen, t_first_row;
+    double cpu_start;      /* the process's CPU time when the search loop began */
     char resume_name[256]; /* resume: the run to take once its checkpoint loaded */
     int resuming;          /* resume: the run is held for writing */
     uint64_t evals_total;
@@ -69,6 +70,16 @@ static double now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* CPU time of the whole process (every thread, MPI's included). */
+static double process_cpu(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru))
+        return 0;
+    return (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec +
+           (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
 }
 
 static uint64_t child_seed(uint64_t run_seed, int64_t gen, uint64_t index)
@@ -651,6 +662,7 @@ static int search_loop(struct search *s, struct tv_error *err)
             s->solved |= s->pop.m[i].solved;
     }
     s->t_start = now();
+    s->cpu_start = process_cpu();
     int first = 1;
     while (!rc && !(s->gen >= 0 && done(s))) {
         rc = run_generation(s, first ? &pending : NULL, err);
@@ -782,23 +794,23 @@ int master_search(const struct master_run_opts *o, struct tv_error *err)
         for (size_t i = 1; i < s.pop.n; i++)
             if (s.pop.m[i].fitness > s.pop.m[champ].fitness)
                 champ = i;
-        struct rusage ru;
-        double cpu = 0;
-        if (getrusage(RUSAGE_SELF, &ru) == 0)
-            cpu = (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec +
-                  (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
+        /* The search's CPU time, start-up (MPI, the database) apart: what
+         * waiting for workers and doing their job alone did not take is
+         * the master's own work. */
+        double cpu = process_cpu() - s.cpu_start;
         double wait_cpu, work_cpu;
         farm_cpu(s.farm, &wait_cpu, &work_cpu);
         fprintf(stderr,
                 "trevo: %s after generation %" PRId64 ": best fitness %.9g (individual %" PRId64
                 ", %u neurons, %u connections); %" PRIu64 " evaluations in %.3f s, master CPU "
-                "%.3f s (own work %.3f s)%s\n",
+                "%.3f s (own work %.3f s; start-up %.3f s)%s\n",
                 rc == TV_ESTOP ? "stopped"
                 : s.solved     ? "solved"
                                : "done",
                 s.gen, s.pop.m[champ].fitness, s.pop.m[champ].id, s.pop.m[champ].n_neurons,
                 s.pop.m[champ].n_conns, s.evals_total, now() - s.t_start, cpu,
-                cpu - wait_cpu - work_cpu, rc == TV_ESTOP ? "; continue with trevo resume" : "");
+                cpu - wait_cpu - work_cpu, s.cpu_start,
+                rc == TV_ESTOP ? "; continue with trevo resume" : "");
     }
     farm_free(s.farm);
     master_pop_release(&s.pop);

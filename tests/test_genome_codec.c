@@ -237,6 +237,65 @@ static void test_genome_decode_round_trip_random_genomes(void **state)
     genome_release(&b);
 }
 
+/* The fast path (direct reading of what genome_encode writes) and the
+ * general path through msgpack-c agree on encoded genomes and on every one
+ * of their byte flips and truncations: same code, same message, same genome
+ * to the bit. */
+static void check_fast_equals_general(const uint8_t *data, size_t len)
+{
+    struct tv_error e1 = {0}, e2 = {0};
+    struct genome a, b;
+    genome_init(&a);
+    genome_init(&b);
+    static const struct genome_limits small = {6, 10};
+    for (int l = 0; l < 2; l++) {
+        const struct genome_limits *lim = l ? &small : NULL;
+        int r1 = genome_decode(&a, data, len, lim, &e1);
+        int r2 = genome_decode_general(&b, data, len, lim, 1, &e2);
+        assert_int_equal(r1, r2);
+        if (r1)
+            assert_string_equal(e1.msg, e2.msg);
+        assert_true(genome_equal(&a, &b));
+        for (size_t i = 0; i < a.n_conns; i++)
+            assert_memory_equal(&a.conns[i].weight, &b.conns[i].weight, sizeof(float));
+        for (size_t i = 0; i < a.n_neurons; i++) {
+            assert_memory_equal(&a.neurons[i].bias, &b.neurons[i].bias, sizeof(float));
+            assert_memory_equal(&a.neurons[i].depth, &b.neurons[i].depth, sizeof(float));
+        }
+    }
+    genome_release(&a);
+    genome_release(&b);
+}
+
+static void test_genome_decode_fast_path_equals_general(void **state)
+{
+    (void)state;
+    struct tv_rng r;
+    tv_rng_init(&r, 102, 0, 0);
+    struct genome a;
+    genome_init(&a);
+    struct tv_buf buf = {0};
+    uint8_t *copy = NULL;
+    for (int t = 0; t < 60; t++) {
+        tu_random_genome(&a, &r, t % 3 ? 4 : 30); /* some over 16 neurons: array16 */
+        if (t % 2)
+            tu_spice_floats(&a, &r);
+        encode(&a, &buf);
+        check_fast_equals_general(buf.data, buf.len);
+        copy = realloc(copy, buf.len);
+        assert_non_null(copy);
+        for (size_t i = 0; i < buf.len; i++) {
+            memcpy(copy, buf.data, buf.len);
+            copy[i] ^= (uint8_t)(1u << tv_rng_below(&r, 8));
+            check_fast_equals_general(copy, buf.len);
+            check_fast_equals_general(buf.data, i); /* truncated */
+        }
+    }
+    free(copy);
+    tv_buf_free(&buf);
+    genome_release(&a);
+}
+
 static void test_genome_decode_accepts_float64_and_integer_fields(void **state)
 {
     (void)state;
@@ -926,6 +985,7 @@ int main(void)
         cmocka_unit_test(test_genome_encode_decode_round_trip_small),
         cmocka_unit_test(test_genome_encode_appends_to_buffer),
         cmocka_unit_test(test_genome_decode_round_trip_random_genomes),
+        cmocka_unit_test(test_genome_decode_fast_path_equals_general),
         cmocka_unit_test(test_genome_decode_accepts_float64_and_integer_fields),
         cmocka_unit_test(test_genome_decode_truncated_every_offset_fails),
         cmocka_unit_test(test_genome_decode_corrupted_bytes_never_crash),
