@@ -23,7 +23,20 @@ void master_pop_release(struct master_pop *p)
     }
     free(p->m);
     free(p->sp);
+    tv_buf_free(&p->encoded);
     memset(p, 0, sizeof *p);
+}
+
+int master_pop_keep_encoding(struct master_pop *p, const uint8_t *bytes, size_t len,
+                             struct tv_error *err)
+{
+    struct master_member *m = &p->m[p->n - 1];
+    m->enc_off = p->encoded.len;
+    m->enc_len = 0;
+    if (tv_buf_append(&p->encoded, bytes, len))
+        return tv_error_set(err, TV_ENOMEM, "population: out of memory");
+    m->enc_len = len;
+    return 0;
 }
 
 int master_pop_add(struct master_pop *p, int64_t id, double fitness, int solved,
@@ -49,7 +62,9 @@ int master_pop_add(struct master_pop *p, int64_t id, double fitness, int solved,
                                           (uint32_t)st.n_neurons,
                                           (uint32_t)st.n_conns,
                                           (uint32_t)st.n_skip,
-                                          (uint32_t)st.n_recurrent};
+                                          (uint32_t)st.n_recurrent,
+                                          0,
+                                          0};
     return 0;
 }
 

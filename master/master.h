@@ -99,6 +99,10 @@ struct master_member {
     struct genome *genome; /* owned by the population */
     int64_t species;       /* id, or -1 before speciation */
     uint32_t n_neurons, n_conns, n_skip, n_recurrent;
+    /* The genome's encoding as it arrived (from a worker or the store), in
+     * the population's `encoded` buffer, so that a parent is not encoded
+     * again for the workers; len 0: none kept. */
+    size_t enc_off, enc_len;
 };
 
 struct master_species {
@@ -121,6 +125,7 @@ struct master_pop {
     size_t n_species, cap_species;
     double threshold;
     int64_t next_species_id;
+    struct tv_buf encoded; /* the members' kept encodings */
 };
 
 void master_pop_init(struct master_pop *p, double threshold);
@@ -128,6 +133,9 @@ void master_pop_release(struct master_pop *p);
 /* Adds a member; takes ownership of genome. */
 int master_pop_add(struct master_pop *p, int64_t id, double fitness, int solved,
                    struct genome *genome, struct tv_error *err);
+/* Keeps bytes[0..len) as the encoding of the last member added. */
+int master_pop_keep_encoding(struct master_pop *p, const uint8_t *bytes, size_t len,
+                             struct tv_error *err);
 /* Sorts members by id (the order every decision is made in). */
 void master_pop_sort(struct master_pop *p);
 

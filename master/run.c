@@ -304,6 +304,9 @@ static int take_child(struct search *s, int64_t id, double fitness, int solved,
         genome_free(g);
         return rc;
     }
+    rc = master_pop_keep_encoding(&s->next, bytes, len, err);
+    if (rc)
+        return rc;
     /* keep s->next sorted by id for master_pop_find: insert in place */
     for (size_t i = s->next.n - 1; i > 0 && s->next.m[i - 1].id > s->next.m[i].id; i--) {
         struct master_member t = s->next.m[i];
@@ -462,6 +465,12 @@ static int replace_population(struct search *s, const int64_t *elites, size_t n_
         if (rc)
             return rc;
         mm->genome = NULL;
+        if (mm->enc_len) {
+            rc = master_pop_keep_encoding(&s->next, s->pop.encoded.data + mm->enc_off, mm->enc_len,
+                                          err);
+            if (rc)
+                return rc;
+        }
         s->solved |= mm->solved;
     }
     struct master_pop old = s->pop;
@@ -535,14 +544,15 @@ static int run_generation(struct search *s, const struct store_set *pending, str
                                 0};
         tasks[n_tasks++] = t;
     }
-    /* Parent genomes travel encoded; encode each parent once. */
-    struct tv_buf pbytes = {0};
-    size_t *poff = calloc(s->pop.n ? s->pop.n : 1, sizeof *poff);
-    if (!poff && !rc)
-        rc = tv_error_set(err, TV_ENOMEM, "master: out of memory");
+    /* Parent genomes travel encoded: as they arrived, or encoded here once
+     * (a member whose encoding was not kept). */
     for (size_t i = 0; i < s->pop.n && !rc; i++) {
-        poff[i] = pbytes.len;
-        rc = genome_encode(s->pop.m[i].genome, &pbytes, err);
+        struct master_member *mm = &s->pop.m[i];
+        if (mm->enc_len)
+            continue;
+        mm->enc_off = s->pop.encoded.len;
+        rc = genome_encode(mm->genome, &s->pop.encoded, err);
+        mm->enc_len = s->pop.encoded.len - mm->enc_off;
     }
     for (size_t i = 0; i < n_tasks && !rc; i++) {
         struct worker_task *t = &tasks[i];
@@ -550,15 +560,14 @@ static int run_generation(struct search *s, const struct store_set *pending, str
             int64_t pid = k ? t->parent2 : t->parent1;
             if (pid < 0)
                 continue;
-            ptrdiff_t m = master_pop_find(&s->pop, pid);
-            size_t end = (size_t)m + 1 < s->pop.n ? poff[m + 1] : pbytes.len;
-            const uint8_t *b = pbytes.data + poff[m];
+            const struct master_member *mm = &s->pop.m[master_pop_find(&s->pop, pid)];
+            const uint8_t *b = s->pop.encoded.data + mm->enc_off;
             if (k) {
                 t->genome2 = b;
-                t->genome2_len = end - poff[m];
+                t->genome2_len = mm->enc_len;
             } else {
                 t->genome1 = b;
-                t->genome1_len = end - poff[m];
+                t->genome1_len = mm->enc_len;
             }
         }
     }
@@ -567,8 +576,6 @@ static int run_generation(struct search *s, const struct store_set *pending, str
     int flush = flush_rows(s, err);
     if (!rc)
         rc = flush;
-    tv_buf_free(&pbytes);
-    free(poff);
     free(tasks);
     if (!rc)
         rc = replace_population(s, elites, n_elites, err);
@@ -607,10 +614,13 @@ static int load_resume(struct search *s, struct store_set *pending, struct tv_er
         struct genome *g = genome_new();
         rc = g ? store_set_genome(&cp.population, i, g, err)
                : tv_error_set(err, TV_ENOMEM, "out of memory");
-        if (!rc)
+        if (!rc) {
             rc = master_pop_add(&s->pop, r->id, r->fitness, r->solved, g, err);
-        else
+            if (!rc)
+                rc = master_pop_keep_encoding(&s->pop, r->genome, r->genome_len, err);
+        } else {
             genome_free(g);
+        }
     }
     if (!rc) {
         master_pop_sort(&s->pop);
