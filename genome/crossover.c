@@ -115,9 +115,16 @@ double genome_distance_bound(const struct genome_sketch *a, const struct genome_
 {
     if (!(cfg->c_excess >= 0 && cfg->c_disjoint >= 0 && cfg->c_weight >= 0))
         return 0;
+    /* bit count without the popcnt instruction, which baseline x86-64
+     * lacks (the builtin becomes a library call there) */
     size_t differ = 0;
-    for (int w = 0; w < 4; w++)
-        differ += (size_t)__builtin_popcountll(a->bits[w] ^ b->bits[w]);
+    for (int w = 0; w < 4; w++) {
+        uint64_t x = a->bits[w] ^ b->bits[w];
+        x -= (x >> 1) & UINT64_C(0x5555555555555555);
+        x = (x & UINT64_C(0x3333333333333333)) + ((x >> 2) & UINT64_C(0x3333333333333333));
+        x = (x + (x >> 4)) & UINT64_C(0x0F0F0F0F0F0F0F0F);
+        differ += (size_t)((x * UINT64_C(0x0101010101010101)) >> 56);
+    }
     size_t sizes = a->n_conns > b->n_conns ? a->n_conns - b->n_conns : b->n_conns - a->n_conns;
     if (sizes > differ)
         differ = sizes;
