@@ -100,10 +100,35 @@ static int ranks_before(const struct master_member *a, const struct master_membe
     return a->id < b->id;
 }
 
-/* Sorts idx[0..n) of p's members by rank (insertion sort into a scratch
- * merge would do too; species are small next to the cost of evaluation). */
+struct rank_key {
+    double fitness;
+    int64_t id;
+    size_t idx;
+};
+
+static int cmp_rank_key(const void *a, const void *b)
+{
+    const struct rank_key *x = a, *y = b;
+    if (x->fitness != y->fitness)
+        return x->fitness > y->fitness ? -1 : 1;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+/* Sorts idx[0..n) of p's members by rank: a total order (fitness is never
+ * NaN in a population, ids are distinct), so any sort gives the same list.
+ * Insertion sort for short lists; qsort on keys for long ones. */
 static void sort_by_rank(const struct master_pop *p, size_t *idx, size_t n)
 {
+    struct rank_key *keys = n > 32 ? malloc(n * sizeof *keys) : NULL;
+    if (keys) {
+        for (size_t i = 0; i < n; i++)
+            keys[i] = (struct rank_key){p->m[idx[i]].fitness, p->m[idx[i]].id, idx[i]};
+        qsort(keys, n, sizeof *keys, cmp_rank_key);
+        for (size_t i = 0; i < n; i++)
+            idx[i] = keys[i].idx;
+        free(keys);
+        return;
+    }
     for (size_t i = 1; i < n; i++) {
         size_t v = idx[i], j = i;
         while (j > 0 && ranks_before(&p->m[v], &p->m[idx[j - 1]])) {

@@ -1718,6 +1718,7 @@ static void test_master_speciate_equals_naive_first_match(void **state)
     evo_config(&c);
     struct tv_error err = {0};
     struct genome_mutation mut = tu_aggressive_mutation();
+    size_t longest = 0;
     for (int trial = 0; trial < 4; trial++) {
         struct tv_rng r;
         tv_rng_init(&r, 77, (uint64_t)trial, 0);
@@ -1772,6 +1773,19 @@ static void test_master_speciate_equals_naive_first_match(void **state)
             assert_ok(master_speciate(&p, &c, gen, &err), &err);
             for (size_t i = 0; i < p.n; i++)
                 assert_int_equal(p.m[i].species, want[i]);
+            /* members ranked by fitness, then id (long lists are sorted
+             * another way than short ones) */
+            for (size_t k = 0; k < p.n_species; k++) {
+                const struct master_species *sp = &p.sp[k];
+                longest = sp->n_members > longest ? sp->n_members : longest;
+                for (size_t i = 1; i < sp->n_members; i++) {
+                    const struct master_member *x = &p.m[sp->members[i - 1]],
+                                               *y = &p.m[sp->members[i]];
+                    assert_true(x->fitness > y->fitness ||
+                                (x->fitness == y->fitness && x->id < y->id));
+                }
+            }
+
             assert_int_equal(p.next_species_id, next_sid);
             assert_true(founded > 0 || gen > 0);
             for (size_t k = 0; k < n_reps; k++)
@@ -1784,6 +1798,7 @@ static void test_master_speciate_equals_naive_first_match(void **state)
             genome_free(founders[f]);
         master_pop_release(&p);
     }
+    assert_true(longest > 32); /* the qsort branch of the ranking ran */
 }
 
 static void test_master_speciate_drops_empty_species(void **state)
