@@ -1,7 +1,8 @@
 /*
- * schema.c -- the SQL of the store: schema version 1 (tables, indexes,
- * views) as one script, run in the transaction that creates a database.
- * See store.h for the invariants and store/README-views.md for the views.
+ * schema.c -- the SQL of the store: schema version 2 (tables, indexes,
+ * views) as one script, run in the transaction that creates a database,
+ * and the migrations from older versions. See store.h for the invariants
+ * and the README for the views.
  *
  * Keys: individuals, genomes, generations, species and checkpoints are
  * WITHOUT ROWID tables keyed by (run_id, ...), so the rows of one run and one
@@ -10,7 +11,15 @@
  */
 #include "schema.h"
 
+#include "store.h"
+
 #include <stddef.h>
+
+/* Per-generation questions (best, mean, top k) read only this index. It is in id order within a
+ * generation, so a batch of new individuals appends at its end; ordered by fitness (version 1),
+ * every batch rewrote pages all over its generation's part of the index. */
+#define INDIVIDUALS_BY_GENERATION                                                                  \
+    "CREATE INDEX individuals_by_generation ON individuals(run_id, generation, id, fitness);\n"
 
 const char *const store_schema_sql[] = {
     "CREATE TABLE trevo_meta(\n"
@@ -59,8 +68,7 @@ const char *const store_schema_sql[] = {
     "  solved INTEGER NOT NULL DEFAULT 0,\n"
     "  PRIMARY KEY (run_id, id)\n"
     ") WITHOUT ROWID;\n",
-    /* per-generation questions (best, mean, top k) read only this index */
-    "CREATE INDEX individuals_by_generation ON individuals(run_id, generation, fitness);\n",
+    INDIVIDUALS_BY_GENERATION,
 
     "CREATE TABLE genomes(\n"
     "  run_id INTEGER NOT NULL,\n"
@@ -191,3 +199,9 @@ const char *const store_schema_sql[] = {
     "  length(c.state) AS state_bytes, c.created_at\n"
     "FROM checkpoints c JOIN runs r ON r.run_id = c.run_id;\n",
     NULL};
+
+/* Version 1 had individuals_by_generation(run_id, generation, fitness). */
+static const char *const from_v1[] = {"DROP INDEX individuals_by_generation;\n",
+                                      INDIVIDUALS_BY_GENERATION, NULL};
+
+const char *const *const store_migration_sql[STORE_SCHEMA_VERSION] = {[1] = from_v1};

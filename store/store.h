@@ -42,7 +42,7 @@
 
 #include "genome.h"
 
-#define STORE_SCHEMA_VERSION 1
+#define STORE_SCHEMA_VERSION 2
 #define STORE_APPLICATION_ID 0x54524556 /* "TREV" */
 
 /* "no individual" for parents, species, champion. */

@@ -410,9 +410,10 @@ static void test_store_open_creates_schema(void **state)
             fail();
         }
     }
-    char v[32];
+    char v[32], want[32];
     raw_text(db, "SELECT value FROM trevo_meta WHERE key = 'schema_version'", v, sizeof v);
-    assert_string_equal(v, "1");
+    snprintf(want, sizeof want, "%d", STORE_SCHEMA_VERSION);
+    assert_string_equal(v, want);
     assert_int_equal(raw_int(db, "SELECT count(*) FROM operators"), 6);
     sqlite3_close(db);
     /* the WAL was truncated on close */
@@ -447,6 +448,77 @@ static void test_store_open_reopens_existing(void **state)
         store_set_release(&set);
         assert_ok(store_close(s, &err), &err);
     }
+    assert_integrity_ok(f->path);
+}
+
+/* Makes the database at path look as schema version 1 made it. */
+static void downgrade_to_v1(const char *path)
+{
+    sqlite3 *db = raw_open(path);
+    raw_exec(db, "BEGIN; DROP INDEX individuals_by_generation;"
+                 " CREATE INDEX individuals_by_generation ON individuals(run_id, generation,"
+                 " fitness); UPDATE trevo_meta SET value = 1 WHERE key = 'schema_version';"
+                 " PRAGMA user_version = 1; COMMIT;");
+    sqlite3_close(db);
+}
+
+static void assert_index_is(const char *path, const char *columns)
+{
+    sqlite3 *db = raw_open(path);
+    char sql[300];
+    raw_text(db, "SELECT sql FROM sqlite_schema WHERE name = 'individuals_by_generation'", sql,
+             sizeof sql);
+    if (!strstr(sql, columns)) {
+        print_error("index: %s; expected (%s)\n", sql, columns);
+        fail();
+    }
+    sqlite3_close(db);
+}
+
+/* A version 1 file is read as it is, and migrated to the current version
+ * (its index rebuilt in id order) when opened for writing. */
+static void test_store_open_migrates_version_1(void **state)
+{
+    struct fx *f = *state;
+    struct tv_error err = {0};
+    make_small_db(f->path);
+    downgrade_to_v1(f->path);
+    size_t n0, n1;
+    unsigned char *before = slurp(f->path, &n0);
+    struct store *s = open_flags(f->path, STORE_READONLY);
+    struct store_checkpoint c;
+    int64_t run = 1;
+    assert_ok(store_checkpoint_load(s, run, &c, &err), &err);
+    assert_int_equal(c.population.n, 20);
+    store_checkpoint_release(&c);
+    struct store_set set;
+    assert_ok(store_individuals_load(s, run, 1, 0, &set, &err), &err);
+    assert_int_equal(set.n, 20);
+    for (size_t i = 0; i < set.n; i++)
+        assert_row_is(&set.rows[i], 20 + (int64_t)i, 1, 20);
+    store_set_release(&set);
+    assert_ok(store_close(s, &err), &err);
+    unsigned char *after = slurp(f->path, &n1);
+    assert_int_equal(n0, n1);
+    assert_memory_equal(before, after, n0); /* read-only: not migrated */
+    free(before);
+    free(after);
+    assert_index_is(f->path, "(run_id, generation, fitness)");
+
+    s = open_flags(f->path, 0);
+    assert_ok(store_run_resume(s, "xor", &run, &err), &err);
+    assert_ok(store_checkpoint_load(s, run, &c, &err), &err);
+    assert_int_equal(c.generation, 1);
+    assert_int_equal(c.population.n, 20);
+    store_checkpoint_release(&c);
+    assert_ok(store_close(s, &err), &err);
+    sqlite3 *db = raw_open(f->path);
+    assert_int_equal(raw_int(db, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
+    assert_int_equal(raw_int(db, "SELECT value FROM trevo_meta WHERE key = 'schema_version'"),
+                     STORE_SCHEMA_VERSION);
+    assert_int_equal(raw_int(db, "SELECT count(*) FROM individuals"), 40);
+    sqlite3_close(db);
+    assert_index_is(f->path, "(run_id, generation, id, fitness)");
     assert_integrity_ok(f->path);
 }
 
@@ -1432,6 +1504,44 @@ static void test_store_generation_get_missing_fails(void **state)
     assert_ok(store_close(s, &err), &err);
 }
 
+/* Pending individuals of several generations come back by id, each with its
+ * own genome, whatever order their generations give them. */
+static void test_store_checkpoint_load_pending_sorted_by_id(void **state)
+{
+    struct fx *f = *state;
+    struct tv_error err = {0};
+    make_small_db(f->path); /* generations 0 and 1 closed, ids 0..39 */
+    struct store *s = open_flags(f->path, 0);
+    int64_t run;
+    assert_ok(store_run_resume(s, "xor", &run, &err), &err);
+    struct ind *a, *b;
+    struct store_individual *gen3 = make_rows(40, 5, 3, 40, &a); /* lower ids, later generation */
+    struct store_individual *gen2 = make_rows(60, 5, 2, 60, &b);
+    assert_ok(store_add_individuals(s, run, gen2, 5, &err), &err);
+    assert_ok(store_add_individuals(s, run, gen3, 5, &err), &err);
+    struct store_checkpoint c;
+    assert_ok(store_checkpoint_load(s, run, &c, &err), &err);
+    assert_int_equal(c.generation, 1);
+    assert_int_equal(c.pending.n, 10);
+    struct genome *g = genome_new(), *want = genome_new();
+    for (size_t i = 0; i < 10; i++) {
+        const struct store_individual *r = &c.pending.rows[i];
+        if (i < 5)
+            assert_row_is(r, 40 + (int64_t)i, 3, 40);
+        else
+            assert_row_is(r, 60 + (int64_t)i - 5, 2, 60);
+        assert_ok(store_set_genome(&c.pending, i, g, &err), &err);
+        genome_of(r->id, want);
+        assert_true(genome_equal(g, want));
+    }
+    genome_free(g);
+    genome_free(want);
+    store_checkpoint_release(&c);
+    assert_ok(store_close(s, &err), &err);
+    free_rows(gen3, a, 5);
+    free_rows(gen2, b, 5);
+}
+
 static void test_store_checkpoint_load_without_checkpoint_fails(void **state)
 {
     struct fx *f = *state;
@@ -1945,6 +2055,7 @@ int main(void)
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
         T(test_store_open_creates_schema),
         T(test_store_open_reopens_existing),
+        T(test_store_open_migrates_version_1),
         T(test_store_open_missing_file_fails_without_create),
         T(test_store_open_bad_arguments_fail),
         T(test_store_open_refuses_foreign_file),
@@ -1977,6 +2088,7 @@ int main(void)
         T(test_store_generation_close_out_of_order_fails),
         T(test_store_generation_close_unknown_member_fails),
         T(test_store_generation_get_missing_fails),
+        T(test_store_checkpoint_load_pending_sorted_by_id),
         T(test_store_checkpoint_load_without_checkpoint_fails),
         T(test_store_checkpoint_load_damaged_checkpoint_fails),
         T(test_store_views_answer_questions),
