@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,6 +152,19 @@ struct held_run {
     char name[96];       /* for messages, possibly truncated */
 };
 
+/* Copies the WAL into the database while the writer goes on (see kick). */
+struct checkpointer {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    sqlite3 *db; /* its own connection, used by the thread only */
+    int started;
+    int requested; /* a pass is wanted */
+    int running;   /* a pass is under way */
+    int paused;    /* the writer truncates the WAL: no pass may start */
+    int stop;
+};
+
 struct store {
     sqlite3 *db;
     char *path;
@@ -163,6 +177,9 @@ struct store {
     size_t n_held;
     /* scratch for store_individual_get()'s borrowed genome */
     struct tv_buf scratch;
+    int wal_frames;    /* frames in the WAL after the last commit */
+    int64_t next_kick; /* WAL size (frames) at which the next pass starts */
+    struct checkpointer ck;
 };
 
 /* ---- errors ---------------------------------------------------------------- */
@@ -727,13 +744,6 @@ static int set_pragmas(struct store *s, struct tv_error *err, int creating)
                  (s->flags & STORE_SYNC_FULL) ? "FULL" : "NORMAL");
         if ((rc = exec_sql(s, sql, err, "setting synchronous")) != 0)
             return rc;
-        /* We truncate the WAL at every generation boundary; SQLite's own
-         * checkpoints (every 1000 pages by default) would copy and sync the
-         * same pages again in the middle of a generation. They stay as a
-         * bound on the WAL of a huge generation. */
-        if ((rc = exec_sql(s, "PRAGMA wal_autocheckpoint = 16384", err,
-                           "setting wal_autocheckpoint")) != 0)
-            return rc;
     }
     return exec_sql(s, "PRAGMA foreign_keys = OFF", err, "setting foreign_keys");
 }
@@ -777,21 +787,6 @@ static int prepare_all(struct store *s, struct tv_error *err)
             return db_error(s, rc, err, "preparing statement %d", i);
     }
     return 0;
-}
-
-static void free_store(struct store *s)
-{
-    if (!s)
-        return;
-    for (int i = 0; i < ST_COUNT; i++)
-        sqlite3_finalize(s->st[i]);
-    sqlite3_close(s->db);
-    if (s->lock_fd >= 0)
-        close(s->lock_fd); /* drops every run lock held through it */
-    free(s->held);
-    free(s->path);
-    tv_buf_free(&s->scratch);
-    free(s);
 }
 
 const char *store_network_fs_name(unsigned long f_type)
@@ -845,6 +840,179 @@ static int check_local_fs(const char *path, struct tv_error *err)
                             "open it)",
                             path, name);
     return 0;
+}
+
+/* ---- the background checkpointer --------------------------------------------
+
+   Every commit goes to the WAL first and is copied into the database by a
+   checkpoint: the same bytes written twice, and a checkpoint of a 100,000
+   individual generation takes about as long as the commits themselves. So
+   each time the WAL has grown by kick_frames(), a thread with its own
+   connection copies what is committed (PASSIVE: it never waits for and
+   never blocks the writer or readers) while the writer goes on; the WAL is
+   truncated by the writer at a generation boundary, as before, with only
+   the last frames left to copy. A checkpoint is crash-safe at any moment,
+   and takes nothing from durability: a commit is durable once in the WAL
+   (synchronous=NORMAL: at the next sync; FULL: at once). This replaces
+   SQLite's automatic checkpoints, which would run in the writer. */
+
+static void *checkpointer_main(void *arg)
+{
+    struct checkpointer *ck = arg;
+    pthread_mutex_lock(&ck->mu);
+    for (;;) {
+        while (!ck->stop && (!ck->requested || ck->paused))
+            pthread_cond_wait(&ck->cv, &ck->mu);
+        if (ck->stop)
+            break;
+        ck->requested = 0;
+        ck->running = 1;
+        pthread_mutex_unlock(&ck->mu);
+        /* an error (a full disk) leaves the WAL as it was: the writer's
+         * truncation at the next boundary meets it and reports nothing
+         * either, since the commits are safe in the WAL */
+        sqlite3_wal_checkpoint_v2(ck->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+        pthread_mutex_lock(&ck->mu);
+        ck->running = 0;
+        pthread_cond_broadcast(&ck->cv);
+    }
+    pthread_mutex_unlock(&ck->mu);
+    return NULL;
+}
+
+/* Starts the thread and its connection; 0 if it could not (the writer then
+ * checkpoints itself). */
+static int checkpointer_start(struct store *s)
+{
+    struct checkpointer *ck = &s->ck;
+    if (sqlite3_open_v2(s->path, &ck->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
+        SQLITE_OK)
+        goto fail;
+    const char *sync =
+        (s->flags & STORE_SYNC_FULL) ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL";
+    if (sqlite3_exec(ck->db, sync, NULL, NULL, NULL) != SQLITE_OK)
+        goto fail;
+    if (pthread_mutex_init(&ck->mu, NULL) != 0)
+        goto fail;
+    if (pthread_cond_init(&ck->cv, NULL) != 0) {
+        pthread_mutex_destroy(&ck->mu);
+        goto fail;
+    }
+    if (pthread_create(&ck->thread, NULL, checkpointer_main, ck) != 0) {
+        pthread_cond_destroy(&ck->cv);
+        pthread_mutex_destroy(&ck->mu);
+        goto fail;
+    }
+    ck->started = 1;
+    return 1;
+fail:
+    sqlite3_close(ck->db);
+    ck->db = NULL;
+    return 0;
+}
+
+static void checkpointer_stop(struct store *s)
+{
+    struct checkpointer *ck = &s->ck;
+    if (!ck->started)
+        return;
+    pthread_mutex_lock(&ck->mu);
+    ck->stop = 1;
+    pthread_cond_broadcast(&ck->cv);
+    pthread_mutex_unlock(&ck->mu);
+    pthread_join(ck->thread, NULL);
+    pthread_cond_destroy(&ck->cv);
+    pthread_mutex_destroy(&ck->mu);
+    sqlite3_close(ck->db);
+    ck->db = NULL;
+    ck->started = 0;
+}
+
+/* Records the WAL's size after each commit (SQLite calls it). */
+static int wal_hook(void *arg, sqlite3 *db, const char *name, int n_frames)
+{
+    (void)db;
+    (void)name;
+    ((struct store *)arg)->wal_frames = n_frames;
+    return SQLITE_OK;
+}
+
+/* Frames the WAL grows by between background passes: a quarter of
+ * checkpoint_wal_bytes, at least 1 MiB, so that little is left to copy when
+ * the WAL is truncated. */
+static int64_t kick_frames(const struct store *s)
+{
+    int64_t bytes =
+        (s->checkpoint_wal_bytes > 0 ? s->checkpoint_wal_bytes : STORE_CHECKPOINT_WAL_BYTES) / 4;
+    if (bytes < ((int64_t)1 << 20))
+        bytes = (int64_t)1 << 20;
+    return bytes / (PAGE_SIZE + 24);
+}
+
+/* After a commit: once the WAL has grown by kick_frames() since the last
+ * pass was asked for, asks for another. */
+static void kick(struct store *s)
+{
+    if (s->flags & STORE_READONLY)
+        return;
+    if (s->wal_frames < s->next_kick - kick_frames(s))
+        s->next_kick = 0; /* the WAL was restarted or truncated */
+    if (s->wal_frames < s->next_kick)
+        return;
+    s->next_kick = s->wal_frames + kick_frames(s);
+    if (!s->ck.started && !checkpointer_start(s)) {
+        sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+        return;
+    }
+    pthread_mutex_lock(&s->ck.mu);
+    s->ck.requested = 1;
+    pthread_cond_broadcast(&s->ck.cv);
+    pthread_mutex_unlock(&s->ck.mu);
+}
+
+/* Copies the WAL into the database and empties it, waiting at most
+ * checkpoint_ms for readers of old snapshots; if they outlast that, the WAL
+ * is left for the next boundary (the commit is durable either way). A
+ * background pass under way finishes first (it has the checkpoint lock),
+ * and none starts meanwhile. */
+static void truncate_wal(struct store *s)
+{
+    if (s->flags & STORE_READONLY)
+        return;
+    struct checkpointer *ck = &s->ck;
+    if (ck->started) {
+        pthread_mutex_lock(&ck->mu);
+        ck->paused = 1;
+        while (ck->running)
+            pthread_cond_wait(&ck->cv, &ck->mu);
+        pthread_mutex_unlock(&ck->mu);
+    }
+    sqlite3_busy_timeout(s->db, s->checkpoint_ms);
+    sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+    sqlite3_busy_timeout(s->db, s->busy_ms);
+    s->next_kick = 0;
+    if (ck->started) {
+        pthread_mutex_lock(&ck->mu);
+        ck->paused = 0;
+        ck->requested = 0;
+        pthread_mutex_unlock(&ck->mu);
+    }
+}
+
+static void free_store(struct store *s)
+{
+    if (!s)
+        return;
+    checkpointer_stop(s);
+    for (int i = 0; i < ST_COUNT; i++)
+        sqlite3_finalize(s->st[i]);
+    sqlite3_close(s->db);
+    if (s->lock_fd >= 0)
+        close(s->lock_fd); /* drops every run lock held through it */
+    free(s->held);
+    free(s->path);
+    tv_buf_free(&s->scratch);
+    free(s);
 }
 
 int store_open(const char *path, const struct store_options *opts, struct store **out,
@@ -921,6 +1089,8 @@ int store_open(const char *path, const struct store_options *opts, struct store 
     }
     if ((code = set_pragmas(s, err, creating)) != 0)
         goto fail;
+    if (!(o.flags & STORE_READONLY))
+        sqlite3_wal_hook(s->db, wal_hook, s);
     if (creating && (code = create_schema(s, err)) != 0)
         goto fail;
     if (!creating && version < STORE_SCHEMA_VERSION && !(o.flags & STORE_READONLY) &&
@@ -937,23 +1107,12 @@ fail:
     return code;
 }
 
-/* Copies the WAL into the database and empties it, waiting at most
- * checkpoint_ms for readers of old snapshots; if they outlast that, the WAL
- * is left for the next boundary (the commit is durable either way). */
-static void truncate_wal(struct store *s)
-{
-    if (s->flags & STORE_READONLY)
-        return;
-    sqlite3_busy_timeout(s->db, s->checkpoint_ms);
-    sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
-    sqlite3_busy_timeout(s->db, s->busy_ms);
-}
-
 int store_close(struct store *s, struct tv_error *err)
 {
     if (!s)
         return 0;
     int code = 0;
+    checkpointer_stop(s);
     truncate_wal(s);
     for (int i = 0; i < ST_COUNT; i++) {
         sqlite3_finalize(s->st[i]);
@@ -1485,9 +1644,12 @@ int store_add_individuals(struct store *s, int64_t run, const struct store_indiv
         return code;
     }
     code = commit(s, err, what);
-    if (code)
+    if (code) {
         append_msg(err, "; nothing of this batch was written");
-    return code;
+        return code;
+    }
+    kick(s);
+    return 0;
 }
 
 /* Reads the individual columns (and, with_genome, the genome bytes appended
@@ -1870,6 +2032,8 @@ int store_generation_close(struct store *s, int64_t run, const struct store_gene
     h->last_closed = g->generation;
     if (s->checkpoint_wal_bytes < 0 || side_file_size(s->path, "-wal") > s->checkpoint_wal_bytes)
         truncate_wal(s);
+    else
+        kick(s);
     goto out;
 fail:
     rollback(s);

@@ -23,7 +23,10 @@
  *     busy_timeout on every connection; the WAL is truncated on close and
  *     at a generation boundary once it is over checkpoint_wal_bytes (skipped,
  *     never waited on for longer than checkpoint_wait_ms, while a reader
- *     holds an old snapshot).
+ *     holds an old snapshot). As it grows, a writer's own thread (with its
+ *     own connection) copies what is committed into the database, without
+ *     waiting for or blocking anyone, so that a truncation has little left
+ *     to copy.
  *
  * Genomes are stored as the msgpack bytes of genome_encode() and decoded with
  * genome_decode() (which validates) when read; a damaged row is an error
@@ -72,7 +75,9 @@ struct store_options {
     /* A generation close copies the WAL into the database and truncates it
      * once the WAL is larger than this; 0: STORE_CHECKPOINT_WAL_BYTES; < 0:
      * at every close. (Each truncation costs a few fsyncs, milliseconds that
-     * dominate small searches; the WAL is always truncated on close.) */
+     * dominate small searches; the WAL is always truncated on close.) In
+     * between, the background copy runs each time the WAL has grown by a
+     * quarter of this (at least 1 MiB). */
     int64_t checkpoint_wal_bytes;
 };
 #define STORE_CHECKPOINT_WAL_BYTES (INT64_C(16) << 20)

@@ -1176,6 +1176,55 @@ static void test_store_add_individuals_full_disk_keeps_committed(void **state)
     assert_int_equal(rep.integrity_ok, 1);
 }
 
+/* As the WAL grows, a background thread copies it into the database while
+ * the writer goes on; what it copies and what the writer adds meanwhile all
+ * come back. */
+static void test_store_wal_copied_in_background(void **state)
+{
+    struct fx *f = *state;
+    struct tv_error err = {0};
+    struct store *s = NULL;
+    /* a background pass every 1 MiB of WAL; no truncation without a close */
+    struct store_options o = {.flags = STORE_CREATE, .checkpoint_wal_bytes = INT64_C(4) << 20};
+    assert_ok(store_open(f->path, &o, &s, &err), &err);
+    int64_t run = new_run(s, "big");
+    const size_t n = 120, len = 48 << 10; /* about 6 MB of genome bytes */
+    struct ind *inds;
+    struct store_individual *rows = make_rows(0, n, 0, 0, &inds);
+    uint8_t *blob = malloc(n * len);
+    assert_non_null(blob);
+    for (size_t i = 0; i < n; i++) {
+        memset(blob + i * len, (int)(i * 7 + 1), len);
+        rows[i].genome = blob + i * len;
+        rows[i].genome_len = len;
+    }
+    long db0 = file_size(f->path);
+    for (size_t i = 0; i < n; i += 10)
+        assert_ok(store_add_individuals(s, run, rows + i, 10, &err), &err);
+    /* the copy is asynchronous: wait for it (at most 10 s) */
+    for (int k = 0; k < 1000 && file_size(f->path) < db0 + (long)(2 << 20); k++)
+        usleep(10000);
+    assert_true(file_size(f->path) >= db0 + (long)(2 << 20));
+    char wal[200];
+    snprintf(wal, sizeof wal, "%s-wal", f->path);
+    assert_true(file_size(wal) > 0); /* not truncated: copied beside the writer */
+    assert_ok(store_close(s, &err), &err);
+    assert_true(file_size(wal) <= 0);
+    assert_integrity_ok(f->path);
+    s = open_flags(f->path, STORE_READONLY);
+    struct store_set set;
+    assert_ok(store_individuals_load(s, run, 0, 1, &set, &err), &err);
+    assert_int_equal(set.n, n);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(set.rows[i].genome_len, len);
+        assert_memory_equal(set.rows[i].genome, blob + i * len, len);
+    }
+    store_set_release(&set);
+    assert_ok(store_close(s, &err), &err);
+    free(blob);
+    free_rows(rows, inds, n);
+}
+
 static void test_store_individual_get_missing_fails(void **state)
 {
     struct fx *f = *state;
@@ -2082,6 +2131,7 @@ int main(void)
         T(test_store_add_individuals_closed_generation_fails),
         T(test_store_add_individuals_disk_full_keeps_committed),
         T(test_store_add_individuals_full_disk_keeps_committed),
+        T(test_store_wal_copied_in_background),
         T(test_store_individual_get_missing_fails),
         T(test_store_genome_read_damaged_row_fails),
         T(test_store_generation_close_round_trip),
