@@ -49,6 +49,10 @@ struct search {
     char resume_name[256]; /* resume: the run to take once its checkpoint loaded */
     int resuming;          /* resume: the run is held for writing */
     uint64_t evals_total;
+    /* genomes of a replaced population, reused for the next children's
+     * (their arrays keep their capacity: no allocation per child) */
+    struct genome **spare;
+    size_t n_spare, cap_spare;
 };
 
 /* "trevo resume DB --name RUN", once the run is held for writing: what a
@@ -291,7 +295,7 @@ static int take_child(struct search *s, int64_t id, double fitness, int solved,
                             id, s->gen + 1);
     if (master_pop_find(&s->next, id) >= 0)
         return tv_error_set(err, TV_EINVAL, "child %" PRId64 " was returned twice", id);
-    struct genome *g = genome_new();
+    struct genome *g = s->n_spare ? s->spare[--s->n_spare] : genome_new();
     if (!g)
         return tv_error_set(err, TV_ENOMEM, "master: out of memory");
     int rc = genome_decode(g, bytes, len, &s->cfg.worker.limits, err);
@@ -482,6 +486,19 @@ static int replace_population(struct search *s, const int64_t *elites, size_t n_
     s->pop.next_species_id = old.next_species_id;
     old.sp = NULL;
     old.n_species = 0;
+    /* what the new population does not hold becomes spare genomes */
+    if (s->cap_spare < s->n_spare + old.n) {
+        struct genome **more = realloc(s->spare, (s->n_spare + old.n) * sizeof *more);
+        if (more) {
+            s->spare = more;
+            s->cap_spare = s->n_spare + old.n;
+        }
+    }
+    for (size_t i = 0; i < old.n && s->n_spare < s->cap_spare; i++)
+        if (old.m[i].genome) {
+            s->spare[s->n_spare++] = old.m[i].genome;
+            old.m[i].genome = NULL;
+        }
     master_pop_release(&old);
     memset(&s->next, 0, sizeof s->next);
     master_pop_sort(&s->pop);
@@ -825,6 +842,9 @@ int master_search(const struct master_run_opts *o, struct tv_error *err)
     farm_free(s.farm);
     master_pop_release(&s.pop);
     master_pop_release(&s.next);
+    for (size_t i = 0; i < s.n_spare; i++)
+        genome_free(s.spare[i]);
+    free(s.spare);
     free(s.rows);
     free(s.row_off);
     tv_buf_free(&s.row_bytes);
