@@ -1733,12 +1733,14 @@ static void k_state(int64_t g, char *buf, size_t cap)
 }
 
 /* The writer: resume (or create) run "k", skip what is committed, carry on
- * until generation `until`. Exit status 0 when done, >= 10 on an error. */
-static void k_writer(const char *path, int64_t until)
+ * until generation `until`. Exit status 0 when done, >= 10 on an error.
+ * wal_bytes: store_options.checkpoint_wal_bytes (0: the default; 4 MiB
+ * makes the background copy run every 1 MiB of WAL, within a kill's reach). */
+static void k_writer(const char *path, int64_t until, int64_t wal_bytes)
 {
     struct tv_error err = {0};
     struct store *s = NULL;
-    struct store_options o = {.flags = STORE_CREATE};
+    struct store_options o = {.flags = STORE_CREATE, .checkpoint_wal_bytes = wal_bytes};
     if (store_open(path, &o, &s, &err)) {
         fprintf(stderr, "writer: %s\n", err.msg);
         _exit(10);
@@ -1900,8 +1902,9 @@ static void test_store_generation_close_survives_sigkill(void **state)
         pid_t pid = fork();
         assert_true(pid >= 0);
         if (pid == 0)
-            k_writer(f->path, INT64_C(1000000));
-        /* 1..60 ms: opening, loading, mid-batch, mid-close, mid-checkpoint */
+            k_writer(f->path, INT64_C(1000000), k % 2 ? INT64_C(4) << 20 : 0);
+        /* 1..60 ms: opening, loading, mid-batch, mid-close, mid-checkpoint,
+         * mid-copy in the background */
         struct timespec ts = {0, (long)(1 + tv_rng_below(&rng, 60)) * 1000000L};
         nanosleep(&ts, NULL);
         kill(pid, SIGKILL);
@@ -1922,7 +1925,7 @@ static void test_store_generation_close_survives_sigkill(void **state)
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0)
-        k_writer(f->path, until);
+        k_writer(f->path, until, 0);
     int st;
     assert_int_equal(waitpid(pid, &st, 0), pid);
     assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
