@@ -528,7 +528,7 @@ static int run_bench(const struct bench_args *a, struct tv_error *err)
     }
     for (size_t i = 0; i < a->batch * n_in; i++)
         in[i] = tv_rng_chance(&rng, a->zeros) ? 0.0f : (float)tv_rng_normal(&rng);
-    float *in_fm = malloc(a->batch * n_in * sizeof *in_fm); /* [n_in][batch] */
+    float *in_fm = aligned_alloc(64, (a->batch * n_in * sizeof *in_fm + 63) & ~(size_t)63);
     if (!in_fm) {
         free(in);
         nn_plan_free(p);

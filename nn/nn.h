@@ -127,7 +127,9 @@ void nn_step(struct nn_state *s, const float *in, float *out);
 /* The same with feature-major buffers, the layout the state keeps inside:
  * in: [n_inputs][batch] (input k of sample b at in[k * batch + b]); out (may
  * be NULL): [n_outputs][batch]. No transposition: for data sets stored this
- * way (as a dense sgemm takes them). Same bits as nn_step. */
+ * way (as a dense sgemm takes them). Same bits as nn_step. When batch is a
+ * multiple of 16 and `in` is 64-byte aligned, the step reads the inputs where
+ * they are instead of copying them (unless a recurrent edge leaves an input). */
 void nn_step_feature_major(struct nn_state *s, const float *in, float *out);
 /* The outputs of the last step, [batch][n_outputs] (0 after a reset). */
 void nn_state_read(const struct nn_state *s, float *out);

@@ -26,17 +26,22 @@ struct nn_plan {
     float *bias;                       /* [n] */
     uint8_t *act;                      /* [n] enum genome_act */
     /* Feed-forward edges into j read by gather: [g_row[j], g_row[j+1]) of
-     * g_idx (source) and g_w, sorted by source, unpadded. The arrays have
-     * NN_SLACK more entries (weight 0, source n: a slot that always holds 0),
-     * so that the batch-1 step may read a whole group of 8 entries past the
-     * end of the last row (it masks what is not in the row). */
+     * g_idx (source) and g_w, sorted by source. A row of 1 to 7 edges is
+     * padded to 8 with weight 0 and source n, a slot that always holds 0
+     * (one group for the batch-1 step, no masking); longer rows are not
+     * padded: the batch-1 step reads their last short group whole and masks
+     * what is past the row. The arrays have NN_SLACK more entries (weight 0,
+     * source n), so that such a read stays inside them. */
     uint32_t *g_row; /* [n + 1] */
+    uint32_t *g_end; /* [n] end of the real edges of row j (the batched step
+                      * skips the padding) */
     uint32_t *g_hid; /* [n] the first entry of row j whose source is not an
                       * input (the batched step reads inputs in place) */
     float *g_w;      /* [n_gather + NN_SLACK] */
     void *g_idx;     /* [n_gather + NN_SLACK] uint16_t or uint32_t */
     /* Recurrent edges into j, the same way; sources read the last step. */
     uint32_t *r_row; /* [n + 1] */
+    uint32_t *r_end; /* [n] */
     float *r_w;      /* [n_rec + NN_SLACK] */
     void *r_idx;     /* [n_rec + NN_SLACK] */
     /* Feed-forward edges out of j read by scatter: s_idx holds the

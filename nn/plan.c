@@ -308,6 +308,13 @@ static void *plan_alloc(size_t bytes)
     return m;
 }
 
+/* Entries of a row of `count` edges: rows of 1 to 7 are padded to 8 (see
+ * nn_impl.h). */
+static uint32_t short_row(uint32_t count)
+{
+    return count > 0 && count < 8 ? 8 : count;
+}
+
 /* Lays out the plan's arrays in one block; returns its size, or 0 on
  * overflow. With base NULL only measures. */
 static size_t layout(struct nn_plan *p, unsigned char *base)
@@ -326,6 +333,8 @@ static size_t layout(struct nn_plan *p, unsigned char *base)
     TAKE(g_row, p->n + 1, 4);
     TAKE(r_row, p->n + 1, 4);
     TAKE(g_hid, p->n, 4);
+    TAKE(g_end, p->n, 4);
+    TAKE(r_end, p->n, 4);
     TAKE(s_row, p->n + 1, 4);
     TAKE(g_w, p->n_gather + NN_SLACK, 4);
     TAKE(r_w, p->n_rec + NN_SLACK, 4);
@@ -507,6 +516,8 @@ int nn_plan_compile(const struct genome *g, const struct nn_opts *opts, struct n
     for (size_t j = 0; j < n; j++)
         hd.n_recurrent += row_r[j + 1];
     for (size_t j = 0; j < n; j++) {
+        row_g[j + 1] = short_row(row_g[j + 1]);
+        row_r[j + 1] = short_row(row_r[j + 1]);
         row_g[j + 1] += row_g[j];
         row_r[j + 1] += row_r[j];
         row_s[j + 1] += row_s[j];
@@ -553,8 +564,22 @@ int nn_plan_compile(const struct genome *g, const struct nn_opts *opts, struct n
         place_edges(p, g, &s, row_g, row_r, 16);
     else
         place_edges(p, g, &s, row_g, row_r, 32);
-    /* The slack after the last row; where each row's input sources end (rows
-     * are sorted by source and inputs come first: a binary search). */
+    /* Padding of short rows (the cursors stopped at the real end of each
+     * row), the slack after the last row, and where each row's input
+     * sources end (rows are sorted by source and inputs come first: a binary
+     * search). */
+    memcpy(p->g_end, row_g, n * sizeof *row_g);
+    memcpy(p->r_end, row_r, n * sizeof *row_r);
+    for (size_t j = 0; j < n; j++) {
+        for (uint32_t k = row_g[j]; k < p->g_row[j + 1]; k++) {
+            p->g_w[k] = 0.0f;
+            put_idx(p->g_idx, p->index_bits, k, (uint32_t)n);
+        }
+        for (uint32_t k = row_r[j]; k < p->r_row[j + 1]; k++) {
+            p->r_w[k] = 0.0f;
+            put_idx(p->r_idx, p->index_bits, k, (uint32_t)n);
+        }
+    }
     for (size_t k = 0; k < NN_SLACK; k++) {
         p->g_w[p->n_gather + k] = 0.0f;
         put_idx(p->g_idx, p->index_bits, p->n_gather + k, (uint32_t)n);
@@ -562,7 +587,7 @@ int nn_plan_compile(const struct genome *g, const struct nn_opts *opts, struct n
         put_idx(p->r_idx, p->index_bits, p->n_rec + k, (uint32_t)n);
     }
     for (size_t j = 0; j < n; j++) {
-        uint32_t lo = p->g_row[j], hi = p->g_row[j + 1];
+        uint32_t lo = p->g_row[j], hi = p->g_end[j];
         while (lo < hi) {
             uint32_t mid = lo + (hi - lo) / 2;
             uint32_t v = p->index_bits == 16 ? ((const uint16_t *)p->g_idx)[mid]

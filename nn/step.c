@@ -44,56 +44,69 @@ typedef float v16fu __attribute__((vector_size(64), aligned(4), may_alias));
 
 /* ---- batch 1 ------------------------------------------------------------ */
 
-/* Adds edges k .. k+7 to lanes 0..7, only the first t of them (the others are
- * past the row's end: the next row's or the slack, in range but not ours);
- * adding +0 leaves a lane unchanged (a lane starts at +0 and so is never -0),
- * so a short group gives the bits a padded one would. */
-#define DOT1_GROUP(t)                                                                              \
-    do {                                                                                           \
-        const float *wk = w + k;                                                                   \
-        uint32_t i0, i1, i2, i3, i4, i5, i6, i7;                                                   \
-        if (bits == 16) {                                                                          \
-            uint64_t lo, hi;                                                                       \
-            memcpy(&lo, (const uint16_t *)idx + k, 8);                                             \
-            memcpy(&hi, (const uint16_t *)idx + k + 4, 8);                                         \
-            i0 = (uint16_t)lo, i1 = (uint16_t)(lo >> 16), i2 = (uint16_t)(lo >> 32);               \
-            i3 = (uint32_t)(lo >> 48), i4 = (uint16_t)hi, i5 = (uint16_t)(hi >> 16);               \
-            i6 = (uint16_t)(hi >> 32), i7 = (uint32_t)(hi >> 48);                                  \
-        } else {                                                                                   \
-            const uint32_t *ik = (const uint32_t *)idx + k;                                        \
-            i0 = ik[0], i1 = ik[1], i2 = ik[2], i3 = ik[3];                                        \
-            i4 = ik[4], i5 = ik[5], i6 = ik[6], i7 = ik[7];                                        \
-        }                                                                                          \
-        float p0 = wk[0] * y[i0], p1 = wk[1] * y[i1], p2 = wk[2] * y[i2], p3 = wk[3] * y[i3];      \
-        float p4 = wk[4] * y[i4], p5 = wk[5] * y[i5], p6 = wk[6] * y[i6], p7 = wk[7] * y[i7];      \
-        a0 += 0 < (t) ? p0 : 0.0f;                                                                 \
-        a1 += 1 < (t) ? p1 : 0.0f;                                                                 \
-        a2 += 2 < (t) ? p2 : 0.0f;                                                                 \
-        a3 += 3 < (t) ? p3 : 0.0f;                                                                 \
-        a4 += 4 < (t) ? p4 : 0.0f;                                                                 \
-        a5 += 5 < (t) ? p5 : 0.0f;                                                                 \
-        a6 += 6 < (t) ? p6 : 0.0f;                                                                 \
-        a7 += 7 < (t) ? p7 : 0.0f;                                                                 \
-    } while (0)
+/* 8 lanes of a batch-1 row sum; unaligned loads for the rows' weights. The
+ * helpers that pass these by value are always inlined, so the warning that
+ * their ABI differs without AVX does not apply. */
+#pragma GCC diagnostic ignored "-Wpsabi"
+typedef float v8f __attribute__((vector_size(32)));
+typedef float v8fu __attribute__((vector_size(32), aligned(4), may_alias));
+typedef uint32_t v8u __attribute__((vector_size(32)));
+
+/* nn_tail_mask[t]: lanes below t all ones (t = 0..8). */
+static const uint32_t nn_tail_mask[9][8] __attribute__((aligned(32))) = {
+    {0, 0, 0, 0, 0, 0, 0, 0},
+    {~0u, 0, 0, 0, 0, 0, 0, 0},
+    {~0u, ~0u, 0, 0, 0, 0, 0, 0},
+    {~0u, ~0u, ~0u, 0, 0, 0, 0, 0},
+    {~0u, ~0u, ~0u, ~0u, 0, 0, 0, 0},
+    {~0u, ~0u, ~0u, ~0u, ~0u, 0, 0, 0},
+    {~0u, ~0u, ~0u, ~0u, ~0u, ~0u, 0, 0},
+    {~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, 0},
+    {~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u},
+};
+
+/* The 8 indices of entries k .. k+7. */
+NN_INLINE v8u idx8(const void *idx, int bits, uint32_t k)
+{
+    if (bits == 16) {
+        const uint16_t *i = (const uint16_t *)idx + k;
+        return (v8u){i[0], i[1], i[2], i[3], i[4], i[5], i[6], i[7]};
+    }
+    v8u v;
+    memcpy(&v, (const uint32_t *)idx + k, sizeof v);
+    return v;
+}
+
+/* y at 8 indices: 8 loads into one vector. */
+NN_INLINE v8f gather8(const float *y, v8u i)
+{
+    return (v8f){y[i[0]], y[i[1]], y[i[2]], y[i[3]], y[i[4]], y[i[5]], y[i[6]], y[i[7]]};
+}
 
 /* Sum of w[k] * y[idx[k]] over k in [b, e): edge k of the row into lane
- * (k - b) % 8, eight named sums so that they stay in registers; indices read
- * 64 bits at a time. A last group of fewer than 8 edges reads 8 entries
- * (NN_SLACK makes that safe at the end of the arrays) and masks the rest. */
+ * (k - b) % 8 of a vector of 8 sums (multiply, then add: the bits of eight
+ * scalar sums), reduced as ((0+4)+(2+6))+((1+5)+(3+7)). A last group of
+ * fewer than 8 edges reads 8 entries (NN_SLACK makes that safe at the end of
+ * the arrays): the lanes past the row read the zero slot z with weight +0,
+ * and adding +0 leaves a lane unchanged (a lane starts at +0 and so is never
+ * -0), so a short group gives the bits a padded one would. */
 NN_INLINE float dot1(const float *restrict w, const void *idx, int bits, uint32_t b, uint32_t e,
-                     const float *restrict y)
+                     const float *restrict y, uint32_t z)
 {
-    float a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0;
+    if (b == e) /* what the sums below give for no edges: +0 */
+        return 0.0f;
+    v8f a = {0};
     uint32_t k = b;
     for (; k + 8 <= e; k += 8)
-        DOT1_GROUP(8);
+        a += *(const v8fu *)(w + k) * gather8(y, idx8(idx, bits, k));
     if (k < e) {
-        uint32_t t = e - k;
-        DOT1_GROUP(t);
+        v8u m = *(const v8u *)nn_tail_mask[e - k];
+        v8u i = (idx8(idx, bits, k) & m) | (((v8u){0} + z) & ~m);
+        v8f wk = (v8f)((v8u) * (const v8fu *)(w + k) & m);
+        a += wk * gather8(y, i);
     }
-    return ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7));
+    return ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
 }
-#undef DOT1_GROUP
 
 NN_INLINE float act1(int a, float v)
 {
@@ -108,6 +121,7 @@ NN_INLINE void run1(const struct nn_plan *p, struct nn_state *s, int bits)
 {
     float *restrict y = s->y, *restrict acc = s->acc;
     const float *restrict yp = s->y_prev;
+    uint32_t z = (uint32_t)p->n; /* the zero slot */
     const float *g_w = p->g_w, *r_w = p->r_w, *s_w = p->s_w, *bias = p->bias;
     const void *g_idx = p->g_idx, *r_idx = p->r_idx, *s_idx = p->s_idx;
     const uint32_t *g_row = p->g_row, *r_row = p->r_row, *s_row = p->s_row;
@@ -117,9 +131,9 @@ NN_INLINE void run1(const struct nn_plan *p, struct nn_state *s, int bits)
     for (size_t l = 0; l < p->n_layers; l++) {
         uint32_t j0 = p->layer_start[l], j1 = p->layer_start[l + 1];
         for (uint32_t j = l ? j0 : j1; j < j1; j++) {
-            float v = bias[j] + dot1(g_w, g_idx, bits, g_row[j], g_row[j + 1], y);
+            float v = bias[j] + dot1(g_w, g_idx, bits, g_row[j], g_row[j + 1], y, z);
             if (r_row[j + 1] > r_row[j])
-                v += dot1(r_w, r_idx, bits, r_row[j], r_row[j + 1], yp);
+                v += dot1(r_w, r_idx, bits, r_row[j], r_row[j + 1], yp, z);
             if (has_scatter) {
                 v += acc[j];
                 acc[j] = 0.0f;
@@ -177,10 +191,6 @@ NN_INLINE void dotb(const float *w, const void *idx, int bits, uint32_t b, uint3
     a[0] = a0, a[1] = a1, a[2] = a2, a[3] = a3;
 }
 
-/* Gather entries this far ahead have their source rows asked for: rows are
- * read in a random order, from L2 at best, and a row is 1-4 lines. */
-#define NN_AHEAD 8
-
 /* Neuron j, lanes [c0, c0 + 16 nv): sums, and relu / identity in place.
  * Sources that are inputs are read from yin (rows of the same stride). */
 NN_INLINE void blockb(const struct nn_plan *p, struct nn_state *s, const float *yin, uint32_t j,
@@ -188,17 +198,11 @@ NN_INLINE void blockb(const struct nn_plan *p, struct nn_state *s, const float *
 {
     size_t st = s->stride;
     v16f g[4] = {{0}, {0}, {0}, {0}}, r[4] = {{0}, {0}, {0}, {0}};
-    for (uint32_t k = p->g_row[j] + NN_AHEAD; k < p->g_row[j + 1] + NN_AHEAD; k++) {
-        uint32_t i = IDX(p->g_idx, bits, k); /* in the slack at worst */
-        const char *row = (const char *)((i < p->n_in ? yin : s->y) + (size_t)i * st + c0);
-        for (int q = 0; q < nv; q++)
-            __builtin_prefetch(row + 64 * q);
-    }
     dotb(p->g_w, p->g_idx, bits, p->g_row[j], p->g_hid[j], yin, st, c0, nv, g);
-    dotb(p->g_w, p->g_idx, bits, p->g_hid[j], p->g_row[j + 1], s->y, st, c0, nv, g);
-    int has_rec = p->r_row[j + 1] > p->r_row[j];
+    dotb(p->g_w, p->g_idx, bits, p->g_hid[j], p->g_end[j], s->y, st, c0, nv, g);
+    int has_rec = p->r_end[j] > p->r_row[j];
     if (has_rec)
-        dotb(p->r_w, p->r_idx, bits, p->r_row[j], p->r_row[j + 1], s->y_prev, st, c0, nv, r);
+        dotb(p->r_w, p->r_idx, bits, p->r_row[j], p->r_end[j], s->y_prev, st, c0, nv, r);
     v16f *yj = (v16f *)(s->y + (size_t)j * st + c0);
     v16f *aj = (v16f *)(s->acc + (size_t)j * st + c0);
     float bias = p->bias[j];
@@ -335,7 +339,7 @@ int nn_state_new(const struct nn_plan *p, size_t batch, struct nn_state **out, s
     if (p->n > SIZE_MAX / 16 / stride)
         return tv_error_set(err, TV_EINVAL, "nn_state_new: %zu neurons x batch %zu is too large",
                             p->n, batch);
-    /* n + 1 rows: row n is the zero slot that padding edges read */
+    /* n + 1 rows: row n is the zero slot that slack entries read */
     size_t vals = (((p->n + 1) * stride * sizeof(float)) + 63) & ~(size_t)63;
     size_t bytes = head + 3 * vals + p->n_layers * sizeof(uint64_t);
     bytes = (bytes + 63) & ~(size_t)63;
@@ -431,10 +435,11 @@ void nn_step_feature_major(struct nn_state *s, const float *in, float *out)
     }
     step_begin(s);
     size_t st = s->stride, b_n = s->batch;
-    /* Rows of `in` already have the state's stride: the step reads them in
-     * place, unless the next step needs them as last step's inputs. */
+    /* Rows of `in` that have the state's stride and alignment are read in
+     * place, unless the next step needs them as last step's inputs (a row
+     * read at an unaligned address costs two lines). */
     const float *yin = in;
-    if (b_n != st || p->rec_reads_input) {
+    if (b_n != st || p->rec_reads_input || ((uintptr_t)in & 63)) {
         for (size_t k = 0; k < p->n_in; k++)
             memcpy(s->y + k * st, in + k * b_n, b_n * sizeof *in);
         yin = s->y;

@@ -233,9 +233,10 @@ static void test_nn_step_bits_do_not_depend_on_batch_size_or_index_width(void **
 }
 
 /* Feature-major buffers whose rows have the state's stride (a batch that is a
- * multiple of 16) are read in place: the same bits as sample-major steps, with
- * rows that are only float-aligned, whatever the way, and with recurrent
- * edges that leave an input (a hidden neuron moved to depth 0). */
+ * multiple of 16) and alignment are read in place: the same bits as
+ * sample-major steps, and as buffers that are only float-aligned, whatever the
+ * way, and with recurrent edges that leave an input (a hidden neuron moved to
+ * depth 0). */
 static void test_nn_step_feature_major_in_place_matches_sample_major(void **state)
 {
     (void)state;
@@ -245,7 +246,8 @@ static void test_nn_step_feature_major_in_place_matches_sample_major(void **stat
     struct genome g;
     genome_init(&g);
     enum { B = 32 };
-    float *in = malloc(B * 8 * sizeof *in), *in_fm = malloc((B * 8 + 1) * sizeof *in_fm);
+    float *in = malloc(B * 8 * sizeof *in);
+    float *in_fm = aligned_alloc(64, (B * 8 + 16) * sizeof *in_fm); /* read in place */
     float *oa = malloc(B * 8 * sizeof *oa), *of = malloc(B * 8 * sizeof *of);
     assert_non_null(in);
     assert_non_null(in_fm);
@@ -264,7 +266,7 @@ static void test_nn_step_feature_major_in_place_matches_sample_major(void **stat
         assert_int_equal(nn_plan_compile(&g, &o, &p, &err), 0);
         size_t n_in = nn_plan_n_inputs(p), n_out = nn_plan_n_outputs(p);
         size_t batch = it % 2 ? 16 : B;
-        float *fm = in_fm + (it % 4 == 1); /* not 64-byte aligned */
+        float *fm = in_fm + (it % 4 == 1); /* not 64-byte aligned: copied */
         struct nn_state *a, *f;
         assert_int_equal(nn_state_new(p, batch, &a, &err), 0);
         assert_int_equal(nn_state_new(p, batch, &f, &err), 0);
