@@ -66,6 +66,7 @@ enum st {
     ST_GENOME_INSERT_MANY, /* the same for their genomes */
     ST_IND_GET,
     ST_IND_EXISTS,
+    ST_IND_ID_RANGE,
     ST_IND_OF_GEN,
     ST_IND_OF_GEN_GENOMES,
     ST_IND_PENDING,
@@ -110,6 +111,8 @@ static const char *const st_sql[ST_COUNT] = {
     [ST_IND_GET] = "SELECT " IND_COLS ", g.data FROM individuals i LEFT JOIN genomes g"
                    " ON g.run_id = i.run_id AND g.id = i.id WHERE i.run_id = ?1 AND i.id = ?2",
     [ST_IND_EXISTS] = "SELECT 1 FROM individuals WHERE run_id = ?1 AND id = ?2",
+    [ST_IND_ID_RANGE] = "SELECT id FROM individuals WHERE run_id = ?1 AND id BETWEEN ?2 AND ?3"
+                        " ORDER BY id",
     /* Without statistics SQLite takes run_id = ? for selective and would
      * scan the run's whole history by primary key: INDEXED BY reads only the
      * generations asked for (in id order within each, since version 2). */
@@ -1908,6 +1911,86 @@ int store_genome_read(struct store *s, int64_t run, int64_t id, struct genome *g
     return code;
 }
 
+/* ---- population ids ------------------------------------------------------ */
+
+struct member {
+    int64_t id;
+    size_t pos; /* index in the population */
+};
+
+static int cmp_member(const void *a, const void *b)
+{
+    const struct member *x = a, *y = b;
+    if (x->id != y->id)
+        return x->id < y->id ? -1 : 1;
+    return (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+/* ids[0..n) with their positions, sorted by id (the master keeps its
+ * population sorted: then there is nothing to sort). NULL if out of memory. */
+static struct member *members_sorted(const int64_t *ids, size_t n)
+{
+    struct member *m = malloc((n ? n : 1) * sizeof *m);
+    if (!m)
+        return NULL;
+    int sorted = 1;
+    for (size_t i = 0; i < n; i++) {
+        m[i] = (struct member){ids[i], i};
+        sorted &= i == 0 || ids[i - 1] <= ids[i];
+    }
+    if (!sorted)
+        qsort(m, n, sizeof *m, cmp_member);
+    return m;
+}
+
+/* Ids closer than this are read by one range scan rather than lookups. */
+#define RUN_GAP 8
+
+/* The end of the run of nearby ids that starts at m[k]. */
+static size_t run_end(const struct member *m, size_t k, size_t n)
+{
+    size_t e = k + 1;
+    while (e < n && m[e].id - m[e - 1].id <= RUN_GAP)
+        e++;
+    return e;
+}
+
+/* Sets *missing to the position of the first of ids[0..n) (in their order)
+ * that is not an individual of run, n if every one is; an SQLite result
+ * code. One range scan per run of nearby ids, not one lookup per id: a
+ * population is mostly one or two generations, dense ranges. */
+static int find_missing(struct store *s, int64_t run, const int64_t *ids, size_t n, size_t *missing)
+{
+    *missing = n;
+    struct member *m = members_sorted(ids, n);
+    if (!m)
+        return SQLITE_NOMEM;
+    int rc = SQLITE_DONE;
+    for (size_t k = 0; k < n;) {
+        size_t e = run_end(m, k, n), j = k;
+        sqlite3_stmt *q = stmt(s, ST_IND_ID_RANGE);
+        sqlite3_bind_int64(q, 1, run);
+        sqlite3_bind_int64(q, 2, m[k].id);
+        sqlite3_bind_int64(q, 3, m[e - 1].id);
+        while (j < e && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+            int64_t id = sqlite3_column_int64(q, 0);
+            for (; j < e && m[j].id <= id; j++)
+                if (m[j].id < id && m[j].pos < *missing)
+                    *missing = m[j].pos;
+        }
+        done(q);
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+            break;
+        rc = SQLITE_DONE;
+        for (; j < e; j++)
+            if (m[j].pos < *missing)
+                *missing = m[j].pos;
+        k = e;
+    }
+    free(m);
+    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
 /* ---- generations and checkpoints ----------------------------------------------- */
 
 static void put_le64(uint8_t *p, int64_t v)
@@ -1958,25 +2041,19 @@ int store_generation_close(struct store *s, int64_t run, const struct store_gene
     int code = begin(s, err, what);
     if (code)
         goto out;
-    int rc;
-    sqlite3_stmt *q = s->st[ST_IND_EXISTS];
-    sqlite3_reset(q);
-    sqlite3_bind_int64(q, 1, run);
-    for (size_t i = 0; i < g->n_population; i++) {
-        sqlite3_bind_int64(q, 2, g->population[i]);
-        rc = sqlite3_step(q);
-        sqlite3_reset(q);
-        if (rc == SQLITE_ROW)
-            continue;
-        if (rc == SQLITE_DONE)
-            code = tv_error_set(err, TV_EINVAL,
-                                "%s: %s: population member %zu (individual %lld) was never added",
-                                s->path, what, i, (long long)g->population[i]);
-        else
-            code = db_error(s, rc, err, "%s: looking up individual %lld", what,
-                            (long long)g->population[i]);
+    size_t missing;
+    int rc = find_missing(s, run, g->population, g->n_population, &missing);
+    if (rc != SQLITE_OK) {
+        code = db_error(s, rc, err, "%s: looking up the population", what);
         goto fail;
     }
+    if (missing < g->n_population) {
+        code = tv_error_set(err, TV_EINVAL,
+                            "%s: %s: population member %zu (individual %lld) was never added",
+                            s->path, what, missing, (long long)g->population[missing]);
+        goto fail;
+    }
+    sqlite3_stmt *q = stmt(s, ST_GENERATION_INSERT);
     q = stmt(s, ST_GENERATION_INSERT);
     sqlite3_bind_int64(q, 1, run);
     sqlite3_bind_int64(q, 2, g->generation);
@@ -2097,19 +2174,6 @@ int store_generation_get(struct store *s, int64_t run, int64_t generation,
 
 /* ---- loading a population -------------------------------------------------- */
 
-struct member {
-    int64_t id;
-    size_t pos; /* index in the population */
-};
-
-static int cmp_member(const void *a, const void *b)
-{
-    const struct member *x = a, *y = b;
-    if (x->id != y->id)
-        return x->id < y->id ? -1 : 1;
-    return (x->pos > y->pos) - (x->pos < y->pos);
-}
-
 /* Maps the first n bytes of fresh memory at p in one system call: faulting
  * in a 200 MB buffer a page at a time costs about as much as reading the
  * genomes into it (0.5 ms per MB here), in bulk about a quarter less. A
@@ -2161,9 +2225,6 @@ static void prefault_join(struct prefaulter *pf)
     pf->started = 0;
 }
 
-/* Ids closer than this are read by one range scan rather than lookups. */
-#define RUN_GAP 8
-
 /* Loads the individuals ids[0..n) (any order, repeats allowed) with their
  * genomes into set->rows in that order. The ids are sorted and read in runs
  * of nearby ids by range scans of individuals and of genomes: a population
@@ -2174,7 +2235,7 @@ static int load_members(struct store *s, int64_t run, const int64_t *ids, size_t
 {
     const char *where = set->where;
     struct prefaulter pf = {0};
-    struct member *m = malloc(n * sizeof *m);
+    struct member *m = members_sorted(ids, n);
     size_t *off = malloc(n * sizeof *off);
     set->rows = calloc(n, sizeof *set->rows);
     int code = 0, rc = SQLITE_DONE;
@@ -2182,9 +2243,6 @@ static int load_members(struct store *s, int64_t run, const int64_t *ids, size_t
         code = tv_error_set(err, TV_ENOMEM, "%s: out of memory loading the population", where);
         goto out;
     }
-    for (size_t i = 0; i < n; i++)
-        m[i] = (struct member){ids[i], i};
-    qsort(m, n, sizeof *m, cmp_member);
     /* Room for the genomes, guessed from the first one's size, mapped in by
      * another thread while this one reads the rows. */
     sqlite3_stmt *q = stmt(s, ST_GENOME_GET);
@@ -2197,9 +2255,7 @@ static int load_members(struct store *s, int64_t run, const int64_t *ids, size_t
     }
     done(q);
     for (size_t k = 0; k < n && !code;) {
-        size_t e = k + 1;
-        while (e < n && m[e].id - m[e - 1].id <= RUN_GAP)
-            e++;
+        size_t e = run_end(m, k, n);
         /* the rows */
         q = stmt(s, ST_IND_RANGE);
         sqlite3_bind_int64(q, 1, run);

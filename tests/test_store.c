@@ -1516,10 +1516,20 @@ static void test_store_generation_close_unknown_member_fails(void **state)
     struct ind *inds;
     struct store_individual *rows = make_rows(40, 5, 2, 40, &inds);
     assert_ok(store_add_individuals(s, run, rows, 5, &err), &err);
-    int64_t pop[3] = {40, 41, 77};
     struct store_species sp = {.id = 1, .size = 3};
+    /* unsorted, repeated, in runs of nearby ids: the first missing one in
+     * the population's order is named (46, inside the run 40..46) */
+    int64_t mixed[8] = {44, 41, 3, 46, 40, 90, 41, 3};
     struct store_generation gen = {
-        .generation = 2, .species = &sp, .n_species = 1, .population = pop, .n_population = 3};
+        .generation = 2, .species = &sp, .n_species = 1, .population = mixed, .n_population = 8};
+    assert_error(store_generation_close(s, run, &gen, &err), &err, TV_EINVAL,
+                 "population member 3 (individual 46) was never added");
+    mixed[3] = 42;
+    assert_error(store_generation_close(s, run, &gen, &err), &err, TV_EINVAL,
+                 "population member 5 (individual 90) was never added");
+    int64_t pop[3] = {40, 41, 77};
+    gen.population = pop;
+    gen.n_population = 3;
     assert_error(store_generation_close(s, run, &gen, &err), &err, TV_EINVAL,
                  "population member 2 (individual 77) was never added");
     assert_msg_has(&err, "run 'xor': closing generation 2");
