@@ -51,6 +51,7 @@ typedef float v16fu __attribute__((vector_size(64), aligned(4), may_alias));
 typedef float v8f __attribute__((vector_size(32)));
 typedef float v8fu __attribute__((vector_size(32), aligned(4), may_alias));
 typedef uint32_t v8u __attribute__((vector_size(32)));
+typedef float v4f __attribute__((vector_size(16)));
 
 /* nn_tail_mask[t]: lanes below t all ones (t = 0..8). */
 static const uint32_t nn_tail_mask[9][8] __attribute__((aligned(32))) = {
@@ -105,7 +106,10 @@ NN_INLINE float dot1(const float *restrict w, const void *idx, int bits, uint32_
         v8f wk = (v8f)((v8u) * (const v8fu *)(w + k) & m);
         a += wk * gather8(y, i);
     }
-    return ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
+    /* ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7)), as vector halves */
+    v4f h = __builtin_shufflevector(a, a, 0, 1, 2, 3) + __builtin_shufflevector(a, a, 4, 5, 6, 7);
+    v4f q = h + __builtin_shufflevector(h, h, 2, 3, 2, 3);
+    return q[0] + q[1];
 }
 
 NN_INLINE float act1(int a, float v)
