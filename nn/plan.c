@@ -251,10 +251,7 @@ static void scratch_free(struct scratch *s)
 
 /* Step 3 of the compile: the edges of each source, sources in dense order,
  * to the cursors of their rows (row_g, row_r, sd_row), so that every row
- * comes out sorted by source. The writes land in rows all over the plan: the
- * line each one needs is asked for a few edges ahead. */
-#define PLACE_AHEAD 8 /* edges ahead that place_edges asks for a row's line */
-
+ * comes out sorted by source. */
 static inline __attribute__((always_inline)) void place_edges(struct nn_plan *p,
                                                               const struct genome *g,
                                                               struct scratch *s, uint32_t *row_g,
@@ -266,11 +263,6 @@ static inline __attribute__((always_inline)) void place_edges(struct nn_plan *p,
         uint32_t i = s->old_of[sj];
         uint32_t c1 = s->conn_start[i + 1];
         for (uint32_t c = s->conn_start[i]; c < c1; c++) {
-            if (c + PLACE_AHEAD < c1 && cd[c + PLACE_AHEAD] >> CAT_SHIFT == CAT_GATHER) {
-                uint32_t q = row_g[cd[c + PLACE_AHEAD]];
-                __builtin_prefetch(p->g_w + q, 1);
-                __builtin_prefetch((char *)p->g_idx + q * (uint32_t)(bits / 8), 1);
-            }
             uint32_t dj = cd[c] & IDX_MASK, cat = cd[c] >> CAT_SHIFT;
             float w = g->conns[c].weight;
             if (cat == CAT_GATHER) {
@@ -460,18 +452,23 @@ int nn_plan_compile(const struct genome *g, const struct nn_opts *opts, struct n
      * each destination through the id table, classify, count. */
     {
         size_t i = 0;
-        uint32_t sj = 0, s_end = 0, s_cat = CAT_GATHER;
+        uint32_t sj = 0, s_end = 0, s_cat = CAT_GATHER, prev_from = 0, prev_to = 0;
+        int rec_in = 0;
+        /* locals, so that the stores below (uint32_t) are not thought to
+         * change them */
+        const uint32_t *slot = ids.direct ? ids.slot_idx : NULL, n_in = (uint32_t)hd.n_in;
         for (size_t c = 0; c < m; c++) {
             const struct genome_conn *cn = &g->conns[c];
-            if (c > 0 && (cn->from < g->conns[c - 1].from ||
-                          (cn->from == g->conns[c - 1].from && cn->to <= g->conns[c - 1].to))) {
+            uint32_t from = cn->from, to = cn->to;
+            if (c > 0 && (from < prev_from || (from == prev_from && to <= prev_to))) {
                 rc = tv_error_set(err, TV_EINVAL,
                                   "connection %zu (%u -> %u): connections not in canonical order "
                                   "or duplicated",
                                   c, cn->from, cn->to);
                 goto counted;
             }
-            if (i == 0 || g->neurons[i - 1].id != cn->from) {
+            prev_from = from, prev_to = to;
+            if (c == 0 || from != g->conns[c - 1].from) {
                 while (i < n && g->neurons[i].id <= cn->from)
                     s.conn_start[i++] = (uint32_t)c;
                 if (i == 0 || g->neurons[i - 1].id != cn->from) {
@@ -483,14 +480,15 @@ int nn_plan_compile(const struct genome *g, const struct nn_opts *opts, struct n
                 s_end = run_end[sj];
                 s_cat = way[layer_of[sj]] == NN_WAY_SCATTER ? CAT_SCATTER : CAT_GATHER;
             }
-            int64_t t = id_table_find(&ids, cn->to, max_id);
+            int64_t t = slot ? (to <= max_id ? (int64_t)slot[to] - 1 : -1)
+                             : id_table_find(&ids, to, max_id);
             if (t < 0) {
                 rc = tv_error_set(err, TV_EINVAL, "connection %zu (%u -> %u): no neuron %u", c,
                                   cn->from, cn->to, cn->to);
                 goto counted;
             }
             uint32_t dj = (uint32_t)t;
-            if (dj < hd.n_in) { /* inputs come first in dense order */
+            if (dj < n_in) { /* inputs come first in dense order */
                 rc = tv_error_set(err, TV_EINVAL,
                                   "connection %zu (%u -> %u): ends in input neuron %u", c, cn->from,
                                   cn->to, cn->to);
@@ -501,7 +499,7 @@ int nn_plan_compile(const struct genome *g, const struct nn_opts *opts, struct n
                 row_g[dj + 1]++;
             } else if (cat == CAT_REC) {
                 row_r[dj + 1]++;
-                hd.rec_reads_input |= sj < hd.n_in;
+                rec_in |= sj < n_in;
             } else {
                 row_s[sj + 1]++;
                 s.sd_row[dj + 1]++;
@@ -511,6 +509,7 @@ int nn_plan_compile(const struct genome *g, const struct nn_opts *opts, struct n
         while (i < n)
             s.conn_start[i++] = (uint32_t)m;
         s.conn_start[n] = (uint32_t)m;
+        hd.rec_reads_input = rec_in;
     }
     hd.n_conns = m;
     for (size_t j = 0; j < n; j++)
