@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -860,6 +861,19 @@ static int check_local_fs(const char *path, struct tv_error *err)
    (synchronous=NORMAL: at the next sync; FULL: at once). This replaces
    SQLite's automatic checkpoints, which would run in the writer. */
 
+/* pthread_create() of a thread that blocks every signal, so that signals
+ * go to the program's own threads as if the store had none (its handlers
+ * may rely on interrupting them). 0 on success. */
+static int start_thread(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(t, NULL, fn, arg);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
+}
+
 static void *checkpointer_main(void *arg)
 {
     struct checkpointer *ck = arg;
@@ -902,7 +916,7 @@ static int checkpointer_start(struct store *s)
         pthread_mutex_destroy(&ck->mu);
         goto fail;
     }
-    if (pthread_create(&ck->thread, NULL, checkpointer_main, ck) != 0) {
+    if (start_thread(&ck->thread, checkpointer_main, ck) != 0) {
         pthread_cond_destroy(&ck->cv);
         pthread_mutex_destroy(&ck->mu);
         goto fail;
@@ -2211,7 +2225,7 @@ static void prefault_start(struct prefaulter *pf, void *p, size_t n)
 {
     pf->p = p;
     pf->n = n;
-    pf->started = pthread_create(&pf->thread, NULL, prefault_main, pf) == 0;
+    pf->started = start_thread(&pf->thread, prefault_main, pf) == 0;
     if (!pf->started)
         prefault(p, n);
 }

@@ -1176,6 +1176,37 @@ static void test_store_add_individuals_full_disk_keeps_committed(void **state)
     assert_int_equal(rep.integrity_ok, 1);
 }
 
+/* How many threads of this process but the main one block signal sig; -1
+ * if one of them does not. */
+static int other_threads_block(int sig)
+{
+    DIR *d = opendir("/proc/self/task");
+    assert_non_null(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.' || atol(e->d_name) == (long)getpid())
+            continue;
+        char path[300], line[256];
+        snprintf(path, sizeof path, "/proc/self/task/%s/status", e->d_name);
+        FILE *fp = fopen(path, "r");
+        if (!fp)
+            continue; /* ended meanwhile */
+        unsigned long long mask = 0;
+        while (fgets(line, sizeof line, fp))
+            if (sscanf(line, "SigBlk: %llx", &mask) == 1)
+                break;
+        fclose(fp);
+        if (!(mask >> (sig - 1) & 1)) {
+            n = -1;
+            break;
+        }
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
 /* As the WAL grows, a background thread copies it into the database while
  * the writer goes on; what it copies and what the writer adds meanwhile all
  * come back. */
@@ -1208,6 +1239,9 @@ static void test_store_wal_copied_in_background(void **state)
     char wal[200];
     snprintf(wal, sizeof wal, "%s-wal", f->path);
     assert_true(file_size(wal) > 0); /* not truncated: copied beside the writer */
+    /* the copying thread leaves the program's signals to the program */
+    assert_true(other_threads_block(SIGUSR1) >= 1);
+    assert_true(other_threads_block(SIGTERM) >= 1);
     assert_ok(store_close(s, &err), &err);
     assert_true(file_size(wal) <= 0);
     assert_integrity_ok(f->path);
