@@ -33,9 +33,12 @@
  * naming the run and the individual.
  *
  * This module includes genome/ headers, sqlite3.h (in store.c only) and the C
- * library; never MPI. Functions return 0 or a negative TV_E* code and fill
- * the optional `err` with a message that starts with the database's path.
- * A full disk is TV_ENOSPACE; what was committed before stays intact.
+ * library; never MPI. It runs threads of its own (a writer's background copy,
+ * the prefault of a checkpoint load) that block every signal and never call
+ * the program back: under MPI that is MPI_THREAD_FUNNELED. Functions return
+ * 0 or a negative TV_E* code and fill the optional `err` with a message that
+ * starts with the database's path. A full disk is TV_ENOSPACE; what was
+ * committed before stays intact.
  */
 #ifndef TREVO_STORE_H
 #define TREVO_STORE_H
