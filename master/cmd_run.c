@@ -61,15 +61,18 @@ static int search_main(struct master_run_opts *o)
 {
     struct tv_error err = {0};
     int use_mpi = launched_by_mpi(), rank = 0, size = 1, rc;
-    /* Before MPI_Init, which takes a while: mpirun forwards SIGUSR1 to every
+    /* Before MPI's initialisation, which takes a while: mpirun forwards SIGUSR1 to every
      * rank, and its default action would kill a rank still starting. The
      * handler only sets a flag; workers then ignore the signals. */
     signal(SIGUSR1, on_stop_signal);
     signal(SIGTERM, on_stop_signal);
     signal(SIGINT, on_stop_signal);
     if (use_mpi) {
-        if (MPI_Init(NULL, NULL) != MPI_SUCCESS) {
-            fprintf(stderr, "trevo: MPI_Init failed\n");
+        /* FUNNELED: the store runs threads of its own (store.h), which
+         * never call MPI. */
+        int provided = 0;
+        if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+            fprintf(stderr, "trevo: MPI_Init_thread failed\n");
             return 1;
         }
         MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
