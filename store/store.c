@@ -856,10 +856,11 @@ static int check_local_fs(const char *path, struct tv_error *err)
    connection copies what is committed (PASSIVE: it never waits for and
    never blocks the writer or readers) while the writer goes on; the WAL is
    truncated by the writer at a generation boundary, as before, with only
-   the last frames left to copy. A checkpoint is crash-safe at any moment,
-   and takes nothing from durability: a commit is durable once in the WAL
-   (synchronous=NORMAL: at the next sync; FULL: at once). This replaces
-   SQLite's automatic checkpoints, which would run in the writer. */
+   the last frames left to copy. A checkpoint is crash-safe at any moment
+   and syncs the WAL before it copies from it, so durability is as before: a
+   commit survives a crash of the program once it is in the WAL, and a power
+   loss once the WAL is synced (FULL: at the commit). This replaces SQLite's
+   automatic checkpoints, which would run in the writer. */
 
 /* pthread_create() of a thread that blocks every signal, so that signals
  * go to the program's own threads as if the store had none (its handlers
