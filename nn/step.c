@@ -277,7 +277,9 @@ NN_INLINE void runb(const struct nn_plan *p, struct nn_state *s, const float *yi
     for (size_t l = 0; l < p->n_layers; l++) {
         uint32_t j0 = p->layer_start[l], j1 = p->layer_start[l + 1];
         /* lanes in blocks of NN_BLOCK, the block loop outside: the rows a
-         * block reads (n x NN_BLOCK floats) stay in L2 while the plan streams */
+         * block reads (n x NN_BLOCK floats) stay in cache while the plan
+         * streams; 64 lanes (one pass over the plan for a batch of 64) beat
+         * 32 on 4096 x 4096 layers and on 10 k-neuron graphs */
         for (size_t c0 = 0; c0 < st && l > 0; c0 += NN_BLOCK) {
             int nv = st - c0 >= NN_BLOCK ? NN_BLOCK / NN_LANES : (int)((st - c0) / NN_LANES);
             for (uint32_t j = j0; j < j1; j++) {
