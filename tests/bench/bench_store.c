@@ -1,7 +1,8 @@
 /* bench_store.c -- store/ figures for BENCHMARKS.md: committing generations
  * of 1,000 and 100,000 individuals with 2 KB genomes, re-opening and loading
- * the latest generation of 100,000, and the per-generation statistics query
- * on a 1,000,000-individual history. Prints a markdown section.
+ * the latest generation of 100,000, the per-generation statistics query on
+ * a 1,000,000-individual history, and the cost per individual of adding
+ * small (200-byte) genomes in batches of 1,000. Prints a markdown section.
  *
  * Databases go in a mkdtemp directory under $TMPDIR (default /tmp) and are
  * removed at the end; about 3 GB of disk are needed while it runs.
