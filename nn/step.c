@@ -175,25 +175,36 @@ NN_CLONES static void run1_32(const struct nn_plan *p, struct nn_state *s)
 
 /* ---- batch B: rows of `stride` lanes, up to 4 vectors (64 lanes) a block - */
 
-/* a[q] += w[k] * y[idx[k]][c0 + 16q ..] for k in [b, e), in edge order.
- * nv (1..4) is a constant after inlining; four named sums stay in registers. */
-NN_INLINE void dotb(const float *w, const void *idx, int bits, uint32_t b, uint32_t e,
-                    const float *y, size_t stride, size_t c0, int nv, v16f *a)
-{
-    v16f a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
-    for (uint32_t k = b; k < e; k++) {
-        const v16fu *src = (const v16fu *)(y + (size_t)IDX(idx, bits, k) * stride + c0);
-        float wk = w[k];
-        a0 += wk * src[0];
-        if (nv > 1)
-            a1 += wk * src[1];
-        if (nv > 2)
-            a2 += wk * src[2];
-        if (nv > 3)
-            a3 += wk * src[3];
+/* A0..A3 += w[k] * y[idx[k]][c0 + 16q ..] for k in [B, E), in edge order;
+ * nv (1..4) is a constant after inlining. A macro on named sums, so that they
+ * stay in registers (through a function's array they went to the stack). */
+#define DOTB(W, I, B, E, Y, A0, A1, A2, A3)                                                        \
+    for (uint32_t k = (B); k < (E); k++) {                                                         \
+        const v16fu *src = (const v16fu *)((Y) + (size_t)IDX(I, bits, k) * st + c0);               \
+        float wk = (W)[k];                                                                         \
+        A0 += wk * src[0];                                                                         \
+        if (nv > 1)                                                                                \
+            A1 += wk * src[1];                                                                     \
+        if (nv > 2)                                                                                \
+            A2 += wk * src[2];                                                                     \
+        if (nv > 3)                                                                                \
+            A3 += wk * src[3];                                                                     \
     }
-    a[0] = a0, a[1] = a1, a[2] = a2, a[3] = a3;
-}
+
+/* Vector q of a block: ((bias + gather) + rec) + acc, relu / identity. */
+#define FINISH(q, G, R)                                                                            \
+    do {                                                                                           \
+        v16f v = bias + (G);                                                                       \
+        if (has_rec)                                                                               \
+            v += (R);                                                                              \
+        if (p->n_scatter) { /* else acc stays 0 */                                                 \
+            v += aj[q];                                                                            \
+            aj[q] = (v16f){0};                                                                     \
+        }                                                                                          \
+        if (relu) /* x > 0 ? x : 0, as in act_relu, lane by lane */                                \
+            v = (v16f)((v16i)v & (v > (v16f){0}));                                                 \
+        yj[q] = v;                                                                                 \
+    } while (0)
 
 /* Neuron j, lanes [c0, c0 + 16 nv): sums, and relu / identity in place.
  * Sources that are inputs are read from yin (rows of the same stride). */
@@ -201,29 +212,26 @@ NN_INLINE void blockb(const struct nn_plan *p, struct nn_state *s, const float *
                       size_t c0, int nv, int bits)
 {
     size_t st = s->stride;
-    v16f g[4] = {{0}, {0}, {0}, {0}}, r[4] = {{0}, {0}, {0}, {0}};
-    dotb(p->g_w, p->g_idx, bits, p->g_row[j], p->g_hid[j], yin, st, c0, nv, g);
-    dotb(p->g_w, p->g_idx, bits, p->g_hid[j], p->g_end[j], s->y, st, c0, nv, g);
+    v16f g0 = {0}, g1 = {0}, g2 = {0}, g3 = {0}, r0 = {0}, r1 = {0}, r2 = {0}, r3 = {0};
+    DOTB(p->g_w, p->g_idx, p->g_row[j], p->g_hid[j], yin, g0, g1, g2, g3)
+    DOTB(p->g_w, p->g_idx, p->g_hid[j], p->g_end[j], s->y, g0, g1, g2, g3)
     int has_rec = p->r_end[j] > p->r_row[j];
     if (has_rec)
-        dotb(p->r_w, p->r_idx, bits, p->r_row[j], p->r_end[j], s->y_prev, st, c0, nv, r);
+        DOTB(p->r_w, p->r_idx, p->r_row[j], p->r_end[j], s->y_prev, r0, r1, r2, r3)
     v16f *yj = (v16f *)(s->y + (size_t)j * st + c0);
     v16f *aj = (v16f *)(s->acc + (size_t)j * st + c0);
     float bias = p->bias[j];
     int relu = p->act[j] == GENOME_ACT_RELU;
-    for (int q = 0; q < nv; q++) {
-        v16f v = bias + g[q];
-        if (has_rec)
-            v += r[q];
-        if (p->n_scatter) { /* else acc stays 0 */
-            v += aj[q];
-            aj[q] = (v16f){0};
-        }
-        if (relu) /* x > 0 ? x : 0, as in act_relu, lane by lane */
-            v = (v16f)((v16i)v & (v > (v16f){0}));
-        yj[q] = v;
-    }
+    FINISH(0, g0, r0);
+    if (nv > 1)
+        FINISH(1, g1, r1);
+    if (nv > 2)
+        FINISH(2, g2, r2);
+    if (nv > 3)
+        FINISH(3, g3, r3);
 }
+#undef DOTB
+#undef FINISH
 
 /* Source j pushes lanes [c0, c0 + 16 nv) into its destinations. */
 NN_INLINE void scatterb(const struct nn_plan *p, struct nn_state *s, const float *rows, uint32_t j,
