@@ -84,6 +84,22 @@ NN_INLINE v8f gather8(const float *y, v8u i)
     return (v8f){y[i[0]], y[i[1]], y[i[2]], y[i[3]], y[i[4]], y[i[5]], y[i[6]], y[i[7]]};
 }
 
+/* y at the indices of entries k .. k+7, the indices read as scalars (16-bit
+ * ones 64 bits at a time): no index vector to build and take apart. */
+NN_INLINE v8f gather8s(const float *y, const void *idx, int bits, uint32_t k)
+{
+    if (bits == 16) {
+        uint64_t lo, hi;
+        memcpy(&lo, (const uint16_t *)idx + k, 8);
+        memcpy(&hi, (const uint16_t *)idx + k + 4, 8);
+        return (v8f){
+            y[(uint16_t)lo], y[(uint16_t)(lo >> 16)], y[(uint16_t)(lo >> 32)], y[lo >> 48],
+            y[(uint16_t)hi], y[(uint16_t)(hi >> 16)], y[(uint16_t)(hi >> 32)], y[hi >> 48]};
+    }
+    const uint32_t *i = (const uint32_t *)idx + k;
+    return (v8f){y[i[0]], y[i[1]], y[i[2]], y[i[3]], y[i[4]], y[i[5]], y[i[6]], y[i[7]]};
+}
+
 /* Sum of w[k] * y[idx[k]] over k in [b, e): edge k of the row into lane
  * (k - b) % 8 of a vector of 8 sums (multiply, then add: the bits of eight
  * scalar sums), reduced as ((0+4)+(2+6))+((1+5)+(3+7)). A last group of
@@ -99,7 +115,7 @@ NN_INLINE float dot1(const float *restrict w, const void *idx, int bits, uint32_
     v8f a = {0};
     uint32_t k = b;
     for (; k + 8 <= e; k += 8)
-        a += *(const v8fu *)(w + k) * gather8(y, idx8(idx, bits, k));
+        a += *(const v8fu *)(w + k) * gather8s(y, idx, bits, k);
     if (k < e) {
         v8u m = *(const v8u *)nn_tail_mask[e - k];
         v8u i = (idx8(idx, bits, k) & m) | (((v8u){0} + z) & ~m);
