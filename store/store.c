@@ -2206,7 +2206,10 @@ static void prefault(void *p, size_t n)
 #endif
 }
 
-/* prefault() on another thread. */
+/* prefault() on another thread, for buffers at least this large (a thread
+ * costs more than faulting in a small one). */
+#define PREFAULT_BYTES ((size_t)4 << 20)
+
 struct prefaulter {
     pthread_t thread;
     void *p;
@@ -2265,7 +2268,7 @@ static int load_members(struct store *s, int64_t run, const int64_t *ids, size_t
     sqlite3_bind_int64(q, 2, m[0].id);
     if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_bytes(q, 0) > 0) {
         size_t len = (size_t)sqlite3_column_bytes(q, 0);
-        if (tv_buf_reserve(&set->bytes, len * n / 8 * 9 + 64) == 0)
+        if (tv_buf_reserve(&set->bytes, len * n / 8 * 9 + 64) == 0 && len * n >= PREFAULT_BYTES)
             prefault_start(&pf, set->bytes.data, len * n);
     }
     done(q);
