@@ -1255,6 +1255,27 @@ static void test_store_wal_copied_in_background(void **state)
     }
     store_set_release(&set);
     assert_ok(store_close(s, &err), &err);
+    /* a checkpoint of them, loaded (its genome buffer, over 4 MiB, is mapped
+     * in by another thread meanwhile), in the population's order */
+    s = open_flags(f->path, 0);
+    assert_ok(store_run_resume(s, "big", &run, &err), &err);
+    int64_t *pop = malloc(n * sizeof *pop);
+    assert_non_null(pop);
+    for (size_t i = 0; i < n; i++)
+        pop[i] = (int64_t)((i * 7) % n); /* 7 and 120 are coprime */
+    struct store_generation gen = {.generation = 0, .population = pop, .n_population = n};
+    assert_ok(store_generation_close(s, run, &gen, &err), &err);
+    struct store_checkpoint c;
+    assert_ok(store_checkpoint_load(s, run, &c, &err), &err);
+    assert_int_equal(c.population.n, n);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(c.population.rows[i].id, pop[i]);
+        assert_int_equal(c.population.rows[i].genome_len, len);
+        assert_memory_equal(c.population.rows[i].genome, blob + (size_t)pop[i] * len, len);
+    }
+    store_checkpoint_release(&c);
+    assert_ok(store_close(s, &err), &err);
+    free(pop);
     free(blob);
     free_rows(rows, inds, n);
 }
