@@ -788,6 +788,15 @@ static int prepare_all(struct store *s, struct tv_error *err)
             sql = many;
         }
         int rc = sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL);
+        const char *at = rc != SQLITE_OK ? strstr(sql, BY_GENERATION) : NULL;
+        if (at) {
+            /* a file without the index (dropped by hand): the query works,
+             * only slower */
+            char plain[1024];
+            snprintf(plain, sizeof plain, "%.*s%s", (int)(at - sql), sql,
+                     at + strlen(BY_GENERATION));
+            rc = sqlite3_prepare_v3(s->db, plain, -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL);
+        }
         if (rc != SQLITE_OK)
             return db_error(s, rc, err, "preparing statement %d", i);
     }

@@ -522,6 +522,34 @@ static void test_store_open_migrates_version_1(void **state)
     assert_integrity_ok(f->path);
 }
 
+/* A file whose index individuals_by_generation was dropped by hand still
+ * opens and answers, only slower. */
+static void test_store_open_without_generation_index(void **state)
+{
+    struct fx *f = *state;
+    struct tv_error err = {0};
+    make_small_db(f->path);
+    sqlite3 *db = raw_open(f->path);
+    raw_exec(db, "DROP INDEX individuals_by_generation");
+    sqlite3_close(db);
+    for (int k = 0; k < 2; k++) {
+        struct store *s = open_flags(f->path, k ? STORE_READONLY : 0);
+        struct store_set set;
+        assert_ok(store_individuals_load(s, 1, 1, 1, &set, &err), &err);
+        assert_int_equal(set.n, 20);
+        for (size_t i = 0; i < set.n; i++)
+            assert_row_is(&set.rows[i], 20 + (int64_t)i, 1, 20);
+        store_set_release(&set);
+        struct store_checkpoint c;
+        assert_ok(store_checkpoint_load(s, 1, &c, &err), &err);
+        assert_int_equal(c.generation, 1);
+        assert_int_equal(c.population.n, 20);
+        assert_int_equal(c.pending.n, 0);
+        store_checkpoint_release(&c);
+        assert_ok(store_close(s, &err), &err);
+    }
+}
+
 static void test_store_open_missing_file_fails_without_create(void **state)
 {
     struct fx *f = *state;
@@ -2173,6 +2201,7 @@ int main(void)
         T(test_store_open_creates_schema),
         T(test_store_open_reopens_existing),
         T(test_store_open_migrates_version_1),
+        T(test_store_open_without_generation_index),
         T(test_store_open_missing_file_fails_without_create),
         T(test_store_open_bad_arguments_fail),
         T(test_store_open_refuses_foreign_file),
