@@ -528,6 +528,8 @@ static int run_bench(const struct bench_args *a, struct tv_error *err)
     }
     for (size_t i = 0; i < a->batch * n_in; i++)
         in[i] = tv_rng_chance(&rng, a->zeros) ? 0.0f : (float)tv_rng_normal(&rng);
+    /* [n_in][batch], 64-byte aligned as a data set kept for SIMD would be (the
+     * engine then reads it in place, nn_step_feature_major) */
     float *in_fm = aligned_alloc(64, (a->batch * n_in * sizeof *in_fm + 63) & ~(size_t)63);
     if (!in_fm) {
         free(in);
