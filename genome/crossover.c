@@ -110,21 +110,15 @@ void genome_sketch(const struct genome *g, struct genome_sketch *s)
     }
 }
 
-double genome_distance_bound(const struct genome_sketch *a, const struct genome_sketch *b,
-                             const struct genome_distance_cfg *cfg)
+/* The bound, inlined into both entry points below (and so compiled for each
+ * of genome_sketch_first_below's clones: one popcnt instruction per word
+ * where the CPU has it). */
+static inline double bound_of(const struct genome_sketch *a, const struct genome_sketch *b,
+                              const struct genome_distance_cfg *cfg)
 {
-    if (!(cfg->c_excess >= 0 && cfg->c_disjoint >= 0 && cfg->c_weight >= 0))
-        return 0;
-    /* bit count without the popcnt instruction, which baseline x86-64
-     * lacks (the builtin becomes a library call there) */
     size_t differ = 0;
-    for (int w = 0; w < 4; w++) {
-        uint64_t x = a->bits[w] ^ b->bits[w];
-        x -= (x >> 1) & UINT64_C(0x5555555555555555);
-        x = (x & UINT64_C(0x3333333333333333)) + ((x >> 2) & UINT64_C(0x3333333333333333));
-        x = (x + (x >> 4)) & UINT64_C(0x0F0F0F0F0F0F0F0F);
-        differ += (size_t)((x * UINT64_C(0x0101010101010101)) >> 56);
-    }
+    for (int w = 0; w < 4; w++)
+        differ += (size_t)__builtin_popcountll(a->bits[w] ^ b->bits[w]);
     size_t sizes = a->n_conns > b->n_conns ? a->n_conns - b->n_conns : b->n_conns - a->n_conns;
     if (sizes > differ)
         differ = sizes;
@@ -132,4 +126,29 @@ double genome_distance_bound(const struct genome_sketch *a, const struct genome_
     double norm = n < cfg->small_genome || n == 0 ? 1.0 : (double)n;
     double c = cfg->c_excess < cfg->c_disjoint ? cfg->c_excess : cfg->c_disjoint;
     return c * (double)differ / norm;
+}
+
+static int bound_valid(const struct genome_distance_cfg *cfg)
+{
+    return cfg->c_excess >= 0 && cfg->c_disjoint >= 0 && cfg->c_weight >= 0;
+}
+
+__attribute__((target_clones("popcnt", "default"))) double
+genome_distance_bound(const struct genome_sketch *a, const struct genome_sketch *b,
+                      const struct genome_distance_cfg *cfg)
+{
+    return bound_valid(cfg) ? bound_of(a, b, cfg) : 0;
+}
+
+__attribute__((target_clones("popcnt", "default"))) size_t
+genome_sketch_first_below(const struct genome_sketch *mine, const struct genome_sketch *reps,
+                          size_t from, size_t n, const struct genome_distance_cfg *cfg,
+                          double threshold)
+{
+    if (!bound_valid(cfg))
+        return from < n ? from : n;
+    for (size_t k = from; k < n; k++)
+        if (bound_of(mine, &reps[k], cfg) * GENOME_BOUND_MARGIN < threshold)
+            return k;
+    return n;
 }

@@ -236,10 +236,17 @@ struct genome_sketch {
 void genome_sketch(const struct genome *g, struct genome_sketch *s);
 /* A lower bound of genome_distance(a, b, cfg) from two sketches (E + D is at
  * least popcount(a ^ b) and at least the difference of the sizes), valid for
- * non-negative coefficients (else 0). Both are rounded: a caller comparing
- * the bound with a threshold leaves a relative margin (see evolve.c). */
+ * non-negative coefficients (else 0). Both are rounded: a comparison of the
+ * bound with a threshold leaves the relative margin GENOME_BOUND_MARGIN. */
 double genome_distance_bound(const struct genome_sketch *a, const struct genome_sketch *b,
                              const struct genome_distance_cfg *cfg);
+#define GENOME_BOUND_MARGIN (1 - 1e-9)
+/* The first k in [from, n) whose bound with reps[k], times the margin, is
+ * below threshold (so genome_distance may be below it), else n: every
+ * representative it passes over is certainly at threshold or beyond. */
+size_t genome_sketch_first_below(const struct genome_sketch *mine, const struct genome_sketch *reps,
+                                 size_t from, size_t n, const struct genome_distance_cfg *cfg,
+                                 double threshold);
 
 /* ---- msgpack codec ----------------------------------------------------- */
 

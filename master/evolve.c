@@ -214,16 +214,15 @@ int master_speciate(struct master_pop *p, const struct master_config *c, int64_t
         return tv_error_set(err, TV_ENOMEM, "speciation: out of memory");
     for (size_t k = 0; k < p->n_species; k++)
         genome_sketch(p->sp[k].rep, &sk[k]);
-    const double margin = 1 - 1e-9;
     int rc = 0;
     for (size_t i = 0; i < p->n && !rc; i++) {
         struct genome_sketch mine;
         genome_sketch(p->m[i].genome, &mine);
         size_t k = 0;
-        for (; k < p->n_species; k++) {
-            if (genome_distance_bound(&mine, &sk[k], &c->distance) * margin >= p->threshold)
-                continue;
-            if (genome_distance(p->m[i].genome, p->sp[k].rep, &c->distance) < p->threshold)
+        for (;; k++) {
+            k = genome_sketch_first_below(&mine, sk, k, p->n_species, &c->distance, p->threshold);
+            if (k == p->n_species ||
+                genome_distance(p->m[i].genome, p->sp[k].rep, &c->distance) < p->threshold)
                 break;
         }
         if (k == p->n_species) {
