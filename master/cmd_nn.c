@@ -191,7 +191,8 @@ struct bench_args {
     double density, zeros;
     uint64_t seed;
     int way, act, dense;
-    double seconds; /* time budget per measurement */
+    double seconds;      /* time budget per measurement */
+    size_t tile_neurons; /* nn_opts.tile_neurons */
 };
 
 static void bench_usage(FILE *f)
@@ -199,7 +200,7 @@ static void bench_usage(FILE *f)
     fprintf(f, "usage: trevo net bench (--layer N --density D | --graph NEURONS,CONNECTIONS)\n"
                "                       [--batch B] [--zeros Z] [--way auto|gather|scatter]\n"
                "                       [--levels L] [--act NAME] [--seed S] [--seconds T]\n"
-               "                       [--no-dense]\n\n"
+               "                       [--tile N|off] [--no-dense]\n\n"
                "Times one step of the sparse engine, single core, float32, and dense OpenBLAS\n"
                "sgemv (batch 1) or sgemm (batch > 1) on the same weights in the same run; the\n"
                "last line is `ratio_vs_dense: R`: the median, over rounds that alternate the\n"
@@ -216,6 +217,8 @@ static void bench_usage(FILE *f)
                "                         (default 32)\n"
                "  --act NAME             hidden activation of --graph (default relu)\n"
                "  --seconds T            time budget of each measurement (default 0.5)\n"
+               "  --tile N|off           neurons per chunk of the tiled form (default: the\n"
+               "                         engine's choice by network size)\n"
                "  --no-dense             skip the OpenBLAS baseline\n"
                "OPENBLAS_CORETYPE is set from the CPU's flags unless already set.\n");
 }
@@ -233,7 +236,7 @@ static int parse_size(const char *s, size_t *out)
 
 static int parse_bench_args(int argc, char **argv, struct bench_args *a, struct tv_error *err)
 {
-    *a = (struct bench_args){0, 1, 0, 0, 32, 0.0, 0.0, 1, NN_WAY_AUTO, GENOME_ACT_RELU, 1, 0.5};
+    *a = (struct bench_args){0, 1, 0, 0, 32, 0.0, 0.0, 1, NN_WAY_AUTO, GENOME_ACT_RELU, 1, 0.5, 0};
     int have_density = 0;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
@@ -296,6 +299,13 @@ static int parse_bench_args(int argc, char **argv, struct bench_args *a, struct 
             if (parse_size(v, &s))
                 return tv_error_set(err, TV_EINVAL, "--seed: expected an integer, got '%s'", v);
             a->seed = s;
+        } else if (!strcmp(o, "--tile")) {
+            if (!strcmp(v, "off"))
+                a->tile_neurons = SIZE_MAX;
+            else if (parse_size(v, &a->tile_neurons) || a->tile_neurons == 0)
+                return tv_error_set(
+                    err, TV_EINVAL,
+                    "--tile: expected a positive number of neurons or off, got '%s'", v);
         } else if (!strcmp(o, "--seconds")) {
             a->seconds = strtod(v, &end);
             if (end == v || *end || !(a->seconds > 0 && a->seconds <= 600))
@@ -495,7 +505,7 @@ static int run_bench(const struct bench_args *a, struct tv_error *err)
     }
 
     /* compile: the median of a few */
-    struct nn_opts opts = {a->way, 0, NULL, 0};
+    struct nn_opts opts = {a->way, 0, NULL, 0, a->tile_neurons};
     struct nn_plan *p = NULL;
     double ct[7];
     for (int i = 0; i < 7 && !rc; i++) {
@@ -566,8 +576,16 @@ static int run_bench(const struct bench_args *a, struct tv_error *err)
     double ratio = NAN;
     if (!rc)
         rc = sparse_open(&sp, &g, &opts, in, in_fm, a->batch, err);
+    if (!rc) { /* the plan timed */
+        size_t n_scatter = 0, L = nn_plan_n_layers(sp.plan);
+        for (size_t l = 0; l < L; l++)
+            n_scatter += nn_plan_layer_way(sp.plan, l) == NN_WAY_SCATTER;
+        printf("timed plan: %zu of %zu layers scatter; %zu tile chunks, %zu connections tiled\n",
+               n_scatter, L, nn_plan_n_chunks(sp.plan), nn_plan_n_tiled(sp.plan));
+    }
     if (!rc && a->zeros > 0) { /* the two ways apart, interleaved */
-        struct nn_opts og = {NN_WAY_GATHER, 0, NULL, 0}, os = {NN_WAY_SCATTER, 0, NULL, 0};
+        struct nn_opts og = {NN_WAY_GATHER, 0, NULL, 0, a->tile_neurons},
+                       os = {NN_WAY_SCATTER, 0, NULL, 0, a->tile_neurons};
         rc = sparse_open(&sg, &g, &og, in, in_fm, a->batch, err);
         if (!rc)
             rc = sparse_open(&ss, &g, &os, in, in_fm, a->batch, err);

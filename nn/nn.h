@@ -15,8 +15,10 @@
  *   - indices are 16-bit when the network has fewer than 65536 neurons,
  *     32-bit otherwise; rows are sorted by the index they read, so memory is
  *     read in order; rows are not padded (the batch-1 step reads a last short
- *     group of 8 entries whole and masks what is past the row). A plan takes
- *     at most 8 bytes per connection plus O(neurons).
+ *     group of 8 entries whole and masks what is past the row);
+ *   - in a large network, edges between distant neurons are kept in tiles
+ *     instead (below). A plan takes at most 8 bytes per connection plus
+ *     O(neurons).
  * Compiling is O(neurons + connections), whatever the shape of the graph
  * (no path enumeration).
  *
@@ -81,7 +83,25 @@ struct nn_opts {
      * NULL when not measured. */
     const float *density;
     size_t n_density;
+    /* Neurons per chunk of the tiled form (see below): 0 picks
+     * (NN_TILE_NEURONS for networks of more than NN_TILE_MIN_NEURONS, else
+     * none); SIZE_MAX never tiles; any other value is raised to at least
+     * sqrt(neurons), so that the plan stays O(neurons + connections). */
+    size_t tile_neurons;
 };
+
+/* The tiled form, for networks whose values do not fit in the L2 cache. The
+ * layers are cut into chunks of about tile_neurons neurons (whole layers, at
+ * most 65536 neurons each); a gather or recurrent edge whose ends are in
+ * different chunks leaves the rows and goes to the tile (target chunk,
+ * source chunk) of a list of (16-bit source, 16-bit destination, weight)
+ * within the two chunks, sorted by source. Just before the first layer of a
+ * chunk, its tiles are added into the accumulators of its neurons, tile by
+ * tile: every read and write then falls in two chunks that stay in cache,
+ * instead of reading values at random over the whole network (uniform
+ * long-range edges, as NEAT's add-connection makes them). */
+#define NN_TILE_NEURONS 65536
+#define NN_TILE_MIN_NEURONS 100000
 
 struct nn_plan;
 
@@ -105,6 +125,9 @@ size_t nn_plan_bytes(const struct nn_plan *p); /* the whole allocation */
 int nn_plan_index_bits(const struct nn_plan *p);
 /* enum nn_way chosen for layer l (GATHER or SCATTER); -1 if l is out of range. */
 int nn_plan_layer_way(const struct nn_plan *p, size_t l);
+/* Chunks of the tiled form (0: not tiled) and the edges in its tiles. */
+size_t nn_plan_n_chunks(const struct nn_plan *p);
+size_t nn_plan_n_tiled(const struct nn_plan *p);
 
 /* ---- running: state and steps --------------------------------------------- */
 

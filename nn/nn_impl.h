@@ -18,6 +18,7 @@ struct nn_plan {
     size_t n_gather, n_scatter, n_rec; /* entries of each kind */
     size_t bytes;                      /* the whole allocation */
     int index_bits;                    /* 16 or 32 */
+    int row_bits;                      /* of g_idx and r_idx: index_bits, or 16 if tiled */
     int out_contiguous;                /* out_map[k] == out_map[0] + k */
     int rec_reads_input;               /* some recurrent edge leaves an input */
     uint32_t *out_map;                 /* [n_out] dense index of the k-th output */
@@ -26,7 +27,8 @@ struct nn_plan {
     float *bias;                       /* [n] */
     uint8_t *act;                      /* [n] enum genome_act */
     /* Feed-forward edges into j read by gather: [g_row[j], g_row[j+1]) of
-     * g_idx (source) and g_w, sorted by source. A row of 1 to 7 edges is
+     * g_idx (source; in a tiled plan, counted from the first neuron of j's
+     * chunk, where every source of a row is) and g_w, sorted by source. A row of 1 to 7 edges is
      * padded to 8 with weight 0 and source n, a slot that always holds 0
      * (one group for the batch-1 step, no masking); longer rows are not
      * padded: the batch-1 step reads their last short group whole and masks
@@ -39,7 +41,8 @@ struct nn_plan {
                       * input (the batched step reads inputs in place) */
     float *g_w;      /* [n_gather + NN_SLACK] */
     void *g_idx;     /* [n_gather + NN_SLACK] uint16_t or uint32_t */
-    /* Recurrent edges into j, the same way; sources read the last step. */
+    /* Recurrent edges into j, the same way; sources read the last step. A
+     * tiled plan has none here: they are all in tiles. */
     uint32_t *r_row; /* [n + 1] */
     uint32_t *r_end; /* [n] */
     float *r_w;      /* [n_rec + NN_SLACK] */
@@ -49,6 +52,21 @@ struct nn_plan {
     uint32_t *s_row; /* [n + 1] */
     float *s_w;      /* [n_scatter] */
     void *s_idx;     /* [n_scatter] */
+    /* The tiled form (nn.h), n_chunks == 0 when the plan has none. Chunk c is
+     * layers [c_layer[c], c_layer[c+1]), neurons [c_start[c], c_start[c+1]).
+     * The tiles into chunk T are, for q in [0, 2 n_chunks), the entries
+     * [t_row[T * 2 n_chunks + q], t_row[T * 2 n_chunks + q + 1]) of t_sd and
+     * t_w: q < n_chunks reads this step's values of chunk q, q >= n_chunks
+     * last step's values of chunk q - n_chunks. An entry adds
+     * t_w * value[c_start[src chunk] + (t_sd >> 16)] into
+     * acc[c_start[T] + (t_sd & 0xffff)]; entries of a tile are sorted by
+     * source. */
+    size_t n_chunks, n_tiled;
+    uint32_t *c_layer; /* [n_chunks + 1] */
+    uint32_t *c_start; /* [n_chunks + 1] */
+    uint32_t *t_row;   /* [2 n_chunks^2 + 1] */
+    uint32_t *t_sd;    /* [n_tiled] */
+    float *t_w;        /* [n_tiled] */
 };
 
 #define NN_SLACK 8
@@ -64,7 +82,7 @@ struct nn_state {
     size_t batch, stride;
     float *y;      /* [n + 1][stride] this step (inputs at j < n_in; row n is 0) */
     float *y_prev; /* [n + 1][stride] last step, 0 after a reset (row n is 0) */
-    float *acc;    /* [n + 1][stride] scatter contributions, 0 between steps */
+    float *acc;    /* [n + 1][stride] scatter and tile contributions, 0 between steps */
     uint64_t *nz;  /* [n_layers] non-zero neurons counted since the reset */
     uint64_t steps;
 };

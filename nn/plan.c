@@ -9,9 +9,10 @@
  *      recurrent: an integer compare with the end of the source's depth
  *      run) and count;
  *   3. place the edges source by source in dense order, so every
- *      by-destination row comes out sorted by source; scatter edges go through
- *      a by-destination buffer first and are then placed destination by
- *      destination, so every by-source row comes out sorted by destination.
+ *      by-destination row and every tile comes out sorted by source; scatter
+ *      edges go through a by-destination buffer first and are then placed
+ *      destination by destination, so every by-source row comes out sorted
+ *      by destination.
  * Nothing enumerates paths, so a deep, looped graph costs what a flat one of
  * the same size does.
  */
@@ -26,6 +27,7 @@
 #define CAT_GATHER 0u
 #define CAT_REC 1u
 #define CAT_SCATTER 2u
+#define CAT_TILE 3u
 #define CAT_SHIFT 30
 #define IDX_MASK ((1u << CAT_SHIFT) - 1)
 
@@ -232,6 +234,9 @@ struct scratch {
     uint32_t *sd_src;                      /* [n_scatter] */
     float *sd_w;                           /* [n_scatter] */
     float *depth;                          /* [n] by dense index */
+    uint32_t *c_layer;                     /* [n_layers + 1] chunks of the tiled form */
+    uint32_t *chunk_of;                    /* [n] by dense index (tiled plans) */
+    uint32_t *t_cur;                       /* [2 n_chunks^2 + 1] tile cursors */
 };
 
 static void scratch_free(struct scratch *s)
@@ -247,32 +252,76 @@ static void scratch_free(struct scratch *s)
     free(s->sd_src);
     free(s->sd_w);
     free(s->depth);
+    free(s->c_layer);
+    free(s->chunk_of);
+    free(s->t_cur);
+}
+
+/* Neurons per chunk of the tiled form (nn.h) for n neurons; 0 for none. At
+ * least 2 sqrt(n), so that there are at most about sqrt(n) chunks and the
+ * 2 n_chunks^2 tile starts stay O(n). */
+static size_t tile_size(size_t want, size_t n)
+{
+    if (want == 0)
+        want = n > NN_TILE_MIN_NEURONS ? NN_TILE_NEURONS : SIZE_MAX;
+    if (want == SIZE_MAX)
+        return 0;
+    size_t floor_size = 2 * (size_t)ceil(sqrt((double)n));
+    return want > floor_size ? want : floor_size;
+}
+
+/* Cuts the layers into chunks of whole layers, each new layer joining the
+ * current chunk while it stays within `size` neurons. c_layer: [n_layers + 1].
+ * Returns the number of chunks, or 0 when tiles do not apply (one chunk, or
+ * one of more than 65536 neurons, which 16-bit local indices cannot reach). */
+static size_t cut_chunks(const uint32_t *layer_start, size_t n_layers, size_t size,
+                         uint32_t *c_layer)
+{
+    size_t nc = 0;
+    c_layer[0] = 0;
+    for (size_t l = 1; l < n_layers; l++)
+        if (layer_start[l + 1] - layer_start[c_layer[nc]] > size)
+            c_layer[++nc] = (uint32_t)l;
+    c_layer[++nc] = (uint32_t)n_layers;
+    for (size_t c = 0; c < nc; c++)
+        if (layer_start[c_layer[c + 1]] - layer_start[c_layer[c]] > 65536)
+            return 0;
+    return nc >= 2 ? nc : 0;
 }
 
 /* Step 3 of the compile: the edges of each source, sources in dense order,
- * to the cursors of their rows (row_g, row_r, sd_row), so that every row
- * comes out sorted by source. */
+ * to the cursors of their rows (row_g, row_r, sd_row) and tiles (t_cur), so
+ * that every row and every tile comes out sorted by source. run_end is
+ * s->tmp (see the compile). */
 static inline __attribute__((always_inline)) void place_edges(struct nn_plan *p,
                                                               const struct genome *g,
                                                               struct scratch *s, uint32_t *row_g,
                                                               uint32_t *row_r, int bits)
 {
-    size_t n = p->n;
+    size_t n = p->n, nc = p->n_chunks;
     const uint32_t *cd = s->cd;
     for (size_t sj = 0; sj < n; sj++) {
         uint32_t i = s->old_of[sj];
         uint32_t c1 = s->conn_start[i + 1];
+        uint32_t cs = nc ? s->chunk_of[sj] : 0, s_end = s->tmp[sj];
+        uint32_t s_local = (uint32_t)sj - (nc ? p->c_start[cs] : 0);
         for (uint32_t c = s->conn_start[i]; c < c1; c++) {
             uint32_t dj = cd[c] & IDX_MASK, cat = cd[c] >> CAT_SHIFT;
             float w = g->conns[c].weight;
-            if (cat == CAT_GATHER) {
+            if (cat == CAT_TILE) {
+                uint32_t tc = s->chunk_of[dj];
+                size_t q = (size_t)tc * 2 * nc + (dj < s_end ? nc : 0) + cs;
+                uint32_t k = s->t_cur[q]++;
+                p->t_sd[k] = s_local << 16 | (dj - p->c_start[tc]);
+                p->t_w[k] = w;
+            } else if (cat == CAT_GATHER) {
                 uint32_t k = row_g[dj]++;
                 p->g_w[k] = w;
-                put_idx(p->g_idx, bits, k, (uint32_t)sj);
+                put_idx(p->g_idx, bits, k, s_local);
             } else if (cat == CAT_REC) {
                 uint32_t k = row_r[dj]++;
                 p->r_w[k] = w;
-                put_idx(p->r_idx, bits, k, (uint32_t)sj);
+                put_idx(p->r_idx, bits, k, s_local);
             } else {
                 uint32_t k = s->sd_row[dj]++;
                 s->sd_src[k] = (uint32_t)sj;
@@ -312,7 +361,7 @@ static uint32_t short_row(uint32_t count)
 static size_t layout(struct nn_plan *p, unsigned char *base)
 {
     size_t off = round_up(sizeof *p);
-    size_t ib = (size_t)p->index_bits / 8;
+    size_t ib = (size_t)p->index_bits / 8, rb = (size_t)p->row_bits / 8;
 #define TAKE(field, count, size)                                                                   \
     do {                                                                                           \
         if (base)                                                                                  \
@@ -331,9 +380,15 @@ static size_t layout(struct nn_plan *p, unsigned char *base)
     TAKE(g_w, p->n_gather + NN_SLACK, 4);
     TAKE(r_w, p->n_rec + NN_SLACK, 4);
     TAKE(s_w, p->n_scatter, 4);
-    TAKE(g_idx, p->n_gather + NN_SLACK, ib);
-    TAKE(r_idx, p->n_rec + NN_SLACK, ib);
+    TAKE(g_idx, p->n_gather + NN_SLACK, rb);
+    TAKE(r_idx, p->n_rec + NN_SLACK, rb);
     TAKE(s_idx, p->n_scatter, ib);
+    size_t nc = p->n_chunks;
+    TAKE(c_layer, nc ? nc + 1 : 0, 4);
+    TAKE(c_start, nc ? nc + 1 : 0, 4);
+    TAKE(t_row, nc ? 2 * nc * nc + 1 : 0, 4);
+    TAKE(t_sd, p->n_tiled, 4);
+    TAKE(t_w, p->n_tiled, 4);
     TAKE(act, p->n, 1);
     TAKE(layer_way, p->n_layers, 1);
 #undef TAKE
@@ -435,6 +490,30 @@ int nn_plan_compile(const struct genome *g, const struct nn_opts *opts, struct n
     rc = choose_ways(&hd, g, s.old_of, o, way, err);
     if (rc)
         goto done;
+    /* Chunks of the tiled form, each neuron's chunk, and tile counts (in
+     * t_cur, shifted by one) */
+    size_t t_size = tile_size(o->tile_neurons, n), nc = 0;
+    if (t_size) {
+        s.c_layer = malloc((n_layers + 1) * sizeof *s.c_layer);
+        if (!s.c_layer) {
+            rc = tv_error_set(err, TV_ENOMEM, "out of memory compiling %zu neurons", n);
+            goto done;
+        }
+        nc = cut_chunks(s.pos, n_layers, t_size, s.c_layer);
+    }
+    if (nc) {
+        s.chunk_of = malloc(n * sizeof *s.chunk_of);
+        s.t_cur = calloc(2 * nc * nc + 1, sizeof *s.t_cur);
+        if (!s.chunk_of || !s.t_cur) {
+            rc = tv_error_set(err, TV_ENOMEM, "out of memory compiling %zu neurons", n);
+            goto done;
+        }
+        for (size_t c = 0; c < nc; c++)
+            for (uint32_t j = s.pos[s.c_layer[c]]; j < s.pos[s.c_layer[c + 1]]; j++)
+                s.chunk_of[j] = (uint32_t)c;
+    }
+    hd.n_chunks = nc;
+    hd.row_bits = nc ? 16 : hd.index_bits;
 
     /* 2. Map and classify the connections. */
     uint32_t max_id = g->neurons[n - 1].id;
@@ -451,9 +530,11 @@ int nn_plan_compile(const struct genome *g, const struct nn_opts *opts, struct n
      * walk (conn_start[i]: the first connection with from >= id of i) and
      * each destination through the id table, classify, count. */
     {
-        size_t i = 0;
-        uint32_t sj = 0, s_end = 0, s_cat = CAT_GATHER, prev_from = 0, prev_to = 0;
+        size_t i = 0, n_rec_all = 0;
+        uint32_t sj = 0, s_end = 0, s_cat = CAT_GATHER, prev_from = 0, prev_to = 0, s_ch = 0;
         int rec_in = 0;
+        const uint32_t *chunk_of = s.chunk_of;
+        uint32_t *t_cnt = s.t_cur + 1, nc32 = (uint32_t)nc;
         /* locals, so that the stores below (uint32_t) are not thought to
          * change them */
         const uint32_t *slot = ids.direct ? ids.slot_idx : NULL, n_in = (uint32_t)hd.n_in;
@@ -479,6 +560,7 @@ int nn_plan_compile(const struct genome *g, const struct nn_opts *opts, struct n
                 sj = s.new_of[i - 1];
                 s_end = run_end[sj];
                 s_cat = way[layer_of[sj]] == NN_WAY_SCATTER ? CAT_SCATTER : CAT_GATHER;
+                s_ch = nc ? chunk_of[sj] : 0;
             }
             int64_t t = slot ? (to <= max_id ? (int64_t)slot[to] - 1 : -1)
                              : id_table_find(&ids, to, max_id);
@@ -495,12 +577,19 @@ int nn_plan_compile(const struct genome *g, const struct nn_opts *opts, struct n
                 goto counted;
             }
             uint32_t cat = dj < s_end ? CAT_REC : s_cat;
+            if (cat == CAT_REC) {
+                n_rec_all++;
+                rec_in |= sj < n_in;
+            }
+            if (nc && (cat == CAT_REC || (cat == CAT_GATHER && chunk_of[dj] != s_ch))) {
+                t_cnt[(size_t)chunk_of[dj] * 2 * nc32 + (cat == CAT_REC ? nc32 : 0) + s_ch]++;
+                cat = CAT_TILE;
+            }
             if (cat == CAT_GATHER) {
                 row_g[dj + 1]++;
             } else if (cat == CAT_REC) {
                 row_r[dj + 1]++;
-                rec_in |= sj < n_in;
-            } else {
+            } else if (cat == CAT_SCATTER) {
                 row_s[sj + 1]++;
                 s.sd_row[dj + 1]++;
             }
@@ -510,13 +599,17 @@ int nn_plan_compile(const struct genome *g, const struct nn_opts *opts, struct n
             s.conn_start[i++] = (uint32_t)m;
         s.conn_start[n] = (uint32_t)m;
         hd.rec_reads_input = rec_in;
+        hd.n_recurrent = n_rec_all;
     }
     hd.n_conns = m;
-    for (size_t j = 0; j < n; j++)
-        hd.n_recurrent += row_r[j + 1];
+    for (size_t q = 0; nc && q < 2 * nc * nc; q++)
+        s.t_cur[q + 1] += s.t_cur[q];
+    hd.n_tiled = nc ? s.t_cur[2 * nc * nc] : 0;
     for (size_t j = 0; j < n; j++) {
-        row_g[j + 1] = short_row(row_g[j + 1]);
-        row_r[j + 1] = short_row(row_r[j + 1]);
+        if (!nc) { /* a tiled plan is read from memory: no padding */
+            row_g[j + 1] = short_row(row_g[j + 1]);
+            row_r[j + 1] = short_row(row_r[j + 1]);
+        }
         row_g[j + 1] += row_g[j];
         row_r[j + 1] += row_r[j];
         row_s[j + 1] += row_s[j];
@@ -542,6 +635,12 @@ int nn_plan_compile(const struct genome *g, const struct nn_opts *opts, struct n
     memcpy(p->s_row, row_s, (n + 1) * sizeof *row_s);
     memcpy(p->layer_start, s.pos, (n_layers + 1) * sizeof *s.pos);
     memcpy(p->layer_way, way, n_layers);
+    if (nc) {
+        memcpy(p->c_layer, s.c_layer, (nc + 1) * sizeof *s.c_layer);
+        for (size_t c = 0; c <= nc; c++)
+            p->c_start[c] = s.pos[s.c_layer[c]];
+        memcpy(p->t_row, s.t_cur, (2 * nc * nc + 1) * sizeof *s.t_cur);
+    }
     for (size_t j = 0; j < n; j++) {
         const struct genome_neuron *u = &g->neurons[s.old_of[j]];
         p->bias[j] = u->kind == GENOME_INPUT ? 0.0f : u->bias;
@@ -559,7 +658,7 @@ int nn_plan_compile(const struct genome *g, const struct nn_opts *opts, struct n
     }
 
     /* 3. Place, source by source in dense order (row_* become cursors). */
-    if (p->index_bits == 16)
+    if (p->row_bits == 16)
         place_edges(p, g, &s, row_g, row_r, 16);
     else
         place_edges(p, g, &s, row_g, row_r, 32);
@@ -572,25 +671,30 @@ int nn_plan_compile(const struct genome *g, const struct nn_opts *opts, struct n
     for (size_t j = 0; j < n; j++) {
         for (uint32_t k = row_g[j]; k < p->g_row[j + 1]; k++) {
             p->g_w[k] = 0.0f;
-            put_idx(p->g_idx, p->index_bits, k, (uint32_t)n);
+            put_idx(p->g_idx, p->row_bits, k, (uint32_t)n);
         }
         for (uint32_t k = row_r[j]; k < p->r_row[j + 1]; k++) {
             p->r_w[k] = 0.0f;
-            put_idx(p->r_idx, p->index_bits, k, (uint32_t)n);
+            put_idx(p->r_idx, p->row_bits, k, (uint32_t)n);
         }
     }
+    /* (a tiled plan's slack is only read masked: any index does) */
+    uint32_t slack = nc ? 0 : (uint32_t)n;
     for (size_t k = 0; k < NN_SLACK; k++) {
         p->g_w[p->n_gather + k] = 0.0f;
-        put_idx(p->g_idx, p->index_bits, p->n_gather + k, (uint32_t)n);
+        put_idx(p->g_idx, p->row_bits, p->n_gather + k, slack);
         p->r_w[p->n_rec + k] = 0.0f;
-        put_idx(p->r_idx, p->index_bits, p->n_rec + k, (uint32_t)n);
+        put_idx(p->r_idx, p->row_bits, p->n_rec + k, slack);
     }
+    /* (in a tiled plan, inputs are all in the first chunk, whose indices
+     * count from 0, and rows of other chunks have none) */
+    size_t n_with_inputs = nc ? p->c_start[1] : n;
     for (size_t j = 0; j < n; j++) {
-        uint32_t lo = p->g_row[j], hi = p->g_end[j];
+        uint32_t lo = p->g_row[j], hi = j < n_with_inputs ? p->g_end[j] : lo;
         while (lo < hi) {
             uint32_t mid = lo + (hi - lo) / 2;
-            uint32_t v = p->index_bits == 16 ? ((const uint16_t *)p->g_idx)[mid]
-                                             : ((const uint32_t *)p->g_idx)[mid];
+            uint32_t v = p->row_bits == 16 ? ((const uint16_t *)p->g_idx)[mid]
+                                           : ((const uint32_t *)p->g_idx)[mid];
             if (v < hd.n_in)
                 lo = mid + 1;
             else
@@ -671,4 +775,14 @@ int nn_plan_index_bits(const struct nn_plan *p)
 int nn_plan_layer_way(const struct nn_plan *p, size_t l)
 {
     return l < p->n_layers ? p->layer_way[l] : -1;
+}
+
+size_t nn_plan_n_chunks(const struct nn_plan *p)
+{
+    return p->n_chunks;
+}
+
+size_t nn_plan_n_tiled(const struct nn_plan *p)
+{
+    return p->n_tiled;
 }

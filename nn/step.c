@@ -2,7 +2,9 @@
  *
  * One step walks the layers in depth order. A neuron j of layer l > 0 gets
  *   v = ((bias + gather_ff) + gather_rec) + acc[j],  y[j] = act(v)
- * where acc[j] holds what scatter layers before it pushed into j this step.
+ * where acc[j] holds what scatter layers before it pushed into j this step,
+ * and what the tiles into its chunk added (tiled plans: just before the
+ * chunk's first layer, tile after tile, each in its order).
  * After a layer is done, if it is a SCATTER layer, every source that is not
  * exactly zero pushes w * y into acc of its destinations (zero sources cost
  * nothing: the event-driven path).
@@ -30,6 +32,15 @@
 #endif
 #define NN_INLINE static inline __attribute__((always_inline))
 
+/* Prefetch distances in a tiled plan (one too large for the caches), in
+ * entries of the rows' weights, the rows' 16-bit indices and the tiles; 0:
+ * none. The hardware prefetchers stop at each 4 KB page; these gain a few
+ * per cent at 10^7 connections. */
+#ifndef NN_PF_W
+#define NN_PF_W 512
+#define NN_PF_I 1024
+#define NN_PF_T 256
+#endif
 #ifndef NN_BLOCK
 #define NN_BLOCK 64 /* lanes per block of a batched step: 16, 32, 48 or 64 */
 #endif
@@ -137,7 +148,32 @@ NN_INLINE float act1(int a, float v)
     return nn_acts[a].one(v);
 }
 
-NN_INLINE void run1(const struct nn_plan *p, struct nn_state *s, int bits)
+/* The tiles into chunk T (nn_impl.h), batch 1: sources read in order, the
+ * writes within one chunk's accumulators. */
+NN_INLINE void tiles1(const struct nn_plan *p, struct nn_state *s, size_t T)
+{
+    size_t nc = p->n_chunks;
+    float *restrict acc = s->acc + p->c_start[T];
+    const uint32_t *row = p->t_row + T * 2 * nc, *sd = p->t_sd;
+    const float *w = p->t_w;
+    for (size_t q = 0; q < 2 * nc; q++) {
+        const float *restrict src = (q < nc ? s->y : s->y_prev) + p->c_start[q % nc];
+        for (uint32_t k = row[q]; k < row[q + 1]; k++) {
+#if NN_PF_T
+            if ((k & 15) == 0) {
+                __builtin_prefetch(sd + k + NN_PF_T);
+                __builtin_prefetch(w + k + NN_PF_T);
+            }
+#endif
+            acc[sd[k] & 0xffff] += w[k] * src[sd[k] >> 16];
+        }
+    }
+}
+
+/* bits: the width of the scatter indices (and of the others in a plain
+ * plan); tiled (a constant): a tiled plan, whose rows hold 16-bit indices
+ * counted from the first neuron of their chunk and no recurrent edge. */
+NN_INLINE void run1(const struct nn_plan *p, struct nn_state *s, int bits, int tiled)
 {
     float *restrict y = s->y, *restrict acc = s->acc;
     const float *restrict yp = s->y_prev;
@@ -147,14 +183,30 @@ NN_INLINE void run1(const struct nn_plan *p, struct nn_state *s, int bits)
     const uint32_t *g_row = p->g_row, *r_row = p->r_row, *s_row = p->s_row;
     const uint8_t *act = p->act;
     int measure = s->steps < NN_DENSITY_STEPS;
-    int has_scatter = p->n_scatter > 0; /* else acc stays 0: skip it */
+    int has_acc = tiled || p->n_scatter > 0; /* else acc stays 0: skip it */
+    int gbits = tiled ? 16 : bits;
+    const float *yg = y; /* row indices count from there (tiled: the chunk's start) */
+    uint32_t zg = z;
+    size_t chunk = 0, next = tiled ? 0 : SIZE_MAX; /* the layer of the next chunk */
     for (size_t l = 0; l < p->n_layers; l++) {
         uint32_t j0 = p->layer_start[l], j1 = p->layer_start[l + 1];
+        if (tiled && l == next) {
+            yg = y + p->c_start[chunk];
+            zg = z - p->c_start[chunk];
+            tiles1(p, s, chunk++);
+            next = chunk < p->n_chunks ? p->c_layer[chunk] : SIZE_MAX;
+        }
         for (uint32_t j = l ? j0 : j1; j < j1; j++) {
-            float v = bias[j] + dot1(g_w, g_idx, bits, g_row[j], g_row[j + 1], y, z);
-            if (r_row[j + 1] > r_row[j])
+#if NN_PF_W
+            if (tiled) { /* a plan that does not fit in cache */
+                __builtin_prefetch(g_w + g_row[j] + NN_PF_W);
+                __builtin_prefetch((const uint16_t *)g_idx + g_row[j] + NN_PF_I);
+            }
+#endif
+            float v = bias[j] + dot1(g_w, g_idx, gbits, g_row[j], g_row[j + 1], yg, zg);
+            if (!tiled && r_row[j + 1] > r_row[j])
                 v += dot1(r_w, r_idx, bits, r_row[j], r_row[j + 1], yp, z);
-            if (has_scatter) {
+            if (has_acc) {
                 v += acc[j];
                 acc[j] = 0.0f;
             }
@@ -181,12 +233,22 @@ NN_INLINE void run1(const struct nn_plan *p, struct nn_state *s, int bits)
 
 NN_CLONES static void run1_16(const struct nn_plan *p, struct nn_state *s)
 {
-    run1(p, s, 16);
+    run1(p, s, 16, 0);
 }
 
 NN_CLONES static void run1_32(const struct nn_plan *p, struct nn_state *s)
 {
-    run1(p, s, 32);
+    run1(p, s, 32, 0);
+}
+
+NN_CLONES static void run1_16t(const struct nn_plan *p, struct nn_state *s)
+{
+    run1(p, s, 16, 1);
+}
+
+NN_CLONES static void run1_32t(const struct nn_plan *p, struct nn_state *s)
+{
+    run1(p, s, 32, 1);
 }
 
 /* ---- batch B: rows of `stride` lanes, up to 4 vectors (64 lanes) a block - */
@@ -213,7 +275,7 @@ NN_CLONES static void run1_32(const struct nn_plan *p, struct nn_state *s)
         v16f v = bias + (G);                                                                       \
         if (has_rec)                                                                               \
             v += (R);                                                                              \
-        if (p->n_scatter) { /* else acc stays 0 */                                                 \
+        if (tiled || p->n_scatter) { /* else acc stays 0 */                                        \
             v += aj[q];                                                                            \
             aj[q] = (v16f){0};                                                                     \
         }                                                                                          \
@@ -223,15 +285,18 @@ NN_CLONES static void run1_32(const struct nn_plan *p, struct nn_state *s)
     } while (0)
 
 /* Neuron j, lanes [c0, c0 + 16 nv): sums, and relu / identity in place.
- * Sources that are inputs are read from yin (rows of the same stride). */
+ * Sources that are inputs are read from yin (rows of the same stride). bits:
+ * the width of the row indices; tiled: they count from neuron cbase (only
+ * the first chunk, whose cbase is 0, has inputs) and there is no recurrent
+ * row. */
 NN_INLINE void blockb(const struct nn_plan *p, struct nn_state *s, const float *yin, uint32_t j,
-                      size_t c0, int nv, int bits)
+                      size_t c0, int nv, int bits, int tiled, size_t cbase)
 {
     size_t st = s->stride;
     v16f g0 = {0}, g1 = {0}, g2 = {0}, g3 = {0}, r0 = {0}, r1 = {0}, r2 = {0}, r3 = {0};
     DOTB(p->g_w, p->g_idx, p->g_row[j], p->g_hid[j], yin, g0, g1, g2, g3)
-    DOTB(p->g_w, p->g_idx, p->g_hid[j], p->g_end[j], s->y, g0, g1, g2, g3)
-    int has_rec = p->r_end[j] > p->r_row[j];
+    DOTB(p->g_w, p->g_idx, p->g_hid[j], p->g_end[j], s->y + cbase * st, g0, g1, g2, g3)
+    int has_rec = !tiled && p->r_end[j] > p->r_row[j];
     if (has_rec)
         DOTB(p->r_w, p->r_idx, p->r_row[j], p->r_end[j], s->y_prev, r0, r1, r2, r3)
     v16f *yj = (v16f *)(s->y + (size_t)j * st + c0);
@@ -275,6 +340,29 @@ NN_INLINE void scatterb(const struct nn_plan *p, struct nn_state *s, const float
     }
 }
 
+/* The tiles into chunk T, every lane; sources that are inputs are read from
+ * yin (this step's values only: last step's inputs are in y_prev, as a plan
+ * with a recurrent edge leaving an input copies them there). */
+NN_INLINE void tilesb(const struct nn_plan *p, struct nn_state *s, const float *yin, size_t T)
+{
+    size_t nc = p->n_chunks, st = s->stride;
+    uint32_t n_in = (uint32_t)p->n_in;
+    float *acc = s->acc + (size_t)p->c_start[T] * st;
+    const uint32_t *row = p->t_row + T * 2 * nc;
+    for (size_t q = 0; q < 2 * nc; q++) {
+        uint32_t c0 = p->c_start[q % nc];
+        for (uint32_t k = row[q]; k < row[q + 1]; k++) {
+            uint32_t sd = p->t_sd[k], j = c0 + (sd >> 16);
+            const float *rows = q >= nc ? s->y_prev : j < n_in ? yin : s->y;
+            const v16fu *src = (const v16fu *)(rows + (size_t)j * st);
+            v16f *dst = (v16f *)(acc + (size_t)(sd & 0xffff) * st);
+            float wk = p->t_w[k];
+            for (size_t v = 0; v < st / NN_LANES; v++)
+                dst[v] += wk * src[v];
+        }
+    }
+}
+
 /* Calls f(..., nv) with nv a constant, so that the vectors stay in registers. */
 #define BY_NV(nv, call)                                                                            \
     switch (nv) {                                                                                  \
@@ -294,12 +382,19 @@ NN_INLINE void scatterb(const struct nn_plan *p, struct nn_state *s, const float
 
 /* yin: the rows of the inputs, [n_in][stride] (s->y, or the caller's
  * feature-major buffer read in place). */
-NN_INLINE void runb(const struct nn_plan *p, struct nn_state *s, const float *yin, int bits)
+NN_INLINE void runb(const struct nn_plan *p, struct nn_state *s, const float *yin, int bits,
+                    int tiled)
 {
-    size_t st = s->stride;
-    int measure = s->steps < NN_DENSITY_STEPS;
+    size_t st = s->stride, cbase = 0;
+    int measure = s->steps < NN_DENSITY_STEPS, gbits = tiled ? 16 : bits;
+    size_t chunk = 0, next = tiled ? 0 : SIZE_MAX; /* the layer of the next chunk */
     for (size_t l = 0; l < p->n_layers; l++) {
         uint32_t j0 = p->layer_start[l], j1 = p->layer_start[l + 1];
+        if (tiled && l == next) {
+            cbase = p->c_start[chunk];
+            tilesb(p, s, yin, chunk++);
+            next = chunk < p->n_chunks ? p->c_layer[chunk] : SIZE_MAX;
+        }
         /* lanes in blocks of NN_BLOCK, the block loop outside: the rows a
          * block reads (n x NN_BLOCK floats) stay in cache while the plan
          * streams; 64 lanes (one pass over the plan for a batch of 64) beat
@@ -307,7 +402,7 @@ NN_INLINE void runb(const struct nn_plan *p, struct nn_state *s, const float *yi
         for (size_t c0 = 0; c0 < st && l > 0; c0 += NN_BLOCK) {
             int nv = st - c0 >= NN_BLOCK ? NN_BLOCK / NN_LANES : (int)((st - c0) / NN_LANES);
             for (uint32_t j = j0; j < j1; j++) {
-#define CALL_BLOCK(k) blockb(p, s, yin, j, c0, k, bits)
+#define CALL_BLOCK(k) blockb(p, s, yin, j, c0, k, gbits, tiled, cbase)
                 BY_NV(nv, CALL_BLOCK)
 #undef CALL_BLOCK
             }
@@ -346,12 +441,39 @@ NN_INLINE void runb(const struct nn_plan *p, struct nn_state *s, const float *yi
 
 NN_CLONES static void runb_16(const struct nn_plan *p, struct nn_state *s, const float *yin)
 {
-    runb(p, s, yin, 16);
+    runb(p, s, yin, 16, 0);
 }
 
 NN_CLONES static void runb_32(const struct nn_plan *p, struct nn_state *s, const float *yin)
 {
-    runb(p, s, yin, 32);
+    runb(p, s, yin, 32, 0);
+}
+
+NN_CLONES static void runb_16t(const struct nn_plan *p, struct nn_state *s, const float *yin)
+{
+    runb(p, s, yin, 16, 1);
+}
+
+NN_CLONES static void runb_32t(const struct nn_plan *p, struct nn_state *s, const float *yin)
+{
+    runb(p, s, yin, 32, 1);
+}
+
+/* The step of batch 1 and of batches for plan p's index width and form. */
+static void run1_any(const struct nn_plan *p, struct nn_state *s)
+{
+    if (p->n_chunks)
+        (p->index_bits == 16 ? run1_16t : run1_32t)(p, s);
+    else
+        (p->index_bits == 16 ? run1_16 : run1_32)(p, s);
+}
+
+static void runb_any(const struct nn_plan *p, struct nn_state *s, const float *yin)
+{
+    if (p->n_chunks)
+        (p->index_bits == 16 ? runb_16t : runb_32t)(p, s, yin);
+    else
+        (p->index_bits == 16 ? runb_16 : runb_32)(p, s, yin);
 }
 
 /* ---- states --------------------------------------------------------------- */
@@ -415,7 +537,7 @@ void nn_state_reset(struct nn_state *s)
  * the same buffer (half the memory a step touches). */
 static void step_begin(struct nn_state *s)
 {
-    if (s->plan->n_rec) {
+    if (s->plan->n_recurrent) { /* in rows or in tiles */
         float *t = s->y;
         s->y = s->y_prev;
         s->y_prev = t;
@@ -428,10 +550,7 @@ void nn_step(struct nn_state *s, const float *in, float *out)
     step_begin(s);
     if (s->batch == 1) {
         memcpy(s->y, in, p->n_in * sizeof *in);
-        if (p->index_bits == 16)
-            run1_16(p, s);
-        else
-            run1_32(p, s);
+        run1_any(p, s);
     } else {
         /* [batch][n_in] -> [n_in][stride] in tiles of 8 samples x 16 inputs:
          * rows of `in` a multiple of 4 KB apart share one L1 set, so no more
@@ -446,10 +565,7 @@ void nn_step(struct nn_state *s, const float *in, float *out)
                         s->y[k * st + b] = in[b * n_in + k];
             }
         }
-        if (p->index_bits == 16)
-            runb_16(p, s, s->y);
-        else
-            runb_32(p, s, s->y);
+        runb_any(p, s, s->y);
     }
     s->steps++;
     if (out)
@@ -474,10 +590,7 @@ void nn_step_feature_major(struct nn_state *s, const float *in, float *out)
             memcpy(s->y + k * st, in + k * b_n, b_n * sizeof *in);
         yin = s->y;
     }
-    if (p->index_bits == 16)
-        runb_16(p, s, yin);
-    else
-        runb_32(p, s, yin);
+    runb_any(p, s, yin);
     s->steps++;
     if (out && b_n == st && p->out_contiguous) /* one block, not n_out small copies */
         memcpy(out, s->y + (size_t)p->out_map[0] * st, p->n_out * st * sizeof *out);

@@ -119,18 +119,25 @@ static void test_nn_step_matches_reference_on_random_graphs(void **state)
     struct genome g;
     genome_init(&g);
     static const size_t batches[] = {1, 5, 16, 37, 70};
-    size_t compared = 0;
+    size_t compared = 0, n_tiled_plans = 0;
+    struct tv_error err = {0};
     for (int it = 0; it < 2000; it++) {
         int act = (int)tv_rng_below(&rng, GENOME_ACT_COUNT);
         if (it % 3 == 0)
             act = GENOME_ACT_RELU; /* zero skipping gets real zeros */
         random_graph(&g, &rng, act);
-        struct nn_opts o = {(int)(it % 3), it % 7 == 0 ? 32 : 0, NULL, 0};
+        /* tile_neurons 1: the smallest chunks the plan allows (tiled form) */
+        struct nn_opts o = {(int)(it % 3), it % 7 == 0 ? 32 : 0, NULL, 0, it % 2 ? 1 : 0};
         compared += compare_with_reference(&g, &o, 1, 6, &rng);
-        if (it % 4 == 0)
+        if (it % 4 == 0 || (it % 4 == 1 && it % 3 == 0))
             compared += compare_with_reference(&g, &o, batches[(it / 4) % 5], 6, &rng);
+        struct nn_plan *p;
+        assert_int_equal(nn_plan_compile(&g, &o, &p, &err), 0);
+        n_tiled_plans += nn_plan_n_chunks(p) > 0;
+        nn_plan_free(p);
     }
     assert_true(compared > 50000);
+    assert_true(n_tiled_plans > 300); /* the tiled form was exercised */
     genome_release(&g);
 }
 
@@ -156,7 +163,7 @@ static void test_nn_step_matches_reference_on_layered_genomes(void **state)
                                            0.3};
         assert_int_equal(genome_build_layered(&g, &spec, &rng, &err), 0);
         for (int way = 0; way < 3; way++) {
-            struct nn_opts o = {way, 0, NULL, 0};
+            struct nn_opts o = {way, 0, NULL, 0, it % 2 ? 1 : 0};
             compare_with_reference(&g, &o, 1, 5, &rng);
             compare_with_reference(&g, &o, 1 + tv_rng_below(&rng, 90), 4, &rng);
         }
@@ -176,7 +183,8 @@ static void test_nn_step_bits_do_not_depend_on_batch_size_or_index_width(void **
     genome_init(&g);
     for (int it = 0; it < 100; it++) {
         random_graph(&g, &rng, it % 2 ? GENOME_ACT_RELU : GENOME_ACT_TANH);
-        struct nn_opts o16 = {it % 3, 16, NULL, 0}, o32 = {it % 3, 32, NULL, 0};
+        size_t tile = it % 2 ? 1 : 0; /* 1: tiled, the smallest chunks allowed */
+        struct nn_opts o16 = {it % 3, 16, NULL, 0, tile}, o32 = {it % 3, 32, NULL, 0, tile};
         struct nn_plan *p16, *p32;
         struct nn_state *a, *b, *c, *d;
         assert_int_equal(nn_plan_compile(&g, &o16, &p16, &err), 0);
@@ -261,7 +269,7 @@ static void test_nn_step_feature_major_in_place_matches_sample_major(void **stat
                     g.neurons[i].depth = 0.0f;
                     break;
                 }
-        struct nn_opts o = {it % 3, 0, NULL, 0};
+        struct nn_opts o = {it % 3, 0, NULL, 0, (it / 2) % 2 ? 1 : 0};
         struct nn_plan *p;
         assert_int_equal(nn_plan_compile(&g, &o, &p, &err), 0);
         size_t n_in = nn_plan_n_inputs(p), n_out = nn_plan_n_outputs(p);
@@ -415,7 +423,7 @@ static void test_nn_plan_compile_long_looped_graph_in_linear_time(void **state)
     struct genome g;
     genome_init(&g);
     build_long_loop(&g, 60); /* small: check the values too */
-    struct nn_opts o = {NN_WAY_AUTO, 0, NULL, 0};
+    struct nn_opts o = {NN_WAY_AUTO, 0, NULL, 0, 0};
     compare_with_reference(&g, &o, 1, 8, &rng);
     compare_with_reference(&g, &o, 7, 8, &rng);
     /* 10^5 and 8 * 10^5 neurons: paths beyond counting, and the time must
@@ -465,6 +473,75 @@ static void test_nn_plan_compile_reports_sizes_within_memory_bound(void **state)
     genome_release(&g);
 }
 
+/* The tiled form: chosen by size (or forced), it keeps the recurrent count,
+ * the memory bound and the results of the plain form (single and batched). */
+static void test_nn_plan_compile_tiles_large_networks(void **state)
+{
+    (void)state;
+    struct tv_rng rng;
+    tv_rng_init(&rng, 8, 8, 8);
+    struct tv_error err = {0};
+    struct genome g;
+    genome_init(&g);
+    struct nn_graph_spec sp = {
+        3000, 20, 10, 30000, 30, 0.2, 0.3, GENOME_ACT_TANH, GENOME_ACT_IDENTITY};
+    assert_int_equal(nn_build_graph(&g, &sp, &rng, &err), 0);
+    struct nn_opts plain = {NN_WAY_AUTO, 0, NULL, 0, 0}, tiled = {NN_WAY_AUTO, 0, NULL, 0, 500};
+    struct nn_plan *p0, *p1;
+    assert_int_equal(nn_plan_compile(&g, &plain, &p0, &err), 0);
+    assert_int_equal(nn_plan_compile(&g, &tiled, &p1, &err), 0);
+    assert_int_equal(nn_plan_n_chunks(p0), 0); /* small: not tiled by default */
+    assert_int_equal(nn_plan_n_tiled(p0), 0);
+    assert_true(nn_plan_n_chunks(p1) >= 6);
+    assert_true(nn_plan_n_tiled(p1) > g.n_conns / 4 && nn_plan_n_tiled(p1) <= g.n_conns);
+    assert_int_equal(nn_plan_n_recurrent(p1), nn_plan_n_recurrent(p0));
+    assert_int_equal(nn_plan_n_conns(p1), g.n_conns);
+    assert_true(nn_plan_bytes(p1) <= 8 * g.n_conns + 64 * g.n_neurons + 4096);
+    for (size_t batch = 1; batch <= 21; batch += 20) {
+        struct nn_state *a, *b;
+        assert_int_equal(nn_state_new(p0, batch, &a, &err), 0);
+        assert_int_equal(nn_state_new(p1, batch, &b, &err), 0);
+        float in[21 * 20], oa[21 * 10], ob[21 * 10];
+        for (int t = 0; t < 5; t++) {
+            for (size_t i = 0; i < batch * 20; i++)
+                in[i] = (float)tv_rng_normal(&rng);
+            nn_step(a, in, oa);
+            nn_step(b, in, ob);
+            for (size_t i = 0; i < batch * 10; i++)
+                if (!close_enough(ob[i], oa[i]))
+                    fail_msg("batch %zu, step %d, value %zu: tiled %.9g, plain %.9g", batch, t, i,
+                             (double)ob[i], (double)oa[i]);
+        }
+        nn_state_free(a);
+        nn_state_free(b);
+    }
+    nn_plan_free(p0);
+    nn_plan_free(p1);
+    tiled.tile_neurons = SIZE_MAX; /* never */
+    assert_int_equal(nn_plan_compile(&g, &tiled, &p1, &err), 0);
+    assert_int_equal(nn_plan_n_chunks(p1), 0);
+    nn_plan_free(p1);
+    /* more than NN_TILE_MIN_NEURONS neurons: tiled by default */
+    sp = (struct nn_graph_spec){
+        NN_TILE_MIN_NEURONS + 5000, 20, 10, 300000, 100, 0.1, 0.3, GENOME_ACT_TANH,
+        GENOME_ACT_IDENTITY};
+    assert_int_equal(nn_build_graph(&g, &sp, &rng, &err), 0);
+    assert_int_equal(nn_plan_compile(&g, NULL, &p1, &err), 0);
+    assert_true(nn_plan_n_chunks(p1) >= 2);
+    assert_true(nn_plan_n_tiled(p1) > 0);
+    nn_plan_free(p1);
+    /* a layer of more than 65536 neurons: 16-bit local indices cannot reach it */
+    uint32_t sizes[3] = {4, 70000, 4};
+    struct genome_layered_spec ls = {
+        sizes, 3, 0.001, 0.0, 0.0, GENOME_ACT_RELU, GENOME_ACT_IDENTITY, 0.1};
+    assert_int_equal(genome_build_layered(&g, &ls, &rng, &err), 0);
+    tiled.tile_neurons = 1000;
+    assert_int_equal(nn_plan_compile(&g, &tiled, &p1, &err), 0);
+    assert_int_equal(nn_plan_n_chunks(p1), 0);
+    nn_plan_free(p1);
+    genome_release(&g);
+}
+
 static void test_nn_plan_compile_uses_measured_density(void **state)
 {
     (void)state;
@@ -492,7 +569,7 @@ static void test_nn_plan_compile_uses_measured_density(void **state)
     assert_int_equal(nn_state_density(s, dens, &err), 0);
     assert_true(fabsf(dens[0] - 0.2f) < 1e-6f);
     assert_true(dens[1] > 0.9f); /* tanh is almost never exactly 0 */
-    struct nn_opts o = {NN_WAY_AUTO, 0, dens, 3};
+    struct nn_opts o = {NN_WAY_AUTO, 0, dens, 3, 0};
     struct nn_plan *q;
     assert_int_equal(nn_plan_compile(&g, &o, &q, &err), 0);
     assert_int_equal(nn_plan_layer_way(q, 0), NN_WAY_SCATTER);
@@ -592,12 +669,12 @@ static void test_nn_plan_compile_rejects_bad_options(void **state)
     struct genome g;
     genome_init(&g);
     build_tiny(&g);
-    struct nn_opts o = {7, 0, NULL, 0};
+    struct nn_opts o = {7, 0, NULL, 0, 0};
     expect_compile_error(&g, &o, TV_EINVAL, "nn_opts.way: unknown way 7");
-    o = (struct nn_opts){NN_WAY_AUTO, 8, NULL, 0};
+    o = (struct nn_opts){NN_WAY_AUTO, 8, NULL, 0, 0};
     expect_compile_error(&g, &o, TV_EINVAL, "nn_opts.index_bits: expected 0, 16 or 32, got 8");
     float dens[2] = {0.5f, 0.5f};
-    o = (struct nn_opts){NN_WAY_AUTO, 0, dens, 2};
+    o = (struct nn_opts){NN_WAY_AUTO, 0, dens, 2, 0};
     expect_compile_error(&g, &o, TV_EINVAL, "nn_opts.density has 2 layers, the network has 3");
 
     /* 16-bit indices cannot address 65536 neurons (the zero slot is n) */
@@ -609,7 +686,7 @@ static void test_nn_plan_compile_rejects_bad_options(void **state)
                                   i == 0 ? 0.0f : 1.0f};
         assert_int_equal(genome_push_neuron(&g, &u, &err), 0);
     }
-    o = (struct nn_opts){NN_WAY_AUTO, 16, NULL, 0};
+    o = (struct nn_opts){NN_WAY_AUTO, 16, NULL, 0, 0};
     expect_compile_error(&g, &o, TV_EINVAL, "16-bit indices cannot address 65536 neurons");
     struct nn_plan *p;
     assert_int_equal(nn_plan_compile(&g, NULL, &p, &err), 0);
@@ -818,6 +895,7 @@ int main(void)
         cmocka_unit_test(test_nn_step_carries_recurrent_state_over_time_steps),
         cmocka_unit_test(test_nn_plan_compile_long_looped_graph_in_linear_time),
         cmocka_unit_test(test_nn_plan_compile_reports_sizes_within_memory_bound),
+        cmocka_unit_test(test_nn_plan_compile_tiles_large_networks),
         cmocka_unit_test(test_nn_plan_compile_uses_measured_density),
         cmocka_unit_test(test_nn_plan_compile_rejects_bad_genomes),
         cmocka_unit_test(test_nn_plan_compile_rejects_bad_options),
