@@ -10,15 +10,19 @@
 #      0.5 ms of arithmetic per evaluation).
 # Times come from the database (the sum of the generations' wall times, so
 # mpirun's start-up is not counted) and the master's CPU time from trevo's
-# closing line. Each figure is the median of REPEATS runs (default 3).
+# closing line. Each figure is the median of REPEATS runs (default 5).
 # usage: TREVO=build/trevo tests/bench/bench_search.sh
 set -eu
 trevo=$(realpath "${TREVO:-build/trevo}")
-repeats=${REPEATS:-3}
+repeats=${REPEATS:-5}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 [ "$(id -u)" = 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 cores=$(nproc)
+# The benchmarks before this one write gigabytes (bench_store): let the
+# kernel write them back first, or the write-back competes with the runs.
+sync
+sleep 2
 
 # run NAME RANKS TASK POP GENS BATCH: prints
 #   "wall_seconds evals master_cpu own_cpu startup_cpu"
