@@ -40,6 +40,24 @@ static uint32_t get_le32(const uint8_t *p)
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
+/* Fills g->conns (reserved for n records) from n 12-byte little-endian
+ * records. */
+static void read_records(struct genome *g, const uint8_t *p, size_t n)
+{
+    if (host_is_little_endian()) {
+        if (n)
+            memcpy(g->conns, p, n * REC_BYTES);
+    } else {
+        for (size_t i = 0; i < n; i++, p += REC_BYTES) {
+            uint32_t w = get_le32(p + 8);
+            g->conns[i].from = get_le32(p);
+            g->conns[i].to = get_le32(p + 4);
+            memcpy(&g->conns[i].weight, &w, 4);
+        }
+    }
+    g->n_conns = n;
+}
+
 int genome_encode(const struct genome *g, struct tv_buf *out, struct tv_error *err)
 {
     if (g->n_conns > UINT32_MAX / REC_BYTES || g->n_neurons > UINT32_MAX)
@@ -164,19 +182,7 @@ static int decode_object(struct genome *g, const msgpack_object *root,
         n.act = (uint8_t)act;
         g->neurons[g->n_neurons++] = n;
     }
-    const uint8_t *p = (const uint8_t *)f[3].via.bin.ptr;
-    if (host_is_little_endian()) {
-        if (bin_len)
-            memcpy(g->conns, p, bin_len);
-    } else {
-        for (size_t i = 0; i < n_conns; i++, p += REC_BYTES) {
-            uint32_t w = get_le32(p + 8);
-            g->conns[i].from = get_le32(p);
-            g->conns[i].to = get_le32(p + 4);
-            memcpy(&g->conns[i].weight, &w, 4);
-        }
-    }
-    g->n_conns = n_conns;
+    read_records(g, (const uint8_t *)f[3].via.bin.ptr, n_conns);
     return genome_validate(g, limits, err);
 }
 
@@ -325,19 +331,7 @@ static int decode_fast(struct genome *g, const uint8_t *data, size_t len,
     size_t n_conns = bin_len / REC_BYTES;
     if (genome_reserve(g, n_neurons, n_conns, NULL))
         return -1;
-    const uint8_t *p = r.p;
-    if (host_is_little_endian()) {
-        if (bin_len)
-            memcpy(g->conns, p, bin_len);
-    } else {
-        for (size_t i = 0; i < n_conns; i++, p += REC_BYTES) {
-            uint32_t w = get_le32(p + 8);
-            g->conns[i].from = get_le32(p);
-            g->conns[i].to = get_le32(p + 4);
-            memcpy(&g->conns[i].weight, &w, 4);
-        }
-    }
-    g->n_conns = n_conns;
+    read_records(g, r.p, n_conns);
     return 0;
 }
 
