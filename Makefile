@@ -112,7 +112,7 @@ INC_ALL = -Imaster -Iworker -Istore -Iexperiments -Inn -Igenome -Itests
 $(BUILD)/tests/%: tests/%.c $(H_ALL) $(LIBS)
 	@mkdir -p $(@D)
 	$(MPICC) $(BASE_CFLAGS) $(INC_ALL) $(OPENBLAS_CFLAGS) $(LDFLAGS) -o $@ $< $(LIBS) -lcmocka $(LDLIBS)
-$(BUILD)/bench/%: tests/bench/%.c $(H_ALL) $(LIBS)
+$(BUILD)/bench/%: tests/bench/%.c $(H_ALL) $(wildcard tests/bench/*.h) $(LIBS)
 	@mkdir -p $(@D)
 	$(MPICC) $(BASE_CFLAGS) $(INC_ALL) $(OPENBLAS_CFLAGS) $(LDFLAGS) -o $@ $< $(LIBS) $(LDLIBS)
 
