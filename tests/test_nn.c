@@ -171,6 +171,23 @@ static void test_nn_step_matches_reference_on_layered_genomes(void **state)
     genome_release(&g);
 }
 
+/* One step of sample-major state a (of plan p) on `in`, and of feature-major
+ * state f on the same inputs transposed into fm, both of a's batch: the same
+ * bits. oa, of: [batch][n_outputs] scratch. */
+static void step_both_layouts(const struct nn_plan *p, struct nn_state *a, struct nn_state *f,
+                              const float *in, float *fm, float *oa, float *of)
+{
+    size_t batch = nn_state_batch(a), n_in = nn_plan_n_inputs(p), n_out = nn_plan_n_outputs(p);
+    for (size_t k = 0; k < n_in; k++)
+        for (size_t q = 0; q < batch; q++)
+            fm[k * batch + q] = in[q * n_in + k];
+    nn_step(a, in, oa);
+    nn_step_feature_major(f, fm, of);
+    for (size_t k = 0; k < n_out; k++)
+        for (size_t q = 0; q < batch; q++)
+            assert_memory_equal(&of[k * batch + q], &oa[q * n_out + k], sizeof(float));
+}
+
 /* A sample gives the same bits whatever the batch it is in (batch > 1), and
  * whatever the index width. */
 static void test_nn_step_bits_do_not_depend_on_batch_size_or_index_width(void **state)
@@ -219,14 +236,7 @@ static void test_nn_step_bits_do_not_depend_on_batch_size_or_index_width(void **
         for (int t = 0; t < 3; t++) {
             for (size_t i = 0; i < 3 * n_in; i++)
                 in[i] = (float)tv_rng_normal(&rng);
-            for (size_t k = 0; k < n_in; k++)
-                for (size_t q = 0; q < 3; q++)
-                    in_fm[k * 3 + q] = in[q * n_in + k];
-            nn_step(a, in, oa);
-            nn_step_feature_major(f, in_fm, of);
-            for (size_t k = 0; k < n_out; k++)
-                for (size_t q = 0; q < 3; q++)
-                    assert_memory_equal(&of[k * 3 + q], &oa[q * n_out + k], sizeof(float));
+            step_both_layouts(p16, a, f, in, in_fm, oa, of);
         }
         nn_state_free(f);
         nn_state_free(a);
@@ -272,7 +282,7 @@ static void test_nn_step_feature_major_in_place_matches_sample_major(void **stat
         struct nn_opts o = {it % 3, 0, NULL, 0, (it / 2) % 2 ? 1 : 0};
         struct nn_plan *p;
         assert_int_equal(nn_plan_compile(&g, &o, &p, &err), 0);
-        size_t n_in = nn_plan_n_inputs(p), n_out = nn_plan_n_outputs(p);
+        size_t n_in = nn_plan_n_inputs(p);
         size_t batch = it % 2 ? 16 : B;
         float *fm = in_fm + (it % 4 == 1); /* not 64-byte aligned: copied */
         struct nn_state *a, *f;
@@ -281,14 +291,7 @@ static void test_nn_step_feature_major_in_place_matches_sample_major(void **stat
         for (int t = 0; t < 4; t++) {
             for (size_t i = 0; i < batch * n_in; i++)
                 in[i] = tv_rng_chance(&rng, 0.3) ? 0.0f : (float)tv_rng_normal(&rng);
-            for (size_t k = 0; k < n_in; k++)
-                for (size_t q = 0; q < batch; q++)
-                    fm[k * batch + q] = in[q * n_in + k];
-            nn_step(a, in, oa);
-            nn_step_feature_major(f, fm, of);
-            for (size_t k = 0; k < n_out; k++)
-                for (size_t q = 0; q < batch; q++)
-                    assert_memory_equal(&of[k * batch + q], &oa[q * n_out + k], sizeof(float));
+            step_both_layouts(p, a, f, in, fm, oa, of);
         }
         nn_state_free(a);
         nn_state_free(f);

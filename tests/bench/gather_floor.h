@@ -227,68 +227,61 @@ static void gf_free(struct gf_layer *L)
 }
 
 #if GF_X86
+/* The 16 sums of the slice of m entries at offset o of (col, w): x read by
+ * hardware gathers (hw) or by 16 scalar loads per vector. */
+GF_AVX512 static inline __attribute__((always_inline)) gf_v16
+gf_slice(const uint16_t *col, const float *w, uint32_t o, uint32_t m, const float *x, int hw)
+{
+    gf_v16 a = {0};
+    for (uint32_t k = 0; k < m; k++, o += GF_LANES) {
+        gf_v16 g = {0}, wk;
+        if (hw) {
+            __m512i i = _mm512_cvtepu16_epi32(_mm256_load_si256((const __m256i *)(col + o)));
+            g = (gf_v16)_mm512_i32gather_ps(i, x, 4);
+        } else {
+            const uint16_t *c = col + o;
+            for (int l = 0; l < GF_LANES; l++)
+                g[l] = x[c[l]];
+        }
+        memcpy(&wk, w + o, sizeof wk);
+        a += wk * g;
+    }
+    return a;
+}
+
 GF_AVX512 static void gf_sell_hw(struct gf_layer *L)
 {
     for (uint32_t s = 0; s < L->n / GF_LANES; s++) {
-        __m512 a = _mm512_setzero_ps();
-        for (uint32_t k = 0, o = L->s_off[s]; k < L->s_len[s]; k++, o += GF_LANES) {
-            __m512i i = _mm512_cvtepu16_epi32(_mm256_load_si256((const __m256i *)(L->s_col + o)));
-            a = _mm512_add_ps(
-                a, _mm512_mul_ps(_mm512_load_ps(L->s_w + o), _mm512_i32gather_ps(i, L->x, 4)));
-        }
-        float v[GF_LANES];
-        _mm512_storeu_ps(v, a);
+        gf_v16 a = gf_slice(L->s_col, L->s_w, L->s_off[s], L->s_len[s], L->x, 1);
         for (int l = 0; l < GF_LANES; l++)
-            L->y[L->order[s * GF_LANES + l]] = v[l];
+            L->y[L->order[s * GF_LANES + l]] = a[l];
+    }
+}
+
+GF_AVX512 static inline __attribute__((always_inline)) void gf_blocked(struct gf_layer *L, int hw)
+{
+    uint32_t ns = L->n / GF_LANES;
+    memset(L->y, 0, L->n * sizeof *L->y);
+    for (uint32_t b = 0; b < L->n / GF_BLOCK; b++) {
+        const float *xb = L->x + (size_t)b * GF_BLOCK;
+        const uint32_t *order = L->b_order + (size_t)b * L->n;
+        for (uint32_t s = 0; s < ns; s++) {
+            size_t q = (size_t)b * ns + s;
+            gf_v16 a = gf_slice(L->b_col, L->b_w, L->b_off[q], L->b_len[q], xb, hw);
+            for (int l = 0; l < GF_LANES; l++)
+                L->y[order[s * GF_LANES + l]] += a[l];
+        }
     }
 }
 
 GF_AVX512 static void gf_blocked_hw(struct gf_layer *L)
 {
-    uint32_t ns = L->n / GF_LANES;
-    memset(L->y, 0, L->n * sizeof *L->y);
-    for (uint32_t b = 0; b < L->n / GF_BLOCK; b++) {
-        const float *xb = L->x + (size_t)b * GF_BLOCK;
-        const uint32_t *order = L->b_order + (size_t)b * L->n;
-        for (uint32_t s = 0; s < ns; s++) {
-            __m512 a = _mm512_setzero_ps();
-            uint32_t o = L->b_off[(size_t)b * ns + s], m = L->b_len[(size_t)b * ns + s];
-            for (uint32_t k = 0; k < m; k++, o += GF_LANES) {
-                __m512i i =
-                    _mm512_cvtepu16_epi32(_mm256_load_si256((const __m256i *)(L->b_col + o)));
-                a = _mm512_add_ps(
-                    a, _mm512_mul_ps(_mm512_load_ps(L->b_w + o), _mm512_i32gather_ps(i, xb, 4)));
-            }
-            float v[GF_LANES];
-            _mm512_storeu_ps(v, a);
-            for (int l = 0; l < GF_LANES; l++)
-                L->y[order[s * GF_LANES + l]] += v[l];
-        }
-    }
+    gf_blocked(L, 1);
 }
 
 GF_AVX512 static void gf_blocked_scalar(struct gf_layer *L)
 {
-    uint32_t ns = L->n / GF_LANES;
-    memset(L->y, 0, L->n * sizeof *L->y);
-    for (uint32_t b = 0; b < L->n / GF_BLOCK; b++) {
-        const float *xb = L->x + (size_t)b * GF_BLOCK;
-        const uint32_t *order = L->b_order + (size_t)b * L->n;
-        for (uint32_t s = 0; s < ns; s++) {
-            gf_v16 a = {0};
-            uint32_t o = L->b_off[(size_t)b * ns + s], m = L->b_len[(size_t)b * ns + s];
-            for (uint32_t k = 0; k < m; k++, o += GF_LANES) {
-                const uint16_t *c = L->b_col + o;
-                gf_v16 g = {0}, w;
-                for (int l = 0; l < GF_LANES; l++)
-                    g[l] = xb[c[l]];
-                memcpy(&w, L->b_w + o, sizeof w);
-                a += w * g;
-            }
-            for (int l = 0; l < GF_LANES; l++)
-                L->y[order[s * GF_LANES + l]] += a[l];
-        }
-    }
+    gf_blocked(L, 0);
 }
 
 /* The plan's bytes alone: every weight and index read, nothing gathered. */
@@ -307,8 +300,9 @@ GF_AVX512 static void gf_stream(struct gf_layer *L)
     L->y[0] = v[0] + u[0]; /* keeps the loop */
 }
 
-/* As many gathers as the layer has connections, all from 16 KB of x with
- * 16 KB of indices: everything in L1. */
+/* As many gathers as the layer has connections (rounded up to a multiple of
+ * 8192: at most 0.3 % more here), all from 16 KB of x with 16 KB of indices:
+ * everything in L1. */
 GF_AVX512 static void gf_gathers_l1(struct gf_layer *L)
 {
     __m512 a = _mm512_setzero_ps(), c = a;

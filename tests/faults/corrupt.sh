@@ -30,9 +30,7 @@
 CASE_NAME=corrupt
 FAULTS_SEED_OFFSET=5
 . "$(dirname "$0")/lib.sh"
-parse_args "$@"
-faults_env
-ref_make
+case_begin "$@"
 if [ "$MODE" = full ]; then N_PAGE=6 N_BYTES=8 N_CUT=3 N_CUTPAGE=2 N_CUTTAIL=2 N_WAL=3
 else N_PAGE=2 N_BYTES=2 N_CUT=1 N_CUTPAGE=1 N_CUTTAIL=1 N_WAL=1; fi
 

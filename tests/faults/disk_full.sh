@@ -29,9 +29,7 @@
 CASE_NAME=disk_full
 FAULTS_SEED_OFFSET=4
 . "$(dirname "$0")/lib.sh"
-parse_args "$@"
-faults_env
-ref_make
+case_begin "$@"
 if [ "$MODE" = full ]; then d1=2 d2=1 d3=1 d4=2 d5=2; else d1=1 d2=0 d3=0 d4=1 d5=1; fi
 N_ONE=${N_ONE:-$d1} N_MPI=${N_MPI:-$d2} N_FILL1=${N_FILL1:-$d3} N_FILLMPI=${N_FILLMPI:-$d4} N_ULIMIT=${N_ULIMIT:-$d5}
 
@@ -46,26 +44,9 @@ else
     note "cannot mount a tmpfs ($(head -1 "$WORK/mount.err")); only the ulimit -f trials run"
 fi
 declare -A TIMES OK RCS HANGS ICOK LOST RESOK MSG
-# Waits for the job; once its log shows the disk-full message (or a death
-# by signal), it has HANG_S seconds to end, else it hangs (JOB_RC 124).
+# Once a job's log shows the disk-full message, it has HANG_S seconds to end,
+# else it hangs (wait_job sets JOB_RC 124).
 HANG_S=${HANG_S:-20}
-wait_job_msg() { # PID LOG
-    local pid=$1 t0 seen=
-    t0=$(date +%s)
-    while kill -0 "$pid" 2>/dev/null; do
-        if [ -z "$seen" ] && grep -qE "$MSG_RE" "$2" 2>/dev/null; then seen=$(date +%s); fi
-        if { [ -n "$seen" ] && [ $(( $(date +%s) - seen )) -ge "$HANG_S" ]; } ||
-            [ $(( $(date +%s) - t0 )) -ge "$JOB_LIMIT_S" ]; then
-            kill_tree 9 "$pid"
-            wait "$pid" 2>/dev/null || true
-            JOB_RC=124
-            return 0
-        fi
-        sleep 0.05
-    done
-    JOB_RC=0
-    wait "$pid" || JOB_RC=$?
-}
 # One trial. KIND: tmpfs1 (one process), tmpfsmpi (under mpirun), ulimit.
 trial() { # KIND N
     local kind=$1 n=$2 dir db size limit_kb log rc what
@@ -150,7 +131,7 @@ trial() { # KIND N
         fi
     fi
     local t0=$(date +%s%N)
-    wait_job_msg "$JOB" "$log"
+    wait_job "$JOB" "$JOB_LIMIT_S" "$log" "$MSG_RE" "$HANG_S"
     rc=$JOB_RC
     local ms=$(( ($(date +%s%N) - t0) / 1000000 ))
     RCS[$kind]="${RCS[$kind]:-}$rc "

@@ -17,9 +17,7 @@
 CASE_NAME=kill9
 FAULTS_SEED_OFFSET=1
 . "$(dirname "$0")/lib.sh"
-parse_args "$@"
-faults_env
-ref_make
+case_begin "$@"
 
 if [ "$MODE" = full ]; then KILLS=${KILLS:-30}; PER=${KILLS_PER_CHAIN:-6}; else KILLS=${KILLS:-5}; PER=${KILLS_PER_CHAIN:-5}; fi
 [ "$REF_GENS" -ge 3 ] || { fail "the reference run has only $REF_GENS generations (need 3)"; finish; exit; }

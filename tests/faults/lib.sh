@@ -164,12 +164,18 @@ kill_tree() { # SIG PID [PIDS]
 tree_pids() { echo "$1" $(descendants "$1"); }
 
 # Waits for background job PID at most SECONDS; sets JOB_RC (124 on timeout,
-# after which the job and its descendants are killed).
-wait_job() { # PID SECONDS
-    local pid=$1 limit=$2 t0
+# after which the job and its descendants are killed). With LOG, REGEX and
+# GRACE: once a line of LOG matches REGEX, the job has GRACE more seconds to
+# end, else it counts as hung (124) too.
+wait_job() { # PID SECONDS [LOG REGEX GRACE]
+    local pid=$1 limit=$2 log=${3:-} re=${4:-} grace=${5:-} t0 seen=
     t0=$(date +%s)
     while kill -0 "$pid" 2>/dev/null; do
-        if [ $(( $(date +%s) - t0 )) -ge "$limit" ]; then
+        if [ -n "$log" ] && [ -z "$seen" ] && grep -qE "$re" "$log" 2>/dev/null; then
+            seen=$(date +%s)
+        fi
+        if { [ -n "$seen" ] && [ $(( $(date +%s) - seen )) -ge "$grace" ]; } ||
+            [ $(( $(date +%s) - t0 )) -ge "$limit" ]; then
             kill_tree 9 "$pid"
             wait "$pid" 2>/dev/null || true
             JOB_RC=124
@@ -397,4 +403,12 @@ ref_load() {
     DELAY_MAX_MS=$(( REF_GEN_MS * 3 / 2 + 5 ))
     # Any job that takes this long hangs.
     JOB_LIMIT_S=$(( REF_RUN_MS / 1000 * 5 + 60 ))
+}
+
+# What every case script does first: its arguments, the environment, and the
+# reference run.
+case_begin() { # ARGS...
+    parse_args "$@"
+    faults_env
+    ref_make
 }

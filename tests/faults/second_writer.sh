@@ -10,9 +10,7 @@
 CASE_NAME=second_writer
 FAULTS_SEED_OFFSET=6
 . "$(dirname "$0")/lib.sh"
-parse_args "$@"
-faults_env
-ref_make
+case_begin "$@"
 if [ "$MODE" = full ]; then TRIALS=${TRIALS:-3}; else TRIALS=${TRIALS:-1}; fi
 RE='exists already|being written|one writer'
 n_refused=0 n_attempts=0 n_ok=0 worst_ms=0

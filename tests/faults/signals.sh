@@ -17,9 +17,7 @@
 CASE_NAME=signals
 FAULTS_SEED_OFFSET=3
 . "$(dirname "$0")/lib.sh"
-parse_args "$@"
-faults_env
-ref_make
+case_begin "$@"
 if [ "$MODE" = full ]; then STOPS=${STOPS:-6}; else STOPS=${STOPS:-2}; fi
 
 declare -A RCS STATES TIMES COUNT GENS_AFTER RUNS IDENT LOST

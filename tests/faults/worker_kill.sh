@@ -12,9 +12,7 @@
 CASE_NAME=worker_kill
 FAULTS_SEED_OFFSET=2
 . "$(dirname "$0")/lib.sh"
-parse_args "$@"
-faults_env
-ref_make
+case_begin "$@"
 [ "$NP" -ge 2 ] || { fail "needs at least 2 ranks (--np)"; finish; exit; }
 
 if [ "$MODE" = full ]; then TRIALS=${TRIALS:-3}; else TRIALS=${TRIALS:-1}; fi
