@@ -22,7 +22,8 @@
 # fittest, which is what `best` gave before it learnt to prefer solvers).
 #
 # Prints one line per run, "same" or the first difference, and exits 0 only
-# if every run is the same. Takes about two minutes on a 2-core machine.
+# if every run is the same. About 30 s on a 2-core machine, the build of REF
+# included.
 #
 # Environment:
 #   TREVO_NEW   the binary under test (default: build/trevo of this tree;
