@@ -32,7 +32,8 @@
  * genome_decode() (which validates) when read; a damaged row is an error
  * naming the run and the individual.
  *
- * This module includes genome/ headers, sqlite3.h (in store.c only) and the C
+ * This module includes genome/ headers, sqlite3.h (in its .c files and the
+ * private store_impl.h only) and the C
  * library; never MPI. It runs threads of its own (a writer's background copy,
  * the prefault of a checkpoint load) that block every signal and never call
  * the program back: under MPI that is MPI_THREAD_FUNNELED. Functions return
