@@ -145,8 +145,9 @@ static int load_members(struct store *s, int64_t run, const int64_t *ids, size_t
                 break;
             if (m[j].id > id)
                 continue;
-            int len = sqlite3_column_bytes(q, 1);
-            if (sqlite3_column_type(q, 1) != SQLITE_BLOB || len <= 0) {
+            int blob = sqlite3_column_type(q, 1) == SQLITE_BLOB; /* before any conversion */
+            int len = blob ? sqlite3_column_bytes(q, 1) : 0;
+            if (len <= 0) {
                 code = tv_error_set(err, TV_ECORRUPT, "%s: individual %lld: damaged genome row",
                                     where, (long long)id);
                 break;
@@ -156,7 +157,8 @@ static int load_members(struct store *s, int64_t run, const int64_t *ids, size_t
             if (set->bytes.cap == 0 && tv_buf_reserve(&set->bytes, (size_t)len * n / 8 * 9 + 64))
                 code = TV_ENOMEM;
             size_t at = set->bytes.len;
-            if (code || tv_buf_append(&set->bytes, sqlite3_column_blob(q, 1), (size_t)len)) {
+            const void *b = code ? NULL : sqlite3_column_blob(q, 1); /* NULL: out of memory */
+            if (!b || tv_buf_append(&set->bytes, b, (size_t)len)) {
                 code = tv_error_set(err, TV_ENOMEM, "%s: out of memory loading genomes", where);
                 break;
             }
@@ -234,28 +236,21 @@ int store_checkpoint_load(struct store *s, int64_t run, struct store_checkpoint 
         goto fail;
     }
     size_t state_len = (size_t)sqlite3_column_bytes(q, 1);
+    const void *state = sqlite3_column_blob(q, 1);
+    const uint8_t *ids = sqlite3_column_blob(q, 2);
     out->state = malloc(state_len ? state_len : 1);
-    uint8_t *ids = malloc((size_t)n_pop * 8);
-    if (!out->state || !ids) {
-        free(ids);
+    int64_t *pop_ids = malloc((size_t)n_pop * sizeof *pop_ids);
+    if (!out->state || !pop_ids || !ids || (state_len && !state)) { /* NULL blob: SQLite's */
+        free(pop_ids);
         code = tv_error_set(err, TV_ENOMEM, "%s: out of memory loading the checkpoint", where);
         goto fail;
     }
     if (state_len)
-        memcpy(out->state, sqlite3_column_blob(q, 1), state_len);
+        memcpy(out->state, state, state_len);
     out->state_len = state_len;
-    memcpy(ids, sqlite3_column_blob(q, 2), (size_t)n_pop * 8);
-    store_done(q);
-
-    int64_t *pop_ids = malloc((size_t)n_pop * sizeof *pop_ids);
-    if (!pop_ids) {
-        free(ids);
-        code = tv_error_set(err, TV_ENOMEM, "%s: out of memory loading the population", where);
-        goto fail;
-    }
     for (int64_t i = 0; i < n_pop; i++)
         pop_ids[i] = get_le64(ids + 8 * i);
-    free(ids);
+    store_done(q);
     code = load_members(s, run, pop_ids, (size_t)n_pop, out->generation, &out->population, err);
     free(pop_ids);
     if (code)

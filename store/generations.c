@@ -46,15 +46,17 @@ size_t store_member_run_end(const struct member *m, size_t k, size_t n)
 }
 
 /* Sets *missing to the position of the first of ids[0..n) (in their order)
- * that is not an individual of run, n if every one is; an SQLite result
- * code. One range scan per run of nearby ids, not one lookup per id: a
- * population is mostly one or two generations, dense ranges. */
-static int find_missing(struct store *s, int64_t run, const int64_t *ids, size_t n, size_t *missing)
+ * that is not an individual of run, n if every one is. One range scan per
+ * run of nearby ids, not one lookup per id: a population is mostly one or
+ * two generations, dense ranges. */
+static int find_missing(struct store *s, int64_t run, const int64_t *ids, size_t n, size_t *missing,
+                        const char *what, struct tv_error *err)
 {
     *missing = n;
     struct member *m = store_members_sorted(ids, n);
     if (!m)
-        return SQLITE_NOMEM;
+        return tv_error_set(err, TV_ENOMEM, "%s: %s: looking up the population: out of memory",
+                            s->path, what);
     int rc = SQLITE_DONE;
     for (size_t k = 0; k < n;) {
         size_t e = store_member_run_end(m, k, n), j = k;
@@ -78,7 +80,9 @@ static int find_missing(struct store *s, int64_t run, const int64_t *ids, size_t
         k = e;
     }
     free(m);
-    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+    if (rc != SQLITE_DONE)
+        return store_db_error(s, rc, err, "%s: looking up the population", what);
+    return 0;
 }
 
 /* ---- generations and checkpoints ----------------------------------------------- */
@@ -189,11 +193,8 @@ int store_generation_close(struct store *s, int64_t run, const struct store_gene
     if (code)
         goto out;
     size_t missing;
-    int rc = find_missing(s, run, g->population, g->n_population, &missing);
-    if (rc != SQLITE_OK) {
-        code = store_db_error(s, rc, err, "%s: looking up the population", what);
+    if ((code = find_missing(s, run, g->population, g->n_population, &missing, what, err)) != 0)
         goto fail;
-    }
     if (missing < g->n_population) {
         code = tv_error_set(err, TV_EINVAL,
                             "%s: %s: population member %zu (individual %lld) was never added",

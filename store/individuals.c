@@ -250,11 +250,11 @@ int store_read_row(sqlite3_stmt *q, int with_genome, struct store_individual *r,
                                 : "damaged row: genome is not a BLOB");
     const void *b = sqlite3_column_blob(q, N_IND_COLS);
     int len = sqlite3_column_bytes(q, N_IND_COLS);
-    if (!b || len <= 0)
+    if (len <= 0)
         return tv_error_set(err, TV_ECORRUPT, "%s: individual %lld: empty genome", where,
                             (long long)r->id);
     r->genome_len = (size_t)len;
-    if (tv_buf_append(bytes, b, (size_t)len))
+    if (!b || tv_buf_append(bytes, b, (size_t)len)) /* no bytes: SQLite ran out of memory */
         return tv_error_set(err, TV_ENOMEM, "%s: individual %lld: out of memory", where,
                             (long long)r->id);
     return 0;
@@ -340,6 +340,24 @@ void store_set_release(struct store_set *set)
     memset(set, 0, sizeof *set);
 }
 
+/* Decodes individual id's stored genome bytes into g. Bytes that do not
+ * decode are the file's damage (TV_ECORRUPT), but a failure to allocate
+ * stays TV_ENOMEM, whatever the bytes. */
+static int decode_stored(struct genome *g, const void *b, size_t len, const char *where, int64_t id,
+                         struct tv_error *err)
+{
+    int code = genome_decode(g, b, len, NULL, err);
+    if (!code)
+        return 0;
+    if (code != TV_ENOMEM)
+        code = TV_ECORRUPT;
+    if (err)
+        err->code = code;
+    tv_error_prefix(err, "%s: individual %lld: %s", where, (long long)id,
+                    code == TV_ENOMEM ? "decoding its genome" : "damaged genome");
+    return code;
+}
+
 int store_set_genome(const struct store_set *set, size_t i, struct genome *g, struct tv_error *err)
 {
     if (i >= set->n)
@@ -349,14 +367,7 @@ int store_set_genome(const struct store_set *set, size_t i, struct genome *g, st
     if (!r->genome)
         return tv_error_set(err, TV_EINVAL, "%s: individual %lld: loaded without its genome",
                             set->where, (long long)r->id);
-    int code = genome_decode(g, r->genome, r->genome_len, NULL, err);
-    if (code) {
-        if (err)
-            err->code = TV_ECORRUPT;
-        tv_error_prefix(err, "%s: individual %lld: damaged genome", set->where, (long long)r->id);
-        return TV_ECORRUPT;
-    }
-    return 0;
+    return decode_stored(g, r->genome, r->genome_len, set->where, r->id, err);
 }
 
 int store_individuals_load(struct store *s, int64_t run, int64_t generation, int with_genomes,
@@ -405,39 +416,32 @@ int store_individual_get(struct store *s, int64_t run, int64_t id, struct store_
 int store_genome_read(struct store *s, int64_t run, int64_t id, struct genome *g,
                       struct tv_error *err)
 {
-    char label[128];
+    char label[128], where[300];
+    snprintf(where, sizeof where, "%s: %s", s->path, store_run_label(s, run, label, sizeof label));
     sqlite3_stmt *q = store_stmt(s, ST_GENOME_GET);
     sqlite3_bind_int64(q, 1, run);
     sqlite3_bind_int64(q, 2, id);
     int rc = sqlite3_step(q);
     int code;
     if (rc == SQLITE_ROW) {
-        if (sqlite3_column_type(q, 0) != SQLITE_BLOB) {
-            code =
-                tv_error_set(err, TV_ECORRUPT,
-                             "%s: %s: individual %lld: damaged genome row"
-                             " (not a BLOB)",
-                             s->path, store_run_label(s, run, label, sizeof label), (long long)id);
-        } else {
-            const void *b = sqlite3_column_blob(q, 0);
-            size_t len = (size_t)sqlite3_column_bytes(q, 0);
-            code = genome_decode(g, b, len, NULL, err);
-            if (code) {
-                store_done(q);
-                if (err)
-                    err->code = TV_ECORRUPT;
-                tv_error_prefix(err, "%s: %s: individual %lld: damaged genome", s->path,
-                                store_run_label(s, run, label, sizeof label), (long long)id);
-                return TV_ECORRUPT;
-            }
-        }
+        int blob = sqlite3_column_type(q, 0) == SQLITE_BLOB; /* before any conversion */
+        const void *b = blob ? sqlite3_column_blob(q, 0) : NULL;
+        size_t len = blob ? (size_t)sqlite3_column_bytes(q, 0) : 0;
+        if (!blob)
+            code = tv_error_set(err, TV_ECORRUPT,
+                                "%s: individual %lld: damaged genome row (not a BLOB)", where,
+                                (long long)id);
+        else if (!b && len > 0) /* SQLite ran out of memory */
+            code = tv_error_set(err, TV_ENOMEM, "%s: individual %lld: out of memory", where,
+                                (long long)id);
+        else
+            code = decode_stored(g, b, len, where, id, err);
     } else if (rc == SQLITE_DONE) {
-        code = tv_error_set(err, TV_ENOTFOUND, "%s: %s: no genome for individual %lld", s->path,
-                            store_run_label(s, run, label, sizeof label), (long long)id);
+        code = tv_error_set(err, TV_ENOTFOUND, "%s: no genome for individual %lld", where,
+                            (long long)id);
     } else {
-        code = tv_error_set(err, store_code_of(s->db, rc), "%s: %s: reading genome %lld: %s",
-                            s->path, store_run_label(s, run, label, sizeof label), (long long)id,
-                            sqlite3_errmsg(s->db));
+        code = tv_error_set(err, store_code_of(s->db, rc), "%s: reading genome %lld: %s", where,
+                            (long long)id, sqlite3_errmsg(s->db));
     }
     store_done(q);
     return code;

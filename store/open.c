@@ -184,20 +184,6 @@ out:
     return code;
 }
 
-static int side_file_exists(const char *path, const char *suffix)
-{
-    size_t n = strlen(path);
-    char *p = malloc(n + strlen(suffix) + 1);
-    if (!p)
-        return 1;
-    memcpy(p, path, n);
-    strcpy(p + n, suffix);
-    struct stat sb;
-    int yes = stat(p, &sb) == 0;
-    free(p);
-    return yes;
-}
-
 /* "file:PATH?immutable=1", PATH percent-encoded. */
 static char *immutable_uri(const char *path)
 {
@@ -237,10 +223,10 @@ static int inspect(const char *path, off_t size, unsigned flags, int *empty, int
                    struct tv_error *err)
 {
     int whole = (flags & STORE_CHECK_FULL) || size <= STORE_FULL_CHECK_BYTES;
-    if (side_file_exists(path, "-wal"))
+    if (store_side_file_size(path, "-wal") >= 0)
         return inspect_with(path, 0, whole, flags, empty, version, err);
     int rc = inspect_with(path, 1, whole, flags, empty, version, err);
-    if (rc && side_file_exists(path, "-wal"))
+    if (rc && store_side_file_size(path, "-wal") >= 0)
         rc = inspect_with(path, 0, whole, flags, empty, version, err);
     return rc;
 }

@@ -20,10 +20,10 @@ const char *store_status_name(int status)
     return status >= 0 && status < N_STATUS ? status_names[status] : "?";
 }
 
-static int status_parse(const unsigned char *t)
+static int status_parse(const char *t)
 {
-    for (int i = 0; t && i < N_STATUS; i++)
-        if (strcmp((const char *)t, status_names[i]) == 0)
+    for (int i = 0; i < N_STATUS; i++)
+        if (strcmp(t, status_names[i]) == 0)
             return i;
     return -1;
 }
@@ -38,12 +38,20 @@ void store_run_info_release(struct store_run_info *info)
     info->name = info->config = info->program_version = NULL;
 }
 
-/* "-lock" beside the database, by its real path so that every name of the
- * same file finds the same lock. */
+/* Column i as text, "" for NULL; NULL if SQLite ran out of memory. */
+static const char *column_text(sqlite3_stmt *q, int i)
+{
+    int null = sqlite3_column_type(q, i) == SQLITE_NULL; /* before any conversion */
+    const unsigned char *t = sqlite3_column_text(q, i);
+    return t ? (const char *)t : null ? "" : NULL;
+}
+
+/* Column i as a string of its own; NULL if out of memory. */
 static char *dup_text(sqlite3_stmt *q, int i)
 {
-    const unsigned char *t = sqlite3_column_text(q, i);
-    const char *src = t ? (const char *)t : "";
+    const char *src = column_text(q, i);
+    if (!src)
+        return NULL;
     size_t n = strlen(src);
     char *p = malloc(n + 1);
     if (p)
@@ -51,15 +59,21 @@ static char *dup_text(sqlite3_stmt *q, int i)
     return p;
 }
 
-static void copy_text(char *dst, size_t cap, sqlite3_stmt *q, int i)
+/* Column i into dst (cut to cap); 0, or -1 if out of memory. */
+static int copy_text(char *dst, size_t cap, sqlite3_stmt *q, int i)
 {
-    const unsigned char *t = sqlite3_column_text(q, i);
-    snprintf(dst, cap, "%s", t ? (const char *)t : "");
+    const char *t = column_text(q, i);
+    snprintf(dst, cap, "%s", t ? t : "");
+    return t ? 0 : -1;
 }
 
+/* "-lock" beside the database, by its real path so that every name of the
+ * same file finds the same lock. */
 static int lock_path(const struct store *s, char **out, struct tv_error *err)
 {
     char *real = realpath(s->path, NULL);
+    if (!real && errno == ENOMEM) /* else: a name of its own, as good as any */
+        return tv_error_set(err, TV_ENOMEM, "%s: out of memory", s->path);
     const char *base = real ? real : s->path;
     size_t n = strlen(base);
     *out = malloc(n + 6);
@@ -74,14 +88,15 @@ static int lock_path(const struct store *s, char **out, struct tv_error *err)
 }
 
 /* Is the writer lock of `run` held by some open file description? 1 yes, 0 no
- * (or no lock file). Never creates the lock file. */
-static int run_has_writer(struct store *s, int64_t run)
+ * (or no lock file), or TV_ENOMEM. Never creates the lock file. */
+static int run_has_writer(struct store *s, int64_t run, struct tv_error *err)
 {
     if (store_held_run(s, run))
         return 1;
     char *lp;
-    if (lock_path(s, &lp, NULL))
-        return 0;
+    int code = lock_path(s, &lp, err);
+    if (code)
+        return code;
     int fd = open(lp, O_RDONLY | O_CLOEXEC);
     free(lp);
     if (fd < 0)
@@ -101,15 +116,21 @@ static int read_run_row(struct store *s, sqlite3_stmt *q, struct store_run_info 
     info->config = dup_text(q, 2);
     info->program_version = dup_text(q, 3);
     info->seed = (uint64_t)sqlite3_column_int64(q, 4);
-    info->status = status_parse(sqlite3_column_text(q, 5));
-    copy_text(info->created_at, sizeof info->created_at, q, 6);
-    copy_text(info->updated_at, sizeof info->updated_at, q, 7);
+    const char *status = column_text(q, 5);
+    info->status = status ? status_parse(status) : -1;
+    int lost = copy_text(info->created_at, sizeof info->created_at, q, 6) |
+               copy_text(info->updated_at, sizeof info->updated_at, q, 7);
     info->last_generation = store_column_id(q, 8);
-    if (!info->name || !info->config || !info->program_version) {
+    if (!info->name || !info->config || !info->program_version || !status || lost) {
         store_run_info_release(info);
         return tv_error_set(err, TV_ENOMEM, "%s: out of memory reading a run", s->path);
     }
-    info->has_writer = run_has_writer(s, info->run_id);
+    info->has_writer = run_has_writer(s, info->run_id, err);
+    if (info->has_writer < 0) {
+        int code = info->has_writer;
+        store_run_info_release(info);
+        return code;
+    }
     return 0;
 }
 

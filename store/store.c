@@ -89,6 +89,8 @@ const char *const store_st_sql[ST_COUNT] = {
 int store_code_of(sqlite3 *db, int rc)
 {
     int sys = db ? sqlite3_system_errno(db) : 0;
+    if (rc == SQLITE_IOERR_NOMEM)
+        return TV_ENOMEM;
     switch (rc & 0xff) {
     case SQLITE_FULL:
         return TV_ENOSPACE;

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sched.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1365,6 +1366,234 @@ static void test_store_genome_read_damaged_row_fails(void **state)
     assert_ok(store_close(s, &err), &err);
 }
 
+/* ---- out of memory: the code that arrives is TV_ENOMEM ------------------ */
+
+/* SQLite's allocator, failing every allocation from the k-th on. */
+static sqlite3_mem_methods real_mem;
+static long oom_left = -1; /* allocations before the failures start; -1: none */
+static long oom_failed;    /* allocations refused */
+
+static int oom_now(void)
+{
+    if (oom_left < 0)
+        return 0;
+    if (oom_left == 0) {
+        oom_failed++;
+        return 1;
+    }
+    oom_left--;
+    return 0;
+}
+
+static void *oom_malloc(int n)
+{
+    return oom_now() ? NULL : real_mem.xMalloc(n);
+}
+
+static void *oom_realloc(void *p, int n)
+{
+    return oom_now() ? NULL : real_mem.xRealloc(p, n);
+}
+
+/* Installs (on) or removes (off) the failing allocator; no connection may
+ * be open. */
+static void oom_install(int on)
+{
+    assert_int_equal(sqlite3_shutdown(), SQLITE_OK);
+    if (on) {
+        assert_int_equal(sqlite3_config(SQLITE_CONFIG_GETMALLOC, &real_mem), SQLITE_OK);
+        sqlite3_mem_methods m = real_mem;
+        m.xMalloc = oom_malloc;
+        m.xRealloc = oom_realloc;
+        assert_int_equal(sqlite3_config(SQLITE_CONFIG_MALLOC, &m), SQLITE_OK);
+    } else {
+        assert_int_equal(sqlite3_config(SQLITE_CONFIG_MALLOC, &real_mem), SQLITE_OK);
+    }
+    assert_int_equal(sqlite3_initialize(), SQLITE_OK);
+}
+
+/* A call under the failing allocator: it succeeded, or failed with
+ * TV_ENOMEM saying so (never "corrupt", "not found", "database error"). */
+static int oom_step(int rc, const struct tv_error *err, const char *call, long k)
+{
+    if (rc && (rc != TV_ENOMEM || !strstr(err->msg, "out of memory"))) {
+        print_error("allocation %ld failed: %s gave %d (%s): %s\n", k, call, rc, tv_code_name(rc),
+                    err->msg);
+        fail();
+    }
+    return rc;
+}
+
+/* The reads of one open database, each under the failing allocator: each
+ * call succeeds with the right values or fails with TV_ENOMEM. */
+static void oom_reads(struct store *s, long k)
+{
+    struct tv_error err = {0};
+    struct store_run_info info;
+    if (!oom_step(store_run_get(s, "xor", &info, &err), &err, "store_run_get", k)) {
+        assert_string_equal(info.name, "xor");
+        assert_string_equal(info.config, "[run]\npop = 4\n");
+        assert_string_equal(store_status_name(info.status), "running");
+        assert_int_equal(strlen(info.created_at), 24);
+        assert_int_equal(info.last_generation, 1);
+        store_run_info_release(&info);
+    }
+    struct store_set set;
+    if (!oom_step(store_individuals_load(s, 1, 1, 1, &set, &err), &err, "store_individuals_load",
+                  k)) {
+        assert_int_equal(set.n, 20);
+        assert_true(set.rows[19].genome_len > 0);
+        store_set_release(&set);
+    }
+    struct store_checkpoint c;
+    if (!oom_step(store_checkpoint_load(s, 1, &c, &err), &err, "store_checkpoint_load", k)) {
+        assert_int_equal(c.population.n, 20);
+        assert_int_equal(c.state_len, 1);
+        store_checkpoint_release(&c);
+    }
+    struct genome *g = genome_new();
+    assert_non_null(g);
+    oom_step(store_genome_read(s, 1, 7, g, &err), &err, "store_genome_read", k);
+    genome_free(g);
+    struct store_generation gen;
+    if (!oom_step(store_generation_get(s, 1, -1, &gen, &err), &err, "store_generation_get", k))
+        assert_int_equal(gen.generation, 1);
+}
+
+/* Opening a database and reading it with SQLite's k-th allocation and all
+ * after it failing, until a k where none fails: every call succeeds with the
+ * right values or fails with TV_ENOMEM. (Every k of the reads; of the
+ * opening, whose thousands of allocations are much alike, a growing step.) */
+static void test_store_reads_out_of_memory_are_enomem(void **state)
+{
+    struct fx *f = *state;
+    make_small_db(f->path);
+    oom_install(1);
+    struct tv_error err = {0};
+    struct store *s = NULL;
+    struct store_options o = {.flags = STORE_READONLY};
+    long k = 0, n_open = 0, n_reads = 0;
+    for (;; k += 1 + k / 32, n_open++) {
+        oom_failed = 0;
+        oom_left = k;
+        int rc = oom_step(store_open(f->path, &o, &s, &err), &err, "store_open", k);
+        oom_left = -1;
+        assert_int_equal(store_close(s, &err), 0);
+        if (oom_failed == 0) {
+            assert_int_equal(rc, 0);
+            break;
+        }
+    }
+    assert_ok(store_open(f->path, &o, &s, &err), &err);
+    for (k = 0;; k++, n_reads++) {
+        oom_failed = 0;
+        oom_left = k;
+        oom_reads(s, k);
+        oom_left = -1;
+        if (oom_failed == 0)
+            break;
+    }
+    assert_ok(store_close(s, &err), &err);
+    oom_install(0);
+    /* the sweeps reached past the first steps */
+    assert_true(n_open > 20);
+    assert_true(n_reads > 20);
+}
+
+/* Run as "test_store --decode-oom DB" by the test below, in a process of its
+ * own (whose heap has no large free chunks to reuse): with the address
+ * space capped a few MB above what is mapped, decoding the stored genome
+ * needs more. Exit status 0 when both calls give TV_ENOMEM. */
+static int decode_oom_child(const char *path)
+{
+    struct tv_error err = {0};
+    struct store *s = NULL;
+    struct store_options o = {.flags = STORE_READONLY};
+    struct store_set set;
+    struct genome *g = genome_new();
+    if (!g || store_open(path, &o, &s, &err) || store_individuals_load(s, 1, 0, 1, &set, &err))
+        return 10;
+    long pages = 0;
+    FILE *statm = fopen("/proc/self/statm", "r");
+    if (!statm || fscanf(statm, "%ld", &pages) != 1)
+        return 11;
+    fclose(statm);
+    struct rlimit rl = {.rlim_cur = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + (2 << 20),
+                        .rlim_max = RLIM_INFINITY};
+    if (setrlimit(RLIMIT_AS, &rl) != 0)
+        return 12;
+    int rc = store_set_genome(&set, 0, g, &err);
+    if (rc != TV_ENOMEM || !strstr(err.msg, "run 'big': individual 0: decoding its genome")) {
+        fprintf(stderr, "store_set_genome: %d %s\n", rc, err.msg);
+        return 13;
+    }
+    rc = store_genome_read(s, 1, 0, g, &err);
+    if (rc != TV_ENOMEM || !strstr(err.msg, "out of memory")) {
+        fprintf(stderr, "store_genome_read: %d %s\n", rc, err.msg);
+        return 14;
+    }
+    return 0;
+}
+
+/* Decoding a stored genome that needs more memory than there is: TV_ENOMEM,
+ * not TV_ECORRUPT, from store_set_genome and store_genome_read.
+ * (Sanitizers reserve too much address space for the cap.) */
+static void test_store_genome_decode_out_of_memory_is_enomem(void **state)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    skip();
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+    skip();
+#endif
+#endif
+    struct fx *f = *state;
+    struct tv_error err = {0};
+    struct tv_rng rng;
+    tv_rng_init(&rng, 5, 0, 0);
+    const uint32_t sizes[] = {1000, 1000};
+    struct genome_layered_spec spec = {.sizes = sizes,
+                                       .n_layers = 2,
+                                       .density = 0.5,
+                                       .hidden_act = GENOME_ACT_SIGMOID,
+                                       .out_act = GENOME_ACT_SIGMOID,
+                                       .weight_sd = 1.0};
+    struct genome *big = genome_new();
+    assert_non_null(big);
+    assert_ok(genome_build_layered(big, &spec, &rng, &err), &err);
+    struct ind one;
+    make_ind(0, 0, 0, &one);
+    tv_buf_free(&one.bytes);
+    assert_ok(genome_encode(big, &one.bytes, &err), &err);
+    one.row.genome = one.bytes.data;
+    one.row.genome_len = one.bytes.len; /* about 6 MB, as much again decoded */
+    struct store *s = open_new(f->path);
+    int64_t run = new_run(s, "big");
+    assert_int_equal(run, 1);
+    assert_ok(store_add_individuals(s, run, &one.row, 1, &err), &err);
+    assert_ok(store_close(s, &err), &err);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        execl("/proc/self/exe", "test_store", "--decode-oom", f->path, (char *)NULL);
+        _exit(127);
+    }
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+    /* with the memory there, the same bytes decode */
+    s = open_flags(f->path, STORE_READONLY);
+    struct genome *g = genome_new();
+    assert_non_null(g);
+    assert_ok(store_genome_read(s, run, 0, g, &err), &err);
+    assert_true(genome_equal(g, big));
+    genome_free(g);
+    genome_free(big);
+    tv_buf_free(&one.bytes);
+    assert_ok(store_close(s, &err), &err);
+}
+
 /* Network file systems are told apart by their statfs magic; local ones
  * (and this test's own directory) pass. */
 static void test_store_network_fs_refused(void **state)
@@ -2194,8 +2423,10 @@ static void test_store_reader_sees_consistent_generations(void **state)
     assert_integrity_ok(f->path);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc == 3 && strcmp(argv[1], "--decode-oom") == 0)
+        return decode_oom_child(argv[2]);
     const struct CMUnitTest tests[] = {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
         T(test_store_open_creates_schema),
@@ -2231,6 +2462,8 @@ int main(void)
         T(test_store_wal_copied_in_background),
         T(test_store_individual_get_missing_fails),
         T(test_store_genome_read_damaged_row_fails),
+        T(test_store_reads_out_of_memory_are_enomem),
+        T(test_store_genome_decode_out_of_memory_is_enomem),
         T(test_store_generation_close_round_trip),
         T(test_store_generation_close_out_of_order_fails),
         T(test_store_generation_close_unknown_member_fails),
