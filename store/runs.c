@@ -194,6 +194,51 @@ void store_runs_free(struct store_run_info *runs, size_t n)
     free(runs);
 }
 
+/* "'a', 'b', 'c'": the names of runs[0..n), cut short ("...") to fit cap. */
+static void names_text(const struct store_run_info *runs, size_t n, char *out, size_t cap)
+{
+    size_t len = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        int k = snprintf(out + len, cap - len, "%s'%s'", i ? ", " : "", runs[i].name);
+        if (k < 0 || (size_t)k >= cap - len) {
+            snprintf(out + (cap > 4 ? cap - 4 : 0), cap > 4 ? 4 : cap, "...");
+            return;
+        }
+        len += (size_t)k;
+    }
+}
+
+int store_run_pick(struct store *s, const char *name, struct store_run_info *info,
+                   struct tv_error *err)
+{
+    memset(info, 0, sizeof *info);
+    if (name) {
+        int code = store_run_get(s, name, info, err);
+        if (code != TV_ENOTFOUND)
+            return code;
+    }
+    struct store_run_info *runs;
+    size_t n;
+    int code = store_runs_list(s, &runs, &n, err);
+    if (code)
+        return code;
+    char names[256];
+    names_text(runs, n, names, sizeof names);
+    if (name)
+        code = tv_error_set(err, TV_ENOTFOUND, "%s: no run named '%s' (runs: %s)", s->path, name,
+                            n ? names : "none");
+    else if (n == 0)
+        code = tv_error_set(err, TV_ENOTFOUND, "%s holds no runs", s->path);
+    else if (n > 1)
+        code = tv_error_set(err, TV_EINVAL, "%s holds %zu runs (%s): say which with --name",
+                            s->path, n, names);
+    else
+        *info = runs[0]; /* taken over: runs[0] is not released below */
+    store_runs_free(runs, code ? n : 0);
+    return code;
+}
+
 /* Takes the writer lock of `run` (a byte of the lock file at offset run_id).
  * Locks belong to the open file description, so two connections of one
  * process exclude each other too, and the kernel drops them with the

@@ -145,6 +145,13 @@ int store_run_resume(struct store *s, const char *name, int64_t *run_id, struct 
 int store_run_get(struct store *s, const char *name, struct store_run_info *info,
                   struct tv_error *err);
 
+/* The run a command means, read into *info (release it afterwards): the run
+ * called name, or with name NULL the only run of the database.
+ *   TV_ENOTFOUND  "<db>: no run named 'x' (runs: 'a', 'b')", "<db> holds no runs"
+ *   TV_EINVAL     "<db> holds 3 runs ('a', 'b', 'c'): say which with --name" */
+int store_run_pick(struct store *s, const char *name, struct store_run_info *info,
+                   struct tv_error *err);
+
 /* Every run, in creation order: *out is an array of *n entries, free it with
  * store_runs_free(). */
 int store_runs_list(struct store *s, struct store_run_info **out, size_t *n, struct tv_error *err);

@@ -837,6 +837,47 @@ static void test_store_runs_list_returns_every_run(void **state)
     assert_null(bad);
 }
 
+static void assert_picks(struct store *s, const char *name, const char *want)
+{
+    struct tv_error err = {0};
+    struct store_run_info info;
+    assert_ok(store_run_pick(s, name, &info, &err), &err);
+    assert_string_equal(info.name, want);
+    store_run_info_release(&info);
+}
+
+static void test_store_run_pick_named_or_only_run(void **state)
+{
+    struct fx *f = *state;
+    struct tv_error err = {0};
+    struct store_run_info info;
+    struct store *s = open_new(f->path);
+    assert_error(store_run_pick(s, NULL, &info, &err), &err, TV_ENOTFOUND, "holds no runs");
+    assert_error(store_run_pick(s, "x", &info, &err), &err, TV_ENOTFOUND,
+                 "no run named 'x' (runs: none)");
+    new_run(s, "a");
+    assert_picks(s, NULL, "a");
+    assert_picks(s, "a", "a");
+    assert_error(store_run_pick(s, "b", &info, &err), &err, TV_ENOTFOUND,
+                 "no run named 'b' (runs: 'a')");
+    new_run(s, "b");
+    assert_error(store_run_pick(s, NULL, &info, &err), &err, TV_EINVAL,
+                 "holds 2 runs ('a', 'b'): say which with --name");
+    assert_msg_has(&err, f->path);
+    assert_picks(s, "b", "b");
+    /* many runs: the list is cut short, not the message */
+    char name[64];
+    for (int i = 0; i < 30; i++) {
+        snprintf(name, sizeof name, "a-rather-long-run-name-%02d", i);
+        new_run(s, name);
+    }
+    assert_error(store_run_pick(s, NULL, &info, &err), &err, TV_EINVAL,
+                 "holds 32 runs ('a', 'b', 'a-rather-long-run-name-00'");
+    assert_msg_has(&err, "...): say which with --name");
+    assert_null(info.name);
+    assert_ok(store_close(s, &err), &err);
+}
+
 static void test_store_run_set_status_round_trip(void **state)
 {
     struct fx *f = *state;
@@ -2451,6 +2492,7 @@ int main(int argc, char **argv)
         T(test_store_runs_list_returns_every_run),
         T(test_store_generation_champion_test),
         T(test_store_network_fs_refused),
+        T(test_store_run_pick_named_or_only_run),
         T(test_store_run_set_status_round_trip),
         T(test_store_add_individuals_round_trip),
         T(test_store_add_individuals_duplicate_rolls_back_batch),
