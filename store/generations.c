@@ -209,10 +209,12 @@ int store_generation_close(struct store *s, int64_t run, const struct store_gene
     }
     h->last_closed = g->generation;
     if (s->checkpoint_wal_bytes < 0 ||
-        store_side_file_size(s->path, "-wal") > s->checkpoint_wal_bytes)
+        store_side_file_size(s->path, "-wal") > s->checkpoint_wal_bytes) {
         store_wal_truncate(s);
-    else
+        s->counters.wal_truncations++;
+    } else {
         store_wal_kick(s);
+    }
     goto out;
 fail:
     store_rollback(s);

@@ -86,7 +86,7 @@ static int one_int(sqlite3 *db, const char *sql, int64_t *out)
 static char *immutable_uri(const char *path);
 
 static int inspect_with(const char *path, int immutable, int whole, unsigned flags, int *empty,
-                        int64_t *version, struct tv_error *err)
+                        int64_t *version, int *n_checks, struct tv_error *err)
 {
     sqlite3 *db = NULL;
     int rc;
@@ -156,6 +156,7 @@ static int inspect_with(const char *path, int immutable, int whole, unsigned fla
             rc = sqlite3_prepare_v2(db, checks[k], -1, &q, NULL);
             if (rc != SQLITE_OK)
                 goto sqlite_failed;
+            (*n_checks)++;
             rc = sqlite3_step(q);
             if (rc == SQLITE_ROW) {
                 const unsigned char *t = sqlite3_column_text(q, 0);
@@ -218,16 +219,17 @@ static char *immutable_uri(const char *path)
  * to a WAL database creates -wal and -shm. So when there is no -wal (no
  * connection is open and every commit is in the file) the file is read as
  * immutable, without locks or side files; if a writer appeared meanwhile and
- * the check failed, it is repeated the ordinary way. */
+ * the check failed, it is repeated the ordinary way. *n_checks counts the
+ * quick_check statements run. */
 static int inspect(const char *path, off_t size, unsigned flags, int *empty, int64_t *version,
-                   struct tv_error *err)
+                   int *n_checks, struct tv_error *err)
 {
     int whole = (flags & STORE_CHECK_FULL) || size <= STORE_FULL_CHECK_BYTES;
     if (store_side_file_size(path, "-wal") >= 0)
-        return inspect_with(path, 0, whole, flags, empty, version, err);
-    int rc = inspect_with(path, 1, whole, flags, empty, version, err);
+        return inspect_with(path, 0, whole, flags, empty, version, n_checks, err);
+    int rc = inspect_with(path, 1, whole, flags, empty, version, n_checks, err);
     if (rc && store_side_file_size(path, "-wal") >= 0)
-        rc = inspect_with(path, 0, whole, flags, empty, version, err);
+        rc = inspect_with(path, 0, whole, flags, empty, version, n_checks, err);
     return rc;
 }
 
@@ -471,7 +473,7 @@ int store_open(const char *path, const struct store_options *opts, struct store 
             return rc;
     }
 
-    int creating = 0;
+    int creating = 0, n_checks = 0;
     int64_t version = STORE_SCHEMA_VERSION;
     struct stat sb;
     if (stat(path, &sb) != 0) {
@@ -489,7 +491,7 @@ int store_open(const char *path, const struct store_options *opts, struct store 
             return kind;
         int empty = kind == 0;
         if (kind == 1) {
-            int rc = inspect(path, sb.st_size, o.flags, &empty, &version, err);
+            int rc = inspect(path, sb.st_size, o.flags, &empty, &version, &n_checks, err);
             if (rc)
                 return rc;
         }
@@ -506,6 +508,7 @@ int store_open(const char *path, const struct store_options *opts, struct store 
         return tv_error_set(err, TV_ENOMEM, "%s: out of memory", path);
     s->lock_fd = -1;
     s->flags = o.flags;
+    s->counters.quick_checks = (uint64_t)n_checks;
     s->busy_ms = o.busy_timeout_ms > 0 ? o.busy_timeout_ms : DEFAULT_BUSY_MS;
     s->checkpoint_ms = o.checkpoint_wait_ms > 0 ? o.checkpoint_wait_ms : DEFAULT_CHECKPOINT_WAIT_MS;
     s->checkpoint_wal_bytes =

@@ -110,6 +110,18 @@ int store_close(struct store *s, struct tv_error *err);
 /* The path given to store_open(); borrowed until store_close(). */
 const char *store_path(const struct store *s);
 
+/* What a connection has done, for tests and diagnostics. */
+struct store_counters {
+    uint64_t quick_checks;     /* PRAGMA quick_check statements store_open ran */
+    uint64_t wal_copies_asked; /* copies of the WAL into the database asked for */
+    uint64_t wal_copies;       /* ... and run to their end (asked ones may merge) */
+    uint64_t wal_truncations;  /* WAL truncations at generation closes */
+};
+
+/* Fills *out. A copy of the WAL asked for is waited for first, so that the
+ * counts cover every call made on s before. */
+void store_counters_get(struct store *s, struct store_counters *out);
+
 /* ---- runs ---------------------------------------------------------------- */
 
 /* Stored as text in runs.status; explicit values, grow only at the end. */

@@ -96,9 +96,10 @@ struct checkpointer {
     pthread_cond_t cv;
     sqlite3 *db; /* its own connection, used by the thread only */
     int started;
-    int requested; /* a pass is wanted */
-    int running;   /* a pass is under way */
-    int paused;    /* the writer truncates the WAL: no pass may start */
+    uint64_t passes; /* passes run to their end */
+    int requested;   /* a pass is wanted */
+    int running;     /* a pass is under way */
+    int paused;      /* the writer truncates the WAL: no pass may start */
     int stop;
 };
 
@@ -117,6 +118,7 @@ struct store {
     int wal_frames;    /* frames in the WAL after the last commit */
     int64_t next_kick; /* WAL size (frames) at which the next pass starts */
     struct checkpointer ck;
+    struct store_counters counters; /* but wal_copies: ck.passes + the writer's own */
 };
 
 /* ---- errors (store.c) ------------------------------------------------------ */

@@ -51,6 +51,7 @@ static void *checkpointer_main(void *arg)
          * either, since the commits are safe in the WAL */
         sqlite3_wal_checkpoint_v2(ck->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
         pthread_mutex_lock(&ck->mu);
+        ck->passes++;
         ck->running = 0;
         pthread_cond_broadcast(&ck->cv);
     }
@@ -138,8 +139,10 @@ void store_wal_kick(struct store *s)
     if (s->wal_frames < s->next_kick)
         return;
     s->next_kick = s->wal_frames + kick_frames(s);
+    s->counters.wal_copies_asked++;
     if (!s->ck.started && !checkpointer_start(s)) {
         sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+        s->counters.wal_copies++;
         return;
     }
     pthread_mutex_lock(&s->ck.mu);
@@ -175,4 +178,17 @@ void store_wal_truncate(struct store *s)
         ck->requested = 0;
         pthread_mutex_unlock(&ck->mu);
     }
+}
+
+void store_counters_get(struct store *s, struct store_counters *out)
+{
+    *out = s->counters;
+    struct checkpointer *ck = &s->ck;
+    if (!ck->started)
+        return;
+    pthread_mutex_lock(&ck->mu);
+    while (ck->requested || ck->running)
+        pthread_cond_wait(&ck->cv, &ck->mu);
+    out->wal_copies += ck->passes;
+    pthread_mutex_unlock(&ck->mu);
 }
