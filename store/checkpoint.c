@@ -92,9 +92,7 @@ static int load_members(struct store *s, int64_t run, const int64_t *ids, size_t
     }
     /* Room for the genomes, guessed from the first one's size, mapped in by
      * another thread while this one reads the rows. */
-    sqlite3_stmt *q = store_stmt(s, ST_GENOME_GET);
-    sqlite3_bind_int64(q, 1, run);
-    sqlite3_bind_int64(q, 2, m[0].id);
+    sqlite3_stmt *q = store_stmt2(s, ST_GENOME_GET, run, m[0].id);
     if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_bytes(q, 0) > 0) {
         size_t len = (size_t)sqlite3_column_bytes(q, 0);
         if (tv_buf_reserve(&set->bytes, len * n / 8 * 9 + 64) == 0 && len * n >= PREFAULT_BYTES)
@@ -104,10 +102,7 @@ static int load_members(struct store *s, int64_t run, const int64_t *ids, size_t
     for (size_t k = 0; k < n && !code;) {
         size_t e = store_member_run_end(m, k, n);
         /* the rows */
-        q = store_stmt(s, ST_IND_RANGE);
-        sqlite3_bind_int64(q, 1, run);
-        sqlite3_bind_int64(q, 2, m[k].id);
-        sqlite3_bind_int64(q, 3, m[e - 1].id);
+        q = store_stmt3(s, ST_IND_RANGE, run, m[k].id, m[e - 1].id);
         size_t j = k;
         rc = SQLITE_DONE;
         while (!code && j < e && (rc = sqlite3_step(q)) == SQLITE_ROW) {
@@ -133,10 +128,7 @@ static int load_members(struct store *s, int64_t run, const int64_t *ids, size_t
         if (code)
             break;
         /* their genomes */
-        q = store_stmt(s, ST_GENOME_RANGE);
-        sqlite3_bind_int64(q, 1, run);
-        sqlite3_bind_int64(q, 2, m[k].id);
-        sqlite3_bind_int64(q, 3, m[e - 1].id);
+        q = store_stmt3(s, ST_GENOME_RANGE, run, m[k].id, m[e - 1].id);
         j = k;
         rc = SQLITE_DONE;
         while (!code && j < e && (rc = sqlite3_step(q)) == SQLITE_ROW) {
@@ -256,9 +248,7 @@ int store_checkpoint_load(struct store *s, int64_t run, struct store_checkpoint 
     if (code)
         goto fail;
 
-    q = store_stmt(s, ST_IND_PENDING);
-    sqlite3_bind_int64(q, 1, run);
-    sqlite3_bind_int64(q, 2, out->generation);
+    q = store_stmt2(s, ST_IND_PENDING, run, out->generation);
     size_t cap = 0;
     if ((code = store_set_load(s, q, 1, &out->pending, &cap, err)) != 0)
         goto fail;

@@ -60,10 +60,7 @@ static int find_missing(struct store *s, int64_t run, const int64_t *ids, size_t
     int rc = SQLITE_DONE;
     for (size_t k = 0; k < n;) {
         size_t e = store_member_run_end(m, k, n), j = k;
-        sqlite3_stmt *q = store_stmt(s, ST_IND_ID_RANGE);
-        sqlite3_bind_int64(q, 1, run);
-        sqlite3_bind_int64(q, 2, m[k].id);
-        sqlite3_bind_int64(q, 3, m[e - 1].id);
+        sqlite3_stmt *q = store_stmt3(s, ST_IND_ID_RANGE, run, m[k].id, m[e - 1].id);
         while (j < e && (rc = sqlite3_step(q)) == SQLITE_ROW) {
             int64_t id = sqlite3_column_int64(q, 0);
             for (; j < e && m[j].id <= id; j++)
@@ -119,18 +116,13 @@ static int write_generation(struct store *s, int64_t run, const struct store_gen
     if ((rc = store_exec_stmt(q)) != SQLITE_OK)
         return store_db_error(s, rc, err, "%s: statistics", what);
     if (g->champion_tested && g->champion_solved && g->champion != STORE_ID_NONE) {
-        q = store_stmt(s, ST_IND_MARK_SOLVED);
-        sqlite3_bind_int64(q, 1, run);
-        sqlite3_bind_int64(q, 2, g->champion);
+        q = store_stmt2(s, ST_IND_MARK_SOLVED, run, g->champion);
         if ((rc = store_exec_stmt(q)) != SQLITE_OK)
             return store_db_error(s, rc, err, "%s: marking the champion solved", what);
     }
     for (size_t i = 0; i < g->n_species; i++) {
         const struct store_species *sp = &g->species[i];
-        q = store_stmt(s, ST_SPECIES_INSERT);
-        sqlite3_bind_int64(q, 1, run);
-        sqlite3_bind_int64(q, 2, g->generation);
-        sqlite3_bind_int64(q, 3, sp->id);
+        q = store_stmt3(s, ST_SPECIES_INSERT, run, g->generation, sp->id);
         sqlite3_bind_int64(q, 4, sp->size);
         sqlite3_bind_double(q, 5, sp->best_fitness);
         sqlite3_bind_double(q, 6, sp->mean_fitness);
@@ -228,9 +220,7 @@ int store_generation_get(struct store *s, int64_t run, int64_t generation,
 {
     memset(out, 0, sizeof *out);
     char label[128];
-    sqlite3_stmt *q = store_stmt(s, ST_GENERATION_GET);
-    sqlite3_bind_int64(q, 1, run);
-    sqlite3_bind_int64(q, 2, generation);
+    sqlite3_stmt *q = store_stmt2(s, ST_GENERATION_GET, run, generation);
     int rc = sqlite3_step(q);
     int code = 0;
     if (rc == SQLITE_ROW) {

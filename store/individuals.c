@@ -294,6 +294,13 @@ static int cmp_row_id(const void *a, const void *b)
     return (x->id > y->id) - (x->id < y->id);
 }
 
+/* "<path>: run 'name'", the start of messages about run. */
+static void where_of(struct store *s, int64_t run, char *buf, size_t cap)
+{
+    char label[128];
+    snprintf(buf, cap, "%s: %s", s->path, store_run_label(s, run, label, sizeof label));
+}
+
 /* Sorts the rows by id (their genome pointers go with them). */
 void store_set_sort(struct store_set *set)
 {
@@ -307,9 +314,7 @@ void store_set_sort(struct store_set *set)
 void store_set_init(struct store *s, int64_t run, struct store_set *set)
 {
     memset(set, 0, sizeof *set);
-    char label[128];
-    snprintf(set->where, sizeof set->where, "%s: %s", s->path,
-             store_run_label(s, run, label, sizeof label));
+    where_of(s, run, set->where, sizeof set->where);
 }
 
 /* Appends every row q yields to set. */
@@ -374,9 +379,8 @@ int store_individuals_load(struct store *s, int64_t run, int64_t generation, int
                            struct store_set *out, struct tv_error *err)
 {
     store_set_init(s, run, out);
-    sqlite3_stmt *q = store_stmt(s, with_genomes ? ST_IND_OF_GEN_GENOMES : ST_IND_OF_GEN);
-    sqlite3_bind_int64(q, 1, run);
-    sqlite3_bind_int64(q, 2, generation);
+    sqlite3_stmt *q =
+        store_stmt2(s, with_genomes ? ST_IND_OF_GEN_GENOMES : ST_IND_OF_GEN, run, generation);
     size_t cap = 0;
     int code = store_set_load(s, q, with_genomes, out, &cap, err);
     if (code) {
@@ -391,11 +395,9 @@ int store_individual_get(struct store *s, int64_t run, int64_t id, struct store_
                          struct tv_error *err)
 {
     memset(out, 0, sizeof *out);
-    char label[128], where[300];
-    snprintf(where, sizeof where, "%s: %s", s->path, store_run_label(s, run, label, sizeof label));
-    sqlite3_stmt *q = store_stmt(s, ST_IND_GET);
-    sqlite3_bind_int64(q, 1, run);
-    sqlite3_bind_int64(q, 2, id);
+    char where[300];
+    where_of(s, run, where, sizeof where);
+    sqlite3_stmt *q = store_stmt2(s, ST_IND_GET, run, id);
     int rc = sqlite3_step(q);
     int code = 0;
     s->scratch.len = 0;
@@ -416,11 +418,9 @@ int store_individual_get(struct store *s, int64_t run, int64_t id, struct store_
 int store_genome_read(struct store *s, int64_t run, int64_t id, struct genome *g,
                       struct tv_error *err)
 {
-    char label[128], where[300];
-    snprintf(where, sizeof where, "%s: %s", s->path, store_run_label(s, run, label, sizeof label));
-    sqlite3_stmt *q = store_stmt(s, ST_GENOME_GET);
-    sqlite3_bind_int64(q, 1, run);
-    sqlite3_bind_int64(q, 2, id);
+    char where[300];
+    where_of(s, run, where, sizeof where);
+    sqlite3_stmt *q = store_stmt2(s, ST_GENOME_GET, run, id);
     int rc = sqlite3_step(q);
     int code;
     if (rc == SQLITE_ROW) {

@@ -34,7 +34,8 @@ static int sniff_header(const char *path, off_t size, struct tv_error *err)
     unsigned char h[100];
     FILE *f = fopen(path, "rb");
     if (!f)
-        return tv_error_set(err, TV_EIO, "%s: cannot read: %s", path, strerror(errno));
+        return tv_error_set(err, errno == ENOMEM ? TV_ENOMEM : TV_EIO, "%s: cannot read: %s", path,
+                            strerror(errno));
     size_t got = fread(h, 1, sizeof h, f);
     fclose(f);
     if (got < sizeof h || memcmp(h, "SQLite format 3", 16) != 0)
@@ -243,20 +244,41 @@ static int exec_sql(struct store *s, const char *sql, struct tv_error *err, cons
     return 0;
 }
 
+/* Starts a schema change: BEGIN IMMEDIATE, then *out = the integer sql
+ * answers (read inside the transaction). Rolls back on error. */
+static int begin_with(struct store *s, const char *sql, int64_t *out, struct tv_error *err,
+                      const char *what)
+{
+    int rc = exec_sql(s, "BEGIN IMMEDIATE", err, what);
+    if (rc)
+        return rc;
+    int src = one_int(s->db, sql, out);
+    if (src != SQLITE_OK) {
+        rc = store_db_error(s, src, err, "%s", what);
+        store_rollback(s);
+    }
+    return rc;
+}
+
+/* Ends a schema change: the statements of tail, then COMMIT. Rolls back on
+ * error. */
+static int commit_with(struct store *s, const char *tail, struct tv_error *err, const char *what)
+{
+    int rc;
+    if ((rc = exec_sql(s, tail, err, what)) != 0 || (rc = exec_sql(s, "COMMIT", err, what)) != 0)
+        store_rollback(s);
+    return rc;
+}
+
 /* Creates schema version 1 in an empty database, in one transaction. If
  * another process created it meanwhile, does nothing. */
 static int create_schema(struct store *s, struct tv_error *err)
 {
-    int rc = exec_sql(s, "BEGIN IMMEDIATE", err, "creating the schema");
+    int64_t exists = 0;
+    int rc = begin_with(s, "SELECT count(*) FROM sqlite_schema WHERE name = 'trevo_meta'", &exists,
+                        err, "creating the schema");
     if (rc)
         return rc;
-    int64_t exists = 0;
-    int src =
-        one_int(s->db, "SELECT count(*) FROM sqlite_schema WHERE name = 'trevo_meta'", &exists);
-    if (src != SQLITE_OK) {
-        rc = store_db_error(s, src, err, "creating the schema");
-        goto fail;
-    }
     if (exists)
         return exec_sql(s, "COMMIT", err, "creating the schema");
     char tail[256];
@@ -268,10 +290,7 @@ static int create_schema(struct store *s, struct tv_error *err)
     for (size_t i = 0; store_schema_sql[i]; i++)
         if ((rc = exec_sql(s, store_schema_sql[i], err, "creating the schema")) != 0)
             goto fail;
-    if ((rc = exec_sql(s, tail, err, "creating the schema")) != 0 ||
-        (rc = exec_sql(s, "COMMIT", err, "creating the schema")) != 0)
-        goto fail;
-    return 0;
+    return commit_with(s, tail, err, "creating the schema");
 fail:
     store_rollback(s);
     return rc;
@@ -283,15 +302,10 @@ fail:
  * works on each of them. */
 static int migrate(struct store *s, struct tv_error *err)
 {
-    int rc = exec_sql(s, "BEGIN IMMEDIATE", err, "migrating the schema");
+    int64_t version = 0;
+    int rc = begin_with(s, "PRAGMA user_version", &version, err, "migrating the schema");
     if (rc)
         return rc;
-    int64_t version = 0;
-    int src = one_int(s->db, "PRAGMA user_version", &version);
-    if (src != SQLITE_OK) {
-        rc = store_db_error(s, src, err, "migrating the schema");
-        goto fail;
-    }
     for (int64_t v = version; v >= 1 && v < STORE_SCHEMA_VERSION; v++) {
         char what[96];
         snprintf(what, sizeof what, "migrating schema version %lld to %lld", (long long)v,
@@ -305,10 +319,7 @@ static int migrate(struct store *s, struct tv_error *err)
              "UPDATE trevo_meta SET value = %d WHERE key = 'schema_version';"
              " PRAGMA user_version = %d;",
              STORE_SCHEMA_VERSION, STORE_SCHEMA_VERSION);
-    if ((rc = exec_sql(s, tail, err, "migrating the schema")) != 0 ||
-        (rc = exec_sql(s, "COMMIT", err, "migrating the schema")) != 0)
-        goto fail;
-    return 0;
+    return commit_with(s, tail, err, "migrating the schema");
 fail:
     store_rollback(s);
     return rc;

@@ -319,6 +319,21 @@ static void host_name(char *buf, size_t cap)
     buf[cap - 1] = '\0';
 }
 
+/* Once the run's lock is taken: remembers the run as written here and
+ * returns its id in *run_id (if not NULL), or drops the lock on error. */
+static int hold_run(struct store *s, int64_t id, const char *name, int64_t *run_id,
+                    struct tv_error *err)
+{
+    int code = add_held(s, id, name, err);
+    if (code) {
+        unlock_run(s, id);
+        return code;
+    }
+    if (run_id)
+        *run_id = id;
+    return 0;
+}
+
 int store_run_create(struct store *s, const char *name, const char *config, uint64_t seed,
                      const char *program_version, int64_t *run_id, struct tv_error *err)
 {
@@ -366,13 +381,7 @@ int store_run_create(struct store *s, const char *name, const char *config, uint
         unlock_run(s, id);
         return code;
     }
-    if ((code = add_held(s, id, name, err)) != 0) {
-        unlock_run(s, id);
-        return code;
-    }
-    if (run_id)
-        *run_id = id;
-    return 0;
+    return hold_run(s, id, name, run_id, err);
 }
 
 int store_run_resume(struct store *s, const char *name, int64_t *run_id, struct tv_error *err)
@@ -405,13 +414,7 @@ int store_run_resume(struct store *s, const char *name, int64_t *run_id, struct 
         unlock_run(s, id);
         return code;
     }
-    if ((code = add_held(s, id, name, err)) != 0) {
-        unlock_run(s, id);
-        return code;
-    }
-    if (run_id)
-        *run_id = id;
-    return 0;
+    return hold_run(s, id, name, run_id, err);
 }
 
 int store_run_set_status(struct store *s, int64_t run, int status, struct tv_error *err)

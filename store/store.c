@@ -187,6 +187,21 @@ sqlite3_stmt *store_stmt(struct store *s, enum st id)
     return q;
 }
 
+sqlite3_stmt *store_stmt2(struct store *s, enum st id, int64_t a, int64_t b)
+{
+    sqlite3_stmt *q = store_stmt(s, id);
+    sqlite3_bind_int64(q, 1, a);
+    sqlite3_bind_int64(q, 2, b);
+    return q;
+}
+
+sqlite3_stmt *store_stmt3(struct store *s, enum st id, int64_t a, int64_t b, int64_t c)
+{
+    sqlite3_stmt *q = store_stmt2(s, id, a, b);
+    sqlite3_bind_int64(q, 3, c);
+    return q;
+}
+
 void store_done(sqlite3_stmt *q)
 {
     sqlite3_reset(q);

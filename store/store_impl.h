@@ -142,6 +142,10 @@ void store_append_msg(struct tv_error *err, const char *text);
 
 /* Statement id, reset and without bindings. */
 sqlite3_stmt *store_stmt(struct store *s, enum st id);
+/* ... with (a, b) bound to ?1 and ?2: (run, id), (run, generation) */
+sqlite3_stmt *store_stmt2(struct store *s, enum st id, int64_t a, int64_t b);
+/* ... and c to ?3: the range scans (run, first id, last id) */
+sqlite3_stmt *store_stmt3(struct store *s, enum st id, int64_t a, int64_t b, int64_t c);
 void store_done(sqlite3_stmt *q);                     /* resets it: its locks and cursors go */
 int store_bind_id(sqlite3_stmt *q, int i, int64_t v); /* v < 0 binds NULL */
 int64_t store_column_id(sqlite3_stmt *q, int i);      /* NULL reads STORE_ID_NONE */

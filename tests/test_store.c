@@ -301,6 +301,20 @@ static long file_size(const char *path)
     return stat(path, &sb) == 0 ? (long)sb.st_size : -1;
 }
 
+/* fork() with a pipe from the child to the parent: 0 in the child (which
+ * ends with _exit), *fd the write end; the child's pid in the parent, *fd
+ * the read end. */
+static pid_t fork_piped(int *fd)
+{
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    close(p[pid == 0 ? 0 : 1]);
+    *fd = p[pid == 0 ? 1 : 0];
+    return pid;
+}
+
 /* Opening `path` must fail with code and a message containing sub, and leave
  * the file byte-identical, with no -wal, -shm, -lock or -journal made or
  * removed beside it. */
@@ -360,6 +374,16 @@ static void make_small_db(const char *path)
         free_rows(rows, inds, 20);
     }
     assert_ok(store_close(s, &err), &err);
+}
+
+/* Generation gen of run holds n individuals. */
+static void assert_n_loaded(struct store *s, int64_t run, int64_t gen, size_t n)
+{
+    struct tv_error err = {0};
+    struct store_set set;
+    assert_ok(store_individuals_load(s, run, gen, 0, &set, &err), &err);
+    assert_int_equal(set.n, n);
+    store_set_release(&set);
 }
 
 /* ---- store_open / store_close ------------------------------------------- */
@@ -790,22 +814,20 @@ static void test_store_run_resume_after_writer_killed(void **state)
     struct fx *f = *state;
     struct tv_error err = {0};
     make_small_db(f->path);
-    int ready[2];
-    assert_int_equal(pipe(ready), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
+    int ready;
+    pid_t pid = fork_piped(&ready);
     if (pid == 0) {
         struct store *s = NULL;
         int64_t run;
         if (store_open(f->path, NULL, &s, &err) || store_run_resume(s, "xor", &run, &err))
             _exit(3);
-        if (write(ready[1], "r", 1) != 1)
+        if (write(ready, "r", 1) != 1)
             _exit(4);
         for (;;)
             pause();
     }
     char c;
-    assert_int_equal(read(ready[0], &c, 1), 1);
+    assert_int_equal(read(ready, &c, 1), 1);
     struct store *s = open_flags(f->path, 0);
     int64_t run;
     assert_error(store_run_resume(s, "xor", &run, &err), &err, TV_ESTATE, "is being written by");
@@ -817,8 +839,7 @@ static void test_store_run_resume_after_writer_killed(void **state)
     waitpid(pid, &st, 0);
     assert_ok(store_run_resume(s, "xor", &run, &err), &err);
     assert_ok(store_close(s, &err), &err);
-    close(ready[0]);
-    close(ready[1]);
+    close(ready);
 }
 
 static void test_store_runs_list_returns_every_run(void **state)
@@ -989,15 +1010,10 @@ static void test_store_add_individuals_duplicate_rolls_back_batch(void **state)
     assert_error(store_add_individuals(s, run, batch, 6, &err), &err, TV_EINVAL,
                  "individual 2 exists already (row 5 of 6)");
     assert_msg_has(&err, "run 'xor'");
-    struct store_set set;
-    assert_ok(store_individuals_load(s, run, 0, 0, &set, &err), &err);
-    assert_int_equal(set.n, 5);
-    store_set_release(&set);
+    assert_n_loaded(s, run, 0, 5);
     /* the store is still usable */
     assert_ok(store_add_individuals(s, run, rows + 5, 5, &err), &err);
-    assert_ok(store_individuals_load(s, run, 0, 0, &set, &err), &err);
-    assert_int_equal(set.n, 10);
-    store_set_release(&set);
+    assert_n_loaded(s, run, 0, 10);
     assert_ok(store_close(s, &err), &err);
     free_rows(rows, inds, 10);
 }
@@ -1081,10 +1097,7 @@ static void test_store_add_individuals_bad_row_fails(void **state)
     assert_error(store_add_individuals(s, run, bad, 4, &err), &err, TV_EINVAL,
                  "solved is neither 0 nor 1");
     assert_error(store_add_individuals(s, run, NULL, 4, &err), &err, TV_EINVAL, "no array");
-    struct store_set set;
-    assert_ok(store_individuals_load(s, run, 0, 0, &set, &err), &err);
-    assert_int_equal(set.n, 0);
-    store_set_release(&set);
+    assert_n_loaded(s, run, 0, 0);
     assert_ok(store_close(s, &err), &err);
     free_rows(rows, inds, 4);
 }
@@ -1234,18 +1247,13 @@ static void full_disk_child(const char *dir, int fd)
 static void test_store_add_individuals_full_disk_keeps_committed(void **state)
 {
     struct fx *f = *state;
-    int pipefd[2];
-    assert_int_equal(pipe(pipefd), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        close(pipefd[0]);
-        full_disk_child(f->dir, pipefd[1]);
-    }
-    close(pipefd[1]);
+    int fd;
+    pid_t pid = fork_piped(&fd);
+    if (pid == 0)
+        full_disk_child(f->dir, fd);
     struct full_report rep;
-    assert_int_equal(read(pipefd[0], &rep, sizeof rep), (ssize_t)sizeof rep);
-    close(pipefd[0]);
+    assert_int_equal(read(fd, &rep, sizeof rep), (ssize_t)sizeof rep);
+    close(fd);
     int st;
     assert_int_equal(waitpid(pid, &st, 0), pid);
     assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
@@ -2292,19 +2300,14 @@ static void test_store_generation_close_survives_sigkill(void **state)
     int64_t last = -1, kills = 0;
     const int64_t n_kills = 24;
     for (int64_t k = 0; k < n_kills; k++) {
-        int progress[2];
-        assert_int_equal(pipe(progress), 0);
-        pid_t pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0) {
-            close(progress[0]);
-            k_writer(f->path, INT64_C(1000000), k % 2 ? INT64_C(4) << 20 : 0, progress[1]);
-        }
-        close(progress[1]);
+        int progress;
+        pid_t pid = fork_piped(&progress);
+        if (pid == 0)
+            k_writer(f->path, INT64_C(1000000), k % 2 ? INT64_C(4) << 20 : 0, progress);
         /* every other writer closes a generation before it is killed */
         char b;
         if (k % 2)
-            assert_int_equal(read(progress[0], &b, 1), 1);
+            assert_int_equal(read(progress, &b, 1), 1);
         /* then 1..60 ms: opening, loading, mid-batch, mid-close,
          * mid-checkpoint, mid-copy in the background */
         struct timespec ts = {0, (long)(1 + tv_rng_below(&rng, 60)) * 1000000L};
@@ -2312,7 +2315,7 @@ static void test_store_generation_close_survives_sigkill(void **state)
         kill(pid, SIGKILL);
         int st;
         assert_int_equal(waitpid(pid, &st, 0), pid);
-        close(progress[0]); /* open till now: no SIGPIPE for the writer */
+        close(progress); /* open till now: no SIGPIPE for the writer */
         if (!(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL)) {
             print_error("writer ended by itself: status %d\n", st);
             fail();
@@ -2402,25 +2405,20 @@ static void r_writer(const char *path, int report_fd)
 static void test_store_reader_sees_consistent_generations(void **state)
 {
     struct fx *f = *state;
-    int pipefd[2];
-    assert_int_equal(pipe(pipefd), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        close(pipefd[0]);
-        r_writer(f->path, pipefd[1]);
-    }
-    close(pipefd[1]);
+    int fd;
+    pid_t pid = fork_piped(&fd);
+    if (pid == 0)
+        r_writer(f->path, fd);
     struct tv_error err = {0};
     int64_t run = -1;
-    assert_int_equal(read(pipefd[0], &run, sizeof run), (ssize_t)sizeof run);
+    assert_int_equal(read(fd, &run, sizeof run), (ssize_t)sizeof run);
     assert_true(run >= 0); /* created: it can be read */
     struct store *s = open_flags(f->path, STORE_READONLY);
     sqlite3 *db = raw_open(f->path);
     /* One check each time the writer says it closed a generation, while it
      * goes on writing the next. */
     int64_t checks = 0, last_seen = -1, closed;
-    while (read(pipefd[0], &closed, sizeof closed) == (ssize_t)sizeof closed) {
+    while (read(fd, &closed, sizeof closed) == (ssize_t)sizeof closed) {
         /* the store's own snapshot: checkpoint + population + pending */
         struct store_checkpoint c;
         assert_ok(store_checkpoint_load(s, run, &c, &err), &err);
@@ -2458,7 +2456,7 @@ static void test_store_reader_sees_consistent_generations(void **state)
         checks++;
     }
     sqlite3_close(db);
-    close(pipefd[0]);
+    close(fd);
     /* The writer exited 0: none of its calls failed with SQLITE_BUSY, which
      * is what being blocked past its busy timeout by the readers gives. */
     int st;
