@@ -340,7 +340,8 @@ int master_cmd_plot(int argc, char **argv)
     uint32_t max_count = 0;
     if (!rc)
         rc = plot_write_data(st, &info, t.data, &max_count, &err);
-    store_close(st, NULL); /* gnuplot may take a while: hold no snapshot meanwhile */
+    if (store_close(st, rc ? NULL : &err) && !rc) /* gnuplot may take a while: hold no snapshot */
+        rc = err.code;
     if (!rc)
         rc = plot_write_script(&t, db, &info, max_count, &err);
     if (!rc)

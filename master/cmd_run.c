@@ -279,7 +279,8 @@ int master_cmd_status(int argc, char **argv)
                "trevo resume %s --name RUN)\n",
                argv[1]);
     store_runs_free(runs, n);
-    store_close(st, NULL);
+    if (store_close(st, rc ? NULL : &err) && !rc)
+        rc = err.code;
     return rc ? master_fail(&err) : 0;
 }
 
@@ -363,6 +364,7 @@ int master_cmd_best(int argc, char **argv)
     genome_free(net);
     store_run_info_release(&info);
     store_runs_free(runs, n);
-    store_close(st, NULL);
+    if (store_close(st, rc ? NULL : &err) && !rc)
+        rc = err.code;
     return rc ? master_fail(&err) : 0;
 }

@@ -814,8 +814,10 @@ int master_search(const struct master_run_opts *o, struct tv_error *err)
         rc = search_loop(&s, err);
     }
     int status = rc == 0 ? STORE_DONE : rc == TV_ESTOP ? STORE_STOPPED : STORE_FAILED;
-    if (s.st && s.run > 0 && (!o->resume || s.resuming))
-        store_run_set_status(s.st, s.run, status, NULL);
+    if (s.st && s.run > 0 && (!o->resume || s.resuming)) {
+        int set_rc = store_run_set_status(s.st, s.run, status, rc ? NULL : err);
+        rc = rc ? rc : set_rc;
+    }
     if (!s.cfg.quiet && s.st && (rc == 0 || rc == TV_ESTOP) && s.pop.n) {
         size_t champ = 0;
         for (size_t i = 1; i < s.pop.n; i++)
@@ -849,8 +851,9 @@ int master_search(const struct master_run_opts *o, struct tv_error *err)
     free(s.row_off);
     tv_buf_free(&s.row_bytes);
     tv_buf_free(&effective);
-    struct tv_error close_err;
-    if (s.st)
-        store_close(s.st, &close_err);
+    if (s.st) {
+        int close_rc = store_close(s.st, rc ? NULL : err);
+        rc = rc ? rc : close_rc;
+    }
     return rc;
 }

@@ -32,7 +32,8 @@
  * genome_decode() (which validates) when read; a damaged row is an error
  * naming the run and the individual.
  *
- * This module includes genome/ headers, sqlite3.h (in store.c only) and the C
+ * This module includes genome/ headers, sqlite3.h (in its .c files and the
+ * private store_impl.h only) and the C
  * library; never MPI. It runs threads of its own (a writer's background copy,
  * the prefault of a checkpoint load) that block every signal and never call
  * the program back: under MPI that is MPI_THREAD_FUNNELED. Functions return
@@ -109,6 +110,18 @@ int store_close(struct store *s, struct tv_error *err);
 /* The path given to store_open(); borrowed until store_close(). */
 const char *store_path(const struct store *s);
 
+/* What a connection has done, for tests and diagnostics. */
+struct store_counters {
+    uint64_t quick_checks;     /* PRAGMA quick_check statements store_open ran */
+    uint64_t wal_copies_asked; /* copies of the WAL into the database asked for */
+    uint64_t wal_copies;       /* ... and run to their end (asked ones may merge) */
+    uint64_t wal_truncations;  /* WAL truncations at generation closes */
+};
+
+/* Fills *out. A copy of the WAL asked for is waited for first, so that the
+ * counts cover every call made on s before. */
+void store_counters_get(struct store *s, struct store_counters *out);
+
 /* ---- runs ---------------------------------------------------------------- */
 
 /* Stored as text in runs.status; explicit values, grow only at the end. */
@@ -143,6 +156,13 @@ int store_run_resume(struct store *s, const char *name, int64_t *run_id, struct 
 /* Reads the run called name into *info (release it afterwards). TV_ENOTFOUND. */
 int store_run_get(struct store *s, const char *name, struct store_run_info *info,
                   struct tv_error *err);
+
+/* The run a command means, read into *info (release it afterwards): the run
+ * called name, or with name NULL the only run of the database.
+ *   TV_ENOTFOUND  "<db>: no run named 'x' (runs: 'a', 'b')", "<db> holds no runs"
+ *   TV_EINVAL     "<db> holds 3 runs ('a', 'b', 'c'): say which with --name" */
+int store_run_pick(struct store *s, const char *name, struct store_run_info *info,
+                   struct tv_error *err);
 
 /* Every run, in creation order: *out is an array of *n entries, free it with
  * store_runs_free(). */
