@@ -178,6 +178,22 @@ struct genome_layered_spec {
 int genome_build_layered(struct genome *g, const struct genome_layered_spec *spec,
                          struct tv_rng *rng, struct tv_error *err);
 
+/* A NEAT-style random graph, for tests and benchmarks: n_in inputs, n_out
+ * outputs and the rest hidden, the hidden neurons spread over n_levels
+ * depths; about n_conns distinct connections, of which a share rec_rate is
+ * recurrent (half within the source's own level, self loops included, half to
+ * any shallower neuron) and the rest feed-forward (half local, to the next
+ * level, half skip). Hidden neurons use hidden_act, outputs out_act; weights
+ * and biases N(0, weight_sd^2). g is reset first. Made source by source with
+ * sorted targets, so it comes out canonical without a sort: O(connections). */
+struct genome_graph_spec {
+    size_t n_neurons, n_in, n_out, n_conns, n_levels;
+    double rec_rate, weight_sd;
+    int hidden_act, out_act;
+};
+int genome_build_graph(struct genome *g, const struct genome_graph_spec *spec, struct tv_rng *rng,
+                       struct tv_error *err);
+
 /* ---- variation --------------------------------------------------------- */
 
 /* Rates of the mutation operators. Per-gene rates apply to every gene;
@@ -280,5 +296,22 @@ int genome_write_text(const struct genome *g, FILE *f, struct tv_error *err);
  * validated. */
 int genome_read_text(struct genome *g, const char *text, size_t len, const char *name,
                      const struct genome_limits *limits, struct tv_error *err);
+
+/* ---- Graphviz drawing -------------------------------------------------- */
+
+/* Appends g drawn as a Graphviz `dot` graph to out (for `trevo best --format
+ * dot` and `trevo net export --format dot`). The drawing follows the
+ * semantics above: inputs share the first rank, outputs the last, hidden
+ * neurons sit between, neurons of equal depth share a rank. Connections are
+ * told apart as genome_stats() counts them: local solid, skip dashed, recurrent in
+ * another colour with constraint=false so that they do not bend the layering.
+ * Each edge is labelled with its weight and drawn with a pen width that grows
+ * with |weight|; each neuron is labelled with its id, activation and (if not
+ * 0) bias. Every connection is exactly one line "    nFROM -> nTO [...];", so
+ * the edges can be counted with grep. title (may be NULL) is printed above the
+ * drawing, escaped. g is validated first: TV_EINVAL naming the bad gene if it
+ * is not valid, TV_ENOMEM; on error out is as it was. */
+int genome_write_dot(const struct genome *g, const char *title, struct tv_buf *out,
+                     struct tv_error *err);
 
 #endif

@@ -1802,6 +1802,48 @@ static void test_genome_canonicalize_empty_genome_ok(void **state)
     genome_release(&g);
 }
 
+/* ---- the graph builder ------------------------------------------------------------ */
+
+static void test_genome_build_graph_makes_valid_genomes_with_every_kind(void **state)
+{
+    (void)state;
+    struct tv_rng rng;
+    tv_rng_init(&rng, 8, 8, 8);
+    struct tv_error err = {0};
+    struct genome g;
+    genome_init(&g);
+    struct genome_graph_spec sp = {2000,           20, 10, 40000, 16, 0.1, 0.3, GENOME_ACT_RELU,
+                                   GENOME_ACT_TANH};
+    assert_int_equal(genome_build_graph(&g, &sp, &rng, &err), 0);
+    assert_int_equal(genome_validate(&g, NULL, &err), 0);
+    struct genome_stats st;
+    assert_int_equal(genome_stats(&g, &st, &err), 0);
+    assert_int_equal(st.n_inputs, 20);
+    assert_int_equal(st.n_outputs, 10);
+    assert_true(st.n_conns > 38000 && st.n_conns <= 40100);
+    assert_true(st.n_local > 1000 && st.n_skip > 1000);
+    assert_true(st.n_recurrent > 3000 && st.n_recurrent < 5000);
+    genome_release(&g);
+}
+
+static void test_genome_build_graph_rejects_bad_spec(void **state)
+{
+    (void)state;
+    struct tv_rng rng;
+    tv_rng_init(&rng, 8, 8, 8);
+    struct tv_error err = {0};
+    struct genome g;
+    genome_init(&g);
+    struct genome_graph_spec sp = {3, 2, 2, 10, 1, 0.1, 0.3, GENOME_ACT_RELU, GENOME_ACT_TANH};
+    assert_int_equal(genome_build_graph(&g, &sp, &rng, &err), TV_EINVAL);
+    assert_string_equal(err.msg,
+                        "genome_build_graph: 3 neurons cannot hold 2 inputs and 2 outputs");
+    sp = (struct genome_graph_spec){10, 2, 2, 10, 1, 1.5, 0.3, GENOME_ACT_RELU, GENOME_ACT_TANH};
+    assert_int_equal(genome_build_graph(&g, &sp, &rng, &err), TV_EINVAL);
+    assert_string_equal(err.msg, "genome_build_graph: rec_rate 1.5 outside [0, 1]");
+    genome_release(&g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1878,6 +1920,8 @@ int main(void)
         cmocka_unit_test(test_genome_distance_hand_computed),
         cmocka_unit_test(test_genome_distance_bound_below_distance),
         cmocka_unit_test(test_genome_canonicalize_empty_genome_ok),
+        cmocka_unit_test(test_genome_build_graph_makes_valid_genomes_with_every_kind),
+        cmocka_unit_test(test_genome_build_graph_rejects_bad_spec),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

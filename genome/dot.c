@@ -1,6 +1,5 @@
-/* dot.c -- a network as a Graphviz graph (dot.h). */
-#include "dot.h"
-#include "cli.h"
+/* dot.c -- a network as a Graphviz graph (genome_write_dot in genome.h). */
+#include "genome.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -158,7 +157,7 @@ static int write_graph(const struct genome *g, const char *title, const float *l
     return rc;
 }
 
-int master_write_dot(const struct genome *g, const char *title, struct tv_buf *out,
+int genome_write_dot(const struct genome *g, const char *title, struct tv_buf *out,
                      struct tv_error *err)
 {
     int rc = genome_validate(g, NULL, err);
@@ -193,15 +192,4 @@ int master_write_dot(const struct genome *g, const char *title, struct tv_buf *o
         return tv_error_set(err, TV_ENOMEM, "dot: out of memory");
     }
     return 0;
-}
-
-int master_write_dot_file(const struct genome *g, const char *title, const char *path,
-                          struct tv_error *err)
-{
-    struct tv_buf buf = {0};
-    int rc = master_write_dot(g, title, &buf, err);
-    if (!rc)
-        rc = master_write_file(path, buf.data, buf.len, err);
-    tv_buf_free(&buf);
-    return rc;
 }
