@@ -16,11 +16,6 @@
 
 _Static_assert(sizeof(struct genome_conn) == REC_BYTES, "connection records are 12 bytes");
 
-static int buf_write(void *data, const char *bytes, size_t len)
-{
-    return tv_buf_append(data, bytes, len) ? -1 : 0;
-}
-
 static int host_is_little_endian(void)
 {
     const uint16_t one = 1;
@@ -68,7 +63,7 @@ int genome_encode(const struct genome *g, struct tv_buf *out, struct tv_error *e
     if (tv_buf_reserve(out, 64 + g->n_neurons * 24 + bin_len))
         return tv_error_set(err, TV_ENOMEM, "encode: out of memory");
     msgpack_packer pk;
-    msgpack_packer_init(&pk, out, buf_write);
+    msgpack_packer_init(&pk, out, tv_buf_write);
     int bad = msgpack_pack_array(&pk, 4);
     bad |= msgpack_pack_str_with_body(&pk, MAGIC, sizeof MAGIC - 1);
     bad |= msgpack_pack_uint32(&pk, FORMAT_VERSION);

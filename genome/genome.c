@@ -81,29 +81,10 @@ void genome_reset(struct genome *g)
     g->n_conns = 0;
 }
 
-/* Grows *arr so it can hold `want` elements of `size` bytes. */
-static int grow(void **arr, size_t *cap, size_t want, size_t size)
-{
-    if (want <= *cap)
-        return 0;
-    size_t n = *cap ? *cap : 16;
-    while (n < want) {
-        if (n > SIZE_MAX / 2 / size)
-            return TV_ENOMEM;
-        n *= 2;
-    }
-    void *p = realloc(*arr, n * size);
-    if (!p)
-        return TV_ENOMEM;
-    *arr = p;
-    *cap = n;
-    return 0;
-}
-
 int genome_reserve(struct genome *g, size_t n_neurons, size_t n_conns, struct tv_error *err)
 {
-    if (grow((void **)&g->neurons, &g->cap_neurons, n_neurons, sizeof *g->neurons) ||
-        grow((void **)&g->conns, &g->cap_conns, n_conns, sizeof *g->conns))
+    if (tv_grow((void **)&g->neurons, &g->cap_neurons, n_neurons, sizeof *g->neurons, NULL) ||
+        tv_grow((void **)&g->conns, &g->cap_conns, n_conns, sizeof *g->conns, NULL))
         return tv_error_set(err, TV_ENOMEM,
                             "genome: out of memory for %zu neurons, %zu connections", n_neurons,
                             n_conns);
@@ -166,18 +147,14 @@ static size_t neuron_lower(const struct genome *g, uint32_t id)
     return lo;
 }
 
-static int key_less(uint32_t f1, uint32_t t1, uint32_t f2, uint32_t t2)
-{
-    return f1 < f2 || (f1 == f2 && t1 < t2);
-}
-
 /* First index whose key is >= (from, to). */
 static size_t conn_lower(const struct genome *g, uint32_t from, uint32_t to)
 {
+    const struct genome_conn key = {from, to, 0.0f};
     size_t lo = 0, hi = g->n_conns;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (key_less(g->conns[mid].from, g->conns[mid].to, from, to))
+        if (genome_conn_cmp(&g->conns[mid], &key) < 0)
             lo = mid + 1;
         else
             hi = mid;
@@ -308,24 +285,10 @@ void genome_remove_conn_at(struct genome *g, size_t i)
     g->n_conns--;
 }
 
-static int cmp_neuron(const void *a, const void *b)
-{
-    uint32_t x = ((const struct genome_neuron *)a)->id, y = ((const struct genome_neuron *)b)->id;
-    return (x > y) - (x < y);
-}
-
-static int cmp_conn(const void *a, const void *b)
-{
-    const struct genome_conn *x = a, *y = b;
-    if (x->from != y->from)
-        return (x->from > y->from) - (x->from < y->from);
-    return (x->to > y->to) - (x->to < y->to);
-}
-
 static int is_sorted_conns(const struct genome *g)
 {
     for (size_t i = 1; i < g->n_conns; i++)
-        if (!key_less(g->conns[i - 1].from, g->conns[i - 1].to, g->conns[i].from, g->conns[i].to))
+        if (genome_conn_cmp(&g->conns[i - 1], &g->conns[i]) >= 0)
             return 0;
     return 1;
 }
@@ -333,13 +296,13 @@ static int is_sorted_conns(const struct genome *g)
 int genome_canonicalize(struct genome *g, struct tv_error *err)
 {
     if (g->n_neurons > 1)
-        qsort(g->neurons, g->n_neurons, sizeof *g->neurons, cmp_neuron);
+        qsort(g->neurons, g->n_neurons, sizeof *g->neurons, genome_neuron_cmp);
     for (size_t i = 1; i < g->n_neurons; i++)
         if (g->neurons[i].id == g->neurons[i - 1].id)
             return tv_error_set(err, TV_EINVAL, "neuron %u is listed twice", g->neurons[i].id);
     /* Decoded and generated lists are usually sorted already: skip the sort. */
     if (!is_sorted_conns(g)) {
-        qsort(g->conns, g->n_conns, sizeof *g->conns, cmp_conn);
+        qsort(g->conns, g->n_conns, sizeof *g->conns, genome_conn_cmp);
         for (size_t i = 1; i < g->n_conns; i++)
             if (g->conns[i].from == g->conns[i - 1].from && g->conns[i].to == g->conns[i - 1].to)
                 return tv_error_set(err, TV_EINVAL, "connection %u -> %u is listed twice",
@@ -412,7 +375,7 @@ static int validate_conn(const struct genome *g, const struct genome_idmap *map,
                          struct tv_error *err)
 {
     const struct genome_conn *c = &g->conns[i];
-    if (i > 0 && !key_less(g->conns[i - 1].from, g->conns[i - 1].to, c->from, c->to))
+    if (i > 0 && genome_conn_cmp(&g->conns[i - 1], c) >= 0)
         return tv_error_set(err, TV_EINVAL,
                             (g->conns[i - 1].from == c->from && g->conns[i - 1].to == c->to)
                                 ? "connection %zu (%u -> %u): key listed twice"
@@ -647,7 +610,7 @@ int genome_build_layered(struct genome *g, const struct genome_layered_spec *spe
             g->neurons[g->n_neurons++] =
                 (struct genome_neuron){first[l] + i, (uint8_t)kind, (uint8_t)act, 0.0f, depth};
     }
-    qsort(g->neurons, g->n_neurons, sizeof *g->neurons, cmp_neuron);
+    qsort(g->neurons, g->n_neurons, sizeof *g->neurons, genome_neuron_cmp);
     for (size_t a = 0; a < L && !rc; a++) {
         for (size_t b = 1; b < L && !rc; b++) {
             double p = b == a + 1  ? spec->density

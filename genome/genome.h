@@ -128,6 +128,41 @@ void genome_remove_conn_at(struct genome *g, size_t i);
 ptrdiff_t genome_find_neuron(const struct genome *g, uint32_t id);
 ptrdiff_t genome_find_conn(const struct genome *g, uint32_t from, uint32_t to);
 
+/* The canonical order of connections: by from, then to. -1, 0 or 1. Takes
+ * `const void *` so that it serves qsort and bsearch as well as direct calls;
+ * it reads only the first two fields, so it also orders any struct that
+ * starts with a struct genome_conn. Inline: merge loops call it per gene. */
+static inline int genome_conn_cmp(const void *a, const void *b)
+{
+    const struct genome_conn *x = a, *y = b;
+    if (x->from != y->from)
+        return x->from < y->from ? -1 : 1;
+    return (x->to > y->to) - (x->to < y->to);
+}
+
+/* The canonical order of neurons: by id. For qsort and bsearch over neurons
+ * or any struct that starts with a struct genome_neuron. */
+static inline int genome_neuron_cmp(const void *a, const void *b)
+{
+    uint32_t x = ((const struct genome_neuron *)a)->id, y = ((const struct genome_neuron *)b)->id;
+    return (x > y) - (x < y);
+}
+
+/* An open-addressing map from neuron id to index in g->neurons, for O(1)
+ * lookups over large genomes (ids from splits are sparse 32-bit hashes).
+ * It holds indices: rebuild it after the neuron list changes. */
+struct genome_idmap {
+    uint32_t *ids; /* [mask + 1], GENOME_ID_NONE marks an empty slot */
+    uint32_t *idx; /* [mask + 1] */
+    size_t mask;
+};
+/* 0 or TV_ENOMEM (m then holds nothing to free). Later duplicates of an id
+ * are ignored. */
+int genome_idmap_build(struct genome_idmap *m, const struct genome *g);
+/* The index of neuron `id` in the genome the map was built from, or -1. */
+ptrdiff_t genome_idmap_find(const struct genome_idmap *m, uint32_t id);
+void genome_idmap_free(struct genome_idmap *m);
+
 /* Checks every invariant listed at the top. On failure returns TV_EINVAL or
  * TV_ELIMIT with a message naming the offending gene, e.g.
  * "connection 12 (3 -> 7): weight is not finite". limits may be NULL. */

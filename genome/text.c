@@ -103,7 +103,8 @@ static int parse_float(struct parser *p, struct tok t, const char *what, float *
 }
 
 /* A gene with the line it came from, so errors found after sorting can still
- * name the line. */
+ * name the line. The gene comes first: genome_neuron_cmp and genome_conn_cmp
+ * order these. */
 struct neuron_at {
     struct genome_neuron n;
     size_t line;
@@ -113,21 +114,6 @@ struct conn_at {
     size_t line;
 };
 
-static int cmp_neuron_at(const void *a, const void *b)
-{
-    uint32_t x = ((const struct neuron_at *)a)->n.id, y = ((const struct neuron_at *)b)->n.id;
-    return (x > y) - (x < y);
-}
-
-static int cmp_conn_at(const void *a, const void *b)
-{
-    const struct genome_conn *x = &((const struct conn_at *)a)->c;
-    const struct genome_conn *y = &((const struct conn_at *)b)->c;
-    if (x->from != y->from)
-        return (x->from > y->from) - (x->from < y->from);
-    return (x->to > y->to) - (x->to < y->to);
-}
-
 struct lists {
     size_t in_line, out_line; /* lines of the `inputs` and `outputs` counts */
     struct neuron_at *neurons;
@@ -136,16 +122,11 @@ struct lists {
     size_t n_conns, cap_conns;
 };
 
+/* Appends item to the array *arr of *n elements of size bytes. */
 static int push(void **arr, size_t *n, size_t *cap, size_t size, const void *item)
 {
-    if (*n == *cap) {
-        size_t c = *cap ? *cap * 2 : 64;
-        void *q = realloc(*arr, c * size);
-        if (!q)
-            return -1;
-        *arr = q;
-        *cap = c;
-    }
+    if (tv_grow(arr, cap, *n + 1, size, NULL))
+        return -1;
     memcpy((char *)*arr + *n * size, item, size);
     (*n)++;
     return 0;
@@ -232,9 +213,9 @@ static int parse_line(struct parser *p, struct tok *t, int nt, struct lists *l,
 static int check_lists(struct parser *p, struct lists *l, long n_in, long n_out)
 {
     if (l->n_neurons > 1)
-        qsort(l->neurons, l->n_neurons, sizeof *l->neurons, cmp_neuron_at);
+        qsort(l->neurons, l->n_neurons, sizeof *l->neurons, genome_neuron_cmp);
     if (l->n_conns > 1)
-        qsort(l->conns, l->n_conns, sizeof *l->conns, cmp_conn_at);
+        qsort(l->conns, l->n_conns, sizeof *l->conns, genome_conn_cmp);
     long in = 0, out = 0;
     for (size_t i = 0; i < l->n_neurons; i++) {
         if (i > 0 && l->neurons[i].n.id == l->neurons[i - 1].n.id) {
@@ -256,7 +237,7 @@ static int check_lists(struct parser *p, struct lists *l, long n_in, long n_out)
             l->out_line, n_out, out);
     for (size_t i = 0; i < l->n_conns; i++) {
         const struct conn_at *c = &l->conns[i];
-        if (i > 0 && cmp_conn_at(c, &l->conns[i - 1]) == 0) {
+        if (i > 0 && genome_conn_cmp(c, &l->conns[i - 1]) == 0) {
             size_t a = l->conns[i - 1].line, b = c->line;
             return tv_error_set(p->err, TV_EINVAL,
                                 "%s:%zu: connection %u -> %u already defined on line %zu", p->name,
@@ -265,9 +246,9 @@ static int check_lists(struct parser *p, struct lists *l, long n_in, long n_out)
         struct neuron_at key = {.n.id = c->c.from};
         const struct neuron_at *f = NULL, *t = NULL;
         if (l->n_neurons) { /* bsearch on a NULL array is undefined */
-            f = bsearch(&key, l->neurons, l->n_neurons, sizeof key, cmp_neuron_at);
+            f = bsearch(&key, l->neurons, l->n_neurons, sizeof key, genome_neuron_cmp);
             key.n.id = c->c.to;
-            t = bsearch(&key, l->neurons, l->n_neurons, sizeof key, cmp_neuron_at);
+            t = bsearch(&key, l->neurons, l->n_neurons, sizeof key, genome_neuron_cmp);
         }
         if (!f || !t)
             return tv_error_set(p->err, TV_EINVAL,

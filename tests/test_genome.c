@@ -220,7 +220,78 @@ static void test_tv_buf_append_grows_and_free_resets(void **state)
     tv_buf_free(&b);
 }
 
+static void test_tv_grow_doubles_and_refuses_overflow(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    uint64_t *a = NULL;
+    size_t cap = 0;
+    assert_ok(tv_grow((void **)&a, &cap, 0, sizeof *a, &err), &err);
+    assert_null(a); /* nothing asked, nothing allocated */
+    assert_ok(tv_grow((void **)&a, &cap, 1, sizeof *a, &err), &err);
+    assert_int_equal(cap, 16);
+    a[15] = 7;
+    assert_ok(tv_grow((void **)&a, &cap, 17, sizeof *a, &err), &err);
+    assert_int_equal(cap, 32);
+    assert_int_equal(a[15], 7); /* kept */
+    assert_ok(tv_grow((void **)&a, &cap, 100, sizeof *a, &err), &err);
+    assert_int_equal(cap, 128);
+    uint64_t *before = a;
+    assert_error(tv_grow((void **)&a, &cap, SIZE_MAX / 4, sizeof *a, &err), &err, TV_ENOMEM,
+                 "out of memory for 4611686018427387903 elements of 8 bytes");
+    assert_ptr_equal(a, before);
+    assert_int_equal(cap, 128);
+    free(a);
+}
+
+static void test_tv_buf_write_appends_msgpack_bytes(void **state)
+{
+    (void)state;
+    struct tv_buf b = {0};
+    assert_int_equal(tv_buf_write(&b, "ab", 2), 0);
+    assert_int_equal(tv_buf_write(&b, "c", 1), 0);
+    assert_int_equal(b.len, 3);
+    assert_memory_equal(b.data, "abc", 3);
+    tv_buf_free(&b);
+}
+
 /* ---- life cycle, genes ------------------------------------------------- */
+
+static void test_genome_conn_cmp_orders_by_from_then_to(void **state)
+{
+    (void)state;
+    const struct genome_conn c[] = {{1, 9, 0.5f}, {2, 0, 0.0f}, {2, 3, -1.0f}, {2, 3, 7.0f}};
+    assert_int_equal(genome_conn_cmp(&c[0], &c[1]), -1); /* from decides */
+    assert_int_equal(genome_conn_cmp(&c[1], &c[0]), 1);
+    assert_int_equal(genome_conn_cmp(&c[1], &c[2]), -1); /* then to */
+    assert_int_equal(genome_conn_cmp(&c[2], &c[1]), 1);
+    assert_int_equal(genome_conn_cmp(&c[2], &c[3]), 0); /* the weight does not count */
+    const struct genome_neuron n[] = {{4, GENOME_HIDDEN, 0, 0, 0.5f}, {UINT32_MAX - 1, 0, 0, 0, 0}};
+    assert_int_equal(genome_neuron_cmp(&n[0], &n[1]), -1);
+    assert_int_equal(genome_neuron_cmp(&n[1], &n[0]), 1);
+    assert_int_equal(genome_neuron_cmp(&n[1], &n[1]), 0);
+}
+
+static void test_genome_idmap_finds_every_id_and_no_other(void **state)
+{
+    (void)state;
+    struct tv_rng rng;
+    tv_rng_init(&rng, 14, 0, 0);
+    struct genome g;
+    genome_init(&g);
+    tu_random_genome(&g, &rng, 60); /* split ids: sparse 32-bit values */
+    struct genome_idmap m;
+    assert_int_equal(genome_idmap_build(&m, &g), 0);
+    for (size_t i = 0; i < g.n_neurons; i++) {
+        assert_int_equal(genome_idmap_find(&m, g.neurons[i].id), (ptrdiff_t)i);
+        assert_int_equal(genome_idmap_find(&m, g.neurons[i].id + 1),
+                         genome_find_neuron(&g, g.neurons[i].id + 1));
+    }
+    assert_int_equal(genome_idmap_find(&m, GENOME_ID_NONE), -1);
+    genome_idmap_free(&m);
+    assert_null(m.ids);
+    genome_release(&g);
+}
 
 static void test_genome_new_free_init_release(void **state)
 {
@@ -1857,6 +1928,10 @@ int main(void)
         cmocka_unit_test(test_tv_rng_below_roughly_uniform),
         cmocka_unit_test(test_tv_rng_uniform_chance_normal),
         cmocka_unit_test(test_tv_buf_append_grows_and_free_resets),
+        cmocka_unit_test(test_tv_grow_doubles_and_refuses_overflow),
+        cmocka_unit_test(test_tv_buf_write_appends_msgpack_bytes),
+        cmocka_unit_test(test_genome_conn_cmp_orders_by_from_then_to),
+        cmocka_unit_test(test_genome_idmap_finds_every_id_and_no_other),
         cmocka_unit_test(test_genome_new_free_init_release),
         cmocka_unit_test(test_genome_reserve_copy_equal),
         cmocka_unit_test(test_genome_reserve_impossible_size_fails),
