@@ -1,7 +1,6 @@
 /* genome.c -- genes, canonical order, validation, sizes, starting genomes.
  * See genome.h for the invariants. */
 #include "genome.h"
-#include "genome_private.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -409,11 +408,11 @@ static int cmp_float(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-size_t genome_layers(const struct genome *g, float **out)
+int genome_layers(const struct genome *g, float **depths, size_t *n_layers, struct tv_error *err)
 {
     float *d = malloc((g->n_neurons ? g->n_neurons : 1) * sizeof *d);
     if (!d)
-        return (size_t)-1;
+        return tv_error_set(err, TV_ENOMEM, "out of memory");
     for (size_t i = 0; i < g->n_neurons; i++)
         d[i] = g->neurons[i].depth;
     if (g->n_neurons > 1)
@@ -422,16 +421,17 @@ size_t genome_layers(const struct genome *g, float **out)
     for (size_t i = 0; i < g->n_neurons; i++)
         if (n == 0 || d[i] != d[n - 1])
             d[n++] = d[i];
-    *out = d;
-    return n;
+    *depths = d;
+    *n_layers = n;
+    return 0;
 }
 
-size_t genome_layer_of(const float *layers, size_t n, float depth)
+size_t genome_layer_of(const float *depths, size_t n_layers, float depth)
 {
-    size_t lo = 0, hi = n;
+    size_t lo = 0, hi = n_layers;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (layers[mid] < depth)
+        if (depths[mid] < depth)
             lo = mid + 1;
         else
             hi = mid;
@@ -439,13 +439,48 @@ size_t genome_layer_of(const float *layers, size_t n, float depth)
     return lo;
 }
 
+int genome_conn_class(size_t from_layer, size_t to_layer)
+{
+    if (to_layer <= from_layer)
+        return GENOME_CONN_RECURRENT;
+    return to_layer == from_layer + 1 ? GENOME_CONN_LOCAL : GENOME_CONN_SKIP;
+}
+
+int genome_conn_class_of(const float *depths, size_t n_layers, float from_depth, float to_depth)
+{
+    if (from_depth >= to_depth)
+        return GENOME_CONN_RECURRENT;
+    return genome_conn_class(genome_layer_of(depths, n_layers, from_depth),
+                             genome_layer_of(depths, n_layers, to_depth));
+}
+
+void genome_conn_class_targets(int cls, size_t from_layer, size_t n_layers, size_t *lo, size_t *hi)
+{
+    switch (cls) {
+    case GENOME_CONN_LOCAL:
+        *lo = from_layer + 1;
+        *hi = from_layer + 2 < n_layers ? from_layer + 2 : n_layers;
+        break;
+    case GENOME_CONN_SKIP:
+        *lo = from_layer + 2;
+        *hi = n_layers;
+        break;
+    default: /* recurrent: the source's own layer and every shallower one */
+        *lo = 0;
+        *hi = from_layer + 1;
+    }
+}
+
 int genome_stats(const struct genome *g, struct genome_stats *out, struct tv_error *err)
 {
     memset(out, 0, sizeof *out);
     float *layers;
-    size_t n_layers = genome_layers(g, &layers);
-    if (n_layers == (size_t)-1)
-        return tv_error_set(err, TV_ENOMEM, "genome_stats: out of memory");
+    size_t n_layers;
+    int rc = genome_layers(g, &layers, &n_layers, err);
+    if (rc) {
+        tv_error_prefix(err, "genome_stats");
+        return rc;
+    }
     out->n_layers = n_layers;
     out->n_neurons = g->n_neurons;
     for (size_t i = 0; i < g->n_neurons; i++) {
@@ -467,13 +502,16 @@ int genome_stats(const struct genome *g, struct genome_stats *out, struct tv_err
         ptrdiff_t t = genome_find_neuron(g, c->to);
         if (f < 0 || t < 0)
             continue; /* not valid; counted in none */
-        float df = g->neurons[f].depth, dt = g->neurons[t].depth;
-        if (df >= dt)
-            out->n_recurrent++;
-        else if (genome_layer_of(layers, n_layers, dt) == genome_layer_of(layers, n_layers, df) + 1)
+        switch (genome_conn_class_of(layers, n_layers, g->neurons[f].depth, g->neurons[t].depth)) {
+        case GENOME_CONN_LOCAL:
             out->n_local++;
-        else
+            break;
+        case GENOME_CONN_SKIP:
             out->n_skip++;
+            break;
+        default:
+            out->n_recurrent++;
+        }
     }
     free(layers);
     return 0;

@@ -171,7 +171,33 @@ int genome_validate(const struct genome *g, const struct genome_limits *limits,
 
 size_t genome_count_kind(const struct genome *g, int kind);
 
-/* Sizes by kind of connection (local = between adjacent layers). */
+/* ---- layers and classes of connections ---------------------------------
+ * The one definition of the semantics above, for everything that counts,
+ * draws or mutates connections by kind: the layers of a genome are its
+ * distinct depths in increasing order; a connection from layer f to layer t
+ * is recurrent when t <= f (depth(from) >= depth(to)), local when t = f + 1,
+ * skip when t > f + 1. */
+enum genome_conn_class { GENOME_CONN_LOCAL = 0, GENOME_CONN_SKIP = 1, GENOME_CONN_RECURRENT = 2 };
+#define GENOME_CONN_CLASSES 3
+
+/* The distinct depths of g in increasing order into *depths (malloc'd, the
+ * caller frees; n_neurons floats at most) and their count into *n_layers.
+ * 0 or TV_ENOMEM ("out of memory", prefix your context). */
+int genome_layers(const struct genome *g, float **depths, size_t *n_layers, struct tv_error *err);
+/* The layer of `depth`: its index in depths[n_layers] (sorted, distinct),
+ * found by binary search; for a depth between layers, the next one up. */
+size_t genome_layer_of(const float *depths, size_t n_layers, float depth);
+/* enum genome_conn_class of a connection from layer from_layer to to_layer. */
+int genome_conn_class(size_t from_layer, size_t to_layer);
+/* The same from the depths of the two ends: a recurrent connection needs no
+ * layer lookup, a feed-forward one two binary searches in depths[n_layers]. */
+int genome_conn_class_of(const float *depths, size_t n_layers, float from_depth, float to_depth);
+/* The other way round: the target layers [*lo, *hi) that a connection of
+ * class cls from from_layer reaches, in a genome of n_layers (empty when
+ * *lo >= *hi). genome_conn_class(from_layer, t) == cls exactly for these t. */
+void genome_conn_class_targets(int cls, size_t from_layer, size_t n_layers, size_t *lo, size_t *hi);
+
+/* Sizes by class of connection. */
 struct genome_stats {
     size_t n_neurons, n_inputs, n_outputs, n_hidden;
     size_t n_conns, n_local, n_skip, n_recurrent;
@@ -338,7 +364,7 @@ int genome_read_text(struct genome *g, const char *text, size_t len, const char 
  * dot` and `trevo net export --format dot`). The drawing follows the
  * semantics above: inputs share the first rank, outputs the last, hidden
  * neurons sit between, neurons of equal depth share a rank. Connections are
- * told apart as genome_stats() counts them: local solid, skip dashed, recurrent in
+ * told apart by genome_conn_class(): local solid, skip dashed, recurrent in
  * another colour with constraint=false so that they do not bend the layering.
  * Each edge is labelled with its weight and drawn with a pen width that grows
  * with |weight|; each neuron is labelled with its id, activation and (if not

@@ -272,6 +272,44 @@ static void test_genome_conn_cmp_orders_by_from_then_to(void **state)
     assert_int_equal(genome_neuron_cmp(&n[1], &n[1]), 0);
 }
 
+static void test_genome_conn_class_targets_are_its_inverse(void **state)
+{
+    (void)state;
+    for (size_t n = 1; n <= 6; n++)
+        for (size_t f = 0; f < n; f++)
+            for (int cls = 0; cls < GENOME_CONN_CLASSES; cls++) {
+                size_t lo, hi;
+                genome_conn_class_targets(cls, f, n, &lo, &hi);
+                for (size_t t = 0; t < n; t++)
+                    assert_int_equal(genome_conn_class(f, t) == cls, t >= lo && t < hi);
+            }
+    assert_int_equal(genome_conn_class(3, 3), GENOME_CONN_RECURRENT); /* self loop */
+    assert_int_equal(genome_conn_class(3, 1), GENOME_CONN_RECURRENT);
+    assert_int_equal(genome_conn_class(1, 2), GENOME_CONN_LOCAL);
+    assert_int_equal(genome_conn_class(1, 3), GENOME_CONN_SKIP);
+}
+
+static void test_genome_layers_are_distinct_sorted_depths(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    struct genome g;
+    genome_init(&g);
+    tu_small_genome(&g);
+    float *d;
+    size_t n;
+    assert_ok(genome_layers(&g, &d, &n, &err), &err);
+    assert_int_equal(n, 4);
+    assert_true(d[0] == 0.0f && d[1] == 0.5f && d[2] == 0.75f && d[3] == 1.0f);
+    assert_int_equal(genome_layer_of(d, n, 0.5f), 1);
+    assert_int_equal(genome_layer_of(d, n, 0.6f), 2); /* between layers: the next one up */
+    assert_int_equal(genome_conn_class_of(d, n, 0.0f, 1.0f), GENOME_CONN_SKIP);
+    assert_int_equal(genome_conn_class_of(d, n, 0.75f, 1.0f), GENOME_CONN_LOCAL);
+    assert_int_equal(genome_conn_class_of(d, n, 1.0f, 0.5f), GENOME_CONN_RECURRENT);
+    free(d);
+    genome_release(&g);
+}
+
 static void test_genome_idmap_finds_every_id_and_no_other(void **state)
 {
     (void)state;
@@ -1932,6 +1970,8 @@ int main(void)
         cmocka_unit_test(test_tv_buf_write_appends_msgpack_bytes),
         cmocka_unit_test(test_genome_conn_cmp_orders_by_from_then_to),
         cmocka_unit_test(test_genome_idmap_finds_every_id_and_no_other),
+        cmocka_unit_test(test_genome_conn_class_targets_are_its_inverse),
+        cmocka_unit_test(test_genome_layers_are_distinct_sorted_depths),
         cmocka_unit_test(test_genome_new_free_init_release),
         cmocka_unit_test(test_genome_reserve_copy_equal),
         cmocka_unit_test(test_genome_reserve_impossible_size_fails),
