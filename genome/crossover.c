@@ -15,7 +15,9 @@ int genome_crossover(struct genome *child, const struct genome *fitter, const st
     if (rc)
         return rc;
     /* Neurons: fitter's set; a neuron in both takes bias and activation from
-     * either parent. Depth and kind stay fitter's, so structure is fitter's. */
+     * either parent, and each parameter of its model from either if both
+     * have that model (a rate neuron has none: no draw). Depth, kind and
+     * model stay fitter's, so structure is fitter's. */
     size_t j = 0;
     for (size_t i = 0; i < fitter->n_neurons; i++) {
         struct genome_neuron n = fitter->neurons[i];
@@ -27,6 +29,10 @@ int genome_crossover(struct genome *child, const struct genome *fitter, const st
                 n.bias = other->neurons[j].bias;
             if (tv_rng_u64(rng) & 1)
                 n.act = other->neurons[j].act;
+            size_t n_params = genome_models[n.model].n_params;
+            for (size_t k = 0; k < n_params && other->neurons[j].model == n.model; k++)
+                if (tv_rng_u64(rng) & 1)
+                    n.param[k] = other->neurons[j].param[k];
         }
         child->neurons[child->n_neurons++] = n;
     }

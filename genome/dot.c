@@ -66,6 +66,11 @@ static int write_neuron(struct tv_buf *b, const struct genome_neuron *n)
     int rc = buf_printf(b, "    n%u [label=\"%u\\n%s", n->id, n->id, genome_act_name(n->act));
     if (!rc && n->bias != 0.0f)
         rc = buf_printf(b, "\\nb=%.3g", (double)n->bias);
+    const struct genome_model_info *m = &genome_models[n->model];
+    if (!rc && n->model != GENOME_MODEL_RATE)
+        rc = buf_printf(b, "\\n%s", m->name);
+    for (size_t k = 0; k < m->n_params && !rc; k++)
+        rc = buf_printf(b, "\\n%s=%.3g", m->params[k].name, (double)n->param[k]);
     if (!rc)
         rc = buf_printf(b, "\", %s];\n", style[n->kind]);
     return rc;

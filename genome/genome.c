@@ -34,6 +34,76 @@ int genome_act_parse(const char *name, size_t len)
     return -1;
 }
 
+/* Leaky integrate-and-fire (for the spiking issue; nn/ does not run it yet):
+ * v <- decay * v + bias + sum w * in; when v >= threshold the neuron emits 1
+ * and v <- reset, then it integrates nothing for `refractory` steps; else it
+ * emits 0. */
+static const struct genome_param_info lif_params[] = {
+    /* name, integer, mutate, default, min, max */
+    {"threshold", 0, 1, 1.0f, 0.01f, 100.0f},
+    {"decay", 0, 1, 0.9f, 0.0f, 1.0f},
+    {"reset", 0, 0, 0.0f, -100.0f, 100.0f},
+    {"refractory", 1, 0, 0.0f, 0.0f, 255.0f},
+};
+
+#define N_OF(a) (sizeof(a) / sizeof *(a))
+const struct genome_model_info genome_models[GENOME_MODEL_COUNT] = {
+    [GENOME_MODEL_RATE] = {"rate", 0, NULL},
+    [GENOME_MODEL_LIF] = {"lif", N_OF(lif_params), lif_params},
+};
+_Static_assert(N_OF(lif_params) <= GENOME_MAX_PARAMS, "GENOME_MAX_PARAMS holds every model");
+
+int genome_model_parse(const char *name, size_t len)
+{
+    for (int i = 0; i < GENOME_MODEL_COUNT; i++)
+        if (strlen(genome_models[i].name) == len && !memcmp(genome_models[i].name, name, len))
+            return i;
+    return -1;
+}
+
+void genome_neuron_set_model(struct genome_neuron *n, int model)
+{
+    const struct genome_model_info *m = &genome_models[model];
+    n->model = (uint8_t)model;
+    memset(n->param, 0, sizeof n->param);
+    for (size_t k = 0; k < m->n_params; k++)
+        n->param[k] = m->params[k].def;
+}
+
+int genome_param_check(int model, size_t k, float v, struct tv_error *err)
+{
+    const struct genome_model_info *m = &genome_models[model];
+    const struct genome_param_info *p = &m->params[k];
+    if (!isfinite(v))
+        return tv_error_set(err, TV_EINVAL, "%s %s is not finite", m->name, p->name);
+    if (!(v >= p->min && v <= p->max))
+        return tv_error_set(err, TV_EINVAL, "%s %s %g is outside [%g, %g]", m->name, p->name,
+                            (double)v, (double)p->min, (double)p->max);
+    if (p->integer && v != floorf(v))
+        return tv_error_set(err, TV_EINVAL, "%s %s %g is not a whole number", m->name, p->name,
+                            (double)v);
+    return 0;
+}
+
+static int same_float(float a, float b)
+{
+    return memcmp(&a, &b, sizeof a) == 0;
+}
+
+int genome_format_version(const struct genome *g)
+{
+    const struct genome_model_info *rate = &genome_models[GENOME_MODEL_RATE];
+    for (size_t i = 0; i < g->n_neurons; i++) {
+        const struct genome_neuron *n = &g->neurons[i];
+        if (n->model != GENOME_MODEL_RATE)
+            return 2;
+        for (size_t k = 0; k < rate->n_params; k++)
+            if (!same_float(n->param[k], rate->params[k].def))
+                return 2;
+    }
+    return 1;
+}
+
 const char *genome_kind_name(int kind)
 {
     switch (kind) {
@@ -107,11 +177,6 @@ int genome_copy(struct genome *dst, const struct genome *src, struct tv_error *e
     return 0;
 }
 
-static int same_float(float a, float b)
-{
-    return memcmp(&a, &b, sizeof a) == 0;
-}
-
 int genome_equal(const struct genome *a, const struct genome *b)
 {
     if (a->n_neurons != b->n_neurons || a->n_conns != b->n_conns)
@@ -119,7 +184,8 @@ int genome_equal(const struct genome *a, const struct genome *b)
     for (size_t i = 0; i < a->n_neurons; i++) {
         const struct genome_neuron *x = &a->neurons[i], *y = &b->neurons[i];
         if (x->id != y->id || x->kind != y->kind || x->act != y->act ||
-            !same_float(x->bias, y->bias) || !same_float(x->depth, y->depth))
+            !same_float(x->bias, y->bias) || !same_float(x->depth, y->depth) ||
+            x->model != y->model || memcmp(x->param, y->param, sizeof x->param))
             return 0;
     }
     for (size_t i = 0; i < a->n_conns; i++) {
@@ -239,7 +305,8 @@ int genome_add_neuron(struct genome *g, uint32_t id, int kind, int act, float bi
     if (rc)
         return rc;
     memmove(&g->neurons[i + 1], &g->neurons[i], (g->n_neurons - i) * sizeof *g->neurons);
-    g->neurons[i] = (struct genome_neuron){id, (uint8_t)kind, (uint8_t)act, bias, depth};
+    g->neurons[i] = (struct genome_neuron){
+        .id = id, .kind = (uint8_t)kind, .act = (uint8_t)act, .bias = bias, .depth = depth};
     g->n_neurons++;
     return 0;
 }
@@ -315,6 +382,27 @@ int genome_canonicalize(struct genome *g, struct tv_error *err)
 static int validate_conn(const struct genome *g, const struct genome_idmap *map, size_t i,
                          struct tv_error *err);
 
+/* The model is known, its parameters in range, the unused slots 0. */
+static int validate_model(const struct genome_neuron *n, struct tv_error *err)
+{
+    if (n->model >= GENOME_MODEL_COUNT)
+        return tv_error_set(err, TV_EINVAL, "neuron %u: unknown model %u", n->id, n->model);
+    const struct genome_model_info *m = &genome_models[n->model];
+    for (size_t k = 0; k < GENOME_MAX_PARAMS; k++) {
+        if (k >= m->n_params) {
+            if (!same_float(n->param[k], 0.0f))
+                return tv_error_set(err, TV_EINVAL,
+                                    "neuron %u: parameter slot %zu is unused by model %s but "
+                                    "holds %g",
+                                    n->id, k, m->name, (double)n->param[k]);
+        } else if (genome_param_check(n->model, k, n->param[k], err)) {
+            tv_error_prefix(err, "neuron %u", n->id);
+            return TV_EINVAL;
+        }
+    }
+    return 0;
+}
+
 int genome_validate(const struct genome *g, const struct genome_limits *limits,
                     struct tv_error *err)
 {
@@ -344,6 +432,9 @@ int genome_validate(const struct genome *g, const struct genome_limits *limits,
             return tv_error_set(err, TV_EINVAL, "neuron %u: unknown activation %u", n->id, n->act);
         if (!isfinite(n->bias))
             return tv_error_set(err, TV_EINVAL, "neuron %u: bias is not finite", n->id);
+        int rc = validate_model(n, err);
+        if (rc)
+            return rc;
         if (!(n->depth >= 0.0f && n->depth <= 1.0f))
             return tv_error_set(err, TV_EINVAL, "neuron %u: depth %g is outside [0, 1]", n->id,
                                 (double)n->depth);
@@ -556,10 +647,10 @@ int genome_build_minimal(struct genome *g, uint32_t n_in, uint32_t n_out, int ou
         return rc;
     for (uint32_t i = 0; i < n_in; i++)
         g->neurons[g->n_neurons++] =
-            (struct genome_neuron){i, GENOME_INPUT, GENOME_ACT_IDENTITY, 0.0f, 0.0f};
+            (struct genome_neuron){.id = i, .kind = GENOME_INPUT, .act = GENOME_ACT_IDENTITY};
     for (uint32_t o = 0; o < n_out; o++)
-        g->neurons[g->n_neurons++] =
-            (struct genome_neuron){n_in + o, GENOME_OUTPUT, (uint8_t)out_act, 0.0f, 1.0f};
+        g->neurons[g->n_neurons++] = (struct genome_neuron){
+            .id = n_in + o, .kind = GENOME_OUTPUT, .act = (uint8_t)out_act, .depth = 1.0f};
     for (uint32_t i = 0; i < n_in; i++)
         for (uint32_t o = 0; o < n_out; o++)
             g->conns[g->n_conns++] = (struct genome_conn){i, n_in + o, draw_weight(rng, weight_sd)};
@@ -645,8 +736,8 @@ int genome_build_layered(struct genome *g, const struct genome_layered_spec *spe
         int act = l == 0 ? GENOME_ACT_IDENTITY : l == L - 1 ? spec->out_act : spec->hidden_act;
         float depth = l == L - 1 ? 1.0f : (float)((double)l / (double)(L - 1));
         for (uint32_t i = 0; i < spec->sizes[l]; i++)
-            g->neurons[g->n_neurons++] =
-                (struct genome_neuron){first[l] + i, (uint8_t)kind, (uint8_t)act, 0.0f, depth};
+            g->neurons[g->n_neurons++] = (struct genome_neuron){
+                .id = first[l] + i, .kind = (uint8_t)kind, .act = (uint8_t)act, .depth = depth};
     }
     qsort(g->neurons, g->n_neurons, sizeof *g->neurons, genome_neuron_cmp);
     for (size_t a = 0; a < L && !rc; a++) {

@@ -48,7 +48,8 @@ int genome_build_graph(struct genome *g, const struct genome_graph_spec *sp, str
     for (size_t L = 0; L <= levels; L++)
         level_start[L] = n_in + (levels ? L * n_hid / levels : 0);
     for (size_t p = 0; p < n && !rc; p++) {
-        struct genome_neuron u = {(uint32_t)p, GENOME_HIDDEN, (uint8_t)sp->hidden_act, 0.0f, 0.0f};
+        struct genome_neuron u = {
+            .id = (uint32_t)p, .kind = GENOME_HIDDEN, .act = (uint8_t)sp->hidden_act};
         if (p < n_in) {
             u.kind = GENOME_INPUT;
             u.act = GENOME_ACT_IDENTITY;

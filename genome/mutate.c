@@ -53,6 +53,26 @@ static void mutate_weights(struct genome *g, const struct genome_mutation *cfg, 
     }
 }
 
+/* A model parameter marked `mutate` in its table row, with the bias rates and
+ * sds: a replacement draws around the default; the result is clamped like a
+ * bias, then held in the parameter's range (and made whole if it must be). */
+static float mutate_param(const struct genome_param_info *p, float v,
+                          const struct genome_mutation *cfg, struct tv_rng *rng)
+{
+    double u = tv_rng_uniform(rng);
+    if (u < cfg->bias_replace_rate)
+        v = clamp(p->def + cfg->bias_init_sd * tv_rng_normal(rng), cfg->weight_max);
+    else if (u < cfg->bias_replace_rate + cfg->bias_perturb_rate)
+        v = clamp(v + cfg->bias_perturb_sd * tv_rng_normal(rng), cfg->weight_max);
+    else
+        return v;
+    if (p->integer)
+        v = roundf(v);
+    return v < p->min ? p->min : v > p->max ? p->max : v;
+}
+
+/* Biases, then the model's mutable parameters (a rate neuron has none, so
+ * its draws are the bias's alone). */
 static void mutate_biases(struct genome *g, const struct genome_mutation *cfg, struct tv_rng *rng)
 {
     if (cfg->bias_replace_rate <= 0 && cfg->bias_perturb_rate <= 0)
@@ -66,6 +86,10 @@ static void mutate_biases(struct genome *g, const struct genome_mutation *cfg, s
             n->bias = clamp(cfg->bias_init_sd * tv_rng_normal(rng), cfg->weight_max);
         else if (u < cfg->bias_replace_rate + cfg->bias_perturb_rate)
             n->bias = clamp(n->bias + cfg->bias_perturb_sd * tv_rng_normal(rng), cfg->weight_max);
+        const struct genome_model_info *m = &genome_models[n->model];
+        for (size_t k = 0; k < m->n_params; k++)
+            if (m->params[k].mutate)
+                n->param[k] = mutate_param(&m->params[k], n->param[k], cfg, rng);
     }
 }
 

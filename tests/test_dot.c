@@ -130,6 +130,23 @@ static void test_genome_write_dot_small_genome_styles(void **state)
     genome_free(g);
 }
 
+/* A neuron of another model shows the model and each parameter. */
+static void test_genome_write_dot_lif_neuron_shows_parameters(void **state)
+{
+    (void)state;
+    struct genome *g = genome_new();
+    tu_lif_genome(g);
+    char *text = dot_of(g, NULL);
+    char line[512];
+    assert_non_null(line_of(text, "n10 [", line, sizeof line));
+    assert_non_null(strstr(line, "label=\"10\\ntanh\\nb=0.125\\nlif\\nthreshold=0.5\\ndecay=0."
+                                 "75\\nreset=-0.25\\nrefractory=2\""));
+    assert_non_null(line_of(text, "n11 [", line, sizeof line));
+    assert_non_null(strstr(line, "label=\"11\\nrelu\\nb=-0.25\""));
+    free(text);
+    genome_free(g);
+}
+
 /* The drawing's kinds agree with genome_stats() on a thousand random
  * genomes (layered, skip, recurrent, split-made hidden neurons). */
 static void test_genome_write_dot_random_genomes_match_stats(void **state)
@@ -233,6 +250,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_genome_write_dot_small_genome_styles),
+        cmocka_unit_test(test_genome_write_dot_lif_neuron_shows_parameters),
         cmocka_unit_test(test_genome_write_dot_random_genomes_match_stats),
         cmocka_unit_test(test_genome_write_dot_title_escaped),
         cmocka_unit_test(test_genome_write_dot_appends),

@@ -266,7 +266,7 @@ static void test_genome_conn_cmp_orders_by_from_then_to(void **state)
     assert_int_equal(genome_conn_cmp(&c[1], &c[2]), -1); /* then to */
     assert_int_equal(genome_conn_cmp(&c[2], &c[1]), 1);
     assert_int_equal(genome_conn_cmp(&c[2], &c[3]), 0); /* the weight does not count */
-    const struct genome_neuron n[] = {{4, GENOME_HIDDEN, 0, 0, 0.5f}, {UINT32_MAX - 1, 0, 0, 0, 0}};
+    const struct genome_neuron n[] = {{.id = 4, .depth = 0.5f}, {.id = UINT32_MAX - 1}};
     assert_int_equal(genome_neuron_cmp(&n[0], &n[1]), -1);
     assert_int_equal(genome_neuron_cmp(&n[1], &n[0]), 1);
     assert_int_equal(genome_neuron_cmp(&n[1], &n[1]), 0);
@@ -1953,6 +1953,195 @@ static void test_genome_build_graph_rejects_bad_spec(void **state)
     genome_release(&g);
 }
 
+/* ---- neuron models ----------------------------------------------------- */
+
+static void test_genome_models_table_is_consistent(void **state)
+{
+    (void)state;
+    for (int m = 0; m < GENOME_MODEL_COUNT; m++) {
+        const struct genome_model_info *mi = &genome_models[m];
+        assert_int_equal(genome_model_parse(mi->name, strlen(mi->name)), m);
+        assert_true(mi->n_params <= GENOME_MAX_PARAMS);
+        struct genome_neuron n;
+        memset(&n, 0xff, sizeof n);
+        genome_neuron_set_model(&n, m);
+        assert_int_equal(n.model, m);
+        for (size_t k = 0; k < GENOME_MAX_PARAMS; k++) {
+            if (k >= mi->n_params) {
+                assert_true(n.param[k] == 0.0f);
+                continue;
+            }
+            const struct genome_param_info *p = &mi->params[k];
+            assert_true(n.param[k] == p->def);
+            assert_int_equal(genome_param_check(m, k, p->def, NULL), 0); /* defaults valid */
+            assert_true(p->min <= p->max);
+        }
+    }
+    assert_int_equal(genome_models[GENOME_MODEL_RATE].n_params, 0);
+    assert_int_equal(genome_model_parse("lif", 3), GENOME_MODEL_LIF);
+    assert_int_equal(genome_model_parse("li", 2), -1);
+    assert_int_equal(genome_model_parse("lifx", 4), -1);
+}
+
+static void test_genome_validate_model_parameters_checked(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    struct genome g;
+    genome_init(&g);
+    tu_lif_genome(&g);
+    assert_ok(genome_validate(&g, NULL, &err), &err);
+    struct genome_neuron *n = &g.neurons[genome_find_neuron(&g, 10)];
+    n->param[0] = 500.0f;
+    assert_error(genome_validate(&g, NULL, &err), &err, TV_EINVAL,
+                 "neuron 10: lif threshold 500 is outside [0.01, 100]");
+    n->param[0] = 0.5f;
+    n->param[1] = NAN;
+    assert_error(genome_validate(&g, NULL, &err), &err, TV_EINVAL,
+                 "neuron 10: lif decay is not finite");
+    n->param[1] = 0.75f;
+    n->param[3] = 1.5f;
+    assert_error(genome_validate(&g, NULL, &err), &err, TV_EINVAL,
+                 "neuron 10: lif refractory 1.5 is not a whole number");
+    n->param[3] = 2.0f;
+    n->model = GENOME_MODEL_COUNT;
+    assert_error(genome_validate(&g, NULL, &err), &err, TV_EINVAL, "neuron 10: unknown model 2");
+    /* a rate neuron's slots are all unused: they must be 0 */
+    n->model = GENOME_MODEL_RATE;
+    assert_error(genome_validate(&g, NULL, &err), &err, TV_EINVAL,
+                 "neuron 10: parameter slot 0 is unused by model rate but holds 0.5");
+    genome_neuron_set_model(n, GENOME_MODEL_RATE);
+    assert_ok(genome_validate(&g, NULL, &err), &err);
+    n->param[3] = -0.0f; /* bitwise: -0 is not the 0 the formats can carry */
+    assert_error(genome_validate(&g, NULL, &err), &err, TV_EINVAL, "slot 3 is unused");
+    genome_release(&g);
+}
+
+static void test_genome_equal_compares_model_and_parameters(void **state)
+{
+    (void)state;
+    struct genome a, b;
+    genome_init(&a);
+    genome_init(&b);
+    tu_lif_genome(&a);
+    tu_lif_genome(&b);
+    assert_true(genome_equal(&a, &b));
+    b.neurons[3].param[2] = 0.0f;
+    assert_false(genome_equal(&a, &b));
+    tu_small_genome(&b);
+    assert_false(genome_equal(&a, &b)); /* same but for the model */
+    genome_release(&a);
+    genome_release(&b);
+}
+
+static void test_genome_format_version_is_the_oldest_that_fits(void **state)
+{
+    (void)state;
+    struct genome g;
+    genome_init(&g);
+    assert_int_equal(genome_format_version(&g), 1); /* empty */
+    tu_small_genome(&g);
+    assert_int_equal(genome_format_version(&g), 1); /* rate neurons only */
+    tu_lif_genome(&g);
+    assert_int_equal(genome_format_version(&g), 2);
+    /* a LIF neuron at its defaults still needs version 2: version 1 has no
+     * model field */
+    genome_neuron_set_model(&g.neurons[3], GENOME_MODEL_LIF);
+    assert_int_equal(genome_format_version(&g), 2);
+    genome_release(&g);
+}
+
+/* With every rate but bias perturbation at 0, each non-input neuron takes 3
+ * draws (a uniform, a normal of two): a rate neuron no more, a LIF neuron 3
+ * more per mutable parameter (threshold, decay) and none for the others. */
+static void test_genome_mutate_parameters_draw_only_for_models_that_have_them(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    struct genome_mutation m = {0};
+    m.bias_perturb_rate = 1.0;
+    m.bias_perturb_sd = 0.3;
+    struct genome g;
+    genome_init(&g);
+    tu_small_genome(&g); /* 3 non-input neurons */
+    struct tv_rng r;
+    tv_rng_init(&r, 5, 0, 0);
+    assert_ok(genome_mutate(&g, &m, &r, &err), &err);
+    assert_int_equal(r.ctr, 3 * 3);
+    tu_lif_genome(&g);
+    tv_rng_init(&r, 5, 0, 0);
+    assert_ok(genome_mutate(&g, &m, &r, &err), &err);
+    assert_int_equal(r.ctr, 3 * 3 + 2 * 3);
+    const struct genome_neuron *n = &g.neurons[3];
+    assert_true(n->param[0] != 0.5f && n->param[1] != 0.75f);  /* perturbed */
+    assert_true(n->param[2] == -0.25f && n->param[3] == 2.0f); /* not mutable */
+    genome_release(&g);
+}
+
+static void test_genome_mutate_parameters_stay_in_range(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    struct genome_mutation m = tu_aggressive_mutation();
+    m.bias_perturb_sd = 50.0; /* far past every range */
+    m.bias_init_sd = 50.0;
+    struct genome g;
+    genome_init(&g);
+    tu_lif_genome(&g);
+    struct tv_rng r;
+    tv_rng_init(&r, 6, 0, 0);
+    int hit_min = 0, hit_max = 0;
+    for (int i = 0; i < 300; i++) {
+        assert_ok(genome_mutate(&g, &m, &r, &err), &err);
+        assert_ok(genome_validate(&g, NULL, &err), &err);
+        ptrdiff_t j = genome_find_neuron(&g, 10);
+        if (j < 0)
+            break; /* deleted by a mutation */
+        hit_min += g.neurons[j].param[1] == 0.0f;
+        hit_max += g.neurons[j].param[1] == 1.0f;
+    }
+    assert_true(hit_min > 0 && hit_max > 0); /* decay clamped to [0, 1] both ways */
+    genome_release(&g);
+}
+
+static void test_genome_crossover_parameters_from_either_parent(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    struct genome fit, oth, child;
+    genome_init(&fit);
+    genome_init(&oth);
+    genome_init(&child);
+    tu_lif_genome(&fit);
+    tu_lif_genome(&oth);
+    const float other_params[4] = {0.7f, 0.5f, 0.25f, 3.0f};
+    memcpy(oth.neurons[3].param, other_params, sizeof other_params);
+    int from_other[4] = {0};
+    for (uint64_t s = 0; s < 64; s++) {
+        struct tv_rng r;
+        tv_rng_init(&r, 7, s, 0);
+        assert_ok(genome_crossover(&child, &fit, &oth, &r, &err), &err);
+        assert_ok(genome_validate(&child, NULL, &err), &err);
+        for (size_t k = 0; k < 4; k++) {
+            float v = child.neurons[3].param[k];
+            assert_true(v == fit.neurons[3].param[k] || v == oth.neurons[3].param[k]);
+            from_other[k] += v == oth.neurons[3].param[k];
+        }
+    }
+    for (size_t k = 0; k < 4; k++)
+        assert_true(from_other[k] > 8 && from_other[k] < 56);
+    /* Models differ: the fitter's model and parameters, whole. */
+    tu_small_genome(&oth);
+    struct tv_rng r;
+    tv_rng_init(&r, 7, 0, 0);
+    assert_ok(genome_crossover(&child, &fit, &oth, &r, &err), &err);
+    assert_int_equal(child.neurons[3].model, GENOME_MODEL_LIF);
+    assert_memory_equal(child.neurons[3].param, fit.neurons[3].param, sizeof fit.neurons[3].param);
+    genome_release(&fit);
+    genome_release(&oth);
+    genome_release(&child);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2037,6 +2226,13 @@ int main(void)
         cmocka_unit_test(test_genome_canonicalize_empty_genome_ok),
         cmocka_unit_test(test_genome_build_graph_makes_valid_genomes_with_every_kind),
         cmocka_unit_test(test_genome_build_graph_rejects_bad_spec),
+        cmocka_unit_test(test_genome_models_table_is_consistent),
+        cmocka_unit_test(test_genome_validate_model_parameters_checked),
+        cmocka_unit_test(test_genome_equal_compares_model_and_parameters),
+        cmocka_unit_test(test_genome_format_version_is_the_oldest_that_fits),
+        cmocka_unit_test(test_genome_mutate_parameters_draw_only_for_models_that_have_them),
+        cmocka_unit_test(test_genome_mutate_parameters_stay_in_range),
+        cmocka_unit_test(test_genome_crossover_parameters_from_either_parent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -370,13 +370,13 @@ static void build_long_loop(struct genome *g, uint32_t n)
     struct tv_error err = {0};
     genome_reset(g);
     assert_int_equal(genome_reserve(g, n + 2, 3 * (size_t)n + 4, &err), 0);
-    struct genome_neuron in = {0, GENOME_INPUT, GENOME_ACT_IDENTITY, 0, 0};
-    struct genome_neuron out = {1, GENOME_OUTPUT, GENOME_ACT_TANH, 0, 1};
+    struct genome_neuron in = {0, GENOME_INPUT, GENOME_ACT_IDENTITY, 0, 0, 0, {0}};
+    struct genome_neuron out = {1, GENOME_OUTPUT, GENOME_ACT_TANH, 0, 1, 0, {0}};
     assert_int_equal(genome_push_neuron(g, &in, &err), 0);
     assert_int_equal(genome_push_neuron(g, &out, &err), 0);
     for (uint32_t i = 0; i < n; i++) {
-        struct genome_neuron h = {2 + i, GENOME_HIDDEN, GENOME_ACT_TANH, 0.01f,
-                                  (float)(i + 1) / (float)(n + 1)};
+        struct genome_neuron h = {
+            2 + i, GENOME_HIDDEN, GENOME_ACT_TANH, 0.01f, (float)(i + 1) / (float)(n + 1), 0, {0}};
         assert_int_equal(genome_push_neuron(g, &h, &err), 0);
     }
     struct genome_conn c0 = {0, 2, 0.5f}, c1 = {n + 1, 1, 0.5f};
@@ -685,8 +685,8 @@ static void test_nn_plan_compile_rejects_bad_options(void **state)
     genome_reset(&g);
     assert_int_equal(genome_reserve(&g, 65536, 1, &err), 0);
     for (uint32_t i = 0; i < 65536; i++) {
-        struct genome_neuron u = {i, i == 0 ? GENOME_INPUT : GENOME_OUTPUT, 0, 0,
-                                  i == 0 ? 0.0f : 1.0f};
+        struct genome_neuron u = {
+            i, i == 0 ? GENOME_INPUT : GENOME_OUTPUT, 0, 0, i == 0 ? 0.0f : 1.0f, 0, {0}};
         assert_int_equal(genome_push_neuron(&g, &u, &err), 0);
     }
     o = (struct nn_opts){NN_WAY_AUTO, 16, NULL, 0, 0};

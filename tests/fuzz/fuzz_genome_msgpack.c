@@ -4,7 +4,8 @@
  * same genome, and survive the text form too. Both the default limits and
  * small ones are tried, so the limit paths are reached with small inputs.
  * The fast path (direct reading of what genome_encode writes) must agree
- * with msgpack-c's general path on every input.
+ * with msgpack-c's general path on every input, format versions 1 and 2
+ * (neuron models and their parameters) alike.
  * Seeds: tests/fuzz/corpus/genome_msgpack/. */
 #include <msgpack.h>
 #include <stdint.h>
@@ -63,6 +64,7 @@ static void fast_equals_general(const uint8_t *data, size_t size, const struct g
         CHECK(a->id == b->id && a->kind == b->kind && a->act == b->act);
         CHECK(memcmp(&a->bias, &b->bias, sizeof a->bias) == 0);
         CHECK(memcmp(&a->depth, &b->depth, sizeof a->depth) == 0);
+        CHECK(a->model == b->model && memcmp(a->param, b->param, sizeof a->param) == 0);
     }
     CHECK(g.n_conns == 0 || memcmp(g.conns, h.conns, g.n_conns * sizeof *g.conns) == 0);
     genome_release(&g);
