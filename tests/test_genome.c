@@ -291,14 +291,11 @@ static void test_genome_conn_class_targets_are_its_inverse(void **state)
 
 static void test_genome_layers_are_distinct_sorted_depths(void **state)
 {
-    (void)state;
-    struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
-    tu_small_genome(&g);
+    struct tu_pair *t = *state;
+    tu_small_genome(&t->a);
     float *d;
     size_t n;
-    assert_ok(genome_layers(&g, &d, &n, &err), &err);
+    assert_ok(genome_layers(&t->a, &d, &n, &t->err), &t->err);
     assert_int_equal(n, 4);
     assert_true(d[0] == 0.0f && d[1] == 0.5f && d[2] == 0.75f && d[3] == 1.0f);
     assert_int_equal(genome_layer_of(d, n, 0.5f), 1);
@@ -307,28 +304,25 @@ static void test_genome_layers_are_distinct_sorted_depths(void **state)
     assert_int_equal(genome_conn_class_of(d, n, 0.75f, 1.0f), GENOME_CONN_LOCAL);
     assert_int_equal(genome_conn_class_of(d, n, 1.0f, 0.5f), GENOME_CONN_RECURRENT);
     free(d);
-    genome_release(&g);
+    genome_release(&t->a);
 }
 
 static void test_genome_idmap_finds_every_id_and_no_other(void **state)
 {
-    (void)state;
+    struct tu_pair *t = *state;
     struct tv_rng rng;
     tv_rng_init(&rng, 14, 0, 0);
-    struct genome g;
-    genome_init(&g);
-    tu_random_genome(&g, &rng, 60); /* split ids: sparse 32-bit values */
+    tu_random_genome(&t->a, &rng, 60); /* split ids: sparse 32-bit values */
     struct genome_idmap m;
-    assert_int_equal(genome_idmap_build(&m, &g), 0);
-    for (size_t i = 0; i < g.n_neurons; i++) {
-        assert_int_equal(genome_idmap_find(&m, g.neurons[i].id), (ptrdiff_t)i);
-        assert_int_equal(genome_idmap_find(&m, g.neurons[i].id + 1),
-                         genome_find_neuron(&g, g.neurons[i].id + 1));
+    assert_int_equal(genome_idmap_build(&m, &t->a), 0);
+    for (size_t i = 0; i < t->a.n_neurons; i++) {
+        assert_int_equal(genome_idmap_find(&m, t->a.neurons[i].id), (ptrdiff_t)i);
+        assert_int_equal(genome_idmap_find(&m, t->a.neurons[i].id + 1),
+                         genome_find_neuron(&t->a, t->a.neurons[i].id + 1));
     }
     assert_int_equal(genome_idmap_find(&m, GENOME_ID_NONE), -1);
     genome_idmap_free(&m);
     assert_null(m.ids);
-    genome_release(&g);
 }
 
 static void test_genome_new_free_init_release(void **state)
@@ -1922,42 +1916,36 @@ static void test_genome_canonicalize_empty_genome_ok(void **state)
 
 static void test_genome_build_graph_makes_valid_genomes_with_every_kind(void **state)
 {
-    (void)state;
+    struct tu_pair *t = *state;
     struct tv_rng rng;
     tv_rng_init(&rng, 8, 8, 8);
-    struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
     struct genome_graph_spec sp = {2000,           20, 10, 40000, 16, 0.1, 0.3, GENOME_ACT_RELU,
                                    GENOME_ACT_TANH};
-    assert_int_equal(genome_build_graph(&g, &sp, &rng, &err), 0);
-    assert_int_equal(genome_validate(&g, NULL, &err), 0);
+    assert_int_equal(genome_build_graph(&t->a, &sp, &rng, &t->err), 0);
+    assert_int_equal(genome_validate(&t->a, NULL, &t->err), 0);
     struct genome_stats st;
-    assert_int_equal(genome_stats(&g, &st, &err), 0);
+    assert_int_equal(genome_stats(&t->a, &st, &t->err), 0);
     assert_int_equal(st.n_inputs, 20);
     assert_int_equal(st.n_outputs, 10);
     assert_true(st.n_conns > 38000 && st.n_conns <= 40100);
     assert_true(st.n_local > 1000 && st.n_skip > 1000);
     assert_true(st.n_recurrent > 3000 && st.n_recurrent < 5000);
-    genome_release(&g);
+    genome_release(&t->a);
 }
 
 static void test_genome_build_graph_rejects_bad_spec(void **state)
 {
-    (void)state;
+    struct tu_pair *t = *state;
     struct tv_rng rng;
     tv_rng_init(&rng, 8, 8, 8);
-    struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
     struct genome_graph_spec sp = {3, 2, 2, 10, 1, 0.1, 0.3, GENOME_ACT_RELU, GENOME_ACT_TANH};
-    assert_int_equal(genome_build_graph(&g, &sp, &rng, &err), TV_EINVAL);
-    assert_string_equal(err.msg,
+    assert_int_equal(genome_build_graph(&t->a, &sp, &rng, &t->err), TV_EINVAL);
+    assert_string_equal(t->err.msg,
                         "genome_build_graph: 3 neurons cannot hold 2 inputs and 2 outputs");
     sp = (struct genome_graph_spec){10, 2, 2, 10, 1, 1.5, 0.3, GENOME_ACT_RELU, GENOME_ACT_TANH};
-    assert_int_equal(genome_build_graph(&g, &sp, &rng, &err), TV_EINVAL);
-    assert_string_equal(err.msg, "genome_build_graph: rec_rate 1.5 outside [0, 1]");
-    genome_release(&g);
+    assert_int_equal(genome_build_graph(&t->a, &sp, &rng, &t->err), TV_EINVAL);
+    assert_string_equal(t->err.msg, "genome_build_graph: rec_rate 1.5 outside [0, 1]");
+    genome_release(&t->a);
 }
 
 /* ---- neuron models ----------------------------------------------------- */
@@ -1994,8 +1982,7 @@ static void test_genome_validate_model_parameters_checked(void **state)
 {
     (void)state;
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
+    struct genome g = {0};
     tu_lif_genome(&g);
     assert_ok(genome_validate(&g, NULL, &err), &err);
     struct genome_neuron *n = &g.neurons[genome_find_neuron(&g, 10)];
@@ -2026,26 +2013,20 @@ static void test_genome_validate_model_parameters_checked(void **state)
 
 static void test_genome_equal_compares_model_and_parameters(void **state)
 {
-    (void)state;
-    struct genome a, b;
-    genome_init(&a);
-    genome_init(&b);
-    tu_lif_genome(&a);
-    tu_lif_genome(&b);
-    assert_true(genome_equal(&a, &b));
-    b.neurons[3].param[2] = 0.0f;
-    assert_false(genome_equal(&a, &b));
-    tu_small_genome(&b);
-    assert_false(genome_equal(&a, &b)); /* same but for the model */
-    genome_release(&a);
-    genome_release(&b);
+    struct tu_pair *t = *state;
+    tu_lif_genome(&t->a);
+    tu_lif_genome(&t->b);
+    assert_true(genome_equal(&t->a, &t->b));
+    t->b.neurons[3].param[2] = 0.0f;
+    assert_false(genome_equal(&t->a, &t->b));
+    tu_small_genome(&t->b);
+    assert_false(genome_equal(&t->a, &t->b)); /* same but for the model */
 }
 
 static void test_genome_format_version_is_the_oldest_that_fits(void **state)
 {
     (void)state;
-    struct genome g;
-    genome_init(&g);
+    struct genome g = {0};
     assert_int_equal(genome_format_version(&g), 1); /* empty */
     tu_small_genome(&g);
     assert_int_equal(genome_format_version(&g), 1); /* rate neurons only */
@@ -2068,8 +2049,7 @@ static void test_genome_mutate_parameters_draw_only_for_models_that_have_them(vo
     struct genome_mutation m = {0};
     m.bias_perturb_rate = 1.0;
     m.bias_perturb_sd = 0.3;
-    struct genome g;
-    genome_init(&g);
+    struct genome g = {0};
     tu_small_genome(&g); /* 3 non-input neurons */
     struct tv_rng r;
     tv_rng_init(&r, 5, 0, 0);
@@ -2092,8 +2072,7 @@ static void test_genome_mutate_parameters_stay_in_range(void **state)
     struct genome_mutation m = tu_aggressive_mutation();
     m.bias_perturb_sd = 50.0; /* far past every range */
     m.bias_init_sd = 50.0;
-    struct genome g;
-    genome_init(&g);
+    struct genome g = {0};
     tu_lif_genome(&g);
     struct tv_rng r;
     tv_rng_init(&r, 6, 0, 0);
@@ -2115,10 +2094,7 @@ static void test_genome_crossover_parameters_from_either_parent(void **state)
 {
     (void)state;
     struct tv_error err = {0};
-    struct genome fit, oth, child;
-    genome_init(&fit);
-    genome_init(&oth);
-    genome_init(&child);
+    struct genome fit = {0}, oth = {0}, child = {0};
     tu_lif_genome(&fit);
     tu_lif_genome(&oth);
     const float other_params[4] = {0.7f, 0.5f, 0.25f, 3.0f};
@@ -2165,9 +2141,11 @@ int main(void)
         cmocka_unit_test(test_tv_grow_doubles_and_refuses_overflow),
         cmocka_unit_test(test_tv_buf_write_appends_msgpack_bytes),
         cmocka_unit_test(test_genome_conn_cmp_orders_by_from_then_to),
-        cmocka_unit_test(test_genome_idmap_finds_every_id_and_no_other),
+        cmocka_unit_test_setup_teardown(test_genome_idmap_finds_every_id_and_no_other,
+                                        tu_pair_setup, tu_pair_teardown),
         cmocka_unit_test(test_genome_conn_class_targets_are_its_inverse),
-        cmocka_unit_test(test_genome_layers_are_distinct_sorted_depths),
+        cmocka_unit_test_setup_teardown(test_genome_layers_are_distinct_sorted_depths,
+                                        tu_pair_setup, tu_pair_teardown),
         cmocka_unit_test(test_genome_new_free_init_release),
         cmocka_unit_test(test_genome_reserve_copy_equal),
         cmocka_unit_test(test_genome_reserve_impossible_size_fails),
@@ -2231,11 +2209,14 @@ int main(void)
         cmocka_unit_test(test_genome_distance_hand_computed),
         cmocka_unit_test(test_genome_distance_bound_below_distance),
         cmocka_unit_test(test_genome_canonicalize_empty_genome_ok),
-        cmocka_unit_test(test_genome_build_graph_makes_valid_genomes_with_every_kind),
-        cmocka_unit_test(test_genome_build_graph_rejects_bad_spec),
+        cmocka_unit_test_setup_teardown(test_genome_build_graph_makes_valid_genomes_with_every_kind,
+                                        tu_pair_setup, tu_pair_teardown),
+        cmocka_unit_test_setup_teardown(test_genome_build_graph_rejects_bad_spec, tu_pair_setup,
+                                        tu_pair_teardown),
         cmocka_unit_test(test_genome_models_table_is_consistent),
         cmocka_unit_test(test_genome_validate_model_parameters_checked),
-        cmocka_unit_test(test_genome_equal_compares_model_and_parameters),
+        cmocka_unit_test_setup_teardown(test_genome_equal_compares_model_and_parameters,
+                                        tu_pair_setup, tu_pair_teardown),
         cmocka_unit_test(test_genome_format_version_is_the_oldest_that_fits),
         cmocka_unit_test(test_genome_mutate_parameters_draw_only_for_models_that_have_them),
         cmocka_unit_test(test_genome_mutate_parameters_stay_in_range),

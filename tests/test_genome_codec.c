@@ -122,18 +122,24 @@ static int decode_msg(const struct msg *m, const struct genome_limits *lim, stru
     return rc;
 }
 
+/* Starts a message in a new *sb: the root array of 4, the tag, version. */
+static void pack_head(msgpack_sbuffer *sb, msgpack_packer *pk, uint8_t version)
+{
+    msgpack_sbuffer_init(sb);
+    msgpack_packer_init(pk, sb, msgpack_sbuffer_write);
+    msgpack_pack_array(pk, 4);
+    msgpack_pack_str_with_body(pk, MAGIC, strlen(MAGIC));
+    msgpack_pack_uint8(pk, version);
+}
+
 /* A message whose root is [MAGIC, 1, <neurons packed by fn>, bin of g]. */
 typedef void (*pack_fn)(msgpack_packer *pk, const struct genome *g);
 
 static int decode_custom(pack_fn fn, const struct genome *g, struct tv_error *err)
 {
     msgpack_sbuffer sb;
-    msgpack_sbuffer_init(&sb);
     msgpack_packer pk;
-    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-    msgpack_pack_array(&pk, 4);
-    msgpack_pack_str_with_body(&pk, MAGIC, strlen(MAGIC));
-    msgpack_pack_uint8(&pk, 1);
+    pack_head(&sb, &pk, 1);
     fn(&pk, g);
     pack_bin(&pk, g, 0);
     struct genome *out = genome_new();
@@ -353,12 +359,8 @@ static int decode_v2(const struct v2msg *m, const struct genome_limits *lim, str
                      struct tv_error *err)
 {
     msgpack_sbuffer sb;
-    msgpack_sbuffer_init(&sb);
     msgpack_packer pk;
-    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-    msgpack_pack_array(&pk, 4);
-    msgpack_pack_str_with_body(&pk, MAGIC, strlen(MAGIC));
-    msgpack_pack_uint8(&pk, (uint8_t)m->version);
+    pack_head(&sb, &pk, (uint8_t)m->version);
     msgpack_pack_array(&pk, m->g->n_neurons);
     for (size_t i = 0; i < m->g->n_neurons; i++)
         pack_v2_neuron(&pk, m, i);
@@ -369,16 +371,20 @@ static int decode_v2(const struct v2msg *m, const struct genome_limits *lim, str
     return rc;
 }
 
+/* m decodes (within lim) to the genome it packed, into t->b. */
+static void assert_v2_decodes(const struct v2msg *m, const struct genome_limits *lim,
+                              struct tu_pair *t)
+{
+    assert_ok(decode_v2(m, lim, &t->b, &t->err), &t->err);
+    assert_true(genome_equal(m->g, &t->b));
+}
+
 static void test_genome_encode_lif_writes_version_2_and_round_trips(void **state)
 {
-    (void)state;
-    struct tv_error err = {0};
-    struct genome a, b;
-    genome_init(&a);
-    genome_init(&b);
-    tu_lif_genome(&a);
+    struct tu_pair *t = *state;
+    tu_lif_genome(&t->a);
     struct tv_buf buf = {0};
-    encode(&a, &buf);
+    encode(&t->a, &buf);
     assert_int_equal(buf.data[14], 2); /* the version */
     /* neuron 10 is [id, kind, act, bias, depth, model, 4 parameters] */
     msgpack_unpacked res;
@@ -391,78 +397,63 @@ static void test_genome_encode_lif_writes_version_2_and_round_trips(void **state
     assert_int_equal(nr[3].via.array.ptr[5].via.u64, GENOME_MODEL_LIF);
     assert_true(nr[3].via.array.ptr[6].via.f64 == 0.5);
     msgpack_unpacked_destroy(&res);
-    assert_ok(decode_exact(&b, buf.data, buf.len, NULL, &err), &err);
-    assert_true(genome_equal(&a, &b));
+    assert_ok(decode_exact(&t->b, buf.data, buf.len, NULL, &t->err), &t->err);
+    assert_true(genome_equal(&t->a, &t->b));
     check_fast_equals_general(buf.data, buf.len);
     tv_buf_free(&buf);
-    genome_release(&a);
-    genome_release(&b);
 }
 
 static void test_genome_decode_version_2_of_rate_neurons_reencodes_as_version_1(void **state)
 {
-    (void)state;
-    struct tv_error err = {0};
-    struct genome a, b;
-    genome_init(&a);
-    genome_init(&b);
-    tu_small_genome(&a);
-    struct v2msg m = {&a, 2, 0, 6, GENOME_MODEL_RATE, -1, 0};
-    assert_ok(decode_v2(&m, NULL, &b, &err), &err);
-    assert_true(genome_equal(&a, &b));
+    struct tu_pair *t = *state;
+    tu_small_genome(&t->a);
     struct tv_buf buf = {0}, want = {0};
-    encode(&b, &buf);
-    encode(&a, &want);
+    encode(&t->a, &want); /* version 1 */
+    struct v2msg m = {&t->a, 2, 0, 6, GENOME_MODEL_RATE, -1, 0};
+    assert_v2_decodes(&m, NULL, t);
+    encode(&t->b, &buf);
     assert_int_equal(buf.data[14], 1);
     assert_int_equal(buf.len, want.len); /* the bytes of today's version 1 */
     assert_memory_equal(buf.data, want.data, buf.len);
     tv_buf_free(&buf);
     tv_buf_free(&want);
-    genome_release(&a);
-    genome_release(&b);
 }
 
 static void test_genome_decode_version_2_bad_neurons_fail(void **state)
 {
-    (void)state;
-    struct tv_error err = {0};
-    struct genome a, b;
-    genome_init(&a);
-    genome_init(&b);
-    tu_lif_genome(&a);
-    struct v2msg m = {&a, 2, 3, 10, GENOME_MODEL_LIF, -1, 0};
-    assert_ok(decode_v2(&m, NULL, &b, &err), &err);
-    assert_true(genome_equal(&a, &b));
+    struct tu_pair *t = *state;
+    tu_lif_genome(&t->a);
+    struct v2msg m = {&t->a, 2, 3, 10, GENOME_MODEL_LIF, -1, 0};
+    assert_v2_decodes(&m, NULL, t);
     m.n_fields = 9;
-    assert_error(decode_v2(&m, NULL, &b, &err), &err, TV_EFORMAT,
+    assert_error(decode_v2(&m, NULL, &t->b, &t->err), &t->err, TV_EFORMAT,
                  "genome: neuron 3 (model lif) has 9 fields, expected 10");
     m.n_fields = 11;
-    assert_error(decode_v2(&m, NULL, &b, &err), &err, TV_EFORMAT, "has 11 fields, expected 10");
+    assert_error(decode_v2(&m, NULL, &t->b, &t->err), &t->err, TV_EFORMAT,
+                 "has 11 fields, expected 10");
     m.n_fields = 5;
-    assert_error(decode_v2(&m, NULL, &b, &err), &err, TV_EFORMAT,
+    assert_error(decode_v2(&m, NULL, &t->b, &t->err), &t->err, TV_EFORMAT,
                  "genome: neuron 3 is not an array of 6 or more");
     m.n_fields = 10;
     m.model = 7;
-    assert_error(decode_v2(&m, NULL, &b, &err), &err, TV_EFORMAT,
+    assert_error(decode_v2(&m, NULL, &t->b, &t->err), &t->err, TV_EFORMAT,
                  "genome: neuron 3 has unknown model 7");
     m.model = GENOME_MODEL_LIF;
     for (int f = 5; f < 10; f++) {
         m.bad = f;
-        assert_error(decode_v2(&m, NULL, &b, &err), &err, TV_EFORMAT,
+        assert_error(decode_v2(&m, NULL, &t->b, &t->err), &t->err, TV_EFORMAT,
                      "genome: neuron 3 has a field of the wrong type");
     }
     m.bad = -1;
     /* a version 1 message has no model field */
     m.version = 1;
-    assert_error(decode_v2(&m, NULL, &b, &err), &err, TV_EFORMAT,
+    assert_error(decode_v2(&m, NULL, &t->b, &t->err), &t->err, TV_EFORMAT,
                  "genome: neuron 3 is not an array of 5");
     m.version = 2;
     /* decoded, then validated against the table */
-    a.neurons[3].param[0] = 500.0f;
-    assert_error(decode_v2(&m, NULL, &b, &err), &err, TV_EINVAL,
+    t->a.neurons[3].param[0] = 500.0f;
+    assert_error(decode_v2(&m, NULL, &t->b, &t->err), &t->err, TV_EINVAL,
                  "neuron 10: lif threshold 500 is outside [0.01, 100]");
-    genome_release(&a);
-    genome_release(&b);
 }
 
 /* The byte bound checked before anything is parsed allows for the largest
@@ -471,22 +462,16 @@ static void test_genome_decode_version_2_bad_neurons_fail(void **state)
  * decodes. */
 static void test_genome_decode_version_2_widest_at_limits_accepted(void **state)
 {
-    (void)state;
-    struct tv_error err = {0};
-    struct genome a, b;
-    genome_init(&a);
-    genome_init(&b);
-    assert_ok(genome_build_minimal(&a, 1, 1, GENOME_ACT_TANH, 0.0, NULL, &err), &err);
+    struct tu_pair *t = *state;
+    assert_ok(genome_build_minimal(&t->a, 1, 1, GENOME_ACT_TANH, 0.0, NULL, &t->err), &t->err);
     for (uint32_t i = 0; i < 40; i++) {
-        assert_ok(genome_add_neuron(&a, 100 + i, GENOME_HIDDEN, 0, 0.25f, 0.5f, &err), &err);
-        genome_neuron_set_model(&a.neurons[a.n_neurons - 1], GENOME_MODEL_LIF);
+        assert_ok(genome_add_neuron(&t->a, 100 + i, GENOME_HIDDEN, 0, 0.25f, 0.5f, &t->err),
+                  &t->err);
+        genome_neuron_set_model(&t->a.neurons[t->a.n_neurons - 1], GENOME_MODEL_LIF);
     }
-    struct genome_limits exact = {a.n_neurons, a.n_conns};
-    struct v2msg m = {&a, 2, SIZE_MAX, 0, 0, -1, 1};
-    assert_ok(decode_v2(&m, &exact, &b, &err), &err);
-    assert_true(genome_equal(&a, &b));
-    genome_release(&a);
-    genome_release(&b);
+    struct genome_limits exact = {t->a.n_neurons, t->a.n_conns};
+    struct v2msg m = {&t->a, 2, SIZE_MAX, 0, 0, -1, 1};
+    assert_v2_decodes(&m, &exact, t);
 }
 
 static void test_genome_decode_accepts_float64_and_integer_fields(void **state)
@@ -1179,10 +1164,15 @@ int main(void)
         cmocka_unit_test(test_genome_encode_appends_to_buffer),
         cmocka_unit_test(test_genome_decode_round_trip_random_genomes),
         cmocka_unit_test(test_genome_decode_fast_path_equals_general),
-        cmocka_unit_test(test_genome_encode_lif_writes_version_2_and_round_trips),
-        cmocka_unit_test(test_genome_decode_version_2_of_rate_neurons_reencodes_as_version_1),
-        cmocka_unit_test(test_genome_decode_version_2_bad_neurons_fail),
-        cmocka_unit_test(test_genome_decode_version_2_widest_at_limits_accepted),
+        cmocka_unit_test_setup_teardown(test_genome_encode_lif_writes_version_2_and_round_trips,
+                                        tu_pair_setup, tu_pair_teardown),
+        cmocka_unit_test_setup_teardown(
+            test_genome_decode_version_2_of_rate_neurons_reencodes_as_version_1, tu_pair_setup,
+            tu_pair_teardown),
+        cmocka_unit_test_setup_teardown(test_genome_decode_version_2_bad_neurons_fail,
+                                        tu_pair_setup, tu_pair_teardown),
+        cmocka_unit_test_setup_teardown(test_genome_decode_version_2_widest_at_limits_accepted,
+                                        tu_pair_setup, tu_pair_teardown),
         cmocka_unit_test(test_genome_decode_accepts_float64_and_integer_fields),
         cmocka_unit_test(test_genome_decode_truncated_every_offset_fails),
         cmocka_unit_test(test_genome_decode_corrupted_bytes_never_crash),

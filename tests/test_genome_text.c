@@ -607,49 +607,37 @@ static void reference_lif(struct genome *g)
 
 static void test_genome_write_text_lif_writes_version_2(void **state)
 {
-    (void)state;
-    struct tv_error err = {0};
-    struct genome g, h;
-    genome_init(&g);
-    genome_init(&h);
-    reference_lif(&g);
+    struct tu_pair *t = *state;
+    reference_lif(&t->a);
     size_t len;
-    char *text = tu_text_of(&g, &len);
+    char *text = tu_text_of(&t->a, &len);
     assert_string_equal(text,
                         "# trevo network: 4 neurons, 3 connections\n" HEAD2 IO2 LIF_LINE CONNS);
-    assert_ok(parse_lim(&h, text, len, NULL, &err), &err);
-    assert_true(genome_equal(&g, &h));
+    assert_ok(parse_lim(&t->b, text, len, NULL, &t->err), &t->err);
+    assert_true(genome_equal(&t->a, &t->b));
     free(text);
-    genome_release(&g);
-    genome_release(&h);
 }
 
 static void test_genome_read_text_version_2_any_order_and_defaults(void **state)
 {
-    (void)state;
-    struct tv_error err = {0};
-    struct genome g, want;
-    genome_init(&g);
-    genome_init(&want);
-    reference_lif(&want);
+    struct tu_pair *t = *state;
+    reference_lif(&t->b);
     const char *text = HEAD2 IO2 "neuron 10 hid 0.5 tanh 0.125 lif refractory=2 reset=-0.25 "
                                  "decay=0.75 threshold=0.5\n" CONNS;
-    assert_ok(parse_lim(&g, text, strlen(text), NULL, &err), &err);
-    assert_true(genome_equal(&g, &want));
+    assert_ok(parse_lim(&t->a, text, strlen(text), NULL, &t->err), &t->err);
+    assert_true(genome_equal(&t->a, &t->b));
     /* parameters left out take their defaults; "rate" may be named */
     text = HEAD2 IO2 "neuron 10 hid 0.5 tanh 0.125 lif decay=0.75\n" CONNS;
-    assert_ok(parse_lim(&g, text, strlen(text), NULL, &err), &err);
-    genome_neuron_set_model(&want.neurons[3], GENOME_MODEL_LIF);
-    want.neurons[3].param[1] = 0.75f;
-    assert_true(genome_equal(&g, &want));
+    assert_ok(parse_lim(&t->a, text, strlen(text), NULL, &t->err), &t->err);
+    genome_neuron_set_model(&t->b.neurons[3], GENOME_MODEL_LIF);
+    t->b.neurons[3].param[1] = 0.75f;
+    assert_true(genome_equal(&t->a, &t->b));
     text = HEAD2 IO2 "neuron 10 hid 0.5 tanh 0.125 rate\n" CONNS;
-    assert_ok(parse_lim(&g, text, strlen(text), NULL, &err), &err);
-    reference(&want);
-    assert_true(genome_equal(&g, &want));
+    assert_ok(parse_lim(&t->a, text, strlen(text), NULL, &t->err), &t->err);
+    reference(&t->b);
+    assert_true(genome_equal(&t->a, &t->b));
     /* a version 2 file of rate neurons reads as the version 1 file */
     parse_reference(HEAD2 NEURONS CONNS);
-    genome_release(&g);
-    genome_release(&want);
 }
 
 static void test_genome_read_text_bad_model_or_parameter_fails(void **state)
@@ -697,8 +685,10 @@ int main(void)
         cmocka_unit_test(test_genome_read_text_name_null_uses_placeholder),
         cmocka_unit_test(test_genome_read_text_missing_header_fails),
         cmocka_unit_test(test_genome_read_text_wrong_version_fails),
-        cmocka_unit_test(test_genome_write_text_lif_writes_version_2),
-        cmocka_unit_test(test_genome_read_text_version_2_any_order_and_defaults),
+        cmocka_unit_test_setup_teardown(test_genome_write_text_lif_writes_version_2, tu_pair_setup,
+                                        tu_pair_teardown),
+        cmocka_unit_test_setup_teardown(test_genome_read_text_version_2_any_order_and_defaults,
+                                        tu_pair_setup, tu_pair_teardown),
         cmocka_unit_test(test_genome_read_text_bad_model_or_parameter_fails),
         cmocka_unit_test(test_genome_read_text_unknown_keyword_fails),
         cmocka_unit_test(test_genome_read_text_bad_kind_fails),
