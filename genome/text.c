@@ -133,11 +133,16 @@ struct lists {
     size_t n_conns, cap_conns;
 };
 
-/* Appends item to the array *arr of *n elements of size bytes. */
-static int push(void **arr, size_t *n, size_t *cap, size_t size, const void *item)
+/* Appends the gene of the current line, item (size bytes), to the list *arr
+ * of *n, unless that would pass `limit` (`what` names the genes). */
+static int push_gene(struct parser *p, void **arr, size_t *n, size_t *cap, size_t size,
+                     const void *item, size_t limit, const char *what)
 {
+    if (*n >= limit)
+        return tv_error_set(p->err, TV_ELIMIT, "%s:%zu: more than %zu %s", p->name, p->line, limit,
+                            what);
     if (tv_grow(arr, cap, *n + 1, size, NULL))
-        return -1;
+        return tv_error_set(p->err, TV_ENOMEM, "%s:%zu: out of memory", p->name, p->line);
     memcpy((char *)*arr + *n * size, item, size);
     (*n)++;
     return 0;
@@ -227,12 +232,8 @@ static int parse_line(struct parser *p, struct tok *t, int nt, struct lists *l,
             return rc;
         if ((rc = parse_model(p, t + 6, nt - 6, &a.n)))
             return rc;
-        if (l->n_neurons >= limits->max_neurons)
-            return tv_error_set(p->err, TV_ELIMIT, "%s:%zu: more than %zu neurons", p->name,
-                                p->line, limits->max_neurons);
-        return push((void **)&l->neurons, &l->n_neurons, &l->cap_neurons, sizeof a, &a)
-                   ? tv_error_set(p->err, TV_ENOMEM, "%s:%zu: out of memory", p->name, p->line)
-                   : 0;
+        return push_gene(p, (void **)&l->neurons, &l->n_neurons, &l->cap_neurons, sizeof a, &a,
+                         limits->max_neurons, "neurons");
     }
     if (tok_is(t[0], "conn")) {
         if (nt != 4)
@@ -246,12 +247,8 @@ static int parse_line(struct parser *p, struct tok *t, int nt, struct lists *l,
             rc = parse_float(p, t[3], "weight", &a.c.weight);
         if (rc)
             return rc;
-        if (l->n_conns >= limits->max_conns)
-            return tv_error_set(p->err, TV_ELIMIT, "%s:%zu: more than %zu connections", p->name,
-                                p->line, limits->max_conns);
-        return push((void **)&l->conns, &l->n_conns, &l->cap_conns, sizeof a, &a)
-                   ? tv_error_set(p->err, TV_ENOMEM, "%s:%zu: out of memory", p->name, p->line)
-                   : 0;
+        return push_gene(p, (void **)&l->conns, &l->n_conns, &l->cap_conns, sizeof a, &a,
+                         limits->max_conns, "connections");
     }
     return fail(p, "unknown line (expected inputs, outputs, neuron or conn)", t[0]);
 }

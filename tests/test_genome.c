@@ -722,69 +722,49 @@ static void test_genome_validate_nonfinite_weight_fails(void **state)
     genome_free(g);
 }
 
-static void test_genome_validate_nonfinite_bias_fails(void **state)
+/* One field of one neuron of valid_genome() set to a value validation must
+ * refuse, with the message it must give. */
+enum neuron_field { F_BIAS, F_DEPTH, F_KIND, F_ACT };
+static const struct bad_neuron {
+    size_t neuron; /* index: 0, 1 inputs, 2 output, 3 and 4 hidden 10 and 11 */
+    enum neuron_field field;
+    float value;
+    const char *msg;
+} bad_neurons[] = {
+    {3, F_BIAS, NAN, "neuron 10: bias is not finite"},
+    {3, F_BIAS, INFINITY, "neuron 10: bias is not finite"},
+    {3, F_BIAS, -INFINITY, "neuron 10: bias is not finite"},
+    {4, F_DEPTH, -0.001f, "neuron 11: depth -0.001 is outside [0, 1]"},
+    {4, F_DEPTH, 1.0001f, "neuron 11: depth 1.0001 is outside [0, 1]"},
+    {4, F_DEPTH, NAN, "neuron 11: depth nan is outside [0, 1]"},
+    {4, F_DEPTH, INFINITY, "neuron 11: depth inf is outside [0, 1]"},
+    {4, F_DEPTH, -INFINITY, "neuron 11: depth -inf is outside [0, 1]"},
+    {4, F_DEPTH, 2.0f, "neuron 11: depth 2 is outside [0, 1]"},
+    {1, F_DEPTH, 0.5f, "neuron 1: an input must have depth 0, not 0.5"},
+    {2, F_DEPTH, 0.25f, "neuron 2: an output must have depth 1, not 0.25"},
+    {3, F_KIND, 3, "neuron 10: unknown kind 3"},
+    {3, F_ACT, GENOME_ACT_COUNT, "neuron 10: unknown activation"},
+};
+
+static void test_genome_validate_bad_neuron_field_fails(void **state)
 {
     (void)state;
     struct tv_error err = {0};
-    struct genome *g = valid_genome();
-    float bad[] = {NAN, INFINITY, -INFINITY};
-    for (int k = 0; k < 3; k++) {
-        g->neurons[3].bias = bad[k];
-        assert_error(genome_validate(g, NULL, &err), &err, TV_EINVAL,
-                     "neuron 10: bias is not finite");
+    for (size_t i = 0; i < sizeof bad_neurons / sizeof *bad_neurons; i++) {
+        const struct bad_neuron *b = &bad_neurons[i];
+        struct genome *g = valid_genome();
+        struct genome_neuron *n = &g->neurons[b->neuron];
+        if (b->field == F_BIAS)
+            n->bias = b->value;
+        else if (b->field == F_DEPTH)
+            n->depth = b->value;
+        else if (b->field == F_KIND)
+            n->kind = (uint8_t)b->value;
+        else
+            n->act = (uint8_t)b->value;
+        assert_error(genome_validate(g, NULL, &err), &err, TV_EINVAL, b->msg);
+        genome_free(g);
     }
-    genome_free(g);
-}
-
-static void test_genome_validate_depth_outside_unit_fails(void **state)
-{
-    (void)state;
-    struct tv_error err = {0};
-    struct genome *g = valid_genome();
-    float bad[] = {-0.001f, 1.0001f, NAN, INFINITY, -INFINITY, 2.0f};
-    for (int k = 0; k < 6; k++) {
-        g->neurons[4].depth = bad[k];
-        assert_error(genome_validate(g, NULL, &err), &err, TV_EINVAL, "neuron 11: depth");
-        assert_msg_has(&err, "outside [0, 1]");
-    }
-    genome_free(g);
-}
-
-static void test_genome_validate_input_depth_nonzero_fails(void **state)
-{
-    (void)state;
-    struct tv_error err = {0};
-    struct genome *g = valid_genome();
-    g->neurons[1].depth = 0.5f;
-    assert_error(genome_validate(g, NULL, &err), &err, TV_EINVAL,
-                 "neuron 1: an input must have depth 0, not 0.5");
-    genome_free(g);
-}
-
-static void test_genome_validate_output_depth_not_one_fails(void **state)
-{
-    (void)state;
-    struct tv_error err = {0};
-    struct genome *g = valid_genome();
-    g->neurons[2].depth = 0.25f;
-    assert_error(genome_validate(g, NULL, &err), &err, TV_EINVAL,
-                 "neuron 2: an output must have depth 1, not 0.25");
-    genome_free(g);
-}
-
-static void test_genome_validate_unknown_kind_or_act_fails(void **state)
-{
-    (void)state;
-    struct tv_error err = {0};
-    struct genome *g = valid_genome();
-    g->neurons[3].kind = 3;
-    assert_error(genome_validate(g, NULL, &err), &err, TV_EINVAL, "neuron 10: unknown kind 3");
-    g->neurons[3].kind = GENOME_HIDDEN;
-    g->neurons[3].act = GENOME_ACT_COUNT;
-    char want[64];
-    snprintf(want, sizeof want, "neuron 10: unknown activation %d", GENOME_ACT_COUNT);
-    assert_error(genome_validate(g, NULL, &err), &err, TV_EINVAL, want);
-    genome_free(g);
 }
 
 static void test_genome_validate_no_input_fails(void **state)
@@ -2160,6 +2140,7 @@ int main(void)
         cmocka_unit_test(test_genome_act_name_parse_kind_name),
         cmocka_unit_test(test_genome_count_kind_counts),
         cmocka_unit_test(test_genome_validate_accepts_valid),
+        cmocka_unit_test(test_genome_validate_bad_neuron_field_fails),
         cmocka_unit_test(test_genome_validate_duplicate_neuron_fails),
         cmocka_unit_test(test_genome_validate_unsorted_neurons_fails),
         cmocka_unit_test(test_genome_validate_reserved_id_fails),
@@ -2168,11 +2149,6 @@ int main(void)
         cmocka_unit_test(test_genome_validate_missing_endpoint_fails),
         cmocka_unit_test(test_genome_validate_edge_into_input_fails),
         cmocka_unit_test(test_genome_validate_nonfinite_weight_fails),
-        cmocka_unit_test(test_genome_validate_nonfinite_bias_fails),
-        cmocka_unit_test(test_genome_validate_depth_outside_unit_fails),
-        cmocka_unit_test(test_genome_validate_input_depth_nonzero_fails),
-        cmocka_unit_test(test_genome_validate_output_depth_not_one_fails),
-        cmocka_unit_test(test_genome_validate_unknown_kind_or_act_fails),
         cmocka_unit_test(test_genome_validate_no_input_fails),
         cmocka_unit_test(test_genome_validate_no_output_fails),
         cmocka_unit_test(test_genome_validate_limits_exceeded_fails),

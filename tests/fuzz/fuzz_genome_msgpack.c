@@ -13,17 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_check.h"
 #include "genome.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: check failed: %s (%s)\n", __FILE__, __LINE__, #cond, err.msg); \
-            abort();                                                                               \
-        }                                                                                          \
-    } while (0)
 
 /* tv_msgpack_check's promise: what it accepts, msgpack-c decodes whole. */
 static void check_framing(const uint8_t *data, size_t size)
