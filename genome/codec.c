@@ -11,15 +11,12 @@
 #include <string.h>
 
 #define MAGIC "trevo-genome"
-#define FORMAT_VERSION 1
 #define REC_BYTES 12
+/* A neuron in its widest encoding: an array32 header, id, kind, act and
+ * model as uint64, bias, depth and the parameters as float64. */
+#define NEURON_MAX_BYTES (5 + 4 * 9 + (2 + GENOME_MAX_PARAMS) * 9)
 
 _Static_assert(sizeof(struct genome_conn) == REC_BYTES, "connection records are 12 bytes");
-
-static int buf_write(void *data, const char *bytes, size_t len)
-{
-    return tv_buf_append(data, bytes, len) ? -1 : 0;
-}
 
 static int host_is_little_endian(void)
 {
@@ -64,23 +61,30 @@ int genome_encode(const struct genome *g, struct tv_buf *out, struct tv_error *e
         return tv_error_set(err, TV_ELIMIT, "encode: genome too large for one message");
     size_t start = out->len;
     size_t bin_len = g->n_conns * REC_BYTES;
-    /* Headers + ~12 bytes per neuron + the records: one allocation. */
-    if (tv_buf_reserve(out, 64 + g->n_neurons * 24 + bin_len))
+    int version = genome_format_version(g);
+    /* Headers + at most 24 bytes per neuron (v2: 48) + the records: one
+     * allocation. */
+    if (tv_buf_reserve(out, 64 + g->n_neurons * (version == 1 ? 24 : 48) + bin_len))
         return tv_error_set(err, TV_ENOMEM, "encode: out of memory");
     msgpack_packer pk;
-    msgpack_packer_init(&pk, out, buf_write);
+    msgpack_packer_init(&pk, out, tv_buf_write);
     int bad = msgpack_pack_array(&pk, 4);
     bad |= msgpack_pack_str_with_body(&pk, MAGIC, sizeof MAGIC - 1);
-    bad |= msgpack_pack_uint32(&pk, FORMAT_VERSION);
+    bad |= msgpack_pack_uint32(&pk, (uint32_t)version);
     bad |= msgpack_pack_array(&pk, g->n_neurons);
     for (size_t i = 0; i < g->n_neurons && !bad; i++) {
         const struct genome_neuron *n = &g->neurons[i];
-        bad |= msgpack_pack_array(&pk, 5);
+        size_t n_params = version == 1 ? 0 : genome_models[n->model].n_params;
+        bad |= msgpack_pack_array(&pk, version == 1 ? 5 : 6 + n_params);
         bad |= msgpack_pack_uint32(&pk, n->id);
         bad |= msgpack_pack_uint8(&pk, n->kind);
         bad |= msgpack_pack_uint8(&pk, n->act);
         bad |= msgpack_pack_float(&pk, n->bias);
         bad |= msgpack_pack_float(&pk, n->depth);
+        if (version > 1)
+            bad |= msgpack_pack_uint8(&pk, n->model);
+        for (size_t k = 0; k < n_params; k++)
+            bad |= msgpack_pack_float(&pk, n->param[k]);
     }
     bad |= msgpack_pack_bin(&pk, bin_len);
     if (bad || tv_buf_reserve(out, bin_len)) {
@@ -130,6 +134,43 @@ static int get_float(const msgpack_object *o, float *out)
     return 0;
 }
 
+/* Neuron i of a message of the given format version (genome.h). */
+static int decode_neuron(const msgpack_object *o, int version, size_t i, struct genome_neuron *n,
+                         struct tv_error *err)
+{
+    size_t n_fields = version == 1 ? 5 : 6;
+    if (o->type != MSGPACK_OBJECT_ARRAY || o->via.array.size < n_fields ||
+        (version == 1 && o->via.array.size != n_fields))
+        return tv_error_set(err, TV_EFORMAT, "genome: neuron %zu is not an array of %s", i,
+                            version == 1 ? "5" : "6 or more");
+    const msgpack_object *v = o->via.array.ptr;
+    uint64_t id, kind, act, model = GENOME_MODEL_RATE;
+    genome_neuron_set_model(n, GENOME_MODEL_RATE);
+    if (get_uint(&v[0], UINT32_MAX, &id) || get_uint(&v[1], 255, &kind) ||
+        get_uint(&v[2], 255, &act) || get_float(&v[3], &n->bias) || get_float(&v[4], &n->depth) ||
+        (version > 1 && get_uint(&v[5], 255, &model)))
+        return tv_error_set(err, TV_EFORMAT, "genome: neuron %zu has a field of the wrong type", i);
+    n->id = (uint32_t)id;
+    n->kind = (uint8_t)kind;
+    n->act = (uint8_t)act;
+    if (version == 1)
+        return 0;
+    if (model >= GENOME_MODEL_COUNT)
+        return tv_error_set(err, TV_EFORMAT, "genome: neuron %zu has unknown model %llu", i,
+                            (unsigned long long)model);
+    const struct genome_model_info *m = &genome_models[model];
+    genome_neuron_set_model(n, (int)model);
+    if (o->via.array.size != 6 + m->n_params)
+        return tv_error_set(err, TV_EFORMAT,
+                            "genome: neuron %zu (model %s) has %u fields, expected %zu", i, m->name,
+                            (unsigned)o->via.array.size, 6 + m->n_params);
+    for (size_t k = 0; k < m->n_params; k++)
+        if (get_float(&v[6 + k], &n->param[k]))
+            return tv_error_set(err, TV_EFORMAT, "genome: neuron %zu has a field of the wrong type",
+                                i);
+    return 0;
+}
+
 static int decode_object(struct genome *g, const msgpack_object *root,
                          const struct genome_limits *limits, struct tv_error *err)
 {
@@ -142,10 +183,10 @@ static int decode_object(struct genome *g, const msgpack_object *root,
     uint64_t version;
     if (get_uint(&f[1], UINT32_MAX, &version))
         return tv_error_set(err, TV_EFORMAT, "genome: format version is not an integer");
-    if (version != FORMAT_VERSION)
+    if (version < 1 || version > GENOME_FORMAT_VERSION)
         return tv_error_set(err, TV_EFORMAT,
-                            "genome: format version %llu, this program reads version %d",
-                            (unsigned long long)version, FORMAT_VERSION);
+                            "genome: format version %llu, this program reads versions 1 to %d",
+                            (unsigned long long)version, GENOME_FORMAT_VERSION);
     if (f[2].type != MSGPACK_OBJECT_ARRAY)
         return tv_error_set(err, TV_EFORMAT, "genome: neuron list is not an array");
     if (f[3].type != MSGPACK_OBJECT_BIN)
@@ -166,22 +207,11 @@ static int decode_object(struct genome *g, const msgpack_object *root,
     int rc = genome_reserve(g, n_neurons, n_conns, err);
     if (rc)
         return rc;
-    for (size_t i = 0; i < n_neurons; i++) {
-        const msgpack_object *o = &f[2].via.array.ptr[i];
-        uint64_t id, kind, act;
-        struct genome_neuron n;
-        if (o->type != MSGPACK_OBJECT_ARRAY || o->via.array.size != 5)
-            return tv_error_set(err, TV_EFORMAT, "genome: neuron %zu is not an array of 5", i);
-        const msgpack_object *v = o->via.array.ptr;
-        if (get_uint(&v[0], UINT32_MAX, &id) || get_uint(&v[1], 255, &kind) ||
-            get_uint(&v[2], 255, &act) || get_float(&v[3], &n.bias) || get_float(&v[4], &n.depth))
-            return tv_error_set(err, TV_EFORMAT, "genome: neuron %zu has a field of the wrong type",
-                                i);
-        n.id = (uint32_t)id;
-        n.kind = (uint8_t)kind;
-        n.act = (uint8_t)act;
-        g->neurons[g->n_neurons++] = n;
-    }
+    for (size_t i = 0; i < n_neurons && !rc; i++)
+        rc = decode_neuron(&f[2].via.array.ptr[i], (int)version, i, &g->neurons[g->n_neurons++],
+                           err);
+    if (rc)
+        return rc;
     read_records(g, (const uint8_t *)f[3].via.bin.ptr, n_conns);
     return genome_validate(g, limits, err);
 }
@@ -293,6 +323,29 @@ static int rd_float(struct reader *r, float *out)
     return -1;
 }
 
+/* One neuron of the given format version, as genome_encode() writes it. */
+static int rd_neuron(struct reader *r, int version, struct genome_neuron *nr)
+{
+    size_t n;
+    uint64_t id, kind, act, model = GENOME_MODEL_RATE;
+    if (rd_len(r, 0x90, 16, 0, 0xdc, 0xdd, &n) || (version == 1 ? n != 5 : n < 6) ||
+        rd_uint(r, UINT32_MAX, &id) || rd_uint(r, 255, &kind) || rd_uint(r, 255, &act) ||
+        rd_float(r, &nr->bias) || rd_float(r, &nr->depth) ||
+        (version > 1 && rd_uint(r, GENOME_MODEL_COUNT - 1, &model)))
+        return -1;
+    nr->id = (uint32_t)id;
+    nr->kind = (uint8_t)kind;
+    nr->act = (uint8_t)act;
+    genome_neuron_set_model(nr, (int)model);
+    size_t n_params = genome_models[model].n_params;
+    if (version > 1 && n != 6 + n_params)
+        return -1;
+    for (size_t k = 0; k < n_params; k++)
+        if (rd_float(r, &nr->param[k]))
+            return -1;
+    return 0;
+}
+
 static int decode_fast(struct genome *g, const uint8_t *data, size_t len,
                        const struct genome_limits *limits)
 {
@@ -305,7 +358,7 @@ static int decode_fast(struct genome *g, const uint8_t *data, size_t len,
         (size_t)(r.end - r.p) < n || memcmp(r.p, MAGIC, n))
         return -1;
     r.p += n;
-    if (rd_uint(&r, UINT32_MAX, &version) || version != FORMAT_VERSION)
+    if (rd_uint(&r, UINT32_MAX, &version) || version < 1 || version > GENOME_FORMAT_VERSION)
         return -1;
     /* each neuron takes at least 14 bytes in the forms read here */
     if (rd_len(&r, 0x90, 16, 0, 0xdc, 0xdd, &n_neurons) || n_neurons > limits->max_neurons ||
@@ -313,18 +366,9 @@ static int decode_fast(struct genome *g, const uint8_t *data, size_t len,
         return -1;
     if (genome_reserve(g, n_neurons, 0, NULL))
         return -1;
-    for (size_t i = 0; i < n_neurons; i++) {
-        struct genome_neuron nr;
-        uint64_t id, kind, act;
-        if (rd_len(&r, 0x90, 16, 0, 0xdc, 0xdd, &n) || n != 5 || rd_uint(&r, UINT32_MAX, &id) ||
-            rd_uint(&r, 255, &kind) || rd_uint(&r, 255, &act) || rd_float(&r, &nr.bias) ||
-            rd_float(&r, &nr.depth))
+    for (size_t i = 0; i < n_neurons; i++)
+        if (rd_neuron(&r, (int)version, &g->neurons[g->n_neurons++]))
             return -1;
-        nr.id = (uint32_t)id;
-        nr.kind = (uint8_t)kind;
-        nr.act = (uint8_t)act;
-        g->neurons[g->n_neurons++] = nr;
-    }
     if (rd_len(&r, 0, 0, 0xc4, 0xc5, 0xc6, &bin_len) || bin_len != (size_t)(r.end - r.p) ||
         bin_len % REC_BYTES || bin_len / REC_BYTES > limits->max_conns)
         return -1;
@@ -348,11 +392,11 @@ int genome_decode_general(struct genome *g, const void *data, size_t len,
     if (!limits)
         limits = &genome_default_limits;
     genome_reset(g);
-    /* Cheap size bound before msgpack-c sees anything: each neuron takes at
-     * least 6 bytes, each connection 12. */
+    /* Cheap size bound before msgpack-c sees anything: a neuron takes at most
+     * NEURON_MAX_BYTES, a connection 12. */
     size_t max_len = SIZE_MAX; /* saturating: limits may be as large as SIZE_MAX */
-    if (limits->max_neurons < (SIZE_MAX - 64) / 64 && limits->max_conns < (SIZE_MAX - 64) / 64)
-        max_len = 64 + limits->max_neurons * 32 + limits->max_conns * REC_BYTES;
+    if (limits->max_neurons < (SIZE_MAX - 64) / 256 && limits->max_conns < (SIZE_MAX - 64) / 256)
+        max_len = 64 + limits->max_neurons * NEURON_MAX_BYTES + limits->max_conns * REC_BYTES;
     if (len > max_len)
         return tv_error_set(err, TV_ELIMIT, "genome: %zu bytes is more than the limits allow", len);
     if (!general_only) {

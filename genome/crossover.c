@@ -5,15 +5,6 @@
 #include <math.h>
 #include <string.h>
 
-static int key_cmp(const struct genome_conn *a, const struct genome_conn *b)
-{
-    if (a->from != b->from)
-        return a->from < b->from ? -1 : 1;
-    if (a->to != b->to)
-        return a->to < b->to ? -1 : 1;
-    return 0;
-}
-
 int genome_crossover(struct genome *child, const struct genome *fitter, const struct genome *other,
                      struct tv_rng *rng, struct tv_error *err)
 {
@@ -24,7 +15,9 @@ int genome_crossover(struct genome *child, const struct genome *fitter, const st
     if (rc)
         return rc;
     /* Neurons: fitter's set; a neuron in both takes bias and activation from
-     * either parent. Depth and kind stay fitter's, so structure is fitter's. */
+     * either parent, and each parameter of its model from either if both
+     * have that model (a rate neuron has none: no draw). Depth, kind and
+     * model stay fitter's, so structure is fitter's. */
     size_t j = 0;
     for (size_t i = 0; i < fitter->n_neurons; i++) {
         struct genome_neuron n = fitter->neurons[i];
@@ -36,6 +29,10 @@ int genome_crossover(struct genome *child, const struct genome *fitter, const st
                 n.bias = other->neurons[j].bias;
             if (tv_rng_u64(rng) & 1)
                 n.act = other->neurons[j].act;
+            size_t n_params = genome_models[n.model].n_params;
+            for (size_t k = 0; k < n_params && other->neurons[j].model == n.model; k++)
+                if (tv_rng_u64(rng) & 1)
+                    n.param[k] = other->neurons[j].param[k];
         }
         child->neurons[child->n_neurons++] = n;
     }
@@ -46,9 +43,9 @@ int genome_crossover(struct genome *child, const struct genome *fitter, const st
     j = 0;
     for (size_t i = 0; i < fitter->n_conns; i++) {
         struct genome_conn c = fitter->conns[i];
-        while (j < other->n_conns && key_cmp(&other->conns[j], &c) < 0)
+        while (j < other->n_conns && genome_conn_cmp(&other->conns[j], &c) < 0)
             j++;
-        if (j < other->n_conns && key_cmp(&other->conns[j], &c) == 0) {
+        if (j < other->n_conns && genome_conn_cmp(&other->conns[j], &c) == 0) {
             if (n_bits == 0) {
                 bits = tv_rng_u64(rng);
                 n_bits = 64;
@@ -71,7 +68,9 @@ double genome_distance(const struct genome *a, const struct genome *b,
     const struct genome_conn *last_a = a->n_conns ? &a->conns[a->n_conns - 1] : NULL;
     const struct genome_conn *last_b = b->n_conns ? &b->conns[b->n_conns - 1] : NULL;
     while (i < a->n_conns || j < b->n_conns) {
-        int c = i == a->n_conns ? 1 : j == b->n_conns ? -1 : key_cmp(&a->conns[i], &b->conns[j]);
+        int c = i == a->n_conns   ? 1
+                : j == b->n_conns ? -1
+                                  : genome_conn_cmp(&a->conns[i], &b->conns[j]);
         if (c == 0) {
             wsum += fabs((double)a->conns[i].weight - (double)b->conns[j].weight);
             matching++;
@@ -79,13 +78,13 @@ double genome_distance(const struct genome *a, const struct genome *b,
             j++;
         } else if (c < 0) {
             /* a's gene beyond b's last key is excess, else disjoint. */
-            if (!last_b || key_cmp(&a->conns[i], last_b) > 0)
+            if (!last_b || genome_conn_cmp(&a->conns[i], last_b) > 0)
                 excess++;
             else
                 disjoint++;
             i++;
         } else {
-            if (!last_a || key_cmp(&b->conns[j], last_a) > 0)
+            if (!last_a || genome_conn_cmp(&b->conns[j], last_a) > 0)
                 excess++;
             else
                 disjoint++;

@@ -1,7 +1,6 @@
 /* genome.c -- genes, canonical order, validation, sizes, starting genomes.
  * See genome.h for the invariants. */
 #include "genome.h"
-#include "genome_private.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -33,6 +32,76 @@ int genome_act_parse(const char *name, size_t len)
         if (strlen(act_names[i]) == len && !memcmp(act_names[i], name, len))
             return i;
     return -1;
+}
+
+/* Leaky integrate-and-fire (for the spiking issue; nn/ does not run it yet):
+ * v <- decay * v + bias + sum w * in; when v >= threshold the neuron emits 1
+ * and v <- reset, then it integrates nothing for `refractory` steps; else it
+ * emits 0. */
+static const struct genome_param_info lif_params[] = {
+    /* name, integer, mutate, default, min, max */
+    {"threshold", 0, 1, 1.0f, 0.01f, 100.0f},
+    {"decay", 0, 1, 0.9f, 0.0f, 1.0f},
+    {"reset", 0, 0, 0.0f, -100.0f, 100.0f},
+    {"refractory", 1, 0, 0.0f, 0.0f, 255.0f},
+};
+
+#define N_OF(a) (sizeof(a) / sizeof *(a))
+const struct genome_model_info genome_models[GENOME_MODEL_COUNT] = {
+    [GENOME_MODEL_RATE] = {"rate", 0, NULL},
+    [GENOME_MODEL_LIF] = {"lif", N_OF(lif_params), lif_params},
+};
+_Static_assert(N_OF(lif_params) <= GENOME_MAX_PARAMS, "GENOME_MAX_PARAMS holds every model");
+
+int genome_model_parse(const char *name, size_t len)
+{
+    for (int i = 0; i < GENOME_MODEL_COUNT; i++)
+        if (strlen(genome_models[i].name) == len && !memcmp(genome_models[i].name, name, len))
+            return i;
+    return -1;
+}
+
+void genome_neuron_set_model(struct genome_neuron *n, int model)
+{
+    const struct genome_model_info *m = &genome_models[model];
+    n->model = (uint8_t)model;
+    memset(n->param, 0, sizeof n->param);
+    for (size_t k = 0; k < m->n_params; k++)
+        n->param[k] = m->params[k].def;
+}
+
+int genome_param_check(int model, size_t k, float v, struct tv_error *err)
+{
+    const struct genome_model_info *m = &genome_models[model];
+    const struct genome_param_info *p = &m->params[k];
+    if (!isfinite(v))
+        return tv_error_set(err, TV_EINVAL, "%s %s is not finite", m->name, p->name);
+    if (!(v >= p->min && v <= p->max))
+        return tv_error_set(err, TV_EINVAL, "%s %s %g is outside [%g, %g]", m->name, p->name,
+                            (double)v, (double)p->min, (double)p->max);
+    if (p->integer && v != floorf(v))
+        return tv_error_set(err, TV_EINVAL, "%s %s %g is not a whole number", m->name, p->name,
+                            (double)v);
+    return 0;
+}
+
+static int same_float(float a, float b)
+{
+    return memcmp(&a, &b, sizeof a) == 0;
+}
+
+int genome_format_version(const struct genome *g)
+{
+    const struct genome_model_info *rate = &genome_models[GENOME_MODEL_RATE];
+    for (size_t i = 0; i < g->n_neurons; i++) {
+        const struct genome_neuron *n = &g->neurons[i];
+        if (n->model != GENOME_MODEL_RATE)
+            return 2;
+        for (size_t k = 0; k < rate->n_params; k++)
+            if (!same_float(n->param[k], rate->params[k].def))
+                return 2;
+    }
+    return 1;
 }
 
 const char *genome_kind_name(int kind)
@@ -81,29 +150,10 @@ void genome_reset(struct genome *g)
     g->n_conns = 0;
 }
 
-/* Grows *arr so it can hold `want` elements of `size` bytes. */
-static int grow(void **arr, size_t *cap, size_t want, size_t size)
-{
-    if (want <= *cap)
-        return 0;
-    size_t n = *cap ? *cap : 16;
-    while (n < want) {
-        if (n > SIZE_MAX / 2 / size)
-            return TV_ENOMEM;
-        n *= 2;
-    }
-    void *p = realloc(*arr, n * size);
-    if (!p)
-        return TV_ENOMEM;
-    *arr = p;
-    *cap = n;
-    return 0;
-}
-
 int genome_reserve(struct genome *g, size_t n_neurons, size_t n_conns, struct tv_error *err)
 {
-    if (grow((void **)&g->neurons, &g->cap_neurons, n_neurons, sizeof *g->neurons) ||
-        grow((void **)&g->conns, &g->cap_conns, n_conns, sizeof *g->conns))
+    if (tv_grow((void **)&g->neurons, &g->cap_neurons, n_neurons, sizeof *g->neurons, NULL) ||
+        tv_grow((void **)&g->conns, &g->cap_conns, n_conns, sizeof *g->conns, NULL))
         return tv_error_set(err, TV_ENOMEM,
                             "genome: out of memory for %zu neurons, %zu connections", n_neurons,
                             n_conns);
@@ -127,11 +177,6 @@ int genome_copy(struct genome *dst, const struct genome *src, struct tv_error *e
     return 0;
 }
 
-static int same_float(float a, float b)
-{
-    return memcmp(&a, &b, sizeof a) == 0;
-}
-
 int genome_equal(const struct genome *a, const struct genome *b)
 {
     if (a->n_neurons != b->n_neurons || a->n_conns != b->n_conns)
@@ -139,7 +184,8 @@ int genome_equal(const struct genome *a, const struct genome *b)
     for (size_t i = 0; i < a->n_neurons; i++) {
         const struct genome_neuron *x = &a->neurons[i], *y = &b->neurons[i];
         if (x->id != y->id || x->kind != y->kind || x->act != y->act ||
-            !same_float(x->bias, y->bias) || !same_float(x->depth, y->depth))
+            !same_float(x->bias, y->bias) || !same_float(x->depth, y->depth) ||
+            x->model != y->model || memcmp(x->param, y->param, sizeof x->param))
             return 0;
     }
     for (size_t i = 0; i < a->n_conns; i++) {
@@ -166,18 +212,14 @@ static size_t neuron_lower(const struct genome *g, uint32_t id)
     return lo;
 }
 
-static int key_less(uint32_t f1, uint32_t t1, uint32_t f2, uint32_t t2)
-{
-    return f1 < f2 || (f1 == f2 && t1 < t2);
-}
-
 /* First index whose key is >= (from, to). */
 static size_t conn_lower(const struct genome *g, uint32_t from, uint32_t to)
 {
+    const struct genome_conn key = {from, to, 0.0f};
     size_t lo = 0, hi = g->n_conns;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (key_less(g->conns[mid].from, g->conns[mid].to, from, to))
+        if (genome_conn_cmp(&g->conns[mid], &key) < 0)
             lo = mid + 1;
         else
             hi = mid;
@@ -263,7 +305,8 @@ int genome_add_neuron(struct genome *g, uint32_t id, int kind, int act, float bi
     if (rc)
         return rc;
     memmove(&g->neurons[i + 1], &g->neurons[i], (g->n_neurons - i) * sizeof *g->neurons);
-    g->neurons[i] = (struct genome_neuron){id, (uint8_t)kind, (uint8_t)act, bias, depth};
+    g->neurons[i] = (struct genome_neuron){
+        .id = id, .kind = (uint8_t)kind, .act = (uint8_t)act, .bias = bias, .depth = depth};
     g->n_neurons++;
     return 0;
 }
@@ -308,24 +351,10 @@ void genome_remove_conn_at(struct genome *g, size_t i)
     g->n_conns--;
 }
 
-static int cmp_neuron(const void *a, const void *b)
-{
-    uint32_t x = ((const struct genome_neuron *)a)->id, y = ((const struct genome_neuron *)b)->id;
-    return (x > y) - (x < y);
-}
-
-static int cmp_conn(const void *a, const void *b)
-{
-    const struct genome_conn *x = a, *y = b;
-    if (x->from != y->from)
-        return (x->from > y->from) - (x->from < y->from);
-    return (x->to > y->to) - (x->to < y->to);
-}
-
 static int is_sorted_conns(const struct genome *g)
 {
     for (size_t i = 1; i < g->n_conns; i++)
-        if (!key_less(g->conns[i - 1].from, g->conns[i - 1].to, g->conns[i].from, g->conns[i].to))
+        if (genome_conn_cmp(&g->conns[i - 1], &g->conns[i]) >= 0)
             return 0;
     return 1;
 }
@@ -333,13 +362,13 @@ static int is_sorted_conns(const struct genome *g)
 int genome_canonicalize(struct genome *g, struct tv_error *err)
 {
     if (g->n_neurons > 1)
-        qsort(g->neurons, g->n_neurons, sizeof *g->neurons, cmp_neuron);
+        qsort(g->neurons, g->n_neurons, sizeof *g->neurons, genome_neuron_cmp);
     for (size_t i = 1; i < g->n_neurons; i++)
         if (g->neurons[i].id == g->neurons[i - 1].id)
             return tv_error_set(err, TV_EINVAL, "neuron %u is listed twice", g->neurons[i].id);
     /* Decoded and generated lists are usually sorted already: skip the sort. */
     if (!is_sorted_conns(g)) {
-        qsort(g->conns, g->n_conns, sizeof *g->conns, cmp_conn);
+        qsort(g->conns, g->n_conns, sizeof *g->conns, genome_conn_cmp);
         for (size_t i = 1; i < g->n_conns; i++)
             if (g->conns[i].from == g->conns[i - 1].from && g->conns[i].to == g->conns[i - 1].to)
                 return tv_error_set(err, TV_EINVAL, "connection %u -> %u is listed twice",
@@ -352,6 +381,27 @@ int genome_canonicalize(struct genome *g, struct tv_error *err)
 
 static int validate_conn(const struct genome *g, const struct genome_idmap *map, size_t i,
                          struct tv_error *err);
+
+/* The model is known, its parameters in range, the unused slots 0. */
+static int validate_model(const struct genome_neuron *n, struct tv_error *err)
+{
+    if (n->model >= GENOME_MODEL_COUNT)
+        return tv_error_set(err, TV_EINVAL, "neuron %u: unknown model %u", n->id, n->model);
+    const struct genome_model_info *m = &genome_models[n->model];
+    for (size_t k = 0; k < GENOME_MAX_PARAMS; k++) {
+        if (k >= m->n_params) {
+            if (!same_float(n->param[k], 0.0f))
+                return tv_error_set(err, TV_EINVAL,
+                                    "neuron %u: parameter slot %zu is unused by model %s but "
+                                    "holds %g",
+                                    n->id, k, m->name, (double)n->param[k]);
+        } else if (genome_param_check(n->model, k, n->param[k], err)) {
+            tv_error_prefix(err, "neuron %u", n->id);
+            return TV_EINVAL;
+        }
+    }
+    return 0;
+}
 
 int genome_validate(const struct genome *g, const struct genome_limits *limits,
                     struct tv_error *err)
@@ -382,6 +432,9 @@ int genome_validate(const struct genome *g, const struct genome_limits *limits,
             return tv_error_set(err, TV_EINVAL, "neuron %u: unknown activation %u", n->id, n->act);
         if (!isfinite(n->bias))
             return tv_error_set(err, TV_EINVAL, "neuron %u: bias is not finite", n->id);
+        int rc = validate_model(n, err);
+        if (rc)
+            return rc;
         if (!(n->depth >= 0.0f && n->depth <= 1.0f))
             return tv_error_set(err, TV_EINVAL, "neuron %u: depth %g is outside [0, 1]", n->id,
                                 (double)n->depth);
@@ -412,7 +465,7 @@ static int validate_conn(const struct genome *g, const struct genome_idmap *map,
                          struct tv_error *err)
 {
     const struct genome_conn *c = &g->conns[i];
-    if (i > 0 && !key_less(g->conns[i - 1].from, g->conns[i - 1].to, c->from, c->to))
+    if (i > 0 && genome_conn_cmp(&g->conns[i - 1], c) >= 0)
         return tv_error_set(err, TV_EINVAL,
                             (g->conns[i - 1].from == c->from && g->conns[i - 1].to == c->to)
                                 ? "connection %zu (%u -> %u): key listed twice"
@@ -446,11 +499,11 @@ static int cmp_float(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-size_t genome_layers(const struct genome *g, float **out)
+int genome_layers(const struct genome *g, float **depths, size_t *n_layers, struct tv_error *err)
 {
     float *d = malloc((g->n_neurons ? g->n_neurons : 1) * sizeof *d);
     if (!d)
-        return (size_t)-1;
+        return tv_error_set(err, TV_ENOMEM, "out of memory");
     for (size_t i = 0; i < g->n_neurons; i++)
         d[i] = g->neurons[i].depth;
     if (g->n_neurons > 1)
@@ -459,16 +512,17 @@ size_t genome_layers(const struct genome *g, float **out)
     for (size_t i = 0; i < g->n_neurons; i++)
         if (n == 0 || d[i] != d[n - 1])
             d[n++] = d[i];
-    *out = d;
-    return n;
+    *depths = d;
+    *n_layers = n;
+    return 0;
 }
 
-size_t genome_layer_of(const float *layers, size_t n, float depth)
+size_t genome_layer_of(const float *depths, size_t n_layers, float depth)
 {
-    size_t lo = 0, hi = n;
+    size_t lo = 0, hi = n_layers;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (layers[mid] < depth)
+        if (depths[mid] < depth)
             lo = mid + 1;
         else
             hi = mid;
@@ -476,13 +530,48 @@ size_t genome_layer_of(const float *layers, size_t n, float depth)
     return lo;
 }
 
+int genome_conn_class(size_t from_layer, size_t to_layer)
+{
+    if (to_layer <= from_layer)
+        return GENOME_CONN_RECURRENT;
+    return to_layer == from_layer + 1 ? GENOME_CONN_LOCAL : GENOME_CONN_SKIP;
+}
+
+int genome_conn_class_of(const float *depths, size_t n_layers, float from_depth, float to_depth)
+{
+    if (from_depth >= to_depth)
+        return GENOME_CONN_RECURRENT;
+    return genome_conn_class(genome_layer_of(depths, n_layers, from_depth),
+                             genome_layer_of(depths, n_layers, to_depth));
+}
+
+void genome_conn_class_targets(int cls, size_t from_layer, size_t n_layers, size_t *lo, size_t *hi)
+{
+    switch (cls) {
+    case GENOME_CONN_LOCAL:
+        *lo = from_layer + 1;
+        *hi = from_layer + 2 < n_layers ? from_layer + 2 : n_layers;
+        break;
+    case GENOME_CONN_SKIP:
+        *lo = from_layer + 2;
+        *hi = n_layers;
+        break;
+    default: /* recurrent: the source's own layer and every shallower one */
+        *lo = 0;
+        *hi = from_layer + 1;
+    }
+}
+
 int genome_stats(const struct genome *g, struct genome_stats *out, struct tv_error *err)
 {
     memset(out, 0, sizeof *out);
     float *layers;
-    size_t n_layers = genome_layers(g, &layers);
-    if (n_layers == (size_t)-1)
-        return tv_error_set(err, TV_ENOMEM, "genome_stats: out of memory");
+    size_t n_layers;
+    int rc = genome_layers(g, &layers, &n_layers, err);
+    if (rc) {
+        tv_error_prefix(err, "genome_stats");
+        return rc;
+    }
     out->n_layers = n_layers;
     out->n_neurons = g->n_neurons;
     for (size_t i = 0; i < g->n_neurons; i++) {
@@ -504,13 +593,16 @@ int genome_stats(const struct genome *g, struct genome_stats *out, struct tv_err
         ptrdiff_t t = genome_find_neuron(g, c->to);
         if (f < 0 || t < 0)
             continue; /* not valid; counted in none */
-        float df = g->neurons[f].depth, dt = g->neurons[t].depth;
-        if (df >= dt)
-            out->n_recurrent++;
-        else if (genome_layer_of(layers, n_layers, dt) == genome_layer_of(layers, n_layers, df) + 1)
+        switch (genome_conn_class_of(layers, n_layers, g->neurons[f].depth, g->neurons[t].depth)) {
+        case GENOME_CONN_LOCAL:
             out->n_local++;
-        else
+            break;
+        case GENOME_CONN_SKIP:
             out->n_skip++;
+            break;
+        default:
+            out->n_recurrent++;
+        }
     }
     free(layers);
     return 0;
@@ -555,10 +647,10 @@ int genome_build_minimal(struct genome *g, uint32_t n_in, uint32_t n_out, int ou
         return rc;
     for (uint32_t i = 0; i < n_in; i++)
         g->neurons[g->n_neurons++] =
-            (struct genome_neuron){i, GENOME_INPUT, GENOME_ACT_IDENTITY, 0.0f, 0.0f};
+            (struct genome_neuron){.id = i, .kind = GENOME_INPUT, .act = GENOME_ACT_IDENTITY};
     for (uint32_t o = 0; o < n_out; o++)
-        g->neurons[g->n_neurons++] =
-            (struct genome_neuron){n_in + o, GENOME_OUTPUT, (uint8_t)out_act, 0.0f, 1.0f};
+        g->neurons[g->n_neurons++] = (struct genome_neuron){
+            .id = n_in + o, .kind = GENOME_OUTPUT, .act = (uint8_t)out_act, .depth = 1.0f};
     for (uint32_t i = 0; i < n_in; i++)
         for (uint32_t o = 0; o < n_out; o++)
             g->conns[g->n_conns++] = (struct genome_conn){i, n_in + o, draw_weight(rng, weight_sd)};
@@ -644,10 +736,10 @@ int genome_build_layered(struct genome *g, const struct genome_layered_spec *spe
         int act = l == 0 ? GENOME_ACT_IDENTITY : l == L - 1 ? spec->out_act : spec->hidden_act;
         float depth = l == L - 1 ? 1.0f : (float)((double)l / (double)(L - 1));
         for (uint32_t i = 0; i < spec->sizes[l]; i++)
-            g->neurons[g->n_neurons++] =
-                (struct genome_neuron){first[l] + i, (uint8_t)kind, (uint8_t)act, 0.0f, depth};
+            g->neurons[g->n_neurons++] = (struct genome_neuron){
+                .id = first[l] + i, .kind = (uint8_t)kind, .act = (uint8_t)act, .depth = depth};
     }
-    qsort(g->neurons, g->n_neurons, sizeof *g->neurons, cmp_neuron);
+    qsort(g->neurons, g->n_neurons, sizeof *g->neurons, genome_neuron_cmp);
     for (size_t a = 0; a < L && !rc; a++) {
         for (size_t b = 1; b < L && !rc; b++) {
             double p = b == a + 1  ? spec->density

@@ -11,6 +11,8 @@
  *   - connections sorted by (from, to), keys unique, both ends existing,
  *     no connection ends in an input neuron;
  *   - weights, biases finite; depth in [0, 1]; inputs at depth 0, outputs at 1;
+ *   - a known model, its parameters within their table ranges, unused
+ *     parameter slots 0;
  *   - at least one input and one output; sizes within the limits.
  *
  * Semantics (nn/ implements them): a connection with depth(from) < depth(to)
@@ -57,13 +59,53 @@ enum genome_act {
     GENOME_ACT_COUNT
 };
 
+/* Neuron models. Stored and sent: explicit values, grow only at the end.
+ * Each has one row in genome_models[] (genome.c) naming its parameters; the
+ * codecs, the text format, validation, mutation, crossover and the drawing
+ * read that table, so a model is one row there (and its kernel in nn/). */
+enum genome_model {
+    GENOME_MODEL_RATE = 0, /* out = act(bias + sum w * in): no parameters */
+    GENOME_MODEL_LIF = 1,  /* leaky integrate-and-fire (a later issue runs it) */
+    GENOME_MODEL_COUNT
+};
+#define GENOME_MAX_PARAMS 4 /* parameters of the largest model */
+
 struct genome_neuron {
     uint32_t id;
     uint8_t kind; /* enum genome_kind */
     uint8_t act;  /* enum genome_act */
     float bias;
-    float depth; /* [0, 1]: inputs 0, outputs 1 */
+    float depth;   /* [0, 1]: inputs 0, outputs 1 */
+    uint8_t model; /* enum genome_model: 0, a rate neuron, when zeroed */
+    /* param[k] is parameter k of the model (genome_models[model].params[k]);
+     * slots past the model's n_params are 0. */
+    float param[GENOME_MAX_PARAMS];
 };
+
+/* One parameter of a model: the table row the formats, validation and the
+ * variation operators read. */
+struct genome_param_info {
+    const char *name; /* in the text format ("threshold=1") and messages */
+    int integer;      /* 1: the value must be a whole number (stored as a float) */
+    int mutate;       /* 1: perturbed and replaced with the bias rates, sds and clamp
+                         (a replacement draws around def), then held in [min, max] */
+    float def, min, max;
+};
+struct genome_model_info {
+    const char *name; /* in the text format: "rate", "lif" */
+    size_t n_params;  /* <= GENOME_MAX_PARAMS */
+    const struct genome_param_info *params;
+};
+/* Indexed by enum genome_model. */
+extern const struct genome_model_info genome_models[GENOME_MODEL_COUNT];
+/* The model named `name` (length len), or -1. */
+int genome_model_parse(const char *name, size_t len);
+/* Sets n->model and every parameter of it to its default (other slots 0). */
+void genome_neuron_set_model(struct genome_neuron *n, int model);
+/* Checks value v for parameter k of model: finite, within [min, max], whole
+ * if it must be. 0, or TV_EINVAL with a message such as "lif threshold 500
+ * is outside [0.01, 100]" (the caller puts where in front). */
+int genome_param_check(int model, size_t k, float v, struct tv_error *err);
 
 struct genome_conn {
     uint32_t from;
@@ -128,6 +170,41 @@ void genome_remove_conn_at(struct genome *g, size_t i);
 ptrdiff_t genome_find_neuron(const struct genome *g, uint32_t id);
 ptrdiff_t genome_find_conn(const struct genome *g, uint32_t from, uint32_t to);
 
+/* The canonical order of connections: by from, then to. -1, 0 or 1. Takes
+ * `const void *` so that it serves qsort and bsearch as well as direct calls;
+ * it reads only the first two fields, so it also orders any struct that
+ * starts with a struct genome_conn. Inline: merge loops call it per gene. */
+static inline int genome_conn_cmp(const void *a, const void *b)
+{
+    const struct genome_conn *x = a, *y = b;
+    if (x->from != y->from)
+        return x->from < y->from ? -1 : 1;
+    return (x->to > y->to) - (x->to < y->to);
+}
+
+/* The canonical order of neurons: by id. For qsort and bsearch over neurons
+ * or any struct that starts with a struct genome_neuron. */
+static inline int genome_neuron_cmp(const void *a, const void *b)
+{
+    uint32_t x = ((const struct genome_neuron *)a)->id, y = ((const struct genome_neuron *)b)->id;
+    return (x > y) - (x < y);
+}
+
+/* An open-addressing map from neuron id to index in g->neurons, for O(1)
+ * lookups over large genomes (ids from splits are sparse 32-bit hashes).
+ * It holds indices: rebuild it after the neuron list changes. */
+struct genome_idmap {
+    uint32_t *ids; /* [mask + 1], GENOME_ID_NONE marks an empty slot */
+    uint32_t *idx; /* [mask + 1] */
+    size_t mask;
+};
+/* 0 or TV_ENOMEM (m then holds nothing to free). Later duplicates of an id
+ * are ignored. */
+int genome_idmap_build(struct genome_idmap *m, const struct genome *g);
+/* The index of neuron `id` in the genome the map was built from, or -1. */
+ptrdiff_t genome_idmap_find(const struct genome_idmap *m, uint32_t id);
+void genome_idmap_free(struct genome_idmap *m);
+
 /* Checks every invariant listed at the top. On failure returns TV_EINVAL or
  * TV_ELIMIT with a message naming the offending gene, e.g.
  * "connection 12 (3 -> 7): weight is not finite". limits may be NULL. */
@@ -136,7 +213,33 @@ int genome_validate(const struct genome *g, const struct genome_limits *limits,
 
 size_t genome_count_kind(const struct genome *g, int kind);
 
-/* Sizes by kind of connection (local = between adjacent layers). */
+/* ---- layers and classes of connections ---------------------------------
+ * The one definition of the semantics above, for everything that counts,
+ * draws or mutates connections by kind: the layers of a genome are its
+ * distinct depths in increasing order; a connection from layer f to layer t
+ * is recurrent when t <= f (depth(from) >= depth(to)), local when t = f + 1,
+ * skip when t > f + 1. */
+enum genome_conn_class { GENOME_CONN_LOCAL = 0, GENOME_CONN_SKIP = 1, GENOME_CONN_RECURRENT = 2 };
+#define GENOME_CONN_CLASSES 3
+
+/* The distinct depths of g in increasing order into *depths (malloc'd, the
+ * caller frees; n_neurons floats at most) and their count into *n_layers.
+ * 0 or TV_ENOMEM ("out of memory", prefix your context). */
+int genome_layers(const struct genome *g, float **depths, size_t *n_layers, struct tv_error *err);
+/* The layer of `depth`: its index in depths[n_layers] (sorted, distinct),
+ * found by binary search; for a depth between layers, the next one up. */
+size_t genome_layer_of(const float *depths, size_t n_layers, float depth);
+/* enum genome_conn_class of a connection from layer from_layer to to_layer. */
+int genome_conn_class(size_t from_layer, size_t to_layer);
+/* The same from the depths of the two ends: a recurrent connection needs no
+ * layer lookup, a feed-forward one two binary searches in depths[n_layers]. */
+int genome_conn_class_of(const float *depths, size_t n_layers, float from_depth, float to_depth);
+/* The other way round: the target layers [*lo, *hi) that a connection of
+ * class cls from from_layer reaches, in a genome of n_layers (empty when
+ * *lo >= *hi). genome_conn_class(from_layer, t) == cls exactly for these t. */
+void genome_conn_class_targets(int cls, size_t from_layer, size_t n_layers, size_t *lo, size_t *hi);
+
+/* Sizes by class of connection. */
 struct genome_stats {
     size_t n_neurons, n_inputs, n_outputs, n_hidden;
     size_t n_conns, n_local, n_skip, n_recurrent;
@@ -178,6 +281,22 @@ struct genome_layered_spec {
 int genome_build_layered(struct genome *g, const struct genome_layered_spec *spec,
                          struct tv_rng *rng, struct tv_error *err);
 
+/* A NEAT-style random graph, for tests and benchmarks: n_in inputs, n_out
+ * outputs and the rest hidden, the hidden neurons spread over n_levels
+ * depths; about n_conns distinct connections, of which a share rec_rate is
+ * recurrent (half within the source's own level, self loops included, half to
+ * any shallower neuron) and the rest feed-forward (half local, to the next
+ * level, half skip). Hidden neurons use hidden_act, outputs out_act; weights
+ * and biases N(0, weight_sd^2). g is reset first. Made source by source with
+ * sorted targets, so it comes out canonical without a sort: O(connections). */
+struct genome_graph_spec {
+    size_t n_neurons, n_in, n_out, n_conns, n_levels;
+    double rec_rate, weight_sd;
+    int hidden_act, out_act;
+};
+int genome_build_graph(struct genome *g, const struct genome_graph_spec *spec, struct tv_rng *rng,
+                       struct tv_error *err);
+
 /* ---- variation --------------------------------------------------------- */
 
 /* Rates of the mutation operators. Per-gene rates apply to every gene;
@@ -189,7 +308,7 @@ struct genome_mutation {
     double weight_replace_rate; /* per connection: w = N(0, weight_init_sd^2) */
     double weight_init_sd;      /* also for new connections */
     double weight_max;          /* |w| and |bias| clamped to this (0: no clamp) */
-    double bias_perturb_rate;
+    double bias_perturb_rate;   /* also for model parameters marked `mutate` */
     double bias_perturb_sd;
     double bias_replace_rate;
     double bias_init_sd;
@@ -212,7 +331,9 @@ int genome_mutate(struct genome *g, const struct genome_mutation *cfg, struct tv
 /* NEAT crossover by connection key in one merge pass: a matching gene takes
  * its weight from either parent at random; disjoint and excess genes come
  * from `fitter` only. Neurons are fitter's, a neuron present in both takes
- * bias and activation from either at random. child must be neither parent. */
+ * bias and activation from either at random, and each model parameter from
+ * either when both parents give it the same model (else fitter's model and
+ * parameters). child must be neither parent. */
 int genome_crossover(struct genome *child, const struct genome *fitter, const struct genome *other,
                      struct tv_rng *rng, struct tv_error *err);
 
@@ -248,12 +369,25 @@ size_t genome_sketch_first_below(const struct genome_sketch *mine, const struct 
                                  size_t from, size_t n, const struct genome_distance_cfg *cfg,
                                  double threshold);
 
+/* ---- format versions --------------------------------------------------
+ * Version 1 (both forms) holds rate neurons only; version 2 adds each
+ * neuron's model and parameters. Readers take both. Writers write the OLDEST
+ * version that can express the genome: version 1 when every neuron is a rate
+ * neuron with its parameters (none today) at their defaults, byte for byte
+ * as before version 2 existed, so that databases, champions and messages of
+ * such genomes do not change; version 2 otherwise. */
+#define GENOME_FORMAT_VERSION 2 /* the newest this program reads and writes */
+/* The version genome_encode() and genome_write_text() use for g: 1 or 2. */
+int genome_format_version(const struct genome *g);
+
 /* ---- msgpack codec ----------------------------------------------------- */
 
 /* Appends the encoding of g to out:
  *   ["trevo-genome", 1, [[id, kind, act, bias, depth], ...], bin]
  * where bin holds n_conns records of 12 bytes (from u32, to u32, weight f32,
- * little-endian). About 12 bytes per connection. */
+ * little-endian). About 12 bytes per connection. In version 2 each neuron is
+ *   [id, kind, act, bias, depth, model, param_0, ..., param_{n-1}]
+ * with exactly the model's n_params parameters (float32). */
 int genome_encode(const struct genome *g, struct tv_buf *out, struct tv_error *err);
 /* Decodes data[0..len) into g (reset first) and validates it. Sizes are
  * checked against limits (NULL: defaults) before anything is allocated; every
@@ -273,12 +407,34 @@ int genome_decode_general(struct genome *g, const void *data, size_t len,
 /* Writes
  *   trevo-net 1 / inputs N / outputs M / neuron ID in|out|hid DEPTH ACT BIAS /
  *   conn FROM TO WEIGHT
- * with floats printed so that they read back to the same bits. */
+ * with floats printed so that they read back to the same bits. Version 2
+ * ("trevo-net 2") lets a neuron line go on with its model and parameters,
+ *   neuron ID KIND DEPTH ACT BIAS MODEL NAME=VALUE...
+ * (the writer gives every parameter; the reader takes them in any order,
+ * defaults for those left out); a line without a model is a rate neuron. */
 int genome_write_text(const struct genome *g, FILE *f, struct tv_error *err);
 /* Parses text[0..len); `name` is used in messages ("net.txt:7: ..."). Lines
  * after the header may come in any order; '#' starts a comment. The result is
  * validated. */
 int genome_read_text(struct genome *g, const char *text, size_t len, const char *name,
                      const struct genome_limits *limits, struct tv_error *err);
+
+/* ---- Graphviz drawing -------------------------------------------------- */
+
+/* Appends g drawn as a Graphviz `dot` graph to out (for `trevo best --format
+ * dot` and `trevo net export --format dot`). The drawing follows the
+ * semantics above: inputs share the first rank, outputs the last, hidden
+ * neurons sit between, neurons of equal depth share a rank. Connections are
+ * told apart by genome_conn_class(): local solid, skip dashed, recurrent in
+ * another colour with constraint=false so that they do not bend the layering.
+ * Each edge is labelled with its weight and drawn with a pen width that grows
+ * with |weight|; each neuron is labelled with its id, activation, (if not
+ * 0) bias and, unless it is a rate neuron, its model and every parameter
+ * ("threshold=1"). Every connection is exactly one line "    nFROM -> nTO [...];", so
+ * the edges can be counted with grep. title (may be NULL) is printed above the
+ * drawing, escaped. g is validated first: TV_EINVAL naming the bad gene if it
+ * is not valid, TV_ENOMEM; on error out is as it was. */
+int genome_write_dot(const struct genome *g, const char *title, struct tv_buf *out,
+                     struct tv_error *err);
 
 #endif

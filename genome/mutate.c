@@ -2,7 +2,6 @@
  * every random choice comes from the rng passed in, so the same genome, rates
  * and stream give the same child, bit for bit. */
 #include "genome.h"
-#include "genome_private.h"
 
 #include <float.h>
 #include <math.h>
@@ -54,6 +53,26 @@ static void mutate_weights(struct genome *g, const struct genome_mutation *cfg, 
     }
 }
 
+/* A model parameter marked `mutate` in its table row, with the bias rates and
+ * sds: a replacement draws around the default; the result is clamped like a
+ * bias, then held in the parameter's range (and made whole if it must be). */
+static float mutate_param(const struct genome_param_info *p, float v,
+                          const struct genome_mutation *cfg, struct tv_rng *rng)
+{
+    double u = tv_rng_uniform(rng);
+    if (u < cfg->bias_replace_rate)
+        v = clamp(p->def + cfg->bias_init_sd * tv_rng_normal(rng), cfg->weight_max);
+    else if (u < cfg->bias_replace_rate + cfg->bias_perturb_rate)
+        v = clamp(v + cfg->bias_perturb_sd * tv_rng_normal(rng), cfg->weight_max);
+    else
+        return v;
+    if (p->integer)
+        v = roundf(v);
+    return v < p->min ? p->min : v > p->max ? p->max : v;
+}
+
+/* Biases, then the model's mutable parameters (a rate neuron has none, so
+ * its draws are the bias's alone). */
 static void mutate_biases(struct genome *g, const struct genome_mutation *cfg, struct tv_rng *rng)
 {
     if (cfg->bias_replace_rate <= 0 && cfg->bias_perturb_rate <= 0)
@@ -67,6 +86,10 @@ static void mutate_biases(struct genome *g, const struct genome_mutation *cfg, s
             n->bias = clamp(cfg->bias_init_sd * tv_rng_normal(rng), cfg->weight_max);
         else if (u < cfg->bias_replace_rate + cfg->bias_perturb_rate)
             n->bias = clamp(n->bias + cfg->bias_perturb_sd * tv_rng_normal(rng), cfg->weight_max);
+        const struct genome_model_info *m = &genome_models[n->model];
+        for (size_t k = 0; k < m->n_params; k++)
+            if (m->params[k].mutate)
+                n->param[k] = mutate_param(&m->params[k], n->param[k], cfg, rng);
     }
 }
 
@@ -147,8 +170,6 @@ static void delete_neuron(struct genome *g, struct tv_rng *rng)
     g->n_conns = w;
 }
 
-enum add_kind { ADD_LOCAL, ADD_SKIP, ADD_RECURRENT };
-
 /* Neuron indices ordered by (depth, id), with each layer's start: the ranges
  * an add-connection operator draws targets from. */
 struct depth_index {
@@ -212,9 +233,9 @@ static int depth_index_build(struct depth_index *d, const struct genome *g, stru
     return 0;
 }
 
-/* Adds one connection of the given kind between random neurons that are not
+/* Adds one connection of class cls (enum genome_conn_class) between random neurons that are not
  * yet connected; does nothing if ADD_CONN_TRIES draws find no such pair. */
-static int add_conn(struct genome *g, const struct genome_mutation *cfg, enum add_kind kind,
+static int add_conn(struct genome *g, const struct genome_mutation *cfg, int cls,
                     const struct depth_index *d, struct tv_rng *rng, struct tv_error *err)
 {
     if (g->n_conns + 1 > max_conns_of(cfg))
@@ -222,21 +243,12 @@ static int add_conn(struct genome *g, const struct genome_mutation *cfg, enum ad
     for (int t = 0; t < ADD_CONN_TRIES; t++) {
         size_t src = tv_rng_below(rng, (uint32_t)g->n_neurons);
         size_t l = d->layer[src];
-        size_t lo, hi; /* target positions in d->order */
-        if (kind == ADD_LOCAL) {
-            if (l + 1 >= d->n_layers)
-                continue;
-            lo = d->start[l + 1];
-            hi = d->start[l + 2];
-        } else if (kind == ADD_SKIP) {
-            if (l + 2 >= d->n_layers)
-                continue;
-            lo = d->start[l + 2];
-            hi = d->start[d->n_layers];
-        } else {
-            lo = 0;
-            hi = d->start[l + 1];
-        }
+        size_t lo, hi; /* target layers, then positions in d->order */
+        genome_conn_class_targets(cls, l, d->n_layers, &lo, &hi);
+        if (lo >= hi)
+            continue;
+        lo = d->start[lo];
+        hi = d->start[hi];
         size_t dst = d->order[lo + tv_rng_below(rng, (uint32_t)(hi - lo))];
         if (g->neurons[dst].kind == GENOME_INPUT)
             continue;
@@ -252,15 +264,17 @@ static int add_conn(struct genome *g, const struct genome_mutation *cfg, enum ad
 static int add_conns(struct genome *g, const struct genome_mutation *cfg, struct tv_rng *rng,
                      struct tv_error *err)
 {
-    int fire[3] = {tv_rng_chance(rng, cfg->add_local_rate), tv_rng_chance(rng, cfg->add_skip_rate),
-                   tv_rng_chance(rng, cfg->add_recurrent_rate)};
+    /* indexed by enum genome_conn_class */
+    int fire[GENOME_CONN_CLASSES] = {tv_rng_chance(rng, cfg->add_local_rate),
+                                     tv_rng_chance(rng, cfg->add_skip_rate),
+                                     tv_rng_chance(rng, cfg->add_recurrent_rate)};
     if (!fire[0] && !fire[1] && !fire[2])
         return 0;
     struct depth_index d = {0};
     int rc = depth_index_build(&d, g, err);
-    for (int k = 0; k < 3 && !rc; k++)
+    for (int k = 0; k < GENOME_CONN_CLASSES && !rc; k++)
         if (fire[k])
-            rc = add_conn(g, cfg, (enum add_kind)k, &d, rng, err);
+            rc = add_conn(g, cfg, k, &d, rng, err);
     depth_index_free(&d);
     return rc;
 }

@@ -7,6 +7,8 @@
  *   neuron ID in|out|hid DEPTH ACTIVATION BIAS
  *   conn FROM TO WEIGHT
  *
+ * and, in version 2 ("trevo-net 2"), neuron lines that go on with a model
+ * and its parameters: "neuron 7 hid 0.5 identity 0 lif threshold=1 ...".
  * Floats are written with %.9g, which reads back to the same float. Every
  * error names the line. */
 #include "genome.h"
@@ -19,12 +21,19 @@
 int genome_write_text(const struct genome *g, FILE *f, struct tv_error *err)
 {
     fprintf(f, "# trevo network: %zu neurons, %zu connections\n", g->n_neurons, g->n_conns);
-    fprintf(f, "trevo-net 1\ninputs %zu\noutputs %zu\n", genome_count_kind(g, GENOME_INPUT),
-            genome_count_kind(g, GENOME_OUTPUT));
+    int version = genome_format_version(g);
+    fprintf(f, "trevo-net %d\ninputs %zu\noutputs %zu\n", version,
+            genome_count_kind(g, GENOME_INPUT), genome_count_kind(g, GENOME_OUTPUT));
     for (size_t i = 0; i < g->n_neurons; i++) {
         const struct genome_neuron *n = &g->neurons[i];
-        fprintf(f, "neuron %u %s %.9g %s %.9g\n", n->id, genome_kind_name(n->kind),
-                (double)n->depth, genome_act_name(n->act), (double)n->bias);
+        const struct genome_model_info *m = &genome_models[n->model];
+        fprintf(f, "neuron %u %s %.9g %s %.9g", n->id, genome_kind_name(n->kind), (double)n->depth,
+                genome_act_name(n->act), (double)n->bias);
+        if (version > 1 && (n->model != GENOME_MODEL_RATE || m->n_params))
+            fprintf(f, " %s", m->name);
+        for (size_t k = 0; version > 1 && k < m->n_params; k++)
+            fprintf(f, " %s=%.9g", m->params[k].name, (double)n->param[k]);
+        fputc('\n', f);
     }
     for (size_t i = 0; i < g->n_conns; i++) {
         const struct genome_conn *c = &g->conns[i];
@@ -37,7 +46,8 @@ int genome_write_text(const struct genome *g, FILE *f, struct tv_error *err)
 
 /* ---- parsing ----------------------------------------------------------- */
 
-#define MAX_TOKENS 8
+/* "neuron" and its 5 fields, a model and its parameters */
+#define MAX_TOKENS (7 + GENOME_MAX_PARAMS)
 
 struct tok {
     const char *s;
@@ -48,6 +58,7 @@ struct parser {
     const char *name;
     size_t line;
     struct tv_error *err;
+    int version; /* of the header */
 };
 
 static int fail(struct parser *p, const char *what, struct tok t)
@@ -103,7 +114,8 @@ static int parse_float(struct parser *p, struct tok t, const char *what, float *
 }
 
 /* A gene with the line it came from, so errors found after sorting can still
- * name the line. */
+ * name the line. The gene comes first: genome_neuron_cmp and genome_conn_cmp
+ * order these. */
 struct neuron_at {
     struct genome_neuron n;
     size_t line;
@@ -113,21 +125,6 @@ struct conn_at {
     size_t line;
 };
 
-static int cmp_neuron_at(const void *a, const void *b)
-{
-    uint32_t x = ((const struct neuron_at *)a)->n.id, y = ((const struct neuron_at *)b)->n.id;
-    return (x > y) - (x < y);
-}
-
-static int cmp_conn_at(const void *a, const void *b)
-{
-    const struct genome_conn *x = &((const struct conn_at *)a)->c;
-    const struct genome_conn *y = &((const struct conn_at *)b)->c;
-    if (x->from != y->from)
-        return (x->from > y->from) - (x->from < y->from);
-    return (x->to > y->to) - (x->to < y->to);
-}
-
 struct lists {
     size_t in_line, out_line; /* lines of the `inputs` and `outputs` counts */
     struct neuron_at *neurons;
@@ -136,18 +133,52 @@ struct lists {
     size_t n_conns, cap_conns;
 };
 
-static int push(void **arr, size_t *n, size_t *cap, size_t size, const void *item)
+/* Appends the gene of the current line, item (size bytes), to the list *arr
+ * of *n, unless that would pass `limit` (`what` names the genes). */
+static int push_gene(struct parser *p, void **arr, size_t *n, size_t *cap, size_t size,
+                     const void *item, size_t limit, const char *what)
 {
-    if (*n == *cap) {
-        size_t c = *cap ? *cap * 2 : 64;
-        void *q = realloc(*arr, c * size);
-        if (!q)
-            return -1;
-        *arr = q;
-        *cap = c;
-    }
+    if (*n >= limit)
+        return tv_error_set(p->err, TV_ELIMIT, "%s:%zu: more than %zu %s", p->name, p->line, limit,
+                            what);
+    if (tv_grow(arr, cap, *n + 1, size, NULL))
+        return tv_error_set(p->err, TV_ENOMEM, "%s:%zu: out of memory", p->name, p->line);
     memcpy((char *)*arr + *n * size, item, size);
     (*n)++;
+    return 0;
+}
+
+/* The model of a neuron line and its NAME=VALUE parameters, t[0..nt) (none:
+ * a rate neuron); parameters left out take their defaults. */
+static int parse_model(struct parser *p, const struct tok *t, int nt, struct genome_neuron *n)
+{
+    genome_neuron_set_model(n, GENOME_MODEL_RATE);
+    if (nt == 0)
+        return 0;
+    int model = genome_model_parse(t[0].s, t[0].n);
+    if (model < 0)
+        return fail(p, "unknown neuron model", t[0]);
+    genome_neuron_set_model(n, model);
+    const struct genome_model_info *m = &genome_models[model];
+    unsigned seen = 0;
+    for (int i = 1; i < nt; i++) {
+        const char *eq = memchr(t[i].s, '=', t[i].n);
+        size_t k = 0, len = eq ? (size_t)(eq - t[i].s) : 0;
+        while (k < m->n_params &&
+               !(strlen(m->params[k].name) == len && !memcmp(m->params[k].name, t[i].s, len)))
+            k++;
+        if (!eq || k == m->n_params)
+            return fail(p, "expected NAME=VALUE with a parameter of the model", t[i]);
+        if (seen >> k & 1)
+            return fail(p, "parameter given twice", t[i]);
+        seen |= 1u << k;
+        struct tok v = {eq + 1, t[i].n - len - 1};
+        int rc = parse_float(p, v, m->params[k].name, &n->param[k]);
+        if (!rc && (rc = genome_param_check(model, k, n->param[k], p->err)))
+            tv_error_prefix(p->err, "%s:%zu", p->name, p->line);
+        if (rc)
+            return rc;
+    }
     return 0;
 }
 
@@ -171,10 +202,10 @@ static int parse_line(struct parser *p, struct tok *t, int nt, struct lists *l,
         return 0;
     }
     if (tok_is(t[0], "neuron")) {
-        if (nt != 6)
+        if (p->version == 1 ? nt != 6 : nt < 6)
             return tv_error_set(p->err, TV_EINVAL,
-                                "%s:%zu: expected 'neuron ID in|out|hid DEPTH ACTIVATION BIAS'",
-                                p->name, p->line);
+                                "%s:%zu: expected 'neuron ID in|out|hid DEPTH ACTIVATION BIAS%s'",
+                                p->name, p->line, p->version == 1 ? "" : " [MODEL NAME=VALUE...]");
         struct neuron_at a = {.line = p->line};
         int rc = parse_u32(p, t[1], "neuron id is not an integer below 4294967295", &a.n.id);
         if (rc)
@@ -199,12 +230,10 @@ static int parse_line(struct parser *p, struct tok *t, int nt, struct lists *l,
         a.n.act = (uint8_t)act;
         if ((rc = parse_float(p, t[5], "bias", &a.n.bias)))
             return rc;
-        if (l->n_neurons >= limits->max_neurons)
-            return tv_error_set(p->err, TV_ELIMIT, "%s:%zu: more than %zu neurons", p->name,
-                                p->line, limits->max_neurons);
-        return push((void **)&l->neurons, &l->n_neurons, &l->cap_neurons, sizeof a, &a)
-                   ? tv_error_set(p->err, TV_ENOMEM, "%s:%zu: out of memory", p->name, p->line)
-                   : 0;
+        if ((rc = parse_model(p, t + 6, nt - 6, &a.n)))
+            return rc;
+        return push_gene(p, (void **)&l->neurons, &l->n_neurons, &l->cap_neurons, sizeof a, &a,
+                         limits->max_neurons, "neurons");
     }
     if (tok_is(t[0], "conn")) {
         if (nt != 4)
@@ -218,12 +247,8 @@ static int parse_line(struct parser *p, struct tok *t, int nt, struct lists *l,
             rc = parse_float(p, t[3], "weight", &a.c.weight);
         if (rc)
             return rc;
-        if (l->n_conns >= limits->max_conns)
-            return tv_error_set(p->err, TV_ELIMIT, "%s:%zu: more than %zu connections", p->name,
-                                p->line, limits->max_conns);
-        return push((void **)&l->conns, &l->n_conns, &l->cap_conns, sizeof a, &a)
-                   ? tv_error_set(p->err, TV_ENOMEM, "%s:%zu: out of memory", p->name, p->line)
-                   : 0;
+        return push_gene(p, (void **)&l->conns, &l->n_conns, &l->cap_conns, sizeof a, &a,
+                         limits->max_conns, "connections");
     }
     return fail(p, "unknown line (expected inputs, outputs, neuron or conn)", t[0]);
 }
@@ -232,9 +257,9 @@ static int parse_line(struct parser *p, struct tok *t, int nt, struct lists *l,
 static int check_lists(struct parser *p, struct lists *l, long n_in, long n_out)
 {
     if (l->n_neurons > 1)
-        qsort(l->neurons, l->n_neurons, sizeof *l->neurons, cmp_neuron_at);
+        qsort(l->neurons, l->n_neurons, sizeof *l->neurons, genome_neuron_cmp);
     if (l->n_conns > 1)
-        qsort(l->conns, l->n_conns, sizeof *l->conns, cmp_conn_at);
+        qsort(l->conns, l->n_conns, sizeof *l->conns, genome_conn_cmp);
     long in = 0, out = 0;
     for (size_t i = 0; i < l->n_neurons; i++) {
         if (i > 0 && l->neurons[i].n.id == l->neurons[i - 1].n.id) {
@@ -256,7 +281,7 @@ static int check_lists(struct parser *p, struct lists *l, long n_in, long n_out)
             l->out_line, n_out, out);
     for (size_t i = 0; i < l->n_conns; i++) {
         const struct conn_at *c = &l->conns[i];
-        if (i > 0 && cmp_conn_at(c, &l->conns[i - 1]) == 0) {
+        if (i > 0 && genome_conn_cmp(c, &l->conns[i - 1]) == 0) {
             size_t a = l->conns[i - 1].line, b = c->line;
             return tv_error_set(p->err, TV_EINVAL,
                                 "%s:%zu: connection %u -> %u already defined on line %zu", p->name,
@@ -265,9 +290,9 @@ static int check_lists(struct parser *p, struct lists *l, long n_in, long n_out)
         struct neuron_at key = {.n.id = c->c.from};
         const struct neuron_at *f = NULL, *t = NULL;
         if (l->n_neurons) { /* bsearch on a NULL array is undefined */
-            f = bsearch(&key, l->neurons, l->n_neurons, sizeof key, cmp_neuron_at);
+            f = bsearch(&key, l->neurons, l->n_neurons, sizeof key, genome_neuron_cmp);
             key.n.id = c->c.to;
-            t = bsearch(&key, l->neurons, l->n_neurons, sizeof key, cmp_neuron_at);
+            t = bsearch(&key, l->neurons, l->n_neurons, sizeof key, genome_neuron_cmp);
         }
         if (!f || !t)
             return tv_error_set(p->err, TV_EINVAL,
@@ -287,7 +312,7 @@ int genome_read_text(struct genome *g, const char *text, size_t len, const char 
     if (!limits)
         limits = &genome_default_limits;
     genome_reset(g);
-    struct parser p = {name ? name : "<text>", 0, err};
+    struct parser p = {name ? name : "<text>", 0, err, 1};
     struct lists l = {0};
     long n_in = -1, n_out = -1;
     int seen_header = 0, rc = 0;
@@ -329,10 +354,12 @@ int genome_read_text(struct genome *g, const char *text, size_t len, const char 
                 rc = tv_error_set(err, TV_EFORMAT,
                                   "%s:%zu: not a trevo network (expected 'trevo-net 1')", p.name,
                                   p.line);
-            else if (!tok_is(t[1], "1"))
+            else if (!tok_is(t[1], "1") && !tok_is(t[1], "2"))
                 rc = tv_error_set(err, TV_EFORMAT,
-                                  "%s:%zu: format version '%.*s', this program reads 1", p.name,
-                                  p.line, (int)(t[1].n > 20 ? 20 : t[1].n), t[1].s);
+                                  "%s:%zu: format version '%.*s', this program reads 1 and 2",
+                                  p.name, p.line, (int)(t[1].n > 20 ? 20 : t[1].n), t[1].s);
+            else
+                p.version = t[1].s[0] - '0';
             seen_header = 1;
         } else {
             rc = parse_line(&p, t, nt, &l, limits, &n_in, &n_out);

@@ -1,4 +1,5 @@
-/* tv.c -- errors, the counter-based generator, byte buffers. See tv.h. */
+/* tv.c -- errors, the counter-based generator, array growth, byte buffers.
+ * See tv.h. */
 #include "tv.h"
 
 #include <math.h>
@@ -149,21 +150,35 @@ double tv_rng_normal(struct tv_rng *rng)
     return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
 }
 
+int tv_grow(void **p, size_t *cap, size_t need, size_t elem, struct tv_error *err)
+{
+    if (need <= *cap)
+        return 0;
+    size_t n = *cap ? *cap : 16;
+    while (n < need) {
+        if (n > SIZE_MAX / 2 / elem)
+            return tv_error_set(err, TV_ENOMEM, "out of memory for %zu elements of %zu bytes", need,
+                                elem);
+        n *= 2;
+    }
+    void *q = realloc(*p, n * elem);
+    if (!q)
+        return tv_error_set(err, TV_ENOMEM, "out of memory for %zu elements of %zu bytes", need,
+                            elem);
+    *p = q;
+    *cap = n;
+    return 0;
+}
+
 int tv_buf_reserve(struct tv_buf *b, size_t extra)
 {
     if (extra <= b->cap - b->len)
         return 0;
     if (extra > SIZE_MAX / 2 - b->len)
         return TV_ENOMEM;
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->len + extra)
-        cap *= 2;
-    uint8_t *p = realloc(b->data, cap);
-    if (!p)
-        return TV_ENOMEM;
-    b->data = p;
-    b->cap = cap;
-    return 0;
+    /* a buffer starts at 256 bytes: messages are rarely smaller */
+    size_t need = b->len + extra < 256 ? 256 : b->len + extra;
+    return tv_grow((void **)&b->data, &b->cap, need, 1, NULL);
 }
 
 int tv_buf_append(struct tv_buf *b, const void *data, size_t n)
@@ -183,6 +198,11 @@ void tv_buf_free(struct tv_buf *b)
     free(b->data);
     b->data = NULL;
     b->len = b->cap = 0;
+}
+
+int tv_buf_write(void *data, const char *bytes, size_t len)
+{
+    return tv_buf_append(data, bytes, len) ? -1 : 0;
 }
 
 /* Reads a big-endian unsigned of n bytes. */

@@ -1,6 +1,7 @@
 /*
  * tv.h -- trevo's base layer: the one error type every module shares, the
- * explicit counter-based random generator, and a growable byte buffer.
+ * explicit counter-based random generator, array growth and a growable byte
+ * buffer (with the write callback msgpack-c's packer takes).
  *
  * This is the root of the dependency graph: it includes nothing of trevo and
  * nothing but the C library. It lives in genome/ because genome/ is the lowest
@@ -82,6 +83,14 @@ double tv_rng_normal(struct tv_rng *rng);
 /* The 64-bit finaliser the generator is built on; also handy for hashing. */
 uint64_t tv_mix64(uint64_t x);
 
+/* ---- growing arrays ---------------------------------------------------- */
+
+/* Makes the array *p (of *cap elements of elem bytes, NULL while empty) hold
+ * at least `need` elements: its capacity doubles from 16 until it does, so n
+ * appends cost O(n). 0, or TV_ENOMEM (also when the byte size would overflow)
+ * with *p and *cap unchanged and a message in *err (may be NULL). */
+int tv_grow(void **p, size_t *cap, size_t need, size_t elem, struct tv_error *err);
+
 /* ---- a growable byte buffer -------------------------------------------- */
 
 struct tv_buf {
@@ -95,6 +104,10 @@ int tv_buf_reserve(struct tv_buf *b, size_t extra);
 int tv_buf_append(struct tv_buf *b, const void *data, size_t n);
 /* Frees the memory; the buffer is empty and reusable afterwards. */
 void tv_buf_free(struct tv_buf *b);
+/* The write callback of msgpack-c's packer, appending to the struct tv_buf
+ * passed as data: msgpack_packer_init(&pk, &buf, tv_buf_write). 0, or -1
+ * when out of memory (the packer's convention). */
+int tv_buf_write(void *data, const char *bytes, size_t len);
 
 /* ---- msgpack framing --------------------------------------------------- */
 

@@ -180,3 +180,14 @@ int master_load_net(const char *path, struct genome *g, struct tv_error *err)
     tv_buf_free(&buf);
     return rc;
 }
+
+int master_write_dot_file(const struct genome *g, const char *title, const char *path,
+                          struct tv_error *err)
+{
+    struct tv_buf buf = {0};
+    int rc = genome_write_dot(g, title, &buf, err);
+    if (!rc)
+        rc = master_write_file(path, buf.data, buf.len, err);
+    tv_buf_free(&buf);
+    return rc;
+}

@@ -38,6 +38,9 @@ int master_cmd_net_bench(int argc, char **argv);
 int master_read_file(const char *path, size_t max_bytes, struct tv_buf *out, struct tv_error *err);
 /* Writes data to path atomically (temporary file + rename); "-" is stdout. */
 int master_write_file(const char *path, const void *data, size_t len, struct tv_error *err);
+/* genome_write_dot() into the file at path, as master_write_file(). */
+int master_write_dot_file(const struct genome *g, const char *title, const char *path,
+                          struct tv_error *err);
 /* Loads a network file in either format (msgpack or text, told apart by the
  * first byte) and validates it. */
 int master_load_net(const char *path, struct genome *g, struct tv_error *err);

@@ -2,7 +2,6 @@
  * their text form (for people) and msgpack form (what trevo stores and
  * sends). */
 #include "cli.h"
-#include "dot.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -483,16 +483,16 @@ static int run_bench(const struct bench_args *a, struct tv_error *err)
                a->layer, a->density, a->batch, a->zeros, (unsigned long long)a->seed);
     } else {
         size_t n = a->graph_neurons;
-        struct nn_graph_spec spec = {n,
-                                     n / 100 + 1,
-                                     n / 100 + 1,
-                                     a->graph_conns,
-                                     a->levels,
-                                     0.1,
-                                     1.0 / sqrt((double)a->graph_conns / (double)n + 1.0),
-                                     a->act,
-                                     GENOME_ACT_TANH};
-        rc = nn_build_graph(&g, &spec, &rng, err);
+        struct genome_graph_spec spec = {n,
+                                         n / 100 + 1,
+                                         n / 100 + 1,
+                                         a->graph_conns,
+                                         a->levels,
+                                         0.1,
+                                         1.0 / sqrt((double)a->graph_conns / (double)n + 1.0),
+                                         a->act,
+                                         GENOME_ACT_TANH};
+        rc = genome_build_graph(&g, &spec, &rng, err);
         n_dense = n;
         printf("case: graph %zu neurons, %zu connections asked, %zu levels, %s hidden, batch "
                "%zu, zeros %g, seed %llu\n",

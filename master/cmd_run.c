@@ -2,7 +2,6 @@
  * is the master and every other rank a worker; without mpirun the master does
  * the workers' job itself and MPI is never initialised. */
 #include "cli.h"
-#include "dot.h"
 #include "master.h"
 #include "store.h"
 

@@ -189,18 +189,4 @@ void nn_reference_step(struct nn_reference *r, const float *in, float *out);
  * such as "expected 3 numbers, got 2" or "value 2 ('x1'): not a number". */
 int nn_row_parse(const char *line, size_t len, float *vals, size_t n_vals, struct tv_error *err);
 
-/* A NEAT-style random graph: n_in inputs, n_out outputs and the rest hidden,
- * the hidden neurons spread over n_levels depths; about n_conns distinct
- * connections, of which a share rec_rate is recurrent (half within the
- * source's own level, self loops included, half to any shallower neuron) and
- * the rest feed-forward (half local, to the next level, half skip). Hidden neurons use hidden_act,
- * outputs out_act; weights and biases N(0, weight_sd^2). g is reset first. */
-struct nn_graph_spec {
-    size_t n_neurons, n_in, n_out, n_conns, n_levels;
-    double rec_rate, weight_sd;
-    int hidden_act, out_act;
-};
-int nn_build_graph(struct genome *g, const struct nn_graph_spec *spec, struct tv_rng *rng,
-                   struct tv_error *err);
-
 #endif

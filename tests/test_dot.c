@@ -1,4 +1,4 @@
-/* test_dot.c -- master/dot.c: the Graphviz drawing of a network. Every
+/* test_dot.c -- genome/dot.c: the Graphviz drawing of a network. Every
  * connection is one edge line whose style says its kind exactly as
  * genome_stats() counts it (checked on a fixed genome and on random ones),
  * neurons sit on the ranks of their kind and depth, titles are escaped, and
@@ -14,7 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dot.h"
+#include "cli.h"
+#include "genome.h"
 #include "testutil.h"
 
 /* The dot text of g (with title), NUL-terminated, malloc'd. */
@@ -22,7 +23,7 @@ static char *dot_of(const struct genome *g, const char *title)
 {
     struct tv_buf b = {0};
     struct tv_error err = {0};
-    assert_ok(master_write_dot(g, title, &b, &err), &err);
+    assert_ok(genome_write_dot(g, title, &b, &err), &err);
     assert_ok(tv_buf_append(&b, "", 1), NULL);
     return (char *)b.data;
 }
@@ -84,7 +85,7 @@ static struct edge_counts count_edges(const char *text)
 
 /* ---- tests ----------------------------------------------------------------- */
 
-static void test_master_write_dot_small_genome_styles(void **state)
+static void test_genome_write_dot_small_genome_styles(void **state)
 {
     (void)state;
     struct genome *g = genome_new();
@@ -129,9 +130,26 @@ static void test_master_write_dot_small_genome_styles(void **state)
     genome_free(g);
 }
 
+/* A neuron of another model shows the model and each parameter. */
+static void test_genome_write_dot_lif_neuron_shows_parameters(void **state)
+{
+    (void)state;
+    struct genome *g = genome_new();
+    tu_lif_genome(g);
+    char *text = dot_of(g, NULL);
+    char line[512];
+    assert_non_null(line_of(text, "n10 [", line, sizeof line));
+    assert_non_null(strstr(line, "label=\"10\\ntanh\\nb=0.125\\nlif\\nthreshold=0.5\\ndecay=0."
+                                 "75\\nreset=-0.25\\nrefractory=2\""));
+    assert_non_null(line_of(text, "n11 [", line, sizeof line));
+    assert_non_null(strstr(line, "label=\"11\\nrelu\\nb=-0.25\""));
+    free(text);
+    genome_free(g);
+}
+
 /* The drawing's kinds agree with genome_stats() on a thousand random
  * genomes (layered, skip, recurrent, split-made hidden neurons). */
-static void test_master_write_dot_random_genomes_match_stats(void **state)
+static void test_genome_write_dot_random_genomes_match_stats(void **state)
 {
     (void)state;
     struct tv_rng rng;
@@ -162,7 +180,7 @@ static void test_master_write_dot_random_genomes_match_stats(void **state)
     genome_free(g);
 }
 
-static void test_master_write_dot_title_escaped(void **state)
+static void test_genome_write_dot_title_escaped(void **state)
 {
     (void)state;
     struct genome *g = genome_new();
@@ -181,7 +199,7 @@ static void test_master_write_dot_title_escaped(void **state)
 }
 
 /* Appending keeps what the buffer held. */
-static void test_master_write_dot_appends(void **state)
+static void test_genome_write_dot_appends(void **state)
 {
     (void)state;
     struct genome *g = genome_new();
@@ -189,13 +207,13 @@ static void test_master_write_dot_appends(void **state)
     struct tv_buf b = {0};
     struct tv_error err = {0};
     assert_ok(tv_buf_append(&b, "// x\n", 5), NULL);
-    assert_ok(master_write_dot(g, NULL, &b, &err), &err);
+    assert_ok(genome_write_dot(g, NULL, &b, &err), &err);
     assert_true(b.len > 5 && !memcmp(b.data, "// x\ndigraph trevo {\n", 21));
     tv_buf_free(&b);
     genome_free(g);
 }
 
-static void test_master_write_dot_invalid_genome_refused(void **state)
+static void test_genome_write_dot_invalid_genome_refused(void **state)
 {
     (void)state;
     struct genome *g = genome_new();
@@ -204,12 +222,12 @@ static void test_master_write_dot_invalid_genome_refused(void **state)
     struct tv_buf b = {0};
     struct tv_error err = {0};
     assert_ok(tv_buf_append(&b, "keep", 4), NULL);
-    int rc = master_write_dot(g, "t", &b, &err);
+    int rc = genome_write_dot(g, "t", &b, &err);
     assert_error(rc, &err, TV_EINVAL, "dot: ");
     assert_msg_has(&err, "weight is not finite");
     assert_int_equal(b.len, 4);
     genome_reset(g); /* no inputs, no outputs */
-    rc = master_write_dot(g, NULL, &b, &err);
+    rc = genome_write_dot(g, NULL, &b, &err);
     assert_error(rc, &err, TV_EINVAL, "dot: ");
     assert_int_equal(b.len, 4);
     tv_buf_free(&b);
@@ -231,11 +249,12 @@ static void test_master_write_dot_file_unwritable_path(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_master_write_dot_small_genome_styles),
-        cmocka_unit_test(test_master_write_dot_random_genomes_match_stats),
-        cmocka_unit_test(test_master_write_dot_title_escaped),
-        cmocka_unit_test(test_master_write_dot_appends),
-        cmocka_unit_test(test_master_write_dot_invalid_genome_refused),
+        cmocka_unit_test(test_genome_write_dot_small_genome_styles),
+        cmocka_unit_test(test_genome_write_dot_lif_neuron_shows_parameters),
+        cmocka_unit_test(test_genome_write_dot_random_genomes_match_stats),
+        cmocka_unit_test(test_genome_write_dot_title_escaped),
+        cmocka_unit_test(test_genome_write_dot_appends),
+        cmocka_unit_test(test_genome_write_dot_invalid_genome_refused),
         cmocka_unit_test(test_master_write_dot_file_unwritable_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

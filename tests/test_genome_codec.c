@@ -122,18 +122,24 @@ static int decode_msg(const struct msg *m, const struct genome_limits *lim, stru
     return rc;
 }
 
+/* Starts a message in a new *sb: the root array of 4, the tag, version. */
+static void pack_head(msgpack_sbuffer *sb, msgpack_packer *pk, uint8_t version)
+{
+    msgpack_sbuffer_init(sb);
+    msgpack_packer_init(pk, sb, msgpack_sbuffer_write);
+    msgpack_pack_array(pk, 4);
+    msgpack_pack_str_with_body(pk, MAGIC, strlen(MAGIC));
+    msgpack_pack_uint8(pk, version);
+}
+
 /* A message whose root is [MAGIC, 1, <neurons packed by fn>, bin of g]. */
 typedef void (*pack_fn)(msgpack_packer *pk, const struct genome *g);
 
 static int decode_custom(pack_fn fn, const struct genome *g, struct tv_error *err)
 {
     msgpack_sbuffer sb;
-    msgpack_sbuffer_init(&sb);
     msgpack_packer pk;
-    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-    msgpack_pack_array(&pk, 4);
-    msgpack_pack_str_with_body(&pk, MAGIC, strlen(MAGIC));
-    msgpack_pack_uint8(&pk, 1);
+    pack_head(&sb, &pk, 1);
     fn(&pk, g);
     pack_bin(&pk, g, 0);
     struct genome *out = genome_new();
@@ -280,6 +286,11 @@ static void test_genome_decode_fast_path_equals_general(void **state)
         tu_random_genome(&a, &r, t % 3 ? 4 : 30); /* some over 16 neurons: array16 */
         if (t % 2)
             tu_spice_floats(&a, &r);
+        for (size_t i = 0; i < a.n_neurons && t % 4 == 3; i++) /* format version 2 */
+            if (a.neurons[i].kind == GENOME_HIDDEN && tv_rng_chance(&r, 0.5)) {
+                genome_neuron_set_model(&a.neurons[i], GENOME_MODEL_LIF);
+                a.neurons[i].param[1] = (float)tv_rng_uniform(&r);
+            }
         encode(&a, &buf);
         check_fast_equals_general(buf.data, buf.len);
         copy = realloc(copy, buf.len);
@@ -294,6 +305,173 @@ static void test_genome_decode_fast_path_equals_general(void **state)
     free(copy);
     tv_buf_free(&buf);
     genome_release(&a);
+}
+
+/* ---- format version 2 ------------------------------------------------------ */
+
+/* Packs g as format `version`: every neuron as 5 fields (version 1) or 6 plus
+ * its model's parameters (version 2), except neuron index `odd`, packed with
+ * n_fields fields (model `model` in field 5, then its parameters, 0 past the
+ * fourth) and a string in field bad (-1: none). wide: every float as float64,
+ * every integer in its widest form, the largest encoding of the values. */
+struct v2msg {
+    const struct genome *g;
+    int version;
+    size_t odd, n_fields;
+    uint64_t model;
+    int bad, wide;
+};
+
+static void pack_float_field(msgpack_packer *pk, float v, int wide)
+{
+    if (wide)
+        msgpack_pack_double(pk, v);
+    else
+        msgpack_pack_float(pk, v);
+}
+
+static void pack_v2_neuron(msgpack_packer *pk, const struct v2msg *m, size_t i)
+{
+    const struct genome_neuron *n = &m->g->neurons[i];
+    size_t n_params = m->version == 1 ? 0 : genome_models[n->model].n_params;
+    size_t n_fields = i == m->odd ? m->n_fields : (m->version == 1 ? 5 : 6 + n_params);
+    uint64_t model = i == m->odd ? m->model : n->model;
+    msgpack_pack_array(pk, n_fields);
+    for (size_t f = 0; f < n_fields; f++) {
+        if (i == m->odd && (int)f == m->bad) {
+            msgpack_pack_str_with_body(pk, "x", 1);
+            continue;
+        }
+        uint64_t u = f == 0 ? n->id : f == 1 ? n->kind : f == 2 ? n->act : model;
+        if (f == 3 || f == 4)
+            pack_float_field(pk, f == 3 ? n->bias : n->depth, m->wide);
+        else if (f >= 6)
+            pack_float_field(pk, f - 6 < GENOME_MAX_PARAMS ? n->param[f - 6] : 0.0f, m->wide);
+        else if (m->wide)
+            msgpack_pack_fix_uint64(pk, u);
+        else
+            msgpack_pack_uint64(pk, u);
+    }
+}
+
+/* Packs m, checks that the fast and the general path agree on it, decodes. */
+static int decode_v2(const struct v2msg *m, const struct genome_limits *lim, struct genome *out,
+                     struct tv_error *err)
+{
+    msgpack_sbuffer sb;
+    msgpack_packer pk;
+    pack_head(&sb, &pk, (uint8_t)m->version);
+    msgpack_pack_array(&pk, m->g->n_neurons);
+    for (size_t i = 0; i < m->g->n_neurons; i++)
+        pack_v2_neuron(&pk, m, i);
+    pack_bin(&pk, m->g, 0);
+    check_fast_equals_general((const uint8_t *)sb.data, sb.size);
+    int rc = decode_exact(out, sb.data, sb.size, lim, err);
+    msgpack_sbuffer_destroy(&sb);
+    return rc;
+}
+
+/* m decodes (within lim) to the genome it packed, into t->b. */
+static void assert_v2_decodes(const struct v2msg *m, const struct genome_limits *lim,
+                              struct tu_pair *t)
+{
+    assert_ok(decode_v2(m, lim, &t->b, &t->err), &t->err);
+    assert_true(genome_equal(m->g, &t->b));
+}
+
+static void test_genome_encode_lif_writes_version_2_and_round_trips(void **state)
+{
+    struct tu_pair *t = *state;
+    tu_lif_genome(&t->a);
+    struct tv_buf buf = {0};
+    encode(&t->a, &buf);
+    assert_int_equal(buf.data[14], 2); /* the version */
+    /* neuron 10 is [id, kind, act, bias, depth, model, 4 parameters] */
+    msgpack_unpacked res;
+    msgpack_unpacked_init(&res);
+    assert_int_equal(msgpack_unpack_next(&res, (const char *)buf.data, buf.len, NULL),
+                     MSGPACK_UNPACK_SUCCESS);
+    const msgpack_object *nr = res.data.via.array.ptr[2].via.array.ptr;
+    assert_int_equal(nr[0].via.array.size, 6); /* a rate neuron: no parameters */
+    assert_int_equal(nr[3].via.array.size, 10);
+    assert_int_equal(nr[3].via.array.ptr[5].via.u64, GENOME_MODEL_LIF);
+    assert_true(nr[3].via.array.ptr[6].via.f64 == 0.5);
+    msgpack_unpacked_destroy(&res);
+    assert_ok(decode_exact(&t->b, buf.data, buf.len, NULL, &t->err), &t->err);
+    assert_true(genome_equal(&t->a, &t->b));
+    check_fast_equals_general(buf.data, buf.len);
+    tv_buf_free(&buf);
+}
+
+static void test_genome_decode_version_2_of_rate_neurons_reencodes_as_version_1(void **state)
+{
+    struct tu_pair *t = *state;
+    tu_small_genome(&t->a);
+    struct tv_buf buf = {0}, want = {0};
+    encode(&t->a, &want); /* version 1 */
+    struct v2msg m = {&t->a, 2, 0, 6, GENOME_MODEL_RATE, -1, 0};
+    assert_v2_decodes(&m, NULL, t);
+    encode(&t->b, &buf);
+    assert_int_equal(buf.data[14], 1);
+    assert_int_equal(buf.len, want.len); /* the bytes of today's version 1 */
+    assert_memory_equal(buf.data, want.data, buf.len);
+    tv_buf_free(&buf);
+    tv_buf_free(&want);
+}
+
+static void test_genome_decode_version_2_bad_neurons_fail(void **state)
+{
+    struct tu_pair *t = *state;
+    tu_lif_genome(&t->a);
+    struct v2msg m = {&t->a, 2, 3, 10, GENOME_MODEL_LIF, -1, 0};
+    assert_v2_decodes(&m, NULL, t);
+    m.n_fields = 9;
+    assert_error(decode_v2(&m, NULL, &t->b, &t->err), &t->err, TV_EFORMAT,
+                 "genome: neuron 3 (model lif) has 9 fields, expected 10");
+    m.n_fields = 11;
+    assert_error(decode_v2(&m, NULL, &t->b, &t->err), &t->err, TV_EFORMAT,
+                 "has 11 fields, expected 10");
+    m.n_fields = 5;
+    assert_error(decode_v2(&m, NULL, &t->b, &t->err), &t->err, TV_EFORMAT,
+                 "genome: neuron 3 is not an array of 6 or more");
+    m.n_fields = 10;
+    m.model = 7;
+    assert_error(decode_v2(&m, NULL, &t->b, &t->err), &t->err, TV_EFORMAT,
+                 "genome: neuron 3 has unknown model 7");
+    m.model = GENOME_MODEL_LIF;
+    for (int f = 5; f < 10; f++) {
+        m.bad = f;
+        assert_error(decode_v2(&m, NULL, &t->b, &t->err), &t->err, TV_EFORMAT,
+                     "genome: neuron 3 has a field of the wrong type");
+    }
+    m.bad = -1;
+    /* a version 1 message has no model field */
+    m.version = 1;
+    assert_error(decode_v2(&m, NULL, &t->b, &t->err), &t->err, TV_EFORMAT,
+                 "genome: neuron 3 is not an array of 5");
+    m.version = 2;
+    /* decoded, then validated against the table */
+    t->a.neurons[3].param[0] = 500.0f;
+    assert_error(decode_v2(&m, NULL, &t->b, &t->err), &t->err, TV_EINVAL,
+                 "neuron 10: lif threshold 500 is outside [0.01, 100]");
+}
+
+/* The byte bound checked before anything is parsed allows for the largest
+ * version 2 neuron: a genome at its limits, every value in its widest form
+ * (91 bytes a neuron, where the bound of version 1 allowed 32), still
+ * decodes. */
+static void test_genome_decode_version_2_widest_at_limits_accepted(void **state)
+{
+    struct tu_pair *t = *state;
+    assert_ok(genome_build_minimal(&t->a, 1, 1, GENOME_ACT_TANH, 0.0, NULL, &t->err), &t->err);
+    for (uint32_t i = 0; i < 40; i++) {
+        assert_ok(genome_add_neuron(&t->a, 100 + i, GENOME_HIDDEN, 0, 0.25f, 0.5f, &t->err),
+                  &t->err);
+        genome_neuron_set_model(&t->a.neurons[t->a.n_neurons - 1], GENOME_MODEL_LIF);
+    }
+    struct genome_limits exact = {t->a.n_neurons, t->a.n_conns};
+    struct v2msg m = {&t->a, 2, SIZE_MAX, 0, 0, -1, 1};
+    assert_v2_decodes(&m, &exact, t);
 }
 
 static void test_genome_decode_accepts_float64_and_integer_fields(void **state)
@@ -441,9 +619,9 @@ static void test_genome_decode_wrong_version_fails(void **state)
     (void)state;
     struct tv_error err = {0};
     struct genome *g = small();
-    struct msg m = {MAGIC, 0, 2, g, 0};
-    assert_error(decode_msg(&m, NULL, &err), &err, TV_EFORMAT, "format version 2");
-    assert_msg_has(&err, "reads version 1");
+    struct msg m = {MAGIC, 0, 3, g, 0};
+    assert_error(decode_msg(&m, NULL, &err), &err, TV_EFORMAT, "format version 3");
+    assert_msg_has(&err, "reads versions 1 to 2");
     m.version = 0;
     assert_error(decode_msg(&m, NULL, &err), &err, TV_EFORMAT, "format version 0");
     m.version = 4000000000;
@@ -986,6 +1164,15 @@ int main(void)
         cmocka_unit_test(test_genome_encode_appends_to_buffer),
         cmocka_unit_test(test_genome_decode_round_trip_random_genomes),
         cmocka_unit_test(test_genome_decode_fast_path_equals_general),
+        cmocka_unit_test_setup_teardown(test_genome_encode_lif_writes_version_2_and_round_trips,
+                                        tu_pair_setup, tu_pair_teardown),
+        cmocka_unit_test_setup_teardown(
+            test_genome_decode_version_2_of_rate_neurons_reencodes_as_version_1, tu_pair_setup,
+            tu_pair_teardown),
+        cmocka_unit_test_setup_teardown(test_genome_decode_version_2_bad_neurons_fail,
+                                        tu_pair_setup, tu_pair_teardown),
+        cmocka_unit_test_setup_teardown(test_genome_decode_version_2_widest_at_limits_accepted,
+                                        tu_pair_setup, tu_pair_teardown),
         cmocka_unit_test(test_genome_decode_accepts_float64_and_integer_fields),
         cmocka_unit_test(test_genome_decode_truncated_every_offset_fails),
         cmocka_unit_test(test_genome_decode_corrupted_bytes_never_crash),

@@ -261,8 +261,8 @@ static void test_genome_read_text_wrong_version_fails(void **state)
 {
     (void)state;
     struct tv_error err = {0};
-    assert_error(parse("trevo-net 2\n" NEURONS, &err), &err, TV_EFORMAT,
-                 "t.txt:1: format version '2', this program reads 1");
+    assert_error(parse("trevo-net 3\n" NEURONS, &err), &err, TV_EFORMAT,
+                 "t.txt:1: format version '3', this program reads 1 and 2");
     assert_error(parse("\ntrevo-net 01\n", &err), &err, TV_EFORMAT, "t.txt:2: format version '01'");
     assert_error(parse("trevo-net 1.0\n", &err), &err, TV_EFORMAT, "version '1.0'");
 }
@@ -419,9 +419,9 @@ static void test_genome_read_text_wrong_field_count_fails(void **state)
 {
     (void)state;
     struct tv_error err = {0};
-    assert_error(parse(BASE "conn 0 2 1 2 3 4 5 6 7 8\n", &err), &err, TV_EINVAL,
+    assert_error(parse(BASE "conn 0 2 1 2 3 4 5 6 7 8 9 10\n", &err), &err, TV_EINVAL,
                  "t.txt:11: too many fields");
-    assert_error(parse("trevo-net 1 a b c d e f g h i\n", &err), &err, TV_EINVAL,
+    assert_error(parse("trevo-net 1 a b c d e f g h i j k\n", &err), &err, TV_EINVAL,
                  "t.txt:1: too many fields");
     assert_error(parse(BASE "conn 0 2\n", &err), &err, TV_EINVAL,
                  "t.txt:11: expected 'conn FROM TO WEIGHT'");
@@ -586,6 +586,92 @@ static void test_genome_read_text_no_connections_accepted(void **state)
     genome_release(&g);
 }
 
+/* ---- format version 2: models ---------------------------------------- */
+
+#define HEAD2 "trevo-net 2\ninputs 2\noutputs 1\n"
+#define IO2 "neuron 0 in 0 identity 0\nneuron 1 in 0 identity 0\nneuron 2 out 1 sigmoid 0.5\n"
+#define LIF_LINE                                                                                   \
+    "neuron 10 hid 0.5 tanh 0.125 lif threshold=0.5 decay=0.75 reset=-0.25 refractory=2\n"
+
+/* reference() with neuron 10 the LIF neuron of LIF_LINE */
+static void reference_lif(struct genome *g)
+{
+    reference(g);
+    struct genome_neuron *n = &g->neurons[3];
+    genome_neuron_set_model(n, GENOME_MODEL_LIF);
+    n->param[0] = 0.5f;
+    n->param[1] = 0.75f;
+    n->param[2] = -0.25f;
+    n->param[3] = 2.0f;
+}
+
+static void test_genome_write_text_lif_writes_version_2(void **state)
+{
+    struct tu_pair *t = *state;
+    reference_lif(&t->a);
+    size_t len;
+    char *text = tu_text_of(&t->a, &len);
+    assert_string_equal(text,
+                        "# trevo network: 4 neurons, 3 connections\n" HEAD2 IO2 LIF_LINE CONNS);
+    assert_ok(parse_lim(&t->b, text, len, NULL, &t->err), &t->err);
+    assert_true(genome_equal(&t->a, &t->b));
+    free(text);
+}
+
+static void test_genome_read_text_version_2_any_order_and_defaults(void **state)
+{
+    struct tu_pair *t = *state;
+    reference_lif(&t->b);
+    const char *text = HEAD2 IO2 "neuron 10 hid 0.5 tanh 0.125 lif refractory=2 reset=-0.25 "
+                                 "decay=0.75 threshold=0.5\n" CONNS;
+    assert_ok(parse_lim(&t->a, text, strlen(text), NULL, &t->err), &t->err);
+    assert_true(genome_equal(&t->a, &t->b));
+    /* parameters left out take their defaults; "rate" may be named */
+    text = HEAD2 IO2 "neuron 10 hid 0.5 tanh 0.125 lif decay=0.75\n" CONNS;
+    assert_ok(parse_lim(&t->a, text, strlen(text), NULL, &t->err), &t->err);
+    genome_neuron_set_model(&t->b.neurons[3], GENOME_MODEL_LIF);
+    t->b.neurons[3].param[1] = 0.75f;
+    assert_true(genome_equal(&t->a, &t->b));
+    text = HEAD2 IO2 "neuron 10 hid 0.5 tanh 0.125 rate\n" CONNS;
+    assert_ok(parse_lim(&t->a, text, strlen(text), NULL, &t->err), &t->err);
+    reference(&t->b);
+    assert_true(genome_equal(&t->a, &t->b));
+    /* a version 2 file of rate neurons reads as the version 1 file */
+    parse_reference(HEAD2 NEURONS CONNS);
+}
+
+static void test_genome_read_text_bad_model_or_parameter_fails(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+#define L7 HEAD2 IO2 "neuron 10 hid 0.5 tanh 0.125 "
+    assert_error(parse(L7 "izhikevich\n" CONNS, &err), &err, TV_EINVAL,
+                 "t.txt:7: unknown neuron model: 'izhikevich'");
+    assert_error(parse(L7 "lif gain=2\n" CONNS, &err), &err, TV_EINVAL,
+                 "t.txt:7: expected NAME=VALUE with a parameter of the model: 'gain=2'");
+    assert_error(parse(L7 "lif threshold\n" CONNS, &err), &err, TV_EINVAL,
+                 "t.txt:7: expected NAME=VALUE with a parameter of the model: 'threshold'");
+    assert_error(parse(L7 "rate decay=1\n" CONNS, &err), &err, TV_EINVAL,
+                 "t.txt:7: expected NAME=VALUE with a parameter of the model: 'decay=1'");
+    assert_error(parse(L7 "lif decay=0.5 decay=0.5\n" CONNS, &err), &err, TV_EINVAL,
+                 "t.txt:7: parameter given twice: 'decay=0.5'");
+    assert_error(parse(L7 "lif decay=x\n" CONNS, &err), &err, TV_EINVAL, "t.txt:7: decay: 'x'");
+    assert_error(parse(L7 "lif decay=\n" CONNS, &err), &err, TV_EINVAL, "t.txt:7: decay: ''");
+    assert_error(parse(L7 "lif decay=1.5\n" CONNS, &err), &err, TV_EINVAL,
+                 "t.txt:7: lif decay 1.5 is outside [0, 1]");
+    assert_error(parse(L7 "lif refractory=0.5\n" CONNS, &err), &err, TV_EINVAL,
+                 "t.txt:7: lif refractory 0.5 is not a whole number");
+    assert_error(parse(L7 "lif threshold=1 decay=1 reset=0 refractory=0 threshold=1\n" CONNS, &err),
+                 &err, TV_EINVAL, "t.txt:7: too many fields");
+#undef L7
+    /* version 1 has no model field */
+    assert_error(parse(HEAD NEURONS "neuron 11 hid 0.5 tanh 0 lif\n", &err), &err, TV_EINVAL,
+                 "t.txt:8: expected 'neuron ID in|out|hid DEPTH ACTIVATION BIAS'");
+    assert_error(parse(HEAD2 "neuron 11 hid 0.5 tanh\n", &err), &err, TV_EINVAL,
+                 "t.txt:4: expected 'neuron ID in|out|hid DEPTH ACTIVATION BIAS [MODEL "
+                 "NAME=VALUE...]'");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -599,6 +685,11 @@ int main(void)
         cmocka_unit_test(test_genome_read_text_name_null_uses_placeholder),
         cmocka_unit_test(test_genome_read_text_missing_header_fails),
         cmocka_unit_test(test_genome_read_text_wrong_version_fails),
+        cmocka_unit_test_setup_teardown(test_genome_write_text_lif_writes_version_2, tu_pair_setup,
+                                        tu_pair_teardown),
+        cmocka_unit_test_setup_teardown(test_genome_read_text_version_2_any_order_and_defaults,
+                                        tu_pair_setup, tu_pair_teardown),
+        cmocka_unit_test(test_genome_read_text_bad_model_or_parameter_fails),
         cmocka_unit_test(test_genome_read_text_unknown_keyword_fails),
         cmocka_unit_test(test_genome_read_text_bad_kind_fails),
         cmocka_unit_test(test_genome_read_text_bad_activation_fails),

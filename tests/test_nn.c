@@ -49,7 +49,7 @@ static void scramble_ids(struct genome *g, uint32_t mul, uint32_t add)
 static void random_graph(struct genome *g, struct tv_rng *rng, int hidden_act)
 {
     struct tv_error err = {0};
-    struct nn_graph_spec sp = {0};
+    struct genome_graph_spec sp = {0};
     sp.n_in = 1 + tv_rng_below(rng, 5);
     sp.n_out = 1 + tv_rng_below(rng, 4);
     sp.n_neurons = sp.n_in + sp.n_out + tv_rng_below(rng, 60);
@@ -59,7 +59,7 @@ static void random_graph(struct genome *g, struct tv_rng *rng, int hidden_act)
     sp.weight_sd = 1.0 / sqrt(1.0 + (double)sp.n_conns / (double)sp.n_neurons);
     sp.hidden_act = hidden_act;
     sp.out_act = (int)tv_rng_below(rng, GENOME_ACT_COUNT);
-    assert_int_equal(nn_build_graph(g, &sp, rng, &err), 0);
+    assert_int_equal(genome_build_graph(g, &sp, rng, &err), 0);
     if (tv_rng_chance(rng, 0.5))
         scramble_ids(g, (uint32_t)tv_rng_u64(rng), (uint32_t)tv_rng_u64(rng));
     assert_int_equal(genome_validate(g, NULL, &err), 0);
@@ -370,13 +370,13 @@ static void build_long_loop(struct genome *g, uint32_t n)
     struct tv_error err = {0};
     genome_reset(g);
     assert_int_equal(genome_reserve(g, n + 2, 3 * (size_t)n + 4, &err), 0);
-    struct genome_neuron in = {0, GENOME_INPUT, GENOME_ACT_IDENTITY, 0, 0};
-    struct genome_neuron out = {1, GENOME_OUTPUT, GENOME_ACT_TANH, 0, 1};
+    struct genome_neuron in = {0, GENOME_INPUT, GENOME_ACT_IDENTITY, 0, 0, 0, {0}};
+    struct genome_neuron out = {1, GENOME_OUTPUT, GENOME_ACT_TANH, 0, 1, 0, {0}};
     assert_int_equal(genome_push_neuron(g, &in, &err), 0);
     assert_int_equal(genome_push_neuron(g, &out, &err), 0);
     for (uint32_t i = 0; i < n; i++) {
-        struct genome_neuron h = {2 + i, GENOME_HIDDEN, GENOME_ACT_TANH, 0.01f,
-                                  (float)(i + 1) / (float)(n + 1)};
+        struct genome_neuron h = {
+            2 + i, GENOME_HIDDEN, GENOME_ACT_TANH, 0.01f, (float)(i + 1) / (float)(n + 1), 0, {0}};
         assert_int_equal(genome_push_neuron(g, &h, &err), 0);
     }
     struct genome_conn c0 = {0, 2, 0.5f}, c1 = {n + 1, 1, 0.5f};
@@ -486,9 +486,9 @@ static void test_nn_plan_compile_tiles_large_networks(void **state)
     struct tv_error err = {0};
     struct genome g;
     genome_init(&g);
-    struct nn_graph_spec sp = {
+    struct genome_graph_spec sp = {
         3000, 20, 10, 30000, 30, 0.2, 0.3, GENOME_ACT_TANH, GENOME_ACT_IDENTITY};
-    assert_int_equal(nn_build_graph(&g, &sp, &rng, &err), 0);
+    assert_int_equal(genome_build_graph(&g, &sp, &rng, &err), 0);
     struct nn_opts plain = {NN_WAY_AUTO, 0, NULL, 0, 0}, tiled = {NN_WAY_AUTO, 0, NULL, 0, 500};
     struct nn_plan *p0, *p1;
     assert_int_equal(nn_plan_compile(&g, &plain, &p0, &err), 0);
@@ -525,10 +525,10 @@ static void test_nn_plan_compile_tiles_large_networks(void **state)
     assert_int_equal(nn_plan_n_chunks(p1), 0);
     nn_plan_free(p1);
     /* more than NN_TILE_MIN_NEURONS neurons: tiled by default */
-    sp = (struct nn_graph_spec){
+    sp = (struct genome_graph_spec){
         NN_TILE_MIN_NEURONS + 5000, 20, 10, 300000, 100, 0.1, 0.3, GENOME_ACT_TANH,
         GENOME_ACT_IDENTITY};
-    assert_int_equal(nn_build_graph(&g, &sp, &rng, &err), 0);
+    assert_int_equal(genome_build_graph(&g, &sp, &rng, &err), 0);
     assert_int_equal(nn_plan_compile(&g, NULL, &p1, &err), 0);
     assert_true(nn_plan_n_chunks(p1) >= 2);
     assert_true(nn_plan_n_tiled(p1) > 0);
@@ -685,8 +685,8 @@ static void test_nn_plan_compile_rejects_bad_options(void **state)
     genome_reset(&g);
     assert_int_equal(genome_reserve(&g, 65536, 1, &err), 0);
     for (uint32_t i = 0; i < 65536; i++) {
-        struct genome_neuron u = {i, i == 0 ? GENOME_INPUT : GENOME_OUTPUT, 0, 0,
-                                  i == 0 ? 0.0f : 1.0f};
+        struct genome_neuron u = {
+            i, i == 0 ? GENOME_INPUT : GENOME_OUTPUT, 0, 0, i == 0 ? 0.0f : 1.0f, 0, {0}};
         assert_int_equal(genome_push_neuron(&g, &u, &err), 0);
     }
     o = (struct nn_opts){NN_WAY_AUTO, 16, NULL, 0, 0};
@@ -848,46 +848,6 @@ static void test_nn_row_parse_rejects_bad_rows(void **state)
     expect_row_error("1,\x01", 2, "value 2 ('?'): not a number");
 }
 
-/* ---- the graph builder ------------------------------------------------------------ */
-
-static void test_nn_build_graph_makes_valid_genomes_with_every_kind(void **state)
-{
-    (void)state;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 8, 8, 8);
-    struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
-    struct nn_graph_spec sp = {2000, 20, 10, 40000, 16, 0.1, 0.3, GENOME_ACT_RELU, GENOME_ACT_TANH};
-    assert_int_equal(nn_build_graph(&g, &sp, &rng, &err), 0);
-    assert_int_equal(genome_validate(&g, NULL, &err), 0);
-    struct genome_stats st;
-    assert_int_equal(genome_stats(&g, &st, &err), 0);
-    assert_int_equal(st.n_inputs, 20);
-    assert_int_equal(st.n_outputs, 10);
-    assert_true(st.n_conns > 38000 && st.n_conns <= 40100);
-    assert_true(st.n_local > 1000 && st.n_skip > 1000);
-    assert_true(st.n_recurrent > 3000 && st.n_recurrent < 5000);
-    genome_release(&g);
-}
-
-static void test_nn_build_graph_rejects_bad_spec(void **state)
-{
-    (void)state;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 8, 8, 8);
-    struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
-    struct nn_graph_spec sp = {3, 2, 2, 10, 1, 0.1, 0.3, GENOME_ACT_RELU, GENOME_ACT_TANH};
-    assert_int_equal(nn_build_graph(&g, &sp, &rng, &err), TV_EINVAL);
-    assert_string_equal(err.msg, "nn_build_graph: 3 neurons cannot hold 2 inputs and 2 outputs");
-    sp = (struct nn_graph_spec){10, 2, 2, 10, 1, 1.5, 0.3, GENOME_ACT_RELU, GENOME_ACT_TANH};
-    assert_int_equal(nn_build_graph(&g, &sp, &rng, &err), TV_EINVAL);
-    assert_string_equal(err.msg, "nn_build_graph: rec_rate 1.5 outside [0, 1]");
-    genome_release(&g);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -908,8 +868,6 @@ int main(void)
         cmocka_unit_test(test_nn_act_apply_is_exact_libm),
         cmocka_unit_test(test_nn_row_parse_reads_numbers),
         cmocka_unit_test(test_nn_row_parse_rejects_bad_rows),
-        cmocka_unit_test(test_nn_build_graph_makes_valid_genomes_with_every_kind),
-        cmocka_unit_test(test_nn_build_graph_rejects_bad_spec),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -140,6 +140,41 @@ static inline void tu_small_genome(struct genome *g)
     assert_ok(genome_add_conn(g, 10, 10, -0.1f, &err), &err);
 }
 
+/* A fixture for tests of two genomes: both empty at the start, released
+ * after the test (cmocka_unit_test_setup_teardown(test, tu_pair_setup,
+ * tu_pair_teardown)); the test takes it with `struct tu_pair *t = *state;`. */
+struct tu_pair {
+    struct genome a, b;
+    struct tv_error err;
+};
+static inline int tu_pair_setup(void **state)
+{
+    *state = calloc(1, sizeof(struct tu_pair));
+    return *state ? 0 : -1;
+}
+static inline int tu_pair_teardown(void **state)
+{
+    struct tu_pair *t = *state;
+    genome_release(&t->a);
+    genome_release(&t->b);
+    free(t);
+    return 0;
+}
+
+/* tu_small_genome with hidden neuron 10 (index 3) a leaky integrate-and-fire
+ * neuron: threshold 0.5, decay 0.75, reset -0.25, refractory 2 (a format
+ * version 2 genome). */
+static inline void tu_lif_genome(struct genome *g)
+{
+    tu_small_genome(g);
+    struct genome_neuron *n = &g->neurons[genome_find_neuron(g, 10)];
+    genome_neuron_set_model(n, GENOME_MODEL_LIF);
+    n->param[0] = 0.5f;
+    n->param[1] = 0.75f;
+    n->param[2] = -0.25f;
+    n->param[3] = 2.0f;
+}
+
 /* The text form of g, malloc'd and NUL-terminated; its length in *len. */
 static inline char *tu_text_of(const struct genome *g, size_t *len)
 {

@@ -11,17 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_check.h"
 #include "master.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: check failed: %s (%s)\n", __FILE__, __LINE__, #cond, err.msg); \
-            abort();                                                                               \
-        }                                                                                          \
-    } while (0)
 
 /* The dump of c must parse, and dump again to the same text. */
 static void check_round_trip(const struct master_config *c)

@@ -4,7 +4,8 @@
  * same genome, and survive the text form too. Both the default limits and
  * small ones are tried, so the limit paths are reached with small inputs.
  * The fast path (direct reading of what genome_encode writes) must agree
- * with msgpack-c's general path on every input.
+ * with msgpack-c's general path on every input, format versions 1 and 2
+ * (neuron models and their parameters) alike.
  * Seeds: tests/fuzz/corpus/genome_msgpack/. */
 #include <msgpack.h>
 #include <stdint.h>
@@ -12,17 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_check.h"
 #include "genome.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: check failed: %s (%s)\n", __FILE__, __LINE__, #cond, err.msg); \
-            abort();                                                                               \
-        }                                                                                          \
-    } while (0)
 
 /* tv_msgpack_check's promise: what it accepts, msgpack-c decodes whole. */
 static void check_framing(const uint8_t *data, size_t size)
@@ -63,6 +57,7 @@ static void fast_equals_general(const uint8_t *data, size_t size, const struct g
         CHECK(a->id == b->id && a->kind == b->kind && a->act == b->act);
         CHECK(memcmp(&a->bias, &b->bias, sizeof a->bias) == 0);
         CHECK(memcmp(&a->depth, &b->depth, sizeof a->depth) == 0);
+        CHECK(a->model == b->model && memcmp(a->param, b->param, sizeof a->param) == 0);
     }
     CHECK(g.n_conns == 0 || memcmp(g.conns, h.conns, g.n_conns * sizeof *g.conns) == 0);
     genome_release(&g);

@@ -8,17 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_check.h"
 #include "genome.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: check failed: %s (%s)\n", __FILE__, __LINE__, #cond, err.msg); \
-            abort();                                                                               \
-        }                                                                                          \
-    } while (0)
 
 static void round_trip(const char *text, size_t size, const struct genome_limits *lim)
 {

@@ -1,10 +1,10 @@
-/* graph.c -- nn_build_graph: NEAT-style random graphs for tests and
+/* graph.c -- genome_build_graph: NEAT-style random graphs for tests and
  * benchmarks. Generated source by source with sorted targets, so the genome
  * comes out in canonical order without a sort: O(connections). */
+#include "genome.h"
+
 #include <math.h>
 #include <stdlib.h>
-
-#include "nn_impl.h"
 
 static int cmp_u32(const void *a, const void *b)
 {
@@ -19,16 +19,17 @@ static size_t draw_count(double per, struct tv_rng *rng)
     return (size_t)f + (size_t)tv_rng_chance(rng, per - f);
 }
 
-int nn_build_graph(struct genome *g, const struct nn_graph_spec *sp, struct tv_rng *rng,
-                   struct tv_error *err)
+int genome_build_graph(struct genome *g, const struct genome_graph_spec *sp, struct tv_rng *rng,
+                       struct tv_error *err)
 {
     size_t n = sp->n_neurons, n_in = sp->n_in, n_out = sp->n_out;
     if (n_in == 0 || n_out == 0 || n_in + n_out > n || n >= GENOME_ID_NONE)
-        return tv_error_set(err, TV_EINVAL,
-                            "nn_build_graph: %zu neurons cannot hold %zu inputs and %zu outputs", n,
-                            n_in, n_out);
+        return tv_error_set(
+            err, TV_EINVAL,
+            "genome_build_graph: %zu neurons cannot hold %zu inputs and %zu outputs", n, n_in,
+            n_out);
     if (!(sp->rec_rate >= 0.0 && sp->rec_rate <= 1.0))
-        return tv_error_set(err, TV_EINVAL, "nn_build_graph: rec_rate %g outside [0, 1]",
+        return tv_error_set(err, TV_EINVAL, "genome_build_graph: rec_rate %g outside [0, 1]",
                             sp->rec_rate);
     size_t n_hid = n - n_in - n_out;
     size_t levels = n_hid == 0 ? 0 : (sp->n_levels == 0 ? 1 : sp->n_levels);
@@ -43,11 +44,12 @@ int nn_build_graph(struct genome *g, const struct nn_graph_spec *sp, struct tv_r
      * level_start[levels] the first output. */
     size_t *level_start = malloc((levels + 2) * sizeof *level_start);
     if (!level_start)
-        return tv_error_set(err, TV_ENOMEM, "nn_build_graph: out of memory");
+        return tv_error_set(err, TV_ENOMEM, "genome_build_graph: out of memory");
     for (size_t L = 0; L <= levels; L++)
         level_start[L] = n_in + (levels ? L * n_hid / levels : 0);
     for (size_t p = 0; p < n && !rc; p++) {
-        struct genome_neuron u = {(uint32_t)p, GENOME_HIDDEN, (uint8_t)sp->hidden_act, 0.0f, 0.0f};
+        struct genome_neuron u = {
+            .id = (uint32_t)p, .kind = GENOME_HIDDEN, .act = (uint8_t)sp->hidden_act};
         if (p < n_in) {
             u.kind = GENOME_INPUT;
             u.act = GENOME_ACT_IDENTITY;
@@ -69,7 +71,7 @@ int nn_build_graph(struct genome *g, const struct nn_graph_spec *sp, struct tv_r
     size_t cap = (size_t)ff_per + (size_t)rec_per + 4;
     uint32_t *to = malloc(cap * sizeof *to);
     if (!to && !rc)
-        rc = tv_error_set(err, TV_ENOMEM, "nn_build_graph: out of memory");
+        rc = tv_error_set(err, TV_ENOMEM, "genome_build_graph: out of memory");
     for (size_t p = 0; p < n && !rc; p++) {
         /* feed-forward targets: anything deeper; half of them local (the
          * next level), half anywhere deeper (skip) */

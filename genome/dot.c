@@ -1,6 +1,5 @@
-/* dot.c -- a network as a Graphviz graph (dot.h). */
-#include "dot.h"
-#include "cli.h"
+/* dot.c -- a network as a Graphviz graph (genome_write_dot in genome.h). */
+#include "genome.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -43,12 +42,6 @@ static int buf_escaped(struct tv_buf *b, const char *s)
     return 0;
 }
 
-static int cmp_float(const void *a, const void *b)
-{
-    float x = *(const float *)a, y = *(const float *)b;
-    return (x > y) - (x < y);
-}
-
 /* Hidden neurons in (depth, id) order: the ranks between inputs and outputs. */
 struct hidden {
     float depth;
@@ -63,20 +56,6 @@ static int cmp_hidden(const void *a, const void *b)
     return (x->id > y->id) - (x->id < y->id);
 }
 
-/* Index of depth in the sorted distinct depths (it is always there). */
-static size_t layer_of(const float *layers, size_t n, float depth)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (layers[mid] < depth)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 static int write_neuron(struct tv_buf *b, const struct genome_neuron *n)
 {
     static const char *const style[] = {
@@ -87,6 +66,11 @@ static int write_neuron(struct tv_buf *b, const struct genome_neuron *n)
     int rc = buf_printf(b, "    n%u [label=\"%u\\n%s", n->id, n->id, genome_act_name(n->act));
     if (!rc && n->bias != 0.0f)
         rc = buf_printf(b, "\\nb=%.3g", (double)n->bias);
+    const struct genome_model_info *m = &genome_models[n->model];
+    if (!rc && n->model != GENOME_MODEL_RATE)
+        rc = buf_printf(b, "\\n%s", m->name);
+    for (size_t k = 0; k < m->n_params && !rc; k++)
+        rc = buf_printf(b, "\\n%s=%.3g", m->params[k].name, (double)n->param[k]);
     if (!rc)
         rc = buf_printf(b, "\", %s];\n", style[n->kind]);
     return rc;
@@ -141,12 +125,13 @@ static int write_graph(const struct genome *g, const char *title, const float *l
         const struct genome_conn *c = &g->conns[i];
         float df = g->neurons[genome_find_neuron(g, c->from)].depth;
         float dt = g->neurons[genome_find_neuron(g, c->to)].depth;
+        int cls = genome_conn_class_of(layers, n_layers, df, dt);
         double pen = 0.6 + (w_max > 0 ? 2.4 * fabs((double)c->weight) / w_max : 0);
         const char *kind;
-        if (df >= dt)
+        if (cls == GENOME_CONN_RECURRENT)
             kind = ", color=\"" DOT_COLOR_RECURRENT "\", fontcolor=\"" DOT_COLOR_RECURRENT
                    "\", constraint=false";
-        else if (layer_of(layers, n_layers, dt) == layer_of(layers, n_layers, df) + 1)
+        else if (cls == GENOME_CONN_LOCAL)
             kind = ", color=\"" DOT_COLOR_FORWARD "\"";
         else
             kind = ", color=\"" DOT_COLOR_FORWARD "\", style=dashed";
@@ -158,30 +143,25 @@ static int write_graph(const struct genome *g, const char *title, const float *l
     return rc;
 }
 
-int master_write_dot(const struct genome *g, const char *title, struct tv_buf *out,
+int genome_write_dot(const struct genome *g, const char *title, struct tv_buf *out,
                      struct tv_error *err)
 {
     int rc = genome_validate(g, NULL, err);
-    if (rc)
-        return tv_error_prefix(err, "dot");
+    if (rc) {
+        tv_error_prefix(err, "dot");
+        return rc;
+    }
     size_t n = g->n_neurons, n_layers = 0, n_hidden = 0;
-    float *layers = malloc(n * sizeof *layers);
+    float *layers = NULL;
     struct hidden *hidden = malloc(n * sizeof *hidden);
-    if (!layers || !hidden) {
-        free(layers);
+    if (!hidden || genome_layers(g, &layers, &n_layers, NULL)) {
         free(hidden);
         return tv_error_set(err, TV_ENOMEM, "dot: out of memory");
     }
-    for (size_t i = 0; i < n; i++) {
-        layers[i] = g->neurons[i].depth;
+    for (size_t i = 0; i < n; i++)
         if (g->neurons[i].kind == GENOME_HIDDEN)
             hidden[n_hidden++] =
                 (struct hidden){g->neurons[i].depth, g->neurons[i].id, &g->neurons[i]};
-    }
-    qsort(layers, n, sizeof *layers, cmp_float);
-    for (size_t i = 0; i < n; i++)
-        if (n_layers == 0 || layers[i] != layers[n_layers - 1])
-            layers[n_layers++] = layers[i];
     if (n_hidden > 1)
         qsort(hidden, n_hidden, sizeof *hidden, cmp_hidden);
     size_t start = out->len;
@@ -193,15 +173,4 @@ int master_write_dot(const struct genome *g, const char *title, struct tv_buf *o
         return tv_error_set(err, TV_ENOMEM, "dot: out of memory");
     }
     return 0;
-}
-
-int master_write_dot_file(const struct genome *g, const char *title, const char *path,
-                          struct tv_error *err)
-{
-    struct tv_buf buf = {0};
-    int rc = master_write_dot(g, title, &buf, err);
-    if (!rc)
-        rc = master_write_file(path, buf.data, buf.len, err);
-    tv_buf_free(&buf);
-    return rc;
 }
