@@ -18,7 +18,12 @@
  *     group of 8 entries whole and masks what is past the row);
  *   - in a large network, edges between distant neurons are kept in tiles
  *     instead (below). A plan takes at most 8 bytes per connection plus
- *     O(neurons).
+ *     O(neurons);
+ *   - what a step does is a list of layer operations (ops): compute a run of
+ *     layers from their rows, scatter a layer, add the tiles into a chunk.
+ *     Each kind of op is one row of one table (nn/ops.c) with one kernel per
+ *     direction (batch 1, batched; backward reserved for training), so a new
+ *     kind of layer is one more row, not a flag threaded through the kernels.
  * Compiling is O(neurons + connections), whatever the shape of the graph
  * (no path enumeration).
  *
@@ -30,12 +35,13 @@
  * (double accumulation, obviously correct, slow); nn_state/nn_step is the fast
  * path. They agree to a relative error of about 1e-5 (the order of the sums
  * differs). The fast path itself is deterministic: the same plan and inputs
- * give the same bits on every x86-64 machine and in every SIMD clone, because
+ * give the same bits on every x86-64 machine and in every SIMD target, because
  * every sum has a fixed order written in the C source (lane-wise vector code
- * and no fused multiply-add). A state of batch 1 and a state of batch B sum in
- * different fixed orders, so a sample run alone and the same sample in a batch
- * may differ in the last bits. The activations call libm (expf, tanhf, sinf):
- * bit-identity across machines assumes the same libm.
+ * and no fused multiply-add); the kernels are built once per SIMD target
+ * (enum nn_target) and a state runs the best one its CPU has. A state of batch 1 and a state of
+ * batch B sum in different fixed orders, so a sample run alone and the same sample in a batch may
+ * differ in the last bits. The activations call libm (expf, tanhf, sinf): bit-identity across
+ * machines assumes the same libm.
  *
  * This module includes only genome/ headers, libc and libm: never MPI,
  * SQLite or BLAS.
@@ -167,6 +173,20 @@ void nn_state_read(const struct nn_state *s, float *out);
  * TV_ESTATE if no step was run yet. Feed it to nn_opts.density and recompile
  * to let AUTO choose gather or scatter per layer. */
 int nn_state_density(const struct nn_state *s, float *density, struct tv_error *err);
+
+/* The SIMD targets the kernels are built for, once each (explicit values).
+ * Every target gives the same bits. */
+enum nn_target {
+    NN_TARGET_DEFAULT = 0, /* plain x86-64 (or whatever the compiler targets) */
+    NN_TARGET_AVX2 = 1,
+    NN_TARGET_AVX512F = 2,
+    NN_TARGET_COUNT = 3
+};
+/* A new state runs the best target this CPU has; this picks another (for
+ * tests and benchmarks). TV_EINVAL for an unknown target or one this CPU
+ * cannot run ("nn_state_set_target: this CPU cannot run avx512f code"). */
+int nn_state_set_target(struct nn_state *s, int target, struct tv_error *err);
+int nn_state_target(const struct nn_state *s); /* enum nn_target */
 
 /* ---- the reference ------------------------------------------------------- */
 

@@ -368,6 +368,7 @@ static size_t layout(struct nn_plan *p, unsigned char *base)
             p->field = (void *)(base + off);                                                       \
         off = round_up(off + (count) * (size));                                                    \
     } while (0)
+    TAKE(ops, p->n_ops, sizeof(struct nn_op));
     TAKE(out_map, p->n_out, 4);
     TAKE(layer_start, p->n_layers + 1, 4);
     TAKE(bias, p->n, 4);
@@ -620,6 +621,9 @@ int nn_plan_compile(const struct genome *g, const struct nn_opts *opts, struct n
     hd.n_scatter = row_s[n];
 
     /* The plan's block. */
+    hd.layer_way = way;
+    hd.c_layer = s.c_layer;
+    hd.n_ops = nn_plan_ops(&hd, NULL);
     hd.bytes = layout(&hd, NULL);
     p = plan_alloc(hd.bytes);
     s.sd_src = malloc((hd.n_scatter ? hd.n_scatter : 1) * sizeof *s.sd_src);
@@ -641,6 +645,7 @@ int nn_plan_compile(const struct genome *g, const struct nn_opts *opts, struct n
             p->c_start[c] = s.pos[s.c_layer[c]];
         memcpy(p->t_row, s.t_cur, (2 * nc * nc + 1) * sizeof *s.t_cur);
     }
+    nn_plan_ops(p, p->ops);
     for (size_t j = 0; j < n; j++) {
         const struct genome_neuron *u = &g->neurons[s.old_of[j]];
         p->bias[j] = u->kind == GENOME_INPUT ? 0.0f : u->bias;

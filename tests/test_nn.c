@@ -262,7 +262,7 @@ static uint64_t hash_floats(uint64_t h, const float *v, size_t n)
 /* The bits of every output of `steps` steps of plan(g, o) with `batch`
  * samples, sample-major and (batch > 1) feature-major, hashed into h. */
 static uint64_t hash_steps(uint64_t h, const struct genome *g, const struct nn_opts *o,
-                           size_t batch, int steps, struct tv_rng *rng)
+                           size_t batch, int steps, int target, struct tv_rng *rng)
 {
     struct tv_error err = {0};
     struct nn_plan *p;
@@ -270,6 +270,8 @@ static uint64_t hash_steps(uint64_t h, const struct genome *g, const struct nn_o
     assert_int_equal(nn_plan_compile(g, o, &p, &err), 0);
     assert_int_equal(nn_state_new(p, batch, &a, &err), 0);
     assert_int_equal(nn_state_new(p, batch, &f, &err), 0);
+    assert_int_equal(nn_state_set_target(a, target, &err), 0);
+    assert_int_equal(nn_state_set_target(f, target, &err), 0);
     size_t n_in = nn_plan_n_inputs(p), n_out = nn_plan_n_outputs(p);
     float *in = aligned_alloc(64, (batch * n_in * sizeof(float) + 63) / 64 * 64);
     float *fm = aligned_alloc(64, (batch * n_in * sizeof(float) + 63) / 64 * 64);
@@ -296,29 +298,63 @@ static uint64_t hash_steps(uint64_t h, const struct genome *g, const struct nn_o
  * index width, form (plain and tiled) and batch shape (1; 5, 33 and 80
  * samples: one to four vectors a block; 32, read in place). A change that
  * reorders any sum fails here even where the reference still agrees (the
- * activations call libm: another libm may give other bits). */
-static void test_nn_step_gives_the_pinned_bits(void **state)
+ * activations call libm: another libm may give other bits). Every SIMD
+ * target (enum nn_target) must give them; one this CPU cannot run is
+ * skipped, saying so. */
+static void expect_pinned_bits(int target)
 {
-    (void)state;
     static const uint64_t want[4] = {0x03e1a571f3d836ddull, 0x8533e45d348b771dull,
                                      0x7a4d0068c8fc732dull, 0xead9c03526731dd2ull};
     static const size_t batches[5] = {1, 5, 32, 33, 80};
     struct tv_rng rng;
     tv_rng_init(&rng, 14, 14, 14);
+    struct tv_error err = {0};
     struct genome g;
     genome_init(&g);
+    random_graph(&g, &rng, GENOME_ACT_TANH);
+    struct nn_plan *p;
+    struct nn_state *s;
+    assert_int_equal(nn_plan_compile(&g, NULL, &p, &err), 0);
+    assert_int_equal(nn_state_new(p, 1, &s, &err), 0);
+    int rc = nn_state_set_target(s, target, &err);
+    nn_state_free(s);
+    nn_plan_free(p);
+    if (rc) {
+        genome_release(&g);
+        print_message("skipped: %s\n", err.msg);
+        skip();
+    }
+    tv_rng_init(&rng, 14, 14, 14);
     uint64_t got[4];
     for (int q = 0; q < 4; q++) {
         uint64_t h = 0xcbf29ce484222325ull;
         for (int it = 0; it < 12; it++) {
             random_graph(&g, &rng, q % 2 ? GENOME_ACT_RELU : GENOME_ACT_TANH);
             struct nn_opts o = {it % 3, q < 2 ? 16 : 32, NULL, 0, it % 2 ? 1 : 0};
-            h = hash_steps(h, &g, &o, batches[it % 5], 5, &rng);
+            h = hash_steps(h, &g, &o, batches[it % 5], 5, target, &rng);
         }
         got[q] = h;
     }
     genome_release(&g);
     assert_memory_equal(got, want, sizeof want);
+}
+
+static void test_nn_step_gives_the_pinned_bits_default(void **state)
+{
+    (void)state;
+    expect_pinned_bits(NN_TARGET_DEFAULT);
+}
+
+static void test_nn_step_gives_the_pinned_bits_avx2(void **state)
+{
+    (void)state;
+    expect_pinned_bits(NN_TARGET_AVX2);
+}
+
+static void test_nn_step_gives_the_pinned_bits_avx512f(void **state)
+{
+    (void)state;
+    expect_pinned_bits(NN_TARGET_AVX512F);
 }
 
 /* Feature-major buffers whose rows have the state's stride (a batch that is a
@@ -794,6 +830,30 @@ static void test_nn_state_new_rejects_bad_batch(void **state)
     genome_release(&g);
 }
 
+static void test_nn_state_set_target_rejects_unknown_target(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    struct genome g;
+    genome_init(&g);
+    build_tiny(&g);
+    struct nn_plan *p;
+    struct nn_state *s;
+    assert_int_equal(nn_plan_compile(&g, NULL, &p, &err), 0);
+    assert_int_equal(nn_state_new(p, 1, &s, &err), 0);
+    int best = nn_state_target(s);
+    assert_int_equal(nn_state_set_target(s, NN_TARGET_COUNT, &err), TV_EINVAL);
+    assert_string_equal(err.msg, "nn_state_set_target: unknown target 3");
+    assert_int_equal(nn_state_set_target(s, -1, &err), TV_EINVAL);
+    assert_string_equal(err.msg, "nn_state_set_target: unknown target -1");
+    assert_int_equal(nn_state_target(s), best); /* unchanged */
+    assert_int_equal(nn_state_set_target(s, NN_TARGET_DEFAULT, &err), 0);
+    assert_int_equal(nn_state_target(s), NN_TARGET_DEFAULT);
+    nn_state_free(s);
+    nn_plan_free(p);
+    genome_release(&g);
+}
+
 static void test_nn_state_density_before_any_step_is_an_error(void **state)
 {
     (void)state;
@@ -965,7 +1025,10 @@ int main(void)
         cmocka_unit_test(test_nn_step_matches_reference_on_random_graphs),
         cmocka_unit_test(test_nn_step_matches_reference_on_layered_genomes),
         cmocka_unit_test(test_nn_step_bits_do_not_depend_on_batch_size_or_index_width),
-        cmocka_unit_test(test_nn_step_gives_the_pinned_bits),
+        cmocka_unit_test(test_nn_step_gives_the_pinned_bits_default),
+        cmocka_unit_test(test_nn_step_gives_the_pinned_bits_avx2),
+        cmocka_unit_test(test_nn_step_gives_the_pinned_bits_avx512f),
+        cmocka_unit_test(test_nn_state_set_target_rejects_unknown_target),
         cmocka_unit_test(test_nn_step_feature_major_in_place_matches_sample_major),
         cmocka_unit_test(test_nn_step_carries_recurrent_state_over_time_steps),
         cmocka_unit_test(test_nn_plan_compile_long_looped_graph_in_linear_time),
