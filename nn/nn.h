@@ -94,6 +94,12 @@ struct nn_opts {
      * none); SIZE_MAX never tiles; any other value is raised to at least
      * sqrt(neurons), so that the plan stays O(neurons + connections). */
     size_t tile_neurons;
+    /* 1: keep the map from the plan's entries back to the genome's
+     * connections and neurons, and the weights and biases in a block of their
+     * own that may be changed (nn_plan_params) and written back into the
+     * genome (nn_plan_write_weights). 0 (the default): neither; the plan is
+     * then exactly as large and as fast as without the option. */
+    int trainable;
 };
 
 /* The tiled form, for networks whose values do not fit in the L2 cache. The
@@ -127,13 +133,45 @@ size_t nn_plan_n_neurons(const struct nn_plan *p);
 size_t nn_plan_n_layers(const struct nn_plan *p);
 size_t nn_plan_n_conns(const struct nn_plan *p);
 size_t nn_plan_n_recurrent(const struct nn_plan *p);
-size_t nn_plan_bytes(const struct nn_plan *p); /* the whole allocation */
+size_t nn_plan_bytes(
+    const struct nn_plan *p); /* the whole allocation (and a trainable plan's weight block) */
 int nn_plan_index_bits(const struct nn_plan *p);
 /* enum nn_way chosen for layer l (GATHER or SCATTER); -1 if l is out of range. */
 int nn_plan_layer_way(const struct nn_plan *p, size_t l);
 /* Chunks of the tiled form (0: not tiled) and the edges in its tiles. */
 size_t nn_plan_n_chunks(const struct nn_plan *p);
 size_t nn_plan_n_tiled(const struct nn_plan *p);
+
+/* ---- trainable plans ------------------------------------------------------ */
+
+/* An entry that maps to no connection or neuron. */
+#define NN_NONE UINT32_MAX
+
+/* The mutable weights of a trainable plan, borrowed from it (valid until
+ * nn_plan_free). The steps read them as they are at each step: change them
+ * between steps, never during one. */
+struct nn_params {
+    /* [n_w] the plan's weights and biases in one block. w[k] is the weight of
+     * genome connection conn_of[k], or, where conn_of[k] is NN_NONE, a bias,
+     * padding or slack: padding and slack must stay 0. A connection has
+     * exactly one entry. */
+    float *w;
+    const uint32_t *conn_of; /* [n_w] */
+    size_t n_w;
+    /* [n_bias] the bias of each neuron of the plan (inside w), and its genome
+     * neuron index (NN_NONE for an input, whose bias is not used). */
+    float *bias;
+    const uint32_t *neuron_of; /* [n_bias] */
+    size_t n_bias;
+};
+
+/* Fills *out for plan p. TV_ESTATE if p was not compiled trainable. */
+int nn_plan_params(struct nn_plan *p, struct nn_params *out, struct tv_error *err);
+/* Writes the plan's weights and biases into g, which must be the genome p
+ * was compiled from (or a copy with the same genes in the same order; only
+ * the counts are checked: TV_EINVAL if they differ). TV_ESTATE if p was not
+ * compiled trainable. g is unchanged on error. */
+int nn_plan_write_weights(const struct nn_plan *p, struct genome *g, struct tv_error *err);
 
 /* ---- running: state and steps --------------------------------------------- */
 

@@ -76,10 +76,21 @@ struct nn_plan {
     size_t n_ops;                      /* of ops */
     struct nn_op *ops;                 /* [n_ops] what a step runs, in order */
     uint32_t *out_map;                 /* [n_out] dense index of the k-th output */
-    uint32_t *layer_start;             /* [n_layers + 1] layer l is [start[l], start[l+1]) */
-    uint8_t *layer_way;                /* [n_layers] NN_WAY_GATHER or NN_WAY_SCATTER */
-    float *bias;                       /* [n] */
-    uint8_t *act;                      /* [n] enum genome_act */
+    /* A trainable plan (nn_opts.trainable): bias, g_w, r_w, s_w and t_w are
+     * not in the plan's block but in param, a block of their own that the
+     * caller may change (nn_plan_params); conn_of maps each float of it to
+     * its genome connection (NN_NONE: padding, slack or a bias), neuron_of
+     * each neuron to its genome neuron (NN_NONE: an input). All NULL and
+     * n_param 0 otherwise. */
+    int trainable;
+    size_t n_param;        /* floats in param */
+    float *param;          /* [n_param] a separate allocation */
+    uint32_t *conn_of;     /* [n_param] */
+    uint32_t *neuron_of;   /* [n] */
+    uint32_t *layer_start; /* [n_layers + 1] layer l is [start[l], start[l+1]) */
+    uint8_t *layer_way;    /* [n_layers] NN_WAY_GATHER or NN_WAY_SCATTER */
+    float *bias;           /* [n] */
+    uint8_t *act;          /* [n] enum genome_act */
     /* Feed-forward edges into j read by gather: [g_row[j], g_row[j+1]) of
      * g_idx (source; in a tiled plan, counted from the first neuron of j's
      * chunk, where every source of a row is) and g_w, sorted by source. A row of 1 to 7 edges is

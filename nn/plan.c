@@ -233,6 +233,7 @@ struct scratch {
     uint32_t *sd_row;                      /* [n + 1] scatter edges by destination */
     uint32_t *sd_src;                      /* [n_scatter] */
     float *sd_w;                           /* [n_scatter] */
+    uint32_t *sd_conn;                     /* [n_scatter] trainable plans only */
     float *depth;                          /* [n] by dense index */
     uint32_t *c_layer;                     /* [n_layers + 1] chunks of the tiled form */
     uint32_t *chunk_of;                    /* [n] by dense index (tiled plans) */
@@ -251,6 +252,7 @@ static void scratch_free(struct scratch *s)
     free(s->sd_row);
     free(s->sd_src);
     free(s->sd_w);
+    free(s->sd_conn);
     free(s->depth);
     free(s->c_layer);
     free(s->chunk_of);
@@ -300,6 +302,14 @@ static inline __attribute__((always_inline)) void place_edges(struct nn_plan *p,
 {
     size_t n = p->n, nc = p->n_chunks;
     const uint32_t *cd = s->cd;
+    /* a trainable plan: the genome connection of each entry, by region */
+    int keep = p->trainable;
+    uint32_t *cg = NULL, *cr = NULL, *ct = NULL;
+    if (keep) {
+        cg = p->conn_of + (p->g_w - p->param);
+        cr = p->conn_of + (p->r_w - p->param);
+        ct = p->conn_of + (p->t_w - p->param);
+    }
     for (size_t sj = 0; sj < n; sj++) {
         uint32_t i = s->old_of[sj];
         uint32_t c1 = s->conn_start[i + 1];
@@ -314,18 +324,26 @@ static inline __attribute__((always_inline)) void place_edges(struct nn_plan *p,
                 uint32_t k = s->t_cur[q]++;
                 p->t_sd[k] = s_local << 16 | (dj - p->c_start[tc]);
                 p->t_w[k] = w;
+                if (keep)
+                    ct[k] = c;
             } else if (cat == CAT_GATHER) {
                 uint32_t k = row_g[dj]++;
                 p->g_w[k] = w;
                 put_idx(p->g_idx, bits, k, s_local);
+                if (keep)
+                    cg[k] = c;
             } else if (cat == CAT_REC) {
                 uint32_t k = row_r[dj]++;
                 p->r_w[k] = w;
                 put_idx(p->r_idx, bits, k, s_local);
+                if (keep)
+                    cr[k] = c;
             } else {
                 uint32_t k = s->sd_row[dj]++;
                 s->sd_src[k] = (uint32_t)sj;
                 s->sd_w[k] = w;
+                if (keep)
+                    s->sd_conn[k] = c;
             }
         }
     }
@@ -356,31 +374,37 @@ static uint32_t short_row(uint32_t count)
     return count > 0 && count < 8 ? 8 : count;
 }
 
-/* Lays out the plan's arrays in one block; returns its size, or 0 on
- * overflow. With base NULL only measures. */
-static size_t layout(struct nn_plan *p, unsigned char *base)
+/* Lays out the plan's arrays: the structure in one block (base), and the
+ * weights and biases in it too, or, in a trainable plan, in a block of their
+ * own (pbase), whose size in floats goes to p->n_param. Returns the size of
+ * the first block. With base NULL only measures. */
+static size_t layout(struct nn_plan *p, unsigned char *base, unsigned char *pbase)
 {
-    size_t off = round_up(sizeof *p);
+    size_t off = round_up(sizeof *p), poff = 0;
     size_t ib = (size_t)p->index_bits / 8, rb = (size_t)p->row_bits / 8;
-#define TAKE(field, count, size)                                                                   \
+    size_t *woff = p->trainable ? &poff : &off;
+    unsigned char *wbase = p->trainable ? pbase : base;
+#define TAKE_AT(o, b, field, count, size)                                                          \
     do {                                                                                           \
-        if (base)                                                                                  \
-            p->field = (void *)(base + off);                                                       \
-        off = round_up(off + (count) * (size));                                                    \
+        if (b)                                                                                     \
+            p->field = (void *)((b) + (o));                                                        \
+        (o) = round_up((o) + (count) * (size));                                                    \
     } while (0)
+#define TAKE(field, count, size) TAKE_AT(off, base, field, count, size)
+#define TAKE_W(field, count) TAKE_AT(*woff, wbase, field, count, 4)
     TAKE(ops, p->n_ops, sizeof(struct nn_op));
     TAKE(out_map, p->n_out, 4);
     TAKE(layer_start, p->n_layers + 1, 4);
-    TAKE(bias, p->n, 4);
+    TAKE_W(bias, p->n);
     TAKE(g_row, p->n + 1, 4);
     TAKE(r_row, p->n + 1, 4);
     TAKE(g_hid, p->n, 4);
     TAKE(g_end, p->n, 4);
     TAKE(r_end, p->n, 4);
     TAKE(s_row, p->n + 1, 4);
-    TAKE(g_w, p->n_gather + NN_SLACK, 4);
-    TAKE(r_w, p->n_rec + NN_SLACK, 4);
-    TAKE(s_w, p->n_scatter, 4);
+    TAKE_W(g_w, p->n_gather + NN_SLACK);
+    TAKE_W(r_w, p->n_rec + NN_SLACK);
+    TAKE_W(s_w, p->n_scatter);
     TAKE(g_idx, p->n_gather + NN_SLACK, rb);
     TAKE(r_idx, p->n_rec + NN_SLACK, rb);
     TAKE(s_idx, p->n_scatter, ib);
@@ -389,10 +413,17 @@ static size_t layout(struct nn_plan *p, unsigned char *base)
     TAKE(c_start, nc ? nc + 1 : 0, 4);
     TAKE(t_row, nc ? 2 * nc * nc + 1 : 0, 4);
     TAKE(t_sd, p->n_tiled, 4);
-    TAKE(t_w, p->n_tiled, 4);
+    TAKE_W(t_w, p->n_tiled);
     TAKE(act, p->n, 1);
     TAKE(layer_way, p->n_layers, 1);
+    p->n_param = poff / 4;
+    TAKE(conn_of, p->n_param, 4);
+    TAKE(neuron_of, p->trainable ? p->n : 0, 4);
+    if (pbase)
+        p->param = (float *)pbase;
+#undef TAKE_W
 #undef TAKE
+#undef TAKE_AT
     return off;
 }
 
@@ -426,6 +457,7 @@ int nn_plan_compile(const struct genome *g, const struct nn_opts *opts, struct n
     struct scratch s = {0};
     struct id_table ids = {0};
     struct nn_plan *p = NULL;
+    float *param = NULL; /* a trainable plan's weights and biases */
     uint8_t *way = NULL;
     s.old_of = malloc(n * sizeof *s.old_of);
     s.new_of = malloc(n * sizeof *s.new_of);
@@ -624,16 +656,26 @@ int nn_plan_compile(const struct genome *g, const struct nn_opts *opts, struct n
     hd.layer_way = way;
     hd.c_layer = s.c_layer;
     hd.n_ops = nn_plan_ops(&hd, NULL);
-    hd.bytes = layout(&hd, NULL);
-    p = plan_alloc(hd.bytes);
+    hd.trainable = o->trainable != 0;
+    size_t block = layout(&hd, NULL, NULL), pbytes = round_up(hd.n_param * sizeof(float));
+    hd.bytes = block + pbytes;
+    p = plan_alloc(block);
+    if (hd.trainable)
+        param = aligned_alloc(ALIGN, pbytes);
     s.sd_src = malloc((hd.n_scatter ? hd.n_scatter : 1) * sizeof *s.sd_src);
     s.sd_w = malloc((hd.n_scatter ? hd.n_scatter : 1) * sizeof *s.sd_w);
-    if (!p || !s.sd_src || !s.sd_w) {
+    if (hd.trainable)
+        s.sd_conn = malloc((hd.n_scatter ? hd.n_scatter : 1) * sizeof *s.sd_conn);
+    if (!p || !s.sd_src || !s.sd_w || (hd.trainable && (!param || !s.sd_conn))) {
         rc = tv_error_set(err, TV_ENOMEM, "out of memory for a plan of %zu bytes", hd.bytes);
         goto counted;
     }
     *p = hd;
-    layout(p, (unsigned char *)p);
+    layout(p, (unsigned char *)p, (unsigned char *)param);
+    if (p->trainable) { /* entries that are no connection: padding, slack, biases */
+        memset(p->param, 0, pbytes);
+        memset(p->conn_of, 0xff, p->n_param * sizeof *p->conn_of);
+    }
     memcpy(p->g_row, row_g, (n + 1) * sizeof *row_g);
     memcpy(p->r_row, row_r, (n + 1) * sizeof *row_r);
     memcpy(p->s_row, row_s, (n + 1) * sizeof *row_s);
@@ -650,6 +692,8 @@ int nn_plan_compile(const struct genome *g, const struct nn_opts *opts, struct n
         const struct genome_neuron *u = &g->neurons[s.old_of[j]];
         p->bias[j] = u->kind == GENOME_INPUT ? 0.0f : u->bias;
         p->act[j] = u->kind == GENOME_INPUT ? GENOME_ACT_IDENTITY : u->act;
+        if (p->trainable)
+            p->neuron_of[j] = u->kind == GENOME_INPUT ? NN_NONE : s.old_of[j];
     }
     /* Outputs in id order: the neurons array is in id order. */
     p->out_contiguous = 1;
@@ -715,10 +759,13 @@ int nn_plan_compile(const struct genome *g, const struct nn_opts *opts, struct n
             uint32_t q = row_s[sj]++;
             p->s_w[q] = s.sd_w[k];
             put_idx(p->s_idx, p->index_bits, q, (uint32_t)dj);
+            if (p->trainable)
+                p->conn_of[(p->s_w - p->param) + q] = s.sd_conn[k];
         }
     }
     *out = p;
     p = NULL;
+    param = NULL;
     rc = 0;
 counted:
     free(row_g);
@@ -726,6 +773,7 @@ counted:
     free(row_s);
 done:
     free(p);
+    free(param);
     free(way);
     id_table_free(&ids);
     scratch_free(&s);
@@ -734,7 +782,45 @@ done:
 
 void nn_plan_free(struct nn_plan *p)
 {
+    if (p)
+        free(p->param);
     free(p);
+}
+
+int nn_plan_params(struct nn_plan *p, struct nn_params *out, struct tv_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!p->trainable)
+        return tv_error_set(
+            err, TV_ESTATE,
+            "nn_plan_params: the plan was not compiled trainable (nn_opts.trainable)");
+    out->w = p->param;
+    out->conn_of = p->conn_of;
+    out->n_w = p->n_param;
+    out->bias = p->bias;
+    out->neuron_of = p->neuron_of;
+    out->n_bias = p->n;
+    return 0;
+}
+
+int nn_plan_write_weights(const struct nn_plan *p, struct genome *g, struct tv_error *err)
+{
+    if (!p->trainable)
+        return tv_error_set(err, TV_ESTATE,
+                            "nn_plan_write_weights: the plan was not compiled trainable "
+                            "(nn_opts.trainable)");
+    if (g->n_conns != p->n_conns || g->n_neurons != p->n)
+        return tv_error_set(err, TV_EINVAL,
+                            "nn_plan_write_weights: the genome has %zu neurons and %zu "
+                            "connections, the plan %zu and %zu (write into the genome compiled)",
+                            g->n_neurons, g->n_conns, p->n, p->n_conns);
+    for (size_t k = 0; k < p->n_param; k++)
+        if (p->conn_of[k] != NN_NONE)
+            g->conns[p->conn_of[k]].weight = p->param[k];
+    for (size_t j = 0; j < p->n; j++)
+        if (p->neuron_of[j] != NN_NONE)
+            g->neurons[p->neuron_of[j]].bias = p->bias[j];
+    return 0;
 }
 
 size_t nn_plan_n_inputs(const struct nn_plan *p)
