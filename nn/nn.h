@@ -133,8 +133,8 @@ size_t nn_plan_n_neurons(const struct nn_plan *p);
 size_t nn_plan_n_layers(const struct nn_plan *p);
 size_t nn_plan_n_conns(const struct nn_plan *p);
 size_t nn_plan_n_recurrent(const struct nn_plan *p);
-size_t nn_plan_bytes(
-    const struct nn_plan *p); /* the whole allocation (and a trainable plan's weight block) */
+/* The plan's allocation (with a trainable plan's block of weights). */
+size_t nn_plan_bytes(const struct nn_plan *p);
 int nn_plan_index_bits(const struct nn_plan *p);
 /* enum nn_way chosen for layer l (GATHER or SCATTER); -1 if l is out of range. */
 int nn_plan_layer_way(const struct nn_plan *p, size_t l);
