@@ -141,6 +141,11 @@ int nn_plan_layer_way(const struct nn_plan *p, size_t l);
 /* Chunks of the tiled form (0: not tiled) and the edges in its tiles. */
 size_t nn_plan_n_chunks(const struct nn_plan *p);
 size_t nn_plan_n_tiled(const struct nn_plan *p);
+/* The iterations of the compile's loops that made p (every pass over the
+ * neurons, the connections, the layers, the tiles, the id table, and each
+ * step of a sort or search): what "O(neurons + connections)" counts, for
+ * tests. */
+size_t nn_plan_compile_work(const struct nn_plan *p);
 
 /* ---- trainable plans ------------------------------------------------------ */
 

@@ -69,6 +69,7 @@ struct nn_plan {
     size_t n_conns, n_recurrent;       /* connections of the genome */
     size_t n_gather, n_scatter, n_rec; /* entries of each kind */
     size_t bytes;                      /* the whole allocation */
+    size_t compile_work;               /* nn_plan_compile_work */
     int index_bits;                    /* 16 or 32 */
     int row_bits;                      /* of g_idx and r_idx: index_bits, or 16 if tiled */
     int out_contiguous;                /* out_map[k] == out_map[0] + k */
