@@ -23,31 +23,20 @@
  *   nn_op_fn *const name[NN_TARGET_COUNT]
  * that the op table (ops.c) points to. Off x86-64 every entry is the plain
  * build. */
+#define NN_KERNEL_FN(attr, name, body)                                                             \
+    attr static void name(const struct nn_plan *p, struct nn_state *s, const struct nn_op *op)     \
+    {                                                                                              \
+        body(p, s, op);                                                                            \
+    }
 #if defined(__x86_64__) && defined(__GNUC__)
 #define NN_KERNEL(name, body)                                                                      \
-    static void name##_default(const struct nn_plan *p, struct nn_state *s,                        \
-                               const struct nn_op *op)                                             \
-    {                                                                                              \
-        body(p, s, op);                                                                            \
-    }                                                                                              \
-    __attribute__((target("avx2"))) static void name##_avx2(                                       \
-        const struct nn_plan *p, struct nn_state *s, const struct nn_op *op)                       \
-    {                                                                                              \
-        body(p, s, op);                                                                            \
-    }                                                                                              \
-    __attribute__((target("avx512f"))) static void name##_avx512f(                                 \
-        const struct nn_plan *p, struct nn_state *s, const struct nn_op *op)                       \
-    {                                                                                              \
-        body(p, s, op);                                                                            \
-    }                                                                                              \
+    NN_KERNEL_FN(, name##_default, body)                                                           \
+    NN_KERNEL_FN(__attribute__((target("avx2"))), name##_avx2, body)                               \
+    NN_KERNEL_FN(__attribute__((target("avx512f"))), name##_avx512f, body)                         \
     nn_op_fn *const name[NN_TARGET_COUNT] = {name##_default, name##_avx2, name##_avx512f};
 #else
 #define NN_KERNEL(name, body)                                                                      \
-    static void name##_default(const struct nn_plan *p, struct nn_state *s,                        \
-                               const struct nn_op *op)                                             \
-    {                                                                                              \
-        body(p, s, op);                                                                            \
-    }                                                                                              \
+    NN_KERNEL_FN(, name##_default, body)                                                           \
     nn_op_fn *const name[NN_TARGET_COUNT] = {name##_default, name##_default, name##_default};
 #endif
 

@@ -3,7 +3,8 @@
  * and run it one time step at a time, for one input or a batch of inputs.
  *
  * A plan (nn_plan_compile) is one allocation, immutable once made, and reads
- * the genome only while compiling. In it:
+ * the genome only while compiling (a trainable plan keeps its weights and
+ * biases in a second, mutable block: see "trainable plans"). In it:
  *   - neurons are renumbered densely: inputs first (by ascending id), then the
  *     others by (depth, id); a *layer* is a run of equal depth (the inputs are
  *     always layer 0 on their own);
@@ -14,8 +15,9 @@
  *     destination, and read the previous time step (0 after a reset);
  *   - indices are 16-bit when the network has fewer than 65536 neurons,
  *     32-bit otherwise; rows are sorted by the index they read, so memory is
- *     read in order; rows are not padded (the batch-1 step reads a last short
- *     group of 8 entries whole and masks what is past the row);
+ *     read in order; rows of 1 to 7 edges are padded to 8, longer ones are
+ *     not (the batch-1 step reads a last short group of 8 entries whole and
+ *     masks what is past the row);
  *   - in a large network, edges between distant neurons are kept in tiles
  *     instead (below). A plan takes at most 8 bytes per connection plus
  *     O(neurons);
@@ -25,9 +27,9 @@
  *     direction (batch 1, batched; backward reserved for training), so a new
  *     kind of layer is one more row, not a flag threaded through the kernels.
  * Compiling is O(neurons + connections), whatever the shape of the graph
- * (no path enumeration).
+ * (no path enumeration; nn_plan_compile_work counts it).
  *
- * Semantics (DESIGN.md): one time step t computes, in depth order,
+ * Semantics: one time step t computes, in depth order,
  *   y_t[j] = act_j(bias_j + sum_ff w * y_t[i] + sum_rec w * y_{t-1}[i]),
  * inputs y_t[k] = x_t[k] (no bias, no activation).
  *
@@ -35,13 +37,14 @@
  * (double accumulation, obviously correct, slow); nn_state/nn_step is the fast
  * path. They agree to a relative error of about 1e-5 (the order of the sums
  * differs). The fast path itself is deterministic: the same plan and inputs
- * give the same bits on every x86-64 machine and in every SIMD target, because
- * every sum has a fixed order written in the C source (lane-wise vector code
- * and no fused multiply-add); the kernels are built once per SIMD target
- * (enum nn_target) and a state runs the best one its CPU has. A state of batch 1 and a state of
- * batch B sum in different fixed orders, so a sample run alone and the same sample in a batch may
- * differ in the last bits. The activations call libm (expf, tanhf, sinf): bit-identity across
- * machines assumes the same libm.
+ * give the same bits on every x86-64 machine, because every sum has a fixed
+ * order written in the C source (lane-wise vector code and no fused
+ * multiply-add); the kernels are built once per SIMD target (enum
+ * nn_target), all giving the same bits, and a state runs the best one its CPU
+ * has. A state of batch 1 and a state of batch B sum in different fixed
+ * orders, so a sample run alone and the same sample in a batch may differ in
+ * the last bits. The activations call libm (expf, tanhf, sinf): bit-identity
+ * across machines assumes the same libm.
  *
  * This module includes only genome/ headers, libc and libm: never MPI,
  * SQLite or BLAS.

@@ -63,12 +63,13 @@ size_t nn_plan_ops(const struct nn_plan *p, struct nn_op *ops);
 /* ---- plans and states ----------------------------------------------------- */
 
 /* A compiled plan: this header and every array below live in one
- * allocation. j is a neuron's dense index (inputs first, then by depth). */
+ * allocation (except, in a trainable plan, the weights and biases: see
+ * param). j is a neuron's dense index (inputs first, then by depth). */
 struct nn_plan {
     size_t n, n_in, n_out, n_layers;
     size_t n_conns, n_recurrent;       /* connections of the genome */
     size_t n_gather, n_scatter, n_rec; /* entries of each kind */
-    size_t bytes;                      /* the whole allocation */
+    size_t bytes;                      /* the whole allocation (with param's) */
     size_t compile_work;               /* nn_plan_compile_work */
     int index_bits;                    /* 16 or 32 */
     int row_bits;                      /* of g_idx and r_idx: index_bits, or 16 if tiled */
