@@ -18,6 +18,10 @@
 
 #define NN_INLINE static inline __attribute__((always_inline))
 
+/* The helpers that pass vectors by value are always inlined, so the warning
+ * that their ABI differs without AVX does not apply. */
+#pragma GCC diagnostic ignored "-Wpsabi"
+
 /* NN_KERNEL(name, body): static functions name_<target>(p, s, op) that call
  * body(p, s, op), one per enum nn_target, and the array
  *   nn_op_fn *const name[NN_TARGET_COUNT]

@@ -7,10 +7,7 @@
  */
 #include "kernel.h"
 
-/* 8 lanes of a row sum; unaligned loads for the rows' weights. The helpers
- * that pass these by value are always inlined, so the warning that their ABI
- * differs without AVX does not apply. */
-#pragma GCC diagnostic ignored "-Wpsabi"
+/* 8 lanes of a row sum; unaligned loads for the rows' weights. */
 typedef float v8f __attribute__((vector_size(32)));
 typedef float v8fu __attribute__((vector_size(32), aligned(4), may_alias));
 typedef uint32_t v8u __attribute__((vector_size(32)));
