@@ -505,7 +505,7 @@ static int run_bench(const struct bench_args *a, struct tv_error *err)
     }
 
     /* compile: the median of a few */
-    struct nn_opts opts = {a->way, 0, NULL, 0, a->tile_neurons};
+    struct nn_opts opts = {.way = a->way, .tile_neurons = a->tile_neurons};
     struct nn_plan *p = NULL;
     double ct[7];
     for (int i = 0; i < 7 && !rc; i++) {
@@ -584,8 +584,8 @@ static int run_bench(const struct bench_args *a, struct tv_error *err)
                n_scatter, L, nn_plan_n_chunks(sp.plan), nn_plan_n_tiled(sp.plan));
     }
     if (!rc && a->zeros > 0) { /* the two ways apart, interleaved */
-        struct nn_opts og = {NN_WAY_GATHER, 0, NULL, 0, a->tile_neurons},
-                       os = {NN_WAY_SCATTER, 0, NULL, 0, a->tile_neurons};
+        struct nn_opts og = {.way = NN_WAY_GATHER, .tile_neurons = a->tile_neurons},
+                       os = {.way = NN_WAY_SCATTER, .tile_neurons = a->tile_neurons};
         rc = sparse_open(&sg, &g, &og, in, in_fm, a->batch, err);
         if (!rc)
             rc = sparse_open(&ss, &g, &os, in, in_fm, a->batch, err);

@@ -3,7 +3,8 @@
  * and run it one time step at a time, for one input or a batch of inputs.
  *
  * A plan (nn_plan_compile) is one allocation, immutable once made, and reads
- * the genome only while compiling. In it:
+ * the genome only while compiling (a trainable plan keeps its weights and
+ * biases in a second, mutable block: see "trainable plans"). In it:
  *   - neurons are renumbered densely: inputs first (by ascending id), then the
  *     others by (depth, id); a *layer* is a run of equal depth (the inputs are
  *     always layer 0 on their own);
@@ -14,15 +15,21 @@
  *     destination, and read the previous time step (0 after a reset);
  *   - indices are 16-bit when the network has fewer than 65536 neurons,
  *     32-bit otherwise; rows are sorted by the index they read, so memory is
- *     read in order; rows are not padded (the batch-1 step reads a last short
- *     group of 8 entries whole and masks what is past the row);
+ *     read in order; rows of 1 to 7 edges are padded to 8, longer ones are
+ *     not (the batch-1 step reads a last short group of 8 entries whole and
+ *     masks what is past the row);
  *   - in a large network, edges between distant neurons are kept in tiles
  *     instead (below). A plan takes at most 8 bytes per connection plus
- *     O(neurons).
+ *     O(neurons);
+ *   - what a step does is a list of layer operations (ops): compute a run of
+ *     layers from their rows, scatter a layer, add the tiles into a chunk.
+ *     Each kind of op is one row of one table (nn/ops.c) with one kernel per
+ *     direction (batch 1, batched; backward reserved for training), so a new
+ *     kind of layer is one more row, not a flag threaded through the kernels.
  * Compiling is O(neurons + connections), whatever the shape of the graph
- * (no path enumeration).
+ * (no path enumeration; nn_plan_compile_work counts it).
  *
- * Semantics (DESIGN.md): one time step t computes, in depth order,
+ * Semantics: one time step t computes, in depth order,
  *   y_t[j] = act_j(bias_j + sum_ff w * y_t[i] + sum_rec w * y_{t-1}[i]),
  * inputs y_t[k] = x_t[k] (no bias, no activation).
  *
@@ -30,12 +37,14 @@
  * (double accumulation, obviously correct, slow); nn_state/nn_step is the fast
  * path. They agree to a relative error of about 1e-5 (the order of the sums
  * differs). The fast path itself is deterministic: the same plan and inputs
- * give the same bits on every x86-64 machine and in every SIMD clone, because
- * every sum has a fixed order written in the C source (lane-wise vector code
- * and no fused multiply-add). A state of batch 1 and a state of batch B sum in
- * different fixed orders, so a sample run alone and the same sample in a batch
- * may differ in the last bits. The activations call libm (expf, tanhf, sinf):
- * bit-identity across machines assumes the same libm.
+ * give the same bits on every x86-64 machine, because every sum has a fixed
+ * order written in the C source (lane-wise vector code and no fused
+ * multiply-add); the kernels are built once per SIMD target (enum
+ * nn_target), all giving the same bits, and a state runs the best one its CPU
+ * has. A state of batch 1 and a state of batch B sum in different fixed
+ * orders, so a sample run alone and the same sample in a batch may differ in
+ * the last bits. The activations call libm (expf, tanhf, sinf): bit-identity
+ * across machines assumes the same libm.
  *
  * This module includes only genome/ headers, libc and libm: never MPI,
  * SQLite or BLAS.
@@ -88,6 +97,12 @@ struct nn_opts {
      * none); SIZE_MAX never tiles; any other value is raised to at least
      * sqrt(neurons), so that the plan stays O(neurons + connections). */
     size_t tile_neurons;
+    /* 1: keep the map from the plan's entries back to the genome's
+     * connections and neurons, and the weights and biases in a block of their
+     * own that may be changed (nn_plan_params) and written back into the
+     * genome (nn_plan_write_weights). 0 (the default): neither; the plan is
+     * then exactly as large and as fast as without the option. */
+    int trainable;
 };
 
 /* The tiled form, for networks whose values do not fit in the L2 cache. The
@@ -121,13 +136,50 @@ size_t nn_plan_n_neurons(const struct nn_plan *p);
 size_t nn_plan_n_layers(const struct nn_plan *p);
 size_t nn_plan_n_conns(const struct nn_plan *p);
 size_t nn_plan_n_recurrent(const struct nn_plan *p);
-size_t nn_plan_bytes(const struct nn_plan *p); /* the whole allocation */
+/* The plan's allocation (with a trainable plan's block of weights). */
+size_t nn_plan_bytes(const struct nn_plan *p);
 int nn_plan_index_bits(const struct nn_plan *p);
 /* enum nn_way chosen for layer l (GATHER or SCATTER); -1 if l is out of range. */
 int nn_plan_layer_way(const struct nn_plan *p, size_t l);
 /* Chunks of the tiled form (0: not tiled) and the edges in its tiles. */
 size_t nn_plan_n_chunks(const struct nn_plan *p);
 size_t nn_plan_n_tiled(const struct nn_plan *p);
+/* The iterations of the compile's loops that made p (every pass over the
+ * neurons, the connections, the layers, the tiles, the id table, and each
+ * step of a sort or search): what "O(neurons + connections)" counts, for
+ * tests. */
+size_t nn_plan_compile_work(const struct nn_plan *p);
+
+/* ---- trainable plans ------------------------------------------------------ */
+
+/* An entry that maps to no connection or neuron. */
+#define NN_NONE UINT32_MAX
+
+/* The mutable weights of a trainable plan, borrowed from it (valid until
+ * nn_plan_free). The steps read them as they are at each step: change them
+ * between steps, never during one. */
+struct nn_params {
+    /* [n_w] the plan's weights and biases in one block. w[k] is the weight of
+     * genome connection conn_of[k], or, where conn_of[k] is NN_NONE, a bias,
+     * padding or slack: padding and slack must stay 0. A connection has
+     * exactly one entry. */
+    float *w;
+    const uint32_t *conn_of; /* [n_w] */
+    size_t n_w;
+    /* [n_bias] the bias of each neuron of the plan (inside w), and its genome
+     * neuron index (NN_NONE for an input, whose bias is not used). */
+    float *bias;
+    const uint32_t *neuron_of; /* [n_bias] */
+    size_t n_bias;
+};
+
+/* Fills *out for plan p. TV_ESTATE if p was not compiled trainable. */
+int nn_plan_params(struct nn_plan *p, struct nn_params *out, struct tv_error *err);
+/* Writes the plan's weights and biases into g, which must be the genome p
+ * was compiled from (or a copy with the same genes in the same order; only
+ * the counts are checked: TV_EINVAL if they differ). TV_ESTATE if p was not
+ * compiled trainable. g is unchanged on error. */
+int nn_plan_write_weights(const struct nn_plan *p, struct genome *g, struct tv_error *err);
 
 /* ---- running: state and steps --------------------------------------------- */
 
@@ -167,6 +219,20 @@ void nn_state_read(const struct nn_state *s, float *out);
  * TV_ESTATE if no step was run yet. Feed it to nn_opts.density and recompile
  * to let AUTO choose gather or scatter per layer. */
 int nn_state_density(const struct nn_state *s, float *density, struct tv_error *err);
+
+/* The SIMD targets the kernels are built for, once each (explicit values).
+ * Every target gives the same bits. */
+enum nn_target {
+    NN_TARGET_DEFAULT = 0, /* plain x86-64 (or whatever the compiler targets) */
+    NN_TARGET_AVX2 = 1,
+    NN_TARGET_AVX512F = 2,
+    NN_TARGET_COUNT = 3
+};
+/* A new state runs the best target this CPU has; this picks another (for
+ * tests and benchmarks). TV_EINVAL for an unknown target or one this CPU
+ * cannot run ("nn_state_set_target: this CPU cannot run avx512f code"). */
+int nn_state_set_target(struct nn_state *s, int target, struct tv_error *err);
+int nn_state_target(const struct nn_state *s); /* enum nn_target */
 
 /* ---- the reference ------------------------------------------------------- */
 

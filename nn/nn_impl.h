@@ -1,6 +1,7 @@
 /*
  * nn_impl.h -- private to nn/: the layout of a compiled plan and of a state,
- * and the activation table. No other folder includes this header.
+ * the op table and the activation table. No other folder includes this
+ * header.
  */
 #ifndef TREVO_NN_IMPL_H
 #define TREVO_NN_IMPL_H
@@ -10,22 +11,88 @@
 
 #include "nn.h"
 
+/* ---- ops ------------------------------------------------------------------ */
+
+/* The kinds of layer operation. A compiled plan is a list of ops
+ * (nn_plan.ops) that a step runs in order; each kind is one row of nn_ops
+ * (ops.c). A new kind of layer (a convolution, spiking neurons) is one more
+ * id here, one more row there and its kernels. */
+enum nn_op_id {
+    NN_OP_ROWS = 0,       /* neurons of layers [l0, l1) from their by-destination rows */
+    NN_OP_ROWS_LOCAL = 1, /* the same in a tiled plan: indices local to `chunk` */
+    NN_OP_SCATTER = 2,    /* layer l0 pushes its non-zero sources to their destinations */
+    NN_OP_TILES = 3,      /* the tiles into chunk `chunk` are added to its accumulators */
+    NN_OP_COUNT = 4
+};
+
+/* One op of a plan. */
+struct nn_op {
+    uint32_t kind;   /* enum nn_op_id */
+    uint32_t l0, l1; /* layers [l0, l1) (SCATTER: l0 only) */
+    uint32_t chunk;  /* ROWS_LOCAL, TILES: the chunk of the tiled form */
+};
+
+struct nn_plan;
+struct nn_state;
+/* One direction of one op on state s of plan p. */
+typedef void nn_op_fn(const struct nn_plan *p, struct nn_state *s, const struct nn_op *op);
+
+/* A row of the op table: its name and one function per direction. The
+ * forward functions exist once per SIMD target (enum nn_target), all giving
+ * the same bits; a state calls those of its target. */
+struct nn_op_kind {
+    const char *name;
+    nn_op_fn *const *forward1; /* [NN_TARGET_COUNT] batch 1 (step1.c) */
+    nn_op_fn *const *forwardb; /* [NN_TARGET_COUNT] batch > 1 (stepb.c) */
+    nn_op_fn *backward;        /* NULL: reserved for training */
+};
+/* Indexed by enum nn_op_id; NN_OP_COUNT rows (ops.c). */
+extern const struct nn_op_kind nn_ops[];
+
+/* The kernels, one array of NN_TARGET_COUNT per op and direction (step1.c,
+ * stepb.c, built by NN_KERNEL in kernel.h). */
+extern nn_op_fn *const nn_rows1[], *const nn_rows1_local[], *const nn_scatter1[],
+                                                                *const nn_tiles1[];
+extern nn_op_fn *const nn_rowsb[], *const nn_rowsb_local[], *const nn_scatterb[],
+                                                                *const nn_tilesb[];
+
+/* Writes the op list of plan p (its layers, ways and chunks set) into ops,
+ * or only counts it when ops is NULL; returns the number of ops. */
+size_t nn_plan_ops(const struct nn_plan *p, struct nn_op *ops);
+
+/* ---- plans and states ----------------------------------------------------- */
+
 /* A compiled plan: this header and every array below live in one
- * allocation. j is a neuron's dense index (inputs first, then by depth). */
+ * allocation (except, in a trainable plan, the weights and biases: see
+ * param). j is a neuron's dense index (inputs first, then by depth). */
 struct nn_plan {
     size_t n, n_in, n_out, n_layers;
     size_t n_conns, n_recurrent;       /* connections of the genome */
     size_t n_gather, n_scatter, n_rec; /* entries of each kind */
-    size_t bytes;                      /* the whole allocation */
+    size_t bytes;                      /* the whole allocation (with param's) */
+    size_t compile_work;               /* nn_plan_compile_work */
     int index_bits;                    /* 16 or 32 */
     int row_bits;                      /* of g_idx and r_idx: index_bits, or 16 if tiled */
     int out_contiguous;                /* out_map[k] == out_map[0] + k */
     int rec_reads_input;               /* some recurrent edge leaves an input */
+    size_t n_ops;                      /* of ops */
+    struct nn_op *ops;                 /* [n_ops] what a step runs, in order */
     uint32_t *out_map;                 /* [n_out] dense index of the k-th output */
-    uint32_t *layer_start;             /* [n_layers + 1] layer l is [start[l], start[l+1]) */
-    uint8_t *layer_way;                /* [n_layers] NN_WAY_GATHER or NN_WAY_SCATTER */
-    float *bias;                       /* [n] */
-    uint8_t *act;                      /* [n] enum genome_act */
+    /* A trainable plan (nn_opts.trainable): bias, g_w, r_w, s_w and t_w are
+     * not in the plan's block but in param, a block of their own that the
+     * caller may change (nn_plan_params); conn_of maps each float of it to
+     * its genome connection (NN_NONE: padding, slack or a bias), neuron_of
+     * each neuron to its genome neuron (NN_NONE: an input). All NULL and
+     * n_param 0 otherwise. */
+    int trainable;
+    size_t n_param;        /* floats in param */
+    float *param;          /* [n_param] a separate allocation */
+    uint32_t *conn_of;     /* [n_param] */
+    uint32_t *neuron_of;   /* [n] */
+    uint32_t *layer_start; /* [n_layers + 1] layer l is [start[l], start[l+1]) */
+    uint8_t *layer_way;    /* [n_layers] NN_WAY_GATHER or NN_WAY_SCATTER */
+    float *bias;           /* [n] */
+    uint8_t *act;          /* [n] enum genome_act */
     /* Feed-forward edges into j read by gather: [g_row[j], g_row[j+1]) of
      * g_idx (source; in a tiled plan, counted from the first neuron of j's
      * chunk, where every source of a row is) and g_w, sorted by source. A row of 1 to 7 edges is
@@ -80,10 +147,13 @@ struct nn_plan {
 struct nn_state {
     const struct nn_plan *plan; /* borrowed */
     size_t batch, stride;
-    float *y;      /* [n + 1][stride] this step (inputs at j < n_in; row n is 0) */
-    float *y_prev; /* [n + 1][stride] last step, 0 after a reset (row n is 0) */
-    float *acc;    /* [n + 1][stride] scatter and tile contributions, 0 between steps */
-    uint64_t *nz;  /* [n_layers] non-zero neurons counted since the reset */
+    int target;           /* enum nn_target: whose kernels the steps call */
+    const float *in_rows; /* batch > 1: the inputs' rows, [n_in][stride], for this step
+                           * (y, or a caller's feature-major buffer read in place) */
+    float *y;             /* [n + 1][stride] this step (inputs at j < n_in; row n is 0) */
+    float *y_prev;        /* [n + 1][stride] last step, 0 after a reset (row n is 0) */
+    float *acc;           /* [n + 1][stride] scatter and tile contributions, 0 between steps */
+    uint64_t *nz;         /* [n_layers] non-zero neurons counted since the reset */
     uint64_t steps;
 };
 

@@ -447,7 +447,7 @@ static int gf_cmp_u32(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The loop of the engine's tiles1() (nn/step.c), on gf_t. */
+/* The loop of the engine's tiles1() (nn/step1.c), on gf_t. */
 static void gf_tile_loop(struct gf_layer *unused)
 {
     (void)unused;
