@@ -8,12 +8,17 @@
 #include "cartpole.h"
 #include "task.h"
 
-extern const struct task task_xor;
-extern const struct task task_null;
-extern const struct task task_spin;
-extern const struct task task_pole1;
-extern const struct task task_dpv;
-extern const struct task task_dpnv;
+extern const struct task_kind task_xor;
+extern const struct task_kind task_null;
+extern const struct task_kind task_spin;
+extern const struct task_kind task_pole1;
+extern const struct task_kind task_dpv;
+extern const struct task_kind task_dpnv;
+
+/* What open() of a task of fixed shape does: declares n_in inputs, n_out
+ * outputs, the outputs' activation and the best fitness. Returns 0. */
+int task_open_shape(struct task_instance *t, size_t n_in, size_t n_out, int out_act,
+                    double max_fitness);
 
 /* ---- pole balancing (pole1.c, pole2.c), open to tests ------------------- */
 

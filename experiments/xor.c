@@ -8,8 +8,14 @@ static const float patterns[4][3] = {{1, 0, 0}, {1, 0, 1}, {1, 1, 0}, {1, 1, 1}}
 static const float targets[4] = {0, 1, 1, 0};
 static const char *const figure_names[4] = {"out_00", "out_01", "out_10", "out_11"};
 
-static int xor_evaluate(const struct task *t, const struct nn_plan *plan, struct tv_rng *rng,
-                        struct task_result *out, struct tv_error *err)
+static int xor_open(struct task_instance *t, struct tv_error *err)
+{
+    (void)err;
+    return task_open_shape(t, 3, 1, GENOME_ACT_NEAT_SIGMOID, 16);
+}
+
+static int xor_evaluate(const struct task_instance *t, const struct nn_plan *plan,
+                        struct tv_rng *rng, struct task_result *out, struct tv_error *err)
 {
     (void)t;
     (void)rng;
@@ -33,12 +39,10 @@ static int xor_evaluate(const struct task *t, const struct nn_plan *plan, struct
     return 0;
 }
 
-const struct task task_xor = {
+const struct task_kind task_xor = {
+    .abi_version = TASK_ABI_VERSION,
     .name = "xor",
     .summary = "XOR, NEAT protocol: 3 inputs (bias, x1, x2), 1 output, fitness (4 - error)^2",
-    .n_inputs = 3,
-    .n_outputs = 1,
-    .out_act = GENOME_ACT_NEAT_SIGMOID,
-    .max_fitness = 16,
+    .open = xor_open,
     .evaluate = xor_evaluate,
 };

@@ -28,12 +28,6 @@ static void eval_usage(FILE *f)
                "NET must have as many inputs and outputs as TASK (`trevo task list`).\n");
 }
 
-/* "1 input", "5 inputs". */
-static const char *plural(size_t n)
-{
-    return n == 1 ? "" : "s";
-}
-
 static int parse_seed(const char *v, uint64_t *out, struct tv_error *err)
 {
     char *end;
@@ -79,48 +73,44 @@ int master_cmd_task_eval(int argc, char **argv)
     uint64_t seed = 1;
     if (seed_arg && parse_seed(seed_arg, &seed, &err))
         return master_fail(&err);
-    const struct task *t = task_find(task_name);
-    if (!t) {
+    const struct task_kind *k = task_find(task_name);
+    if (!k) {
         tv_error_set(&err, TV_ENOTFOUND, "unknown task '%s' (`trevo task list` names them)",
                      task_name);
         return master_fail(&err);
     }
+    struct task_params params;
+    task_params_defaults(k, &params);
+    struct task_instance *t = NULL;
     struct genome g;
     genome_init(&g);
+    struct task_result res, champ;
+    int rc = task_open(k, &params, &t, &err);
+    if (!rc)
+        rc = master_load_net(net, &g, &err);
+    if (!rc && task_check_shape(t, &g, &err))
+        rc = tv_error_prefix(&err, "%s", net);
     struct nn_plan *plan = NULL;
-    int rc = master_load_net(net, &g, &err);
-    if (!rc) {
-        size_t n_in = genome_count_kind(&g, GENOME_INPUT);
-        size_t n_out = genome_count_kind(&g, GENOME_OUTPUT);
-        if (n_in != t->n_inputs || n_out != t->n_outputs)
-            rc = tv_error_set(&err, TV_EINVAL,
-                              "%s: the network has %zu input%s and %zu output%s; task %s takes "
-                              "%zu input%s and %zu output%s",
-                              net, n_in, plural(n_in), n_out, plural(n_out), t->name, t->n_inputs,
-                              plural(t->n_inputs), t->n_outputs, plural(t->n_outputs));
-    }
     if (!rc)
         rc = nn_plan_compile(&g, NULL, &plan, &err);
-    struct task_result res;
     memset(&res, 0, sizeof res);
     if (!rc) {
         struct tv_rng rng;
         tv_rng_init(&rng, seed, 0, 0);
-        rc = t->evaluate(t, plan, &rng, &res, &err);
+        rc = k->evaluate(t, plan, &rng, &res, &err);
         if (rc)
-            tv_error_prefix(&err, "task %s", t->name);
+            tv_error_prefix(&err, "task %s", k->name);
     }
     if (!rc) {
         printf("fitness: %.9g\nsolved: %s\n", res.fitness, res.solved ? "yes" : "no");
         print_figures(&res);
         fflush(stdout);
     }
-    if (!rc && t->champion_test) {
-        struct task_result champ;
+    if (!rc && k->champion_test) {
         memset(&champ, 0, sizeof champ);
-        rc = t->champion_test(t, plan, &champ, &err);
+        rc = k->champion_test(t, plan, &champ, &err);
         if (rc)
-            tv_error_prefix(&err, "task %s: champion test", t->name);
+            tv_error_prefix(&err, "task %s: champion test", k->name);
         else {
             print_figures(&champ);
             printf("champion_solved: %s\n", champ.solved ? "yes" : "no");
@@ -128,6 +118,7 @@ int master_cmd_task_eval(int argc, char **argv)
     }
     nn_plan_free(plan);
     genome_release(&g);
+    task_close(t);
     return rc ? master_fail(&err) : 0;
 }
 
@@ -143,9 +134,18 @@ int master_cmd_task_list(int argc, char **argv)
         return 2;
     }
     size_t n;
-    const struct task *const *all = task_all(&n);
-    for (size_t i = 0; i < n; i++)
-        printf("%-8s %2zu -> %zu  %s%s\n", all[i]->name, all[i]->n_inputs, all[i]->n_outputs,
-               all[i]->summary, all[i]->champion_test ? " (has a champion test)" : "");
+    const struct task_kind *const *all = task_all(&n);
+    for (size_t i = 0; i < n; i++) {
+        /* the counts of an instance with the default [task] values */
+        struct task_params p;
+        task_params_defaults(all[i], &p);
+        struct task_instance *t;
+        struct tv_error err = {0};
+        if (task_open(all[i], &p, &t, &err))
+            return master_fail(&err);
+        printf("%-8s %2zu -> %zu  %s%s\n", all[i]->name, t->n_inputs, t->n_outputs, all[i]->summary,
+               all[i]->champion_test ? " (has a champion test)" : "");
+        task_close(t);
+    }
     return 0;
 }

@@ -435,6 +435,41 @@ static void format_value(FILE *f, const void *base_, const struct key *k)
     }
 }
 
+/* ---- [task]: the keys of the task's own table (struct task_key) -------- */
+
+/* Key i of kind k as a row of ours: its value lives in a union task_value
+ * (a T_BOOL in an int beside it: task_value_set, task_value_format). */
+static struct key task_row(const struct task_kind *k, size_t i)
+{
+    const struct task_key *t = &k->keys[i];
+    enum type type = t->type == TASK_KEY_DOUBLE ? T_DOUBLE
+                     : t->type == TASK_KEY_BOOL ? T_BOOL
+                                                : T_I64;
+    return (struct key){"task", t->name, type, 0, 0, 0, t->min, t->max, NULL, NULL, 0, t->doc};
+}
+
+static int task_value_set(struct task_params *p, const struct task_kind *k, size_t i,
+                          const char *value, char *why, size_t why_len)
+{
+    struct key row = task_row(k, i);
+    union task_value v = p->v[i];
+    int b = 0;
+    if (set_value(row.type == T_BOOL ? (void *)&b : (void *)&v, &row, value, why, why_len))
+        return -1;
+    if (row.type == T_BOOL)
+        v.i = b;
+    p->v[i] = v;
+    return 0;
+}
+
+static void task_value_format(FILE *f, const struct task_params *p, const struct task_kind *k,
+                              size_t i)
+{
+    struct key row = task_row(k, i);
+    int b = (int)p->v[i].i;
+    format_value(f, row.type == T_BOOL ? (const void *)&b : (const void *)&p->v[i], &row);
+}
+
 void master_config_defaults(struct master_config *c)
 {
     memset(c, 0, sizeof *c);
@@ -444,8 +479,18 @@ void master_config_defaults(struct master_config *c)
             set_value(c, &keys[i], keys[i].def, why, sizeof why);
 }
 
+/* A [task] key as given: checked once the task is known (the section may
+ * come before [run]). */
+struct given_task_key {
+    char name[64];
+    char value[LINE_MAX_CHARS + 1];
+    int line;
+};
+
 struct parse_ctx {
     struct master_config *c;
+    struct given_task_key task_keys[TASK_MAX_KEYS];
+    size_t n_task_keys;
     const char *next;  /* the text inih has not read yet */
     const char *cur;   /* the line inih is parsing */
     int line;          /* its number, 1-based */
@@ -483,6 +528,28 @@ static size_t key_index(const char *section, const char *name)
     return N_KEYS;
 }
 
+/* Keeps a [task] key for check_task_keys. 1, or 0 with x->why set. */
+static int task_key_given(struct parse_ctx *x, const char *name, const char *value)
+{
+    for (size_t i = 0; i < x->n_task_keys; i++)
+        if (!strcmp(x->task_keys[i].name, name)) {
+            snprintf(x->why, sizeof x->why, "given twice in [task] (first on line %d)",
+                     x->task_keys[i].line);
+            return 0;
+        }
+    if (x->n_task_keys == TASK_MAX_KEYS || strlen(name) >= sizeof x->task_keys[0].name) {
+        snprintf(x->why, sizeof x->why, "unknown key in [task] (a task has at most %d keys)",
+                 TASK_MAX_KEYS);
+        return 0;
+    }
+    struct given_task_key *k = &x->task_keys[x->n_task_keys++];
+    snprintf(k->name, sizeof k->name, "%s", name);
+    snprintf(k->value, sizeof k->value, "%s", value);
+    k->line = x->line;
+    x->failed = 0;
+    return 1;
+}
+
 static int handler(void *user, const char *section, const char *name, const char *value)
 {
     struct parse_ctx *x = user;
@@ -496,6 +563,8 @@ static int handler(void *user, const char *section, const char *name, const char
         snprintf(x->why, sizeof x->why, "missing key name before '%c'", *sep == ':' ? ':' : '=');
         return 0;
     }
+    if (!strcmp(section, "task"))
+        return task_key_given(x, name, value);
     size_t i = key_index(section, name);
     if (i < N_KEYS) {
         if (x->lines[i]) {
@@ -517,7 +586,7 @@ static int handler(void *user, const char *section, const char *name, const char
     else if (!known_section)
         snprintf(x->why, sizeof x->why,
                  "unknown section [%.40s] (sections: run, population, speciation, genome, store, "
-                 "farm, log)",
+                 "farm, log, task)",
                  section);
     else
         snprintf(x->why, sizeof x->why, "unknown key in [%.40s]", section);
@@ -574,13 +643,14 @@ static const char *given_key(const struct parse_ctx *x, const char *const *names
  * the mean number between adjacent layers (a lower bound of the mean count:
  * skip and recurrent ones come on top). */
 static int check_start_size(const struct parse_ctx *x, const char *file,
-                            const struct master_config *c, struct tv_error *err)
+                            const struct master_config *c, const struct task_instance *t,
+                            struct tv_error *err)
 {
     static const char *const neuron_keys[] = {"init_hidden", "max_neurons"};
     static const char *const conn_keys[] = {"init_hidden", "init_density", "max_conns"};
     const struct worker_params *w = &c->worker;
     int layered = w->init == WORKER_INIT_LAYERED;
-    double in = (double)w->task->n_inputs, out = (double)w->task->n_outputs;
+    double in = (double)t->n_inputs, out = (double)t->n_outputs;
     double neurons = in + out, conns = in * out;
     if (layered) {
         double prev = in, pairs = 0;
@@ -604,6 +674,31 @@ static int check_start_size(const struct parse_ctx *x, const char *file,
         return key_error(x, file, "genome",
                          given_key(x, conn_keys + 2 * !layered, 3 - 2 * (size_t)!layered), why,
                          err);
+    }
+    return 0;
+}
+
+/* The [task] keys given, against the table of the task [run] names. */
+static int check_task_keys(const struct parse_ctx *x, const char *file, struct master_config *c,
+                           struct tv_error *err)
+{
+    const struct task_kind *k = c->task_kind;
+    task_params_defaults(k, &c->task_params);
+    for (size_t j = 0; j < x->n_task_keys; j++) {
+        const struct given_task_key *g = &x->task_keys[j];
+        int i = task_key_find(k, g->name);
+        char why[256];
+        if (i < 0) {
+            char names[128] = "";
+            for (size_t n = 0; n < k->n_keys; n++)
+                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", n ? ", " : "",
+                         k->keys[n].name);
+            return tv_error_set(err, TV_EINVAL, "%s:%d: %s: unknown key in [task] (task %s %s%s)",
+                                file, g->line, g->name, k->name,
+                                k->n_keys ? "has: " : "has no keys", names);
+        }
+        if (task_value_set(&c->task_params, k, (size_t)i, g->value, why, sizeof why))
+            return tv_error_set(err, TV_EINVAL, "%s:%d: %s: %s", file, g->line, g->name, why);
     }
     return 0;
 }
@@ -639,12 +734,15 @@ int master_config_parse(struct master_config *c, const char *text, const char *f
                                 keys[i].name, keys[i].section);
     /* One limit for everything: decoding, and growth by mutation. */
     c->worker.mutation.limits = c->worker.limits;
-    c->worker.task = task_find(c->task);
-    if (!c->worker.task) {
+    c->task_kind = task_find(c->task);
+    if (!c->task_kind) {
         char why[64];
         snprintf(why, sizeof why, "no task named '%s'", c->task);
         return key_error(&x, file, "run", "task", why, err);
     }
+    rc = check_task_keys(&x, file, c, err);
+    if (rc)
+        return rc;
     if (!c->name[0])
         snprintf(c->name, sizeof c->name, "%s", c->task);
     if (c->worker.mutation.act_change_rate > 0 && !c->worker.mutation.act_choices)
@@ -653,7 +751,22 @@ int master_config_parse(struct master_config *c, const char *text, const char *f
         c->worker.init_density <= 0)
         return key_error(&x, file, "genome", "init_density", "a layered start needs density > 0",
                          err);
-    return check_start_size(&x, file, c, err);
+    /* The task declares its inputs and outputs once open. */
+    struct task_instance *t;
+    rc = task_open(c->task_kind, &c->task_params, &t, err);
+    if (rc)
+        return tv_error_prefix(err, "%s", file);
+    rc = check_start_size(&x, file, c, t, err);
+    task_close(t);
+    return rc;
+}
+
+int master_config_open_task(struct master_config *c, struct task_instance **out,
+                            struct tv_error *err)
+{
+    int rc = task_open(c->task_kind, &c->task_params, out, err);
+    c->worker.task = rc ? NULL : *out;
+    return rc;
 }
 
 int master_config_set(struct master_config *c, const char *assignment, struct tv_error *err)
@@ -698,6 +811,21 @@ void master_config_help(FILE *f)
                 (k->flags & K_RESUMABLE) ? " (may change on resume)" : "",
                 k->def ? "" : "; required: ", k->name, k->def ? k->def : "");
     }
+    fprintf(f,
+            "\n[task]\n; the keys of the task [run] task names, each task's own (listed commented "
+            "out)\n");
+    size_t n;
+    const struct task_kind *const *all = task_all(&n);
+    for (size_t j = 0; j < n; j++) {
+        struct task_params p;
+        task_params_defaults(all[j], &p);
+        for (size_t i = 0; i < all[j]->n_keys; i++) {
+            fprintf(f, "; task %s: %s\n;%s = ", all[j]->name, all[j]->keys[i].doc,
+                    all[j]->keys[i].name);
+            task_value_format(f, &p, all[j], i);
+            fprintf(f, "\n");
+        }
+    }
 }
 
 int master_config_dump(const struct master_config *c, struct tv_buf *out, struct tv_error *err)
@@ -718,6 +846,19 @@ int master_config_dump(const struct master_config *c, struct tv_buf *out, struct
         fprintf(f, "%s = ", k->name);
         format_value(f, c, k);
         fprintf(f, "\n");
+    }
+    /* [task] only when a value is not its default: the configs written
+     * before [task] existed keep their bytes. */
+    struct task_params def;
+    if (c->task_kind)
+        task_params_defaults(c->task_kind, &def);
+    if (c->task_kind && memcmp(&def, &c->task_params, sizeof def)) {
+        fprintf(f, "\n[task]\n");
+        for (size_t i = 0; i < c->task_kind->n_keys; i++) {
+            fprintf(f, "%s = ", c->task_kind->keys[i].name);
+            task_value_format(f, &c->task_params, c->task_kind, i);
+            fprintf(f, "\n");
+        }
     }
     int bad = ferror(f);
     fclose(f);

@@ -315,7 +315,7 @@ static void test_config_unknown_key_refused(void **state)
                   "x.ini:5: size: unknown key in [farm]");
     parse_refused("[run]\ntask = xor\n[runn]\nseed = 1\n",
                   "x.ini:4: seed: unknown section [runn] (sections: run, population, speciation, "
-                  "genome, store, farm, log)");
+                  "genome, store, farm, log, task)");
 }
 
 static void test_config_duplicate_key_refused(void **state)
@@ -550,6 +550,88 @@ static void test_config_run_name_rule(void **state)
 static const uint8_t BIN[] = {1, 2, 3};
 
 /* The decoder refuses a result without a genome; the encoder sent one. */
+/* ---- config: [task], the keys of the task's own table ------------------ */
+
+/* The dump of c as text (free() it). */
+static char *dump_of(const struct master_config *c)
+{
+    struct tv_error err = {0};
+    struct tv_buf d = {0};
+    assert_ok(master_config_dump(c, &d, &err), &err);
+    char *text = strdup((const char *)d.data);
+    assert_non_null(text);
+    tv_buf_free(&d);
+    return text;
+}
+
+/* [task] may come before [run]; its values reach the instance, and the dump
+ * lists them, in a [task] section of its own, only when one differs from its
+ * default (so the configs of today keep their bytes). */
+static void test_config_task_section(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    struct master_config c;
+    parse_ok(&c, "[task]\nmax_steps = 500\n[run]\ntask = pole1\n");
+    assert_string_equal(c.task_kind->name, "pole1");
+    assert_true(c.task_params.v[0].i == 500);
+    char *text = dump_of(&c);
+    assert_non_null(strstr(text, "\nquiet = false\n\n[task]\nmax_steps = 500\n"));
+    free(text);
+    assert_dump_round_trips(&c);
+    struct task_instance *t;
+    assert_ok(master_config_open_task(&c, &t, &err), &err);
+    assert_ptr_equal(c.worker.task, t);
+    assert_true(t->max_fitness == 500);
+    task_close(t);
+    /* the default, given or not: no [task] in the dump */
+    parse_ok(&c, "[run]\ntask = pole1\n[task]\nmax_steps = 100000\n");
+    text = dump_of(&c);
+    assert_null(strstr(text, "[task]"));
+    free(text);
+    parse_ok(&c, "[run]\ntask = xor\n[task]\n");
+    text = dump_of(&c);
+    assert_null(strstr(text, "[task]"));
+    free(text);
+}
+
+static void test_config_task_key_faults_name_the_line(void **state)
+{
+    (void)state;
+    parse_refused("[run]\ntask = pole1\n\n[task]\nmax_step = 5\n",
+                  "x.ini:5: max_step: unknown key in [task] (task pole1 has: max_steps)");
+    parse_refused("[task]\nmax_steps = 5\n[run]\ntask = xor\n",
+                  "x.ini:2: max_steps: unknown key in [task] (task xor has no keys)");
+    parse_refused("[run]\ntask = dpv\n[task]\nmax_steps = ten\n",
+                  "x.ini:4: max_steps: expected an integer, got 'ten'");
+    parse_refused("[run]\ntask = dpv\n[task]\nmax_steps = 0\n",
+                  "x.ini:4: max_steps: 0 is out of range [1, 1000000000]");
+    parse_refused("[run]\ntask = pole1\n[task]\nmax_steps = 5\nmax_steps = 6\n",
+                  "x.ini:5: max_steps: given twice in [task] (first on line 4)");
+    /* the task itself must be known first */
+    parse_refused("[run]\ntask = pole\n[task]\nmax_steps = 5\n",
+                  "x.ini:2: task: no task named 'pole'");
+}
+
+/* --help-config lists each task's keys, commented out (they apply to their
+ * task only), with their defaults and docs. */
+static void test_config_help_lists_task_keys(void **state)
+{
+    (void)state;
+    char *help = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&help, &len);
+    assert_non_null(f);
+    master_config_help(f);
+    assert_int_equal(fclose(f), 0);
+    const char *task = strstr(help, "\n[task]\n");
+    assert_non_null(task);
+    assert_non_null(strstr(task, "; task pole1: steps of an episode"));
+    assert_non_null(strstr(task, "\n;max_steps = 100000\n"));
+    assert_non_null(strstr(task, "; task dpv: "));
+    free(help);
+}
+
 static void test_worker_results_encode_null_genome_refused(void **state)
 {
     (void)state;
@@ -591,6 +673,9 @@ int main(void)
         cmocka_unit_test(test_config_long_string_dump_round_trips),
         cmocka_unit_test(test_config_string_starting_with_semicolon_refused),
         cmocka_unit_test(test_config_run_name_rule),
+        cmocka_unit_test(test_config_task_section),
+        cmocka_unit_test(test_config_task_key_faults_name_the_line),
+        cmocka_unit_test(test_config_help_lists_task_keys),
         cmocka_unit_test(test_worker_results_encode_null_genome_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

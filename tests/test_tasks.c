@@ -163,22 +163,37 @@ static double figure(const struct task_result *r, const char *name)
     return NAN;
 }
 
-static void evaluate(const struct task *t, const struct nn_plan *p, uint64_t seed,
+/* Task name opened with its default [task] values (task_close() it). */
+static struct task_instance *open_task(const char *name)
+{
+    const struct task_kind *k = task_find(name);
+    assert_non_null(k);
+    struct task_params params;
+    task_params_defaults(k, &params);
+    struct task_instance *t;
+    struct tv_error err = {0};
+    assert_ok(task_open(k, &params, &t, &err), &err);
+    assert_ptr_equal(t->kind, k);
+    return t;
+}
+
+/* The kind's evaluate() on a plan, with the rng (seed, stream 0). */
+static void evaluate(const struct task_instance *t, const struct nn_plan *p, uint64_t seed,
                      struct task_result *r)
 {
     struct tv_error err = {0};
     struct tv_rng rng;
     tv_rng_init(&rng, seed, 0, 0);
     memset(r, 0, sizeof *r);
-    assert_ok(t->evaluate(t, p, &rng, r, &err), &err);
+    assert_ok(t->kind->evaluate(t, p, &rng, r, &err), &err);
 }
 
-static void champion(const struct task *t, const struct nn_plan *p, struct task_result *r)
+static void champion(const struct task_instance *t, const struct nn_plan *p, struct task_result *r)
 {
     struct tv_error err = {0};
     memset(r, 0, sizeof *r);
-    assert_non_null(t->champion_test);
-    assert_ok(t->champion_test(t, p, r, &err), &err);
+    assert_non_null(t->kind->champion_test);
+    assert_ok(t->kind->champion_test(t, p, r, &err), &err);
 }
 
 /* ---- single pole physics --------------------------------------------------- */
@@ -389,8 +404,7 @@ static void test_task_pole1_evaluate_uses_the_rng_start(void **state)
 {
     (void)state;
     struct tv_error err = {0};
-    const struct task *t = task_find("pole1");
-    assert_non_null(t);
+    struct task_instance *t = open_task("pole1");
     struct nn_plan *p = plan_of_text(LQR_POLE1);
     double x0[6];
     for (uint64_t seed = 1; seed <= 6; seed++) {
@@ -417,6 +431,7 @@ static void test_task_pole1_evaluate_uses_the_rng_start(void **state)
         differ |= x0[i] != x0[0];
     assert_true(differ); /* different seeds, different starts */
     nn_plan_free(p);
+    task_close(t);
 }
 
 /* ---- dpv ----------------------------------------------------------------- */
@@ -426,7 +441,7 @@ static void test_task_pole1_evaluate_uses_the_rng_start(void **state)
 static void test_task_dpv_constant_output_fails_at_known_step(void **state)
 {
     (void)state;
-    const struct task *t = task_find("dpv");
+    struct task_instance *t = open_task("dpv");
     struct nn_plan *p75 = plan_constant(7, 0.75f), *p50 = plan_constant(7, 0.5f);
     struct task_result r;
     evaluate(t, p75, 1, &r);
@@ -438,13 +453,14 @@ static void test_task_dpv_constant_output_fails_at_known_step(void **state)
     assert_false(r.solved);
     nn_plan_free(p75);
     nn_plan_free(p50);
+    task_close(t);
 }
 
 /* python: "dpv lqr" balances 100,000 steps. */
 static void test_task_dpv_lqr_network_solves(void **state)
 {
     (void)state;
-    const struct task *t = task_find("dpv");
+    struct task_instance *t = open_task("dpv");
     struct nn_plan *p = plan_of_text(LQR_DPV);
     struct task_result r;
     evaluate(t, p, 1, &r);
@@ -452,6 +468,7 @@ static void test_task_dpv_lqr_network_solves(void **state)
     assert_true(r.solved);
     assert_true(figure(&r, "steps") == 100000);
     nn_plan_free(p);
+    task_close(t);
 }
 
 /* python "dpv lqr 300": 300 steps and the jiggle of steps 201..300. */
@@ -526,7 +543,7 @@ static void test_task_dpnv_grid_start_order_and_values(void **state)
 static void test_task_dpnv_evaluate_constant_output(void **state)
 {
     (void)state;
-    const struct task *t = task_find("dpnv");
+    struct task_instance *t = open_task("dpnv");
     struct nn_plan *p = plan_constant(4, 0.5f);
     struct task_result r;
     evaluate(t, p, 1, &r);
@@ -534,6 +551,7 @@ static void test_task_dpnv_evaluate_constant_output(void **state)
     assert_false(r.solved);
     assert_true(figure(&r, "steps") == 22);
     nn_plan_free(p);
+    task_close(t);
 }
 
 /* python "dpnv lqg": the whole 1,000 steps, the jiggle of steps 901..1000
@@ -545,7 +563,7 @@ static void test_task_dpnv_evaluate_constant_output(void **state)
 static void test_task_dpnv_evaluate_lqg_network(void **state)
 {
     (void)state;
-    const struct task *t = task_find("dpnv");
+    struct task_instance *t = open_task("dpnv");
     struct nn_plan *p = plan_of_text(LQG_DPNV);
     struct task_result r;
     evaluate(t, p, 1, &r);
@@ -554,13 +572,14 @@ static void test_task_dpnv_evaluate_lqg_network(void **state)
     assert_near(r.fitness, 10.19335239043663, 1e-3);
     assert_false(r.solved);
     nn_plan_free(p);
+    task_close(t);
 }
 
 /* A network that cannot balance fails (a), so (b) never runs. */
 static void test_task_dpnv_champion_test_constant_fails_long_run(void **state)
 {
     (void)state;
-    const struct task *t = task_find("dpnv");
+    struct task_instance *t = open_task("dpnv");
     struct nn_plan *p = plan_constant(4, 0.5f);
     struct task_result r;
     champion(t, p, &r);
@@ -569,6 +588,7 @@ static void test_task_dpnv_champion_test_constant_fails_long_run(void **state)
     assert_true(figure(&r, "steps_100k") == 22);
     assert_true(figure(&r, "generalization") == 0);
     nn_plan_free(p);
+    task_close(t);
 }
 
 /* The LQG network holds the poles 100,000 steps and generalizes to far more
@@ -578,7 +598,7 @@ static void test_task_dpnv_champion_test_constant_fails_long_run(void **state)
 static void test_task_dpnv_champion_test_lqg_solves(void **state)
 {
     (void)state;
-    const struct task *t = task_find("dpnv");
+    struct task_instance *t = open_task("dpnv");
     struct nn_plan *p = plan_of_text(LQG_DPNV);
     struct task_result r;
     champion(t, p, &r);
@@ -599,6 +619,7 @@ static void test_task_dpnv_champion_test_lqg_solves(void **state)
     }
     assert_true(g == (double)count);
     nn_plan_free(p);
+    task_close(t);
 }
 
 /* ---- the registry ---------------------------------------------------------- */
@@ -608,15 +629,18 @@ static void test_task_find_every_name(void **state)
     (void)state;
     static const char *const names[] = {"xor", "null", "spin", "pole1", "dpv", "dpnv"};
     size_t n;
-    const struct task *const *all = task_all(&n);
+    const struct task_kind *const *all = task_all(&n);
     assert_int_equal(n, sizeof names / sizeof names[0]);
     for (size_t i = 0; i < n; i++) {
-        const struct task *t = task_find(names[i]);
-        assert_non_null(t);
-        assert_string_equal(t->name, names[i]);
-        assert_ptr_equal(all[i], t);
-        assert_non_null(t->evaluate);
-        assert_true(t->summary && t->summary[0]);
+        const struct task_kind *k = task_find(names[i]);
+        assert_non_null(k);
+        assert_string_equal(k->name, names[i]);
+        assert_ptr_equal(all[i], k);
+        assert_int_equal(k->abi_version, TASK_ABI_VERSION);
+        assert_non_null(k->open);
+        assert_non_null(k->evaluate);
+        assert_true(k->summary && k->summary[0]);
+        assert_true(k->n_keys <= TASK_MAX_KEYS);
     }
     assert_null(task_find("pole"));
     assert_null(task_find("DPV"));
@@ -632,15 +656,114 @@ static void test_task_pole_inputs_outputs_and_hooks(void **state)
         int has_champion_test;
     } want[] = {{"pole1", 5, 0}, {"dpv", 7, 0}, {"dpnv", 4, 1}};
     for (size_t i = 0; i < 3; i++) {
-        const struct task *t = task_find(want[i].name);
-        assert_non_null(t);
+        struct task_instance *t = open_task(want[i].name);
         assert_int_equal(t->n_inputs, want[i].n_in);
         assert_int_equal(t->n_outputs, 1);
         assert_int_equal(t->out_act, GENOME_ACT_NEAT_SIGMOID);
-        assert_int_equal(t->champion_test != NULL, want[i].has_champion_test);
+        assert_int_equal(t->kind->champion_test != NULL, want[i].has_champion_test);
+        if (i < 2)
+            assert_true(t->max_fitness == 100000);
+        else
+            assert_true(isinf(t->max_fitness));
+        task_close(t);
     }
-    assert_true(task_find("pole1")->max_fitness == 100000);
-    assert_true(task_find("dpv")->max_fitness == 100000);
+}
+
+/* ---- instances, [task] keys, the one evaluation path ---------------------- */
+
+/* pole1 and dpv declare max_steps (default 100,000, today's value): the
+ * episode's length, the fitness that solves, and the instance's best. */
+static void test_task_open_max_steps_key(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    static const char *const names[] = {"pole1", "dpv"};
+    static const char *const nets[] = {LQR_POLE1, LQR_DPV};
+    for (size_t i = 0; i < 2; i++) {
+        const struct task_kind *k = task_find(names[i]);
+        int key = task_key_find(k, "max_steps");
+        assert_int_equal(key, 0);
+        assert_int_equal(task_key_find(k, "max_step"), -1);
+        struct task_params params;
+        task_params_defaults(k, &params);
+        assert_true(params.v[key].i == 100000);
+        params.v[key].i = 50;
+        struct task_instance *t;
+        assert_ok(task_open(k, &params, &t, &err), &err);
+        assert_true(t->max_fitness == 50);
+        struct nn_plan *p = plan_of_text(nets[i]);
+        struct task_result r;
+        evaluate(t, p, 1, &r);
+        assert_true(r.fitness == 50);
+        assert_true(r.solved);
+        nn_plan_free(p);
+        task_close(t);
+    }
+}
+
+/* A row built against another version of the struct is refused, by name. */
+static void test_task_open_other_abi_version_refused(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    struct task_kind k = *task_find("xor");
+    k.abi_version = TASK_ABI_VERSION + 1;
+    struct task_params params;
+    task_params_defaults(&k, &params);
+    struct task_instance dummy, *t = &dummy; /* task_open sets it to NULL */
+    assert_error(task_open(&k, &params, &t, &err), &err, TV_EINVAL,
+                 "task xor: built for task ABI version 2, not 1");
+    assert_null(t);
+    task_close(NULL); /* a no-op */
+}
+
+/* open() may refuse its values: the code and message come back prefixed by
+ * the task's name, and nothing is left open. */
+static int refusing_open(struct task_instance *t, struct tv_error *err)
+{
+    (void)t;
+    return tv_error_set(err, TV_EINVAL, "max_steps: too long for this task");
+}
+
+static void test_task_open_refused_by_the_kind(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    struct task_kind k = *task_find("pole1");
+    k.open = refusing_open;
+    struct task_params params;
+    task_params_defaults(&k, &params);
+    struct task_instance *t;
+    assert_error(task_open(&k, &params, &t, &err), &err, TV_EINVAL,
+                 "task pole1: max_steps: too long for this task");
+    assert_null(t);
+}
+
+/* A minimal genome of n_in inputs and n_out outputs. */
+static void minimal_genome(struct genome *g, uint32_t n_in, uint32_t n_out)
+{
+    struct tv_error err = {0};
+    struct tv_rng rng;
+    tv_rng_init(&rng, 7, 0, 0);
+    genome_init(g);
+    assert_ok(genome_build_minimal(g, n_in, n_out, GENOME_ACT_NEAT_SIGMOID, 1.0, &rng, &err), &err);
+}
+
+/* A kind without a champion test: 0 and an empty result. */
+static void test_task_champion_test_none(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    struct task_instance *t = open_task("xor");
+    struct genome g;
+    minimal_genome(&g, 3, 1);
+    struct task_result r;
+    r.solved = 1;
+    assert_ok(task_champion_test(t, &g, &r, &err), &err);
+    assert_int_equal(r.solved, 0);
+    assert_int_equal(r.n_figures, 0);
+    genome_release(&g);
+    task_close(t);
 }
 
 int main(void)
@@ -667,6 +790,10 @@ int main(void)
         cmocka_unit_test(test_task_dpnv_champion_test_lqg_solves),
         cmocka_unit_test(test_task_find_every_name),
         cmocka_unit_test(test_task_pole_inputs_outputs_and_hooks),
+        cmocka_unit_test(test_task_open_max_steps_key),
+        cmocka_unit_test(test_task_open_other_abi_version_refused),
+        cmocka_unit_test(test_task_open_refused_by_the_kind),
+        cmocka_unit_test(test_task_champion_test_none),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
