@@ -105,12 +105,13 @@ int task_check_shape(const struct task_instance *t, const struct genome *g, stru
                         plural(t->n_inputs), t->n_outputs, plural(t->n_outputs));
 }
 
-/* Compiles g: *plan, or NULL and the code. */
+/* Checks g's shape and compiles it: *plan, or NULL and the code. */
 static int compile_checked(const struct task_instance *t, const struct genome *g,
                            struct nn_plan **plan, struct tv_error *err)
 {
-    (void)t;
-    return nn_plan_compile(g, NULL, plan, err);
+    *plan = NULL;
+    int rc = task_check_shape(t, g, err);
+    return rc ? rc : nn_plan_compile(g, NULL, plan, err);
 }
 
 int task_evaluate(const struct task_instance *t, const struct genome *g, uint64_t seed,

@@ -23,8 +23,8 @@ static void eval_usage(FILE *f)
                "the steps balanced). If the task has a champion test (dpnv: 100,000 steps\n"
                "from the standard start, then 625 starts of 1,000 steps), it runs too and\n"
                "its figures follow (steps_100k, generalization), then champion_solved: yes|no.\n\n"
-               "  --seed N   seed of the evaluation's random stream (default 1): the random\n"
-               "             start of pole1; the other tasks use no randomness.\n\n"
+               "  --seed N   seed of the evaluation (default 1), as a child's seed in a search:\n"
+               "             the random start of pole1; the other tasks use no randomness.\n\n"
                "NET must have as many inputs and outputs as TASK (`trevo task list`).\n");
 }
 
@@ -88,27 +88,16 @@ int master_cmd_task_eval(int argc, char **argv)
     int rc = task_open(k, &params, &t, &err);
     if (!rc)
         rc = master_load_net(net, &g, &err);
-    if (!rc && task_check_shape(t, &g, &err))
-        rc = tv_error_prefix(&err, "%s", net);
-    struct nn_plan *plan = NULL;
-    if (!rc)
-        rc = nn_plan_compile(&g, NULL, &plan, &err);
-    memset(&res, 0, sizeof res);
-    if (!rc) {
-        struct tv_rng rng;
-        tv_rng_init(&rng, seed, 0, 0);
-        rc = k->evaluate(t, plan, &rng, &res, &err);
-        if (rc)
-            tv_error_prefix(&err, "task %s", k->name);
-    }
+    /* the evaluation of a search's workers: task_evaluate() */
+    if (!rc && (rc = task_evaluate(t, &g, seed, &res, &err)))
+        tv_error_prefix(&err, "%s", net);
     if (!rc) {
         printf("fitness: %.9g\nsolved: %s\n", res.fitness, res.solved ? "yes" : "no");
         print_figures(&res);
         fflush(stdout);
     }
     if (!rc && k->champion_test) {
-        memset(&champ, 0, sizeof champ);
-        rc = k->champion_test(t, plan, &champ, &err);
+        rc = task_champion_test(t, &g, &champ, &err);
         if (rc)
             tv_error_prefix(&err, "task %s: champion test", k->name);
         else {
@@ -116,7 +105,6 @@ int master_cmd_task_eval(int argc, char **argv)
             printf("champion_solved: %s\n", champ.solved ? "yes" : "no");
         }
     }
-    nn_plan_free(plan);
     genome_release(&g);
     task_close(t);
     return rc ? master_fail(&err) : 0;

@@ -299,6 +299,8 @@ static int take_child(struct search *s, int64_t id, double fitness, int solved,
     if (!g)
         return tv_error_set(err, TV_ENOMEM, "master: out of memory");
     int rc = genome_decode(g, bytes, len, &s->cfg.worker.limits, err);
+    if (!rc)
+        rc = task_check_shape(s->cfg.worker.task, g, err);
     if (rc) {
         genome_free(g);
         return tv_error_prefix(err, "child %" PRId64, id);
@@ -618,6 +620,8 @@ static int load_resume(struct search *s, struct store_set *pending, struct tv_er
         struct genome *g = genome_new();
         rc = g ? store_set_genome(&cp.population, i, g, err)
                : tv_error_set(err, TV_ENOMEM, "out of memory");
+        if (!rc && task_check_shape(s->cfg.worker.task, g, err))
+            rc = tv_error_prefix(err, "%s: individual %" PRId64, s->db, r->id);
         if (!rc) {
             rc = master_pop_add(&s->pop, r->id, r->fitness, r->solved, g, err);
             if (!rc)

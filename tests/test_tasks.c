@@ -749,6 +749,66 @@ static void minimal_genome(struct genome *g, uint32_t n_in, uint32_t n_out)
     assert_ok(genome_build_minimal(g, n_in, n_out, GENOME_ACT_NEAT_SIGMOID, 1.0, &rng, &err), &err);
 }
 
+/* Defect 1 of issue 14: a valid network of another shape must be refused
+ * before it runs (nn_step takes no lengths: it would read and write past the
+ * task's buffers), by task_evaluate and by the champion test alike. */
+static void test_task_evaluate_wrong_shape_refused(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    struct task_instance * xor = open_task("xor"), *dpnv = open_task("dpnv");
+    struct genome g;
+    minimal_genome(&g, 5, 2);
+    struct task_result r;
+    r.fitness = 42;
+    assert_error(task_evaluate(xor, &g, 1, &r, &err), &err, TV_EINVAL,
+                 "the network has 5 inputs and 2 outputs; task xor takes 3 inputs and 1 output");
+    assert_true(r.fitness == 0); /* zeroed */
+    assert_error(task_check_shape(dpnv, &g, &err), &err, TV_EINVAL,
+                 "the network has 5 inputs and 2 outputs; task dpnv takes 4 inputs and 1 output");
+    assert_error(task_champion_test(dpnv, &g, &r, &err), &err, TV_EINVAL,
+                 "task dpnv takes 4 inputs and 1 output");
+    genome_release(&g);
+    minimal_genome(&g, 1, 1);
+    assert_error(task_evaluate(xor, &g, 1, &r, &err), &err, TV_EINVAL,
+                 "the network has 1 input and 1 output; task xor takes 3 inputs");
+    genome_release(&g);
+    task_close(xor);
+    task_close(dpnv);
+}
+
+/* task_evaluate is the worker's evaluation: the kind's evaluate() on the
+ * compiled genome, its rng seeded with (seed, TASK_STREAM_EVAL). pole1 draws
+ * its start from it, so another stream would give other starts. */
+static void test_task_evaluate_seeds_the_evaluation_stream(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    struct task_instance *t = open_task("pole1");
+    struct genome g;
+    genome_init(&g);
+    assert_ok(genome_read_text(&g, LQR_POLE1, strlen(LQR_POLE1), "net", NULL, &err), &err);
+    struct nn_plan *p = plan_of_text(LQR_POLE1);
+    int differ = 0;
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        struct task_result got, want, stream0;
+        assert_ok(task_evaluate(t, &g, seed, &got, &err), &err);
+        struct tv_rng rng;
+        tv_rng_init(&rng, seed, TASK_STREAM_EVAL, 0);
+        memset(&want, 0, sizeof want);
+        assert_ok(t->kind->evaluate(t, p, &rng, &want, &err), &err);
+        assert_memory_equal(&got.fitness, &want.fitness, sizeof got.fitness);
+        assert_int_equal(got.n_figures, want.n_figures);
+        assert_memory_equal(got.figures, want.figures, got.n_figures * sizeof got.figures[0]);
+        evaluate(t, p, seed, &stream0);
+        differ |= figure(&got, "x0") != figure(&stream0, "x0");
+    }
+    assert_true(differ);
+    nn_plan_free(p);
+    genome_release(&g);
+    task_close(t);
+}
+
 /* A kind without a champion test: 0 and an empty result. */
 static void test_task_champion_test_none(void **state)
 {
@@ -793,6 +853,8 @@ int main(void)
         cmocka_unit_test(test_task_open_max_steps_key),
         cmocka_unit_test(test_task_open_other_abi_version_refused),
         cmocka_unit_test(test_task_open_refused_by_the_kind),
+        cmocka_unit_test(test_task_evaluate_wrong_shape_refused),
+        cmocka_unit_test(test_task_evaluate_seeds_the_evaluation_stream),
         cmocka_unit_test(test_task_champion_test_none),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -43,6 +43,8 @@ static int decode_parent(const struct worker_params *p, const uint8_t *bytes, si
         return tv_error_set(err, TV_EFORMAT, "parent %lld: genome missing from the task",
                             (long long)id);
     int rc = genome_decode(g, bytes, len, &p->limits, err);
+    if (!rc)
+        rc = task_check_shape(p->task, g, err);
     if (rc)
         tv_error_prefix(err, "parent %lld", (long long)id);
     return rc;
