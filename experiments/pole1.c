@@ -57,17 +57,12 @@ int task_pole1_run(const struct nn_plan *plan, const struct task_cart1 *start, s
     return 0;
 }
 
-/* Its [task] keys. */
-static const struct task_key pole1_keys[] = {
+const struct task_key task_pole_keys[1] = {
     {"max_steps", TASK_KEY_INT, TASK_POLE_MAX_STEPS, 1, 1e9,
      "steps of an episode, and the fitness that solves the task"},
 };
 
-static int pole1_open(struct task_instance *t, struct tv_error *err)
-{
-    (void)err;
-    return task_open_shape(t, N_IN, 1, GENOME_ACT_NEAT_SIGMOID, (double)t->params.v[0].i);
-}
+TASK_OPEN_SHAPE(pole1_open, N_IN, 1, GENOME_ACT_NEAT_SIGMOID, (double)t->params.v[0].i)
 
 static int pole1_evaluate(const struct task_instance *t, const struct nn_plan *plan,
                           struct tv_rng *rng, struct task_result *out, struct tv_error *err)
@@ -94,8 +89,8 @@ const struct task_kind task_pole1 = {
     .name = "pole1",
     .summary = "single pole, NEAT protocol: 5 inputs (bias 1, x, x', theta, theta'), 1 "
                "neat_sigmoid output (> 0.5: +10 N), random start, fitness = steps up to 100,000",
-    .keys = pole1_keys,
-    .n_keys = sizeof pole1_keys / sizeof pole1_keys[0],
+    .keys = task_pole_keys,
+    .n_keys = 1,
     .open = pole1_open,
     .evaluate = pole1_evaluate,
 };

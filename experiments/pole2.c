@@ -118,25 +118,10 @@ void task_dpnv_grid_start(size_t i, double start[TASK_CART2_DIM])
     start[5] = 0;
 }
 
-/* dpv's [task] keys. */
-static const struct task_key dpv_keys[] = {
-    {"max_steps", TASK_KEY_INT, TASK_POLE_MAX_STEPS, 1, 1e9,
-     "steps of an episode, and the fitness that solves the task"},
-};
-
-static int dpv_open(struct task_instance *t, struct tv_error *err)
-{
-    (void)err;
-    return task_open_shape(t, N_IN_DPV, 1, GENOME_ACT_NEAT_SIGMOID, (double)t->params.v[0].i);
-}
-
-static int dpnv_open(struct task_instance *t, struct tv_error *err)
-{
-    (void)err;
-    /* f2 has no upper bound: a network that brings the system to rest in the
-     * first 900 steps makes the last 100 terms as small as it likes */
-    return task_open_shape(t, N_IN_DPNV, 1, GENOME_ACT_NEAT_SIGMOID, INFINITY);
-}
+TASK_OPEN_SHAPE(dpv_open, N_IN_DPV, 1, GENOME_ACT_NEAT_SIGMOID, (double)t->params.v[0].i)
+/* f2 has no upper bound: a network that brings the system to rest in the
+ * first 900 steps makes the last 100 terms as small as it likes */
+TASK_OPEN_SHAPE(dpnv_open, N_IN_DPNV, 1, GENOME_ACT_NEAT_SIGMOID, INFINITY)
 
 static int dpv_evaluate(const struct task_instance *t, const struct nn_plan *plan,
                         struct tv_rng *rng, struct task_result *out, struct tv_error *err)
@@ -206,8 +191,8 @@ const struct task_kind task_dpv = {
     .name = "dpv",
     .summary = "double pole with velocities: 7 inputs (x, x', th1, th1', th2, th2', bias 0.5), "
                "1 neat_sigmoid output, F = 20 (out - 0.5), fitness = steps up to 100,000",
-    .keys = dpv_keys,
-    .n_keys = sizeof dpv_keys / sizeof dpv_keys[0],
+    .keys = task_pole_keys,
+    .n_keys = 1,
     .open = dpv_open,
     .evaluate = dpv_evaluate,
 };

@@ -86,6 +86,22 @@ int task_open_shape(struct task_instance *t, size_t n_in, size_t n_out, int out_
     return 0;
 }
 
+int task_run_patterns(const struct nn_plan *plan, const float *in, size_t n_patterns, float *out,
+                      struct tv_error *err)
+{
+    struct nn_state *s;
+    int rc = nn_state_new(plan, 1, &s, err);
+    if (rc)
+        return rc;
+    size_t n_in = nn_plan_n_inputs(plan), n_out = nn_plan_n_outputs(plan);
+    for (size_t p = 0; p < n_patterns; p++) {
+        nn_state_reset(s); /* a new state is already reset: the same */
+        nn_step(s, in + p * n_in, out + p * n_out);
+    }
+    nn_state_free(s);
+    return 0;
+}
+
 /* "1 input", "5 inputs". */
 static const char *plural(size_t n)
 {

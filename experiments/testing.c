@@ -6,25 +6,18 @@
  *         evaluation when measuring parallel efficiency. */
 #include "tasks.h"
 
-static int null_open(struct task_instance *t, struct tv_error *err)
-{
-    (void)err;
-    return task_open_shape(t, 1, 1, GENOME_ACT_SIGMOID, 1);
-}
+TASK_OPEN_SHAPE(null_open, 1, 1, GENOME_ACT_SIGMOID, 1)
 
 static int null_evaluate(const struct task_instance *t, const struct nn_plan *plan,
                          struct tv_rng *rng, struct task_result *out, struct tv_error *err)
 {
     (void)t;
     (void)rng;
-    struct nn_state *s;
-    int rc = nn_state_new(plan, 1, &s, err);
-    if (rc)
-        return rc;
     const float in[1] = {1.0f};
     float y;
-    nn_step(s, in, &y);
-    nn_state_free(s);
+    int rc = task_run_patterns(plan, in, 1, &y, err);
+    if (rc)
+        return rc;
     out->fitness = y;
     out->solved = 0;
     return 0;

@@ -43,18 +43,41 @@ static void parse_ok(struct master_config *c, const char *text)
     assert_ok(master_config_parse(c, text, "x.ini", &err), &err);
 }
 
+/* The dump of c as text (free() it). */
+static char *dump_of(const struct master_config *c)
+{
+    struct tv_error err = {0};
+    struct tv_buf d = {0};
+    assert_ok(master_config_dump(c, &d, &err), &err);
+    char *text = strdup((const char *)d.data);
+    assert_non_null(text);
+    tv_buf_free(&d);
+    return text;
+}
+
 /* The dump of c parses and dumps again to the same text. */
 static void assert_dump_round_trips(const struct master_config *c)
 {
     struct tv_error err = {0};
-    struct tv_buf d1 = {0}, d2 = {0};
     struct master_config again;
-    assert_ok(master_config_dump(c, &d1, &err), &err);
-    assert_ok(master_config_parse(&again, (const char *)d1.data, "dump", &err), &err);
-    assert_ok(master_config_dump(&again, &d2, &err), &err);
-    assert_string_equal((const char *)d1.data, (const char *)d2.data);
-    tv_buf_free(&d1);
-    tv_buf_free(&d2);
+    char *d1 = dump_of(c);
+    assert_ok(master_config_parse(&again, d1, "dump", &err), &err);
+    char *d2 = dump_of(&again);
+    assert_string_equal(d1, d2);
+    free(d1);
+    free(d2);
+}
+
+/* What `trevo run --help-config` prints (free() it). */
+static char *help_text(void)
+{
+    char *help = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&help, &len);
+    assert_non_null(f);
+    master_config_help(f);
+    assert_int_equal(fclose(f), 0);
+    return help;
 }
 
 /* ---- config: every key ------------------------------------------------- */
@@ -229,12 +252,7 @@ static void check_refused(const struct bad_key *b, const char *value, const char
 static void test_config_every_key_has_a_row(void **state)
 {
     (void)state;
-    char *help = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&help, &len);
-    assert_non_null(f);
-    master_config_help(f);
-    assert_int_equal(fclose(f), 0);
+    char *help = help_text();
     unsigned char listed[N_BAD_KEYS] = {0};
     char section[64] = "";
     size_t n_keys = 0;
@@ -401,24 +419,25 @@ static void test_config_key_outside_section_refused(void **state)
 
 static char long_text[200100];
 
+/* long_text = head, n times ch, tail. */
+static const char *repeat_text(const char *head, char ch, size_t n, const char *tail)
+{
+    size_t h = strlen(head);
+    assert_true(h + n + strlen(tail) < sizeof long_text);
+    memcpy(long_text, head, h);
+    memset(long_text + h, ch, n);
+    strcpy(long_text + h + n, tail);
+    return long_text;
+}
+
 static void test_config_long_line_refused(void **state)
 {
     (void)state;
-    char *text = long_text;
-    size_t cap = sizeof long_text;
-    int n = snprintf(text, cap, "[run]\ntask = xor\n; ");
-    memset(text + n, 'a', 189);
-    strcpy(text + n + 189, "\n");
-    parse_refused(text, "x.ini:3: line longer than 190 characters");
-    n = snprintf(text, cap, "[run]\ntask = xor\nname = ");
-    memset(text + n, 'n', 200000);
-    strcpy(text + n + 200000, "\n");
-    parse_refused(text, "x.ini:3: line longer than 190 characters");
+    static const char *const why = "x.ini:3: line longer than 190 characters";
+    parse_refused(repeat_text("[run]\ntask = xor\n; ", 'a', 189, "\n"), why);
+    parse_refused(repeat_text("[run]\ntask = xor\nname = ", 'n', 200000, "\n"), why);
     /* a header that long */
-    n = snprintf(text, cap, "[run]\ntask = xor\n[");
-    memset(text + n, 's', 300);
-    strcpy(text + n + 300, "]\n");
-    parse_refused(text, "x.ini:3: line longer than 190 characters");
+    parse_refused(repeat_text("[run]\ntask = xor\n[", 's', 300, "]\n"), why);
 }
 
 static void test_config_syntax_errors_refused(void **state)
@@ -498,17 +517,12 @@ static void test_config_subnormal_double_round_trips(void **state)
 static void test_config_long_string_dump_round_trips(void **state)
 {
     (void)state;
-    char text[512];
-    int n = snprintf(text, sizeof text, "[run]\ntask = xor\n[store]\ndb=");
-    memset(text + n, 'd', 185);
-    strcpy(text + n + 185, "\n");
+    static const char *const head = "[run]\ntask = xor\n[store]\ndb=";
     struct master_config c;
-    parse_ok(&c, text);
+    parse_ok(&c, repeat_text(head, 'd', 185, "\n"));
     assert_int_equal(strlen(c.db), 185);
     assert_dump_round_trips(&c);
-    memset(text + n, 'd', 187);
-    strcpy(text + n + 187, "\n");
-    parse_refused(text, "x.ini:4: db: longer than 185 characters");
+    parse_refused(repeat_text(head, 'd', 187, "\n"), "x.ini:4: db: longer than 185 characters");
 }
 
 /* "name =;x" gave the name ";x", which the dump wrote as "name = ;x":
@@ -551,18 +565,6 @@ static const uint8_t BIN[] = {1, 2, 3};
 
 /* The decoder refuses a result without a genome; the encoder sent one. */
 /* ---- config: [task], the keys of the task's own table ------------------ */
-
-/* The dump of c as text (free() it). */
-static char *dump_of(const struct master_config *c)
-{
-    struct tv_error err = {0};
-    struct tv_buf d = {0};
-    assert_ok(master_config_dump(c, &d, &err), &err);
-    char *text = strdup((const char *)d.data);
-    assert_non_null(text);
-    tv_buf_free(&d);
-    return text;
-}
 
 /* [task] may come before [run]; its values reach the instance, and the dump
  * lists them, in a [task] section of its own, only when one differs from its
@@ -618,12 +620,7 @@ static void test_config_task_key_faults_name_the_line(void **state)
 static void test_config_help_lists_task_keys(void **state)
 {
     (void)state;
-    char *help = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&help, &len);
-    assert_non_null(f);
-    master_config_help(f);
-    assert_int_equal(fclose(f), 0);
+    char *help = help_text();
     const char *task = strstr(help, "\n[task]\n");
     assert_non_null(task);
     assert_non_null(strstr(task, "; task pole1: steps of an episode"));

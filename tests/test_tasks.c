@@ -178,8 +178,8 @@ static struct task_instance *open_task(const char *name)
 }
 
 /* The kind's evaluate() on a plan, with the rng (seed, stream 0). */
-static void evaluate(const struct task_instance *t, const struct nn_plan *p, uint64_t seed,
-                     struct task_result *r)
+static void evaluate_on(const struct task_instance *t, const struct nn_plan *p, uint64_t seed,
+                        struct task_result *r)
 {
     struct tv_error err = {0};
     struct tv_rng rng;
@@ -188,12 +188,21 @@ static void evaluate(const struct task_instance *t, const struct nn_plan *p, uin
     assert_ok(t->kind->evaluate(t, p, &rng, r, &err), &err);
 }
 
-static void champion(const struct task_instance *t, const struct nn_plan *p, struct task_result *r)
+/* The same on task name with its default [task] values; with champion 1,
+ * the kind's champion test instead. */
+static void evaluate(const char *name, const struct nn_plan *p, uint64_t seed,
+                     struct task_result *r, int champion)
 {
-    struct tv_error err = {0};
-    memset(r, 0, sizeof *r);
-    assert_non_null(t->kind->champion_test);
-    assert_ok(t->kind->champion_test(t, p, r, &err), &err);
+    struct task_instance *t = open_task(name);
+    if (champion) {
+        struct tv_error err = {0};
+        memset(r, 0, sizeof *r);
+        assert_non_null(t->kind->champion_test);
+        assert_ok(t->kind->champion_test(t, p, r, &err), &err);
+    } else {
+        evaluate_on(t, p, seed, r);
+    }
+    task_close(t);
 }
 
 /* ---- single pole physics --------------------------------------------------- */
@@ -404,13 +413,12 @@ static void test_task_pole1_evaluate_uses_the_rng_start(void **state)
 {
     (void)state;
     struct tv_error err = {0};
-    struct task_instance *t = open_task("pole1");
     struct nn_plan *p = plan_of_text(LQR_POLE1);
     double x0[6];
     for (uint64_t seed = 1; seed <= 6; seed++) {
         struct task_result a, b;
-        evaluate(t, p, seed, &a);
-        evaluate(t, p, seed, &b);
+        evaluate("pole1", p, seed, &a, 0);
+        evaluate("pole1", p, seed, &b, 0);
         assert_memory_equal(&a.fitness, &b.fitness, sizeof a.fitness);
         assert_int_equal(a.solved, b.solved);
         struct tv_rng rng;
@@ -431,7 +439,6 @@ static void test_task_pole1_evaluate_uses_the_rng_start(void **state)
         differ |= x0[i] != x0[0];
     assert_true(differ); /* different seeds, different starts */
     nn_plan_free(p);
-    task_close(t);
 }
 
 /* ---- dpv ----------------------------------------------------------------- */
@@ -441,34 +448,30 @@ static void test_task_pole1_evaluate_uses_the_rng_start(void **state)
 static void test_task_dpv_constant_output_fails_at_known_step(void **state)
 {
     (void)state;
-    struct task_instance *t = open_task("dpv");
     struct nn_plan *p75 = plan_constant(7, 0.75f), *p50 = plan_constant(7, 0.5f);
     struct task_result r;
-    evaluate(t, p75, 1, &r);
+    evaluate("dpv", p75, 1, &r, 0);
     assert_true(r.fitness == 6);
     assert_false(r.solved);
     assert_true(figure(&r, "steps") == 6);
-    evaluate(t, p50, 1, &r);
+    evaluate("dpv", p50, 1, &r, 0);
     assert_true(r.fitness == 22);
     assert_false(r.solved);
     nn_plan_free(p75);
     nn_plan_free(p50);
-    task_close(t);
 }
 
 /* python: "dpv lqr" balances 100,000 steps. */
 static void test_task_dpv_lqr_network_solves(void **state)
 {
     (void)state;
-    struct task_instance *t = open_task("dpv");
     struct nn_plan *p = plan_of_text(LQR_DPV);
     struct task_result r;
-    evaluate(t, p, 1, &r);
+    evaluate("dpv", p, 1, &r, 0);
     assert_true(r.fitness == 100000);
     assert_true(r.solved);
     assert_true(figure(&r, "steps") == 100000);
     nn_plan_free(p);
-    task_close(t);
 }
 
 /* python "dpv lqr 300": 300 steps and the jiggle of steps 201..300. */
@@ -543,15 +546,13 @@ static void test_task_dpnv_grid_start_order_and_values(void **state)
 static void test_task_dpnv_evaluate_constant_output(void **state)
 {
     (void)state;
-    struct task_instance *t = open_task("dpnv");
     struct nn_plan *p = plan_constant(4, 0.5f);
     struct task_result r;
-    evaluate(t, p, 1, &r);
+    evaluate("dpnv", p, 1, &r, 0);
     assert_near(r.fitness, 0.0022, 1e-15);
     assert_false(r.solved);
     assert_true(figure(&r, "steps") == 22);
     nn_plan_free(p);
-    task_close(t);
 }
 
 /* python "dpnv lqg": the whole 1,000 steps, the jiggle of steps 901..1000
@@ -563,32 +564,28 @@ static void test_task_dpnv_evaluate_constant_output(void **state)
 static void test_task_dpnv_evaluate_lqg_network(void **state)
 {
     (void)state;
-    struct task_instance *t = open_task("dpnv");
     struct nn_plan *p = plan_of_text(LQG_DPNV);
     struct task_result r;
-    evaluate(t, p, 1, &r);
+    evaluate("dpnv", p, 1, &r, 0);
     assert_true(figure(&r, "steps") == 1000);
     assert_near(figure(&r, "jiggle"), 0.066875699360259833, 1e-3);
     assert_near(r.fitness, 10.19335239043663, 1e-3);
     assert_false(r.solved);
     nn_plan_free(p);
-    task_close(t);
 }
 
 /* A network that cannot balance fails (a), so (b) never runs. */
 static void test_task_dpnv_champion_test_constant_fails_long_run(void **state)
 {
     (void)state;
-    struct task_instance *t = open_task("dpnv");
     struct nn_plan *p = plan_constant(4, 0.5f);
     struct task_result r;
-    champion(t, p, &r);
+    evaluate("dpnv", p, 0, &r, 1);
     assert_false(r.solved);
     assert_true(r.fitness == 0);
     assert_true(figure(&r, "steps_100k") == 22);
     assert_true(figure(&r, "generalization") == 0);
     nn_plan_free(p);
-    task_close(t);
 }
 
 /* The LQG network holds the poles 100,000 steps and generalizes to far more
@@ -598,10 +595,9 @@ static void test_task_dpnv_champion_test_constant_fails_long_run(void **state)
 static void test_task_dpnv_champion_test_lqg_solves(void **state)
 {
     (void)state;
-    struct task_instance *t = open_task("dpnv");
     struct nn_plan *p = plan_of_text(LQG_DPNV);
     struct task_result r;
-    champion(t, p, &r);
+    evaluate("dpnv", p, 0, &r, 1);
     assert_true(figure(&r, "steps_100k") == 100000);
     double g = figure(&r, "generalization");
     assert_true(g == 467);
@@ -619,7 +615,6 @@ static void test_task_dpnv_champion_test_lqg_solves(void **state)
     }
     assert_true(g == (double)count);
     nn_plan_free(p);
-    task_close(t);
 }
 
 /* ---- the registry ---------------------------------------------------------- */
@@ -693,7 +688,7 @@ static void test_task_open_max_steps_key(void **state)
         assert_true(t->max_fitness == 50);
         struct nn_plan *p = plan_of_text(nets[i]);
         struct task_result r;
-        evaluate(t, p, 1, &r);
+        evaluate_on(t, p, 1, &r);
         assert_true(r.fitness == 50);
         assert_true(r.solved);
         nn_plan_free(p);
@@ -701,19 +696,25 @@ static void test_task_open_max_steps_key(void **state)
     }
 }
 
+/* task_open(k) with its defaults must fail with TV_EINVAL and want, and
+ * leave *out NULL. */
+static void open_refused(const struct task_kind *k, const char *want)
+{
+    struct tv_error err = {0};
+    struct task_params params;
+    task_params_defaults(k, &params);
+    struct task_instance dummy, *t = &dummy;
+    assert_error(task_open(k, &params, &t, &err), &err, TV_EINVAL, want);
+    assert_null(t);
+}
+
 /* A row built against another version of the struct is refused, by name. */
 static void test_task_open_other_abi_version_refused(void **state)
 {
     (void)state;
-    struct tv_error err = {0};
     struct task_kind k = *task_find("xor");
     k.abi_version = TASK_ABI_VERSION + 1;
-    struct task_params params;
-    task_params_defaults(&k, &params);
-    struct task_instance dummy, *t = &dummy; /* task_open sets it to NULL */
-    assert_error(task_open(&k, &params, &t, &err), &err, TV_EINVAL,
-                 "task xor: built for task ABI version 2, not 1");
-    assert_null(t);
+    open_refused(&k, "task xor: built for task ABI version 2, not 1");
     task_close(NULL); /* a no-op */
 }
 
@@ -728,15 +729,9 @@ static int refusing_open(struct task_instance *t, struct tv_error *err)
 static void test_task_open_refused_by_the_kind(void **state)
 {
     (void)state;
-    struct tv_error err = {0};
     struct task_kind k = *task_find("pole1");
     k.open = refusing_open;
-    struct task_params params;
-    task_params_defaults(&k, &params);
-    struct task_instance *t;
-    assert_error(task_open(&k, &params, &t, &err), &err, TV_EINVAL,
-                 "task pole1: max_steps: too long for this task");
-    assert_null(t);
+    open_refused(&k, "task pole1: max_steps: too long for this task");
 }
 
 /* A minimal genome of n_in inputs and n_out outputs. */
@@ -756,12 +751,12 @@ static void test_task_evaluate_wrong_shape_refused(void **state)
 {
     (void)state;
     struct tv_error err = {0};
-    struct task_instance * xor = open_task("xor"), *dpnv = open_task("dpnv");
+    struct task_instance *tx = open_task("xor"), *dpnv = open_task("dpnv");
     struct genome g;
     minimal_genome(&g, 5, 2);
     struct task_result r;
     r.fitness = 42;
-    assert_error(task_evaluate(xor, &g, 1, &r, &err), &err, TV_EINVAL,
+    assert_error(task_evaluate(tx, &g, 1, &r, &err), &err, TV_EINVAL,
                  "the network has 5 inputs and 2 outputs; task xor takes 3 inputs and 1 output");
     assert_true(r.fitness == 0); /* zeroed */
     assert_error(task_check_shape(dpnv, &g, &err), &err, TV_EINVAL,
@@ -770,10 +765,17 @@ static void test_task_evaluate_wrong_shape_refused(void **state)
                  "task dpnv takes 4 inputs and 1 output");
     genome_release(&g);
     minimal_genome(&g, 1, 1);
-    assert_error(task_evaluate(xor, &g, 1, &r, &err), &err, TV_EINVAL,
+    assert_error(task_evaluate(tx, &g, 1, &r, &err), &err, TV_EINVAL,
                  "the network has 1 input and 1 output; task xor takes 3 inputs");
     genome_release(&g);
-    task_close(xor);
+    /* the right shape passes; xor has no champion test: 0, an empty result */
+    minimal_genome(&g, 3, 1);
+    r.solved = 1;
+    assert_ok(task_champion_test(tx, &g, &r, &err), &err);
+    assert_int_equal(r.solved, 0);
+    assert_int_equal(r.n_figures, 0);
+    genome_release(&g);
+    task_close(tx);
     task_close(dpnv);
 }
 
@@ -800,28 +802,11 @@ static void test_task_evaluate_seeds_the_evaluation_stream(void **state)
         assert_memory_equal(&got.fitness, &want.fitness, sizeof got.fitness);
         assert_int_equal(got.n_figures, want.n_figures);
         assert_memory_equal(got.figures, want.figures, got.n_figures * sizeof got.figures[0]);
-        evaluate(t, p, seed, &stream0);
+        evaluate_on(t, p, seed, &stream0);
         differ |= figure(&got, "x0") != figure(&stream0, "x0");
     }
     assert_true(differ);
     nn_plan_free(p);
-    genome_release(&g);
-    task_close(t);
-}
-
-/* A kind without a champion test: 0 and an empty result. */
-static void test_task_champion_test_none(void **state)
-{
-    (void)state;
-    struct tv_error err = {0};
-    struct task_instance *t = open_task("xor");
-    struct genome g;
-    minimal_genome(&g, 3, 1);
-    struct task_result r;
-    r.solved = 1;
-    assert_ok(task_champion_test(t, &g, &r, &err), &err);
-    assert_int_equal(r.solved, 0);
-    assert_int_equal(r.n_figures, 0);
     genome_release(&g);
     task_close(t);
 }
@@ -855,7 +840,6 @@ int main(void)
         cmocka_unit_test(test_task_open_refused_by_the_kind),
         cmocka_unit_test(test_task_evaluate_wrong_shape_refused),
         cmocka_unit_test(test_task_evaluate_seeds_the_evaluation_stream),
-        cmocka_unit_test(test_task_champion_test_none),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
