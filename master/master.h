@@ -5,8 +5,8 @@
  *
  * Config: INI sections by concern ([run], [population], [speciation],
  * [genome], [store], [farm], [log], and [task]: the keys the task declares in
- * its own table); every key has a documented default (the typed table in
- * config.c, printed by `trevo run --help-config`); unknown keys, duplicate
+ * its own table); every key has a documented default (the typed table of
+ * config_keys.c, printed by `trevo run --help-config`); unknown keys, duplicate
  * keys, missing required keys and values of the wrong type or range are
  * refused with "FILE:LINE: key: reason". The config text is stored with the
  * run, so a resume needs no file; master_config_set() applies the keys that
