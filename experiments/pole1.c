@@ -2,7 +2,7 @@
  * start drawn from the evaluation's rng, then the network pushes the cart
  * with +-10 N each 0.02 s step until the pole falls, the cart leaves the
  * track, or 100,000 steps pass. Fitness: the steps balanced; solved at
- * 100,000.
+ * 100,000 ([task] max_steps).
  *
  * Inputs (NEAT's go_cart()): 1.0 (bias), (x + 2.4) / 4.8, (x_dot + 0.75) / 1.5,
  * (theta + 0.2094384) / 0.41, (theta_dot + 1) / 2. PROTOCOLS.md writes the
@@ -57,18 +57,25 @@ int task_pole1_run(const struct nn_plan *plan, const struct task_cart1 *start, s
     return 0;
 }
 
-static int pole1_evaluate(const struct task *t, const struct nn_plan *plan, struct tv_rng *rng,
-                          struct task_result *out, struct tv_error *err)
+const struct task_key task_pole_keys[1] = {
+    {"max_steps", TASK_KEY_INT, TASK_POLE_MAX_STEPS, 1, 1e9,
+     "steps of an episode, and the fitness that solves the task"},
+};
+
+TASK_OPEN_SHAPE(pole1_open, N_IN, 1, GENOME_ACT_NEAT_SIGMOID, (double)t->params.v[0].i)
+
+static int pole1_evaluate(const struct task_instance *t, const struct nn_plan *plan,
+                          struct tv_rng *rng, struct task_result *out, struct tv_error *err)
 {
-    (void)t;
+    size_t max_steps = (size_t)t->params.v[0].i;
     struct task_cart1 start;
     task_pole1_start(rng, &start);
     size_t steps;
-    int rc = task_pole1_run(plan, &start, TASK_POLE_MAX_STEPS, &steps, err);
+    int rc = task_pole1_run(plan, &start, max_steps, &steps, err);
     if (rc)
         return rc;
     out->fitness = (double)steps;
-    out->solved = steps >= TASK_POLE_MAX_STEPS;
+    out->solved = steps >= max_steps;
     task_result_figure(out, "steps", (double)steps);
     task_result_figure(out, "x0", start.x);
     task_result_figure(out, "x_dot0", start.x_dot);
@@ -77,13 +84,13 @@ static int pole1_evaluate(const struct task *t, const struct nn_plan *plan, stru
     return 0;
 }
 
-const struct task task_pole1 = {
+const struct task_kind task_pole1 = {
+    .abi_version = TASK_ABI_VERSION,
     .name = "pole1",
     .summary = "single pole, NEAT protocol: 5 inputs (bias 1, x, x', theta, theta'), 1 "
                "neat_sigmoid output (> 0.5: +10 N), random start, fitness = steps up to 100,000",
-    .n_inputs = N_IN,
-    .n_outputs = 1,
-    .out_act = GENOME_ACT_NEAT_SIGMOID,
-    .max_fitness = TASK_POLE_MAX_STEPS,
+    .keys = task_pole_keys,
+    .n_keys = 1,
+    .open = pole1_open,
     .evaluate = pole1_evaluate,
 };

@@ -4,8 +4,8 @@
  * randomness. One action per 0.02 s: F = 20 (out - 0.5) N from one output.
  *
  * dpv: inputs x/4.8, x_dot/2, theta1/0.52, theta1_dot/2, theta2/0.52,
- *      theta2_dot/2, 0.5; fitness = steps balanced, at most 100,000; solved
- *      at 100,000.
+ *      theta2_dot/2, 0.5; fitness = steps balanced, at most 100,000 ([task]
+ *      max_steps); solved there.
  * dpnv: inputs x/4.8, theta1/0.52, theta2/0.52, 0.5; episodes of at most
  *      1,000 steps; Gruau's damping fitness 0.1 t/1000 + 0.9 f2 with f2 = 0
  *      if t < 100, else 0.75 / sum over the last 100 steps of |x| + |x_dot| +
@@ -118,25 +118,30 @@ void task_dpnv_grid_start(size_t i, double start[TASK_CART2_DIM])
     start[5] = 0;
 }
 
-static int dpv_evaluate(const struct task *t, const struct nn_plan *plan, struct tv_rng *rng,
-                        struct task_result *out, struct tv_error *err)
+TASK_OPEN_SHAPE(dpv_open, N_IN_DPV, 1, GENOME_ACT_NEAT_SIGMOID, (double)t->params.v[0].i)
+/* f2 has no upper bound: a network that brings the system to rest in the
+ * first 900 steps makes the last 100 terms as small as it likes */
+TASK_OPEN_SHAPE(dpnv_open, N_IN_DPNV, 1, GENOME_ACT_NEAT_SIGMOID, INFINITY)
+
+static int dpv_evaluate(const struct task_instance *t, const struct nn_plan *plan,
+                        struct tv_rng *rng, struct task_result *out, struct tv_error *err)
 {
-    (void)t;
     (void)rng;
+    size_t max_steps = (size_t)t->params.v[0].i;
     double start[TASK_CART2_DIM];
     standard_start(start);
     size_t steps;
-    int rc = task_pole2_run(plan, 1, start, TASK_POLE_MAX_STEPS, &steps, NULL, err);
+    int rc = task_pole2_run(plan, 1, start, max_steps, &steps, NULL, err);
     if (rc)
         return rc;
     out->fitness = (double)steps;
-    out->solved = steps >= TASK_POLE_MAX_STEPS;
+    out->solved = steps >= max_steps;
     task_result_figure(out, "steps", (double)steps);
     return 0;
 }
 
-static int dpnv_evaluate(const struct task *t, const struct nn_plan *plan, struct tv_rng *rng,
-                         struct task_result *out, struct tv_error *err)
+static int dpnv_evaluate(const struct task_instance *t, const struct nn_plan *plan,
+                         struct tv_rng *rng, struct task_result *out, struct tv_error *err)
 {
     (void)t;
     (void)rng;
@@ -155,7 +160,7 @@ static int dpnv_evaluate(const struct task *t, const struct nn_plan *plan, struc
 
 /* (a) 100,000 steps from the standard start; if they pass, (b) the 625
  * starts, the network's state reset before each. */
-static int dpnv_champion_test(const struct task *t, const struct nn_plan *plan,
+static int dpnv_champion_test(const struct task_instance *t, const struct nn_plan *plan,
                               struct task_result *out, struct tv_error *err)
 {
     (void)t;
@@ -181,27 +186,23 @@ static int dpnv_champion_test(const struct task *t, const struct nn_plan *plan,
     return 0;
 }
 
-const struct task task_dpv = {
+const struct task_kind task_dpv = {
+    .abi_version = TASK_ABI_VERSION,
     .name = "dpv",
     .summary = "double pole with velocities: 7 inputs (x, x', th1, th1', th2, th2', bias 0.5), "
                "1 neat_sigmoid output, F = 20 (out - 0.5), fitness = steps up to 100,000",
-    .n_inputs = N_IN_DPV,
-    .n_outputs = 1,
-    .out_act = GENOME_ACT_NEAT_SIGMOID,
-    .max_fitness = TASK_POLE_MAX_STEPS,
+    .keys = task_pole_keys,
+    .n_keys = 1,
+    .open = dpv_open,
     .evaluate = dpv_evaluate,
 };
 
-const struct task task_dpnv = {
+const struct task_kind task_dpnv = {
+    .abi_version = TASK_ABI_VERSION,
     .name = "dpnv",
     .summary = "double pole without velocities: 4 inputs (x, th1, th2, bias 0.5), 1 neat_sigmoid "
                "output, 1,000-step damping fitness; champion test: 100,000 steps, then 625 starts",
-    .n_inputs = N_IN_DPNV,
-    .n_outputs = 1,
-    .out_act = GENOME_ACT_NEAT_SIGMOID,
-    /* f2 has no upper bound: a network that brings the system to rest in the
-     * first 900 steps makes the last 100 terms as small as it likes */
-    .max_fitness = INFINITY,
+    .open = dpnv_open,
     .evaluate = dpnv_evaluate,
     .champion_test = dpnv_champion_test,
 };

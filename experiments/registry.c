@@ -1,24 +1,163 @@
-/* registry.c -- the table of tasks. Adding a task: one line here. */
+/* registry.c -- the table of task kinds (adding a task: one line here), and
+ * what every task shares: opening and closing instances, and the one
+ * evaluation path of a genome. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "tasks.h"
 
-static const struct task *const tasks[] = {
+static const struct task_kind *const kinds[] = {
     &task_xor, &task_null, &task_spin, &task_pole1, &task_dpv, &task_dpnv,
 };
 
-const struct task *task_find(const char *name)
+const struct task_kind *task_find(const char *name)
 {
-    for (size_t i = 0; i < sizeof tasks / sizeof tasks[0]; i++)
-        if (!strcmp(tasks[i]->name, name))
-            return tasks[i];
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (!strcmp(kinds[i]->name, name))
+            return kinds[i];
     return NULL;
 }
 
-const struct task *const *task_all(size_t *n)
+const struct task_kind *const *task_all(size_t *n)
 {
-    *n = sizeof tasks / sizeof tasks[0];
-    return tasks;
+    *n = sizeof kinds / sizeof kinds[0];
+    return kinds;
+}
+
+int task_key_find(const struct task_kind *k, const char *name)
+{
+    for (size_t i = 0; i < k->n_keys; i++)
+        if (!strcmp(k->keys[i].name, name))
+            return (int)i;
+    return -1;
+}
+
+void task_params_defaults(const struct task_kind *k, struct task_params *p)
+{
+    memset(p, 0, sizeof *p);
+    for (size_t i = 0; i < k->n_keys && i < TASK_MAX_KEYS; i++) {
+        if (k->keys[i].type == TASK_KEY_DOUBLE)
+            p->v[i].d = k->keys[i].def;
+        else
+            p->v[i].i = (int64_t)k->keys[i].def;
+    }
+}
+
+int task_open(const struct task_kind *k, const struct task_params *p, struct task_instance **out,
+              struct tv_error *err)
+{
+    *out = NULL;
+    if (k->abi_version != TASK_ABI_VERSION)
+        return tv_error_set(err, TV_EINVAL, "task %s: built for task ABI version %u, not %u",
+                            k->name, (unsigned)k->abi_version, (unsigned)TASK_ABI_VERSION);
+    if (k->n_keys > TASK_MAX_KEYS)
+        return tv_error_set(err, TV_EINVAL, "task %s: %zu [task] keys, more than %d", k->name,
+                            k->n_keys, TASK_MAX_KEYS);
+    struct task_instance *t = calloc(1, sizeof *t);
+    if (!t)
+        return tv_error_set(err, TV_ENOMEM, "task %s: out of memory", k->name);
+    t->kind = k;
+    t->params = *p;
+    int rc = k->open(t, err);
+    if (rc) {
+        free(t);
+        return tv_error_prefix(err, "task %s", k->name);
+    }
+    *out = t;
+    return 0;
+}
+
+void task_close(struct task_instance *t)
+{
+    if (!t)
+        return;
+    if (t->kind->close)
+        t->kind->close(t);
+    free(t);
+}
+
+int task_open_shape(struct task_instance *t, size_t n_in, size_t n_out, int out_act,
+                    double max_fitness)
+{
+    t->n_inputs = n_in;
+    t->n_outputs = n_out;
+    t->out_act = out_act;
+    t->max_fitness = max_fitness;
+    return 0;
+}
+
+int task_run_patterns(const struct nn_plan *plan, const float *in, size_t n_patterns, float *out,
+                      struct tv_error *err)
+{
+    struct nn_state *s;
+    int rc = nn_state_new(plan, 1, &s, err);
+    if (rc)
+        return rc;
+    size_t n_in = nn_plan_n_inputs(plan), n_out = nn_plan_n_outputs(plan);
+    for (size_t p = 0; p < n_patterns; p++) {
+        nn_state_reset(s); /* a new state is already reset: the same */
+        nn_step(s, in + p * n_in, out + p * n_out);
+    }
+    nn_state_free(s);
+    return 0;
+}
+
+/* "1 input", "5 inputs". */
+static const char *plural(size_t n)
+{
+    return n == 1 ? "" : "s";
+}
+
+int task_check_shape(const struct task_instance *t, const struct genome *g, struct tv_error *err)
+{
+    size_t n_in = genome_count_kind(g, GENOME_INPUT);
+    size_t n_out = genome_count_kind(g, GENOME_OUTPUT);
+    if (n_in == t->n_inputs && n_out == t->n_outputs)
+        return 0;
+    return tv_error_set(err, TV_EINVAL,
+                        "the network has %zu input%s and %zu output%s; task %s takes %zu input%s "
+                        "and %zu output%s",
+                        n_in, plural(n_in), n_out, plural(n_out), t->kind->name, t->n_inputs,
+                        plural(t->n_inputs), t->n_outputs, plural(t->n_outputs));
+}
+
+/* Checks g's shape and compiles it: *plan, or NULL and the code. */
+static int compile_checked(const struct task_instance *t, const struct genome *g,
+                           struct nn_plan **plan, struct tv_error *err)
+{
+    *plan = NULL;
+    int rc = task_check_shape(t, g, err);
+    return rc ? rc : nn_plan_compile(g, NULL, plan, err);
+}
+
+int task_evaluate(const struct task_instance *t, const struct genome *g, uint64_t seed,
+                  struct task_result *out, struct tv_error *err)
+{
+    memset(out, 0, sizeof *out);
+    struct nn_plan *plan;
+    int rc = compile_checked(t, g, &plan, err);
+    if (rc)
+        return rc;
+    struct tv_rng rng;
+    tv_rng_init(&rng, seed, TASK_STREAM_EVAL, 0);
+    rc = t->kind->evaluate(t, plan, &rng, out, err);
+    nn_plan_free(plan);
+    return rc;
+}
+
+int task_champion_test(const struct task_instance *t, const struct genome *g,
+                       struct task_result *out, struct tv_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!t->kind->champion_test)
+        return 0;
+    struct nn_plan *plan;
+    int rc = compile_checked(t, g, &plan, err);
+    if (rc)
+        return rc;
+    rc = t->kind->champion_test(t, plan, out, err);
+    nn_plan_free(plan);
+    return rc;
 }
 
 void task_result_figure(struct task_result *r, const char *name, double value)

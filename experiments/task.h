@@ -1,16 +1,27 @@
 /*
- * task.h -- the tasks (fitness functions) networks are evaluated on, and the
- * table that registers them by name.
+ * task.h -- the tasks (fitness functions) networks are evaluated on: kinds of
+ * task, registered by name, and their instances.
  *
- * A task declares its inputs and outputs, the activation of the outputs of
- * its starting genomes, and an evaluate function that runs a compiled plan and
- * fills a task_result (fitness, whether the network solves the task, and a few
- * named figures of its own). Evaluation may use randomness only through the
- * rng passed in, which the worker seeds from the child's seed, so a fitness is
- * a pure function of (genome, seed).
+ * A task kind (struct task_kind) is one row of a table: its name, the keys of
+ * its own `[task]` config section (struct task_key: name, type, default,
+ * range, doc), and four functions. open() reads the section's values, loads
+ * whatever the task needs (once per rank: a data set, later) and declares the
+ * instance's input and output counts; evaluate() runs a compiled plan and
+ * fills a task_result (fitness, whether the network solves the task, a few
+ * named figures of its own); the optional champion_test() is the master's
+ * test of a generation's best; close() frees what open() loaded.
  *
- * Adding a task touches one place: a file defining its `struct task` and one
- * line in the table in registry.c.
+ * Evaluation may use randomness only through the rng passed in, which
+ * task_evaluate() seeds from the child's seed, so a fitness is a pure function
+ * of (genome, seed, [task] values). task_evaluate() is the one evaluation
+ * path: the workers of a search and `trevo task eval` both call it, and it
+ * refuses a genome whose inputs or outputs do not match the instance before
+ * anything runs the network (nn_step takes no lengths).
+ *
+ * The row is versioned (abi_version), so that a plugin can export the same
+ * struct later; the built-in kinds are listed in registry.c. Adding a task
+ * touches one place: a file defining its `struct task_kind` and one line in
+ * that table.
  *
  * Tasks know nn/ and genome/ only: never MPI, SQLite or the store.
  */
@@ -18,10 +29,19 @@
 #define TREVO_TASK_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "nn.h"
 
 #define TASK_MAX_FIGURES 8
+/* The version of struct task_kind and struct task_key a kind is built
+ * against; task_open() refuses any other. */
+#define TASK_ABI_VERSION 1
+/* Keys of a kind's [task] section, at most. */
+#define TASK_MAX_KEYS 16
+/* The rng stream of an evaluation (tv_rng_init(&rng, seed, TASK_STREAM_EVAL,
+ * 0)); breeding uses stream 1 of the same seed. */
+#define TASK_STREAM_EVAL 2
 
 struct task_result {
     double fitness;
@@ -32,14 +52,54 @@ struct task_result {
     double figures[TASK_MAX_FIGURES];
 };
 
-struct task {
+/* Types of a [task] key; the values are stored, and sent, by these codes. */
+enum task_key_type { TASK_KEY_INT = 0, TASK_KEY_DOUBLE = 1, TASK_KEY_BOOL = 2 };
+
+/* One key of a kind's [task] section. The config parser reads and writes
+ * its values (master/config.c), so that `--help-config` lists them and a
+ * typo is refused with its FILE:LINE. */
+struct task_key {
+    const char *name;
+    int type;        /* enum task_key_type */
+    double def;      /* default (BOOL: 0 or 1) */
+    double min, max; /* numbers: the accepted range */
+    const char *doc;
+};
+
+/* The values of a [task] section, by the kind's key index: .i for INT and
+ * BOOL (0 or 1), .d for DOUBLE. A plain value: copied freely. */
+union task_value {
+    int64_t i;
+    double d;
+};
+struct task_params {
+    union task_value v[TASK_MAX_KEYS];
+};
+
+struct task_kind;
+
+/* An opened task. open() fills every field but kind (task_open() sets it). */
+struct task_instance {
+    const struct task_kind *kind;
+    size_t n_inputs, n_outputs;
+    int out_act;               /* enum genome_act for outputs of starting genomes */
+    double max_fitness;        /* the best fitness possible, for reports */
+    struct task_params params; /* the [task] values it was opened with */
+    void *data;                /* the kind's own, freed by close() */
+};
+
+struct task_kind {
+    uint32_t abi_version; /* TASK_ABI_VERSION */
     const char *name;
     const char *summary;
-    size_t n_inputs, n_outputs;
-    int out_act;        /* enum genome_act for outputs of starting genomes */
-    double max_fitness; /* the best fitness possible, for reports */
+    const struct task_key *keys; /* its [task] section */
+    size_t n_keys;
+    /* Fills t (everything but t->kind) from t->params, already checked
+     * against the key table. 0, or a TV_E* code with err set (the [task]
+     * key at fault named). */
+    int (*open)(struct task_instance *t, struct tv_error *err);
     /* Runs plan on the task. 0, or a TV_E* code with err set. */
-    int (*evaluate)(const struct task *t, const struct nn_plan *plan, struct tv_rng *rng,
+    int (*evaluate)(const struct task_instance *t, const struct nn_plan *plan, struct tv_rng *rng,
                     struct task_result *out, struct tv_error *err);
     /* Optional (NULL: none). The champion's test, run by the master on the
      * best individual of every generation once all of it is evaluated (DPNV:
@@ -48,14 +108,42 @@ struct task {
      * whether the run is solved; out->fitness carries the test's score (DPNV:
      * starts generalized, 0 if the long run failed), which the store keeps
      * with the generation. Champion tests are not counted as evaluations. */
-    int (*champion_test)(const struct task *t, const struct nn_plan *plan, struct task_result *out,
-                         struct tv_error *err);
+    int (*champion_test)(const struct task_instance *t, const struct nn_plan *plan,
+                         struct task_result *out, struct tv_error *err);
+    /* Optional (NULL: nothing to free): frees what open() loaded. */
+    void (*close)(struct task_instance *t);
 };
 
-/* The task registered under name, or NULL. */
-const struct task *task_find(const char *name);
-/* Every registered task, for listings: task_all(&n). */
-const struct task *const *task_all(size_t *n);
+/* The kind registered under name, or NULL. */
+const struct task_kind *task_find(const char *name);
+/* Every registered kind, for listings: task_all(&n). */
+const struct task_kind *const *task_all(size_t *n);
+/* The index of key name in k's table, or -1. */
+int task_key_find(const struct task_kind *k, const char *name);
+/* The default values of k's keys. */
+void task_params_defaults(const struct task_kind *k, struct task_params *p);
+
+/* Opens kind k with the [task] values p: *out is the instance, owned by the
+ * caller until task_close(). TV_EINVAL for a kind of another ABI version or
+ * values open() refuses; TV_ENOMEM. */
+int task_open(const struct task_kind *k, const struct task_params *p, struct task_instance **out,
+              struct tv_error *err);
+/* Closes an instance; NULL is a no-op. */
+void task_close(struct task_instance *t);
+
+/* 0 if g has t's input and output counts, else TV_EINVAL: "the network has 5
+ * inputs and 2 outputs; task xor takes 3 inputs and 1 output" (the caller
+ * prefixes the individual or the file). */
+int task_check_shape(const struct task_instance *t, const struct genome *g, struct tv_error *err);
+/* The one evaluation of a genome: checks its shape (task_check_shape),
+ * compiles it, seeds the rng with (seed, TASK_STREAM_EVAL) and runs the
+ * task's evaluate(). *out is zeroed first. 0, or the code of what failed. */
+int task_evaluate(const struct task_instance *t, const struct genome *g, uint64_t seed,
+                  struct task_result *out, struct tv_error *err);
+/* The task's champion test on g (shape-checked and compiled here); 0 with
+ * *out zeroed if the kind has none. */
+int task_champion_test(const struct task_instance *t, const struct genome *g,
+                       struct task_result *out, struct tv_error *err);
 
 /* Adds a named figure to a result (ignored past TASK_MAX_FIGURES). */
 void task_result_figure(struct task_result *r, const char *name, double value);

@@ -8,12 +8,34 @@
 #include "cartpole.h"
 #include "task.h"
 
-extern const struct task task_xor;
-extern const struct task task_null;
-extern const struct task task_spin;
-extern const struct task task_pole1;
-extern const struct task task_dpv;
-extern const struct task task_dpnv;
+extern const struct task_kind task_xor;
+extern const struct task_kind task_null;
+extern const struct task_kind task_spin;
+extern const struct task_kind task_pole1;
+extern const struct task_kind task_dpv;
+extern const struct task_kind task_dpnv;
+
+/* What open() of a task of fixed shape does: declares n_in inputs, n_out
+ * outputs, the outputs' activation and the best fitness. Returns 0. */
+int task_open_shape(struct task_instance *t, size_t n_in, size_t n_out, int out_act,
+                    double max_fitness);
+/* Runs plan on n_patterns inputs, each one step from a reset state: in is
+ * [n_patterns][the plan's inputs], out [n_patterns][its outputs]. 0 or
+ * TV_ENOMEM. */
+int task_run_patterns(const struct nn_plan *plan, const float *in, size_t n_patterns, float *out,
+                      struct tv_error *err);
+/* Defines `static int name(struct task_instance *t, struct tv_error *err)`,
+ * the open() of a task of fixed shape (max_fitness may read t->params). */
+#define TASK_OPEN_SHAPE(name, n_in, n_out, out_act, max_fitness)                                   \
+    static int name(struct task_instance *t, struct tv_error *err)                                 \
+    {                                                                                              \
+        (void)err;                                                                                 \
+        return task_open_shape(t, n_in, n_out, out_act, max_fitness);                              \
+    }
+
+/* The [task] keys of pole1 and dpv: max_steps (index 0), the episode's
+ * length and the fitness that solves, default TASK_POLE_MAX_STEPS. */
+extern const struct task_key task_pole_keys[1];
 
 /* ---- pole balancing (pole1.c, pole2.c), open to tests ------------------- */
 

@@ -50,8 +50,12 @@ int master_worker_main(struct tv_error *err)
     struct master_config cfg;
     int rc = master_config_parse(&cfg, text, "config from rank 0", err);
     free(text);
+    struct task_instance *task = NULL;
+    if (!rc)
+        rc = master_config_open_task(&cfg, &task, err);
     if (!rc)
         rc = worker_serve(&cfg.worker, err);
+    task_close(task);
     return rc;
 }
 

@@ -23,15 +23,9 @@ static void eval_usage(FILE *f)
                "the steps balanced). If the task has a champion test (dpnv: 100,000 steps\n"
                "from the standard start, then 625 starts of 1,000 steps), it runs too and\n"
                "its figures follow (steps_100k, generalization), then champion_solved: yes|no.\n\n"
-               "  --seed N   seed of the evaluation's random stream (default 1): the random\n"
-               "             start of pole1; the other tasks use no randomness.\n\n"
+               "  --seed N   seed of the evaluation (default 1), as a child's seed in a search:\n"
+               "             the random start of pole1; the other tasks use no randomness.\n\n"
                "NET must have as many inputs and outputs as TASK (`trevo task list`).\n");
-}
-
-/* "1 input", "5 inputs". */
-static const char *plural(size_t n)
-{
-    return n == 1 ? "" : "s";
 }
 
 static int parse_seed(const char *v, uint64_t *out, struct tv_error *err)
@@ -79,55 +73,40 @@ int master_cmd_task_eval(int argc, char **argv)
     uint64_t seed = 1;
     if (seed_arg && parse_seed(seed_arg, &seed, &err))
         return master_fail(&err);
-    const struct task *t = task_find(task_name);
-    if (!t) {
+    const struct task_kind *k = task_find(task_name);
+    if (!k) {
         tv_error_set(&err, TV_ENOTFOUND, "unknown task '%s' (`trevo task list` names them)",
                      task_name);
         return master_fail(&err);
     }
+    struct task_params params;
+    task_params_defaults(k, &params);
+    struct task_instance *t = NULL;
     struct genome g;
     genome_init(&g);
-    struct nn_plan *plan = NULL;
-    int rc = master_load_net(net, &g, &err);
-    if (!rc) {
-        size_t n_in = genome_count_kind(&g, GENOME_INPUT);
-        size_t n_out = genome_count_kind(&g, GENOME_OUTPUT);
-        if (n_in != t->n_inputs || n_out != t->n_outputs)
-            rc = tv_error_set(&err, TV_EINVAL,
-                              "%s: the network has %zu input%s and %zu output%s; task %s takes "
-                              "%zu input%s and %zu output%s",
-                              net, n_in, plural(n_in), n_out, plural(n_out), t->name, t->n_inputs,
-                              plural(t->n_inputs), t->n_outputs, plural(t->n_outputs));
-    }
+    struct task_result res, champ;
+    int rc = task_open(k, &params, &t, &err);
     if (!rc)
-        rc = nn_plan_compile(&g, NULL, &plan, &err);
-    struct task_result res;
-    memset(&res, 0, sizeof res);
-    if (!rc) {
-        struct tv_rng rng;
-        tv_rng_init(&rng, seed, 0, 0);
-        rc = t->evaluate(t, plan, &rng, &res, &err);
-        if (rc)
-            tv_error_prefix(&err, "task %s", t->name);
-    }
+        rc = master_load_net(net, &g, &err);
+    /* the evaluation of a search's workers: task_evaluate() */
+    if (!rc && (rc = task_evaluate(t, &g, seed, &res, &err)))
+        tv_error_prefix(&err, "%s", net);
     if (!rc) {
         printf("fitness: %.9g\nsolved: %s\n", res.fitness, res.solved ? "yes" : "no");
         print_figures(&res);
         fflush(stdout);
     }
-    if (!rc && t->champion_test) {
-        struct task_result champ;
-        memset(&champ, 0, sizeof champ);
-        rc = t->champion_test(t, plan, &champ, &err);
+    if (!rc && k->champion_test) {
+        rc = task_champion_test(t, &g, &champ, &err);
         if (rc)
-            tv_error_prefix(&err, "task %s: champion test", t->name);
+            tv_error_prefix(&err, "task %s: champion test", k->name);
         else {
             print_figures(&champ);
             printf("champion_solved: %s\n", champ.solved ? "yes" : "no");
         }
     }
-    nn_plan_free(plan);
     genome_release(&g);
+    task_close(t);
     return rc ? master_fail(&err) : 0;
 }
 
@@ -143,9 +122,18 @@ int master_cmd_task_list(int argc, char **argv)
         return 2;
     }
     size_t n;
-    const struct task *const *all = task_all(&n);
-    for (size_t i = 0; i < n; i++)
-        printf("%-8s %2zu -> %zu  %s%s\n", all[i]->name, all[i]->n_inputs, all[i]->n_outputs,
-               all[i]->summary, all[i]->champion_test ? " (has a champion test)" : "");
+    const struct task_kind *const *all = task_all(&n);
+    for (size_t i = 0; i < n; i++) {
+        /* the counts of an instance with the default [task] values */
+        struct task_params p;
+        task_params_defaults(all[i], &p);
+        struct task_instance *t;
+        struct tv_error err = {0};
+        if (task_open(all[i], &p, &t, &err))
+            return master_fail(&err);
+        printf("%-8s %2zu -> %zu  %s%s\n", all[i]->name, t->n_inputs, t->n_outputs, all[i]->summary,
+               all[i]->champion_test ? " (has a champion test)" : "");
+        task_close(t);
+    }
     return 0;
 }

@@ -4,8 +4,9 @@
  * alone.
  *
  * Config: INI sections by concern ([run], [population], [speciation],
- * [genome], [store], [farm]); every key has a documented default (the table in
- * config.c, printed by `trevo run --help-config`); unknown keys, duplicate
+ * [genome], [store], [farm], [log], and [task]: the keys the task declares in
+ * its own table); every key has a documented default (the typed table of
+ * config_keys.c, printed by `trevo run --help-config`); unknown keys, duplicate
  * keys, missing required keys and values of the wrong type or range are
  * refused with "FILE:LINE: key: reason". The config text is stored with the
  * run, so a resume needs no file; master_config_set() applies the keys that
@@ -72,6 +73,9 @@ struct master_config {
     int64_t inflight; /* messages in flight per worker */
     /* [log] */
     int quiet;
+    /* [task]: the kind [run] task names, and the values of its own keys */
+    const struct task_kind *task_kind;
+    struct task_params task_params;
 };
 
 /* Fills c with the documented defaults. */
@@ -80,6 +84,11 @@ void master_config_defaults(struct master_config *c);
  * with "FILE:LINE: key: reason". */
 int master_config_parse(struct master_config *c, const char *text, const char *file,
                         struct tv_error *err);
+/* Opens c's task with its [task] values (task_open) into *out, which the
+ * caller closes with task_close(), and points c->worker.task at it. Once per
+ * rank, after master_config_parse. */
+int master_config_open_task(struct master_config *c, struct task_instance **out,
+                            struct tv_error *err);
 /* Applies "section.key=value" or "key=value" for a key that may change on
  * resume (run.generations, run.fitness_target, run.stop_on_solve, log.quiet). */
 int master_config_set(struct master_config *c, const char *assignment, struct tv_error *err);

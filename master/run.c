@@ -299,6 +299,8 @@ static int take_child(struct search *s, int64_t id, double fitness, int solved,
     if (!g)
         return tv_error_set(err, TV_ENOMEM, "master: out of memory");
     int rc = genome_decode(g, bytes, len, &s->cfg.worker.limits, err);
+    if (!rc)
+        rc = task_check_shape(s->cfg.worker.task, g, err);
     if (rc) {
         genome_free(g);
         return tv_error_prefix(err, "child %" PRId64, id);
@@ -355,20 +357,6 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The task's champion test on genome g (compiled here, on the master: it is
- * deterministic, so a resume repeats the same verdict). */
-static int champion_test(const struct task *task, const struct genome *g, struct task_result *out,
-                         struct tv_error *err)
-{
-    struct nn_plan *plan;
-    int rc = nn_plan_compile(g, NULL, &plan, err);
-    if (rc)
-        return tv_error_prefix(err, "champion test: ");
-    rc = task->champion_test(task, plan, out, err);
-    nn_plan_free(plan);
-    return rc;
-}
-
 static int close_generation(struct search *s, int64_t gen, size_t n_evals, struct tv_error *err)
 {
     struct master_pop *p = &s->pop;
@@ -400,9 +388,10 @@ static int close_generation(struct search *s, int64_t gen, size_t n_evals, struc
                                            gen - p->sp[k].last_improved};
     }
     struct task_result test = {0};
-    const struct task *task = s->cfg.worker.task;
-    if (!rc && task->champion_test && p->n) {
-        rc = champion_test(task, p->m[champ].genome, &test, err);
+    const struct task_instance *task = s->cfg.worker.task;
+    /* on the master: the test is deterministic, so a resume repeats it */
+    if (!rc && task->kind->champion_test && p->n) {
+        rc = task_champion_test(task, p->m[champ].genome, &test, err);
         if (!rc && test.solved) {
             p->m[champ].solved = 1; /* kept in the checkpoint state too */
             s->solved = 1;
@@ -423,7 +412,7 @@ static int close_generation(struct search *s, int64_t gen, size_t n_evals, struc
                                      .n_evals = n_evals,
                                      .wall_seconds = now() - s->t_gen,
                                      .solved = solved,
-                                     .champion_tested = task->champion_test != NULL,
+                                     .champion_tested = task->kind->champion_test != NULL,
                                      .champion_solved = test.solved,
                                      .champion_score = test.fitness,
                                      .species = sp,
@@ -437,7 +426,7 @@ static int close_generation(struct search *s, int64_t gen, size_t n_evals, struc
             double el = now() - s->t_start;
             const struct master_member *c = &p->m[champ];
             char extra[64] = "";
-            if (task->champion_test)
+            if (task->kind->champion_test)
                 snprintf(extra, sizeof extra, "  test %.6g%s", test.fitness,
                          test.solved ? " (solved)" : "");
             fprintf(stderr,
@@ -631,6 +620,8 @@ static int load_resume(struct search *s, struct store_set *pending, struct tv_er
         struct genome *g = genome_new();
         rc = g ? store_set_genome(&cp.population, i, g, err)
                : tv_error_set(err, TV_ENOMEM, "out of memory");
+        if (!rc && task_check_shape(s->cfg.worker.task, g, err))
+            rc = tv_error_prefix(err, "%s: individual %" PRId64, s->db, r->id);
         if (!rc) {
             rc = master_pop_add(&s->pop, r->id, r->fitness, r->solved, g, err);
             if (!rc)
@@ -797,7 +788,10 @@ int master_search(const struct master_run_opts *o, struct tv_error *err)
     s.gen = -1;
     s.n_ranks = o->n_ranks > 1 ? o->n_ranks : 1;
     struct tv_buf effective = {0};
+    struct task_instance *task = NULL;
     int rc = open_run(&s, o, &effective, err);
+    if (!rc)
+        rc = master_config_open_task(&s.cfg, &task, err);
     broadcast_config(s.n_ranks, rc ? NULL : (const char *)effective.data);
     master_pop_init(&s.pop, s.cfg.compat_threshold);
     if (!rc && !o->resume) /* a resume says it once its checkpoint loaded */
@@ -851,6 +845,7 @@ int master_search(const struct master_run_opts *o, struct tv_error *err)
     free(s.row_off);
     tv_buf_free(&s.row_bytes);
     tv_buf_free(&effective);
+    task_close(task);
     if (s.st) {
         int close_rc = store_close(s.st, rc ? NULL : err);
         rc = rc ? rc : close_rc;

@@ -7,12 +7,23 @@ set -u
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
+# `trevo task eval ARGS...` must print exactly WANT.
+expect() { # LABEL WANT ARGS...
+    local label=$1 want=$2 got
+    shift 2
+    got=$("$TREVO" task eval "$@") || fail "$label exited $?"
+    [ "$got" = "$want" ] || fail "$label: got [$got], want [$want]"
+}
 
+# The head of a network of N inputs (neurons 0..N-1) and one output.
+head_of() { # N
+    printf 'trevo-net 1\ninputs %s\noutputs 1\n' "$1"
+    for i in $(seq 0 $(($1 - 1))); do echo "neuron $i in 0 identity 0"; done
+}
 # n inputs joined to nothing, one identity output of bias B: the output is B
 # at every step.
 constant() { # N B
-    printf 'trevo-net 1\ninputs %s\noutputs 1\n' "$1"
-    for i in $(seq 0 $(($1 - 1))); do echo "neuron $i in 0 identity 0"; done
+    head_of "$1"
     echo "neuron 100 out 1 identity $2"
 }
 
@@ -27,13 +38,9 @@ done
 
 # ---- xor: an exact solution ---------------------------------------------------
 # h = relu(x1 + x2 - 1) (AND), out = x1 + x2 - 2h: 0, 1, 1, 0 exactly.
-cat >"$dir/xor.txt" <<'NET'
-trevo-net 1
-inputs 3
-outputs 1
-neuron 0 in 0 identity 0
-neuron 1 in 0 identity 0
-neuron 2 in 0 identity 0
+{
+    head_of 3
+    cat <<'NET'
 neuron 10 hid 0.5 relu -1
 neuron 20 out 1 identity 0
 conn 1 10 1
@@ -42,13 +49,12 @@ conn 1 20 1
 conn 2 20 1
 conn 10 20 -2
 NET
-out=$("$TREVO" task eval xor "$dir/xor.txt") || fail "xor exited $?"
+} >"$dir/xor.txt"
 want=$'fitness: 16\nsolved: yes\nout_00: 0\nout_01: 1\nout_10: 1\nout_11: 0'
-[ "$out" = "$want" ] || fail "xor: got [$out], want [$want]"
+expect "xor" "$want" xor "$dir/xor.txt"
 # the msgpack form gives the same
 "$TREVO" net import "$dir/xor.txt" -o "$dir/xor.net" || fail "net import"
-out2=$("$TREVO" task eval xor "$dir/xor.net") || fail "xor msgpack exited $?"
-[ "$out2" = "$want" ] || fail "xor msgpack: got [$out2]"
+expect "xor msgpack" "$want" xor "$dir/xor.net"
 
 # ---- pole1 ----------------------------------------------------------------------
 constant 5 1 >"$dir/p1_right.txt" # always +10 N
@@ -66,43 +72,33 @@ d=$("$TREVO" task eval pole1 "$dir/p1_right.txt" --seed 1) || fail "pole1 seed 1
 [ "$(printf '%s\n' "$a" | grep '^x0')" != "$(printf '%s\n' "$c" | grep '^x0')" ] ||
     fail "pole1: seeds 5 and 1 started at the same x"
 # a bang-bang LQR controller (tests/test_tasks.c) balances 100,000 steps from
-# the random start of seed 2 (it cannot recover from every start; seed 1's
-# start has the cart running toward the end of the track)
-cat >"$dir/p1_lqr.txt" <<'NET'
-trevo-net 1
-inputs 5
-outputs 1
-neuron 0 in 0 identity 0
-neuron 1 in 0 identity 0
-neuron 2 in 0 identity 0
-neuron 3 in 0 identity 0
-neuron 4 in 0 identity 0
+# the random start of seed 1 (it cannot recover from every start: seed 2's
+# start has the cart at x = 1.769 running toward the end of the track). The
+# start is drawn from the evaluation stream of a search's child of that seed
+# (tv_rng_init(seed, TASK_STREAM_EVAL)): `task eval` evaluates as a worker
+# does, so these starts are those of children with seeds 1 and 2.
+{
+    head_of 5
+    cat <<'NET'
 neuron 10 out 1 identity -1.30328512
 conn 1 10 0.436860663
 conn 2 10 0.319873204
 conn 3 10 1.25437708
 conn 4 10 1.5683011
 NET
-out=$("$TREVO" task eval pole1 "$dir/p1_lqr.txt" --seed 2) || fail "pole1 lqr exited $?"
-printf '%s\n' "$out" | sed -n 1,3p | tr '\n' ' ' |
-    grep -q '^fitness: 100000 solved: yes steps: 100000 $' || fail "pole1 lqr: [$out]"
+} >"$dir/p1_lqr.txt"
+want=$'fitness: 100000\nsolved: yes\nsteps: 100000\nx0: 1.146\nx_dot0: -0.153\ntheta0: 0.082\ntheta_dot0: -1.287'
+expect "pole1 lqr seed 1" "$want" pole1 "$dir/p1_lqr.txt" --seed 1
+want=$'fitness: 25\nsolved: no\nsteps: 25\nx0: 1.769\nx_dot0: 0.338\ntheta0: 0.126\ntheta_dot0: 0.61'
+expect "pole1 lqr seed 2" "$want" pole1 "$dir/p1_lqr.txt" --seed 2
 
 # ---- dpv --------------------------------------------------------------------------
 constant 7 0.75 >"$dir/dpv_5n.txt" # F = 5 N: the poles fall after 6 steps
-out=$("$TREVO" task eval dpv "$dir/dpv_5n.txt") || fail "dpv exited $?"
 want=$'fitness: 6\nsolved: no\nsteps: 6'
-[ "$out" = "$want" ] || fail "dpv constant: got [$out], want [$want]"
-cat >"$dir/dpv_lqr.txt" <<'NET'
-trevo-net 1
-inputs 7
-outputs 1
-neuron 0 in 0 identity 0
-neuron 1 in 0 identity 0
-neuron 2 in 0 identity 0
-neuron 3 in 0 identity 0
-neuron 4 in 0 identity 0
-neuron 5 in 0 identity 0
-neuron 6 in 0 identity 0
+expect "dpv constant" "$want" dpv "$dir/dpv_5n.txt"
+{
+    head_of 7
+    cat <<'NET'
 neuron 10 out 1 identity 0.5
 conn 0 10 -0.0541414047
 conn 1 10 -0.0812028931
@@ -111,24 +107,18 @@ conn 3 10 -1.00552913
 conn 4 10 0.924653025
 conn 5 10 0.29233646
 NET
-out=$("$TREVO" task eval dpv "$dir/dpv_lqr.txt") || fail "dpv lqr exited $?"
+} >"$dir/dpv_lqr.txt"
 want=$'fitness: 100000\nsolved: yes\nsteps: 100000'
-[ "$out" = "$want" ] || fail "dpv lqr: got [$out], want [$want]"
+expect "dpv lqr" "$want" dpv "$dir/dpv_lqr.txt"
 
 # ---- dpnv and its champion test ---------------------------------------------------------
 constant 4 0.5 >"$dir/dpnv_0n.txt" # F = 0: the poles fall after 22 steps
-out=$("$TREVO" task eval dpnv "$dir/dpnv_0n.txt") || fail "dpnv exited $?"
 want=$'fitness: 0.0022\nsolved: no\nsteps: 22\njiggle: 0\nsteps_100k: 22\ngeneralization: 0\nchampion_solved: no'
-[ "$out" = "$want" ] || fail "dpnv constant: got [$out], want [$want]"
+expect "dpnv constant" "$want" dpnv "$dir/dpnv_0n.txt"
 # LQR on a Kalman estimate built of identity neurons (tests/test_tasks.c)
-cat >"$dir/dpnv_lqg.txt" <<'NET'
-trevo-net 1
-inputs 4
-outputs 1
-neuron 0 in 0 identity 0
-neuron 1 in 0 identity 0
-neuron 2 in 0 identity 0
-neuron 3 in 0 identity 0
+{
+    head_of 4
+    cat <<'NET'
 neuron 10 out 1 identity 0.5
 neuron 20 hid 0.5 identity 0
 neuron 21 hid 0.5 identity 0
@@ -175,6 +165,7 @@ conn 30 25 -0.272327
 conn 25 30 2.92336
 conn 30 10 0.05
 NET
+} >"$dir/dpnv_lqg.txt"
 out=$("$TREVO" task eval dpnv "$dir/dpnv_lqg.txt") || fail "dpnv lqg exited $?"
 printf '%s\n' "$out" | grep -q '^solved: no$' || fail "dpnv lqg: evaluate said solved [$out]"
 printf '%s\n' "$out" | grep -q '^steps: 1000$' || fail "dpnv lqg: steps [$out]"

@@ -103,8 +103,8 @@ static void test_master_config_parse_minimal_applies_defaults(void **state)
     parse_ok(&c, MINIMAL_XOR);
     assert_string_equal(c.task, "xor");
     assert_string_equal(c.name, "xor");
-    assert_non_null(c.worker.task);
-    assert_string_equal(c.worker.task->name, "xor");
+    assert_non_null(c.task_kind);
+    assert_string_equal(c.task_kind->name, "xor");
     assert_int_equal(c.seed, 1);
     assert_int_equal(c.generations, 100);
     assert_true(isnan(c.fitness_target));
@@ -156,7 +156,7 @@ static void test_master_config_parse_values_override_defaults(void **state)
             "act_change_rate = 0.5\n[store]\nsync = full\n[farm]\nmax_message_mb = 3\n"
             "[log]\nquiet = yes\n");
     assert_string_equal(c.name, "my run");
-    assert_string_equal(c.worker.task->name, "null");
+    assert_string_equal(c.task_kind->name, "null");
     assert_true(c.seed == UINT64_MAX);
     assert_true(isinf(c.fitness_target) && c.fitness_target < 0);
     assert_int_equal(c.stop_on_solve, 0);
@@ -422,7 +422,7 @@ static void assert_configs_agree(const struct master_config *a, const struct mas
 {
     assert_string_equal(a->name, b->name);
     assert_string_equal(a->task, b->task);
-    assert_ptr_equal(a->worker.task, b->worker.task);
+    assert_ptr_equal(a->task_kind, b->task_kind);
     assert_true(a->seed == b->seed);
     assert_int_equal(a->generations, b->generations);
     assert_true(a->fitness_target == b->fitness_target ||
@@ -1159,6 +1159,7 @@ static void test_worker_results_decode_task_batch_refused(void **state)
 
 struct wfix {
     struct master_config c;
+    struct task_instance *task;
     struct worker_scratch *s;
     struct tv_buf parent, parent2;
 };
@@ -1169,7 +1170,8 @@ static int wfix_setup(void **state)
     if (!f)
         return -1;
     struct tv_error err = {0};
-    if (master_config_parse(&f->c, MINIMAL_XOR, "x.ini", &err))
+    if (master_config_parse(&f->c, MINIMAL_XOR, "x.ini", &err) ||
+        master_config_open_task(&f->c, &f->task, &err))
         return -1;
     f->s = worker_scratch_new();
     if (!f->s)
@@ -1182,6 +1184,7 @@ static int wfix_teardown(void **state)
 {
     struct wfix *f = *state;
     worker_scratch_free(f->s);
+    task_close(f->task);
     tv_buf_free(&f->parent);
     tv_buf_free(&f->parent2);
     free(f);
@@ -1230,6 +1233,8 @@ static void test_worker_breed_layered_init(void **state)
     struct tv_error err = {0};
     struct master_config c;
     parse_ok(&c, "[run]\ntask = xor\n[genome]\ninit = layered\ninit_hidden = 4,2\n");
+    struct task_instance *task;
+    assert_ok(master_config_open_task(&c, &task, &err), &err);
     struct genome a;
     genome_init(&a);
     struct worker_task t = init_task(1, 5);
@@ -1237,6 +1242,7 @@ static void test_worker_breed_layered_init(void **state)
     assert_ok(genome_validate(&a, NULL, &err), &err);
     assert_int_equal(genome_count_kind(&a, GENOME_HIDDEN), 6);
     genome_release(&a);
+    task_close(task);
 }
 
 static void test_worker_breed_mutate_gives_valid_child(void **state)
@@ -1363,6 +1369,8 @@ static void test_worker_breed_respects_configured_limits(void **state)
     parse_ok(&c, "[run]\ntask = xor\n[genome]\nmax_neurons = 4\nmax_conns = 3\n"
                  "add_neuron_rate = 1\nadd_local_rate = 1\nadd_skip_rate = 1\n"
                  "add_recurrent_rate = 1\ndel_conn_rate = 0\n");
+    struct task_instance *task;
+    assert_ok(master_config_open_task(&c, &task, &err), &err);
     minimal_parent(&f->parent, 3); /* 4 neurons, 3 connections: at the limits */
     struct genome a;
     genome_init(&a);
@@ -1375,6 +1383,7 @@ static void test_worker_breed_respects_configured_limits(void **state)
             rc = genome_validate(&a, &c.worker.limits, &err);
     }
     genome_release(&a);
+    task_close(task);
     assert_ok(rc, &err);
 }
 

@@ -43,18 +43,41 @@ static void parse_ok(struct master_config *c, const char *text)
     assert_ok(master_config_parse(c, text, "x.ini", &err), &err);
 }
 
+/* The dump of c as text (free() it). */
+static char *dump_of(const struct master_config *c)
+{
+    struct tv_error err = {0};
+    struct tv_buf d = {0};
+    assert_ok(master_config_dump(c, &d, &err), &err);
+    char *text = strdup((const char *)d.data);
+    assert_non_null(text);
+    tv_buf_free(&d);
+    return text;
+}
+
 /* The dump of c parses and dumps again to the same text. */
 static void assert_dump_round_trips(const struct master_config *c)
 {
     struct tv_error err = {0};
-    struct tv_buf d1 = {0}, d2 = {0};
     struct master_config again;
-    assert_ok(master_config_dump(c, &d1, &err), &err);
-    assert_ok(master_config_parse(&again, (const char *)d1.data, "dump", &err), &err);
-    assert_ok(master_config_dump(&again, &d2, &err), &err);
-    assert_string_equal((const char *)d1.data, (const char *)d2.data);
-    tv_buf_free(&d1);
-    tv_buf_free(&d2);
+    char *d1 = dump_of(c);
+    assert_ok(master_config_parse(&again, d1, "dump", &err), &err);
+    char *d2 = dump_of(&again);
+    assert_string_equal(d1, d2);
+    free(d1);
+    free(d2);
+}
+
+/* What `trevo run --help-config` prints (free() it). */
+static char *help_text(void)
+{
+    char *help = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&help, &len);
+    assert_non_null(f);
+    master_config_help(f);
+    assert_int_equal(fclose(f), 0);
+    return help;
 }
 
 /* ---- config: every key ------------------------------------------------- */
@@ -229,12 +252,7 @@ static void check_refused(const struct bad_key *b, const char *value, const char
 static void test_config_every_key_has_a_row(void **state)
 {
     (void)state;
-    char *help = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&help, &len);
-    assert_non_null(f);
-    master_config_help(f);
-    assert_int_equal(fclose(f), 0);
+    char *help = help_text();
     unsigned char listed[N_BAD_KEYS] = {0};
     char section[64] = "";
     size_t n_keys = 0;
@@ -315,7 +333,7 @@ static void test_config_unknown_key_refused(void **state)
                   "x.ini:5: size: unknown key in [farm]");
     parse_refused("[run]\ntask = xor\n[runn]\nseed = 1\n",
                   "x.ini:4: seed: unknown section [runn] (sections: run, population, speciation, "
-                  "genome, store, farm, log)");
+                  "genome, store, farm, log, task)");
 }
 
 static void test_config_duplicate_key_refused(void **state)
@@ -401,24 +419,25 @@ static void test_config_key_outside_section_refused(void **state)
 
 static char long_text[200100];
 
+/* long_text = head, n times ch, tail. */
+static const char *repeat_text(const char *head, char ch, size_t n, const char *tail)
+{
+    size_t h = strlen(head);
+    assert_true(h + n + strlen(tail) < sizeof long_text);
+    memcpy(long_text, head, h);
+    memset(long_text + h, ch, n);
+    strcpy(long_text + h + n, tail);
+    return long_text;
+}
+
 static void test_config_long_line_refused(void **state)
 {
     (void)state;
-    char *text = long_text;
-    size_t cap = sizeof long_text;
-    int n = snprintf(text, cap, "[run]\ntask = xor\n; ");
-    memset(text + n, 'a', 189);
-    strcpy(text + n + 189, "\n");
-    parse_refused(text, "x.ini:3: line longer than 190 characters");
-    n = snprintf(text, cap, "[run]\ntask = xor\nname = ");
-    memset(text + n, 'n', 200000);
-    strcpy(text + n + 200000, "\n");
-    parse_refused(text, "x.ini:3: line longer than 190 characters");
+    static const char *const why = "x.ini:3: line longer than 190 characters";
+    parse_refused(repeat_text("[run]\ntask = xor\n; ", 'a', 189, "\n"), why);
+    parse_refused(repeat_text("[run]\ntask = xor\nname = ", 'n', 200000, "\n"), why);
     /* a header that long */
-    n = snprintf(text, cap, "[run]\ntask = xor\n[");
-    memset(text + n, 's', 300);
-    strcpy(text + n + 300, "]\n");
-    parse_refused(text, "x.ini:3: line longer than 190 characters");
+    parse_refused(repeat_text("[run]\ntask = xor\n[", 's', 300, "]\n"), why);
 }
 
 static void test_config_syntax_errors_refused(void **state)
@@ -498,17 +517,12 @@ static void test_config_subnormal_double_round_trips(void **state)
 static void test_config_long_string_dump_round_trips(void **state)
 {
     (void)state;
-    char text[512];
-    int n = snprintf(text, sizeof text, "[run]\ntask = xor\n[store]\ndb=");
-    memset(text + n, 'd', 185);
-    strcpy(text + n + 185, "\n");
+    static const char *const head = "[run]\ntask = xor\n[store]\ndb=";
     struct master_config c;
-    parse_ok(&c, text);
+    parse_ok(&c, repeat_text(head, 'd', 185, "\n"));
     assert_int_equal(strlen(c.db), 185);
     assert_dump_round_trips(&c);
-    memset(text + n, 'd', 187);
-    strcpy(text + n + 187, "\n");
-    parse_refused(text, "x.ini:4: db: longer than 185 characters");
+    parse_refused(repeat_text(head, 'd', 187, "\n"), "x.ini:4: db: longer than 185 characters");
 }
 
 /* "name =;x" gave the name ";x", which the dump wrote as "name = ;x":
@@ -550,6 +564,71 @@ static void test_config_run_name_rule(void **state)
 static const uint8_t BIN[] = {1, 2, 3};
 
 /* The decoder refuses a result without a genome; the encoder sent one. */
+/* ---- config: [task], the keys of the task's own table ------------------ */
+
+/* [task] may come before [run]; its values reach the instance, and the dump
+ * lists them, in a [task] section of its own, only when one differs from its
+ * default (so the configs of today keep their bytes). */
+static void test_config_task_section(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    struct master_config c;
+    parse_ok(&c, "[task]\nmax_steps = 500\n[run]\ntask = pole1\n");
+    assert_string_equal(c.task_kind->name, "pole1");
+    assert_true(c.task_params.v[0].i == 500);
+    char *text = dump_of(&c);
+    assert_non_null(strstr(text, "\nquiet = false\n\n[task]\nmax_steps = 500\n"));
+    free(text);
+    assert_dump_round_trips(&c);
+    struct task_instance *t;
+    assert_ok(master_config_open_task(&c, &t, &err), &err);
+    assert_ptr_equal(c.worker.task, t);
+    assert_true(t->max_fitness == 500);
+    task_close(t);
+    /* the default, given or not: no [task] in the dump */
+    parse_ok(&c, "[run]\ntask = pole1\n[task]\nmax_steps = 100000\n");
+    text = dump_of(&c);
+    assert_null(strstr(text, "[task]"));
+    free(text);
+    parse_ok(&c, "[run]\ntask = xor\n[task]\n");
+    text = dump_of(&c);
+    assert_null(strstr(text, "[task]"));
+    free(text);
+}
+
+static void test_config_task_key_faults_name_the_line(void **state)
+{
+    (void)state;
+    parse_refused("[run]\ntask = pole1\n\n[task]\nmax_step = 5\n",
+                  "x.ini:5: max_step: unknown key in [task] (task pole1 has: max_steps)");
+    parse_refused("[task]\nmax_steps = 5\n[run]\ntask = xor\n",
+                  "x.ini:2: max_steps: unknown key in [task] (task xor has no keys)");
+    parse_refused("[run]\ntask = dpv\n[task]\nmax_steps = ten\n",
+                  "x.ini:4: max_steps: expected an integer, got 'ten'");
+    parse_refused("[run]\ntask = dpv\n[task]\nmax_steps = 0\n",
+                  "x.ini:4: max_steps: 0 is out of range [1, 1000000000]");
+    parse_refused("[run]\ntask = pole1\n[task]\nmax_steps = 5\nmax_steps = 6\n",
+                  "x.ini:5: max_steps: given twice in [task] (first on line 4)");
+    /* the task itself must be known first */
+    parse_refused("[run]\ntask = pole\n[task]\nmax_steps = 5\n",
+                  "x.ini:2: task: no task named 'pole'");
+}
+
+/* --help-config lists each task's keys, commented out (they apply to their
+ * task only), with their defaults and docs. */
+static void test_config_help_lists_task_keys(void **state)
+{
+    (void)state;
+    char *help = help_text();
+    const char *task = strstr(help, "\n[task]\n");
+    assert_non_null(task);
+    assert_non_null(strstr(task, "; task pole1: steps of an episode"));
+    assert_non_null(strstr(task, "\n;max_steps = 100000\n"));
+    assert_non_null(strstr(task, "; task dpv: "));
+    free(help);
+}
+
 static void test_worker_results_encode_null_genome_refused(void **state)
 {
     (void)state;
@@ -591,6 +670,9 @@ int main(void)
         cmocka_unit_test(test_config_long_string_dump_round_trips),
         cmocka_unit_test(test_config_string_starting_with_semicolon_refused),
         cmocka_unit_test(test_config_run_name_rule),
+        cmocka_unit_test(test_config_task_section),
+        cmocka_unit_test(test_config_task_key_faults_name_the_line),
+        cmocka_unit_test(test_config_help_lists_task_keys),
         cmocka_unit_test(test_worker_results_encode_null_genome_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

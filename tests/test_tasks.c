@@ -163,22 +163,46 @@ static double figure(const struct task_result *r, const char *name)
     return NAN;
 }
 
-static void evaluate(const struct task *t, const struct nn_plan *p, uint64_t seed,
-                     struct task_result *r)
+/* Task name opened with its default [task] values (task_close() it). */
+static struct task_instance *open_task(const char *name)
+{
+    const struct task_kind *k = task_find(name);
+    assert_non_null(k);
+    struct task_params params;
+    task_params_defaults(k, &params);
+    struct task_instance *t;
+    struct tv_error err = {0};
+    assert_ok(task_open(k, &params, &t, &err), &err);
+    assert_ptr_equal(t->kind, k);
+    return t;
+}
+
+/* The kind's evaluate() on a plan, with the rng (seed, stream 0). */
+static void evaluate_on(const struct task_instance *t, const struct nn_plan *p, uint64_t seed,
+                        struct task_result *r)
 {
     struct tv_error err = {0};
     struct tv_rng rng;
     tv_rng_init(&rng, seed, 0, 0);
     memset(r, 0, sizeof *r);
-    assert_ok(t->evaluate(t, p, &rng, r, &err), &err);
+    assert_ok(t->kind->evaluate(t, p, &rng, r, &err), &err);
 }
 
-static void champion(const struct task *t, const struct nn_plan *p, struct task_result *r)
+/* The same on task name with its default [task] values; with champion 1,
+ * the kind's champion test instead. */
+static void evaluate(const char *name, const struct nn_plan *p, uint64_t seed,
+                     struct task_result *r, int champion)
 {
-    struct tv_error err = {0};
-    memset(r, 0, sizeof *r);
-    assert_non_null(t->champion_test);
-    assert_ok(t->champion_test(t, p, r, &err), &err);
+    struct task_instance *t = open_task(name);
+    if (champion) {
+        struct tv_error err = {0};
+        memset(r, 0, sizeof *r);
+        assert_non_null(t->kind->champion_test);
+        assert_ok(t->kind->champion_test(t, p, r, &err), &err);
+    } else {
+        evaluate_on(t, p, seed, r);
+    }
+    task_close(t);
 }
 
 /* ---- single pole physics --------------------------------------------------- */
@@ -389,14 +413,12 @@ static void test_task_pole1_evaluate_uses_the_rng_start(void **state)
 {
     (void)state;
     struct tv_error err = {0};
-    const struct task *t = task_find("pole1");
-    assert_non_null(t);
     struct nn_plan *p = plan_of_text(LQR_POLE1);
     double x0[6];
     for (uint64_t seed = 1; seed <= 6; seed++) {
         struct task_result a, b;
-        evaluate(t, p, seed, &a);
-        evaluate(t, p, seed, &b);
+        evaluate("pole1", p, seed, &a, 0);
+        evaluate("pole1", p, seed, &b, 0);
         assert_memory_equal(&a.fitness, &b.fitness, sizeof a.fitness);
         assert_int_equal(a.solved, b.solved);
         struct tv_rng rng;
@@ -426,14 +448,13 @@ static void test_task_pole1_evaluate_uses_the_rng_start(void **state)
 static void test_task_dpv_constant_output_fails_at_known_step(void **state)
 {
     (void)state;
-    const struct task *t = task_find("dpv");
     struct nn_plan *p75 = plan_constant(7, 0.75f), *p50 = plan_constant(7, 0.5f);
     struct task_result r;
-    evaluate(t, p75, 1, &r);
+    evaluate("dpv", p75, 1, &r, 0);
     assert_true(r.fitness == 6);
     assert_false(r.solved);
     assert_true(figure(&r, "steps") == 6);
-    evaluate(t, p50, 1, &r);
+    evaluate("dpv", p50, 1, &r, 0);
     assert_true(r.fitness == 22);
     assert_false(r.solved);
     nn_plan_free(p75);
@@ -444,10 +465,9 @@ static void test_task_dpv_constant_output_fails_at_known_step(void **state)
 static void test_task_dpv_lqr_network_solves(void **state)
 {
     (void)state;
-    const struct task *t = task_find("dpv");
     struct nn_plan *p = plan_of_text(LQR_DPV);
     struct task_result r;
-    evaluate(t, p, 1, &r);
+    evaluate("dpv", p, 1, &r, 0);
     assert_true(r.fitness == 100000);
     assert_true(r.solved);
     assert_true(figure(&r, "steps") == 100000);
@@ -526,10 +546,9 @@ static void test_task_dpnv_grid_start_order_and_values(void **state)
 static void test_task_dpnv_evaluate_constant_output(void **state)
 {
     (void)state;
-    const struct task *t = task_find("dpnv");
     struct nn_plan *p = plan_constant(4, 0.5f);
     struct task_result r;
-    evaluate(t, p, 1, &r);
+    evaluate("dpnv", p, 1, &r, 0);
     assert_near(r.fitness, 0.0022, 1e-15);
     assert_false(r.solved);
     assert_true(figure(&r, "steps") == 22);
@@ -545,10 +564,9 @@ static void test_task_dpnv_evaluate_constant_output(void **state)
 static void test_task_dpnv_evaluate_lqg_network(void **state)
 {
     (void)state;
-    const struct task *t = task_find("dpnv");
     struct nn_plan *p = plan_of_text(LQG_DPNV);
     struct task_result r;
-    evaluate(t, p, 1, &r);
+    evaluate("dpnv", p, 1, &r, 0);
     assert_true(figure(&r, "steps") == 1000);
     assert_near(figure(&r, "jiggle"), 0.066875699360259833, 1e-3);
     assert_near(r.fitness, 10.19335239043663, 1e-3);
@@ -560,10 +578,9 @@ static void test_task_dpnv_evaluate_lqg_network(void **state)
 static void test_task_dpnv_champion_test_constant_fails_long_run(void **state)
 {
     (void)state;
-    const struct task *t = task_find("dpnv");
     struct nn_plan *p = plan_constant(4, 0.5f);
     struct task_result r;
-    champion(t, p, &r);
+    evaluate("dpnv", p, 0, &r, 1);
     assert_false(r.solved);
     assert_true(r.fitness == 0);
     assert_true(figure(&r, "steps_100k") == 22);
@@ -578,10 +595,9 @@ static void test_task_dpnv_champion_test_constant_fails_long_run(void **state)
 static void test_task_dpnv_champion_test_lqg_solves(void **state)
 {
     (void)state;
-    const struct task *t = task_find("dpnv");
     struct nn_plan *p = plan_of_text(LQG_DPNV);
     struct task_result r;
-    champion(t, p, &r);
+    evaluate("dpnv", p, 0, &r, 1);
     assert_true(figure(&r, "steps_100k") == 100000);
     double g = figure(&r, "generalization");
     assert_true(g == 467);
@@ -608,15 +624,18 @@ static void test_task_find_every_name(void **state)
     (void)state;
     static const char *const names[] = {"xor", "null", "spin", "pole1", "dpv", "dpnv"};
     size_t n;
-    const struct task *const *all = task_all(&n);
+    const struct task_kind *const *all = task_all(&n);
     assert_int_equal(n, sizeof names / sizeof names[0]);
     for (size_t i = 0; i < n; i++) {
-        const struct task *t = task_find(names[i]);
-        assert_non_null(t);
-        assert_string_equal(t->name, names[i]);
-        assert_ptr_equal(all[i], t);
-        assert_non_null(t->evaluate);
-        assert_true(t->summary && t->summary[0]);
+        const struct task_kind *k = task_find(names[i]);
+        assert_non_null(k);
+        assert_string_equal(k->name, names[i]);
+        assert_ptr_equal(all[i], k);
+        assert_int_equal(k->abi_version, TASK_ABI_VERSION);
+        assert_non_null(k->open);
+        assert_non_null(k->evaluate);
+        assert_true(k->summary && k->summary[0]);
+        assert_true(k->n_keys <= TASK_MAX_KEYS);
     }
     assert_null(task_find("pole"));
     assert_null(task_find("DPV"));
@@ -632,15 +651,164 @@ static void test_task_pole_inputs_outputs_and_hooks(void **state)
         int has_champion_test;
     } want[] = {{"pole1", 5, 0}, {"dpv", 7, 0}, {"dpnv", 4, 1}};
     for (size_t i = 0; i < 3; i++) {
-        const struct task *t = task_find(want[i].name);
-        assert_non_null(t);
+        struct task_instance *t = open_task(want[i].name);
         assert_int_equal(t->n_inputs, want[i].n_in);
         assert_int_equal(t->n_outputs, 1);
         assert_int_equal(t->out_act, GENOME_ACT_NEAT_SIGMOID);
-        assert_int_equal(t->champion_test != NULL, want[i].has_champion_test);
+        assert_int_equal(t->kind->champion_test != NULL, want[i].has_champion_test);
+        if (i < 2)
+            assert_true(t->max_fitness == 100000);
+        else
+            assert_true(isinf(t->max_fitness));
+        task_close(t);
     }
-    assert_true(task_find("pole1")->max_fitness == 100000);
-    assert_true(task_find("dpv")->max_fitness == 100000);
+}
+
+/* ---- instances, [task] keys, the one evaluation path ---------------------- */
+
+/* pole1 and dpv declare max_steps (default 100,000, today's value): the
+ * episode's length, the fitness that solves, and the instance's best. */
+static void test_task_open_max_steps_key(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    static const char *const names[] = {"pole1", "dpv"};
+    static const char *const nets[] = {LQR_POLE1, LQR_DPV};
+    for (size_t i = 0; i < 2; i++) {
+        const struct task_kind *k = task_find(names[i]);
+        int key = task_key_find(k, "max_steps");
+        assert_int_equal(key, 0);
+        assert_int_equal(task_key_find(k, "max_step"), -1);
+        struct task_params params;
+        task_params_defaults(k, &params);
+        assert_true(params.v[key].i == 100000);
+        params.v[key].i = 50;
+        struct task_instance *t;
+        assert_ok(task_open(k, &params, &t, &err), &err);
+        assert_true(t->max_fitness == 50);
+        struct nn_plan *p = plan_of_text(nets[i]);
+        struct task_result r;
+        evaluate_on(t, p, 1, &r);
+        assert_true(r.fitness == 50);
+        assert_true(r.solved);
+        nn_plan_free(p);
+        task_close(t);
+    }
+}
+
+/* task_open(k) with its defaults must fail with TV_EINVAL and want, and
+ * leave *out NULL. */
+static void open_refused(const struct task_kind *k, const char *want)
+{
+    struct tv_error err = {0};
+    struct task_params params;
+    task_params_defaults(k, &params);
+    struct task_instance dummy, *t = &dummy;
+    assert_error(task_open(k, &params, &t, &err), &err, TV_EINVAL, want);
+    assert_null(t);
+}
+
+/* A row built against another version of the struct is refused, by name. */
+static void test_task_open_other_abi_version_refused(void **state)
+{
+    (void)state;
+    struct task_kind k = *task_find("xor");
+    k.abi_version = TASK_ABI_VERSION + 1;
+    open_refused(&k, "task xor: built for task ABI version 2, not 1");
+    task_close(NULL); /* a no-op */
+}
+
+/* open() may refuse its values: the code and message come back prefixed by
+ * the task's name, and nothing is left open. */
+static int refusing_open(struct task_instance *t, struct tv_error *err)
+{
+    (void)t;
+    return tv_error_set(err, TV_EINVAL, "max_steps: too long for this task");
+}
+
+static void test_task_open_refused_by_the_kind(void **state)
+{
+    (void)state;
+    struct task_kind k = *task_find("pole1");
+    k.open = refusing_open;
+    open_refused(&k, "task pole1: max_steps: too long for this task");
+}
+
+/* A minimal genome of n_in inputs and n_out outputs. */
+static void minimal_genome(struct genome *g, uint32_t n_in, uint32_t n_out)
+{
+    struct tv_error err = {0};
+    struct tv_rng rng;
+    tv_rng_init(&rng, 7, 0, 0);
+    genome_init(g);
+    assert_ok(genome_build_minimal(g, n_in, n_out, GENOME_ACT_NEAT_SIGMOID, 1.0, &rng, &err), &err);
+}
+
+/* Defect 1 of issue 14: a valid network of another shape must be refused
+ * before it runs (nn_step takes no lengths: it would read and write past the
+ * task's buffers), by task_evaluate and by the champion test alike. */
+static void test_task_evaluate_wrong_shape_refused(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    struct task_instance *tx = open_task("xor"), *dpnv = open_task("dpnv");
+    struct genome g;
+    minimal_genome(&g, 5, 2);
+    struct task_result r;
+    r.fitness = 42;
+    assert_error(task_evaluate(tx, &g, 1, &r, &err), &err, TV_EINVAL,
+                 "the network has 5 inputs and 2 outputs; task xor takes 3 inputs and 1 output");
+    assert_true(r.fitness == 0); /* zeroed */
+    assert_error(task_check_shape(dpnv, &g, &err), &err, TV_EINVAL,
+                 "the network has 5 inputs and 2 outputs; task dpnv takes 4 inputs and 1 output");
+    assert_error(task_champion_test(dpnv, &g, &r, &err), &err, TV_EINVAL,
+                 "task dpnv takes 4 inputs and 1 output");
+    genome_release(&g);
+    minimal_genome(&g, 1, 1);
+    assert_error(task_evaluate(tx, &g, 1, &r, &err), &err, TV_EINVAL,
+                 "the network has 1 input and 1 output; task xor takes 3 inputs");
+    genome_release(&g);
+    /* the right shape passes; xor has no champion test: 0, an empty result */
+    minimal_genome(&g, 3, 1);
+    r.solved = 1;
+    assert_ok(task_champion_test(tx, &g, &r, &err), &err);
+    assert_int_equal(r.solved, 0);
+    assert_int_equal(r.n_figures, 0);
+    genome_release(&g);
+    task_close(tx);
+    task_close(dpnv);
+}
+
+/* task_evaluate is the worker's evaluation: the kind's evaluate() on the
+ * compiled genome, its rng seeded with (seed, TASK_STREAM_EVAL). pole1 draws
+ * its start from it, so another stream would give other starts. */
+static void test_task_evaluate_seeds_the_evaluation_stream(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    struct task_instance *t = open_task("pole1");
+    struct genome g;
+    genome_init(&g);
+    assert_ok(genome_read_text(&g, LQR_POLE1, strlen(LQR_POLE1), "net", NULL, &err), &err);
+    struct nn_plan *p = plan_of_text(LQR_POLE1);
+    int differ = 0;
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        struct task_result got, want, stream0;
+        assert_ok(task_evaluate(t, &g, seed, &got, &err), &err);
+        struct tv_rng rng;
+        tv_rng_init(&rng, seed, TASK_STREAM_EVAL, 0);
+        memset(&want, 0, sizeof want);
+        assert_ok(t->kind->evaluate(t, p, &rng, &want, &err), &err);
+        assert_memory_equal(&got.fitness, &want.fitness, sizeof got.fitness);
+        assert_int_equal(got.n_figures, want.n_figures);
+        assert_memory_equal(got.figures, want.figures, got.n_figures * sizeof got.figures[0]);
+        evaluate_on(t, p, seed, &stream0);
+        differ |= figure(&got, "x0") != figure(&stream0, "x0");
+    }
+    assert_true(differ);
+    nn_plan_free(p);
+    genome_release(&g);
+    task_close(t);
 }
 
 int main(void)
@@ -667,6 +835,11 @@ int main(void)
         cmocka_unit_test(test_task_dpnv_champion_test_lqg_solves),
         cmocka_unit_test(test_task_find_every_name),
         cmocka_unit_test(test_task_pole_inputs_outputs_and_hooks),
+        cmocka_unit_test(test_task_open_max_steps_key),
+        cmocka_unit_test(test_task_open_other_abi_version_refused),
+        cmocka_unit_test(test_task_open_refused_by_the_kind),
+        cmocka_unit_test(test_task_evaluate_wrong_shape_refused),
+        cmocka_unit_test(test_task_evaluate_seeds_the_evaluation_stream),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -30,9 +30,11 @@ void worker_scratch_free(struct worker_scratch *s)
     free(s);
 }
 
-/* Streams of a child's seed: one for breeding, one for evaluation, so that
- * changing one operator does not shift the other's draws. */
-enum { STREAM_BREED = 1, STREAM_EVAL = 2 };
+/* Streams of a child's seed: one for breeding, one for evaluation
+ * (TASK_STREAM_EVAL, task_evaluate()), so that changing one operator does not
+ * shift the other's draws. */
+enum { STREAM_BREED = 1 };
+_Static_assert(STREAM_BREED != TASK_STREAM_EVAL, "breeding and evaluation share a stream");
 
 static int decode_parent(const struct worker_params *p, const uint8_t *bytes, size_t len,
                          int64_t id, struct genome *g, struct tv_error *err)
@@ -41,6 +43,8 @@ static int decode_parent(const struct worker_params *p, const uint8_t *bytes, si
         return tv_error_set(err, TV_EFORMAT, "parent %lld: genome missing from the task",
                             (long long)id);
     int rc = genome_decode(g, bytes, len, &p->limits, err);
+    if (!rc)
+        rc = task_check_shape(p->task, g, err);
     if (rc)
         tv_error_prefix(err, "parent %lld", (long long)id);
     return rc;
@@ -49,7 +53,7 @@ static int decode_parent(const struct worker_params *p, const uint8_t *bytes, si
 static int build_initial(const struct worker_params *p, struct tv_rng *rng, struct genome *child,
                          struct tv_error *err)
 {
-    const struct task *t = p->task;
+    const struct task_instance *t = p->task;
     if (p->init == WORKER_INIT_MINIMAL)
         return genome_build_minimal(child, (uint32_t)t->n_inputs, (uint32_t)t->n_outputs,
                                     t->out_act, p->init_weight_sd, rng, err);
@@ -109,16 +113,7 @@ int worker_evaluate(const struct worker_params *p, const struct genome *child, u
                     struct worker_scratch *s, struct task_result *res, struct tv_error *err)
 {
     (void)s;
-    struct nn_plan *plan;
-    memset(res, 0, sizeof *res);
-    int rc = nn_plan_compile(child, NULL, &plan, err);
-    if (rc)
-        return rc;
-    struct tv_rng rng;
-    tv_rng_init(&rng, seed, STREAM_EVAL, 0);
-    rc = p->task->evaluate(p->task, plan, &rng, res, err);
-    nn_plan_free(plan);
-    return rc;
+    return task_evaluate(p->task, child, seed, res, err);
 }
 
 static double now(void)
@@ -153,8 +148,8 @@ int worker_process(const struct worker_params *p, struct worker_scratch *s, int3
         struct task_result res;
         double t0 = now();
         rc = worker_breed(p, t, s, &s->child, err);
-        if (!rc)
-            rc = worker_evaluate(p, &s->child, t->seed, s, &res, err);
+        if (!rc && (rc = worker_evaluate(p, &s->child, t->seed, s, &res, err)))
+            tv_error_prefix(err, "child %lld", (long long)t->child_id); /* breed says it */
         if (rc)
             break;
         offsets[i] = s->out.len;

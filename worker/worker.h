@@ -42,7 +42,7 @@ enum worker_init { WORKER_INIT_MINIMAL = 0, WORKER_INIT_LAYERED = 1 };
 /* Everything a worker needs to breed and evaluate: one struct passed by
  * const pointer (built from the config by master/). */
 struct worker_params {
-    const struct task *task;
+    const struct task_instance *task; /* borrowed: opened by the rank's main */
     struct genome_mutation mutation;
     struct genome_limits limits;
     int init;              /* enum worker_init */
@@ -110,10 +110,13 @@ struct worker_scratch;
 struct worker_scratch *worker_scratch_new(void);
 void worker_scratch_free(struct worker_scratch *s);
 
-/* Breeds and evaluates one child: *child receives the child genome, *res its
- * fitness. The child is a pure function of (params, task). */
+/* Breeds one child into *child, a pure function of (params, task). A parent
+ * whose inputs or outputs do not match the task is refused ("parent ID: the
+ * network has ..."). */
 int worker_breed(const struct worker_params *p, const struct worker_task *t,
                  struct worker_scratch *s, struct genome *child, struct tv_error *err);
+/* Evaluates child on the task: task_evaluate() (shape check, compile, the
+ * evaluation stream of seed), the one path `trevo task eval` takes too. */
 int worker_evaluate(const struct worker_params *p, const struct genome *child, uint64_t seed,
                     struct worker_scratch *s, struct task_result *res, struct tv_error *err);
 

@@ -4,7 +4,8 @@
  * with the file name and, when it names a line, a line of the text; never a
  * crash. A round trip: whatever parses, dumped (master_config_dump) and parsed
  * again, must give the same dump -- the dump is what a run stores and a
- * resume reads back. The same for whatever an assignment sets.
+ * resume reads back. The same for whatever an assignment sets. A config
+ * that parses opens its task with its [task] values (what every rank does).
  * Seeds: tests/fuzz/corpus/config/. */
 #include <stdint.h>
 #include <stdio.h>
@@ -61,6 +62,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
     } else {
         check_round_trip(&c);
+        struct task_instance *t;
+        CHECK(master_config_open_task(&c, &t, &err) == 0);
+        CHECK(c.worker.task == t && t->kind == c.task_kind && t->n_inputs && t->n_outputs);
+        task_close(t);
     }
 
     /* The same text as a resume assignment, on a valid config. */
