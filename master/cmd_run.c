@@ -239,12 +239,35 @@ int master_cmd_resume(int argc, char **argv)
     return status;
 }
 
+/* The best solver of the run's last closed generation: the solved member of
+ * its population (the checkpoint's) with the highest fitness, ties to the
+ * lower id. *id is STORE_ID_NONE when no member is solved. */
+static int best_solver(struct store *st, int64_t run, int64_t *id, double *fitness,
+                       struct tv_error *err)
+{
+    struct store_checkpoint cp;
+    memset(&cp, 0, sizeof cp);
+    int rc = store_checkpoint_load(st, run, &cp, err);
+    *id = STORE_ID_NONE;
+    *fitness = 0;
+    for (size_t i = 0; i < cp.population.n && !rc; i++) {
+        const struct store_individual *r = &cp.population.rows[i];
+        if (r->solved && (*id == STORE_ID_NONE || r->fitness > *fitness ||
+                          (r->fitness == *fitness && r->id < *id))) {
+            *id = r->id;
+            *fitness = r->fitness;
+        }
+    }
+    store_checkpoint_release(&cp);
+    return rc;
+}
+
 int master_cmd_status(int argc, char **argv)
 {
     if (argc != 2 || master_wants_help(argc, argv)) {
         fprintf(argc == 2 ? stdout : stderr,
                 "usage: trevo status DB\nLists the runs in DB: generation, best fitness, "
-                "state.\n");
+                "state, and which individual solves a solved run (its best solver).\n");
         return argc == 2 ? 0 : 2;
     }
     struct tv_error err = {0};
@@ -258,20 +281,28 @@ int master_cmd_status(int argc, char **argv)
     int any_interrupted = 0;
     rc = store_runs_list(st, &runs, &n, &err);
     if (!rc)
-        printf("%-20s %-11s %10s %14s %-24s %s\n", "run", "status", "generation", "best", "updated",
-               "writer");
+        printf("%-20s %-11s %10s %14s %-24s %-6s %s\n", "run", "status", "generation", "best",
+               "updated", "writer", "solved by");
     for (size_t i = 0; i < n && !rc; i++) {
         struct store_generation g;
-        char best[32] = "-";
+        char best[32] = "-", solver[32] = "-";
         if (runs[i].last_generation >= 0 &&
-            !store_generation_get(st, runs[i].run_id, runs[i].last_generation, &g, NULL))
+            !store_generation_get(st, runs[i].run_id, runs[i].last_generation, &g, NULL)) {
             snprintf(best, sizeof best, "%.6g", g.best);
+            int64_t id = STORE_ID_NONE;
+            double f;
+            if (g.solved)
+                rc = best_solver(st, runs[i].run_id, &id, &f, &err);
+            if (id != STORE_ID_NONE)
+                snprintf(solver, sizeof solver, "%" PRId64, id);
+        }
         /* 'running' with nobody writing: killed, or its job torn down */
         int interrupted = runs[i].status == STORE_RUNNING && !runs[i].has_writer;
-        printf("%-20s %-11s %10" PRId64 " %14s %-24s %s\n", runs[i].name,
-               interrupted ? "interrupted" : store_status_name(runs[i].status),
-               runs[i].last_generation, best, runs[i].updated_at,
-               runs[i].has_writer ? "active" : "-");
+        if (!rc)
+            printf("%-20s %-11s %10" PRId64 " %14s %-24s %-6s %s\n", runs[i].name,
+                   interrupted ? "interrupted" : store_status_name(runs[i].status),
+                   runs[i].last_generation, best, runs[i].updated_at,
+                   runs[i].has_writer ? "active" : "-", solver);
         any_interrupted |= interrupted;
     }
     if (!rc && any_interrupted)
@@ -283,13 +314,42 @@ int master_cmd_status(int argc, char **argv)
     return rc ? master_fail(&err) : 0;
 }
 
+/* The individual `trevo best` writes: the champion (the fittest) or, for a
+ * solved run unless by_fitness, its best solver (said on stderr when it is
+ * not the champion). */
+static int best_pick(struct store *st, const struct store_run_info *info,
+                     const struct store_generation *g, int by_fitness, int64_t *id, double *fitness,
+                     struct tv_error *err)
+{
+    *id = g->champion;
+    *fitness = g->best;
+    if (by_fitness || !g->solved)
+        return 0;
+    int64_t solver;
+    double f;
+    int rc = best_solver(st, info->run_id, &solver, &f, err);
+    if (rc || solver == STORE_ID_NONE || solver == g->champion)
+        return rc;
+    fprintf(stderr,
+            "trevo: run '%s' is solved: writing its best solver, individual %" PRId64
+            " (fitness %.6g); the fittest, individual %" PRId64
+            " (fitness %.6g), does not solve it (--by fitness writes it)\n",
+            info->name, solver, f, g->champion, g->best);
+    *id = solver;
+    *fitness = f;
+    return 0;
+}
+
 int master_cmd_best(int argc, char **argv)
 {
     static const char usage[] =
         "usage: trevo best DB [--name RUN] [-o NET] [--format text|msgpack|dot]\n"
+        "                     [--by solver|fitness]\n"
         "Writes the champion of the run's last closed generation (text by default;\n"
-        "dot: a Graphviz drawing, e.g. `trevo best DB --format dot | dot -Tsvg -o net.svg`).\n";
-    const char *db = NULL, *name = NULL, *out = "-", *format = "text";
+        "dot: a Graphviz drawing, e.g. `trevo best DB --format dot | dot -Tsvg -o net.svg`).\n"
+        "For a solved run that is its best solver, the fittest member that solves the\n"
+        "task (stderr says so when it is not the fittest); --by fitness: the fittest.\n";
+    const char *db = NULL, *name = NULL, *out = "-", *format = "text", *by = "solver";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             fputs(usage, stdout);
@@ -300,6 +360,8 @@ int master_cmd_best(int argc, char **argv)
             out = argv[++i];
         } else if (!strcmp(argv[i], "--format") && i + 1 < argc) {
             format = argv[++i];
+        } else if (!strcmp(argv[i], "--by") && i + 1 < argc) {
+            by = argv[++i];
         } else if (argv[i][0] != '-' && !db) {
             db = argv[i];
         } else {
@@ -307,7 +369,8 @@ int master_cmd_best(int argc, char **argv)
             return 2;
         }
     }
-    if (!db || (strcmp(format, "text") && strcmp(format, "msgpack") && strcmp(format, "dot"))) {
+    if (!db || (strcmp(format, "text") && strcmp(format, "msgpack") && strcmp(format, "dot")) ||
+        (strcmp(by, "solver") && strcmp(by, "fitness"))) {
         fputs(usage, stderr);
         return 2;
     }
@@ -333,15 +396,19 @@ int master_cmd_best(int argc, char **argv)
     struct store_generation g;
     if (!rc)
         rc = store_generation_get(st, info.run_id, -1, &g, &err);
+    int64_t id = STORE_ID_NONE;
+    double fitness = 0;
+    if (!rc)
+        rc = best_pick(st, &info, &g, !strcmp(by, "fitness"), &id, &fitness, &err);
     struct genome *net = genome_new();
     if (!rc)
-        rc = net ? store_genome_read(st, info.run_id, g.champion, net, &err)
+        rc = net ? store_genome_read(st, info.run_id, id, net, &err)
                  : tv_error_set(&err, TV_ENOMEM, "out of memory");
     if (!rc && !strcmp(format, "dot")) {
         char title[512];
         snprintf(title, sizeof title,
-                 "run '%s', generation %" PRId64 ": champion %" PRId64 ", fitness %.6g", info.name,
-                 g.generation, g.champion, g.best);
+                 "run '%s', generation %" PRId64 ": %s %" PRId64 ", fitness %.6g", info.name,
+                 g.generation, id == g.champion ? "champion" : "best solver", id, fitness);
         rc = master_write_dot_file(net, title, out, &err);
     } else if (!rc && !strcmp(format, "msgpack")) {
         struct tv_buf buf = {0};
