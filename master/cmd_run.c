@@ -56,6 +56,38 @@ int master_worker_main(struct tv_error *err)
     return rc;
 }
 
+/* The command line's progress report: what `trevo run` prints on stderr. */
+static void print_progress(void *ctx, const struct master_progress *p)
+{
+    (void)ctx;
+    if (p->event == MASTER_EVENT_START) {
+        fprintf(stderr,
+                "trevo: run '%s' in %s, task %s, population %" PRId64 ", %d rank%s "
+                "(stopped or killed? continue with: trevo resume %s --name %s)\n",
+                p->run, p->db, p->task, p->pop_size, p->n_ranks, p->n_ranks > 1 ? "s" : "", p->db,
+                p->run);
+    } else if (p->event == MASTER_EVENT_GENERATION) {
+        char extra[64] = "";
+        if (p->tested)
+            snprintf(extra, sizeof extra, "  test %.6g%s", p->test_score,
+                     p->test_solved ? " (solved)" : "");
+        fprintf(stderr,
+                "gen %4" PRId64 "  best %.6g  mean %.6g  species %zu  champion %u neurons "
+                "%u conns%s  %.0f evals/s  %.2f s\n",
+                p->generation, p->best, p->mean, p->n_species, p->n_neurons, p->n_conns, extra,
+                p->elapsed > 0 ? (double)p->evals / p->elapsed : 0.0, p->elapsed);
+    } else if (p->event == MASTER_EVENT_END) {
+        static const char *const outcome[] = {"done", "solved", "stopped"};
+        fprintf(stderr,
+                "trevo: %s after generation %" PRId64 ": best fitness %.9g (individual %" PRId64
+                ", %u neurons, %u connections); %" PRIu64 " evaluations in %.3f s, master CPU "
+                "%.3f s (own work %.3f s; start-up %.3f s)%s\n",
+                outcome[p->outcome], p->generation, p->best, p->champion, p->n_neurons, p->n_conns,
+                p->evals, p->elapsed, p->cpu, p->own_cpu, p->startup_cpu,
+                p->outcome == MASTER_STOPPED ? "; continue with trevo resume" : "");
+    }
+}
+
 /* Runs the search as every rank does; returns the exit status. */
 static int search_main(struct master_run_opts *o)
 {
@@ -80,6 +112,7 @@ static int search_main(struct master_run_opts *o)
         MPI_Comm_size(MPI_COMM_WORLD, &size);
     }
     o->n_ranks = size;
+    o->progress = print_progress;
     if (rank == 0) {
         /* SIGUSR1 (forwarded to every rank by mpirun), SIGTERM, SIGINT: commit
          * what has arrived and stop cleanly, exit 0 (handlers set above). */

@@ -162,8 +162,10 @@ int master_write_dot(const struct genome *g, const char *title, struct tv_buf *o
                      struct tv_error *err)
 {
     int rc = genome_validate(g, NULL, err);
-    if (rc)
-        return tv_error_prefix(err, "dot");
+    if (rc) {
+        tv_error_prefix(err, "dot");
+        return rc;
+    }
     size_t n = g->n_neurons, n_layers = 0, n_hidden = 0;
     float *layers = malloc(n * sizeof *layers);
     struct hidden *hidden = malloc(n * sizeof *hidden);

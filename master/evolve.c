@@ -315,19 +315,18 @@ static void add_child(struct plan_out *o, const struct master_pop *p, const stru
 /* Offspring per species: explicit fitness sharing (a species' share is its
  * mean fitness above the population's lowest), rounded by largest remainder
  * (ties: lower species id). Stagnant species get none. */
-static void allot_offspring(struct master_pop *p, const struct master_config *c, int64_t generation,
-                            size_t total)
+static int allot_offspring(struct master_pop *p, const struct master_config *c, int64_t generation,
+                           size_t total, struct tv_error *err)
 {
     /* Protected from stagnation: the species_elitism best by best_ever. */
     size_t n = p->n_species;
     int *alive = calloc(n ? n : 1, sizeof *alive);
     double *share = calloc(n ? n : 1, sizeof *share);
-    if (!alive || !share) { /* degrade to equal shares rather than fail */
-        for (size_t k = 0; k < n; k++)
-            p->sp[k].offspring = total / n + (k < total % n);
+    if (!alive || !share) {
         free(alive);
         free(share);
-        return;
+        return tv_error_set(err, TV_ENOMEM,
+                            "plan: out of memory sharing offspring among %zu species", n);
     }
     size_t n_alive = 0;
     for (size_t k = 0; k < n; k++) {
@@ -374,12 +373,15 @@ static void allot_offspring(struct master_pop *p, const struct master_config *c,
     }
     free(alive);
     free(share);
+    return 0;
 }
 
-static void plan_speciated(struct master_pop *p, const struct master_config *c, int64_t generation,
-                           struct tv_rng *rng, struct plan_out *o)
+static int plan_speciated(struct master_pop *p, const struct master_config *c, int64_t generation,
+                          struct tv_rng *rng, struct plan_out *o, struct tv_error *err)
 {
-    allot_offspring(p, c, generation, (size_t)c->pop_size);
+    int rc = allot_offspring(p, c, generation, (size_t)c->pop_size, err);
+    if (rc)
+        return rc;
     /* The population's champion is never lost (with elitism): its species
      * gets at least one offspring, taken from the species with the most, and
      * keeps it as an elite whatever its size. */
@@ -424,6 +426,7 @@ static void plan_speciated(struct master_pop *p, const struct master_config *c, 
             add_child(o, p, c, rng, a, b, survivors >= 2);
         }
     }
+    return 0;
 }
 
 static size_t tournament(const struct master_pop *p, const struct master_config *c,
@@ -483,7 +486,7 @@ int master_plan(struct master_pop *p, const struct master_config *c, int64_t gen
     else if (c->selection == MASTER_SEL_GENERATIONAL)
         rc = plan_generational(p, c, rng, &o, err);
     else
-        plan_speciated(p, c, generation, rng, &o);
+        rc = plan_speciated(p, c, generation, rng, &o, err);
     if (rc) {
         free(o.elites);
         free(o.children);

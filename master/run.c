@@ -53,6 +53,8 @@ struct search {
      * (their arrays keep their capacity: no allocation per child) */
     struct genome **spare;
     size_t n_spare, cap_spare;
+    master_progress_fn progress; /* NULL when quiet */
+    void *progress_ctx;
 };
 
 /* "trevo resume DB --name RUN", once the run is held for writing: what a
@@ -116,9 +118,10 @@ static int state_encode(const struct search *s, struct tv_buf *out, struct tv_er
     for (size_t k = 0; k < p->n_species && !bad; k++) {
         const struct master_species *sp = &p->sp[k];
         rep.len = 0;
-        if (genome_encode(sp->rep, &rep, err)) {
+        int rc = genome_encode(sp->rep, &rep, err);
+        if (rc) {
             tv_buf_free(&rep);
-            return err ? err->code : TV_ENOMEM;
+            return rc;
         }
         bad |= msgpack_pack_array(&pk, 5);
         bad |= msgpack_pack_int64(&pk, sp->id);
@@ -155,8 +158,10 @@ static int get_i64(const msgpack_object *o, int64_t *v)
 static int state_decode(struct search *s, const uint8_t *data, size_t len, struct tv_error *err)
 {
     int rc = tv_msgpack_check(data, len, 4, err);
-    if (rc)
-        return tv_error_prefix(err, "%s: checkpoint state", s->db);
+    if (rc) {
+        tv_error_prefix(err, "%s: checkpoint state", s->db);
+        return rc;
+    }
     msgpack_unpacked res;
     msgpack_unpacked_init(&res);
     size_t off = 0;
@@ -301,7 +306,8 @@ static int take_child(struct search *s, int64_t id, double fitness, int solved,
     int rc = genome_decode(g, bytes, len, &s->cfg.worker.limits, err);
     if (rc) {
         genome_free(g);
-        return tv_error_prefix(err, "child %" PRId64, id);
+        tv_error_prefix(err, "child %" PRId64, id);
+        return rc;
     }
     rc = master_pop_add(&s->next, id, fitness, solved, g, err);
     if (rc) {
@@ -362,11 +368,24 @@ static int champion_test(const struct task *task, const struct genome *g, struct
 {
     struct nn_plan *plan;
     int rc = nn_plan_compile(g, NULL, &plan, err);
-    if (rc)
-        return tv_error_prefix(err, "champion test: ");
+    if (rc) {
+        tv_error_prefix(err, "champion test");
+        return rc;
+    }
     rc = task->champion_test(task, plan, out, err);
     nn_plan_free(plan);
     return rc;
+}
+
+/* Sends ev, with the run's names filled in, to the progress callback. */
+static void report(const struct search *s, struct master_progress *ev)
+{
+    ev->run = s->cfg.name;
+    ev->db = s->db;
+    ev->task = s->cfg.task;
+    ev->pop_size = s->cfg.pop_size;
+    ev->n_ranks = s->n_ranks;
+    s->progress(s->progress_ctx, ev);
 }
 
 static int close_generation(struct search *s, int64_t gen, size_t n_evals, struct tv_error *err)
@@ -433,18 +452,22 @@ static int close_generation(struct search *s, int64_t gen, size_t n_evals, struc
                                      .population = ids,
                                      .n_population = p->n};
         rc = store_generation_close(s->st, s->run, &g, err);
-        if (!rc && !s->cfg.quiet) {
-            double el = now() - s->t_start;
+        if (!rc && s->progress) {
             const struct master_member *c = &p->m[champ];
-            char extra[64] = "";
-            if (task->champion_test)
-                snprintf(extra, sizeof extra, "  test %.6g%s", test.fitness,
-                         test.solved ? " (solved)" : "");
-            fprintf(stderr,
-                    "gen %4" PRId64 "  best %.6g  mean %.6g  species %zu  champion %u neurons "
-                    "%u conns%s  %.0f evals/s  %.2f s\n",
-                    gen, c->fitness, sum / (double)p->n, p->n_species, c->n_neurons, c->n_conns,
-                    extra, el > 0 ? (double)s->evals_total / el : 0.0, el);
+            struct master_progress ev = {.event = MASTER_EVENT_GENERATION,
+                                         .generation = gen,
+                                         .best = c->fitness,
+                                         .mean = sum / (double)p->n,
+                                         .n_species = p->n_species,
+                                         .champion = c->id,
+                                         .n_neurons = c->n_neurons,
+                                         .n_conns = c->n_conns,
+                                         .tested = task->champion_test != NULL,
+                                         .test_solved = test.solved,
+                                         .test_score = test.fitness,
+                                         .evals = s->evals_total,
+                                         .elapsed = now() - s->t_start};
+            report(s, &ev);
         }
     }
     tv_buf_free(&state);
@@ -790,6 +813,37 @@ static int open_run(struct search *s, const struct master_run_opts *o, struct tv
     return rc;
 }
 
+/* The summary of a search that ended (rc 0 or TV_ESTOP). */
+static void report_end(const struct search *s, int rc)
+{
+    size_t champ = 0;
+    for (size_t i = 1; i < s->pop.n; i++)
+        if (s->pop.m[i].fitness > s->pop.m[champ].fitness)
+            champ = i;
+    /* The search's CPU time, start-up (MPI, the database) apart: what
+     * waiting for workers and doing their job alone did not take is
+     * the master's own work. */
+    double cpu = process_cpu() - s->cpu_start;
+    double wait_cpu, work_cpu;
+    farm_cpu(s->farm, &wait_cpu, &work_cpu);
+    const struct master_member *c = &s->pop.m[champ];
+    struct master_progress ev = {.event = MASTER_EVENT_END,
+                                 .generation = s->gen,
+                                 .best = c->fitness,
+                                 .champion = c->id,
+                                 .n_neurons = c->n_neurons,
+                                 .n_conns = c->n_conns,
+                                 .evals = s->evals_total,
+                                 .elapsed = now() - s->t_start,
+                                 .outcome = rc == TV_ESTOP ? MASTER_STOPPED
+                                            : s->solved    ? MASTER_SOLVED
+                                                           : MASTER_DONE,
+                                 .cpu = cpu,
+                                 .own_cpu = cpu - wait_cpu - work_cpu,
+                                 .startup_cpu = s->cpu_start};
+    report(s, &ev);
+}
+
 int master_search(const struct master_run_opts *o, struct tv_error *err)
 {
     struct search s;
@@ -804,41 +858,28 @@ int master_search(const struct master_run_opts *o, struct tv_error *err)
         set_resume_hint(&s);
     if (!rc)
         rc = farm_new(&s.cfg.worker, s.n_ranks, s.cfg.batch, s.cfg.inflight, &s.farm, err);
+    if (!s.cfg.quiet) {
+        s.progress = o->progress;
+        s.progress_ctx = o->progress_ctx;
+    }
     if (!rc) {
-        if (!s.cfg.quiet)
-            fprintf(stderr,
-                    "trevo: run '%s' in %s, task %s, population %" PRId64 ", %d rank%s "
-                    "(stopped or killed? continue with: trevo resume %s --name %s)\n",
-                    s.cfg.name, s.db, s.cfg.task, s.cfg.pop_size, s.n_ranks,
-                    s.n_ranks > 1 ? "s" : "", s.db, s.cfg.name);
+        if (s.progress)
+            report(&s, &(struct master_progress){.event = MASTER_EVENT_START});
         rc = search_loop(&s, err);
     }
     int status = rc == 0 ? STORE_DONE : rc == TV_ESTOP ? STORE_STOPPED : STORE_FAILED;
-    if (s.st && s.run > 0 && (!o->resume || s.resuming))
-        store_run_set_status(s.st, s.run, status, NULL);
-    if (!s.cfg.quiet && s.st && (rc == 0 || rc == TV_ESTOP) && s.pop.n) {
-        size_t champ = 0;
-        for (size_t i = 1; i < s.pop.n; i++)
-            if (s.pop.m[i].fitness > s.pop.m[champ].fitness)
-                champ = i;
-        /* The search's CPU time, start-up (MPI, the database) apart: what
-         * waiting for workers and doing their job alone did not take is
-         * the master's own work. */
-        double cpu = process_cpu() - s.cpu_start;
-        double wait_cpu, work_cpu;
-        farm_cpu(s.farm, &wait_cpu, &work_cpu);
-        fprintf(stderr,
-                "trevo: %s after generation %" PRId64 ": best fitness %.9g (individual %" PRId64
-                ", %u neurons, %u connections); %" PRIu64 " evaluations in %.3f s, master CPU "
-                "%.3f s (own work %.3f s; start-up %.3f s)%s\n",
-                rc == TV_ESTOP ? "stopped"
-                : s.solved     ? "solved"
-                               : "done",
-                s.gen, s.pop.m[champ].fitness, s.pop.m[champ].id, s.pop.m[champ].n_neurons,
-                s.pop.m[champ].n_conns, s.evals_total, now() - s.t_start, cpu,
-                cpu - wait_cpu - work_cpu, s.cpu_start,
-                rc == TV_ESTOP ? "; continue with trevo resume" : "");
+    if (s.st && s.run > 0 && (!o->resume || s.resuming)) {
+        /* A failure to record how the run ended is the search's failure
+         * when nothing failed before it. */
+        struct tv_error st_err = {0};
+        int st_rc = store_run_set_status(s.st, s.run, status, &st_err);
+        if (st_rc && (rc == 0 || rc == TV_ESTOP)) {
+            rc = st_rc;
+            tv_error_set(err, rc, "%s", st_err.msg);
+        }
     }
+    if (s.progress && s.st && (rc == 0 || rc == TV_ESTOP) && s.pop.n)
+        report_end(&s, rc);
     farm_free(s.farm);
     master_pop_release(&s.pop);
     master_pop_release(&s.next);
@@ -849,8 +890,11 @@ int master_search(const struct master_run_opts *o, struct tv_error *err)
     free(s.row_off);
     tv_buf_free(&s.row_bytes);
     tv_buf_free(&effective);
-    struct tv_error close_err;
-    if (s.st)
-        store_close(s.st, &close_err);
+    struct tv_error close_err = {0};
+    /* (an int, whatever store_close returns, is its failure) */
+    if (s.st && store_close(s.st, &close_err) && (rc == 0 || rc == TV_ESTOP)) {
+        rc = close_err.code ? close_err.code : TV_EDB;
+        tv_error_set(err, rc, "%s", close_err.msg);
+    }
     return rc;
 }

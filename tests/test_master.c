@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "master.h"
 #include "task.h"
@@ -780,6 +781,78 @@ static void test_worker_results_decode_every_truncation_refused(void **state)
         assert_true(err.msg[0] != '\0');
     }
     tv_buf_free(&buf);
+}
+
+/* Without an error struct, a truncated message is still an error (the
+ * framing check's code, not its prefix's 0: an empty batch). */
+static void test_worker_tasks_decode_truncated_without_err_refused(void **state)
+{
+    (void)state;
+    struct worker_task in[4];
+    size_t n = sample_tasks(in);
+    struct tv_buf buf = {0};
+    struct tv_error err = {0};
+    assert_ok(worker_tasks_encode(in, n, &buf, &err), &err);
+    for (size_t len = 0; len < buf.len; len++)
+        assert_int_not_equal(tasks_decode_copy(buf.data, len, 1 << 20, NULL), 0);
+    tv_buf_free(&buf);
+}
+
+static void test_worker_results_decode_truncated_without_err_refused(void **state)
+{
+    (void)state;
+    struct worker_result in[3];
+    size_t n = sample_results(in);
+    struct tv_buf buf = {0};
+    struct tv_error err = {0};
+    assert_ok(worker_results_encode(in, n, &buf, &err), &err);
+    for (size_t len = 0; len < buf.len; len++)
+        assert_int_not_equal(results_decode_copy(buf.data, len, 1 << 20, NULL), 0);
+    tv_buf_free(&buf);
+}
+
+/* A worker's error reaches the master with its own code. */
+static void test_worker_error_decode_keeps_the_code(void **state)
+{
+    (void)state;
+    static const int codes[] = {TV_ENOMEM, TV_ELIMIT, TV_ECORRUPT, TV_ENOTFOUND};
+    struct tv_error err = {0};
+    for (size_t i = 0; i < sizeof codes / sizeof *codes; i++) {
+        struct tv_buf buf = {0};
+        assert_ok(worker_error_encode(codes[i], "child 7: out of memory", &buf, &err), &err);
+        void *q = copy_of(buf.data, buf.len);
+        int code = 0;
+        char text[64];
+        assert_ok(worker_error_decode(q, buf.len, &code, text, sizeof text, &err), &err);
+        assert_int_equal(code, codes[i]);
+        assert_string_equal(text, "child 7: out of memory");
+        free(q);
+        tv_buf_free(&buf);
+    }
+}
+
+static void test_worker_error_decode_malformed_refused(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    int code = 0;
+    char text[16];
+    /* too short, no NUL at the end, a NUL inside, not a negative code */
+    static const struct {
+        const char *bytes;
+        size_t len;
+        const char *msg;
+    } bad[] = {{"\xfe\xff\xff", 3, "not a code and a NUL-terminated text"},
+               {"\xfe\xff\xff\xffxy", 6, "not a code and a NUL-terminated text"},
+               {"\xfe\xff\xff\xffx\0y\0", 8, "not a code and a NUL-terminated text"},
+               {"\x02\0\0\0x\0", 6, "2 is not an error code"},
+               {"\x9c\xff\xff\xffx\0", 6, "-100 is not an error code"}};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        void *q = copy_of(bad[i].bytes, bad[i].len);
+        int rc = worker_error_decode(q, bad[i].len, &code, text, sizeof text, &err);
+        assert_error(rc, &err, TV_EFORMAT, bad[i].msg);
+        free(q);
+    }
 }
 
 /* Every single-byte change of a valid message: decoded or refused, never a
@@ -2182,6 +2255,92 @@ static void test_master_plan_empty_population_refused(void **state)
     master_pop_release(&p);
 }
 
+/* ---- the search, in process -------------------------------------------- */
+
+struct progress_log {
+    int events[64];
+    int64_t generations[64];
+    size_t n;
+    struct master_progress end;
+};
+
+static void log_progress(void *ctx, const struct master_progress *p)
+{
+    struct progress_log *l = ctx;
+    assert_true(l->n < 64);
+    assert_string_equal(p->run, "xor");
+    assert_string_equal(p->task, "xor");
+    l->events[l->n] = p->event;
+    l->generations[l->n++] = p->generation;
+    if (p->event == MASTER_EVENT_END)
+        l->end = *p;
+}
+
+/* Runs `text` alone into a fresh database under the test's temporary
+ * directory; returns master_search's code. */
+static int search_alone(const char *text, const char *db, struct progress_log *log,
+                        struct tv_error *err)
+{
+    remove(db);
+    struct master_run_opts o = {.config_text = text,
+                                .config_file = "t.ini",
+                                .db = db,
+                                .seed = -1,
+                                .n_ranks = 1,
+                                .progress = log_progress,
+                                .progress_ctx = log};
+    int rc = master_search(&o, err);
+    char aux[600];
+    remove(db);
+    snprintf(aux, sizeof aux, "%s-wal", db);
+    remove(aux);
+    snprintf(aux, sizeof aux, "%s-shm", db);
+    remove(aux);
+    return rc;
+}
+
+#define XOR_THREE_GENERATIONS                                                                      \
+    "[run]\ntask = xor\nseed = 3\ngenerations = 3\nstop_on_solve = false\n[population]\n"          \
+    "size = 20\n"
+
+/* The library prints nothing: it reports start, every generation and the
+ * end through the callback, in order. */
+static void test_master_search_reports_progress(void **state)
+{
+    (void)state;
+    struct progress_log log = {0};
+    struct tv_error err = {0};
+    char db[] = "/tmp/trevo-test-progress-XXXXXX";
+    int fd = mkstemp(db);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_ok(search_alone(XOR_THREE_GENERATIONS, db, &log, &err), &err);
+    assert_int_equal(log.n, 5);
+    assert_int_equal(log.events[0], MASTER_EVENT_START);
+    for (int g = 0; g < 3; g++) {
+        assert_int_equal(log.events[1 + g], MASTER_EVENT_GENERATION);
+        assert_int_equal(log.generations[1 + g], g);
+    }
+    assert_int_equal(log.events[4], MASTER_EVENT_END);
+    assert_int_equal(log.end.generation, 2);
+    /* generation 0's 20, then 20 a generation less the elites kept */
+    assert_true(log.end.evals > 20 && log.end.evals <= 60);
+    assert_true(log.end.outcome == MASTER_DONE || log.end.outcome == MASTER_SOLVED);
+}
+
+static void test_master_search_quiet_reports_nothing(void **state)
+{
+    (void)state;
+    struct progress_log log = {0};
+    struct tv_error err = {0};
+    char db[] = "/tmp/trevo-test-quiet-XXXXXX";
+    int fd = mkstemp(db);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_ok(search_alone(XOR_THREE_GENERATIONS "[log]\nquiet = true\n", db, &log, &err), &err);
+    assert_int_equal(log.n, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2272,6 +2431,12 @@ int main(void)
         cmocka_unit_test(test_master_plan_ties_broken_by_id),
         cmocka_unit_test(test_master_plan_single_member_species_mutates_only),
         cmocka_unit_test(test_master_plan_empty_population_refused),
+        cmocka_unit_test(test_worker_tasks_decode_truncated_without_err_refused),
+        cmocka_unit_test(test_worker_results_decode_truncated_without_err_refused),
+        cmocka_unit_test(test_worker_error_decode_keeps_the_code),
+        cmocka_unit_test(test_worker_error_decode_malformed_refused),
+        cmocka_unit_test(test_master_search_reports_progress),
+        cmocka_unit_test(test_master_search_quiet_reports_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,6 +4,7 @@
 #include "worker.h"
 
 #include <msgpack.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -139,8 +140,10 @@ static int open_batch(const void *data, size_t len, size_t max_bytes, const char
         return tv_error_set(err, TV_ELIMIT, "%s message of %zu bytes is over the cap of %zu", tag,
                             len, max_bytes);
     int rc = tv_msgpack_check(data, len, 4, err);
-    if (rc)
-        return tv_error_prefix(err, "%s message", tag);
+    if (rc) {
+        tv_error_prefix(err, "%s message", tag);
+        return rc;
+    }
     struct holder *hh = malloc(sizeof *hh);
     if (!hh)
         return tv_error_set(err, TV_ENOMEM, "%s message: out of memory", tag);
@@ -274,5 +277,36 @@ int worker_results_decode(const void *data, size_t len, size_t max_bytes,
         r->rank = (int32_t)rank;
         out->n++;
     }
+    return 0;
+}
+
+/* ---- a worker's fatal error ------------------------------------------- */
+
+/* The payload: the code as 4 bytes, little-endian two's complement, then
+ * the message and its NUL. */
+int worker_error_encode(int code, const char *msg, struct tv_buf *out, struct tv_error *err)
+{
+    uint32_t u = (uint32_t)(int32_t)code;
+    uint8_t head[4] = {(uint8_t)u, (uint8_t)(u >> 8), (uint8_t)(u >> 16), (uint8_t)(u >> 24)};
+    if (tv_buf_append(out, head, sizeof head) || tv_buf_append(out, msg, strlen(msg) + 1))
+        return tv_error_set(err, TV_ENOMEM, "error message: out of memory");
+    return 0;
+}
+
+int worker_error_decode(const void *data, size_t len, int *code, char *msg, size_t msg_size,
+                        struct tv_error *err)
+{
+    const uint8_t *b = data;
+    if (len < 5 || b[len - 1] != '\0' || memchr(b + 4, '\0', len - 4) != b + len - 1)
+        return tv_error_set(err, TV_EFORMAT,
+                            "error message of %zu bytes: not a code and a NUL-terminated text",
+                            len);
+    uint32_t u = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+    int32_t c = (int32_t)u;
+    if (c >= 0 || c < TV_ENOTFOUND)
+        return tv_error_set(err, TV_EFORMAT, "error message: %ld is not an error code", (long)c);
+    *code = c;
+    if (msg_size)
+        snprintf(msg, msg_size, "%s", (const char *)b + 4);
     return 0;
 }
