@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "master.h"
+#include "state.h"
 #include "task.h"
 #include "testutil.h"
 #include "worker.h"
@@ -2255,6 +2256,168 @@ static void test_master_plan_empty_population_refused(void **state)
     master_pop_release(&p);
 }
 
+/* ---- the checkpoint's master state (state.c) ---------------------------- */
+
+/* Damages for test_master_state_decode_damage_refused: a member of a
+ * species that does not exist, one member fewer than the population. */
+static void damage_member_species(struct master_pop *p)
+{
+    p->m[0].species = 999;
+}
+
+static void damage_drop_member(struct master_pop *p)
+{
+    p->n--;
+}
+
+/* (member 2 listed twice, member 3 not at all: found by fuzzing) */
+static void damage_member_twice(struct master_pop *p)
+{
+    p->m[3].id = p->m[2].id;
+}
+
+/* A speciated two_groups population, one member marked solved, and its
+ * state encoded with next_id 11. */
+static void state_sample(struct master_pop *p, struct master_config *c, struct tv_buf *out)
+{
+    struct tv_error err = {0};
+    evo_config(c);
+    two_groups(p, c);
+    assert_ok(master_speciate(p, c, 0, &err), &err);
+    p->m[master_pop_find(p, 7)].solved = 1;
+    assert_ok(master_state_encode(p, 11, out, &err), &err);
+}
+
+/* Decodes bytes[0..len) (a malloc'd copy: ASan sees over-reads) into a fresh
+ * two_groups population, as a resume does; returns the code. */
+static int state_decode_copy(const void *bytes, size_t len, struct master_pop *into,
+                             int64_t *next_id, struct tv_error *err)
+{
+    struct master_config c;
+    evo_config(&c);
+    two_groups(into, &c);
+    void *q = copy_of(bytes, len);
+    int rc = master_state_decode(into, next_id, 0, &c.worker.limits, "t.db", q, len, err);
+    free(q);
+    return rc;
+}
+
+static void test_master_state_decode_round_trip(void **state)
+{
+    (void)state;
+    struct master_config c;
+    struct master_pop p, q;
+    struct tv_buf a = {0}, b = {0};
+    struct tv_error err = {0};
+    state_sample(&p, &c, &a);
+    int64_t next_id = 0;
+    assert_ok(state_decode_copy(a.data, a.len, &q, &next_id, &err), &err);
+    assert_true(next_id == 11);
+    assert_memory_equal(&q.threshold, &p.threshold, sizeof p.threshold);
+    assert_true(q.next_species_id == p.next_species_id);
+    assert_int_equal(q.n_species, p.n_species);
+    assert_true(p.n_species >= 2);
+    for (size_t k = 0; k < p.n_species; k++) {
+        const struct master_species *x = &p.sp[k], *y = &q.sp[k];
+        assert_true(x->id == y->id && x->born == y->born && x->last_improved == y->last_improved);
+        assert_memory_equal(&x->best_ever, &y->best_ever, sizeof x->best_ever);
+        assert_true(genome_equal(x->rep, y->rep));
+        assert_int_equal(x->n_members, y->n_members);
+        assert_memory_equal(x->members, y->members, x->n_members * sizeof *x->members);
+    }
+    for (size_t i = 0; i < p.n; i++) {
+        assert_true(q.m[i].species == p.m[i].species);
+        assert_int_equal(q.m[i].solved, p.m[i].id == 7);
+    }
+    /* and the same bytes again */
+    assert_ok(master_state_encode(&q, next_id, &b, &err), &err);
+    assert_int_equal(a.len, b.len);
+    assert_memory_equal(a.data, b.data, a.len);
+    master_pop_release(&p);
+    master_pop_release(&q);
+    tv_buf_free(&a);
+    tv_buf_free(&b);
+}
+
+static void test_master_state_decode_every_truncation_refused(void **state)
+{
+    (void)state;
+    struct master_config c;
+    struct master_pop p;
+    struct tv_buf a = {0};
+    state_sample(&p, &c, &a);
+    for (size_t len = 0; len < a.len; len++) {
+        struct master_pop q;
+        struct tv_error err = {0};
+        int64_t next_id;
+        int rc = state_decode_copy(a.data, len, &q, &next_id, &err);
+        assert_error(rc, &err, TV_EFORMAT, "t.db: checkpoint state: ");
+        master_pop_release(&q);
+        /* and without an error struct: an error all the same */
+        assert_int_not_equal(state_decode_copy(a.data, len, &q, &next_id, NULL), 0);
+        master_pop_release(&q);
+    }
+    master_pop_release(&p);
+    tv_buf_free(&a);
+}
+
+/* Well-formed msgpack that is not a valid state: each refused as damaged,
+ * the message naming what is wrong. */
+static void test_master_state_decode_damage_refused(void **state)
+{
+    (void)state;
+    struct master_config c;
+    struct master_pop p;
+    struct tv_buf good = {0};
+    state_sample(&p, &c, &good);
+    struct {
+        const char *what;
+        void (*damage)(struct master_pop *);
+    } cases[] = {
+        {"membership names an unknown individual or species", damage_member_species},
+        {"membership does not match the population", damage_drop_member},
+        {"membership is not in id order (a member listed twice?)", damage_member_twice},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        struct master_pop d;
+        struct tv_buf bad = {0};
+        struct tv_error err = {0};
+        state_sample(&d, &c, &bad);
+        bad.len = 0;
+        size_t n = d.n;
+        cases[i].damage(&d);
+        assert_ok(master_state_encode(&d, 11, &bad, &err), &err);
+        d.n = n;
+        struct master_pop q;
+        int64_t next_id;
+        int rc = state_decode_copy(bad.data, bad.len, &q, &next_id, &err);
+        assert_error(rc, &err, TV_ECORRUPT, cases[i].what);
+        assert_msg_has(&err, "t.db: checkpoint state: ");
+        master_pop_release(&q);
+        master_pop_release(&d);
+        tv_buf_free(&bad);
+    }
+    /* a different tag, a later version, not an array of 7 */
+    static const struct {
+        const char *bytes;
+        size_t len;
+        const char *what;
+    } raw[] = {{"\x97\xa3xyz\x01\xcb\0\0\0\0\0\0\0\0\0\0\x90\x90", 19, "wrong tag"},
+               {"\x97\xactrevo-master\x02\xcb\0\0\0\0\0\0\0\0\0\0\x90\x90", 28, "unknown version"},
+               {"\x93\x01\x02\x03", 4, "not an array of 7"},
+               {"\x97\xactrevo-master\x01\x00\0\0\x90\x90", 20, "a field has the wrong type"}};
+    for (size_t i = 0; i < sizeof raw / sizeof *raw; i++) {
+        struct master_pop q;
+        struct tv_error err = {0};
+        int64_t next_id;
+        int rc = state_decode_copy(raw[i].bytes, raw[i].len, &q, &next_id, &err);
+        assert_error(rc, &err, TV_ECORRUPT, raw[i].what);
+        master_pop_release(&q);
+    }
+    master_pop_release(&p);
+    tv_buf_free(&good);
+}
+
 /* ---- the search, in process -------------------------------------------- */
 
 struct progress_log {
@@ -2435,6 +2598,9 @@ int main(void)
         cmocka_unit_test(test_worker_results_decode_truncated_without_err_refused),
         cmocka_unit_test(test_worker_error_decode_keeps_the_code),
         cmocka_unit_test(test_worker_error_decode_malformed_refused),
+        cmocka_unit_test(test_master_state_decode_round_trip),
+        cmocka_unit_test(test_master_state_decode_every_truncation_refused),
+        cmocka_unit_test(test_master_state_decode_damage_refused),
         cmocka_unit_test(test_master_search_reports_progress),
         cmocka_unit_test(test_master_search_quiet_reports_nothing),
     };

@@ -12,7 +12,7 @@
 #define RESULTS_TAG "trevo-results"
 #define MSG_VERSION 1
 
-static int buf_write(void *data, const char *bytes, size_t len)
+int worker_msgpack_write(void *data, const char *bytes, size_t len)
 {
     return tv_buf_append(data, bytes, len) ? -1 : 0;
 }
@@ -38,7 +38,7 @@ int worker_tasks_encode(const struct worker_task *items, size_t n, struct tv_buf
                         struct tv_error *err)
 {
     msgpack_packer pk;
-    msgpack_packer_init(&pk, out, buf_write);
+    msgpack_packer_init(&pk, out, worker_msgpack_write);
     int bad = 0;
     pack_head(&pk, TASKS_TAG, n, &bad);
     for (size_t i = 0; i < n && !bad; i++) {
@@ -67,7 +67,7 @@ int worker_results_encode(const struct worker_result *items, size_t n, struct tv
             return tv_error_set(err, TV_EINVAL, "result batch: item %zu (child %lld) has no genome",
                                 i, (long long)items[i].child_id);
     msgpack_packer pk;
-    msgpack_packer_init(&pk, out, buf_write);
+    msgpack_packer_init(&pk, out, worker_msgpack_write);
     int bad = 0;
     pack_head(&pk, RESULTS_TAG, n, &bad);
     for (size_t i = 0; i < n && !bad; i++) {
@@ -89,7 +89,7 @@ struct holder {
     msgpack_unpacked res;
 };
 
-static int get_i64(const msgpack_object *o, int64_t *out)
+int worker_msgpack_i64(const msgpack_object *o, int64_t *out)
 {
     if (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER && o->via.u64 <= INT64_MAX)
         *out = (int64_t)o->via.u64;
@@ -225,9 +225,11 @@ int worker_tasks_decode(const void *data, size_t len, size_t max_bytes, struct w
             return tv_error_set(err, TV_EFORMAT, "task batch: item %zu is not an array of 9", i);
         }
         const msgpack_object *v = o->via.array.ptr;
-        if (get_i64(&v[0], &t->child_id) || get_i64(&v[1], &gen) || get_i64(&v[2], &idx) ||
-            get_i64(&v[3], &op) || get_u64(&v[4], &t->seed) || get_i64(&v[5], &t->parent1) ||
-            get_i64(&v[6], &t->parent2) || get_bin(&v[7], &t->genome1, &t->genome1_len) ||
+        if (worker_msgpack_i64(&v[0], &t->child_id) || worker_msgpack_i64(&v[1], &gen) ||
+            worker_msgpack_i64(&v[2], &idx) || worker_msgpack_i64(&v[3], &op) ||
+            get_u64(&v[4], &t->seed) || worker_msgpack_i64(&v[5], &t->parent1) ||
+            worker_msgpack_i64(&v[6], &t->parent2) ||
+            get_bin(&v[7], &t->genome1, &t->genome1_len) ||
             get_bin(&v[8], &t->genome2, &t->genome2_len) || gen < 0 || idx < 0 ||
             idx > UINT32_MAX || op < WORKER_OP_INIT || op > WORKER_OP_CROSSOVER_MUTATE) {
             worker_tasks_release(out);
@@ -266,9 +268,9 @@ int worker_results_decode(const void *data, size_t len, size_t max_bytes,
             return tv_error_set(err, TV_EFORMAT, "result batch: item %zu is not an array of 6", i);
         }
         const msgpack_object *v = o->via.array.ptr;
-        if (get_i64(&v[0], &r->child_id) || get_f64(&v[1], &r->fitness) ||
+        if (worker_msgpack_i64(&v[0], &r->child_id) || get_f64(&v[1], &r->fitness) ||
             v[2].type != MSGPACK_OBJECT_BOOLEAN || get_f64(&v[3], &r->eval_seconds) ||
-            get_i64(&v[4], &rank) || rank < 0 || rank > INT32_MAX ||
+            worker_msgpack_i64(&v[4], &rank) || rank < 0 || rank > INT32_MAX ||
             get_bin(&v[5], &r->genome, &r->genome_len) || !r->genome) {
             worker_results_release(out);
             return tv_error_set(err, TV_EFORMAT, "result batch: item %zu has a bad field", i);
