@@ -29,8 +29,9 @@ int master_cmd_task_list(int argc, char **argv);
 int master_cmd_net_import(int argc, char **argv);
 int master_cmd_net_export(int argc, char **argv);
 int master_cmd_net_validate(int argc, char **argv);
-/* net: the engine (cmd_nn.c) */
+/* net: genome files and the engine (cmd_net.c) */
 int master_cmd_net_eval(int argc, char **argv);
+/* net: the engine against dense OpenBLAS (cmd_bench.c) */
 int master_cmd_net_bench(int argc, char **argv);
 
 /* Reads a whole file ("-" is stdin) into *out (NUL-terminated, not counted in
@@ -41,6 +42,11 @@ int master_write_file(const char *path, const void *data, size_t len, struct tv_
 /* Loads a network file in either format (msgpack or text, told apart by the
  * first byte) and validates it. */
 int master_load_net(const char *path, struct genome *g, struct tv_error *err);
+/* Parses one input row: `n_vals` comma-separated finite numbers (blanks
+ * around them allowed) from line[0..len), into vals. TV_EINVAL with a message
+ * such as "expected 3 numbers, got 2" or "value 2 ('x1'): not a number". */
+int master_row_parse(const char *line, size_t len, float *vals, size_t n_vals,
+                     struct tv_error *err);
 /* Prints "trevo: MESSAGE" to stderr and returns 1. */
 int master_fail(const struct tv_error *err);
 /* 1 if argv[i] is -h or --help. */

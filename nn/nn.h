@@ -184,11 +184,6 @@ void nn_reference_step(struct nn_reference *r, const float *in, float *out);
 
 /* ---- helpers for tools, tests and benchmarks ----------------------------- */
 
-/* Parses one input row: `n_vals` comma-separated finite numbers (blanks
- * around them allowed) from line[0..len), into vals. TV_EINVAL with a message
- * such as "expected 3 numbers, got 2" or "value 2 ('x1'): not a number". */
-int nn_row_parse(const char *line, size_t len, float *vals, size_t n_vals, struct tv_error *err);
-
 /* A NEAT-style random graph: n_in inputs, n_out outputs and the rest hidden,
  * the hidden neurons spread over n_levels depths; about n_conns distinct
  * connections, of which a share rec_rate is recurrent (half within the

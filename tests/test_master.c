@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "master.h"
 #include "state.h"
 #include "task.h"
@@ -2256,6 +2257,50 @@ static void test_master_plan_empty_population_refused(void **state)
     master_pop_release(&p);
 }
 
+/* ---- the input row parser of `trevo net eval` (row.c) -------------------- */
+
+static void expect_row_error(const char *line, size_t n, const char *msg)
+{
+    struct tv_error err = {0};
+    float v[8];
+    assert_int_equal(master_row_parse(line, strlen(line), v, n, &err), TV_EINVAL);
+    assert_int_equal(err.code, TV_EINVAL);
+    assert_string_equal(err.msg, msg);
+}
+
+static void test_master_row_parse_reads_numbers(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    float v[4];
+    const char *line = " 1.5, -2e-3 ,0x1p-2,\t7 \r";
+    assert_int_equal(master_row_parse(line, strlen(line), v, 4, &err), 0);
+    assert_true(v[0] == 1.5f && v[1] == -2e-3f && v[2] == 0.25f && v[3] == 7.0f);
+    /* only len bytes are read: no NUL needed */
+    const char buf[3] = {'4', ',', '5'};
+    assert_int_equal(master_row_parse(buf, 3, v, 2, &err), 0);
+    assert_true(v[0] == 4.0f && v[1] == 5.0f);
+}
+
+static void test_master_row_parse_rejects_bad_rows(void **state)
+{
+    (void)state;
+    expect_row_error("1,2", 3, "expected 3 numbers, got 2");
+    expect_row_error("1,2,3,4", 3, "expected 3 numbers, got 4");
+    expect_row_error("1,2,3,4,5,6", 2, "expected 2 numbers, got 6");
+    expect_row_error("", 1, "expected 1 numbers, got 0");
+    expect_row_error("1,,3", 3, "value 2: empty");
+    expect_row_error("1,2,", 3, "value 3: empty");
+    expect_row_error("1,x1,3", 3, "value 2 ('x1'): not a number");
+    expect_row_error("1,2 3", 2, "value 2 ('2 3'): not a number");
+    expect_row_error("nan", 1, "value 1 ('nan'): not a finite float");
+    expect_row_error("-inf", 1, "value 1 ('-inf'): not a finite float");
+    expect_row_error("1e999", 1, "value 1 ('1e999'): not a finite float");
+    expect_row_error("1111111111111111111111111111111111111111111111111111111111111111111", 1,
+                     "value 1 ('111111111111111111111111...'): not a number (too long)");
+    expect_row_error("1,\x01", 2, "value 2 ('?'): not a number");
+}
+
 /* ---- the checkpoint's master state (state.c) ---------------------------- */
 
 /* Damages for test_master_state_decode_damage_refused: a member of a
@@ -2598,6 +2643,8 @@ int main(void)
         cmocka_unit_test(test_worker_results_decode_truncated_without_err_refused),
         cmocka_unit_test(test_worker_error_decode_keeps_the_code),
         cmocka_unit_test(test_worker_error_decode_malformed_refused),
+        cmocka_unit_test(test_master_row_parse_reads_numbers),
+        cmocka_unit_test(test_master_row_parse_rejects_bad_rows),
         cmocka_unit_test(test_master_state_decode_round_trip),
         cmocka_unit_test(test_master_state_decode_every_truncation_refused),
         cmocka_unit_test(test_master_state_decode_damage_refused),
