@@ -1,5 +1,6 @@
 /* cli.c -- `trevo` command dispatch and the helpers every command shares. */
 #include "cli.h"
+#include "dot.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -178,5 +179,37 @@ int master_load_net(const char *path, struct genome *g, struct tv_error *err)
         }
     }
     tv_buf_free(&buf);
+    return rc;
+}
+
+int master_net_format_known(const char *format)
+{
+    return !strcmp(format, "text") || !strcmp(format, "msgpack") || !strcmp(format, "dot");
+}
+
+int master_write_net(const struct genome *g, const char *format, const char *title,
+                     const char *path, struct tv_error *err)
+{
+    if (!strcmp(format, "dot"))
+        return master_write_dot_file(g, title, path, err);
+    if (!strcmp(format, "msgpack")) {
+        struct tv_buf buf = {0};
+        int rc = genome_encode(g, &buf, err);
+        if (!rc)
+            rc = master_write_file(path, buf.data, buf.len, err);
+        tv_buf_free(&buf);
+        return rc;
+    }
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (!mem)
+        return tv_error_set(err, TV_ENOMEM, "out of memory");
+    int rc = genome_write_text(g, mem, err);
+    if (fclose(mem) && !rc)
+        rc = tv_error_set(err, TV_ENOMEM, "out of memory");
+    if (!rc)
+        rc = master_write_file(path, text, len, err);
+    free(text);
     return rc;
 }

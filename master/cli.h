@@ -47,6 +47,14 @@ int master_load_net(const char *path, struct genome *g, struct tv_error *err);
  * such as "expected 3 numbers, got 2" or "value 2 ('x1'): not a number". */
 int master_row_parse(const char *line, size_t len, float *vals, size_t n_vals,
                      struct tv_error *err);
+/* 1 if format names a network format master_write_net writes: "text",
+ * "msgpack" or "dot". */
+int master_net_format_known(const char *format);
+/* Writes g to path ("-" is stdout; atomically, as master_write_file) in
+ * format: text, msgpack or dot (a Graphviz drawing titled title, which may
+ * be NULL). */
+int master_write_net(const struct genome *g, const char *format, const char *title,
+                     const char *path, struct tv_error *err);
 /* Prints "trevo: MESSAGE" to stderr and returns 1. */
 int master_fail(const struct tv_error *err);
 /* 1 if argv[i] is -h or --help. */

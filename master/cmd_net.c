@@ -2,7 +2,6 @@
  * their text form (for people) and msgpack form (what trevo stores and
  * sends); `trevo net eval`: a network run on input rows. */
 #include "cli.h"
-#include "dot.h"
 #include "nn.h"
 
 #include <errno.h>
@@ -69,33 +68,13 @@ int master_cmd_net_export(int argc, char **argv)
         else
             return usage_error("export", usage);
     }
-    if (!in || (strcmp(format, "text") && strcmp(format, "msgpack") && strcmp(format, "dot")))
+    if (!in || !master_net_format_known(format))
         return usage_error("export", usage);
     struct tv_error err = {0};
     struct genome *g = genome_new();
     int rc = g ? master_load_net(in, g, &err) : tv_error_set(&err, TV_ENOMEM, "out of memory");
-    if (!rc && !strcmp(format, "dot")) {
-        rc = master_write_dot_file(g, NULL, out, &err);
-    } else if (!rc && !strcmp(format, "msgpack")) {
-        struct tv_buf buf = {0};
-        rc = genome_encode(g, &buf, &err);
-        if (!rc)
-            rc = master_write_file(out, buf.data, buf.len, &err);
-        tv_buf_free(&buf);
-    } else if (!rc) {
-        char *text = NULL;
-        size_t len = 0;
-        FILE *mem = open_memstream(&text, &len);
-        if (!mem)
-            rc = tv_error_set(&err, TV_ENOMEM, "out of memory");
-        if (!rc)
-            rc = genome_write_text(g, mem, &err);
-        if (mem)
-            fclose(mem);
-        if (!rc)
-            rc = master_write_file(out, text, len, &err);
-        free(text);
-    }
+    if (!rc)
+        rc = master_write_net(g, format, NULL, out, &err);
     genome_free(g);
     return rc ? master_fail(&err) : 0;
 }

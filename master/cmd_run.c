@@ -2,8 +2,8 @@
  * is the master and every other rank a worker; without mpirun the master does
  * the workers' job itself and MPI is never initialised. */
 #include "cli.h"
-#include "dot.h"
 #include "master.h"
+#include "pick.h"
 #include "store.h"
 
 #include <inttypes.h>
@@ -402,7 +402,7 @@ int master_cmd_best(int argc, char **argv)
             return 2;
         }
     }
-    if (!db || (strcmp(format, "text") && strcmp(format, "msgpack") && strcmp(format, "dot")) ||
+    if (!db || !master_net_format_known(format) ||
         (strcmp(by, "solver") && strcmp(by, "fitness"))) {
         fputs(usage, stderr);
         return 2;
@@ -415,17 +415,7 @@ int master_cmd_best(int argc, char **argv)
         return master_fail(&err);
     struct store_run_info info;
     memset(&info, 0, sizeof info);
-    struct store_run_info *runs = NULL;
-    size_t n = 0;
-    if (!name) {
-        rc = store_runs_list(st, &runs, &n, &err);
-        if (!rc && n != 1)
-            rc = tv_error_set(&err, TV_EINVAL, "%s holds %zu runs: say which with --name", db, n);
-        if (!rc)
-            name = runs[0].name;
-    }
-    if (!rc)
-        rc = store_run_get(st, name, &info, &err);
+    rc = master_pick_run(st, db, name, &info, &err);
     struct store_generation g;
     if (!rc)
         rc = store_generation_get(st, info.run_id, -1, &g, &err);
@@ -437,32 +427,15 @@ int master_cmd_best(int argc, char **argv)
     if (!rc)
         rc = net ? store_genome_read(st, info.run_id, id, net, &err)
                  : tv_error_set(&err, TV_ENOMEM, "out of memory");
-    if (!rc && !strcmp(format, "dot")) {
+    if (!rc) {
         char title[512];
         snprintf(title, sizeof title,
                  "run '%s', generation %" PRId64 ": %s %" PRId64 ", fitness %.6g", info.name,
                  g.generation, id == g.champion ? "champion" : "best solver", id, fitness);
-        rc = master_write_dot_file(net, title, out, &err);
-    } else if (!rc && !strcmp(format, "msgpack")) {
-        struct tv_buf buf = {0};
-        rc = genome_encode(net, &buf, &err);
-        if (!rc)
-            rc = master_write_file(out, buf.data, buf.len, &err);
-        tv_buf_free(&buf);
-    } else if (!rc) {
-        char *text = NULL;
-        size_t len = 0;
-        FILE *mem = open_memstream(&text, &len);
-        rc = mem ? genome_write_text(net, mem, &err) : tv_error_set(&err, TV_ENOMEM, "oom");
-        if (mem)
-            fclose(mem);
-        if (!rc)
-            rc = master_write_file(out, text, len, &err);
-        free(text);
+        rc = master_write_net(net, format, title, out, &err);
     }
     genome_free(net);
     store_run_info_release(&info);
-    store_runs_free(runs, n);
     store_close(st, NULL);
     return rc ? master_fail(&err) : 0;
 }

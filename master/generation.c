@@ -12,6 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A child's operator travels to the workers as enum worker_op and is stored
+ * as enum store_op: one set of codes. */
+_Static_assert((int)WORKER_OP_INIT == (int)STORE_OP_INIT &&
+                   (int)WORKER_OP_MUTATE == (int)STORE_OP_MUTATE &&
+                   (int)WORKER_OP_CROSSOVER == (int)STORE_OP_CROSSOVER &&
+                   (int)WORKER_OP_CROSSOVER_MUTATE == (int)STORE_OP_CROSSOVER_MUTATE,
+               "enum worker_op and enum store_op must agree");
+
 /* The master's rng stream of a generation: far from any child index. */
 #define MASTER_STREAM UINT64_C(0xFFFFFFFFFFFF0001)
 

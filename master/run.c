@@ -2,6 +2,7 @@
  * the run, loop over generations (generation.c) until done, record how it
  * ended. */
 #include "farm.h"
+#include "pick.h"
 #include "search.h"
 #include "state.h"
 
@@ -188,23 +189,9 @@ static int open_run(struct search *s, const struct master_run_opts *o, struct tv
         return rc;
     }
     /* resume: the run's stored config, then the allowed changes */
-    const char *name = o->name;
     struct store_run_info info;
     memset(&info, 0, sizeof info);
-    if (!name) {
-        struct store_run_info *runs = NULL;
-        size_t n = 0;
-        rc = store_runs_list(s->st, &runs, &n, err);
-        if (!rc && n != 1)
-            rc = tv_error_set(err, TV_EINVAL,
-                              "%s holds %zu runs: say which with --name (see trevo status %s)",
-                              s->db, n, s->db);
-        if (!rc)
-            rc = store_run_get(s->st, runs[0].name, &info, err);
-        store_runs_free(runs, n);
-    } else {
-        rc = store_run_get(s->st, name, &info, err);
-    }
+    rc = master_pick_run(s->st, s->db, o->name, &info, err);
     if (!rc)
         rc = master_config_parse(&s->cfg, info.config, "stored config", err);
     /* The run is taken for writing (store_run_resume, which writes to the
