@@ -10,14 +10,11 @@
 static int new_species(struct master_pop *p, const struct genome *rep, int64_t generation,
                        struct tv_error *err)
 {
-    if (p->n_species == p->cap_species) {
-        size_t cap = p->cap_species ? 2 * p->cap_species : 16;
-        struct master_species *s = realloc(p->sp, cap * sizeof *s);
-        if (!s)
-            return tv_error_set(err, TV_ENOMEM, "speciation: out of memory");
-        p->sp = s;
-        p->cap_species = cap;
-    }
+    struct master_species *more =
+        master_grow(p->sp, p->n_species, &p->cap_species, sizeof *more, 16);
+    if (!more)
+        return tv_error_set(err, TV_ENOMEM, "speciation: out of memory");
+    p->sp = more;
     struct master_species *s = &p->sp[p->n_species];
     memset(s, 0, sizeof *s);
     s->rep = genome_new();

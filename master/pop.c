@@ -4,8 +4,22 @@
 #include "pop.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+void *master_grow(void *items, size_t n, size_t *cap, size_t size, size_t first)
+{
+    if (n < *cap)
+        return items;
+    size_t c = *cap ? 2 * *cap : first;
+    if (c > SIZE_MAX / size)
+        return NULL;
+    void *more = realloc(items, c * size);
+    if (more)
+        *cap = c;
+    return more;
+}
 
 void master_pop_init(struct master_pop *p, double threshold)
 {
@@ -42,14 +56,10 @@ int master_pop_keep_encoding(struct master_pop *p, const uint8_t *bytes, size_t 
 int master_pop_add(struct master_pop *p, int64_t id, double fitness, int solved,
                    struct genome *genome, struct tv_error *err)
 {
-    if (p->n == p->cap) {
-        size_t cap = p->cap ? 2 * p->cap : 64;
-        struct master_member *m = realloc(p->m, cap * sizeof *m);
-        if (!m)
-            return tv_error_set(err, TV_ENOMEM, "population: out of memory");
-        p->m = m;
-        p->cap = cap;
-    }
+    struct master_member *m = master_grow(p->m, p->n, &p->cap, sizeof *m, 64);
+    if (!m)
+        return tv_error_set(err, TV_ENOMEM, "population: out of memory");
+    p->m = m;
     struct genome_stats st;
     int rc = genome_stats(genome, &st, err);
     if (rc)
@@ -138,14 +148,10 @@ void master_pop_sort_by_rank(const struct master_pop *p, size_t *idx, size_t n)
 
 int master_species_add_member(struct master_species *s, size_t member, struct tv_error *err)
 {
-    if (s->n_members == s->cap_members) {
-        size_t cap = s->cap_members ? 2 * s->cap_members : 16;
-        size_t *m = realloc(s->members, cap * sizeof *m);
-        if (!m)
-            return tv_error_set(err, TV_ENOMEM, "speciation: out of memory");
-        s->members = m;
-        s->cap_members = cap;
-    }
+    size_t *m = master_grow(s->members, s->n_members, &s->cap_members, sizeof *m, 16);
+    if (!m)
+        return tv_error_set(err, TV_ENOMEM, "speciation: out of memory");
+    s->members = m;
     s->members[s->n_members++] = member;
     return 0;
 }

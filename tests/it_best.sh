@@ -12,14 +12,7 @@ set -eu
 dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 here=$(cd "$(dirname "$0")/.." && pwd)
-
-# xor_ok NET: 0 when every XOR pattern (bias, x1, x2) is on the right side of 0.5
-xor_ok() {
-    printf '1,0,0\n\n1,0,1\n\n1,1,0\n\n1,1,1\n' | "$TREVO" net eval "$1" |
-        awk 'BEGIN { t[1] = 0; t[2] = 1; t[3] = 1; t[4] = 0 }
-             { n++; if ((t[n] == 1) != ($1 >= 0.5)) bad++ }
-             END { exit (n != 4 || bad) }'
-}
+. "$here/tests/xor_ok.sh"
 
 "$TREVO" run "$here/experiments/xor.ini" --db "$dir/x.db" --seed 105 --quiet
 [ "$(sqlite3 "$dir/x.db" 'select max(generation), max(solved) from generations')" = "4|1" ] ||

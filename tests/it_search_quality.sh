@@ -9,14 +9,7 @@ set -eu
 dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 here=$(cd "$(dirname "$0")/.." && pwd)
-
-# xor_ok NET: 0 when every XOR pattern (bias, x1, x2) is on the right side of 0.5
-xor_ok() {
-    printf '1,0,0\n\n1,0,1\n\n1,1,0\n\n1,1,1\n' | "$TREVO" net eval "$1" |
-        awk 'BEGIN { t[1] = 0; t[2] = 1; t[3] = 1; t[4] = 0 }
-             { n++; if ((t[n] == 1) != ($1 >= 0.5)) bad++ }
-             END { exit (n != 4 || bad) }'
-}
+. "$here/tests/xor_ok.sh"
 
 solved=0
 for seed in 1 2 3 4 5 6 7 8 9 10; do
