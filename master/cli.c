@@ -89,6 +89,30 @@ int master_wants_help(int argc, char **argv)
     return 0;
 }
 
+int master_parse_args(int argc, char **argv, const struct master_opt *opts, size_t n_opts,
+                      const char **positional, const char *usage)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(usage, stdout);
+            return 0;
+        }
+        size_t k = 0;
+        while (k < n_opts && !(i + 1 < argc && !strcmp(a, opts[k].name)))
+            k++;
+        if (k < n_opts) {
+            *opts[k].value = argv[++i];
+        } else if (a[0] != '-' && !*positional) {
+            *positional = a;
+        } else {
+            fputs(usage, stderr);
+            return 2;
+        }
+    }
+    return -1;
+}
+
 int master_fail(const struct tv_error *err)
 {
     fprintf(stderr, "trevo: %s\n", err->msg[0] ? err->msg : tv_code_name(err->code));

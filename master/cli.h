@@ -57,6 +57,17 @@ int master_write_net(const struct genome *g, const char *format, const char *tit
                      const char *path, struct tv_error *err);
 /* Prints "trevo: MESSAGE" to stderr and returns 1. */
 int master_fail(const struct tv_error *err);
+/* An option that takes a value: `name VALUE` sets *value. */
+struct master_opt {
+    const char *name;
+    const char **value;
+};
+/* Parses argv[1..argc) in order: -h or --help prints usage on stdout and
+ * returns 0; an option of opts[0..n_opts) with its value sets it; the first
+ * argument not starting with '-' sets *positional; anything else prints
+ * usage on stderr and returns 2. Returns -1 when every argument was taken. */
+int master_parse_args(int argc, char **argv, const struct master_opt *opts, size_t n_opts,
+                      const char **positional, const char *usage);
 /* 1 if argv[i] is -h or --help. */
 int master_wants_help(int argc, char **argv);
 

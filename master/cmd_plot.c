@@ -264,21 +264,10 @@ static void plot_tmp_remove(const struct plot_tmp *t)
 int master_cmd_plot(int argc, char **argv)
 {
     const char *db = NULL, *name = NULL, *out = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            fputs(plot_usage, stdout);
-            return 0;
-        } else if (!strcmp(argv[i], "--name") && i + 1 < argc) {
-            name = argv[++i];
-        } else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
-            out = argv[++i];
-        } else if (argv[i][0] != '-' && !db) {
-            db = argv[i];
-        } else {
-            fputs(plot_usage, stderr);
-            return 2;
-        }
-    }
+    const struct master_opt opts[] = {{"--name", &name}, {"-o", &out}};
+    int status = master_parse_args(argc, argv, opts, 2, &db, plot_usage);
+    if (status >= 0)
+        return status;
     if (!db || !out) {
         fputs(plot_usage, stderr);
         return 2;

@@ -383,25 +383,11 @@ int master_cmd_best(int argc, char **argv)
         "For a solved run that is its best solver, the fittest member that solves the\n"
         "task (stderr says so when it is not the fittest); --by fitness: the fittest.\n";
     const char *db = NULL, *name = NULL, *out = "-", *format = "text", *by = "solver";
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            fputs(usage, stdout);
-            return 0;
-        } else if (!strcmp(argv[i], "--name") && i + 1 < argc) {
-            name = argv[++i];
-        } else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
-            out = argv[++i];
-        } else if (!strcmp(argv[i], "--format") && i + 1 < argc) {
-            format = argv[++i];
-        } else if (!strcmp(argv[i], "--by") && i + 1 < argc) {
-            by = argv[++i];
-        } else if (argv[i][0] != '-' && !db) {
-            db = argv[i];
-        } else {
-            fputs(usage, stderr);
-            return 2;
-        }
-    }
+    const struct master_opt opts[] = {
+        {"--name", &name}, {"-o", &out}, {"--format", &format}, {"--by", &by}};
+    int status = master_parse_args(argc, argv, opts, 4, &db, usage);
+    if (status >= 0)
+        return status;
     if (!db || !master_net_format_known(format) ||
         (strcmp(by, "solver") && strcmp(by, "fitness"))) {
         fputs(usage, stderr);
