@@ -181,7 +181,8 @@ FUZZ_BUILD = $(BUILD)/fuzz
 FUZZ_FLAGS = -std=c11 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined \
              -ffp-contract=off -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L
 FUZZ_INC = -Imaster -Iworker -Iexperiments -Inn -Igenome
-FUZZ_LIBSRC = $(GENOME_SRC) $(NN_SRC) $(TASKS_SRC) worker/msg.c master/config.c master/config_keys.c
+FUZZ_LIBSRC = $(GENOME_SRC) $(NN_SRC) $(TASKS_SRC) worker/msg.c master/config.c master/config_keys.c \
+              master/state.c master/pop.c master/row.c
 FUZZ_OBJ = $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(FUZZ_LIBSRC))
 FUZZERS = $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/%,$(FUZZ_SRC))
 .SECONDARY: $(FUZZ_OBJ)

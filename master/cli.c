@@ -88,6 +88,30 @@ int master_wants_help(int argc, char **argv)
     return 0;
 }
 
+int master_parse_args(int argc, char **argv, const struct master_opt *opts, size_t n_opts,
+                      const char **positional, const char *usage)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(usage, stdout);
+            return 0;
+        }
+        size_t k = 0;
+        while (k < n_opts && !(i + 1 < argc && !strcmp(a, opts[k].name)))
+            k++;
+        if (k < n_opts) {
+            *opts[k].value = argv[++i];
+        } else if (a[0] != '-' && !*positional) {
+            *positional = a;
+        } else {
+            fputs(usage, stderr);
+            return 2;
+        }
+    }
+    return -1;
+}
+
 int master_fail(const struct tv_error *err)
 {
     fprintf(stderr, "trevo: %s\n", err->msg[0] ? err->msg : tv_code_name(err->code));
@@ -189,5 +213,37 @@ int master_write_dot_file(const struct genome *g, const char *title, const char 
     if (!rc)
         rc = master_write_file(path, buf.data, buf.len, err);
     tv_buf_free(&buf);
+    return rc;
+}
+
+int master_net_format_known(const char *format)
+{
+    return !strcmp(format, "text") || !strcmp(format, "msgpack") || !strcmp(format, "dot");
+}
+
+int master_write_net(const struct genome *g, const char *format, const char *title,
+                     const char *path, struct tv_error *err)
+{
+    if (!strcmp(format, "dot"))
+        return master_write_dot_file(g, title, path, err);
+    if (!strcmp(format, "msgpack")) {
+        struct tv_buf buf = {0};
+        int rc = genome_encode(g, &buf, err);
+        if (!rc)
+            rc = master_write_file(path, buf.data, buf.len, err);
+        tv_buf_free(&buf);
+        return rc;
+    }
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (!mem)
+        return tv_error_set(err, TV_ENOMEM, "out of memory");
+    int rc = genome_write_text(g, mem, err);
+    if (fclose(mem) && !rc)
+        rc = tv_error_set(err, TV_ENOMEM, "out of memory");
+    if (!rc)
+        rc = master_write_file(path, text, len, err);
+    free(text);
     return rc;
 }

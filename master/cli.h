@@ -29,8 +29,9 @@ int master_cmd_task_list(int argc, char **argv);
 int master_cmd_net_import(int argc, char **argv);
 int master_cmd_net_export(int argc, char **argv);
 int master_cmd_net_validate(int argc, char **argv);
-/* net: the engine (cmd_nn.c) */
+/* net: genome files and the engine (cmd_net.c) */
 int master_cmd_net_eval(int argc, char **argv);
+/* net: the engine against dense OpenBLAS (cmd_bench.c) */
 int master_cmd_net_bench(int argc, char **argv);
 
 /* Reads a whole file ("-" is stdin) into *out (NUL-terminated, not counted in
@@ -44,8 +45,32 @@ int master_write_dot_file(const struct genome *g, const char *title, const char 
 /* Loads a network file in either format (msgpack or text, told apart by the
  * first byte) and validates it. */
 int master_load_net(const char *path, struct genome *g, struct tv_error *err);
+/* Parses one input row: `n_vals` comma-separated finite numbers (blanks
+ * around them allowed) from line[0..len), into vals. TV_EINVAL with a message
+ * such as "expected 3 numbers, got 2" or "value 2 ('x1'): not a number". */
+int master_row_parse(const char *line, size_t len, float *vals, size_t n_vals,
+                     struct tv_error *err);
+/* 1 if format names a network format master_write_net writes: "text",
+ * "msgpack" or "dot". */
+int master_net_format_known(const char *format);
+/* Writes g to path ("-" is stdout; atomically, as master_write_file) in
+ * format: text, msgpack or dot (a Graphviz drawing titled title, which may
+ * be NULL). */
+int master_write_net(const struct genome *g, const char *format, const char *title,
+                     const char *path, struct tv_error *err);
 /* Prints "trevo: MESSAGE" to stderr and returns 1. */
 int master_fail(const struct tv_error *err);
+/* An option that takes a value: `name VALUE` sets *value. */
+struct master_opt {
+    const char *name;
+    const char **value;
+};
+/* Parses argv[1..argc) in order: -h or --help prints usage on stdout and
+ * returns 0; an option of opts[0..n_opts) with its value sets it; the first
+ * argument not starting with '-' sets *positional; anything else prints
+ * usage on stderr and returns 2. Returns -1 when every argument was taken. */
+int master_parse_args(int argc, char **argv, const struct master_opt *opts, size_t n_opts,
+                      const char **positional, const char *usage);
 /* 1 if argv[i] is -h or --help. */
 int master_wants_help(int argc, char **argv);
 

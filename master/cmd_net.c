@@ -1,8 +1,10 @@
 /* cmd_net.c -- `trevo net import|export|validate`: network files between
  * their text form (for people) and msgpack form (what trevo stores and
- * sends). */
+ * sends); `trevo net eval`: a network run on input rows. */
 #include "cli.h"
+#include "nn.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,33 +68,13 @@ int master_cmd_net_export(int argc, char **argv)
         else
             return usage_error("export", usage);
     }
-    if (!in || (strcmp(format, "text") && strcmp(format, "msgpack") && strcmp(format, "dot")))
+    if (!in || !master_net_format_known(format))
         return usage_error("export", usage);
     struct tv_error err = {0};
     struct genome *g = genome_new();
     int rc = g ? master_load_net(in, g, &err) : tv_error_set(&err, TV_ENOMEM, "out of memory");
-    if (!rc && !strcmp(format, "dot")) {
-        rc = master_write_dot_file(g, NULL, out, &err);
-    } else if (!rc && !strcmp(format, "msgpack")) {
-        struct tv_buf buf = {0};
-        rc = genome_encode(g, &buf, &err);
-        if (!rc)
-            rc = master_write_file(out, buf.data, buf.len, &err);
-        tv_buf_free(&buf);
-    } else if (!rc) {
-        char *text = NULL;
-        size_t len = 0;
-        FILE *mem = open_memstream(&text, &len);
-        if (!mem)
-            rc = tv_error_set(&err, TV_ENOMEM, "out of memory");
-        if (!rc)
-            rc = genome_write_text(g, mem, &err);
-        if (mem)
-            fclose(mem);
-        if (!rc)
-            rc = master_write_file(out, text, len, &err);
-        free(text);
-    }
+    if (!rc)
+        rc = master_write_net(g, format, NULL, out, &err);
     genome_free(g);
     return rc ? master_fail(&err) : 0;
 }
@@ -120,4 +102,86 @@ int master_cmd_net_validate(int argc, char **argv)
                st.n_local, st.n_skip, st.n_recurrent, st.n_layers);
     genome_free(g);
     return rc ? master_fail(&err) : 0;
+}
+
+static void eval_usage(FILE *f)
+{
+    fprintf(f, "usage: trevo net eval NET\n\n"
+               "Runs the network NET (text or msgpack) one time step per input row.\n"
+               "Rows come from stdin: the network's inputs as comma-separated numbers, in\n"
+               "the order of the input neurons' ids. An empty line starts a new sequence\n"
+               "(the recurrent state is reset). Each row prints one line of comma-separated\n"
+               "outputs (%%.9g), in the order of the output neurons' ids.\n");
+}
+
+int master_cmd_net_eval(int argc, char **argv)
+{
+    if (master_wants_help(argc, argv)) {
+        eval_usage(stdout);
+        return 0;
+    }
+    if (argc != 2 || argv[1][0] == '-') {
+        eval_usage(stderr);
+        return 2;
+    }
+    struct tv_error err = {0};
+    struct genome g;
+    genome_init(&g);
+    struct nn_plan *plan = NULL;
+    struct nn_state *st = NULL;
+    float *in = NULL, *out = NULL;
+    char *line = NULL;
+    size_t cap = 0;
+    int status = 1;
+    if (master_load_net(argv[1], &g, &err) || nn_plan_compile(&g, NULL, &plan, &err) ||
+        nn_state_new(plan, 1, &st, &err))
+        goto done;
+    size_t n_in = nn_plan_n_inputs(plan), n_out = nn_plan_n_outputs(plan);
+    in = malloc(n_in * sizeof *in);
+    out = malloc(n_out * sizeof *out);
+    if (!in || !out) {
+        tv_error_set(&err, TV_ENOMEM, "out of memory");
+        goto done;
+    }
+    size_t lineno = 0;
+    ssize_t len;
+    while ((len = getline(&line, &cap, stdin)) >= 0) {
+        lineno++;
+        size_t n = (size_t)len;
+        while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r' || line[n - 1] == ' ' ||
+                         line[n - 1] == '\t'))
+            n--;
+        size_t b = 0;
+        while (b < n && (line[b] == ' ' || line[b] == '\t'))
+            b++;
+        if (b == n) { /* an empty line: a new sequence */
+            nn_state_reset(st);
+            continue;
+        }
+        if (master_row_parse(line + b, n - b, in, n_in, &err)) {
+            tv_error_prefix(&err, "stdin:%zu", lineno);
+            goto done;
+        }
+        nn_step(st, in, out);
+        for (size_t k = 0; k < n_out; k++)
+            printf(k ? ",%.9g" : "%.9g", (double)out[k]);
+        putchar('\n');
+    }
+    if (ferror(stdin)) {
+        tv_error_set(&err, TV_EIO, "stdin: read error: %s", strerror(errno));
+        goto done;
+    }
+    if (fflush(stdout) || ferror(stdout)) {
+        tv_error_set(&err, TV_EIO, "stdout: write error: %s", strerror(errno));
+        goto done;
+    }
+    status = 0;
+done:
+    free(line);
+    free(in);
+    free(out);
+    nn_state_free(st);
+    nn_plan_free(plan);
+    genome_release(&g);
+    return status ? master_fail(&err) : 0;
 }

@@ -40,45 +40,6 @@ struct plot_tmp {
     char data[600], script[600], png[600], log[600];
 };
 
-/* "a, b, c" (the runs of the database), cut short to fit. */
-static void runs_text(const struct store_run_info *runs, size_t n, char *out, size_t size)
-{
-    size_t len = 0;
-    out[0] = '\0';
-    for (size_t i = 0; i < n; i++) {
-        int k = snprintf(out + len, size - len, "%s'%s'", i ? ", " : "", runs[i].name);
-        if (k < 0 || (size_t)k >= size - len) {
-            memcpy(out + size - 4, "...", 4); /* size >= 4: cut what did not fit */
-            return;
-        }
-        len += (size_t)k;
-    }
-}
-
-/* Chooses the run: `name`, or the only one. On success info is filled (release it). */
-static int plot_pick_run(struct store *st, const char *db, const char *name,
-                         struct store_run_info *info, struct tv_error *err)
-{
-    struct store_run_info *runs = NULL;
-    size_t n = 0;
-    char list[256];
-    int rc = store_runs_list(st, &runs, &n, err);
-    if (rc)
-        return rc;
-    runs_text(runs, n, list, sizeof list);
-    if (!name && n == 0)
-        rc = tv_error_set(err, TV_ENOTFOUND, "%s holds no runs", db);
-    else if (!name && n > 1)
-        rc = tv_error_set(err, TV_EINVAL, "%s holds %zu runs (%s): say which with --name", db, n,
-                          list);
-    else
-        rc = store_run_get(st, name ? name : runs[0].name, info, err);
-    if (rc == TV_ENOTFOUND && name)
-        tv_error_set(err, rc, "%s: no run named '%s' (runs: %s)", db, name, list);
-    store_runs_free(runs, n);
-    return rc;
-}
-
 /* A double for gnuplot's data file: "?" (missing) when not finite. */
 static void put_value(FILE *f, double v)
 {
@@ -302,21 +263,10 @@ static void plot_tmp_remove(const struct plot_tmp *t)
 int master_cmd_plot(int argc, char **argv)
 {
     const char *db = NULL, *name = NULL, *out = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            fputs(plot_usage, stdout);
-            return 0;
-        } else if (!strcmp(argv[i], "--name") && i + 1 < argc) {
-            name = argv[++i];
-        } else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
-            out = argv[++i];
-        } else if (argv[i][0] != '-' && !db) {
-            db = argv[i];
-        } else {
-            fputs(plot_usage, stderr);
-            return 2;
-        }
-    }
+    const struct master_opt opts[] = {{"--name", &name}, {"-o", &out}};
+    int status = master_parse_args(argc, argv, opts, 2, &db, plot_usage);
+    if (status >= 0)
+        return status;
     if (!db || !out) {
         fputs(plot_usage, stderr);
         return 2;
@@ -331,7 +281,7 @@ int master_cmd_plot(int argc, char **argv)
     memset(&info, 0, sizeof info);
     struct plot_tmp t;
     memset(&t, 0, sizeof t);
-    rc = plot_pick_run(st, db, name, &info, &err);
+    rc = store_run_pick(st, name, &info, &err);
     if (!rc && info.last_generation < 0)
         rc = tv_error_set(&err, TV_ENOTFOUND, "%s: run '%s' has no closed generation yet", db,
                           info.name);

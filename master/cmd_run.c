@@ -59,6 +59,38 @@ int master_worker_main(struct tv_error *err)
     return rc;
 }
 
+/* The command line's progress report: what `trevo run` prints on stderr. */
+static void print_progress(void *ctx, const struct master_progress *p)
+{
+    (void)ctx;
+    if (p->event == MASTER_EVENT_START) {
+        fprintf(stderr,
+                "trevo: run '%s' in %s, task %s, population %" PRId64 ", %d rank%s "
+                "(stopped or killed? continue with: trevo resume %s --name %s)\n",
+                p->run, p->db, p->task, p->pop_size, p->n_ranks, p->n_ranks > 1 ? "s" : "", p->db,
+                p->run);
+    } else if (p->event == MASTER_EVENT_GENERATION) {
+        char extra[64] = "";
+        if (p->tested)
+            snprintf(extra, sizeof extra, "  test %.6g%s", p->test_score,
+                     p->test_solved ? " (solved)" : "");
+        fprintf(stderr,
+                "gen %4" PRId64 "  best %.6g  mean %.6g  species %zu  champion %u neurons "
+                "%u conns%s  %.0f evals/s  %.2f s\n",
+                p->generation, p->best, p->mean, p->n_species, p->n_neurons, p->n_conns, extra,
+                p->elapsed > 0 ? (double)p->evals / p->elapsed : 0.0, p->elapsed);
+    } else if (p->event == MASTER_EVENT_END) {
+        static const char *const outcome[] = {"done", "solved", "stopped"};
+        fprintf(stderr,
+                "trevo: %s after generation %" PRId64 ": best fitness %.9g (individual %" PRId64
+                ", %u neurons, %u connections); %" PRIu64 " evaluations in %.3f s, master CPU "
+                "%.3f s (own work %.3f s; start-up %.3f s)%s\n",
+                outcome[p->outcome], p->generation, p->best, p->champion, p->n_neurons, p->n_conns,
+                p->evals, p->elapsed, p->cpu, p->own_cpu, p->startup_cpu,
+                p->outcome == MASTER_STOPPED ? "; continue with trevo resume" : "");
+    }
+}
+
 /* Runs the search as every rank does; returns the exit status. */
 static int search_main(struct master_run_opts *o)
 {
@@ -83,6 +115,7 @@ static int search_main(struct master_run_opts *o)
         MPI_Comm_size(MPI_COMM_WORLD, &size);
     }
     o->n_ranks = size;
+    o->progress = print_progress;
     if (rank == 0) {
         /* SIGUSR1 (forwarded to every rank by mpirun), SIGTERM, SIGINT: commit
          * what has arrived and stop cleanly, exit 0 (handlers set above). */
@@ -242,12 +275,35 @@ int master_cmd_resume(int argc, char **argv)
     return status;
 }
 
+/* The best solver of the run's last closed generation: the solved member of
+ * its population (the checkpoint's) with the highest fitness, ties to the
+ * lower id. *id is STORE_ID_NONE when no member is solved. */
+static int best_solver(struct store *st, int64_t run, int64_t *id, double *fitness,
+                       struct tv_error *err)
+{
+    struct store_checkpoint cp;
+    memset(&cp, 0, sizeof cp);
+    int rc = store_checkpoint_load(st, run, &cp, err);
+    *id = STORE_ID_NONE;
+    *fitness = 0;
+    for (size_t i = 0; i < cp.population.n && !rc; i++) {
+        const struct store_individual *r = &cp.population.rows[i];
+        if (r->solved && (*id == STORE_ID_NONE || r->fitness > *fitness ||
+                          (r->fitness == *fitness && r->id < *id))) {
+            *id = r->id;
+            *fitness = r->fitness;
+        }
+    }
+    store_checkpoint_release(&cp);
+    return rc;
+}
+
 int master_cmd_status(int argc, char **argv)
 {
     if (argc != 2 || master_wants_help(argc, argv)) {
         fprintf(argc == 2 ? stdout : stderr,
                 "usage: trevo status DB\nLists the runs in DB: generation, best fitness, "
-                "state.\n");
+                "state, and which individual solves a solved run (its best solver).\n");
         return argc == 2 ? 0 : 2;
     }
     struct tv_error err = {0};
@@ -261,20 +317,28 @@ int master_cmd_status(int argc, char **argv)
     int any_interrupted = 0;
     rc = store_runs_list(st, &runs, &n, &err);
     if (!rc)
-        printf("%-20s %-11s %10s %14s %-24s %s\n", "run", "status", "generation", "best", "updated",
-               "writer");
+        printf("%-20s %-11s %10s %14s %-24s %-6s %s\n", "run", "status", "generation", "best",
+               "updated", "writer", "solved by");
     for (size_t i = 0; i < n && !rc; i++) {
         struct store_generation g;
-        char best[32] = "-";
+        char best[32] = "-", solver[32] = "-";
         if (runs[i].last_generation >= 0 &&
-            !store_generation_get(st, runs[i].run_id, runs[i].last_generation, &g, NULL))
+            !store_generation_get(st, runs[i].run_id, runs[i].last_generation, &g, NULL)) {
             snprintf(best, sizeof best, "%.6g", g.best);
+            int64_t id = STORE_ID_NONE;
+            double f;
+            if (g.solved)
+                rc = best_solver(st, runs[i].run_id, &id, &f, &err);
+            if (id != STORE_ID_NONE)
+                snprintf(solver, sizeof solver, "%" PRId64, id);
+        }
         /* 'running' with nobody writing: killed, or its job torn down */
         int interrupted = runs[i].status == STORE_RUNNING && !runs[i].has_writer;
-        printf("%-20s %-11s %10" PRId64 " %14s %-24s %s\n", runs[i].name,
-               interrupted ? "interrupted" : store_status_name(runs[i].status),
-               runs[i].last_generation, best, runs[i].updated_at,
-               runs[i].has_writer ? "active" : "-");
+        if (!rc)
+            printf("%-20s %-11s %10" PRId64 " %14s %-24s %-6s %s\n", runs[i].name,
+                   interrupted ? "interrupted" : store_status_name(runs[i].status),
+                   runs[i].last_generation, best, runs[i].updated_at,
+                   runs[i].has_writer ? "active" : "-", solver);
         any_interrupted |= interrupted;
     }
     if (!rc && any_interrupted)
@@ -287,31 +351,49 @@ int master_cmd_status(int argc, char **argv)
     return rc ? master_fail(&err) : 0;
 }
 
+/* The individual `trevo best` writes: the champion (the fittest) or, for a
+ * solved run unless by_fitness, its best solver (said on stderr when it is
+ * not the champion). */
+static int best_pick(struct store *st, const struct store_run_info *info,
+                     const struct store_generation *g, int by_fitness, int64_t *id, double *fitness,
+                     struct tv_error *err)
+{
+    *id = g->champion;
+    *fitness = g->best;
+    if (by_fitness || !g->solved)
+        return 0;
+    int64_t solver;
+    double f;
+    int rc = best_solver(st, info->run_id, &solver, &f, err);
+    if (rc || solver == STORE_ID_NONE || solver == g->champion)
+        return rc;
+    fprintf(stderr,
+            "trevo: run '%s' is solved: writing its best solver, individual %" PRId64
+            " (fitness %.6g); the fittest, individual %" PRId64
+            " (fitness %.6g), does not solve it (--by fitness writes it)\n",
+            info->name, solver, f, g->champion, g->best);
+    *id = solver;
+    *fitness = f;
+    return 0;
+}
+
 int master_cmd_best(int argc, char **argv)
 {
     static const char usage[] =
         "usage: trevo best DB [--name RUN] [-o NET] [--format text|msgpack|dot]\n"
+        "                     [--by solver|fitness]\n"
         "Writes the champion of the run's last closed generation (text by default;\n"
-        "dot: a Graphviz drawing, e.g. `trevo best DB --format dot | dot -Tsvg -o net.svg`).\n";
-    const char *db = NULL, *name = NULL, *out = "-", *format = "text";
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            fputs(usage, stdout);
-            return 0;
-        } else if (!strcmp(argv[i], "--name") && i + 1 < argc) {
-            name = argv[++i];
-        } else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
-            out = argv[++i];
-        } else if (!strcmp(argv[i], "--format") && i + 1 < argc) {
-            format = argv[++i];
-        } else if (argv[i][0] != '-' && !db) {
-            db = argv[i];
-        } else {
-            fputs(usage, stderr);
-            return 2;
-        }
-    }
-    if (!db || (strcmp(format, "text") && strcmp(format, "msgpack") && strcmp(format, "dot"))) {
+        "dot: a Graphviz drawing, e.g. `trevo best DB --format dot | dot -Tsvg -o net.svg`).\n"
+        "For a solved run that is its best solver, the fittest member that solves the\n"
+        "task (stderr says so when it is not the fittest); --by fitness: the fittest.\n";
+    const char *db = NULL, *name = NULL, *out = "-", *format = "text", *by = "solver";
+    const struct master_opt opts[] = {
+        {"--name", &name}, {"-o", &out}, {"--format", &format}, {"--by", &by}};
+    int status = master_parse_args(argc, argv, opts, 4, &db, usage);
+    if (status >= 0)
+        return status;
+    if (!db || !master_net_format_known(format) ||
+        (strcmp(by, "solver") && strcmp(by, "fitness"))) {
         fputs(usage, stderr);
         return 2;
     }
@@ -323,50 +405,27 @@ int master_cmd_best(int argc, char **argv)
         return master_fail(&err);
     struct store_run_info info;
     memset(&info, 0, sizeof info);
-    struct store_run_info *runs = NULL;
-    size_t n = 0;
-    if (!name) {
-        rc = store_runs_list(st, &runs, &n, &err);
-        if (!rc && n != 1)
-            rc = tv_error_set(&err, TV_EINVAL, "%s holds %zu runs: say which with --name", db, n);
-        if (!rc)
-            name = runs[0].name;
-    }
-    if (!rc)
-        rc = store_run_get(st, name, &info, &err);
+    rc = store_run_pick(st, name, &info, &err);
     struct store_generation g;
     if (!rc)
         rc = store_generation_get(st, info.run_id, -1, &g, &err);
+    int64_t id = STORE_ID_NONE;
+    double fitness = 0;
+    if (!rc)
+        rc = best_pick(st, &info, &g, !strcmp(by, "fitness"), &id, &fitness, &err);
     struct genome *net = genome_new();
     if (!rc)
-        rc = net ? store_genome_read(st, info.run_id, g.champion, net, &err)
+        rc = net ? store_genome_read(st, info.run_id, id, net, &err)
                  : tv_error_set(&err, TV_ENOMEM, "out of memory");
-    if (!rc && !strcmp(format, "dot")) {
+    if (!rc) {
         char title[512];
         snprintf(title, sizeof title,
-                 "run '%s', generation %" PRId64 ": champion %" PRId64 ", fitness %.6g", info.name,
-                 g.generation, g.champion, g.best);
-        rc = master_write_dot_file(net, title, out, &err);
-    } else if (!rc && !strcmp(format, "msgpack")) {
-        struct tv_buf buf = {0};
-        rc = genome_encode(net, &buf, &err);
-        if (!rc)
-            rc = master_write_file(out, buf.data, buf.len, &err);
-        tv_buf_free(&buf);
-    } else if (!rc) {
-        char *text = NULL;
-        size_t len = 0;
-        FILE *mem = open_memstream(&text, &len);
-        rc = mem ? genome_write_text(net, mem, &err) : tv_error_set(&err, TV_ENOMEM, "oom");
-        if (mem)
-            fclose(mem);
-        if (!rc)
-            rc = master_write_file(out, text, len, &err);
-        free(text);
+                 "run '%s', generation %" PRId64 ": %s %" PRId64 ", fitness %.6g", info.name,
+                 g.generation, id == g.champion ? "champion" : "best solver", id, fitness);
+        rc = master_write_net(net, format, title, out, &err);
     }
     genome_free(net);
     store_run_info_release(&info);
-    store_runs_free(runs, n);
     if (store_close(st, rc ? NULL : &err) && !rc)
         rc = err.code;
     return rc ? master_fail(&err) : 0;

@@ -1,169 +1,20 @@
 /* evolve.c -- speciation and the plan of the next generation (master.h).
  * Every loop runs in id order and every tie is broken by id, so a plan is a
  * pure function of the population, the species state and the rng. */
-#include "master.h"
+#include "pop.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-void master_pop_init(struct master_pop *p, double threshold)
-{
-    memset(p, 0, sizeof *p);
-    p->threshold = threshold;
-}
-
-void master_pop_release(struct master_pop *p)
-{
-    for (size_t i = 0; i < p->n; i++)
-        genome_free(p->m[i].genome);
-    for (size_t i = 0; i < p->n_species; i++) {
-        genome_free(p->sp[i].rep);
-        free(p->sp[i].members);
-    }
-    free(p->m);
-    free(p->sp);
-    tv_buf_free(&p->encoded);
-    memset(p, 0, sizeof *p);
-}
-
-int master_pop_keep_encoding(struct master_pop *p, const uint8_t *bytes, size_t len,
-                             struct tv_error *err)
-{
-    struct master_member *m = &p->m[p->n - 1];
-    m->enc_off = p->encoded.len;
-    m->enc_len = 0;
-    if (tv_buf_append(&p->encoded, bytes, len))
-        return tv_error_set(err, TV_ENOMEM, "population: out of memory");
-    m->enc_len = len;
-    return 0;
-}
-
-int master_pop_add(struct master_pop *p, int64_t id, double fitness, int solved,
-                   struct genome *genome, struct tv_error *err)
-{
-    if (p->n == p->cap) {
-        size_t cap = p->cap ? 2 * p->cap : 64;
-        struct master_member *m = realloc(p->m, cap * sizeof *m);
-        if (!m)
-            return tv_error_set(err, TV_ENOMEM, "population: out of memory");
-        p->m = m;
-        p->cap = cap;
-    }
-    struct genome_stats st;
-    int rc = genome_stats(genome, &st, err);
-    if (rc)
-        return rc;
-    p->m[p->n++] = (struct master_member){id,
-                                          isnan(fitness) ? -INFINITY : fitness,
-                                          solved,
-                                          genome,
-                                          -1,
-                                          (uint32_t)st.n_neurons,
-                                          (uint32_t)st.n_conns,
-                                          (uint32_t)st.n_skip,
-                                          (uint32_t)st.n_recurrent,
-                                          0,
-                                          0};
-    return 0;
-}
-
-static int cmp_member_id(const void *a, const void *b)
-{
-    int64_t x = ((const struct master_member *)a)->id, y = ((const struct master_member *)b)->id;
-    return (x > y) - (x < y);
-}
-
-void master_pop_sort(struct master_pop *p)
-{
-    qsort(p->m, p->n, sizeof *p->m, cmp_member_id);
-}
-
-ptrdiff_t master_pop_find(const struct master_pop *p, int64_t id)
-{
-    size_t lo = 0, hi = p->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (p->m[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < p->n && p->m[lo].id == id ? (ptrdiff_t)lo : -1;
-}
-
-/* 1 if member a ranks before member b: higher fitness, then lower id. */
-static int ranks_before(const struct master_member *a, const struct master_member *b)
-{
-    if (a->fitness != b->fitness)
-        return a->fitness > b->fitness;
-    return a->id < b->id;
-}
-
-struct rank_key {
-    double fitness;
-    int64_t id;
-    size_t idx;
-};
-
-static int cmp_rank_key(const void *a, const void *b)
-{
-    const struct rank_key *x = a, *y = b;
-    if (x->fitness != y->fitness)
-        return x->fitness > y->fitness ? -1 : 1;
-    return (x->id > y->id) - (x->id < y->id);
-}
-
-/* Sorts idx[0..n) of p's members by rank: a total order (fitness is never
- * NaN in a population, ids are distinct), so any sort gives the same list.
- * Insertion sort for short lists; qsort on keys for long ones. */
-static void sort_by_rank(const struct master_pop *p, size_t *idx, size_t n)
-{
-    struct rank_key *keys = n > 32 ? malloc(n * sizeof *keys) : NULL;
-    if (keys) {
-        for (size_t i = 0; i < n; i++)
-            keys[i] = (struct rank_key){p->m[idx[i]].fitness, p->m[idx[i]].id, idx[i]};
-        qsort(keys, n, sizeof *keys, cmp_rank_key);
-        for (size_t i = 0; i < n; i++)
-            idx[i] = keys[i].idx;
-        free(keys);
-        return;
-    }
-    for (size_t i = 1; i < n; i++) {
-        size_t v = idx[i], j = i;
-        while (j > 0 && ranks_before(&p->m[v], &p->m[idx[j - 1]])) {
-            idx[j] = idx[j - 1];
-            j--;
-        }
-        idx[j] = v;
-    }
-}
-
-static int species_add_member(struct master_species *s, size_t member, struct tv_error *err)
-{
-    if (s->n_members == s->cap_members) {
-        size_t cap = s->cap_members ? 2 * s->cap_members : 16;
-        size_t *m = realloc(s->members, cap * sizeof *m);
-        if (!m)
-            return tv_error_set(err, TV_ENOMEM, "speciation: out of memory");
-        s->members = m;
-        s->cap_members = cap;
-    }
-    s->members[s->n_members++] = member;
-    return 0;
-}
-
 static int new_species(struct master_pop *p, const struct genome *rep, int64_t generation,
                        struct tv_error *err)
 {
-    if (p->n_species == p->cap_species) {
-        size_t cap = p->cap_species ? 2 * p->cap_species : 16;
-        struct master_species *s = realloc(p->sp, cap * sizeof *s);
-        if (!s)
-            return tv_error_set(err, TV_ENOMEM, "speciation: out of memory");
-        p->sp = s;
-        p->cap_species = cap;
-    }
+    struct master_species *more =
+        master_grow(p->sp, p->n_species, &p->cap_species, sizeof *more, 16);
+    if (!more)
+        return tv_error_set(err, TV_ENOMEM, "speciation: out of memory");
+    p->sp = more;
     struct master_species *s = &p->sp[p->n_species];
     memset(s, 0, sizeof *s);
     s->rep = genome_new();
@@ -177,25 +28,6 @@ static int new_species(struct master_pop *p, const struct genome *rep, int64_t g
     s->last_improved = generation;
     p->n_species++;
     return 0;
-}
-
-void master_species_finish(struct master_pop *p, int64_t generation)
-{
-    for (size_t k = 0; k < p->n_species; k++) {
-        struct master_species *s = &p->sp[k];
-        sort_by_rank(p, s->members, s->n_members);
-        double sum = 0;
-        for (size_t i = 0; i < s->n_members; i++) {
-            sum += p->m[s->members[i]].fitness;
-            p->m[s->members[i]].species = s->id;
-        }
-        s->best = s->n_members ? p->m[s->members[0]].fitness : -INFINITY;
-        s->mean = s->n_members ? sum / (double)s->n_members : -INFINITY;
-        if (s->best > s->best_ever) {
-            s->best_ever = s->best;
-            s->last_improved = generation;
-        }
-    }
 }
 
 int master_speciate(struct master_pop *p, const struct master_config *c, int64_t generation,
@@ -239,7 +71,7 @@ int master_speciate(struct master_pop *p, const struct master_config *c, int64_t
             rc = new_species(p, p->m[i].genome, generation, err);
         }
         if (!rc)
-            rc = species_add_member(&p->sp[k], i, err);
+            rc = master_species_add_member(&p->sp[k], i, err);
     }
     free(sk);
     if (rc)
@@ -295,7 +127,7 @@ static void add_child(struct plan_out *o, const struct master_pop *p, const stru
 {
     struct master_child ch;
     if (two && a != b && tv_rng_chance(rng, c->crossover_rate)) {
-        if (ranks_before(&p->m[b], &p->m[a])) {
+        if (master_member_ranks_before(&p->m[b], &p->m[a])) {
             size_t t = a;
             a = b;
             b = t;
@@ -315,19 +147,18 @@ static void add_child(struct plan_out *o, const struct master_pop *p, const stru
 /* Offspring per species: explicit fitness sharing (a species' share is its
  * mean fitness above the population's lowest), rounded by largest remainder
  * (ties: lower species id). Stagnant species get none. */
-static void allot_offspring(struct master_pop *p, const struct master_config *c, int64_t generation,
-                            size_t total)
+static int allot_offspring(struct master_pop *p, const struct master_config *c, int64_t generation,
+                           size_t total, struct tv_error *err)
 {
     /* Protected from stagnation: the species_elitism best by best_ever. */
     size_t n = p->n_species;
     int *alive = calloc(n ? n : 1, sizeof *alive);
     double *share = calloc(n ? n : 1, sizeof *share);
-    if (!alive || !share) { /* degrade to equal shares rather than fail */
-        for (size_t k = 0; k < n; k++)
-            p->sp[k].offspring = total / n + (k < total % n);
+    if (!alive || !share) {
         free(alive);
         free(share);
-        return;
+        return tv_error_set(err, TV_ENOMEM,
+                            "plan: out of memory sharing offspring among %zu species", n);
     }
     size_t n_alive = 0;
     for (size_t k = 0; k < n; k++) {
@@ -374,20 +205,23 @@ static void allot_offspring(struct master_pop *p, const struct master_config *c,
     }
     free(alive);
     free(share);
+    return 0;
 }
 
-static void plan_speciated(struct master_pop *p, const struct master_config *c, int64_t generation,
-                           struct tv_rng *rng, struct plan_out *o)
+static int plan_speciated(struct master_pop *p, const struct master_config *c, int64_t generation,
+                          struct tv_rng *rng, struct plan_out *o, struct tv_error *err)
 {
-    allot_offspring(p, c, generation, (size_t)c->pop_size);
+    int rc = allot_offspring(p, c, generation, (size_t)c->pop_size, err);
+    if (rc)
+        return rc;
     /* The population's champion is never lost (with elitism): its species
      * gets at least one offspring, taken from the species with the most, and
      * keeps it as an elite whatever its size. */
     size_t champ = SIZE_MAX;
     for (size_t k = 0; k < p->n_species; k++)
         if (p->sp[k].n_members &&
-            (champ == SIZE_MAX ||
-             ranks_before(&p->m[p->sp[k].members[0]], &p->m[p->sp[champ].members[0]])))
+            (champ == SIZE_MAX || master_member_ranks_before(&p->m[p->sp[k].members[0]],
+                                                             &p->m[p->sp[champ].members[0]])))
             champ = k;
     if (c->elitism > 0 && champ != SIZE_MAX && p->sp[champ].offspring == 0) {
         size_t most = 0;
@@ -424,6 +258,7 @@ static void plan_speciated(struct master_pop *p, const struct master_config *c, 
             add_child(o, p, c, rng, a, b, survivors >= 2);
         }
     }
+    return 0;
 }
 
 static size_t tournament(const struct master_pop *p, const struct master_config *c,
@@ -432,7 +267,7 @@ static size_t tournament(const struct master_pop *p, const struct master_config 
     size_t best = tv_rng_below(rng, (uint32_t)p->n);
     for (int64_t i = 1; i < c->tournament_size; i++) {
         size_t x = tv_rng_below(rng, (uint32_t)p->n);
-        if (ranks_before(&p->m[x], &p->m[best]))
+        if (master_member_ranks_before(&p->m[x], &p->m[best]))
             best = x;
     }
     return best;
@@ -449,7 +284,7 @@ static int plan_generational(struct master_pop *p, const struct master_config *c
         return tv_error_set(err, TV_ENOMEM, "plan: out of memory");
     for (size_t i = 0; i < p->n; i++)
         idx[i] = i;
-    sort_by_rank(p, idx, p->n);
+    master_pop_sort_by_rank(p, idx, p->n);
     for (size_t i = 0; i < n_elite; i++)
         o->elites[o->n_elites++] = p->m[idx[i]].id;
     free(idx);
@@ -483,7 +318,7 @@ int master_plan(struct master_pop *p, const struct master_config *c, int64_t gen
     else if (c->selection == MASTER_SEL_GENERATIONAL)
         rc = plan_generational(p, c, rng, &o, err);
     else
-        plan_speciated(p, c, generation, rng, &o);
+        rc = plan_speciated(p, c, generation, rng, &o, err);
     if (rc) {
         free(o.elites);
         free(o.children);

@@ -187,6 +187,26 @@ static int send_batch(struct farm *f, int rank, const struct worker_task *tasks,
 
 /* Waits for the next message from any worker without burning a core: spin
  * briefly, then sleep in short steps (blocking MPI calls busy-poll). */
+/* A worker's fatal error (WORKER_TAG_ERROR from src, count bytes): its own
+ * code and text. */
+static int worker_error_receive(int src, int count, struct tv_error *err)
+{
+    uint8_t data[4 + TV_ERROR_MSG_MAX + 1]; /* the code, a full message and its NUL */
+    MPI_Status st;
+    int m = MPI_Recv(data, (int)sizeof data, MPI_BYTE, src, WORKER_TAG_ERROR, MPI_COMM_WORLD, &st);
+    if (m != MPI_SUCCESS)
+        return mpi_error(m, "receiving a worker's error", err);
+    int got = 0, code;
+    MPI_Get_count(&st, MPI_BYTE, &got);
+    char text[TV_ERROR_MSG_MAX];
+    int rc = worker_error_decode(data, got < 0 ? 0 : (size_t)got, &code, text, sizeof text, err);
+    if (rc) {
+        tv_error_prefix(err, "worker %d (%d bytes)", src, count);
+        return rc;
+    }
+    return tv_error_set(err, code, "worker %d: %s", src, text);
+}
+
 static int wait_message(MPI_Status *st, struct tv_error *err)
 {
     for (long spins = 0;; spins++) {
@@ -224,12 +244,8 @@ static int run_mpi(struct farm *f, const struct worker_task *tasks, size_t n, fa
             break;
         int count = 0, src = st.MPI_SOURCE;
         MPI_Get_count(&st, MPI_BYTE, &count);
-        if (st.MPI_TAG == WORKER_TAG_ERROR) {
-            char text[TV_ERROR_MSG_MAX + 1] = ""; /* a full message and its NUL */
-            MPI_Recv(text, (int)sizeof text - 1, MPI_CHAR, src, WORKER_TAG_ERROR, MPI_COMM_WORLD,
-                     MPI_STATUS_IGNORE);
-            return tv_error_set(err, TV_EINVAL, "worker %d: %s", src, text);
-        }
+        if (st.MPI_TAG == WORKER_TAG_ERROR)
+            return worker_error_receive(src, count, err);
         if (st.MPI_TAG != WORKER_TAG_RESULTS || count < 0 ||
             (size_t)count > f->wp->max_message_bytes)
             return tv_error_set(err, TV_EFORMAT,

@@ -177,6 +177,34 @@ ptrdiff_t master_pop_find(const struct master_pop *p, int64_t id);
 
 /* ---- the search -------------------------------------------------------- */
 
+/* What a search reports as it goes (to master_run_opts.progress; nothing when
+ * the config says log.quiet). Strings are borrowed for the call. */
+enum master_event {
+    MASTER_EVENT_START = 0,      /* the run is open: run, db, task, pop_size, n_ranks */
+    MASTER_EVENT_GENERATION = 1, /* a generation closed: generation .. elapsed */
+    MASTER_EVENT_END = 2         /* the search ended (done, solved or stopped): the summary */
+};
+enum master_outcome { MASTER_DONE = 0, MASTER_SOLVED = 1, MASTER_STOPPED = 2 };
+
+struct master_progress {
+    int event; /* enum master_event */
+    const char *run, *db, *task;
+    int64_t pop_size;
+    int n_ranks;
+    int64_t generation;               /* the last closed one */
+    double best, mean;                /* GENERATION: the champion's fitness, the mean */
+    size_t n_species;                 /* GENERATION */
+    int64_t champion;                 /* END: the champion's id */
+    uint32_t n_neurons, n_conns;      /* the champion's */
+    int tested, test_solved;          /* GENERATION: the task's champion test, if it has one */
+    double test_score;                /* GENERATION */
+    uint64_t evals;                   /* evaluations since the search (re)started */
+    double elapsed;                   /* seconds since then */
+    int outcome;                      /* END: enum master_outcome */
+    double cpu, own_cpu, startup_cpu; /* END: the master's CPU seconds */
+};
+typedef void (*master_progress_fn)(void *ctx, const struct master_progress *p);
+
 struct master_run_opts {
     const char *config_text; /* for a new run */
     const char *config_file; /* its name, for messages */
@@ -188,7 +216,9 @@ struct master_run_opts {
     const char *const *sets; /* resume: key=value assignments */
     size_t n_sets;
     int quiet;
-    int n_ranks; /* MPI_COMM_WORLD's size, 1 when alone */
+    int n_ranks;                 /* MPI_COMM_WORLD's size, 1 when alone */
+    master_progress_fn progress; /* NULL: none */
+    void *progress_ctx;
 };
 
 /* Runs (or resumes) a search, as rank 0 of MPI_COMM_WORLD when n_ranks > 1

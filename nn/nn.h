@@ -248,11 +248,4 @@ void nn_reference_reset(struct nn_reference *r);
 /* Same layout as nn_step. */
 void nn_reference_step(struct nn_reference *r, const float *in, float *out);
 
-/* ---- helpers for tools, tests and benchmarks ----------------------------- */
-
-/* Parses one input row: `n_vals` comma-separated finite numbers (blanks
- * around them allowed) from line[0..len), into vals. TV_EINVAL with a message
- * such as "expected 3 numbers, got 2" or "value 2 ('x1'): not a number". */
-int nn_row_parse(const char *line, size_t len, float *vals, size_t n_vals, struct tv_error *err);
-
 #endif

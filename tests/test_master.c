@@ -14,13 +14,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "cli.h"
 #include "master.h"
+#include "state.h"
 #include "task.h"
 #include "testutil.h"
 #include "worker.h"
 
 /* ---- helpers ----------------------------------------------------------- */
+
+static double monotonic_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 #define MINIMAL_XOR "[run]\ntask = xor\n"
 
@@ -757,6 +768,8 @@ static void test_worker_tasks_decode_every_truncation_refused(void **state)
         assert_int_not_equal(rc, 0);
         assert_int_equal(err.code, rc);
         assert_true(err.msg[0] != '\0');
+        /* and without an error struct (not tv_error_prefix's 0: an empty batch) */
+        assert_int_equal(tasks_decode_copy(buf.data, len, 1 << 20, NULL), rc);
     }
     /* and a trailing byte */
     assert_ok(tv_buf_append(&buf, "\xc0", 1), &err);
@@ -778,8 +791,53 @@ static void test_worker_results_decode_every_truncation_refused(void **state)
         assert_int_not_equal(rc, 0);
         assert_int_equal(err.code, rc);
         assert_true(err.msg[0] != '\0');
+        assert_int_equal(results_decode_copy(buf.data, len, 1 << 20, NULL), rc);
     }
     tv_buf_free(&buf);
+}
+
+/* A worker's error reaches the master with its own code. */
+static void test_worker_error_decode_keeps_the_code(void **state)
+{
+    (void)state;
+    static const int codes[] = {TV_ENOMEM, TV_ELIMIT, TV_ECORRUPT, TV_ENOTFOUND};
+    struct tv_error err = {0};
+    for (size_t i = 0; i < sizeof codes / sizeof *codes; i++) {
+        struct tv_buf buf = {0};
+        assert_ok(worker_error_encode(codes[i], "child 7: out of memory", &buf, &err), &err);
+        void *q = copy_of(buf.data, buf.len);
+        int code = 0;
+        char text[64];
+        assert_ok(worker_error_decode(q, buf.len, &code, text, sizeof text, &err), &err);
+        assert_int_equal(code, codes[i]);
+        assert_string_equal(text, "child 7: out of memory");
+        free(q);
+        tv_buf_free(&buf);
+    }
+}
+
+static void test_worker_error_decode_malformed_refused(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    int code = 0;
+    char text[16];
+    /* too short, no NUL at the end, a NUL inside, not a negative code */
+    static const struct {
+        const char *bytes;
+        size_t len;
+        const char *msg;
+    } bad[] = {{"\xfe\xff\xff", 3, "not a code and a NUL-terminated text"},
+               {"\xfe\xff\xff\xffxy", 6, "not a code and a NUL-terminated text"},
+               {"\xfe\xff\xff\xffx\0y\0", 8, "not a code and a NUL-terminated text"},
+               {"\x02\0\0\0x\0", 6, "2 is not an error code"},
+               {"\x9c\xff\xff\xffx\0", 6, "-100 is not an error code"}};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        void *q = copy_of(bad[i].bytes, bad[i].len);
+        int rc = worker_error_decode(q, bad[i].len, &code, text, sizeof text, &err);
+        assert_error(rc, &err, TV_EFORMAT, bad[i].msg);
+        free(q);
+    }
 }
 
 /* Every single-byte change of a valid message: decoded or refused, never a
@@ -1433,10 +1491,20 @@ static void test_worker_process_batch_round_trip(void **state)
     };
     struct tv_buf msg = {0}, out = {0};
     assert_ok(worker_tasks_encode(in, 5, &msg, &err), &err);
+    double t0 = monotonic_seconds();
     assert_ok(worker_process(&f->c.worker, f->s, 3, msg.data, msg.len, &out, &err), &err);
+    double wall = monotonic_seconds() - t0;
     struct worker_results res;
     assert_ok(worker_results_decode(out.data, out.len, out.len, &res, &err), &err);
     assert_int_equal(res.n, 5);
+    /* each child's evaluation time is its own, measured inside the call: not
+     * zero, and together no more than the call took */
+    double sum = 0;
+    for (size_t i = 0; i < 5; i++) {
+        assert_true(res.items[i].eval_seconds > 0);
+        sum += res.items[i].eval_seconds;
+    }
+    assert_true(sum <= wall);
     struct genome got, want;
     genome_init(&got);
     genome_init(&want);
@@ -1444,7 +1512,6 @@ static void test_worker_process_batch_round_trip(void **state)
         const struct worker_result *r = &res.items[i];
         assert_true(r->child_id == in[i].child_id);
         assert_int_equal(r->rank, 3);
-        assert_true(r->eval_seconds >= 0);
         assert_ok(genome_decode(&got, r->genome, r->genome_len, NULL, &err), &err);
         /* the same child and fitness as breeding it alone */
         assert_ok(worker_breed(&f->c.worker, &in[i], f->s, &want, &err), &err);
@@ -2191,6 +2258,288 @@ static void test_master_plan_empty_population_refused(void **state)
     master_pop_release(&p);
 }
 
+/* ---- the input row parser of `trevo net eval` (row.c) -------------------- */
+
+static void expect_row_error(const char *line, size_t n, const char *msg)
+{
+    struct tv_error err = {0};
+    float v[8];
+    assert_int_equal(master_row_parse(line, strlen(line), v, n, &err), TV_EINVAL);
+    assert_int_equal(err.code, TV_EINVAL);
+    assert_string_equal(err.msg, msg);
+}
+
+static void test_master_row_parse_reads_numbers(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    float v[4];
+    const char *line = " 1.5, -2e-3 ,0x1p-2,\t7 \r";
+    assert_int_equal(master_row_parse(line, strlen(line), v, 4, &err), 0);
+    assert_true(v[0] == 1.5f && v[1] == -2e-3f && v[2] == 0.25f && v[3] == 7.0f);
+    /* only len bytes are read: no NUL needed */
+    const char buf[3] = {'4', ',', '5'};
+    assert_int_equal(master_row_parse(buf, 3, v, 2, &err), 0);
+    assert_true(v[0] == 4.0f && v[1] == 5.0f);
+}
+
+static void test_master_row_parse_rejects_bad_rows(void **state)
+{
+    (void)state;
+    expect_row_error("1,2", 3, "expected 3 numbers, got 2");
+    expect_row_error("1,2,3,4", 3, "expected 3 numbers, got 4");
+    expect_row_error("1,2,3,4,5,6", 2, "expected 2 numbers, got 6");
+    expect_row_error("", 1, "expected 1 numbers, got 0");
+    expect_row_error("1,,3", 3, "value 2: empty");
+    expect_row_error("1,2,", 3, "value 3: empty");
+    expect_row_error("1,x1,3", 3, "value 2 ('x1'): not a number");
+    expect_row_error("1,2 3", 2, "value 2 ('2 3'): not a number");
+    expect_row_error("nan", 1, "value 1 ('nan'): not a finite float");
+    expect_row_error("-inf", 1, "value 1 ('-inf'): not a finite float");
+    expect_row_error("1e999", 1, "value 1 ('1e999'): not a finite float");
+    expect_row_error("1111111111111111111111111111111111111111111111111111111111111111111", 1,
+                     "value 1 ('111111111111111111111111...'): not a number (too long)");
+    expect_row_error("1,\x01", 2, "value 2 ('?'): not a number");
+}
+
+/* ---- the checkpoint's master state (state.c) ---------------------------- */
+
+/* Damages for test_master_state_decode_damage_refused: a member of a
+ * species that does not exist, one member fewer than the population. */
+static void damage_member_species(struct master_pop *p)
+{
+    p->m[0].species = 999;
+}
+
+static void damage_drop_member(struct master_pop *p)
+{
+    p->n--;
+}
+
+/* (member 2 listed twice, member 3 not at all: found by fuzzing) */
+static void damage_member_twice(struct master_pop *p)
+{
+    p->m[3].id = p->m[2].id;
+}
+
+/* A speciated two_groups population, one member marked solved, and its
+ * state encoded with next_id 11. */
+static void state_sample(struct master_pop *p, struct master_config *c, struct tv_buf *out)
+{
+    struct tv_error err = {0};
+    evo_config(c);
+    two_groups(p, c);
+    assert_ok(master_speciate(p, c, 0, &err), &err);
+    p->m[master_pop_find(p, 7)].solved = 1;
+    assert_ok(master_state_encode(p, 11, out, &err), &err);
+}
+
+/* Decodes bytes[0..len) (a malloc'd copy: ASan sees over-reads) into a fresh
+ * two_groups population, as a resume does; returns the code. */
+static int state_decode_copy(const void *bytes, size_t len, struct master_pop *into,
+                             int64_t *next_id, struct tv_error *err)
+{
+    struct master_config c;
+    evo_config(&c);
+    two_groups(into, &c);
+    void *q = copy_of(bytes, len);
+    int rc = master_state_decode(into, next_id, 0, &c.worker.limits, "t.db", q, len, err);
+    free(q);
+    return rc;
+}
+
+/* Decoding bytes[0..len) must fail with code and a message holding what. */
+static void expect_state_refused(const void *bytes, size_t len, int code, const char *what)
+{
+    struct master_pop q;
+    struct tv_error err = {0};
+    int64_t next_id;
+    int rc = state_decode_copy(bytes, len, &q, &next_id, &err);
+    assert_error(rc, &err, code, what);
+    assert_msg_has(&err, "t.db: checkpoint state: ");
+    master_pop_release(&q);
+    /* and without an error struct: an error all the same */
+    assert_int_equal(state_decode_copy(bytes, len, &q, &next_id, NULL), code);
+    master_pop_release(&q);
+}
+
+static void test_master_state_decode_round_trip(void **state)
+{
+    (void)state;
+    struct master_config c;
+    struct master_pop p, q;
+    struct tv_buf a = {0}, b = {0};
+    struct tv_error err = {0};
+    state_sample(&p, &c, &a);
+    int64_t next_id = 0;
+    assert_ok(state_decode_copy(a.data, a.len, &q, &next_id, &err), &err);
+    assert_true(next_id == 11);
+    assert_memory_equal(&q.threshold, &p.threshold, sizeof p.threshold);
+    assert_true(q.next_species_id == p.next_species_id);
+    assert_int_equal(q.n_species, p.n_species);
+    assert_true(p.n_species >= 2);
+    for (size_t k = 0; k < p.n_species; k++) {
+        const struct master_species *x = &p.sp[k], *y = &q.sp[k];
+        assert_true(x->id == y->id && x->born == y->born && x->last_improved == y->last_improved);
+        assert_memory_equal(&x->best_ever, &y->best_ever, sizeof x->best_ever);
+        assert_true(genome_equal(x->rep, y->rep));
+        assert_int_equal(x->n_members, y->n_members);
+        assert_memory_equal(x->members, y->members, x->n_members * sizeof *x->members);
+    }
+    for (size_t i = 0; i < p.n; i++) {
+        assert_true(q.m[i].species == p.m[i].species);
+        assert_int_equal(q.m[i].solved, p.m[i].id == 7);
+    }
+    /* and the same bytes again */
+    assert_ok(master_state_encode(&q, next_id, &b, &err), &err);
+    assert_int_equal(a.len, b.len);
+    assert_memory_equal(a.data, b.data, a.len);
+    master_pop_release(&p);
+    master_pop_release(&q);
+    tv_buf_free(&a);
+    tv_buf_free(&b);
+}
+
+static void test_master_state_decode_every_truncation_refused(void **state)
+{
+    (void)state;
+    struct master_config c;
+    struct master_pop p;
+    struct tv_buf a = {0};
+    state_sample(&p, &c, &a);
+    for (size_t len = 0; len < a.len; len++)
+        expect_state_refused(a.data, len, TV_EFORMAT, "t.db: checkpoint state: ");
+    master_pop_release(&p);
+    tv_buf_free(&a);
+}
+
+/* Well-formed msgpack that is not a valid state: each refused as damaged,
+ * the message naming what is wrong. */
+static void test_master_state_decode_damage_refused(void **state)
+{
+    (void)state;
+    struct {
+        const char *what;
+        void (*damage)(struct master_pop *);
+    } cases[] = {
+        {"membership names an unknown individual or species", damage_member_species},
+        {"membership does not match the population", damage_drop_member},
+        {"membership is not in id order (a member listed twice?)", damage_member_twice},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        struct master_config c;
+        struct master_pop d;
+        struct tv_buf bad = {0};
+        struct tv_error err = {0};
+        state_sample(&d, &c, &bad);
+        bad.len = 0;
+        size_t n = d.n;
+        cases[i].damage(&d);
+        assert_ok(master_state_encode(&d, 11, &bad, &err), &err);
+        d.n = n;
+        expect_state_refused(bad.data, bad.len, TV_ECORRUPT, cases[i].what);
+        master_pop_release(&d);
+        tv_buf_free(&bad);
+    }
+    /* a different tag, a later version, not an array of 7, a field's type */
+    static const struct {
+        const char *bytes;
+        size_t len;
+        const char *what;
+    } raw[] = {{"\x97\xa3xyz\x01\xcb\0\0\0\0\0\0\0\0\0\0\x90\x90", 19, "wrong tag"},
+               {"\x97\xactrevo-master\x02\xcb\0\0\0\0\0\0\0\0\0\0\x90\x90", 28, "unknown version"},
+               {"\x93\x01\x02\x03", 4, "not an array of 7"},
+               {"\x97\xactrevo-master\x01\x00\0\0\x90\x90", 20, "a field has the wrong type"}};
+    for (size_t i = 0; i < sizeof raw / sizeof *raw; i++)
+        expect_state_refused(raw[i].bytes, raw[i].len, TV_ECORRUPT, raw[i].what);
+}
+
+/* ---- the search, in process -------------------------------------------- */
+
+struct progress_log {
+    int events[64];
+    int64_t generations[64];
+    size_t n;
+    struct master_progress end;
+};
+
+static void log_progress(void *ctx, const struct master_progress *p)
+{
+    struct progress_log *l = ctx;
+    assert_true(l->n < 64);
+    assert_string_equal(p->run, "xor");
+    assert_string_equal(p->task, "xor");
+    l->events[l->n] = p->event;
+    l->generations[l->n++] = p->generation;
+    if (p->event == MASTER_EVENT_END)
+        l->end = *p;
+}
+
+/* Runs `text` alone into a fresh database under the test's temporary
+ * directory; returns master_search's code. */
+static int search_alone(const char *text, const char *db, struct progress_log *log,
+                        struct tv_error *err)
+{
+    remove(db);
+    struct master_run_opts o = {.config_text = text,
+                                .config_file = "t.ini",
+                                .db = db,
+                                .seed = -1,
+                                .n_ranks = 1,
+                                .progress = log_progress,
+                                .progress_ctx = log};
+    int rc = master_search(&o, err);
+    char aux[600];
+    remove(db);
+    snprintf(aux, sizeof aux, "%s-wal", db);
+    remove(aux);
+    snprintf(aux, sizeof aux, "%s-shm", db);
+    remove(aux);
+    return rc;
+}
+
+#define XOR_THREE_GENERATIONS                                                                      \
+    "[run]\ntask = xor\nseed = 3\ngenerations = 3\nstop_on_solve = false\n[population]\n"          \
+    "size = 20\n"
+
+/* The library prints nothing: it reports start, every generation and the
+ * end through the callback, in order. */
+static void test_master_search_reports_progress(void **state)
+{
+    (void)state;
+    struct progress_log log = {0};
+    struct tv_error err = {0};
+    char db[] = "/tmp/trevo-test-progress-XXXXXX";
+    int fd = mkstemp(db);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_ok(search_alone(XOR_THREE_GENERATIONS, db, &log, &err), &err);
+    assert_int_equal(log.n, 5);
+    assert_int_equal(log.events[0], MASTER_EVENT_START);
+    for (int g = 0; g < 3; g++) {
+        assert_int_equal(log.events[1 + g], MASTER_EVENT_GENERATION);
+        assert_int_equal(log.generations[1 + g], g);
+    }
+    assert_int_equal(log.events[4], MASTER_EVENT_END);
+    assert_int_equal(log.end.generation, 2);
+    /* generation 0's 20, then 20 a generation less the elites kept */
+    assert_true(log.end.evals > 20 && log.end.evals <= 60);
+    assert_true(log.end.outcome == MASTER_DONE || log.end.outcome == MASTER_SOLVED);
+}
+
+static void test_master_search_quiet_reports_nothing(void **state)
+{
+    (void)state;
+    struct progress_log log = {0};
+    struct tv_error err = {0};
+    char db[] = "/tmp/trevo-test-quiet-XXXXXX";
+    int fd = mkstemp(db);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_ok(search_alone(XOR_THREE_GENERATIONS "[log]\nquiet = true\n", db, &log, &err), &err);
+    assert_int_equal(log.n, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2281,6 +2630,15 @@ int main(void)
         cmocka_unit_test(test_master_plan_ties_broken_by_id),
         cmocka_unit_test(test_master_plan_single_member_species_mutates_only),
         cmocka_unit_test(test_master_plan_empty_population_refused),
+        cmocka_unit_test(test_worker_error_decode_keeps_the_code),
+        cmocka_unit_test(test_worker_error_decode_malformed_refused),
+        cmocka_unit_test(test_master_row_parse_reads_numbers),
+        cmocka_unit_test(test_master_row_parse_rejects_bad_rows),
+        cmocka_unit_test(test_master_state_decode_round_trip),
+        cmocka_unit_test(test_master_state_decode_every_truncation_refused),
+        cmocka_unit_test(test_master_state_decode_damage_refused),
+        cmocka_unit_test(test_master_search_reports_progress),
+        cmocka_unit_test(test_master_search_quiet_reports_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1090,50 +1090,6 @@ static void test_nn_act_apply_is_exact_libm(void **state)
     assert_false(nn_act_makes_zeros(GENOME_ACT_COUNT));
 }
 
-/* ---- the row parser -------------------------------------------------------------- */
-
-static void expect_row_error(const char *line, size_t n, const char *msg)
-{
-    struct tv_error err = {0};
-    float v[8];
-    assert_int_equal(nn_row_parse(line, strlen(line), v, n, &err), TV_EINVAL);
-    assert_int_equal(err.code, TV_EINVAL);
-    assert_string_equal(err.msg, msg);
-}
-
-static void test_nn_row_parse_reads_numbers(void **state)
-{
-    (void)state;
-    struct tv_error err = {0};
-    float v[4];
-    const char *line = " 1.5, -2e-3 ,0x1p-2,\t7 \r";
-    assert_int_equal(nn_row_parse(line, strlen(line), v, 4, &err), 0);
-    assert_true(v[0] == 1.5f && v[1] == -2e-3f && v[2] == 0.25f && v[3] == 7.0f);
-    /* only len bytes are read: no NUL needed */
-    const char buf[3] = {'4', ',', '5'};
-    assert_int_equal(nn_row_parse(buf, 3, v, 2, &err), 0);
-    assert_true(v[0] == 4.0f && v[1] == 5.0f);
-}
-
-static void test_nn_row_parse_rejects_bad_rows(void **state)
-{
-    (void)state;
-    expect_row_error("1,2", 3, "expected 3 numbers, got 2");
-    expect_row_error("1,2,3,4", 3, "expected 3 numbers, got 4");
-    expect_row_error("1,2,3,4,5,6", 2, "expected 2 numbers, got 6");
-    expect_row_error("", 1, "expected 1 numbers, got 0");
-    expect_row_error("1,,3", 3, "value 2: empty");
-    expect_row_error("1,2,", 3, "value 3: empty");
-    expect_row_error("1,x1,3", 3, "value 2 ('x1'): not a number");
-    expect_row_error("1,2 3", 2, "value 2 ('2 3'): not a number");
-    expect_row_error("nan", 1, "value 1 ('nan'): not a finite float");
-    expect_row_error("-inf", 1, "value 1 ('-inf'): not a finite float");
-    expect_row_error("1e999", 1, "value 1 ('1e999'): not a finite float");
-    expect_row_error("1111111111111111111111111111111111111111111111111111111111111111111", 1,
-                     "value 1 ('111111111111111111111111...'): not a number (too long)");
-    expect_row_error("1,\x01", 2, "value 2 ('?'): not a number");
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1158,8 +1114,6 @@ int main(void)
         cmocka_unit_test(test_nn_state_density_before_any_step_is_an_error),
         cmocka_unit_test(test_nn_reference_new_rejects_invalid_genome),
         cmocka_unit_test(test_nn_act_apply_is_exact_libm),
-        cmocka_unit_test(test_nn_row_parse_reads_numbers),
-        cmocka_unit_test(test_nn_row_parse_rejects_bad_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

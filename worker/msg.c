@@ -4,6 +4,7 @@
 #include "worker.h"
 
 #include <msgpack.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,7 +12,7 @@
 #define RESULTS_TAG "trevo-results"
 #define MSG_VERSION 1
 
-static int buf_write(void *data, const char *bytes, size_t len)
+int worker_msgpack_write(void *data, const char *bytes, size_t len)
 {
     return tv_buf_append(data, bytes, len) ? -1 : 0;
 }
@@ -37,7 +38,7 @@ int worker_tasks_encode(const struct worker_task *items, size_t n, struct tv_buf
                         struct tv_error *err)
 {
     msgpack_packer pk;
-    msgpack_packer_init(&pk, out, buf_write);
+    msgpack_packer_init(&pk, out, worker_msgpack_write);
     int bad = 0;
     pack_head(&pk, TASKS_TAG, n, &bad);
     for (size_t i = 0; i < n && !bad; i++) {
@@ -66,7 +67,7 @@ int worker_results_encode(const struct worker_result *items, size_t n, struct tv
             return tv_error_set(err, TV_EINVAL, "result batch: item %zu (child %lld) has no genome",
                                 i, (long long)items[i].child_id);
     msgpack_packer pk;
-    msgpack_packer_init(&pk, out, buf_write);
+    msgpack_packer_init(&pk, out, worker_msgpack_write);
     int bad = 0;
     pack_head(&pk, RESULTS_TAG, n, &bad);
     for (size_t i = 0; i < n && !bad; i++) {
@@ -88,7 +89,7 @@ struct holder {
     msgpack_unpacked res;
 };
 
-static int get_i64(const msgpack_object *o, int64_t *out)
+int worker_msgpack_i64(const msgpack_object *o, int64_t *out)
 {
     if (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER && o->via.u64 <= INT64_MAX)
         *out = (int64_t)o->via.u64;
@@ -139,8 +140,10 @@ static int open_batch(const void *data, size_t len, size_t max_bytes, const char
         return tv_error_set(err, TV_ELIMIT, "%s message of %zu bytes is over the cap of %zu", tag,
                             len, max_bytes);
     int rc = tv_msgpack_check(data, len, 4, err);
-    if (rc)
-        return tv_error_prefix(err, "%s message", tag);
+    if (rc) {
+        tv_error_prefix(err, "%s message", tag);
+        return rc;
+    }
     struct holder *hh = malloc(sizeof *hh);
     if (!hh)
         return tv_error_set(err, TV_ENOMEM, "%s message: out of memory", tag);
@@ -222,9 +225,11 @@ int worker_tasks_decode(const void *data, size_t len, size_t max_bytes, struct w
             return tv_error_set(err, TV_EFORMAT, "task batch: item %zu is not an array of 9", i);
         }
         const msgpack_object *v = o->via.array.ptr;
-        if (get_i64(&v[0], &t->child_id) || get_i64(&v[1], &gen) || get_i64(&v[2], &idx) ||
-            get_i64(&v[3], &op) || get_u64(&v[4], &t->seed) || get_i64(&v[5], &t->parent1) ||
-            get_i64(&v[6], &t->parent2) || get_bin(&v[7], &t->genome1, &t->genome1_len) ||
+        if (worker_msgpack_i64(&v[0], &t->child_id) || worker_msgpack_i64(&v[1], &gen) ||
+            worker_msgpack_i64(&v[2], &idx) || worker_msgpack_i64(&v[3], &op) ||
+            get_u64(&v[4], &t->seed) || worker_msgpack_i64(&v[5], &t->parent1) ||
+            worker_msgpack_i64(&v[6], &t->parent2) ||
+            get_bin(&v[7], &t->genome1, &t->genome1_len) ||
             get_bin(&v[8], &t->genome2, &t->genome2_len) || gen < 0 || idx < 0 ||
             idx > UINT32_MAX || op < WORKER_OP_INIT || op > WORKER_OP_CROSSOVER_MUTATE) {
             worker_tasks_release(out);
@@ -263,9 +268,9 @@ int worker_results_decode(const void *data, size_t len, size_t max_bytes,
             return tv_error_set(err, TV_EFORMAT, "result batch: item %zu is not an array of 6", i);
         }
         const msgpack_object *v = o->via.array.ptr;
-        if (get_i64(&v[0], &r->child_id) || get_f64(&v[1], &r->fitness) ||
+        if (worker_msgpack_i64(&v[0], &r->child_id) || get_f64(&v[1], &r->fitness) ||
             v[2].type != MSGPACK_OBJECT_BOOLEAN || get_f64(&v[3], &r->eval_seconds) ||
-            get_i64(&v[4], &rank) || rank < 0 || rank > INT32_MAX ||
+            worker_msgpack_i64(&v[4], &rank) || rank < 0 || rank > INT32_MAX ||
             get_bin(&v[5], &r->genome, &r->genome_len) || !r->genome) {
             worker_results_release(out);
             return tv_error_set(err, TV_EFORMAT, "result batch: item %zu has a bad field", i);
@@ -274,5 +279,36 @@ int worker_results_decode(const void *data, size_t len, size_t max_bytes,
         r->rank = (int32_t)rank;
         out->n++;
     }
+    return 0;
+}
+
+/* ---- a worker's fatal error ------------------------------------------- */
+
+/* The payload: the code as 4 bytes, little-endian two's complement, then
+ * the message and its NUL. */
+int worker_error_encode(int code, const char *msg, struct tv_buf *out, struct tv_error *err)
+{
+    uint32_t u = (uint32_t)(int32_t)code;
+    uint8_t head[4] = {(uint8_t)u, (uint8_t)(u >> 8), (uint8_t)(u >> 16), (uint8_t)(u >> 24)};
+    if (tv_buf_append(out, head, sizeof head) || tv_buf_append(out, msg, strlen(msg) + 1))
+        return tv_error_set(err, TV_ENOMEM, "error message: out of memory");
+    return 0;
+}
+
+int worker_error_decode(const void *data, size_t len, int *code, char *msg, size_t msg_size,
+                        struct tv_error *err)
+{
+    const uint8_t *b = data;
+    if (len < 5 || b[len - 1] != '\0' || memchr(b + 4, '\0', len - 4) != b + len - 1)
+        return tv_error_set(err, TV_EFORMAT,
+                            "error message of %zu bytes: not a code and a NUL-terminated text",
+                            len);
+    uint32_t u = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+    int32_t c = (int32_t)u;
+    if (c >= 0 || c < TV_ENOTFOUND)
+        return tv_error_set(err, TV_EFORMAT, "error message: %ld is not an error code", (long)c);
+    *code = c;
+    if (msg_size)
+        snprintf(msg, msg_size, "%s", (const char *)b + 4);
     return 0;
 }

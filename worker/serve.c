@@ -59,9 +59,12 @@ int worker_serve(const struct worker_params *p, struct tv_error *err)
         if (m != MPI_SUCCESS)
             rc = mpi_fail(m, "sending results", err);
     }
-    if (rc && err && rc != TV_EMPI)
-        MPI_Send(err->msg, (int)strlen(err->msg) + 1, MPI_CHAR, 0, WORKER_TAG_ERROR,
-                 MPI_COMM_WORLD);
+    if (rc && rc != TV_EMPI) {
+        /* The master reports the code that happened, with its text. */
+        out.len = 0;
+        if (!worker_error_encode(rc, err ? err->msg : "", &out, NULL))
+            MPI_Send(out.data, (int)out.len, MPI_BYTE, 0, WORKER_TAG_ERROR, MPI_COMM_WORLD);
+    }
     tv_buf_free(&in);
     tv_buf_free(&out);
     worker_scratch_free(s);

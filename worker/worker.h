@@ -77,6 +77,13 @@ struct worker_result {
     size_t genome_len;
 };
 
+/* Shared by the msgpack codecs of worker/ and master/: a msgpack-c write
+ * callback appending to a struct tv_buf (data), and an integer field that
+ * fits int64_t (-1 if o is not one). */
+struct msgpack_object;
+int worker_msgpack_write(void *data, const char *bytes, size_t len);
+int worker_msgpack_i64(const struct msgpack_object *o, int64_t *out);
+
 /* A decoded message: items point into the message bytes and into memory the
  * holder owns; valid until the release (and while the bytes live). */
 struct worker_tasks {
@@ -130,12 +137,19 @@ enum worker_tag {
     WORKER_TAG_TASKS = 1,   /* master -> worker: a task batch */
     WORKER_TAG_RESULTS = 2, /* worker -> master: a result batch */
     WORKER_TAG_STOP = 3,    /* master -> worker: no more work (empty) */
-    WORKER_TAG_ERROR = 4    /* worker -> master: text of a fatal error */
+    WORKER_TAG_ERROR = 4    /* worker -> master: a fatal error (worker_error_encode) */
 };
 
+/* A fatal error as WORKER_TAG_ERROR carries it: its code (a TV_E* value) and
+ * its message. Decoding refuses (TV_EFORMAT) anything else; msg gets the
+ * message, cut to msg_size. */
+int worker_error_encode(int code, const char *msg, struct tv_buf *out, struct tv_error *err);
+int worker_error_decode(const void *data, size_t len, int *code, char *msg, size_t msg_size,
+                        struct tv_error *err);
+
 /* The loop of a rank >= 1 under MPI (MPI_Init done by the caller): serve
- * task batches from rank 0 until STOP. On an error it sends the text with
- * WORKER_TAG_ERROR to rank 0 and returns the code. */
+ * task batches from rank 0 until STOP. On an error it sends the code and
+ * the text with WORKER_TAG_ERROR to rank 0 and returns the code. */
 int worker_serve(const struct worker_params *p, struct tv_error *err);
 
 #endif

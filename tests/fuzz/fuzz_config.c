@@ -12,10 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fuzz_check.h"
+#include "fuzz.h"
 #include "master.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* The dump of c must parse, and dump again to the same text. */
 static void check_round_trip(const struct master_config *c)

@@ -13,10 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fuzz_check.h"
+#include "fuzz.h"
 #include "genome.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* tv_msgpack_check's promise: what it accepts, msgpack-c decodes whole. */
 static void check_framing(const uint8_t *data, size_t size)

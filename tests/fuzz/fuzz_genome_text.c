@@ -8,10 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fuzz_check.h"
+#include "fuzz.h"
 #include "genome.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void round_trip(const char *text, size_t size, const struct genome_limits *lim)
 {

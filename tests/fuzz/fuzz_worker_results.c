@@ -11,10 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fuzz_check.h"
+#include "fuzz.h"
 #include "worker.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define CAP ((size_t)1 << 20)
 

@@ -1,12 +1,15 @@
-/* fuzz_check.h -- the fuzz targets' one assertion: CHECK(cond) prints the
- * file, line, condition and the message of the `struct tv_error err` in scope,
- * then aborts, which libFuzzer reports as a crash with the input that made it.
- * Every target includes it; none defines its own. */
-#ifndef TREVO_FUZZ_CHECK_H
-#define TREVO_FUZZ_CHECK_H
+/* fuzz.h -- what the libFuzzer targets share: the entry point's prototype
+ * and CHECK, which aborts (a crash libFuzzer keeps) with the condition and
+ * the message of the `err` in scope. */
+#ifndef TREVO_FUZZ_H
+#define TREVO_FUZZ_H
 
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define CHECK(cond)                                                                                \
     do {                                                                                           \

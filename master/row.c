@@ -1,13 +1,14 @@
-/* row.c -- nn_row_parse: one line of comma-separated numbers. Any bytes give
- * 0 or an error, never a read outside line[0..len). */
+/* row.c -- master_row_parse: one line of comma-separated numbers (the input
+ * rows of `trevo net eval`). Any bytes give 0 or an error, never a read
+ * outside line[0..len). */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "nn_impl.h"
+#include "cli.h"
 
-#define NN_NUMBER_MAX 63 /* longest number we read ("-1.5e-3" style) */
+#define ROW_NUMBER_MAX 63 /* longest number we read ("-1.5e-3" style) */
 
 static int is_blank(char c)
 {
@@ -24,7 +25,7 @@ static const char *shown(const char *s, size_t n, char *buf)
     return buf;
 }
 
-int nn_row_parse(const char *line, size_t len, float *vals, size_t n_vals, struct tv_error *err)
+int master_row_parse(const char *line, size_t len, float *vals, size_t n_vals, struct tv_error *err)
 {
     size_t got = 0, pos = 0;
     char show[32];
@@ -50,8 +51,8 @@ int nn_row_parse(const char *line, size_t len, float *vals, size_t n_vals, struc
                     total++;
             return tv_error_set(err, TV_EINVAL, "expected %zu numbers, got %zu", n_vals, total);
         }
-        char num[NN_NUMBER_MAX + 1];
-        if (e - b > NN_NUMBER_MAX)
+        char num[ROW_NUMBER_MAX + 1];
+        if (e - b > ROW_NUMBER_MAX)
             return tv_error_set(err, TV_EINVAL, "value %zu ('%s'): not a number (too long)",
                                 got + 1, shown(line + b, e - b, show));
         memcpy(num, line + b, e - b);

@@ -1,0 +1,176 @@
+/* pop.c -- a population and its species' member lists (master.h, pop.h):
+ * no speciation, no planning, so that the checkpoint codec (state.c) links
+ * with it alone. */
+#include "pop.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+void *master_grow(void *items, size_t n, size_t *cap, size_t size, size_t first)
+{
+    if (n < *cap)
+        return items;
+    size_t c = *cap ? 2 * *cap : first;
+    if (c > SIZE_MAX / size)
+        return NULL;
+    void *more = realloc(items, c * size);
+    if (more)
+        *cap = c;
+    return more;
+}
+
+void master_pop_init(struct master_pop *p, double threshold)
+{
+    memset(p, 0, sizeof *p);
+    p->threshold = threshold;
+}
+
+void master_pop_release(struct master_pop *p)
+{
+    for (size_t i = 0; i < p->n; i++)
+        genome_free(p->m[i].genome);
+    for (size_t i = 0; i < p->n_species; i++) {
+        genome_free(p->sp[i].rep);
+        free(p->sp[i].members);
+    }
+    free(p->m);
+    free(p->sp);
+    tv_buf_free(&p->encoded);
+    memset(p, 0, sizeof *p);
+}
+
+int master_pop_keep_encoding(struct master_pop *p, const uint8_t *bytes, size_t len,
+                             struct tv_error *err)
+{
+    struct master_member *m = &p->m[p->n - 1];
+    m->enc_off = p->encoded.len;
+    m->enc_len = 0;
+    if (tv_buf_append(&p->encoded, bytes, len))
+        return tv_error_set(err, TV_ENOMEM, "population: out of memory");
+    m->enc_len = len;
+    return 0;
+}
+
+int master_pop_add(struct master_pop *p, int64_t id, double fitness, int solved,
+                   struct genome *genome, struct tv_error *err)
+{
+    struct master_member *m = master_grow(p->m, p->n, &p->cap, sizeof *m, 64);
+    if (!m)
+        return tv_error_set(err, TV_ENOMEM, "population: out of memory");
+    p->m = m;
+    struct genome_stats st;
+    int rc = genome_stats(genome, &st, err);
+    if (rc)
+        return rc;
+    p->m[p->n++] = (struct master_member){id,
+                                          isnan(fitness) ? -INFINITY : fitness,
+                                          solved,
+                                          genome,
+                                          -1,
+                                          (uint32_t)st.n_neurons,
+                                          (uint32_t)st.n_conns,
+                                          (uint32_t)st.n_skip,
+                                          (uint32_t)st.n_recurrent,
+                                          0,
+                                          0};
+    return 0;
+}
+
+static int cmp_member_id(const void *a, const void *b)
+{
+    int64_t x = ((const struct master_member *)a)->id, y = ((const struct master_member *)b)->id;
+    return (x > y) - (x < y);
+}
+
+void master_pop_sort(struct master_pop *p)
+{
+    qsort(p->m, p->n, sizeof *p->m, cmp_member_id);
+}
+
+ptrdiff_t master_pop_find(const struct master_pop *p, int64_t id)
+{
+    size_t lo = 0, hi = p->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (p->m[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < p->n && p->m[lo].id == id ? (ptrdiff_t)lo : -1;
+}
+
+int master_member_ranks_before(const struct master_member *a, const struct master_member *b)
+{
+    if (a->fitness != b->fitness)
+        return a->fitness > b->fitness;
+    return a->id < b->id;
+}
+
+struct rank_key {
+    double fitness;
+    int64_t id;
+    size_t idx;
+};
+
+static int cmp_rank_key(const void *a, const void *b)
+{
+    const struct rank_key *x = a, *y = b;
+    if (x->fitness != y->fitness)
+        return x->fitness > y->fitness ? -1 : 1;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+/* Insertion sort for short lists; qsort on keys for long ones. */
+void master_pop_sort_by_rank(const struct master_pop *p, size_t *idx, size_t n)
+{
+    struct rank_key *keys = n > 32 ? malloc(n * sizeof *keys) : NULL;
+    if (keys) {
+        for (size_t i = 0; i < n; i++)
+            keys[i] = (struct rank_key){p->m[idx[i]].fitness, p->m[idx[i]].id, idx[i]};
+        qsort(keys, n, sizeof *keys, cmp_rank_key);
+        for (size_t i = 0; i < n; i++)
+            idx[i] = keys[i].idx;
+        free(keys);
+        return;
+    }
+    for (size_t i = 1; i < n; i++) {
+        size_t v = idx[i], j = i;
+        while (j > 0 && master_member_ranks_before(&p->m[v], &p->m[idx[j - 1]])) {
+            idx[j] = idx[j - 1];
+            j--;
+        }
+        idx[j] = v;
+    }
+}
+
+int master_species_add_member(struct master_species *s, size_t member, struct tv_error *err)
+{
+    size_t *m = master_grow(s->members, s->n_members, &s->cap_members, sizeof *m, 16);
+    if (!m)
+        return tv_error_set(err, TV_ENOMEM, "speciation: out of memory");
+    s->members = m;
+    s->members[s->n_members++] = member;
+    return 0;
+}
+
+void master_species_finish(struct master_pop *p, int64_t generation)
+{
+    for (size_t k = 0; k < p->n_species; k++) {
+        struct master_species *s = &p->sp[k];
+        master_pop_sort_by_rank(p, s->members, s->n_members);
+        double sum = 0;
+        for (size_t i = 0; i < s->n_members; i++) {
+            sum += p->m[s->members[i]].fitness;
+            p->m[s->members[i]].species = s->id;
+        }
+        s->best = s->n_members ? p->m[s->members[0]].fitness : -INFINITY;
+        s->mean = s->n_members ? sum / (double)s->n_members : -INFINITY;
+        if (s->best > s->best_ever) {
+            s->best_ever = s->best;
+            s->last_improved = generation;
+        }
+    }
+}

@@ -1,0 +1,26 @@
+/*
+ * pop.h -- private to master/: what evolve.c (speciation, planning) and
+ * state.c (the checkpoint codec) share about a population beyond master.h.
+ */
+#ifndef TREVO_MASTER_POP_H
+#define TREVO_MASTER_POP_H
+
+#include "master.h"
+
+/* Room for one more element of `size` bytes in items (n used, *cap
+ * allocated): items itself when there is room, else items reallocated to
+ * twice *cap (`first` when 0), *cap updated. NULL when out of memory (items
+ * and *cap are then unchanged). */
+void *master_grow(void *items, size_t n, size_t *cap, size_t size, size_t first);
+
+/* 1 if member a ranks before member b: higher fitness, then lower id. */
+int master_member_ranks_before(const struct master_member *a, const struct master_member *b);
+
+/* Sorts idx[0..n) of p's members by rank: a total order (fitness is never
+ * NaN in a population, ids are distinct), so any sort gives the same list. */
+void master_pop_sort_by_rank(const struct master_pop *p, size_t *idx, size_t n);
+
+/* Appends member (an index into the population) to s's members. TV_ENOMEM. */
+int master_species_add_member(struct master_species *s, size_t member, struct tv_error *err);
+
+#endif

@@ -1,0 +1,76 @@
+/*
+ * search.h -- private to master/: one search on rank 0 (or alone), shared by
+ * the files that run it:
+ *   run.c        opening or resuming the run, the loop over generations, the end;
+ *   generation.c one generation: plan, evaluate, take the results, close it;
+ *   commit.c     the commit queue: results into the store in batches;
+ *   state.c      the checkpoint's master state (state.h).
+ */
+#ifndef TREVO_MASTER_SEARCH_H
+#define TREVO_MASTER_SEARCH_H
+
+#include <time.h>
+
+#include "master.h"
+#include "store.h"
+
+struct farm;
+
+struct search {
+    struct master_config cfg;
+    const char *db;
+    struct store *st;
+    int64_t run;
+    int n_ranks;
+    struct farm *farm;
+    struct master_pop pop; /* the population of the last closed generation */
+    int64_t gen;           /* last closed generation, -1 before generation 0 */
+    int64_t next_id;       /* id of the next child */
+    /* the generation being evaluated */
+    struct master_pop next;
+    int64_t base_id; /* child i has id base_id + i */
+    const struct master_child *plan;
+    size_t n_plan;
+    struct store_individual *rows; /* results not yet committed */
+    size_t *row_off;               /* their genome bytes' offsets in row_bytes */
+    size_t n_rows, cap_rows;
+    struct tv_buf row_bytes;
+    int solved;
+    double t_start, t_gen, t_first_row;
+    double cpu_start;      /* the process's CPU time when the search loop began */
+    char resume_name[256]; /* resume: the run to take once its checkpoint loaded */
+    int resuming;          /* resume: the run is held for writing */
+    uint64_t evals_total;
+    /* genomes of a replaced population, reused for the next children's
+     * (their arrays keep their capacity: no allocation per child) */
+    struct genome **spare;
+    size_t n_spare, cap_spare;
+    master_progress_fn progress; /* NULL when quiet */
+    void *progress_ctx;
+};
+
+/* Monotonic seconds. */
+static inline double search_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Sends ev, with the run's names filled in, to the progress callback (which
+ * must be set). */
+void master_search_report(const struct search *s, struct master_progress *ev);
+
+/* Runs generation s->gen + 1 and closes it (statistics and checkpoint in one
+ * transaction). pending: the run's committed individuals of later
+ * generations (a resume), or NULL. */
+int master_generation_run(struct search *s, const struct store_set *pending, struct tv_error *err);
+
+/* Queues a result row (genome bytes copied) and commits the queue once
+ * commit_batch rows wait or the oldest waited a second. */
+int master_commit_queue(struct search *s, const struct store_individual *row, const uint8_t *genome,
+                        size_t len, struct tv_error *err);
+/* Commits the queued rows in one transaction (nothing queued: 0). */
+int master_commit_flush(struct search *s, struct tv_error *err);
+
+#endif
