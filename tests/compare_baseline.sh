@@ -64,7 +64,7 @@ cleanup() {
     fi
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap 'exit 130' HUP INT PIPE TERM
 
 if [ -n "${TREVO_BASE:-}" ]; then
     base=$TREVO_BASE
