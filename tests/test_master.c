@@ -2475,11 +2475,14 @@ static void log_progress(void *ctx, const struct master_progress *p)
         l->end = *p;
 }
 
-/* Runs `text` alone into a fresh database under the test's temporary
- * directory; returns master_search's code. */
-static int search_alone(const char *text, const char *db, struct progress_log *log,
-                        struct tv_error *err)
+/* Runs `text` alone into a fresh temporary database (removed after);
+ * returns master_search's code. */
+static int search_alone(const char *text, struct progress_log *log, struct tv_error *err)
 {
+    char db[] = "/tmp/trevo-test-search-XXXXXX";
+    int fd = mkstemp(db);
+    assert_true(fd >= 0);
+    close(fd);
     remove(db);
     struct master_run_opts o = {.config_text = text,
                                 .config_file = "t.ini",
@@ -2509,11 +2512,7 @@ static void test_master_search_reports_progress(void **state)
     (void)state;
     struct progress_log log = {0};
     struct tv_error err = {0};
-    char db[] = "/tmp/trevo-test-progress-XXXXXX";
-    int fd = mkstemp(db);
-    assert_true(fd >= 0);
-    close(fd);
-    assert_ok(search_alone(XOR_THREE_GENERATIONS, db, &log, &err), &err);
+    assert_ok(search_alone(XOR_THREE_GENERATIONS, &log, &err), &err);
     assert_int_equal(log.n, 5);
     assert_int_equal(log.events[0], MASTER_EVENT_START);
     for (int g = 0; g < 3; g++) {
@@ -2532,11 +2531,7 @@ static void test_master_search_quiet_reports_nothing(void **state)
     (void)state;
     struct progress_log log = {0};
     struct tv_error err = {0};
-    char db[] = "/tmp/trevo-test-quiet-XXXXXX";
-    int fd = mkstemp(db);
-    assert_true(fd >= 0);
-    close(fd);
-    assert_ok(search_alone(XOR_THREE_GENERATIONS "[log]\nquiet = true\n", db, &log, &err), &err);
+    assert_ok(search_alone(XOR_THREE_GENERATIONS "[log]\nquiet = true\n", &log, &err), &err);
     assert_int_equal(log.n, 0);
 }
 

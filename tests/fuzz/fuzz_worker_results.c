@@ -4,7 +4,9 @@
  * input's size must give TV_ELIMIT. Whatever decodes must hold valid fields
  * and a genome inside the input, and re-encode and decode to the same batch
  * (fitness bit for bit, NaN included). The child genomes are decoded too
- * (with small limits), as the master would.
+ * (with small limits), as the master would. The same bytes are also decoded
+ * as a worker's error message (worker_error_decode): a code and a text, or
+ * TV_EFORMAT.
  * Seeds: tests/fuzz/corpus/worker_results/. */
 #include <stdint.h>
 #include <stdio.h>
@@ -18,14 +20,16 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static const struct genome_limits small = {64, 256};
     struct tv_error err = {0};
     struct worker_results r, s;
-    uint8_t *msg = malloc(size ? size : 1);
+    uint8_t *msg = fuzz_copy(data, size);
     if (!msg)
         return 0;
-    if (size)
-        memcpy(msg, data, size);
+    /* the same bytes as a worker's error message: a code and a text, or refused */
+    int code = 0;
+    char text[32];
+    int erc = worker_error_decode(msg, size, &code, text, sizeof text, &err);
+    CHECK(erc == 0 ? code < 0 && strlen(text) < sizeof text : erc == TV_EFORMAT && err.msg[0]);
     if (size > 0) {
         int rc = worker_results_decode(msg, size, size - 1, &r, &err);
         CHECK(rc == TV_ELIMIT && err.code == rc && r.n == 0 && !r.items && !r.holder);
@@ -39,14 +43,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     for (size_t i = 0; i < r.n; i++) {
         const struct worker_result *a = &r.items[i];
-        CHECK(a->genome && a->genome >= msg && a->genome_len <= size &&
-              a->genome - msg <= (ptrdiff_t)(size - a->genome_len));
+        CHECK(a->genome && fuzz_inside(a->genome, a->genome_len, msg, size));
         CHECK(a->rank >= 0 && (a->solved == 0 || a->solved == 1));
-        struct genome g;
-        genome_init(&g);
-        int grc = genome_decode(&g, a->genome, a->genome_len, &small, &err);
-        CHECK(grc == 0 || (err.code == grc && err.msg[0]));
-        genome_release(&g);
+        fuzz_decode_genome(a->genome, a->genome_len);
     }
     struct tv_buf buf = {0};
     CHECK(worker_results_encode(r.items, r.n, &buf, &err) == 0);

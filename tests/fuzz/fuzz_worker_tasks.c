@@ -17,39 +17,18 @@
 /* The size cap of this fuzzer's messages: ASan's malloc limit is far above. */
 #define CAP ((size_t)1 << 20)
 
-static int inside(const uint8_t *p, size_t n, const uint8_t *data, size_t size)
-{
-    return !p || (p >= data && n <= size && p - data <= (ptrdiff_t)(size - n));
-}
-
 static int same_bytes(const uint8_t *a, size_t na, const uint8_t *b, size_t nb)
 {
     return (a == NULL) == (b == NULL) && na == nb && (na == 0 || memcmp(a, b, na) == 0);
-}
-
-static void decode_parent(const uint8_t *p, size_t n)
-{
-    static const struct genome_limits small = {64, 256};
-    struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
-    if (p) {
-        int rc = genome_decode(&g, p, n, &small, &err);
-        CHECK(rc == 0 || (err.code == rc && err.msg[0]));
-    }
-    genome_release(&g);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct tv_error err = {0};
     struct worker_tasks t, u;
-    /* An exact-size copy, so that ASan sees any read past the message. */
-    uint8_t *msg = malloc(size ? size : 1);
+    uint8_t *msg = fuzz_copy(data, size);
     if (!msg)
         return 0;
-    if (size)
-        memcpy(msg, data, size);
     if (size > 0) {
         int rc = worker_tasks_decode(msg, size, size - 1, &t, &err);
         CHECK(rc == TV_ELIMIT && err.code == rc && t.n == 0 && !t.items && !t.holder);
@@ -64,10 +43,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (size_t i = 0; i < t.n; i++) {
         const struct worker_task *a = &t.items[i];
         CHECK(a->generation >= 0 && a->op >= WORKER_OP_INIT && a->op <= WORKER_OP_CROSSOVER_MUTATE);
-        CHECK(inside(a->genome1, a->genome1_len, msg, size));
-        CHECK(inside(a->genome2, a->genome2_len, msg, size));
-        decode_parent(a->genome1, a->genome1_len);
-        decode_parent(a->genome2, a->genome2_len);
+        CHECK(fuzz_inside(a->genome1, a->genome1_len, msg, size));
+        CHECK(fuzz_inside(a->genome2, a->genome2_len, msg, size));
+        fuzz_decode_genome(a->genome1, a->genome1_len);
+        fuzz_decode_genome(a->genome2, a->genome2_len);
     }
     struct tv_buf buf = {0};
     CHECK(worker_tasks_encode(t.items, t.n, &buf, &err) == 0);
