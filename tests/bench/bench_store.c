@@ -23,20 +23,23 @@
 
 #define N_POOL 64 /* distinct encoded genomes the rows cycle through */
 
-static double now(void)
+static double clock_seconds(clockid_t clock)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(clock, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double now(void)
+{
+    return clock_seconds(CLOCK_MONOTONIC);
 }
 
 /* CPU time of every thread of the process (the store's background copy
  * included). */
 static double cpu_now(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    return clock_seconds(CLOCK_PROCESS_CPUTIME_ID);
 }
 
 static int cmp_double(const void *a, const void *b)
