@@ -2,7 +2,17 @@
  * genome.h -- the triplet chromosome.
  *
  * A genome is a set of neuron genes and a set of connection genes
- * (from, to, weight). Only connections that exist are stored.
+ * (from, to, weight). Only connections that exist are stored. A neuron
+ * carries a model (enum genome_model: today the rate neuron and a leaky
+ * integrate-and-fire neuron) with a parameter block that one table,
+ * genome_models[], describes.
+ *
+ * This module holds the genes, their checks, the one classification of
+ * connections (local / skip / recurrent), the variation operators, the
+ * starting genomes (minimal, layered, NEAT-style random graphs) and every
+ * format of a genome: msgpack, text and a Graphviz drawing. Each format has
+ * versions; writers write the oldest version that can express the genome
+ * (see "format versions" below).
  *
  * Invariants of a valid genome (genome_validate() checks all of them, and
  * every genome that enters from outside -- a message, a database row, a file --
