@@ -89,6 +89,8 @@ struct task_instance {
 };
 
 struct task_kind {
+    /* These two come first in every version, so that a row of another
+     * version can be named when it is refused. */
     uint32_t abi_version; /* TASK_ABI_VERSION */
     const char *name;
     const char *summary;
