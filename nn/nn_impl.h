@@ -167,4 +167,15 @@ struct nn_act_entry {
 /* Indexed by enum genome_act; GENOME_ACT_COUNT entries (act.c). */
 extern const struct nn_act_entry nn_acts[];
 
+/* 0 if the engine runs neuron u's model (today: rate neurons only), else
+ * TV_EINVAL naming the neuron and its model. */
+static inline int nn_model_check(const struct genome_neuron *u, struct tv_error *err)
+{
+    if (u->model == GENOME_MODEL_RATE)
+        return 0;
+    return tv_error_set(err, TV_EINVAL,
+                        "neuron %u: model %s is not run by the engine (rate neurons only)", u->id,
+                        u->model < GENOME_MODEL_COUNT ? genome_models[u->model].name : "?");
+}
+
 #endif

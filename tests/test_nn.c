@@ -1035,6 +1035,24 @@ static void test_nn_state_density_before_any_step_is_an_error(void **state)
 
 /* ---- the reference ------------------------------------------------------------- */
 
+/* A neuron model the engine does not run (a spiking neuron) is refused by
+ * name, by the plan and by the reference alike, never run as a rate neuron. */
+static void test_nn_plan_compile_rejects_unrun_models(void **state)
+{
+    (void)state;
+    struct genome g;
+    genome_init(&g);
+    tu_lif_genome(&g);
+    const char *msg = "neuron 10: model lif is not run by the engine (rate neurons only)";
+    expect_compile_error(&g, NULL, TV_EINVAL, msg);
+    struct tv_error err = {0};
+    struct nn_reference *r = NULL;
+    assert_int_equal(nn_reference_new(&g, 1, &r, &err), TV_EINVAL);
+    assert_null(r);
+    assert_string_equal(err.msg, msg);
+    genome_release(&g);
+}
+
 static void test_nn_reference_new_rejects_invalid_genome(void **state)
 {
     (void)state;
@@ -1112,6 +1130,7 @@ int main(void)
         cmocka_unit_test(test_nn_plan_compile_rejects_bad_options),
         cmocka_unit_test(test_nn_state_new_rejects_bad_batch),
         cmocka_unit_test(test_nn_state_density_before_any_step_is_an_error),
+        cmocka_unit_test(test_nn_plan_compile_rejects_unrun_models),
         cmocka_unit_test(test_nn_reference_new_rejects_invalid_genome),
         cmocka_unit_test(test_nn_act_apply_is_exact_libm),
     };
