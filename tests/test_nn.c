@@ -16,6 +16,7 @@
 
 #include "genome.h"
 #include "nn.h"
+#include "testutil.h"
 
 /* ---- helpers -------------------------------------------------------------- */
 
