@@ -10,7 +10,7 @@
 #   make fuzz       short libFuzzer runs of every parser (FUZZ_SECONDS=600 for long)
 #   make format / format-check / clean / deps
 #
-# Layers (DESIGN.md): genome/ and nn/ are plain C libraries built with plain
+# Layers (docs/architecture.md): genome/ and nn/ are plain C libraries built with plain
 # $(CC) and no MPI include path; store/ adds SQLite; master/ and worker/ are
 # built with mpicc. Sources are found by wildcard: a new .c file in a module
 # folder, a tests/test_*.c, a tests/bench/bench_*.c or a tests/fuzz/fuzz_*.c
@@ -33,7 +33,7 @@ ifeq ($(SAN),1)
 OPT = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
 endif
 # -ffp-contract=off: no fused multiply-add contraction, so that every SIMD
-# clone and every machine computes bit-identical results (DESIGN.md contract).
+# clone and every machine computes bit-identical results (docs/contracts.md, "Determinism").
 BASE_CFLAGS = -std=c11 $(OPT) $(WARN) -ffp-contract=off -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L
 OPENBLAS_CFLAGS = $(shell pkg-config --cflags openblas 2>/dev/null)
 LDLIBS = -lsqlite3 -lmsgpackc -linih -ldl -lm -lpthread

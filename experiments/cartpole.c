@@ -1,4 +1,4 @@
-/* cartpole.c -- the cart-pole physics of PROTOCOLS.md (see cartpole.h). The
+/* cartpole.c -- the cart-pole physics of docs/protocols.md (see cartpole.h). The
  * expressions follow the equations as written there, in the order the
  * original C code evaluates them, so that a trajectory under the same forces
  * matches it to the last bits where libm agrees. */

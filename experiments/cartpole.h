@@ -1,6 +1,6 @@
 /*
  * cartpole.h -- private to experiments/: the physics of the pole-balancing
- * benchmarks, exactly as PROTOCOLS.md gives them, in double precision. No
+ * benchmarks, exactly as docs/protocols.md gives them, in double precision. No
  * networks here (nothing of nn/), so the physics can be tested on its own.
  *
  * Single pole (Barto, Sutton & Anderson 1983, as in NEAT's cart_pole()):

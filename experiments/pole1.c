@@ -1,12 +1,12 @@
-/* pole1.c -- single pole balancing as NEAT ran it (PROTOCOLS.md): a random
+/* pole1.c -- single pole balancing as NEAT ran it (docs/protocols.md): a random
  * start drawn from the evaluation's rng, then the network pushes the cart
  * with +-10 N each 0.02 s step until the pole falls, the cart leaves the
  * track, or 100,000 steps pass. Fitness: the steps balanced; solved at
  * 100,000 ([task] max_steps).
  *
  * Inputs (NEAT's go_cart()): 1.0 (bias), (x + 2.4) / 4.8, (x_dot + 0.75) / 1.5,
- * (theta + 0.2094384) / 0.41, (theta_dot + 1) / 2. PROTOCOLS.md writes the
- * third offset 0.2094: it is NEAT's twelve_degrees constant, 0.2094384.
+ * (theta + 0.2094384) / 0.41, (theta_dot + 1) / 2. In docs/protocols.md, the
+ * third offset, often written 0.2094, is NEAT's twelve_degrees constant, 0.2094384.
  *
  * Action: bang-bang, +10 N if the one output is > 0.5, else -10 N. NEAT's C++
  * code had two outputs and pushed right unless the first was greater than the

@@ -1,5 +1,5 @@
 /* pole2.c -- double pole balancing (Wieland's equations, cartpole.c) with and
- * without velocities, as NEAT, ESP and CoSyNE ran it (PROTOCOLS.md). Every
+ * without velocities, as NEAT, ESP and CoSyNE ran it (docs/protocols.md). Every
  * episode starts from theta1 = 0.07 rad, everything else 0, and uses no
  * randomness. One action per 0.02 s: F = 20 (out - 0.5) N from one output.
  *
@@ -19,8 +19,8 @@
  *
  * Steps are counted as actions after which the system is still within
  * bounds; NEAT's evalNet() returns one more for dpv (the failing action
- * counts there) and the same for dpnv (its balanced_sum). Where PROTOCOLS.md
- * and NEAT's code differ on a boundary, PROTOCOLS.md is followed: f2 is
+ * counts there) and the same for dpnv (its balanced_sum). Where docs/protocols.md
+ * and NEAT's code differ on a boundary, docs/protocols.md is followed: f2 is
  * computed from t = 100 on (NEAT: t > 100), and a generalization start
  * counts if all 1,000 steps stay up (NEAT: 999). */
 #include "tasks.h"

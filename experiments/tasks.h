@@ -39,7 +39,7 @@ extern const struct task_key task_pole_keys[1];
 
 /* ---- pole balancing (pole1.c, pole2.c), open to tests ------------------- */
 
-/* Episode lengths of PROTOCOLS.md. */
+/* Episode lengths of docs/protocols.md. */
 #define TASK_POLE_MAX_STEPS 100000 /* pole1, dpv, and the dpnv champion's long run */
 #define TASK_DPNV_STEPS 1000       /* a dpnv episode, and each generalization start */
 #define TASK_DPNV_DAMPING_STEPS 100

@@ -1,4 +1,4 @@
-/* xor.c -- XOR as the NEAT paper ran it (PROTOCOLS.md): inputs bias 1.0, x1,
+/* xor.c -- XOR as the NEAT paper ran it (docs/protocols.md): inputs bias 1.0, x1,
  * x2; one output, NEAT's steepened sigmoid; fitness (4 - sum |out - target|)^2,
  * at most 16; solved when every pattern is on the right side of 0.5. Each
  * pattern is one time step from a reset state. */

@@ -2,7 +2,7 @@
  *
  * Connections travel as one `bin` of 12-byte little-endian records rather
  * than an array of triplets: decoding 100,000 triplets as msgpack arrays costs
- * 5-7.5 ms, as a bin 0.08 ms (FACTS.md). Decoding first checks the framing
+ * 5-7.5 ms, as a bin 0.08 ms (docs/facts.md). Decoding first checks the framing
  * without allocating (tv_msgpack_check) and the sizes against the limits,
  * then reads through msgpack-c, then validates the genome. */
 #include "genome.h"

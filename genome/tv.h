@@ -116,7 +116,7 @@ int tv_buf_write(void *data, const char *bytes, size_t len);
  * max_depth (<= 64), every array or map announcing no more elements than
  * bytes remain. After it passes, msgpack-c's decoder allocates at most a
  * small multiple of len, so a hostile 5-byte header cannot ask for 48 GB
- * (FACTS.md). TV_EFORMAT with the byte offset of the problem otherwise. */
+ * (docs/facts.md). TV_EFORMAT with the byte offset of the problem otherwise. */
 int tv_msgpack_check(const void *data, size_t len, unsigned max_depth, struct tv_error *err);
 
 #endif

@@ -1,6 +1,6 @@
 /* farm.c -- dynamic load balancing over MPI: whoever is free gets the next
  * batch, `inflight` batches are outstanding per worker so that no worker
- * waits for the master (FACTS.md: two in flight mattered more than batch
+ * waits for the master (docs/facts.md: two in flight mattered more than batch
  * size). Tasks go out with MPI_Isend (a blocking send of a large batch could
  * deadlock against a worker blocked sending its results); results are
  * discovered with MPI_Iprobe + MPI_Get_count, refused past the size cap

@@ -1,4 +1,4 @@
-/* reference.c -- the semantics of DESIGN.md as a plain loop over the triplets,
+/* reference.c -- the semantics of docs/architecture.md as a plain loop over the triplets,
  * to check the fast path against. Slow on purpose: nothing is reordered,
  * nothing is skipped, sums are in double. */
 #include <stdlib.h>

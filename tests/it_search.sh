@@ -56,7 +56,7 @@ for k in $(seq 1 "$KILLS"); do
     extra=$(awk -v s=$RANDOM 'BEGIN{srand(s); printf "%.3f", rand() * 0.08}')
     # mpirun and all its ranks are killed in one kill(1) call: a crash at this
     # very moment (killing mpirun alone leaves the ranks up to a second to
-    # finish, FACTS.md; Open MPI gives each rank a process group of its own)
+    # finish, docs/facts.md; Open MPI gives each rank a process group of its own)
     $MPIRUN 3 "$TREVO" run long.ini --db k.db --quiet &
     pid=$!
     for i in $(seq 1 3000); do

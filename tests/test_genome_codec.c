@@ -829,7 +829,7 @@ static void test_genome_decode_huge_announced_count_fails_fast(void **state)
     struct genome g;
     genome_init(&g);
     /* [MAGIC, 1, array32 announcing 2^32-1 neurons]: 20 bytes. msgpack-c
-     * alone would try to allocate 96 GB (FACTS.md). Refused by the framing
+     * alone would try to allocate 96 GB (docs/facts.md). Refused by the framing
      * check before anything is allocated. */
     uint8_t m[] = {0x94, 0xac, 't', 'r', 'e',  'v',  'o',  '-',  'g',  'e',
                    'n',  'o',  'm', 'e', 0x01, 0xdd, 0xff, 0xff, 0xff, 0xff};

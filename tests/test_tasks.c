@@ -7,7 +7,7 @@
  * Expected numbers are computed independently of experiments/: by hand where
  * the arithmetic is exact (single pole from rest, the fitness formulas, the
  * generalization grid), otherwise by the python3 script at the end of this
- * file, a second implementation of PROTOCOLS.md in plain python doubles
+ * file, a second implementation of docs/protocols.md in plain python doubles
  * (classic RK4 written the textbook way, a network simulator of its own).
  * Run it from the repository's root (add --slow after the file name for the
  * generalization count, a few minutes):
@@ -858,7 +858,7 @@ def net(name):  # a network string of this file, as (neurons, conns)
         if f and f[0] == "neuron": ns[int(f[1])] = (f[2], float(f[3]), f[4], float(f[5]))
         if f and f[0] == "conn": cs.append((int(f[1]), int(f[2]), float(f[3])))
     return ns, cs
-class Net:  # DESIGN.md semantics, identity activations only
+class Net:  # docs/architecture.md semantics, identity activations only
     def __init__(s, name):
         s.ns, s.cs = net(name)
         s.ins = sorted(i for i in s.ns if s.ns[i][0] == "in")
@@ -875,7 +875,7 @@ class Net:  # DESIGN.md semantics, identity activations only
             y[j] = v
         s.prev = y
         return [y[o] for o in s.outs]
-def cart1(s, F):  # PROTOCOLS.md single pole, Euler
+def cart1(s, F):  # docs/protocols.md single pole, Euler
     x, xd, th, thd = s
     g, mc, mp, l = 9.8, 1.0, 0.1, 0.5
     temp = (F + mp * l * thd * thd * sin(th)) / (mc + mp)
@@ -884,7 +884,7 @@ def cart1(s, F):  # PROTOCOLS.md single pole, Euler
     return [x + 0.02 * xd, xd + 0.02 * xa, th + 0.02 * thd, thd + 0.02 * tha]
 def fail1(s):
     return abs(s[0]) > 2.4 or abs(s[2]) > 0.2094384
-def deriv2(s, F):  # PROTOCOLS.md double pole (Wieland)
+def deriv2(s, F):  # docs/protocols.md double pole (Wieland)
     g, mu, m, l = -9.8, 0.000002, (0.1, 0.01), (0.5, 0.05)
     th, thd, Ft, mt, t = (s[2], s[4]), (s[3], s[5]), [], [], []
     for i in range(2):

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fault 2: one worker rank (not rank 0) killed with kill -9 in the middle of
-# a generation. Open MPI 4.1 has no fault tolerance (FACTS.md), so the job
+# a generation. Open MPI 4.1 has no fault tolerance (docs/facts.md), so the job
 # must end, non-zero, within a bounded time; its output must name the cause
 # (the dead rank) and say how to resume; the database passes integrity_check
 # and holds only what the reference holds; `trevo resume` then ends identical
