@@ -109,9 +109,20 @@ $(TREVO): $(call obj,master/main.c) $(LIBS)
 
 # ---- tests, benchmarks -------------------------------------------------
 INC_ALL = -Imaster -Iworker -Istore -Iexperiments -Inn -Igenome -Itests
-$(BUILD)/tests/%: tests/%.c $(H_ALL) $(LIBS)
+# Test binaries only (not the benchmarks, fuzzers or trevo): the allocation
+# functions are wrapped, so that calls from our libraries and the tests go to
+# tests/failalloc.c, which can fail the k-th one and count live blocks
+# (tests/failalloc.h); unarmed, it passes every call through.
+FAILALLOC = $(BUILD)/obj/tests/failalloc.o
+FAILALLOC_WRAP = -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=aligned_alloc \
+                 -Wl,--wrap=open_memstream
+$(FAILALLOC): tests/failalloc.c tests/failalloc.h
 	@mkdir -p $(@D)
-	$(MPICC) $(BASE_CFLAGS) $(INC_ALL) $(OPENBLAS_CFLAGS) $(LDFLAGS) -o $@ $< $(LIBS) -lcmocka $(LDLIBS)
+	$(CC) $(BASE_CFLAGS) -Itests -c $< -o $@
+$(BUILD)/tests/%: tests/%.c $(H_ALL) $(LIBS) $(FAILALLOC)
+	@mkdir -p $(@D)
+	$(MPICC) $(BASE_CFLAGS) $(INC_ALL) $(OPENBLAS_CFLAGS) $(LDFLAGS) $(FAILALLOC_WRAP) -o $@ $< \
+	    $(FAILALLOC) $(LIBS) -lcmocka $(LDLIBS)
 $(BUILD)/bench/%: tests/bench/%.c $(H_ALL) $(wildcard tests/bench/*.h) $(LIBS)
 	@mkdir -p $(@D)
 	$(MPICC) $(BASE_CFLAGS) $(INC_ALL) $(OPENBLAS_CFLAGS) $(LDFLAGS) -o $@ $< $(LIBS) $(LDLIBS)
