@@ -96,8 +96,12 @@ int master_speciate(struct master_pop *p, const struct master_config *c, int64_t
             }
         }
         rc = genome_copy(s->rep, p->m[best].genome, err);
-        if (rc)
+        if (rc) {
+            /* keep p->sp consistent: the species dropped above are freed */
+            memmove(&p->sp[w], s, (p->n_species - k) * sizeof *s);
+            p->n_species = w + (p->n_species - k);
             return rc;
+        }
         p->sp[w++] = *s;
     }
     p->n_species = w;
