@@ -30,9 +30,9 @@ FILE *__wrap_open_memstream(char **buf, size_t *len);
 /* ---- the table of live blocks ------------------------------------------ */
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static void **slots; /* [cap], NULL: empty */
-static size_t cap, n_live;
-static int tracking; /* read and written under lock */
+static void **slots;       /* [cap], NULL: empty */
+static size_t cap, n_live; /* n_live and tracking: changed under the lock, read anywhere */
+static int tracking;
 
 static size_t slot_of(const void *p)
 {
@@ -71,7 +71,7 @@ static void add_locked(void *p)
     while (slots[j])
         j = (j + 1) & (cap - 1);
     slots[j] = p;
-    n_live++;
+    __atomic_store_n(&n_live, n_live + 1, __ATOMIC_RELAXED);
 }
 
 /* Removes p; 1 if it was tracked. Called with the lock held. */
@@ -96,13 +96,26 @@ static int remove_locked(void *p)
             hole = k;
         }
     }
-    n_live--;
+    __atomic_store_n(&n_live, n_live - 1, __ATOMIC_RELAXED);
     return 1;
+}
+
+/* Unlocked first looks (of values only changed under the lock): an
+ * untracking test binary never takes the lock, so that a fork() while
+ * another thread allocates cannot leave the child a held mutex. */
+static int tracking_now(void)
+{
+    return __atomic_load_n(&tracking, __ATOMIC_RELAXED);
+}
+
+static int any_live(void)
+{
+    return __atomic_load_n(&n_live, __ATOMIC_RELAXED) != 0;
 }
 
 static void track_add(void *p)
 {
-    if (!p)
+    if (!p || !tracking_now())
         return;
     pthread_mutex_lock(&lock);
     if (tracking)
@@ -112,6 +125,8 @@ static void track_add(void *p)
 
 static void track_remove(void *p)
 {
+    if (!p || !any_live())
+        return;
     pthread_mutex_lock(&lock);
     remove_locked(p);
     pthread_mutex_unlock(&lock);
@@ -120,6 +135,8 @@ static void track_remove(void *p)
 /* After a realloc moved p to q: q is tracked if p was. */
 static void track_move(void *p, void *q)
 {
+    if (!any_live())
+        return;
     pthread_mutex_lock(&lock);
     if (remove_locked(p))
         add_locked(q);
@@ -129,7 +146,7 @@ static void track_move(void *p, void *q)
 void failalloc_track(int on)
 {
     pthread_mutex_lock(&lock);
-    tracking = on;
+    __atomic_store_n(&tracking, on, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&lock);
 }
 
@@ -186,31 +203,25 @@ static int should_fail(void)
 
 /* ---- the wrappers -------------------------------------------------------- */
 
-void *__wrap_malloc(size_t n)
+static void *tracked(void *p)
 {
-    if (should_fail())
-        return NULL;
-    void *p = __real_malloc(n);
     track_add(p);
     return p;
+}
+
+void *__wrap_malloc(size_t n)
+{
+    return should_fail() ? NULL : tracked(__real_malloc(n));
 }
 
 void *__wrap_calloc(size_t n, size_t size)
 {
-    if (should_fail())
-        return NULL;
-    void *p = __real_calloc(n, size);
-    track_add(p);
-    return p;
+    return should_fail() ? NULL : tracked(__real_calloc(n, size));
 }
 
 void *__wrap_aligned_alloc(size_t align, size_t n)
 {
-    if (should_fail())
-        return NULL;
-    void *p = __real_aligned_alloc(align, n);
-    track_add(p);
-    return p;
+    return should_fail() ? NULL : tracked(__real_aligned_alloc(align, n));
 }
 
 void *__wrap_realloc(void *p, size_t n)
@@ -245,14 +256,16 @@ void __wrap_free(void *p)
 /* ---- SQLite ------------------------------------------------------------- */
 
 static sqlite3_mem_methods sqlite_own;
+static int sqlite_counted = 1; /* failalloc_count_sqlite() */
+
+void failalloc_count_sqlite(int on)
+{
+    sqlite_counted = on;
+}
 
 static void *sq_malloc(int n)
 {
-    if (should_fail())
-        return NULL;
-    void *p = sqlite_own.xMalloc(n);
-    track_add(p);
-    return p;
+    return sqlite_counted && should_fail() ? NULL : tracked(sqlite_own.xMalloc(n));
 }
 
 static void sq_free(void *p)
@@ -263,7 +276,7 @@ static void sq_free(void *p)
 
 static void *sq_realloc(void *p, int n)
 {
-    if (should_fail())
+    if (sqlite_counted && should_fail())
         return NULL;
     void *q = sqlite_own.xRealloc(p, n);
     if (q)

@@ -1,15 +1,15 @@
 /* failalloc.h -- allocation-failure injection for the test binaries.
  *
  * The Makefile links every tests/test_*.c with tests/failalloc.c and
- * -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,
- * --wrap=aligned_alloc,--wrap=open_memstream: every call to those functions from an object file of
- * the link (our static libraries and the test itself) goes to failalloc.c,
- * which passes it on unchanged until a test asks for more (open_memstream
- * can be failed, but the buffer libc allocates for it is not tracked). Calls
- * made inside
- * shared libraries (msgpack-c, libc's open_memstream/getline, MPI, cmocka)
- * are not seen; SQLite's are, once failalloc_hook_sqlite() installed a
- * counting allocator (before SQLite is first used).
+ *   -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=aligned_alloc
+ *   -Wl,--wrap=open_memstream
+ * so that every call to those functions from an object file of the link
+ * (our static libraries and the test itself) goes to failalloc.c, which
+ * passes it on unchanged until a test asks for more. open_memstream can be
+ * failed, but the buffer libc grows for it is not tracked. Calls made inside
+ * shared libraries (msgpack-c's decoder zone, inih, libc's getline, MPI,
+ * cmocka) are not seen; SQLite's are, once failalloc_hook_sqlite() has put
+ * a counting allocator in front of its own (before SQLite is first used).
  *
  * Two independent switches:
  *   - tracking: while on, every block allocated (by any thread) is recorded
@@ -44,5 +44,9 @@ int failalloc_fired(void);
  * allocator underneath). Must run before SQLite is initialised; returns 0 or
  * SQLite's error code. */
 int failalloc_hook_sqlite(void);
+/* Whether SQLite's allocations are counted (and so can fail) when armed; on
+ * by default. Off, they are only tracked: a sweep of a caller of the store
+ * then covers the caller's own allocations in far fewer trials. */
+void failalloc_count_sqlite(int on);
 
 #endif
