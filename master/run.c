@@ -62,13 +62,12 @@ static int load_resume(struct search *s, struct store_set *pending, struct tv_er
                : tv_error_set(err, TV_ENOMEM, "out of memory");
         if (!rc && (rc = task_check_shape(s->cfg.worker.task, g, err)) != 0)
             tv_error_prefix(err, "%s: individual %" PRId64, s->db, r->id);
-        if (!rc) {
+        if (!rc)
             rc = master_pop_add(&s->pop, r->id, r->fitness, r->solved, g, err);
-            if (!rc)
-                rc = master_pop_keep_encoding(&s->pop, r->genome, r->genome_len, err);
-        } else {
+        if (rc) /* master_pop_add takes g only when it succeeds */
             genome_free(g);
-        }
+        else
+            rc = master_pop_keep_encoding(&s->pop, r->genome, r->genome_len, err);
     }
     if (!rc) {
         master_pop_sort(&s->pop);

@@ -165,7 +165,11 @@ int store_db_error(const struct store *s, int rc, struct tv_error *err, const ch
     char os[96] = "";
     if ((code == TV_EIO || code == TV_ENOSPACE) && sys)
         snprintf(os, sizeof os, " (%s)", strerror(sys));
-    return tv_error_set(err, code, "%s: %s: %s%s%s", s->path, ctx, what, sqlite3_errmsg(s->db), os);
+    /* the connection's message only when it is about rc: a code made here
+     * (SQLITE_NOMEM for our own malloc) or one a reset cleared has none */
+    const char *msg =
+        (sqlite3_errcode(s->db) & 0xff) == (rc & 0xff) ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc);
+    return tv_error_set(err, code, "%s: %s: %s%s%s", s->path, ctx, what, msg, os);
 }
 
 /* Adds text at the end of err's message (as far as it fits). */
