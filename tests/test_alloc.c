@@ -818,6 +818,25 @@ static void test_store_checkpoint_load_out_of_memory(void **state)
     sweep("store_checkpoint_load", case_store_checkpoint_load, *state);
 }
 
+/* A writer's close after a commit (the WAL is copied and truncated): it
+ * frees everything whatever happens, and what was committed stays. */
+static void case_store_close(struct trial *t, void *ctx)
+{
+    struct sfx *f = ctx;
+    restore(f, STAGE_ADDED);
+    struct store *s = writer(f);
+    struct tv_error err = {0};
+    assert_ok(store_add_individuals(s, f->run, f->rows + 4, 2, &err), &err);
+    ARMED(t, store_close(s, &t->err));
+    t->same = committed(f, 0) == 4 && committed(f, 1) == 2;
+    assert_true(t->same);
+}
+
+static void test_store_close_out_of_memory(void **state)
+{
+    sweep("store_close", case_store_close, *state);
+}
+
 /* A resume of a finished search: open, the stored config, the checkpoint
  * (load_resume), the state codec, and the close. */
 static void case_search_resume(struct trial *t, void *ctx)
@@ -874,6 +893,7 @@ int main(void)
         cmocka_unit_test(test_store_add_individuals_out_of_memory),
         cmocka_unit_test(test_store_generation_close_out_of_memory),
         cmocka_unit_test(test_store_checkpoint_load_out_of_memory),
+        cmocka_unit_test(test_store_close_out_of_memory),
         cmocka_unit_test(test_master_search_resume_out_of_memory),
     };
     int failed =
