@@ -572,9 +572,8 @@ static void test_master_config_dump_out_of_memory(void **state)
     sweep("master_config_dump", case_config_dump, *state);
 }
 
-/* master_config_parse allocates nothing of ours (inih reads the lines, in a
- * shared library): checked, so that a new allocation there gets a sweep. */
-/* Parsing opens the task once (to learn its shape) and closes it. */
+/* master_config_parse: inih reads the lines (a shared library, not swept);
+ * ours is the task instance it opens once to learn its shape, and closes. */
 static void case_config_parse(struct trial *t, void *ctx)
 {
     (void)ctx;
