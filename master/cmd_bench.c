@@ -242,14 +242,14 @@ static int bench_genome(const struct bench_args *a, struct tv_rng *rng, struct g
     }
     size_t n = a->graph_neurons;
     struct genome_graph_spec spec = {n,
-                                 n / 100 + 1,
-                                 n / 100 + 1,
-                                 a->graph_conns,
-                                 a->levels,
-                                 0.1,
-                                 1.0 / sqrt((double)a->graph_conns / (double)n + 1.0),
-                                 a->act,
-                                 GENOME_ACT_TANH};
+                                     n / 100 + 1,
+                                     n / 100 + 1,
+                                     a->graph_conns,
+                                     a->levels,
+                                     0.1,
+                                     1.0 / sqrt((double)a->graph_conns / (double)n + 1.0),
+                                     a->act,
+                                     GENOME_ACT_TANH};
     int rc = genome_build_graph(g, &spec, rng, err);
     *n_dense = n;
     printf("case: graph %zu neurons, %zu connections asked, %zu levels, %s hidden, batch "
