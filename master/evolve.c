@@ -10,11 +10,8 @@
 static int new_species(struct master_pop *p, const struct genome *rep, int64_t generation,
                        struct tv_error *err)
 {
-    struct master_species *more =
-        master_grow(p->sp, p->n_species, &p->cap_species, sizeof *more, 16);
-    if (!more)
+    if (tv_grow((void **)&p->sp, &p->cap_species, p->n_species + 1, sizeof *p->sp, NULL))
         return tv_error_set(err, TV_ENOMEM, "speciation: out of memory");
-    p->sp = more;
     struct master_species *s = &p->sp[p->n_species];
     memset(s, 0, sizeof *s);
     s->rep = genome_new();

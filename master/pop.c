@@ -8,19 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void *master_grow(void *items, size_t n, size_t *cap, size_t size, size_t first)
-{
-    if (n < *cap)
-        return items;
-    size_t c = *cap ? 2 * *cap : first;
-    if (c > SIZE_MAX / size)
-        return NULL;
-    void *more = realloc(items, c * size);
-    if (more)
-        *cap = c;
-    return more;
-}
-
 void master_pop_init(struct master_pop *p, double threshold)
 {
     memset(p, 0, sizeof *p);
@@ -56,10 +43,8 @@ int master_pop_keep_encoding(struct master_pop *p, const uint8_t *bytes, size_t 
 int master_pop_add(struct master_pop *p, int64_t id, double fitness, int solved,
                    struct genome *genome, struct tv_error *err)
 {
-    struct master_member *m = master_grow(p->m, p->n, &p->cap, sizeof *m, 64);
-    if (!m)
+    if (tv_grow((void **)&p->m, &p->cap, p->n + 1, sizeof *p->m, NULL))
         return tv_error_set(err, TV_ENOMEM, "population: out of memory");
-    p->m = m;
     struct genome_stats st;
     int rc = genome_stats(genome, &st, err);
     if (rc)
@@ -148,10 +133,8 @@ void master_pop_sort_by_rank(const struct master_pop *p, size_t *idx, size_t n)
 
 int master_species_add_member(struct master_species *s, size_t member, struct tv_error *err)
 {
-    size_t *m = master_grow(s->members, s->n_members, &s->cap_members, sizeof *m, 16);
-    if (!m)
+    if (tv_grow((void **)&s->members, &s->cap_members, s->n_members + 1, sizeof *s->members, NULL))
         return tv_error_set(err, TV_ENOMEM, "speciation: out of memory");
-    s->members = m;
     s->members[s->n_members++] = member;
     return 0;
 }

@@ -7,12 +7,6 @@
 
 #include "master.h"
 
-/* Room for one more element of `size` bytes in items (n used, *cap
- * allocated): items itself when there is room, else items reallocated to
- * twice *cap (`first` when 0), *cap updated. NULL when out of memory (items
- * and *cap are then unchanged). */
-void *master_grow(void *items, size_t n, size_t *cap, size_t size, size_t first);
-
 /* 1 if member a ranks before member b: higher fitness, then lower id. */
 int master_member_ranks_before(const struct master_member *a, const struct master_member *b);
 

@@ -15,7 +15,7 @@ int master_state_encode(const struct master_pop *p, int64_t next_id, struct tv_b
                         struct tv_error *err)
 {
     msgpack_packer pk;
-    msgpack_packer_init(&pk, out, worker_msgpack_write);
+    msgpack_packer_init(&pk, out, tv_buf_write);
     struct tv_buf rep = {0};
     int bad = msgpack_pack_array(&pk, 7);
     bad |= msgpack_pack_str_with_body(&pk, STATE_TAG, strlen(STATE_TAG));

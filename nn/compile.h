@@ -91,8 +91,9 @@ static inline int64_t nn_id_find(const struct nn_id_table *t, uint32_t id)
  * recurrent (depth(dj) <= depth(sj): it reads the last step), 0 if it is
  * feed-forward. run_end_sj is run_end[sj], the first dense index deeper than
  * sj (the dense order is by depth; an input and a hidden neuron at depth 0
- * are equally deep). The one place the engine decides it: to be replaced by
- * genome/'s classification when it has one. */
+ * are equally deep). The one place the engine decides it: genome.h's
+ * definition (genome_conn_class: depth(from) >= depth(to) is recurrent) as
+ * one integer compare on the dense order, which sorts by depth. */
 static inline int nn_compile_is_recurrent(uint32_t run_end_sj, uint32_t dj)
 {
     return dj < run_end_sj;

@@ -55,11 +55,6 @@ static void parse_fails(const char *text, ...)
     va_end(ap);
 }
 
-static int buf_write(void *data, const char *bytes, size_t len)
-{
-    return tv_buf_append(data, bytes, len) ? -1 : 0;
-}
-
 /* A malloc'd copy of exactly len bytes, so that ASan sees any over-read. */
 static void *copy_of(const void *p, size_t len)
 {
@@ -893,7 +888,7 @@ typedef void (*item_fn)(msgpack_packer *pk);
 static void build_msg(struct tv_buf *b, const char *tag, int64_t version, item_fn item)
 {
     msgpack_packer pk;
-    msgpack_packer_init(&pk, b, buf_write);
+    msgpack_packer_init(&pk, b, tv_buf_write);
     msgpack_pack_array(&pk, 3);
     msgpack_pack_str_with_body(&pk, tag, strlen(tag));
     msgpack_pack_int64(&pk, version);
@@ -1126,7 +1121,7 @@ static void test_worker_tasks_decode_wrong_shape(void **state)
                  "not a trevo-tasks message");
     struct tv_buf b = {0};
     msgpack_packer pk;
-    msgpack_packer_init(&pk, &b, buf_write);
+    msgpack_packer_init(&pk, &b, tv_buf_write);
     msgpack_pack_array(&pk, 3);
     msgpack_pack_str_with_body(&pk, "trevo-tasks", 11);
     msgpack_pack_int64(&pk, 1);

@@ -12,11 +12,6 @@
 #define RESULTS_TAG "trevo-results"
 #define MSG_VERSION 1
 
-int worker_msgpack_write(void *data, const char *bytes, size_t len)
-{
-    return tv_buf_append(data, bytes, len) ? -1 : 0;
-}
-
 static void pack_bin_or_nil(msgpack_packer *pk, const uint8_t *p, size_t n, int *bad)
 {
     if (!p) {
@@ -38,7 +33,7 @@ int worker_tasks_encode(const struct worker_task *items, size_t n, struct tv_buf
                         struct tv_error *err)
 {
     msgpack_packer pk;
-    msgpack_packer_init(&pk, out, worker_msgpack_write);
+    msgpack_packer_init(&pk, out, tv_buf_write);
     int bad = 0;
     pack_head(&pk, TASKS_TAG, n, &bad);
     for (size_t i = 0; i < n && !bad; i++) {
@@ -67,7 +62,7 @@ int worker_results_encode(const struct worker_result *items, size_t n, struct tv
             return tv_error_set(err, TV_EINVAL, "result batch: item %zu (child %lld) has no genome",
                                 i, (long long)items[i].child_id);
     msgpack_packer pk;
-    msgpack_packer_init(&pk, out, worker_msgpack_write);
+    msgpack_packer_init(&pk, out, tv_buf_write);
     int bad = 0;
     pack_head(&pk, RESULTS_TAG, n, &bad);
     for (size_t i = 0; i < n && !bad; i++) {

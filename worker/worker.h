@@ -77,11 +77,10 @@ struct worker_result {
     size_t genome_len;
 };
 
-/* Shared by the msgpack codecs of worker/ and master/: a msgpack-c write
- * callback appending to a struct tv_buf (data), and an integer field that
- * fits int64_t (-1 if o is not one). */
+/* Shared by the msgpack codecs of worker/ and master/ (whose packers write
+ * with tv_buf_write): an integer field that fits int64_t (-1 if o is not
+ * one). */
 struct msgpack_object;
-int worker_msgpack_write(void *data, const char *bytes, size_t len);
 int worker_msgpack_i64(const struct msgpack_object *o, int64_t *out);
 
 /* A decoded message: items point into the message bytes and into memory the
