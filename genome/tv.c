@@ -214,6 +214,34 @@ static uint64_t be(const uint8_t *p, int n)
     return v;
 }
 
+/* The types 0xc0..0xdf (nil, bool, bin, ext, numbers, str, array16/32,
+ * map16/32): the size of a length field after the type byte, the payload
+ * bytes that are always there (ext's type byte, a number's bytes), and what
+ * the length counts. 0xc0..0xc3 are whole in their type byte (0xc1, never
+ * used, is refused before the table is read). */
+enum { MP_BYTES = 0, MP_ARRAY = 1, MP_MAP = 2 };
+struct mp_type {
+    uint8_t len_bytes, body, counts;
+};
+static const struct mp_type mp_types[32] = {
+    [0xc4 - 0xc0] = {1, 0, MP_BYTES},  [0xc5 - 0xc0] = {2, 0, MP_BYTES}, /* bin8, bin16 */
+    [0xc6 - 0xc0] = {4, 0, MP_BYTES},                                    /* bin32 */
+    [0xc7 - 0xc0] = {1, 1, MP_BYTES},  [0xc8 - 0xc0] = {2, 1, MP_BYTES}, /* ext8, ext16 */
+    [0xc9 - 0xc0] = {4, 1, MP_BYTES},                                    /* ext32 */
+    [0xca - 0xc0] = {0, 4, MP_BYTES},  [0xcb - 0xc0] = {0, 8, MP_BYTES}, /* float32, float64 */
+    [0xcc - 0xc0] = {0, 1, MP_BYTES},  [0xcd - 0xc0] = {0, 2, MP_BYTES}, /* uint8..uint64 */
+    [0xce - 0xc0] = {0, 4, MP_BYTES},  [0xcf - 0xc0] = {0, 8, MP_BYTES},
+    [0xd0 - 0xc0] = {0, 1, MP_BYTES},  [0xd1 - 0xc0] = {0, 2, MP_BYTES}, /* int8..int64 */
+    [0xd2 - 0xc0] = {0, 4, MP_BYTES},  [0xd3 - 0xc0] = {0, 8, MP_BYTES},
+    [0xd4 - 0xc0] = {0, 2, MP_BYTES},  [0xd5 - 0xc0] = {0, 3, MP_BYTES}, /* fixext 1..16 */
+    [0xd6 - 0xc0] = {0, 5, MP_BYTES},  [0xd7 - 0xc0] = {0, 9, MP_BYTES},
+    [0xd8 - 0xc0] = {0, 17, MP_BYTES}, [0xd9 - 0xc0] = {1, 0, MP_BYTES},
+    [0xda - 0xc0] = {2, 0, MP_BYTES}, /* str8..str32 */
+    [0xdb - 0xc0] = {4, 0, MP_BYTES},  [0xdc - 0xc0] = {2, 0, MP_ARRAY},
+    [0xdd - 0xc0] = {4, 0, MP_ARRAY},                                  /* array16, array32 */
+    [0xde - 0xc0] = {2, 0, MP_MAP},    [0xdf - 0xc0] = {4, 0, MP_MAP}, /* map16, map32 */
+};
+
 int tv_msgpack_check(const void *data, size_t len, unsigned max_depth, struct tv_error *err)
 {
     const uint8_t *p = data;
@@ -235,7 +263,6 @@ int tv_msgpack_check(const void *data, size_t len, unsigned max_depth, struct tv
         size_t head = 1;   /* bytes of the type byte and its length field */
         uint64_t body = 0; /* bytes of payload after the header */
         uint64_t kids = 0; /* nested objects */
-        int len_bytes = 0; /* size of a length field that follows t */
         if (t <= 0x7f || t >= 0xe0 || (t >= 0xc0 && t <= 0xc3)) {
             /* fixint, nil, bool */
             if (t == 0xc1)
@@ -247,85 +274,16 @@ int tv_msgpack_check(const void *data, size_t len, unsigned max_depth, struct tv
         } else if (t <= 0xbf) {
             body = t & 0x1f;
         } else {
-            switch (t) {
-            case 0xc4:
-            case 0xd9:
-                len_bytes = 1;
-                break; /* bin8, str8 */
-            case 0xc5:
-            case 0xda:
-                len_bytes = 2;
-                break;
-            case 0xc6:
-            case 0xdb:
-                len_bytes = 4;
-                break;
-            case 0xc7:
-                len_bytes = 1;
-                body = 1;
-                break; /* ext: + type byte */
-            case 0xc8:
-                len_bytes = 2;
-                body = 1;
-                break;
-            case 0xc9:
-                len_bytes = 4;
-                body = 1;
-                break;
-            case 0xca:
-                body = 4;
-                break;
-            case 0xcb:
-                body = 8;
-                break;
-            case 0xcc:
-            case 0xd0:
-                body = 1;
-                break;
-            case 0xcd:
-            case 0xd1:
-                body = 2;
-                break;
-            case 0xce:
-            case 0xd2:
-                body = 4;
-                break;
-            case 0xcf:
-            case 0xd3:
-                body = 8;
-                break;
-            case 0xd4:
-                body = 2;
-                break; /* fixext: type + data */
-            case 0xd5:
-                body = 3;
-                break;
-            case 0xd6:
-                body = 5;
-                break;
-            case 0xd7:
-                body = 9;
-                break;
-            case 0xd8:
-                body = 17;
-                break;
-            case 0xdc:
-            case 0xde:
-                len_bytes = 2;
-                break; /* array16, map16 */
-            case 0xdd:
-            case 0xdf:
-                len_bytes = 4;
-                break;
-            }
-            if (len_bytes) {
-                if (len - pos - 1 < (size_t)len_bytes)
+            const struct mp_type *k = &mp_types[t - 0xc0];
+            body = k->body;
+            if (k->len_bytes) {
+                if (len - pos - 1 < (size_t)k->len_bytes)
                     return tv_error_set(err, TV_EFORMAT, "msgpack: truncated at byte %zu", pos);
-                uint64_t n = be(p + pos + 1, len_bytes);
-                head += (size_t)len_bytes;
-                if (t == 0xdc || t == 0xdd)
+                uint64_t n = be(p + pos + 1, k->len_bytes);
+                head += k->len_bytes;
+                if (k->counts == MP_ARRAY)
                     kids = n;
-                else if (t == 0xde || t == 0xdf)
+                else if (k->counts == MP_MAP)
                     kids = 2 * n;
                 else
                     body += n;
