@@ -1323,6 +1323,44 @@ static void test_worker_breed_mutate_gives_valid_child(void **state)
     genome_release(&b);
 }
 
+/* A parent of another shape than the task (a valid 5-input, 2-output
+ * network) is refused by name before anything is bred from it, for either
+ * parent of a crossover: the worker never runs a network the task cannot
+ * feed. */
+static void test_worker_breed_refuses_parent_of_wrong_shape(void **state)
+{
+    struct wfix *f = *state;
+    struct tv_error err = {0};
+    struct genome g, child;
+    genome_init(&g);
+    genome_init(&child);
+    struct tv_rng rng;
+    tv_rng_init(&rng, 3, 0, 0);
+    assert_ok(genome_build_minimal(&g, 5, 2, GENOME_ACT_TANH, 1.0, &rng, &err), &err);
+    assert_ok(genome_encode(&g, &f->parent2, &err), &err);
+    minimal_parent(&f->parent, 3);
+    struct worker_task t = {12,   1, 0, WORKER_OP_MUTATE, 7, 8, -1, f->parent2.data, f->parent2.len,
+                            NULL, 0};
+    assert_int_equal(worker_breed(&f->c.worker, &t, f->s, &child, &err), TV_EINVAL);
+    assert_string_equal(err.msg, "child 12: parent 8: the network has 5 inputs and 2 outputs; "
+                                 "task xor takes 3 inputs and 1 output");
+    t = (struct worker_task){13,
+                             1,
+                             1,
+                             WORKER_OP_CROSSOVER,
+                             7,
+                             7,
+                             8,
+                             f->parent.data,
+                             f->parent.len,
+                             f->parent2.data,
+                             f->parent2.len};
+    assert_int_equal(worker_breed(&f->c.worker, &t, f->s, &child, &err), TV_EINVAL);
+    assert_non_null(strstr(err.msg, "child 13: parent 8: the network has 5 inputs"));
+    genome_release(&g);
+    genome_release(&child);
+}
+
 static void test_worker_breed_crossover_gives_valid_child(void **state)
 {
     struct wfix *f = *state;
@@ -2587,6 +2625,8 @@ int main(void)
                                         wfix_teardown),
         cmocka_unit_test_setup_teardown(test_worker_breed_layered_init, wfix_setup, wfix_teardown),
         cmocka_unit_test_setup_teardown(test_worker_breed_mutate_gives_valid_child, wfix_setup,
+                                        wfix_teardown),
+        cmocka_unit_test_setup_teardown(test_worker_breed_refuses_parent_of_wrong_shape, wfix_setup,
                                         wfix_teardown),
         cmocka_unit_test_setup_teardown(test_worker_breed_crossover_gives_valid_child, wfix_setup,
                                         wfix_teardown),
