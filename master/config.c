@@ -348,6 +348,14 @@ int master_config_open_task(struct master_config *c, struct task_instance **out,
     return rc;
 }
 
+static int fixed_on_resume(const char *assignment, const char *key, struct tv_error *err)
+{
+    return tv_error_set(err, TV_EINVAL,
+                        "--set %s: %s cannot change on resume (these can: run.generations, "
+                        "run.fitness_target, run.stop_on_solve, log.quiet)",
+                        assignment, key);
+}
+
 int master_config_set(struct master_config *c, const char *assignment, struct tv_error *err)
 {
     const char *eq = strchr(assignment, '=');
@@ -363,16 +371,15 @@ int master_config_set(struct master_config *c, const char *assignment, struct tv
                                              strncmp(k->section, name, (size_t)(dot - name)))))
             continue;
         if (!(k->flags & K_RESUMABLE))
-            return tv_error_set(err, TV_EINVAL,
-                                "--set %s: %s cannot change on resume (these can: "
-                                "run.generations, run.fitness_target, run.stop_on_solve, "
-                                "log.quiet)",
-                                assignment, key);
+            return fixed_on_resume(assignment, key, err);
         char why[256];
         if (master_config_key_set(c, k, eq + 1, why, sizeof why))
             return tv_error_set(err, TV_EINVAL, "--set %s: %s", assignment, why);
         return 0;
     }
+    /* a task's own keys shape the fitness function: fixed for the run */
+    if (c->task_kind && !strncmp(name, "task.", 5) && task_key_find(c->task_kind, name + 5) >= 0)
+        return fixed_on_resume(assignment, name + 5, err);
     return tv_error_set(err, TV_EINVAL, "--set %s: unknown key '%s'", assignment, name);
 }
 

@@ -571,6 +571,12 @@ static void test_master_config_set_non_resumable_refused(void **state)
     assert_error(master_config_set(&c, "seed=2", &err), &err, TV_EINVAL,
                  "seed cannot change on resume");
     assert_int_equal(c.seed, 1);
+    /* a task's own key: it shapes the fitness function */
+    parse_ok(&c, "[run]\ntask = pole1\n");
+    assert_error(master_config_set(&c, "task.max_steps=10", &err), &err, TV_EINVAL,
+                 "--set task.max_steps=10: max_steps cannot change on resume");
+    assert_error(master_config_set(&c, "task.nope=10", &err), &err, TV_EINVAL,
+                 "unknown key 'task.nope'");
 }
 
 static void test_master_config_set_unknown_key_refused(void **state)
