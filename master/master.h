@@ -21,7 +21,16 @@
  * are applied in id order, so a generation's plan is a pure function of the
  * population and the checkpointed state.
  *
- * master/ may include MPI (farm.c, run.c), the store, worker/ and the tasks.
+ * The search (run.c, generation.c, commit.c, state.c; private search.h) runs
+ * one generation after another with the store: plan, evaluate through the
+ * farm or worker_process(), commit results in batches, speciate, close the
+ * generation with its checkpoint (the master's state: state.c, a parser of
+ * database bytes). It prints nothing: progress goes to
+ * master_run_opts.progress, errors to the caller with the code that happened.
+ * The command line is cli.c and cmd_*.c.
+ *
+ * master/ may include MPI (farm.c, run.c, cmd_run.c), the store, worker/ and
+ * the tasks.
  */
 #ifndef TREVO_MASTER_H
 #define TREVO_MASTER_H

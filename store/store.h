@@ -32,6 +32,13 @@
  * genome_decode() (which validates) when read; a damaged row is an error
  * naming the run and the individual.
  *
+ * Files: store.c (prepared statements, SQLite results turned into TV_E*
+ * codes, transactions), open.c (opening, checking, creating, migrating,
+ * closing), wal.c (the background WAL copy and the truncation), runs.c (runs,
+ * writer locks, store_run_pick), individuals.c, generations.c, checkpoint.c,
+ * schema.c (tables, indexes, views, migrations); what they share is in the
+ * private store_impl.h.
+ *
  * This module includes genome/ headers, sqlite3.h (in its .c files and the
  * private store_impl.h only) and the C
  * library; never MPI. It runs threads of its own (a writer's background copy,

@@ -1,8 +1,11 @@
 /*
  * worker.h -- what ranks >= 1 do: receive a batch of tasks, breed each child
  * (genome/: crossover, mutation), compile it (nn/), evaluate it on the
- * experiment's task, and reply with a batch of results. Run alone, the master
- * calls worker_process() itself: the same code path, no MPI peers.
+ * experiment's task instance through task_evaluate() (which refuses a genome
+ * of the wrong shape), and reply with a batch of results. Run alone, the
+ * master calls worker_process() itself: the same code path, no MPI peers. A
+ * worker's fatal error goes to the master with its own code
+ * (worker_error_encode).
  *
  * Messages are msgpack; every message is framing-checked (tv_msgpack_check)
  * against a size cap before it is decoded, and every genome in it is decoded
