@@ -5,11 +5,14 @@
  * A task kind (struct task_kind) is one row of a table: its name, the keys of
  * its own `[task]` config section (struct task_key: name, type, default,
  * range, doc), and four functions. open() reads the section's values, loads
- * whatever the task needs (once per rank: a data set, later) and declares the
+ * whatever the task needs (a data set, later) and declares the
  * instance's input and output counts; evaluate() runs a compiled plan and
  * fills a task_result (fitness, whether the network solves the task, a few
  * named figures of its own); the optional champion_test() is the master's
- * test of a generation's best; close() frees what open() loaded.
+ * test of a generation's best; close() frees what open() loaded. Today
+ * master_config_parse() also opens and closes an instance to learn its
+ * shape, so open() runs twice on the master: a task that loads data must
+ * make that cheap (or the parse must keep its instance).
  *
  * Evaluation may use randomness only through the rng passed in, which
  * task_evaluate() seeds from the child's seed, so a fitness is a pure function

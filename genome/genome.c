@@ -92,15 +92,10 @@ static int same_float(float a, float b)
 
 int genome_format_version(const struct genome *g)
 {
-    const struct genome_model_info *rate = &genome_models[GENOME_MODEL_RATE];
-    for (size_t i = 0; i < g->n_neurons; i++) {
-        const struct genome_neuron *n = &g->neurons[i];
-        if (n->model != GENOME_MODEL_RATE)
+    /* version 1 holds rate neurons, which have no parameters */
+    for (size_t i = 0; i < g->n_neurons; i++)
+        if (g->neurons[i].model != GENOME_MODEL_RATE)
             return 2;
-        for (size_t k = 0; k < rate->n_params; k++)
-            if (!same_float(n->param[k], rate->params[k].def))
-                return 2;
-    }
     return 1;
 }
 

@@ -10,8 +10,8 @@
  * This module holds the genes, their checks, the one classification of
  * connections (local / skip / recurrent), the variation operators, the
  * starting genomes (minimal, layered, NEAT-style random graphs) and every
- * format of a genome: msgpack, text and a Graphviz drawing. Each format has
- * versions; writers write the oldest version that can express the genome
+ * format of a genome: msgpack, text and a Graphviz drawing. msgpack and text
+ * have versions; writers write the oldest version that can express the genome
  * (see "format versions" below).
  *
  * Invariants of a valid genome (genome_validate() checks all of them, and

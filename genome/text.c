@@ -29,7 +29,7 @@ int genome_write_text(const struct genome *g, FILE *f, struct tv_error *err)
         const struct genome_model_info *m = &genome_models[n->model];
         fprintf(f, "neuron %u %s %.9g %s %.9g", n->id, genome_kind_name(n->kind), (double)n->depth,
                 genome_act_name(n->act), (double)n->bias);
-        if (version > 1 && (n->model != GENOME_MODEL_RATE || m->n_params))
+        if (version > 1 && n->model != GENOME_MODEL_RATE)
             fprintf(f, " %s", m->name);
         for (size_t k = 0; version > 1 && k < m->n_params; k++)
             fprintf(f, " %s=%.9g", m->params[k].name, (double)n->param[k]);

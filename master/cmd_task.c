@@ -16,7 +16,7 @@ static void eval_usage(FILE *f)
 {
     fprintf(f, "usage: trevo task eval TASK NET [--seed N]\n\n"
                "Evaluates the network NET (text or msgpack) once on TASK, as a worker of a\n"
-               "search does, and prints\n"
+               "search does with the task's default [task] values, and prints\n"
                "  fitness: F\n"
                "  solved: yes|no\n"
                "then the task's own figures, one `name: value` per line (pole tasks: steps,\n"

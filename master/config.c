@@ -348,12 +348,20 @@ int master_config_open_task(struct master_config *c, struct task_instance **out,
     return rc;
 }
 
+/* The refusal of a key that cannot change on resume, naming those that can
+ * (the table's K_RESUMABLE keys). */
 static int fixed_on_resume(const char *assignment, const char *key, struct tv_error *err)
 {
-    return tv_error_set(err, TV_EINVAL,
-                        "--set %s: %s cannot change on resume (these can: run.generations, "
-                        "run.fitness_target, run.stop_on_solve, log.quiet)",
-                        assignment, key);
+    char can[256] = "";
+    size_t len = 0;
+    for (size_t i = 0; i < MASTER_CONFIG_N_KEYS && len < sizeof can; i++) {
+        const struct config_key *k = &master_config_keys[i];
+        if (k->flags & K_RESUMABLE)
+            len += (size_t)snprintf(can + len, sizeof can - len, "%s%s.%s", len ? ", " : "",
+                                    k->section, k->name);
+    }
+    return tv_error_set(err, TV_EINVAL, "--set %s: %s cannot change on resume (these can: %s)",
+                        assignment, key, can);
 }
 
 int master_config_set(struct master_config *c, const char *assignment, struct tv_error *err)

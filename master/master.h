@@ -95,7 +95,8 @@ int master_config_parse(struct master_config *c, const char *text, const char *f
                         struct tv_error *err);
 /* Opens c's task with its [task] values (task_open) into *out, which the
  * caller closes with task_close(), and points c->worker.task at it. Once per
- * rank, after master_config_parse. */
+ * rank, after master_config_parse (which opened one to learn the task's
+ * shape and closed it). */
 int master_config_open_task(struct master_config *c, struct task_instance **out,
                             struct tv_error *err);
 /* Applies "section.key=value" or "key=value" for a key that may change on

@@ -103,10 +103,9 @@ static inline int nn_compile_is_recurrent(uint32_t run_end_sj, uint32_t dj)
  * inputs and outputs into hd. 0 or TV_EINVAL naming the neuron. */
 int nn_compile_check(struct nn_compile *c);
 
-/* Phase 1 (order.c): checks the neurons and orders them; fills hd.n_in,
+/* Phase 1 (order.c), after nn_compile_check: orders the neurons; fills hd.n_in,
  * n_out, n_layers, old_of, new_of, depth, layer_start, layer_of, run_end,
- * and the id table (dense indices). 0, TV_EINVAL naming the neuron, or
- * TV_ENOMEM. */
+ * and the id table (dense indices). 0 or TV_ENOMEM. */
 int nn_compile_order(struct nn_compile *c);
 
 /* Phase 2 (tile.c): cuts the layers into the chunks of the tiled form when

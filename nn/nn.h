@@ -20,7 +20,7 @@
  *     masks what is past the row);
  *   - in a large network, edges between distant neurons are kept in tiles
  *     instead (below). A plan takes at most 8 bytes per connection plus
- *     O(neurons);
+ *     O(neurons) (a trainable plan 4 more: its map back to the genome);
  *   - what a step does is a list of layer operations (ops): compute a run of
  *     layers from their rows, scatter a layer, add the tiles into a chunk.
  *     Each kind of op is one row of one table (nn/ops.c) with one kernel per

@@ -66,9 +66,7 @@ static inline __attribute__((always_inline)) int
 classify_one(struct nn_compile *c, size_t k, uint32_t sj, uint32_t s_cat, uint32_t s_ch)
 {
     const struct genome_conn *cn = &c->g->conns[k];
-    int64_t t = c->ids.direct
-                    ? (cn->to <= c->ids.max_id ? (int64_t)c->ids.slot_idx[cn->to] - 1 : -1)
-                    : nn_id_find(&c->ids, cn->to);
+    int64_t t = nn_id_find(&c->ids, cn->to);
     if (t < 0)
         return tv_error_set(c->err, TV_EINVAL, "connection %zu (%u -> %u): no neuron %u", k,
                             cn->from, cn->to, cn->to);

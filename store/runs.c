@@ -161,15 +161,9 @@ int store_runs_list(struct store *s, struct store_run_info **out, size_t *n, str
     sqlite3_stmt *q = store_stmt(s, ST_RUN_LIST);
     int rc, code = 0;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-        if (count == cap) {
-            size_t ncap = cap ? cap * 2 : 8;
-            struct store_run_info *p = realloc(runs, ncap * sizeof *p);
-            if (!p) {
-                code = tv_error_set(err, TV_ENOMEM, "%s: out of memory listing runs", s->path);
-                break;
-            }
-            runs = p;
-            cap = ncap;
+        if (tv_grow((void **)&runs, &cap, count + 1, sizeof *runs, NULL)) {
+            code = tv_error_set(err, TV_ENOMEM, "%s: out of memory listing runs", s->path);
+            break;
         }
         if ((code = read_run_row(s, q, &runs[count], err)) != 0)
             break;

@@ -1,4 +1,4 @@
-/* test_alloc.c -- every public entry point under allocation failure: for
+/* test_alloc.c -- the public entry points below under allocation failure: for
  * k = 1, 2, ... the k-th allocation the call makes fails (tests/failalloc.h),
  * until a k is never reached and the call succeeds. Each failing call must
  * return an error with a message (TV_ENOMEM, or for the store and the search

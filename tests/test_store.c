@@ -2130,11 +2130,10 @@ static void k_state(int64_t g, char *buf, size_t cap)
 }
 
 /* The writer: resume (or create) run "k", skip what is committed, carry on
- * until generation `until`. Exit status 0 when done, >= 10 on an error.
+ * until generation `until`, writing one byte to progress_fd (if >= 0) after
+ * each generation it closes. Exit status 0 when done, >= 10 on an error.
  * wal_bytes: store_options.checkpoint_wal_bytes (0: the default; 4 MiB
  * makes the background copy run every 1 MiB of WAL, within a kill's reach). */
-/* Writes run "k" on from where it stands up to generation `until`; one byte
- * to progress_fd (if >= 0) after each generation it closes. */
 static void k_writer(const char *path, int64_t until, int64_t wal_bytes, int progress_fd)
 {
     struct tv_error err = {0};

@@ -38,11 +38,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct tv_error err = {0};
     struct master_pop p, q;
-    uint8_t *bytes = malloc(size ? size : 1);
+    uint8_t *bytes = fuzz_copy(data, size);
     if (!bytes)
         return 0;
-    if (size)
-        memcpy(bytes, data, size);
     population(&p);
     int64_t next_id = 0;
     int rc = master_state_decode(&p, &next_id, 3, &small, "fuzz.db", bytes, size, &err);

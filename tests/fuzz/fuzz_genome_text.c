@@ -48,11 +48,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static const struct genome_limits small = {6, 10};
     /* An exact-size copy: the parser gets a length, never a NUL terminator. */
-    char *text = malloc(size ? size : 1);
+    char *text = (char *)fuzz_copy(data, size);
     if (!text)
         return 0;
-    if (size)
-        memcpy(text, data, size);
     round_trip(text, size, NULL);
     round_trip(text, size, &small);
     free(text);
