@@ -1,0 +1,140 @@
+/*
+ * train.h -- sparse training in the engine: gradients through the compiled
+ * plan, optimizers, losses, and the physical removal and addition of
+ * connections that the sparsity policies (sparsify.h) drive.
+ *
+ * A trainer owns a compiled form of one genome (the dense order of nn.h:
+ * inputs, then the others by (depth, id)) with every connection kind:
+ * local and skip (feed-forward, this step's values) and recurrent (the last
+ * step's values). Gradients exist only at existing connections and at the
+ * biases. Its cost per sample is proportional to the connections.
+ *
+ * Exact semantics (so anyone can check a result):
+ *   - a sample is a sequence of `steps` time steps from a reset state (all
+ *     previous values 0); a non-sequence data set has steps = 1;
+ *   - the loss of a batch is the mean over its samples of the sum over the
+ *     steps that carry a target of the per-step loss:
+ *       NN_LOSS_XENT: -log softmax(outputs)[label] over the output neurons'
+ *                     values (after their activation);
+ *       NN_LOSS_MSE:  sum over outputs of (value - target)^2 / n_outputs;
+ *   - gradients are exact for that loss when the window covers the whole
+ *     sequence, and truncated back-propagation through time otherwise
+ *     (opts.bptt steps back from each step that carries a target);
+ *   - NN_OPT_SGD:      w <- w - lr * g;
+ *     NN_OPT_MOMENTUM: m <- momentum * m + g;  w <- w - lr * m;
+ *     NN_OPT_ADAM:     m <- b1 m + (1-b1) g;  v <- b2 v + (1-b2) g^2;
+ *                      w <- w - lr * (m / (1-b1^t)) / (sqrt(v / (1-b2^t)) + eps);
+ *     the same for the biases (of hidden and output neurons).
+ *
+ * Deterministic: the same genome, options, data and calls give the same bits.
+ * This module includes only genome/ and nn/ headers, libc and libm.
+ */
+#ifndef TREVO_NN_TRAIN_H
+#define TREVO_NN_TRAIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "genome.h"
+
+/* Stored and printed: explicit values. */
+enum nn_optimizer { NN_OPT_SGD = 0, NN_OPT_MOMENTUM = 1, NN_OPT_ADAM = 2 };
+enum nn_loss { NN_LOSS_XENT = 0, NN_LOSS_MSE = 1 };
+
+struct nn_train_opts {
+    int optimizer;    /* enum nn_optimizer */
+    int loss;         /* enum nn_loss */
+    float lr;         /* learning rate */
+    float momentum;   /* NN_OPT_MOMENTUM (default 0.9) */
+    float beta1;      /* NN_OPT_ADAM (default 0.9) */
+    float beta2;      /* NN_OPT_ADAM (default 0.999) */
+    float eps;        /* NN_OPT_ADAM (default 1e-8) */
+    size_t max_batch; /* the largest batch a call passes (default 128) */
+    size_t bptt;      /* truncated BPTT window in steps (default 0: the whole sequence) */
+};
+/* The defaults above (optimizer SGD, loss XENT, lr 0.01). */
+void nn_train_opts_default(struct nn_train_opts *o);
+
+struct nn_trainer;
+
+/* A trainer for genome g (copied: g may change or go afterwards). g must pass
+ * genome_validate(); rate neurons only (TV_EINVAL naming the neuron
+ * otherwise). TV_ENOMEM. *out is NULL on error. */
+int nn_trainer_new(const struct genome *g, const struct nn_train_opts *o, struct nn_trainer **out,
+                   struct tv_error *err);
+void nn_trainer_free(struct nn_trainer *t); /* NULL is a no-op */
+size_t nn_trainer_n_inputs(const struct nn_trainer *t);
+size_t nn_trainer_n_outputs(const struct nn_trainer *t);
+size_t nn_trainer_n_conns(const struct nn_trainer *t);
+/* Optimizer steps taken so far. */
+uint64_t nn_trainer_steps(const struct nn_trainer *t);
+
+/* One batch of `batch` samples of `steps` time steps each.
+ *   x:       [steps][batch][n_inputs]
+ *   labels:  NN_LOSS_XENT: [steps][batch] class indices, or UINT32_MAX where
+ *            a step carries no target; NULL for MSE
+ *   targets: NN_LOSS_MSE: [steps][batch][n_outputs]; NULL for XENT
+ * nn_trainer_grad computes the loss (mean over the batch, *loss) and the
+ * gradients of every weight and bias, without changing them;
+ * nn_trainer_step does the same and then one optimizer step. TV_EINVAL for a
+ * batch of 0 or above max_batch, a label out of range, a missing array. */
+int nn_trainer_grad(struct nn_trainer *t, const float *x, const uint32_t *labels,
+                    const float *targets, size_t steps, size_t batch, double *loss,
+                    struct tv_error *err);
+int nn_trainer_step(struct nn_trainer *t, const float *x, const uint32_t *labels,
+                    const float *targets, size_t steps, size_t batch, double *loss,
+                    struct tv_error *err);
+/* Forward only, from a reset state: out [steps][batch][n_outputs]. */
+int nn_trainer_predict(struct nn_trainer *t, const float *x, size_t steps, size_t batch, float *out,
+                       struct tv_error *err);
+
+/* The trainer's connections and neurons, as aligned arrays, valid until the
+ * next nn_trainer_remove / nn_trainer_add / nn_trainer_remove_neurons. The
+ * order of connections is the trainer's own (not the genome's). */
+struct nn_train_view {
+    size_t n_conns;
+    const uint32_t *from, *to; /* [n_conns] genome neuron ids */
+    float *w;                  /* [n_conns] the weights (may be changed between steps) */
+    const float *grad;         /* [n_conns] dL/dw of the last grad/step */
+    size_t n_neurons;          /* dense order */
+    const uint32_t *id;        /* [n_neurons] genome id */
+    const uint8_t *kind;       /* [n_neurons] enum genome_kind */
+    const uint32_t *layer;     /* [n_neurons] layer (rank of its depth; inputs 0) */
+    size_t n_layers;
+    float *bias;            /* [n_neurons] (inputs: unused) */
+    const float *bias_grad; /* [n_neurons] */
+    /* The last grad/step's last time step, [n_neurons][batch]: each
+     * neuron's value and dL/d(its pre-activation sum). */
+    size_t batch;
+    const float *value, *delta;
+};
+void nn_trainer_view(struct nn_trainer *t, struct nn_train_view *v);
+
+/* Physically removes the connections k with remove[k] != 0 (k as in the
+ * view): from the compiled form, the weights and the optimizer state. */
+int nn_trainer_remove(struct nn_trainer *t, const uint8_t *remove, struct tv_error *err);
+/* Adds connections between existing neurons (weights as given, optimizer
+ * state 0). TV_EINVAL naming the first that exists already, has a missing
+ * end or ends in an input. Nothing is added on error. */
+int nn_trainer_add(struct nn_trainer *t, const struct genome_conn *c, size_t n,
+                   struct tv_error *err);
+/* dead[j] (dense index, [n_neurons]) = 1 for every hidden neuron whose value
+ * was exactly 0 for every sample of every step since the last call (or since
+ * the trainer was made), else 0; restarts the count. */
+void nn_trainer_zero_neurons(struct nn_trainer *t, uint8_t *dead);
+/* Removes the hidden neurons with dead[j] != 0 and all their connections. */
+int nn_trainer_remove_neurons(struct nn_trainer *t, const uint8_t *dead, struct tv_error *err);
+
+/* Writes the trained network into g: its neurons (with the trained biases)
+ * and exactly the trainer's connections with their weights, in canonical
+ * order. g may be the genome the trainer was made from. */
+int nn_trainer_write_genome(const struct nn_trainer *t, struct genome *g, struct tv_error *err);
+
+/* The reference trainer: a plain loop over g's triplets in double, obviously
+ * correct and slow, with the loss and semantics above. grad: [g->n_conns]
+ * in g's connection order; bias_grad: [g->n_neurons] in g's neuron order. */
+int nn_reference_grad(const struct genome *g, int loss, const float *x, const uint32_t *labels,
+                      const float *targets, size_t steps, size_t batch, size_t bptt,
+                      double *loss_out, double *grad, double *bias_grad, struct tv_error *err);
+
+#endif
