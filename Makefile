@@ -104,8 +104,11 @@ $(BUILD)/lib%.a:
 	rm -f $@
 	ar rcs $@ $^
 
+# A plugin task (docs/plugins.md) calls the executable's genome_, nn_, tv_ and
+# task_ functions: exported (-rdynamic), their libraries linked in whole.
+PLUGIN_API = -rdynamic -Wl,--whole-archive $(LIB_TASKS) $(LIB_NN) $(LIB_GENOME) -Wl,--no-whole-archive
 $(TREVO): $(call obj,master/main.c) $(LIBS)
-	$(MPICC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(MPICC) $(LDFLAGS) -o $@ $(filter-out $(LIB_TASKS) $(LIB_NN) $(LIB_GENOME),$^) $(PLUGIN_API) $(LDLIBS)
 
 # ---- tests, benchmarks -------------------------------------------------
 INC_ALL = -Imaster -Iworker -Istore -Iexperiments -Inn -Igenome -Itests

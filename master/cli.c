@@ -24,6 +24,7 @@ static const struct command commands[] = {
     {NULL, "plot", master_cmd_plot, "DB -o FILE.png: fitness and complexity per generation"},
     {"task", "eval", master_cmd_task_eval, "TASK NET: evaluate one network on a task"},
     {"task", "list", master_cmd_task_list, "the registered tasks"},
+    {"task", "new", master_cmd_task_new, "NAME [DIR]: write a task plugin to start from"},
     {"net", "import", master_cmd_net_import, "FILE.txt -o NET: text network to msgpack"},
     {"net", "export", master_cmd_net_export, "NET [--format text|msgpack] [-o FILE]"},
     {"net", "validate", master_cmd_net_validate, "NET: check a network file, print its sizes"},

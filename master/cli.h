@@ -25,6 +25,8 @@ int master_cmd_plot(int argc, char **argv);
 /* tasks (cmd_task.c) */
 int master_cmd_task_eval(int argc, char **argv);
 int master_cmd_task_list(int argc, char **argv);
+/* a task plugin to start from (cmd_task_new.c) */
+int master_cmd_task_new(int argc, char **argv);
 /* net: genome files (cmd_net.c) */
 int master_cmd_net_import(int argc, char **argv);
 int master_cmd_net_export(int argc, char **argv);

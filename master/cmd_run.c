@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "master.h"
 #include "store.h"
+#include "task_run.h"
 
 #include <inttypes.h>
 #include <mpi.h>
@@ -53,7 +54,11 @@ int master_worker_main(struct tv_error *err)
     struct task_instance *task = NULL;
     if (!rc)
         rc = master_config_open_task(&cfg, &task, err);
-    if (!rc)
+    /* Rank 0 compares what every rank opened (and reports a failure here)
+     * before any evaluation. */
+    if (!master_ranks_report(task, rc, err))
+        rc = 0;
+    else
         rc = worker_serve(&cfg.worker, err);
     task_close(task);
     return rc;

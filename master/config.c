@@ -3,6 +3,7 @@
  * task's own table for [task]); parsing, defaults, the dump, `--set` and
  * `--help-config` all read it. */
 #include "config_keys.h"
+#include "plugin.h"
 
 #include <ini.h>
 #include <stdbool.h>
@@ -313,17 +314,28 @@ int master_config_parse(struct master_config *c, const char *text, const char *f
                                 master_config_keys[i].name, master_config_keys[i].section);
     /* One limit for everything: decoding, and growth by mutation. */
     c->worker.mutation.limits = c->worker.limits;
-    c->task_kind = task_find(c->task);
+    if (task_is_plugin(c->task)) {
+        /* a plugin task: its file (plugin.h), refused here with the line */
+        rc = task_plugin_load(c->task, &c->task_kind, err);
+        size_t i = key_index("run", "task");
+        if (rc)
+            return tv_error_prefix(err, "%s:%d: task", file, x.lines[i]);
+    } else {
+        c->task_kind = task_find(c->task);
+    }
     if (!c->task_kind) {
-        char why[64];
-        snprintf(why, sizeof why, "no task named '%s'", c->task);
+        char why[512];
+        snprintf(why, sizeof why,
+                 "no task named '%s' (`trevo task list` names them; a plugin task is a file: "
+                 "./lib%s.so)",
+                 c->task, c->task);
         return key_error(&x, file, "run", "task", why, err);
     }
     rc = check_task_keys(&x, file, c, err);
     if (rc)
         return rc;
-    if (!c->name[0])
-        snprintf(c->name, sizeof c->name, "%s", c->task);
+    if (!c->name[0]) /* a plugin's run is named after its task, not its file */
+        snprintf(c->name, sizeof c->name, "%s", c->task_kind->name);
     if (c->worker.mutation.act_change_rate > 0 && !c->worker.mutation.act_choices)
         return key_error(&x, file, "genome", "act_change_rate", "needs act_choices", err);
     if (c->worker.init == WORKER_INIT_LAYERED && c->worker.n_init_hidden == 0 &&
@@ -364,6 +376,26 @@ static int fixed_on_resume(const char *assignment, const char *key, struct tv_er
                         assignment, key, can);
 }
 
+/* --set task.plugin_sha256=HEX: the plugin's hash the user accepts in place
+ * of the one the run started with (checked against the file's on resume). */
+static int accept_plugin(struct master_config *c, const char *assignment, const char *hex,
+                         struct tv_error *err)
+{
+    if (!c->task_kind || !task_plugin_sha256(c->task_kind))
+        return tv_error_set(err, TV_EINVAL, "--set %s: the run's task %s is not a plugin",
+                            assignment, c->task);
+    int ok = strlen(hex) == 64;
+    for (size_t i = 0; ok && i < 64; i++)
+        ok = (hex[i] >= '0' && hex[i] <= '9') || (hex[i] >= 'a' && hex[i] <= 'f');
+    if (!ok)
+        return tv_error_set(err, TV_EINVAL,
+                            "--set %s: expected a SHA-256 of 64 lowercase hex digits "
+                            "(sha256sum's)",
+                            assignment);
+    snprintf(c->plugin_sha256_accept, sizeof c->plugin_sha256_accept, "%s", hex);
+    return 0;
+}
+
 int master_config_set(struct master_config *c, const char *assignment, struct tv_error *err)
 {
     const char *eq = strchr(assignment, '=');
@@ -385,6 +417,8 @@ int master_config_set(struct master_config *c, const char *assignment, struct tv
             return tv_error_set(err, TV_EINVAL, "--set %s: %s", assignment, why);
         return 0;
     }
+    if (!strcmp(name, "task.plugin_sha256"))
+        return accept_plugin(c, assignment, eq + 1, err);
     /* a task's own keys shape the fitness function: fixed for the run */
     if (c->task_kind && !strncmp(name, "task.", 5) && task_key_find(c->task_kind, name + 5) >= 0)
         return fixed_on_resume(assignment, name + 5, err);

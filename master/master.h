@@ -49,7 +49,7 @@ enum master_selection { MASTER_SEL_SPECIATED = 0, MASTER_SEL_GENERATIONAL = 1 };
 struct master_config {
     /* [run] */
     char name[64];
-    char task[32];
+    char task[192]; /* a registered task's name, or a plugin's file (plugin.h) */
     uint64_t seed;
     int64_t generations;   /* generations to run, including generation 0 */
     double fitness_target; /* stop when reached (NaN: only the task's success test) */
@@ -85,6 +85,9 @@ struct master_config {
     /* [task]: the kind [run] task names, and the values of its own keys */
     const struct task_kind *task_kind;
     struct task_params task_params;
+    /* resume: the plugin's SHA-256 the user accepts in place of the one the
+     * run was started with (--set task.plugin_sha256=HEX); "" when not given */
+    char plugin_sha256_accept[65];
 };
 
 /* Fills c with the documented defaults. */

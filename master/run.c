@@ -4,6 +4,7 @@
 #include "farm.h"
 #include "search.h"
 #include "state.h"
+#include "task_run.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -122,6 +123,8 @@ static int search_loop(struct search *s, struct tv_error *err)
         s->resuming = !rc;
         if (!rc)
             set_resume_hint(s);
+        if (!rc) /* a plugin's hash, which the user may have accepted anew */
+            rc = master_plugin_note(s->st, s->run, &s->cfg, err);
     }
     if (!rc && s->gen >= 0) {
         for (size_t i = 0; i < s->pop.n; i++)
@@ -186,6 +189,8 @@ static int open_run(struct search *s, const struct master_run_opts *o, struct tv
         if (!rc)
             rc = store_run_create(s->st, s->cfg.name, (const char *)effective->data, s->cfg.seed,
                                   TREVO_VERSION, &s->run, err);
+        if (!rc)
+            rc = master_plugin_note(s->st, s->run, &s->cfg, err);
         return rc;
     }
     /* resume: the run's stored config, then the allowed changes */
@@ -207,6 +212,8 @@ static int open_run(struct search *s, const struct master_run_opts *o, struct tv
         s->cfg.generations = o->generations;
     if (!rc && o->quiet)
         s->cfg.quiet = 1;
+    if (!rc)
+        rc = master_plugin_resume_check(s->st, info.run_id, s->db, info.name, &s->cfg, err);
     if (!rc) {
         effective->len = 0;
         rc = master_config_dump(&s->cfg, effective, err);
@@ -258,6 +265,8 @@ int master_search(const struct master_run_opts *o, struct tv_error *err)
     if (!rc)
         rc = master_config_open_task(&s.cfg, &task, err);
     broadcast_config(s.n_ranks, rc ? NULL : (const char *)effective.data);
+    if (!rc && s.n_ranks > 1) /* before any evaluation: every rank opened the same task */
+        rc = master_ranks_agree(&s.cfg, task, s.n_ranks, err);
     master_pop_init(&s.pop, s.cfg.compat_threshold);
     if (!rc && !o->resume) /* a resume says it once its checkpoint loaded */
         set_resume_hint(&s);

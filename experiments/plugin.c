@@ -1,0 +1,246 @@
+/* plugin.c -- loading task kinds from shared libraries (plugin.h): hash,
+ * dlopen, find the versioned entry, check the row, keep it loaded. */
+#include "plugin.h"
+
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* A loaded plugin; the list lives until task_plugins_unload(). */
+struct plugin {
+    struct plugin *next;
+    char *given;  /* the path as the config gave it (the cache's key) */
+    char *abs;    /* its absolute path when loaded */
+    void *handle; /* dlopen's */
+    const struct task_kind *kind;
+    char sha256[TASK_SHA256_HEX];
+};
+
+static struct plugin *loaded;
+
+int task_is_plugin(const char *task)
+{
+    size_t n = strlen(task);
+    return strchr(task, '/') || (n >= 3 && !strcmp(task + n - 3, ".so"));
+}
+
+static const struct plugin *plugin_of(const struct task_kind *kind)
+{
+    for (const struct plugin *p = loaded; p; p = p->next)
+        if (p->kind == kind)
+            return p;
+    return NULL;
+}
+
+const char *task_plugin_path(const struct task_kind *kind)
+{
+    const struct plugin *p = plugin_of(kind);
+    return p ? p->abs : NULL;
+}
+
+const char *task_plugin_sha256(const struct task_kind *kind)
+{
+    const struct plugin *p = plugin_of(kind);
+    return p ? p->sha256 : NULL;
+}
+
+/* 1 if s is 1 to max characters, each a lowercase letter, a digit, '_' or
+ * one of `more`. */
+static int name_ok(const char *s, size_t max, const char *more)
+{
+    size_t n = s ? strlen(s) : 0;
+    if (n == 0 || n > max)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || strchr(more, c)))
+            return 0;
+    }
+    return 1;
+}
+
+static int key_check(const struct task_kind *k, size_t i, struct tv_error *err)
+{
+    const struct task_key *key = &k->keys[i];
+    const char *why = NULL;
+    if (!name_ok(key->name, 63, ""))
+        why = "a key's name is 1 to 63 characters a-z, 0-9, '_'";
+    else if (!key->doc)
+        why = "no doc (the text `trevo run --help-config` shows)";
+    else if (key->type != TASK_KEY_INT && key->type != TASK_KEY_DOUBLE &&
+             key->type != TASK_KEY_BOOL)
+        why = "unknown type (TASK_KEY_INT, TASK_KEY_DOUBLE or TASK_KEY_BOOL)";
+    else if (key->type == TASK_KEY_BOOL && key->def != 0 && key->def != 1)
+        why = "a bool's default is 0 or 1";
+    else if (key->type != TASK_KEY_BOOL &&
+             !(key->min <= key->def && key->def <= key->max && isfinite(key->def)))
+        why = "its default is not a finite number in [min, max]";
+    else if (key->type == TASK_KEY_INT && key->def != floor(key->def))
+        why = "an int's default is a whole number";
+    for (size_t j = 0; j < i && !why; j++)
+        if (!strcmp(k->keys[j].name, key->name))
+            why = "given twice in the key table";
+    if (!why)
+        return 0;
+    return tv_error_set(err, TV_EINVAL, "task %s: key %zu ('%s'): %s", k->name, i,
+                        key->name ? key->name : "(null)", why);
+}
+
+int task_kind_check(const struct task_kind *k, struct tv_error *err)
+{
+    if (!name_ok(k->name, 31, "-."))
+        return tv_error_set(err, TV_EINVAL,
+                            "task name '%s': a task's name is 1 to 31 characters a-z, 0-9, '_', "
+                            "'-', '.'",
+                            k->name ? k->name : "(null)");
+    if (!k->open || !k->evaluate)
+        return tv_error_set(err, TV_EINVAL, "task %s: no %s function (the kind must give it)",
+                            k->name, !k->open ? "open()" : "evaluate()");
+    if (k->n_keys > TASK_MAX_KEYS || (k->n_keys && !k->keys))
+        return tv_error_set(err, TV_EINVAL, "task %s: %zu [task] keys %s (at most %d)", k->name,
+                            k->n_keys, k->n_keys > TASK_MAX_KEYS ? "" : "but no key table",
+                            TASK_MAX_KEYS);
+    for (size_t i = 0; i < k->n_keys; i++) {
+        int rc = key_check(k, i, err);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* The entry of another ABI version the library exports, or 0. A plugin
+ * built against other headers names its entry after their version. */
+static unsigned other_version(void *handle)
+{
+    for (unsigned v = 1; v <= TASK_ABI_VERSION + 64u; v++) {
+        char name[32];
+        snprintf(name, sizeof name, TASK_PLUGIN_ENTRY_PREFIX "%u", v);
+        if (v != TASK_ABI_VERSION && dlsym(handle, name))
+            return v;
+    }
+    return 0;
+}
+
+/* Finds the entry in handle and checks what it returns: *kind, or the
+ * error (no path in front: the caller adds it). */
+static int entry_kind(void *handle, const struct task_kind **kind, struct tv_error *err)
+{
+    dlerror();
+    task_plugin_entry_fn entry;
+    /* dlsym's object pointer to a function pointer: POSIX defines it. */
+    *(void **)&entry = dlsym(handle, TASK_PLUGIN_ENTRY_NAME);
+    if (!entry) {
+        unsigned v = other_version(handle);
+        if (v)
+            return tv_error_set(
+                err, TV_EFORMAT,
+                "built for task ABI version %u (it exports " TASK_PLUGIN_ENTRY_PREFIX
+                "%u); this trevo takes version %u (" TASK_PLUGIN_ENTRY_NAME
+                "): rebuild it against this trevo's headers",
+                v, v, (unsigned)TASK_ABI_VERSION);
+        return tv_error_set(err, TV_EFORMAT,
+                            "no symbol " TASK_PLUGIN_ENTRY_NAME
+                            ": not a trevo task plugin of task ABI version %u (a plugin defines "
+                            "it with TASK_PLUGIN_EXPORT(kind), plugin.h)",
+                            (unsigned)TASK_ABI_VERSION);
+    }
+    const struct task_kind *k = entry();
+    if (!k)
+        return tv_error_set(err, TV_EINVAL, TASK_PLUGIN_ENTRY_NAME "() returned no task");
+    /* Only the first two fields are read before the version is known: they
+     * come first in every version. */
+    if (k->abi_version != TASK_ABI_VERSION)
+        return tv_error_set(err, TV_EFORMAT,
+                            "task %s: built for task ABI version %u; this trevo takes version %u: "
+                            "rebuild it against this trevo's headers",
+                            k->name ? k->name : "(no name)", (unsigned)k->abi_version,
+                            (unsigned)TASK_ABI_VERSION);
+    int rc = task_kind_check(k, err);
+    if (!rc)
+        *kind = k;
+    return rc;
+}
+
+static void plugin_free(struct plugin *p)
+{
+    if (!p)
+        return;
+    if (p->handle)
+        dlclose(p->handle);
+    free(p->given);
+    free(p->abs);
+    free(p);
+}
+
+/* The plugin at path into *out (a new list node, not yet linked). */
+static int plugin_open(const char *path, struct plugin **out, struct tv_error *err)
+{
+    *out = NULL;
+    struct plugin *p = calloc(1, sizeof *p);
+    /* dlopen searches the library path for a name without '/': a plugin is a
+     * file, so "libx.so" means "./libx.so". */
+    size_t n = strlen(path);
+    char *local = malloc(n + 3);
+    if (!p || !local || !(p->given = strdup(path))) {
+        free(local);
+        plugin_free(p);
+        return tv_error_set(err, TV_ENOMEM, "%s: out of memory", path);
+    }
+    snprintf(local, n + 3, "%s%s", strchr(path, '/') ? "" : "./", path);
+    /* A device or a pipe could be read forever: a plugin is a file. */
+    struct stat st;
+    int rc = stat(local, &st) == 0 && !S_ISREG(st.st_mode)
+                 ? tv_error_set(err, TV_EFORMAT, "%s: not a regular file", path)
+                 : task_sha256_file(local, p->sha256, err);
+    if (!rc) {
+        p->abs = realpath(local, NULL);
+        if (!p->abs && !(p->abs = strdup(local)))
+            rc = tv_error_set(err, TV_ENOMEM, "%s: out of memory", path);
+    }
+    if (!rc && !(p->handle = dlopen(local, RTLD_NOW | RTLD_LOCAL))) {
+        const char *why = dlerror();
+        rc = tv_error_set(err, TV_EFORMAT,
+                          "%s: cannot load it as a shared library (a task plugin is built with "
+                          "cc -shared -fPIC): %s",
+                          path, why ? why : "dlopen failed");
+    }
+    if (!rc && (rc = entry_kind(p->handle, &p->kind, err)) != 0)
+        tv_error_prefix(err, "%s", path);
+    free(local);
+    if (rc) {
+        plugin_free(p);
+        return rc;
+    }
+    *out = p;
+    return 0;
+}
+
+int task_plugin_load(const char *path, const struct task_kind **kind, struct tv_error *err)
+{
+    *kind = NULL;
+    for (const struct plugin *p = loaded; p; p = p->next)
+        if (!strcmp(p->given, path)) {
+            *kind = p->kind;
+            return 0;
+        }
+    struct plugin *p;
+    int rc = plugin_open(path, &p, err);
+    if (rc)
+        return rc;
+    p->next = loaded;
+    loaded = p;
+    *kind = p->kind;
+    return 0;
+}
+
+void task_plugins_unload(void)
+{
+    while (loaded) {
+        struct plugin *p = loaded;
+        loaded = p->next;
+        plugin_free(p);
+    }
+}
