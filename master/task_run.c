@@ -49,14 +49,6 @@ int master_rank_tasks_compare(const struct master_rank_task *r, size_t n, const 
     return 0;
 }
 
-static int mpi_fail(int m, const char *what, struct tv_error *err)
-{
-    char text[MPI_MAX_ERROR_STRING];
-    int n = 0;
-    MPI_Error_string(m, text, &n);
-    return tv_error_set(err, TV_EMPI, "%s: %s", what, text);
-}
-
 int master_ranks_agree(const struct master_config *c, const struct task_instance *t, int n_ranks,
                        struct tv_error *err)
 {
@@ -66,14 +58,19 @@ int master_ranks_agree(const struct master_config *c, const struct task_instance
     /* the gather happens whether or not the memory came: the workers wait */
     int m = MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, r, r ? (int)sizeof mine : 0, MPI_BYTE, 0,
                        MPI_COMM_WORLD);
-    int rc = m != MPI_SUCCESS ? mpi_fail(m, "master: gathering the workers' tasks", err)
+    int rc = m != MPI_SUCCESS ? TV_EMPI
              : !r             ? tv_error_set(err, TV_ENOMEM, "master: out of memory")
                               : master_rank_tasks_compare(r, (size_t)n_ranks, c->task, err);
     free(r);
     int serve = rc == 0;
-    m = MPI_Bcast(&serve, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    if (m != MPI_SUCCESS && !rc)
-        rc = mpi_fail(m, "master: starting the workers", err);
+    if (m == MPI_SUCCESS)
+        m = MPI_Bcast(&serve, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (m != MPI_SUCCESS) {
+        char text[MPI_MAX_ERROR_STRING];
+        int n = 0;
+        MPI_Error_string(m, text, &n);
+        rc = tv_error_set(err, TV_EMPI, "master: the workers' tasks: %s", text);
+    }
     return rc;
 }
 

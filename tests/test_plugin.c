@@ -177,6 +177,13 @@ static const char *build(const char *file, const char *flags)
     return path;
 }
 
+/* Builds a case and loads it: task_plugin_load's code. */
+static int load_case(const char *file, const char *flags, struct tv_error *err)
+{
+    const struct task_kind *k;
+    return task_plugin_load(build(file, flags), &k, err);
+}
+
 static const char *good(void)
 {
     return build("libgood.so", "-shared -fPIC");
@@ -248,7 +255,8 @@ static void test_task_plugin_load_name_without_slash(void **state)
     assert_string_equal(k->name, "plugtest");
 }
 
-static void test_task_plugin_load_missing_file(void **state)
+/* No file, or something that is not a file (which could be read forever). */
+static void test_task_plugin_load_missing_file_or_not_a_file(void **state)
 {
     (void)state;
     struct tv_error err = {0};
@@ -256,14 +264,7 @@ static void test_task_plugin_load_missing_file(void **state)
     int rc = task_plugin_load("./no/such/libtask.so", &k, &err);
     assert_error(rc, &err, TV_EIO, "./no/such/libtask.so: cannot open: No such file or directory");
     assert_null(k);
-}
-
-static void test_task_plugin_load_not_a_regular_file(void **state)
-{
-    (void)state;
-    struct tv_error err = {0};
-    const struct task_kind *k;
-    int rc = task_plugin_load("/dev/zero", &k, &err);
+    rc = task_plugin_load("/dev/zero", &k, &err);
     assert_error(rc, &err, TV_EFORMAT, "/dev/zero: not a regular file");
 }
 
@@ -293,10 +294,8 @@ static void test_task_plugin_load_not_a_shared_library(void **state)
 static void test_task_plugin_load_missing_symbol(void **state)
 {
     (void)state;
-    const char *path = build("libnoentry.so", "-shared -fPIC -DNO_ENTRY");
     struct tv_error err = {0};
-    const struct task_kind *k;
-    int rc = task_plugin_load(path, &k, &err);
+    int rc = load_case("libnoentry.so", "-shared -fPIC -DNO_ENTRY", &err);
     char want[160];
     snprintf(want, sizeof want, "libnoentry.so: no symbol %s: not a trevo task plugin",
              TASK_PLUGIN_ENTRY_NAME);
@@ -311,10 +310,8 @@ static void test_task_plugin_load_other_abi_version_by_entry(void **state)
     (void)state;
     char flags[128], want[200];
     snprintf(flags, sizeof flags, "-shared -fPIC -DENTRY=trevo_task_v%d", TASK_ABI_VERSION + 1);
-    const char *path = build("libnextentry.so", flags);
     struct tv_error err = {0};
-    const struct task_kind *k;
-    int rc = task_plugin_load(path, &k, &err);
+    int rc = load_case("libnextentry.so", flags, &err);
     snprintf(want, sizeof want,
              "libnextentry.so: built for task ABI version %d (it exports trevo_task_v%d); this "
              "trevo takes version %d (%s)",
@@ -326,10 +323,8 @@ static void test_task_plugin_load_other_abi_version_by_entry(void **state)
 static void test_task_plugin_load_other_abi_version_in_row(void **state)
 {
     (void)state;
-    const char *path = build("libnextrow.so", "-shared -fPIC -DABI_DELTA=1");
     struct tv_error err = {0};
-    const struct task_kind *k;
-    int rc = task_plugin_load(path, &k, &err);
+    int rc = load_case("libnextrow.so", "-shared -fPIC -DABI_DELTA=1", &err);
     char want[200];
     snprintf(want, sizeof want,
              "libnextrow.so: task plugtest: built for task ABI version %d; this trevo takes "
@@ -341,10 +336,8 @@ static void test_task_plugin_load_other_abi_version_in_row(void **state)
 static void test_task_plugin_load_bad_key_table(void **state)
 {
     (void)state;
-    const char *path = build("libbadkey.so", "-shared -fPIC -DBAD_KEY");
     struct tv_error err = {0};
-    const struct task_kind *k;
-    int rc = task_plugin_load(path, &k, &err);
+    int rc = load_case("libbadkey.so", "-shared -fPIC -DBAD_KEY", &err);
     assert_error(rc, &err, TV_EINVAL,
                  "libbadkey.so: task plugtest: key 1 ('scale'): its default is not a finite "
                  "number in [min, max]");
@@ -355,10 +348,8 @@ static void test_task_plugin_load_bad_key_table(void **state)
 static void test_task_plugin_load_unresolved_symbol(void **state)
 {
     (void)state;
-    const char *path = build("libundefined.so", "-shared -fPIC -DUNDEFINED");
     struct tv_error err = {0};
-    const struct task_kind *k;
-    int rc = task_plugin_load(path, &k, &err);
+    int rc = load_case("libundefined.so", "-shared -fPIC -DUNDEFINED", &err);
     assert_error(rc, &err, TV_EFORMAT, "cannot load it as a shared library");
     assert_msg_has(&err, "undefined symbol: trevo_no_such_function");
 }
@@ -402,14 +393,21 @@ static void test_task_kind_check_rows(void **state)
 
 /* ---- the config: task = FILE ---------------------------------------------- */
 
+/* Parses "[run] task = the good plugin" and then `more`; must succeed. */
+static void parse_good(struct master_config *c, const char *more)
+{
+    char text[1024];
+    snprintf(text, sizeof text, "[run]\ntask = %s\n%s", good(), more);
+    struct tv_error err = {0};
+    assert_ok(master_config_parse(c, text, "p.ini", &err), &err);
+}
+
 static void test_master_config_parse_plugin_and_its_keys(void **state)
 {
     (void)state;
-    char text[1024];
-    snprintf(text, sizeof text, "[run]\ntask = %s\n[task]\ninputs = 4\nflip = true\n", good());
     struct master_config c;
     struct tv_error err = {0};
-    assert_ok(master_config_parse(&c, text, "p.ini", &err), &err);
+    parse_good(&c, "[task]\ninputs = 4\nflip = true\n");
     assert_string_equal(c.task_kind->name, "plugtest");
     assert_string_equal(c.name, "plugtest"); /* the run is named after the task */
     assert_int_equal(c.task_params.v[0].i, 4);
@@ -455,11 +453,9 @@ static void test_master_config_parse_plugin_error_has_the_line(void **state)
 static void test_master_config_set_plugin_sha256(void **state)
 {
     (void)state;
-    char text[1024];
-    snprintf(text, sizeof text, "[run]\ntask = %s\n", good());
     struct master_config c;
     struct tv_error err = {0};
-    assert_ok(master_config_parse(&c, text, "p.ini", &err), &err);
+    parse_good(&c, "");
     const char *hex = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
     char set[128];
     snprintf(set, sizeof set, "task.plugin_sha256=%s", hex);
@@ -533,17 +529,16 @@ static void test_master_rank_tasks_compare_failures_and_hashes(void **state)
 static void test_master_plugin_resume_check_hashes(void **state)
 {
     (void)state;
-    char text[1024], db[600];
-    snprintf(text, sizeof text, "[run]\ntask = %s\n", good());
+    char db[600];
     snprintf(db, sizeof db, "%s/notes.db", tmp_dir);
     struct master_config c;
     struct tv_error err = {0};
-    assert_ok(master_config_parse(&c, text, "p.ini", &err), &err);
+    parse_good(&c, "");
     struct store *st;
     struct store_options o = {.flags = STORE_CREATE};
     assert_ok(store_open(db, &o, &st, &err), &err);
     int64_t run;
-    assert_ok(store_run_create(st, "r", text, 1, "test", &run, &err), &err);
+    assert_ok(store_run_create(st, "r", "[run]\n", 1, "test", &run, &err), &err);
     /* nothing stored yet: refused too (the hash the run started with is unknown) */
     assert_error(master_plugin_resume_check(st, run, db, "r", &c, &err), &err, TV_ESTATE,
                  "SHA-256 (none stored) then");
@@ -589,8 +584,7 @@ int main(void)
         cmocka_unit_test(test_task_is_plugin_names),
         cmocka_unit_test(test_task_plugin_load_good_plugin),
         cmocka_unit_test(test_task_plugin_load_name_without_slash),
-        cmocka_unit_test(test_task_plugin_load_missing_file),
-        cmocka_unit_test(test_task_plugin_load_not_a_regular_file),
+        cmocka_unit_test(test_task_plugin_load_missing_file_or_not_a_file),
         cmocka_unit_test(test_task_plugin_load_not_a_shared_library),
         cmocka_unit_test(test_task_plugin_load_missing_symbol),
         cmocka_unit_test(test_task_plugin_load_other_abi_version_by_entry),

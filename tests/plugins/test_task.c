@@ -15,23 +15,20 @@
 
 #include "plugin.h"
 
-static const struct task_key keys[] = {
-    {.name = "inputs",
-     .type = TASK_KEY_INT,
-     .def = 2,
-     .min = 1,
-     .max = 8,
-     .doc = "inputs of the network"},
 #ifdef BAD_KEY
-    {.name = "scale", .type = TASK_KEY_DOUBLE, .def = 5, .min = 0, .max = 1, .doc = "broken"},
+#define SCALE_DEFAULT 50 /* out of its range */
 #else
+#define SCALE_DEFAULT 1
+#endif
+
+static const struct task_key keys[] = {
+    {.name = "inputs", .type = TASK_KEY_INT, .def = 2, .min = 1, .max = 8, .doc = "inputs"},
     {.name = "scale",
      .type = TASK_KEY_DOUBLE,
-     .def = 1,
+     .def = SCALE_DEFAULT,
      .min = 0,
      .max = 10,
      .doc = "the fitness of every network"},
-#endif
     {.name = "flip", .type = TASK_KEY_BOOL, .def = 0, .min = 0, .max = 1, .doc = "negate it"},
 };
 
