@@ -315,11 +315,17 @@ int master_config_parse(struct master_config *c, const char *text, const char *f
     /* One limit for everything: decoding, and growth by mutation. */
     c->worker.mutation.limits = c->worker.limits;
     if (task_is_plugin(c->task)) {
-        /* a plugin task: its file (plugin.h), refused here with the line */
+        /* a plugin task: its file (plugin.h), refused here with the line,
+         * as a bad value of the config (TV_EINVAL, as every other) */
         rc = task_plugin_load(c->task, &c->task_kind, err);
         size_t i = key_index("run", "task");
-        if (rc)
-            return tv_error_prefix(err, "%s:%d: task", file, x.lines[i]);
+        if (rc) {
+            tv_error_prefix(err, "%s:%d: task", file, x.lines[i]);
+            rc = rc == TV_ENOMEM ? rc : TV_EINVAL;
+            if (err)
+                err->code = rc;
+            return rc;
+        }
     } else {
         c->task_kind = task_find(c->task);
     }

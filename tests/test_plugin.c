@@ -447,7 +447,7 @@ static void test_master_config_parse_plugin_error_has_the_line(void **state)
     struct tv_error err = {0};
     char want[700];
     snprintf(want, sizeof want, "p.ini:3: task: %s: no symbol %s", path, TASK_PLUGIN_ENTRY_NAME);
-    assert_error(master_config_parse(&c, text, "p.ini", &err), &err, TV_EFORMAT, want);
+    assert_error(master_config_parse(&c, text, "p.ini", &err), &err, TV_EINVAL, want);
 }
 
 static void test_master_config_set_plugin_sha256(void **state)
