@@ -217,3 +217,67 @@ format-check:
 
 clean:
 	rm -rf build
+
+# ---- the library, `make install`, `make uninstall` -----------------------
+# libtrevo (static and shared) holds what a program or a task plugin links
+# with: genome/, nn/, experiments/ (the tasks) and data/ (data sets). Not the
+# store (SQLite) nor master/ and worker/ (MPI): a program reads a run's
+# champion from the file `trevo best` writes. Its objects are compiled again
+# with -fPIC under $(BUILD)/pic/, so build/trevo's own objects do not change.
+# `make install PREFIX=/usr DESTDIR=/tmp/stage` installs into /tmp/stage/usr
+# and lists the directories it had to make in share/trevo/made-dirs;
+# `make uninstall` (same PREFIX and DESTDIR) removes exactly what install
+# wrote, and those directories if they are empty, so the prefix is left as
+# it was.
+PREFIX ?= /usr/local
+DESTDIR ?=
+TREVO_VERSION = 0.1.0
+TREVO_SOVERSION = 0
+LIBTREVO_SRC = $(GENOME_SRC) $(NN_SRC) $(TASKS_SRC) $(wildcard data/*.c)
+LIBTREVO_HDR = $(wildcard genome/tv.h genome/genome.h nn/nn.h nn/train.h experiments/task.h \
+                          data/data.h)
+LIBTREVO_LIBS = -lmsgpackc -lm $(if $(wildcard data/*.c),-lz)
+LIBTREVO_A = $(BUILD)/libtrevo.a
+LIBTREVO_SO = $(BUILD)/libtrevo.so.$(TREVO_SOVERSION)
+LIBTREVO_OBJ = $(patsubst %.c,$(BUILD)/pic/%.o,$(LIBTREVO_SRC))
+PIC_INC_genome = -Igenome
+PIC_INC_nn = -Inn -Igenome
+PIC_INC_experiments = -Iexperiments -Idata -Inn -Igenome
+PIC_INC_data = -Idata -Igenome
+# Every file install writes, and the directories it may make (parents first).
+INSTALL_FILES = bin/trevo $(addprefix include/trevo/,$(notdir $(LIBTREVO_HDR))) lib/libtrevo.a \
+                lib/libtrevo.so.$(TREVO_SOVERSION) lib/libtrevo.so lib/pkgconfig/trevo.pc \
+                share/man/man1/trevo.1 share/trevo/made-dirs
+INSTALL_DIRS = . bin include include/trevo lib lib/pkgconfig share share/man share/man/man1 \
+               share/trevo
+.PHONY: lib install uninstall
+
+lib: $(LIBTREVO_A) $(LIBTREVO_SO)
+$(BUILD)/pic/%.o: %.c $(H_TASKS) $(wildcard data/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) -fPIC $(PIC_INC_$(firstword $(subst /, ,$*))) -c $< -o $@
+$(LIBTREVO_A): $(LIBTREVO_OBJ)
+$(LIBTREVO_SO): $(LIBTREVO_OBJ)
+	$(CC) -shared -Wl,-soname,libtrevo.so.$(TREVO_SOVERSION) -Wl,-z,defs $(LDFLAGS) -o $@ $^ \
+	    $(LIBTREVO_LIBS)
+
+install: $(TREVO) lib
+	@set -e; d="$(DESTDIR)$(PREFIX)"; made=; \
+	for s in $(INSTALL_DIRS); do [ -d "$$d/$$s" ] || made="$$made $$s"; done; \
+	install -d $(addprefix "$$d"/,$(INSTALL_DIRS)); \
+	install -m 755 $(TREVO) "$$d/bin/trevo"; \
+	install -m 644 $(LIBTREVO_HDR) "$$d/include/trevo/"; \
+	install -m 644 $(LIBTREVO_A) "$$d/lib/libtrevo.a"; \
+	install -m 755 $(LIBTREVO_SO) "$$d/lib/libtrevo.so.$(TREVO_SOVERSION)"; \
+	ln -sf libtrevo.so.$(TREVO_SOVERSION) "$$d/lib/libtrevo.so"; \
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(TREVO_VERSION)|' \
+	    -e 's|@LIBS_PRIVATE@|$(LIBTREVO_LIBS)|' trevo.pc.in >"$$d/lib/pkgconfig/trevo.pc"; \
+	install -m 644 docs/trevo.1 "$$d/share/man/man1/trevo.1"; \
+	for s in $$made; do echo "$$s"; done >>"$$d/share/trevo/made-dirs"; \
+	echo "make install: trevo, its headers, libtrevo, trevo.pc and trevo.1 in $$d"
+
+uninstall:
+	@d="$(DESTDIR)$(PREFIX)"; dirs=$$(tac "$$d/share/trevo/made-dirs" 2>/dev/null); \
+	for f in $(INSTALL_FILES); do rm -f "$$d/$$f"; done; \
+	for s in $$dirs; do p="$$d/$$s"; rmdir "$${p%/.}" 2>/dev/null || true; done; \
+	echo "make uninstall: trevo's files removed from $$d"

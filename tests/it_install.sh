@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# make install into a temporary prefix, then the README's library example
+# (taken from README.md between its two marker comments, so there is one copy
+# of it) built with pkg-config, shared and static, and run on an XOR champion
+# (text and msgpack) and on a recurrent network: its outputs must be those of
+# `trevo net eval`. Then make uninstall: an empty prefix is left empty, a
+# prefix holding other files is left as it was, and a DESTDIR install lands
+# under DESTDIR with the real prefix in trevo.pc.
+set -eu
+: "${TREVO:?TREVO must name the trevo binary}"
+here=$(cd "$(dirname "$0")/.." && pwd)
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+# Install the build that $TREVO comes from (build/ or build/asan/).
+case $TREVO in
+"$here"/*/trevo) build=${TREVO#"$here"/} build=${build%/trevo} ;;
+*) fail "TREVO=$TREVO is not a build of $here" ;;
+esac
+mk() { make -C "$here" --no-print-directory BUILD="$build" "$@" >>"$dir/make.log" 2>&1 ||
+    fail "make $*: $(tail -20 "$dir/make.log")"; }
+# Under `make asan` (SAN=1) the library is instrumented, so programs link the
+# sanitizer runtimes too; they cannot be linked -static.
+san=()
+[ "${SAN:-}" = 1 ] && san=(-fsanitize=address,undefined)
+
+# ---- install into an empty prefix -----------------------------------------
+p=$dir/prefix
+mkdir "$p"
+mk install PREFIX="$p"
+for f in bin/trevo include/trevo/tv.h include/trevo/genome.h include/trevo/nn.h \
+    include/trevo/task.h lib/libtrevo.a lib/libtrevo.so lib/pkgconfig/trevo.pc \
+    share/man/man1/trevo.1; do
+    [ -e "$p/$f" ] || fail "make install did not install $f"
+done
+cmp -s "$TREVO" "$p/bin/trevo" || fail "the installed trevo is not $TREVO"
+"$p/bin/trevo" --help | grep -q "net eval" || fail "the installed trevo does not run"
+[ "$(readelf -d "$p/lib/libtrevo.so" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')" = libtrevo.so.0 ] ||
+    fail "libtrevo.so has no soname libtrevo.so.0"
+MANWIDTH=80 man -l "$p/share/man/man1/trevo.1" 2>/dev/null | grep -q "^EXAMPLES" ||
+    fail "the installed man page does not render"
+
+export PKG_CONFIG_PATH=$p/lib/pkgconfig
+[ "$(echo $(pkg-config --cflags trevo))" = "-I$p/include" ] || fail "cflags: $(pkg-config --cflags trevo)"
+[ "$(echo $(pkg-config --libs trevo))" = "-L$p/lib -ltrevo" ] || fail "libs: $(pkg-config --libs trevo)"
+pkg-config --static --libs trevo | grep -q -- "-lmsgpackc" || fail "--static: no -lmsgpackc"
+
+# ---- the README's program, built against the installed library -------------
+sed -n '/^<!-- library-example begin -->$/,/^<!-- library-example end -->$/p' \
+    "$here/README.md" | sed '1,2d;$d' | sed '$d' >"$dir/run_net.c"
+grep -q "nn_plan_compile" "$dir/run_net.c" || fail "no library example between the markers in README.md"
+cc "${san[@]}" -std=c11 -Wall -Wextra -Wpedantic -Werror $(pkg-config --cflags trevo) "$dir/run_net.c" \
+    $(pkg-config --libs trevo) -Wl,-rpath,"$p/lib" -o "$dir/run_net" ||
+    fail "the README's program does not build against the installed trevo"
+readelf -d "$dir/run_net" | grep -q "NEEDED.*libtrevo.so.0" || fail "run_net does not use libtrevo.so.0"
+progs=("$dir/run_net")
+if [ ${#san[@]} -eq 0 ]; then
+    cc -static $(pkg-config --cflags trevo) "$dir/run_net.c" $(pkg-config --static --libs trevo) \
+        -o "$dir/run_net_static" || fail "the README's program does not link -static"
+    readelf -d "$dir/run_net_static" 2>/dev/null | grep -q NEEDED && fail "run_net_static is not static"
+    progs+=("$dir/run_net_static")
+fi
+
+# An XOR champion, text and msgpack, and a recurrent accumulator.
+"$TREVO" run "$here/experiments/xor.ini" --db "$dir/x.db" --seed 105 --generations 3 --quiet
+"$TREVO" best "$dir/x.db" -o "$dir/xor.txt"
+"$TREVO" best "$dir/x.db" --format msgpack -o "$dir/xor.mp"
+cat >"$dir/acc.txt" <<'NET'
+trevo-net 1
+inputs 1
+outputs 1
+neuron 10 in 0 identity 0
+neuron 20 out 1 identity 0
+neuron 30 hid 0.5 identity 0
+conn 10 30 1
+conn 30 30 1
+conn 30 20 2
+conn 20 30 0.5
+NET
+
+xor_rows=$'1,0,0\n1,0,1\n1,1,0\n1,1,1'
+want=$(printf '%s\n' "$xor_rows" | "$TREVO" net eval "$dir/xor.txt")
+[ "$(printf '%s\n' "$want" | wc -l)" -eq 4 ] || fail "trevo net eval printed [$want]"
+want_acc=$(printf '1\n2\n3\n\n1\n' | "$TREVO" net eval "$dir/acc.txt")
+[ "$want_acc" = $'2\n8\n22\n2' ] || fail "trevo net eval on acc.txt printed [$want_acc]"
+for prog in "${progs[@]}"; do
+    name=$(basename "$prog")
+    for net in xor.txt xor.mp; do
+        got=$(printf '%s\n' "$xor_rows" | "$prog" "$dir/$net") || fail "$name $net: exit $?"
+        [ "$got" = "$want" ] || fail "$name $net (stdin): [$got], trevo net eval: [$want]"
+        got=$("$prog" "$dir/$net" 1,0,0 1,0,1 1,1,0 1,1,1) || fail "$name $net: exit $?"
+        [ "$got" = "$want" ] || fail "$name $net (arguments): [$got], trevo net eval: [$want]"
+    done
+    got=$(printf '1\n2\n3\n\n1\n' | "$prog" "$dir/acc.txt") || fail "$name acc.txt: exit $?"
+    [ "$got" = "$want_acc" ] || fail "$name acc.txt: [$got], want [$want_acc]"
+    # its errors: a bad network file (named), a short row
+    printf 'trevo-net 1\nbogus\n' >"$dir/bad.txt"
+    set +e
+    "$prog" "$dir/bad.txt" </dev/null 2>"$dir/err"
+    rc=$?
+    "$prog" "$dir/xor.txt" 1,0 2>"$dir/err2"
+    rc2=$?
+    set -e
+    [ $rc -eq 1 ] && grep -q "^run_net: load: $dir/bad.txt:2: " "$dir/err" ||
+        fail "$name bad.txt: exit $rc, $(cat "$dir/err")"
+    [ $rc2 -eq 1 ] && grep -q "expected 3 comma-separated numbers" "$dir/err2" ||
+        fail "$name short row: exit $rc2, $(cat "$dir/err2")"
+done
+
+# ---- uninstall ------------------------------------------------------------
+mk uninstall PREFIX="$p"
+left=$(cd "$p" && find . -mindepth 1)
+[ -z "$left" ] || fail "make uninstall left in the prefix: $left"
+
+# A prefix holding other files (and an empty lib/pkgconfig): as it was.
+q=$dir/used
+mkdir -p "$q/lib/pkgconfig" "$q/share/doc"
+echo other >"$q/lib/libother.a"
+before=$(cd "$q" && find . | sort)
+mk install PREFIX="$q"
+mk install PREFIX="$q" # twice: uninstall still knows which directories it made
+[ -e "$q/include/trevo/nn.h" ] || fail "install into a used prefix"
+mk uninstall PREFIX="$q"
+after=$(cd "$q" && find . | sort)
+[ "$before" = "$after" ] || fail "uninstall changed a used prefix: before [$before], after [$after]"
+
+# DESTDIR: the files under DESTDIR, the prefix without it in trevo.pc.
+mk install DESTDIR="$dir/stage" PREFIX=/opt/trevo
+grep -qx "prefix=/opt/trevo" "$dir/stage/opt/trevo/lib/pkgconfig/trevo.pc" ||
+    fail "DESTDIR install: trevo.pc says $(grep ^prefix= "$dir/stage/opt/trevo/lib/pkgconfig/trevo.pc")"
+mk uninstall DESTDIR="$dir/stage" PREFIX=/opt/trevo
+[ ! -e "$dir/stage/opt/trevo" ] || fail "DESTDIR uninstall left $(cd "$dir/stage" && find .)"
+echo "it_install: ok"
