@@ -9,6 +9,7 @@
 #   make test-faults / test-hosts   the fault matrix; several MPI hosts (root)
 #   make fuzz       short libFuzzer runs of every parser (FUZZ_SECONDS=600 for long)
 #   make format / format-check / clean / deps
+#   make install / uninstall   trevo, libtrevo, its headers, trevo.pc, trevo.1 (PREFIX, DESTDIR)
 #
 # Layers (docs/architecture.md): genome/ and nn/ are plain C libraries built with plain
 # $(CC) and no MPI include path; store/ adds SQLite; master/ and worker/ are
@@ -25,6 +26,8 @@ FUZZ_SECONDS ?= 20
 DEB_PKGS = build-essential libopenmpi-dev openmpi-bin libsqlite3-dev sqlite3 libmsgpack-dev \
            libcmocka-dev libinih-dev libopenblas-dev clang libclang-rt-14-dev clang-format \
            valgrind gnuplot-nox graphviz
+# make install's test: pkg-config builds the README's program, groff checks the man page.
+DEB_PKGS += pkgconf groff-base
 SUDO = $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 WARN = -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Werror
@@ -234,8 +237,8 @@ DESTDIR ?=
 TREVO_VERSION = 0.1.0
 TREVO_SOVERSION = 0
 LIBTREVO_SRC = $(GENOME_SRC) $(NN_SRC) $(TASKS_SRC) $(wildcard data/*.c)
-LIBTREVO_HDR = $(wildcard genome/tv.h genome/genome.h nn/nn.h nn/train.h experiments/task.h \
-                          data/data.h)
+LIBTREVO_HDR = $(wildcard genome/tv.h genome/genome.h nn/nn.h nn/train.h nn/sparsify.h \
+                          experiments/task.h data/data.h)
 LIBTREVO_LIBS = -lmsgpackc -lm $(if $(wildcard data/*.c),-lz)
 LIBTREVO_A = $(BUILD)/libtrevo.a
 LIBTREVO_SO = $(BUILD)/libtrevo.so.$(TREVO_SOVERSION)

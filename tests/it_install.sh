@@ -38,8 +38,17 @@ cmp -s "$TREVO" "$p/bin/trevo" || fail "the installed trevo is not $TREVO"
 "$p/bin/trevo" --help | grep -q "net eval" || fail "the installed trevo does not run"
 [ "$(readelf -d "$p/lib/libtrevo.so" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')" = libtrevo.so.0 ] ||
     fail "libtrevo.so has no soname libtrevo.so.0"
-MANWIDTH=80 man -l "$p/share/man/man1/trevo.1" 2>/dev/null | grep -q "^EXAMPLES" ||
-    fail "the installed man page does not render"
+# The man page renders without a warning (-ww: all of groff's warnings).
+groff -man -Tutf8 -ww -P-cbou "$p/share/man/man1/trevo.1" 2>"$dir/groff.err" >"$dir/trevo.man"
+[ ! -s "$dir/groff.err" ] || fail "groff warns about trevo.1: $(cat "$dir/groff.err")"
+grep -q "^EXAMPLES" "$dir/trevo.man" || fail "the installed man page has no EXAMPLES section"
+
+# Each installed header compiles alone, as a user's first include, in strict C11.
+for h in "$p"/include/trevo/*.h; do
+    printf '#include <trevo/%s>\n' "${h##*/}" |
+        cc -std=c11 -Wall -Wextra -Wpedantic -Werror -I"$p/include" -fsyntax-only -x c - ||
+        fail "the installed ${h##*/} does not compile alone"
+done
 
 export PKG_CONFIG_PATH=$p/lib/pkgconfig
 [ "$(echo $(pkg-config --cflags trevo))" = "-I$p/include" ] || fail "cflags: $(pkg-config --cflags trevo)"
