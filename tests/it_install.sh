@@ -110,11 +110,20 @@ for prog in "${progs[@]}"; do
     rc=$?
     "$prog" "$dir/xor.txt" 1,0 2>"$dir/err2"
     rc2=$?
+    head -c 20 "$dir/xor.mp" >"$dir/cut.mp"
+    "$prog" "$dir/cut.mp" </dev/null 2>"$dir/err3"
+    rc3=$?
+    "$prog" "$dir/none.txt" </dev/null 2>"$dir/err4"
+    rc4=$?
     set -e
-    [ $rc -eq 1 ] && grep -q "^run_net: load: $dir/bad.txt:2: " "$dir/err" ||
+    [ $rc -eq 1 ] && grep -q "^run_net: $dir/bad.txt:2: " "$dir/err" ||
         fail "$name bad.txt: exit $rc, $(cat "$dir/err")"
-    [ $rc2 -eq 1 ] && grep -q "expected 3 comma-separated numbers" "$dir/err2" ||
+    [ $rc2 -eq 1 ] && grep -q "^run_net: '1,0': expected 3 comma-separated numbers$" "$dir/err2" ||
         fail "$name short row: exit $rc2, $(cat "$dir/err2")"
+    [ $rc3 -eq 1 ] && grep -q "^run_net: $dir/cut.mp: " "$dir/err3" ||
+        fail "$name cut.mp: exit $rc3, $(cat "$dir/err3")"
+    [ $rc4 -eq 1 ] && grep -q "^run_net: $dir/none.txt: No such file or directory$" "$dir/err4" ||
+        fail "$name none.txt: exit $rc4, $(cat "$dir/err4")"
 done
 
 # ---- uninstall ------------------------------------------------------------
