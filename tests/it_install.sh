@@ -2,8 +2,8 @@
 # make install into a temporary prefix, then the README's library example
 # (taken from README.md between its two marker comments, so there is one copy
 # of it) built with pkg-config, shared and static, and run on an XOR champion
-# (text and msgpack) and on a recurrent network: its outputs must be those of
-# `trevo net eval`. Then make uninstall: an empty prefix is left empty, a
+# (text and msgpack) and on a recurrent network (sequences split by a blank
+# line): its outputs must be those of `trevo net eval`. Then make uninstall: an empty prefix is left empty, a
 # prefix holding other files is left as it was, and a DESTDIR install lands
 # under DESTDIR with the real prefix in trevo.pc.
 set -eu
@@ -75,24 +75,33 @@ fi
 "$TREVO" run "$here/experiments/xor.ini" --db "$dir/x.db" --seed 105 --generations 3 --quiet
 "$TREVO" best "$dir/x.db" -o "$dir/xor.txt"
 "$TREVO" best "$dir/x.db" --format msgpack -o "$dir/xor.mp"
-cat >"$dir/acc.txt" <<'NET'
+# two inputs, two outputs; a tanh neuron with a self loop, fed back from an output
+cat >"$dir/rec.txt" <<'NET'
 trevo-net 1
-inputs 1
-outputs 1
-neuron 10 in 0 identity 0
-neuron 20 out 1 identity 0
-neuron 30 hid 0.5 identity 0
-conn 10 30 1
-conn 30 30 1
-conn 30 20 2
-conn 20 30 0.5
+inputs 2
+outputs 2
+neuron 1 in 0 identity 0
+neuron 2 in 0 identity 0
+neuron 50 hid 0.5 tanh 0.1
+neuron 60 out 1 sigmoid -0.2
+neuron 61 out 1 identity 0
+conn 1 50 0.7
+conn 2 50 -1.3
+conn 50 50 0.9
+conn 60 50 0.4
+conn 50 60 2
+conn 50 61 -1
+conn 2 61 0.5
 NET
 
 xor_rows=$'1,0,0\n1,0,1\n1,1,0\n1,1,1'
 want=$(printf '%s\n' "$xor_rows" | "$TREVO" net eval "$dir/xor.txt")
 [ "$(printf '%s\n' "$want" | wc -l)" -eq 4 ] || fail "trevo net eval printed [$want]"
-want_acc=$(printf '1\n2\n3\n\n1\n' | "$TREVO" net eval "$dir/acc.txt")
-[ "$want_acc" = $'2\n8\n22\n2' ] || fail "trevo net eval on acc.txt printed [$want_acc]"
+rec_rows=$'1,0\n1,0\n0.5,-2\n\n1,0'
+want_rec=$(printf '%s\n' "$rec_rows" | "$TREVO" net eval "$dir/rec.txt")
+rows=($want_rec)
+[ ${#rows[@]} -eq 4 ] && [ "${rows[0]}" != "${rows[1]}" ] && [ "${rows[0]}" = "${rows[3]}" ] ||
+    fail "rec.txt: trevo net eval printed [$want_rec]: not a recurrent network reset by a blank line"
 for prog in "${progs[@]}"; do
     name=$(basename "$prog")
     for net in xor.txt xor.mp; do
@@ -101,8 +110,8 @@ for prog in "${progs[@]}"; do
         got=$("$prog" "$dir/$net" 1,0,0 1,0,1 1,1,0 1,1,1) || fail "$name $net: exit $?"
         [ "$got" = "$want" ] || fail "$name $net (arguments): [$got], trevo net eval: [$want]"
     done
-    got=$(printf '1\n2\n3\n\n1\n' | "$prog" "$dir/acc.txt") || fail "$name acc.txt: exit $?"
-    [ "$got" = "$want_acc" ] || fail "$name acc.txt: [$got], want [$want_acc]"
+    got=$(printf '%s\n' "$rec_rows" | "$prog" "$dir/rec.txt") || fail "$name rec.txt: exit $?"
+    [ "$got" = "$want_rec" ] || fail "$name rec.txt: [$got], trevo net eval: [$want_rec]"
     # its errors: a bad network file (named), a short row
     printf 'trevo-net 1\nbogus\n' >"$dir/bad.txt"
     set +e
