@@ -3,9 +3,10 @@
 # (taken from README.md between its two marker comments, so there is one copy
 # of it) built with pkg-config, shared and static, and run on an XOR champion
 # (text and msgpack) and on a recurrent network (sequences split by a blank
-# line): its outputs must be those of `trevo net eval`. Then make uninstall: an empty prefix is left empty, a
-# prefix holding other files is left as it was, and a DESTDIR install lands
-# under DESTDIR with the real prefix in trevo.pc.
+# line): its outputs must be those of `trevo net eval`. Then make uninstall:
+# an empty prefix is left empty, a prefix holding other files is left as it
+# was, and a DESTDIR install lands under DESTDIR with the real prefix in
+# trevo.pc.
 set -eu
 : "${TREVO:?TREVO must name the trevo binary}"
 here=$(cd "$(dirname "$0")/.." && pwd)
