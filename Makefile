@@ -9,6 +9,7 @@
 #   make test-faults / test-hosts   the fault matrix; several MPI hosts (root)
 #   make fuzz       short libFuzzer runs of every parser (FUZZ_SECONDS=600 for long)
 #   make format / format-check / clean / deps
+#   make install / uninstall   trevo, libtrevo, its headers, trevo.pc, trevo.1 (PREFIX, DESTDIR)
 #
 # Layers (docs/architecture.md): genome/ and nn/ are plain C libraries built with plain
 # $(CC) and no MPI include path; store/ adds SQLite; master/ and worker/ are
@@ -25,6 +26,9 @@ FUZZ_SECONDS ?= 20
 DEB_PKGS = build-essential libopenmpi-dev openmpi-bin libsqlite3-dev sqlite3 libmsgpack-dev \
            libcmocka-dev libinih-dev libopenblas-dev clang libclang-rt-14-dev clang-format \
            valgrind gnuplot-nox graphviz
+DEB_PKGS += zlib1g-dev dataset-fashion-mnist
+# make install's test: pkg-config builds the README's program, groff checks the man page.
+DEB_PKGS += pkgconf groff-base
 SUDO = $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 WARN = -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Werror
@@ -36,12 +40,13 @@ endif
 # clone and every machine computes bit-identical results (docs/contracts.md, "Determinism").
 BASE_CFLAGS = -std=c11 $(OPT) $(WARN) -ffp-contract=off -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L
 OPENBLAS_CFLAGS = $(shell pkg-config --cflags openblas 2>/dev/null)
-LDLIBS = -lsqlite3 -lmsgpackc -linih -ldl -lm -lpthread
+LDLIBS = -lsqlite3 -lmsgpackc -linih -lz -ldl -lm -lpthread
 LDFLAGS = $(if $(filter 1,$(SAN)),-fsanitize=address$(,)undefined)
 , := ,
 
 GENOME_SRC = $(wildcard genome/*.c)
 NN_SRC = $(wildcard nn/*.c)
+DATA_SRC = $(wildcard data/*.c)
 STORE_SRC = $(wildcard store/*.c)
 TASKS_SRC = $(wildcard experiments/*.c)
 WORKER_SRC = $(wildcard worker/*.c)
@@ -53,17 +58,19 @@ FUZZ_SRC = $(wildcard tests/fuzz/fuzz_*.c)
 H_GENOME = $(wildcard genome/*.h)
 H_NN = $(H_GENOME) $(wildcard nn/*.h)
 H_STORE = $(H_GENOME) $(wildcard store/*.h)
-H_TASKS = $(H_NN) $(wildcard experiments/*.h)
+H_DATA = $(H_GENOME) $(wildcard data/*.h)
+H_TASKS = $(H_NN) $(H_DATA) $(wildcard experiments/*.h)
 H_WORKER = $(H_TASKS) $(wildcard worker/*.h)
 H_ALL = $(H_WORKER) $(wildcard store/*.h master/*.h tests/*.h)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 LIB_GENOME = $(BUILD)/libgenome.a
 LIB_NN = $(BUILD)/libnn.a
+LIB_DATA = $(BUILD)/libdata.a
 LIB_STORE = $(BUILD)/libstore.a
 LIB_TASKS = $(BUILD)/libtasks.a
 LIB_MASTER = $(BUILD)/libmaster.a
-LIBS = $(LIB_MASTER) $(LIB_TASKS) $(LIB_STORE) $(LIB_NN) $(LIB_GENOME)
+LIBS = $(LIB_MASTER) $(LIB_TASKS) $(LIB_DATA) $(LIB_STORE) $(LIB_NN) $(LIB_GENOME)
 TREVO = $(BUILD)/trevo
 TESTS = $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 BENCHES = $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
@@ -81,12 +88,15 @@ $(BUILD)/obj/genome/%.o: genome/%.c $(H_GENOME)
 $(BUILD)/obj/nn/%.o: nn/%.c $(H_NN)
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) -Inn -Igenome -c $< -o $@
+$(BUILD)/obj/data/%.o: data/%.c $(H_DATA)
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) -Idata -Igenome -c $< -o $@
 $(BUILD)/obj/store/%.o: store/%.c $(H_STORE)
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) -Istore -Igenome -c $< -o $@
 $(BUILD)/obj/experiments/%.o: experiments/%.c $(H_TASKS)
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) -Iexperiments -Inn -Igenome -c $< -o $@
+	$(CC) $(BASE_CFLAGS) -Iexperiments -Idata -Inn -Igenome -c $< -o $@
 $(BUILD)/obj/worker/%.o: worker/%.c $(H_WORKER)
 	@mkdir -p $(@D)
 	$(MPICC) $(BASE_CFLAGS) -Iworker -Iexperiments -Inn -Igenome -c $< -o $@
@@ -96,6 +106,7 @@ $(BUILD)/obj/master/%.o: master/%.c $(H_ALL)
 
 $(LIB_GENOME): $(call obj,$(GENOME_SRC))
 $(LIB_NN): $(call obj,$(NN_SRC))
+$(LIB_DATA): $(call obj,$(DATA_SRC))
 $(LIB_STORE): $(call obj,$(STORE_SRC))
 $(LIB_TASKS): $(call obj,$(TASKS_SRC))
 $(LIB_MASTER): $(call obj,$(MASTER_SRC) $(WORKER_SRC))
@@ -104,14 +115,15 @@ $(BUILD)/lib%.a:
 	rm -f $@
 	ar rcs $@ $^
 
-# A plugin task (docs/plugins.md) calls the executable's genome_, nn_, tv_ and
-# task_ functions: exported (-rdynamic), their libraries linked in whole.
-PLUGIN_API = -rdynamic -Wl,--whole-archive $(LIB_TASKS) $(LIB_NN) $(LIB_GENOME) -Wl,--no-whole-archive
+# A plugin task (docs/plugins.md) calls the executable's genome_, nn_, tv_,
+# task_ and data_ functions: exported (-rdynamic), their libraries linked in whole.
+PLUGIN_API_LIBS = $(LIB_TASKS) $(LIB_DATA) $(LIB_NN) $(LIB_GENOME)
+PLUGIN_API = -rdynamic -Wl,--whole-archive $(PLUGIN_API_LIBS) -Wl,--no-whole-archive
 $(TREVO): $(call obj,master/main.c) $(LIBS)
-	$(MPICC) $(LDFLAGS) -o $@ $(filter-out $(LIB_TASKS) $(LIB_NN) $(LIB_GENOME),$^) $(PLUGIN_API) $(LDLIBS)
+	$(MPICC) $(LDFLAGS) -o $@ $(filter-out $(PLUGIN_API_LIBS),$^) $(PLUGIN_API) $(LDLIBS)
 
 # ---- tests, benchmarks -------------------------------------------------
-INC_ALL = -Imaster -Iworker -Istore -Iexperiments -Inn -Igenome -Itests
+INC_ALL = -Imaster -Iworker -Istore -Iexperiments -Idata -Inn -Igenome -Itests
 # Test binaries only (not the benchmarks, fuzzers or trevo): the allocation
 # functions are wrapped, so that calls from our libraries and the tests go to
 # tests/failalloc.c, which can fail the k-th one and count live blocks
@@ -150,6 +162,8 @@ check: layers unit integration $(BENCHES)
 layers:
 	@bad=$$(grep -lE '#include *[<"](mpi|sqlite3)\.h' genome/*.[ch] nn/*.[ch] 2>/dev/null); \
 	if [ -n "$$bad" ]; then echo "layer violation (MPI/SQLite in genome/ or nn/): $$bad"; exit 1; fi
+	@bad=$$(grep -lE '#include *[<"](zlib|data)\.h' genome/*.[ch] nn/*.[ch] 2>/dev/null); \
+	if [ -n "$$bad" ]; then echo "layer violation (data files in genome/ or nn/): $$bad"; exit 1; fi
 
 unit: $(TESTS)
 	@tests/run_unit.sh $(TESTS)
@@ -194,8 +208,8 @@ valgrind: $(TREVO)
 FUZZ_BUILD = $(BUILD)/fuzz
 FUZZ_FLAGS = -std=c11 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined \
              -ffp-contract=off -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L
-FUZZ_INC = -Imaster -Iworker -Iexperiments -Inn -Igenome
-FUZZ_LIBSRC = $(GENOME_SRC) $(NN_SRC) $(TASKS_SRC) worker/msg.c master/config.c master/config_keys.c \
+FUZZ_INC = -Imaster -Iworker -Iexperiments -Idata -Inn -Igenome
+FUZZ_LIBSRC = $(GENOME_SRC) $(NN_SRC) $(DATA_SRC) $(TASKS_SRC) worker/msg.c master/config.c master/config_keys.c \
               master/state.c master/pop.c master/row.c
 FUZZ_OBJ = $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(FUZZ_LIBSRC))
 FUZZERS = $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/%,$(FUZZ_SRC))
@@ -205,13 +219,13 @@ $(FUZZ_BUILD)/obj/%.o: %.c $(H_ALL)
 	clang $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(FUZZ_INC) -c $< -o $@
 $(FUZZ_BUILD)/%: tests/fuzz/%.c $(FUZZ_OBJ) $(H_ALL)
 	@mkdir -p $(@D)
-	clang $(FUZZ_FLAGS) -fsanitize=fuzzer $(FUZZ_INC) -o $@ $< $(FUZZ_OBJ) -lmsgpackc -linih -lm
+	clang $(FUZZ_FLAGS) -fsanitize=fuzzer $(FUZZ_INC) -o $@ $< $(FUZZ_OBJ) -lmsgpackc -linih -lz -lm
 
 fuzz: $(FUZZERS)
 	@tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZERS)
 
 # ---- formatting --------------------------------------------------------
-FORMAT_FILES = $(wildcard genome/*.[ch] nn/*.[ch] store/*.[ch] master/*.[ch] worker/*.[ch] \
+FORMAT_FILES = $(wildcard genome/*.[ch] nn/*.[ch] data/*.[ch] store/*.[ch] master/*.[ch] worker/*.[ch] \
                experiments/*.[ch] tests/*.[ch] tests/*/*.[ch])
 format:
 	clang-format -i $(FORMAT_FILES)
@@ -220,3 +234,67 @@ format-check:
 
 clean:
 	rm -rf build
+
+# ---- the library, `make install`, `make uninstall` -----------------------
+# libtrevo (static and shared) holds what a program or a task plugin links
+# with: genome/, nn/, experiments/ (the tasks) and data/ (data sets). Not the
+# store (SQLite) nor master/ and worker/ (MPI): a program reads a run's
+# champion from the file `trevo best` writes. Its objects are compiled again
+# with -fPIC under $(BUILD)/pic/, so build/trevo's own objects do not change.
+# `make install PREFIX=/usr DESTDIR=/tmp/stage` installs into /tmp/stage/usr
+# and lists the directories it had to make in share/trevo/made-dirs;
+# `make uninstall` (same PREFIX and DESTDIR) removes exactly what install
+# wrote, and those directories if they are empty, so the prefix is left as
+# it was.
+PREFIX ?= /usr/local
+DESTDIR ?=
+TREVO_VERSION = 0.1.0
+TREVO_SOVERSION = 0
+LIBTREVO_SRC = $(GENOME_SRC) $(NN_SRC) $(TASKS_SRC) $(wildcard data/*.c)
+LIBTREVO_HDR = $(wildcard genome/tv.h genome/genome.h nn/nn.h nn/train.h nn/sparsify.h \
+                          experiments/task.h data/data.h)
+LIBTREVO_LIBS = -lmsgpackc -lm $(if $(wildcard data/*.c),-lz)
+LIBTREVO_A = $(BUILD)/libtrevo.a
+LIBTREVO_SO = $(BUILD)/libtrevo.so.$(TREVO_SOVERSION)
+LIBTREVO_OBJ = $(patsubst %.c,$(BUILD)/pic/%.o,$(LIBTREVO_SRC))
+PIC_INC_genome = -Igenome
+PIC_INC_nn = -Inn -Igenome
+PIC_INC_experiments = -Iexperiments -Idata -Inn -Igenome
+PIC_INC_data = -Idata -Igenome
+# Every file install writes, and the directories it may make (parents first).
+INSTALL_FILES = bin/trevo $(addprefix include/trevo/,$(notdir $(LIBTREVO_HDR))) lib/libtrevo.a \
+                lib/libtrevo.so.$(TREVO_SOVERSION) lib/libtrevo.so lib/pkgconfig/trevo.pc \
+                share/man/man1/trevo.1 share/trevo/made-dirs
+INSTALL_DIRS = . bin include include/trevo lib lib/pkgconfig share share/man share/man/man1 \
+               share/trevo
+.PHONY: lib install uninstall
+
+lib: $(LIBTREVO_A) $(LIBTREVO_SO)
+$(BUILD)/pic/%.o: %.c $(H_TASKS) $(wildcard data/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) -fPIC $(PIC_INC_$(firstword $(subst /, ,$*))) -c $< -o $@
+$(LIBTREVO_A): $(LIBTREVO_OBJ)
+$(LIBTREVO_SO): $(LIBTREVO_OBJ)
+	$(CC) -shared -Wl,-soname,libtrevo.so.$(TREVO_SOVERSION) -Wl,-z,defs $(LDFLAGS) -o $@ $^ \
+	    $(LIBTREVO_LIBS)
+
+install: $(TREVO) lib
+	@set -e; d="$(DESTDIR)$(PREFIX)"; made=; \
+	for s in $(INSTALL_DIRS); do [ -d "$$d/$$s" ] || made="$$made $$s"; done; \
+	install -d $(addprefix "$$d"/,$(INSTALL_DIRS)); \
+	install -m 755 $(TREVO) "$$d/bin/trevo"; \
+	install -m 644 $(LIBTREVO_HDR) "$$d/include/trevo/"; \
+	install -m 644 $(LIBTREVO_A) "$$d/lib/libtrevo.a"; \
+	install -m 755 $(LIBTREVO_SO) "$$d/lib/libtrevo.so.$(TREVO_SOVERSION)"; \
+	ln -sf libtrevo.so.$(TREVO_SOVERSION) "$$d/lib/libtrevo.so"; \
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(TREVO_VERSION)|' \
+	    -e 's|@LIBS_PRIVATE@|$(LIBTREVO_LIBS)|' trevo.pc.in >"$$d/lib/pkgconfig/trevo.pc"; \
+	install -m 644 docs/trevo.1 "$$d/share/man/man1/trevo.1"; \
+	for s in $$made; do echo "$$s"; done >>"$$d/share/trevo/made-dirs"; \
+	echo "make install: trevo, its headers, libtrevo, trevo.pc and trevo.1 in $$d"
+
+uninstall:
+	@d="$(DESTDIR)$(PREFIX)"; dirs=$$(tac "$$d/share/trevo/made-dirs" 2>/dev/null); \
+	for f in $(INSTALL_FILES); do rm -f "$$d/$$f"; done; \
+	for s in $$dirs; do p="$$d/$$s"; rmdir "$${p%/.}" 2>/dev/null || true; done; \
+	echo "make uninstall: trevo's files removed from $$d"

@@ -62,6 +62,38 @@ static int name_ok(const char *s, size_t max, const char *more)
     return 1;
 }
 
+/* Why the numbers of a key (its type, default, range, choices) are wrong,
+ * or NULL. */
+static const char *key_values_check(const struct task_key *key)
+{
+    size_t n_choices = 0;
+    switch (key->type) {
+    case TASK_KEY_BOOL:
+        return key->def == 0 || key->def == 1 ? NULL : "a bool's default is 0 or 1";
+    case TASK_KEY_STRING:
+        return !key->def_text || strlen(key->def_text) < TASK_STRING_MAX
+                   ? NULL
+                   : "its default text is longer than TASK_STRING_MAX - 1";
+    case TASK_KEY_CHOICE:
+        while (key->choices && key->choices[n_choices])
+            n_choices++;
+        if (!n_choices)
+            return "a choice key has no choices (a NULL-terminated list of names)";
+        return key->def >= 0 && key->def < (double)n_choices && key->def == floor(key->def)
+                   ? NULL
+                   : "its default is not the index of one of its choices";
+    case TASK_KEY_INT:
+    case TASK_KEY_DOUBLE:
+        if (!(key->min <= key->def && key->def <= key->max && isfinite(key->def)))
+            return "its default is not a finite number in [min, max]";
+        return key->type == TASK_KEY_INT && key->def != floor(key->def)
+                   ? "an int's default is a whole number"
+                   : NULL;
+    default:
+        return "unknown type (TASK_KEY_INT, _DOUBLE, _BOOL, _STRING or _CHOICE)";
+    }
+}
+
 static int key_check(const struct task_kind *k, size_t i, struct tv_error *err)
 {
     const struct task_key *key = &k->keys[i];
@@ -70,16 +102,8 @@ static int key_check(const struct task_kind *k, size_t i, struct tv_error *err)
         why = "a key's name is 1 to 63 characters a-z, 0-9, '_'";
     else if (!key->doc)
         why = "no doc (the text `trevo run --help-config` shows)";
-    else if (key->type != TASK_KEY_INT && key->type != TASK_KEY_DOUBLE &&
-             key->type != TASK_KEY_BOOL)
-        why = "unknown type (TASK_KEY_INT, TASK_KEY_DOUBLE or TASK_KEY_BOOL)";
-    else if (key->type == TASK_KEY_BOOL && key->def != 0 && key->def != 1)
-        why = "a bool's default is 0 or 1";
-    else if (key->type != TASK_KEY_BOOL &&
-             !(key->min <= key->def && key->def <= key->max && isfinite(key->def)))
-        why = "its default is not a finite number in [min, max]";
-    else if (key->type == TASK_KEY_INT && key->def != floor(key->def))
-        why = "an int's default is a whole number";
+    else
+        why = key_values_check(key);
     for (size_t j = 0; j < i && !why; j++)
         if (!strcmp(k->keys[j].name, key->name))
             why = "given twice in the key table";
@@ -96,9 +120,9 @@ int task_kind_check(const struct task_kind *k, struct tv_error *err)
                             "task name '%s': a task's name is 1 to 31 characters a-z, 0-9, '_', "
                             "'-', '.'",
                             k->name ? k->name : "(null)");
-    if (!k->open || !k->evaluate)
+    if (!k->open || (!k->evaluate && !k->evaluate_generation))
         return tv_error_set(err, TV_EINVAL, "task %s: no %s function (the kind must give it)",
-                            k->name, !k->open ? "open()" : "evaluate()");
+                            k->name, !k->open ? "open()" : "evaluate() or evaluate_generation()");
     if (k->n_keys > TASK_MAX_KEYS || (k->n_keys && !k->keys))
         return tv_error_set(err, TV_EINVAL, "task %s: %zu [task] keys %s (at most %d)", k->name,
                             k->n_keys, k->n_keys > TASK_MAX_KEYS ? "" : "but no key table",

@@ -58,8 +58,12 @@ int task_pole1_run(const struct nn_plan *plan, const struct task_cart1 *start, s
 }
 
 const struct task_key task_pole_keys[1] = {
-    {"max_steps", TASK_KEY_INT, TASK_POLE_MAX_STEPS, 1, 1e9,
-     "steps of an episode, and the fitness that solves the task"},
+    {.name = "max_steps",
+     .type = TASK_KEY_INT,
+     .def = TASK_POLE_MAX_STEPS,
+     .min = 1,
+     .max = 1e9,
+     .doc = "steps of an episode, and the fitness that solves the task"},
 };
 
 TASK_OPEN_SHAPE(pole1_open, N_IN, 1, GENOME_ACT_NEAT_SIGMOID, (double)t->params.v[0].i)

@@ -1,13 +1,14 @@
 /* registry.c -- the table of task kinds (adding a task: one line here), and
  * what every task shares: opening and closing instances, and the one
  * evaluation path of a genome. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tasks.h"
 
 static const struct task_kind *const kinds[] = {
-    &task_xor, &task_null, &task_spin, &task_pole1, &task_dpv, &task_dpnv,
+    &task_xor, &task_null, &task_spin, &task_pole1, &task_dpv, &task_dpnv, &task_classify,
 };
 
 const struct task_kind *task_find(const char *name)
@@ -38,6 +39,9 @@ void task_params_defaults(const struct task_kind *k, struct task_params *p)
     for (size_t i = 0; i < k->n_keys && i < TASK_MAX_KEYS; i++) {
         if (k->keys[i].type == TASK_KEY_DOUBLE)
             p->v[i].d = k->keys[i].def;
+        else if (k->keys[i].type == TASK_KEY_STRING)
+            snprintf(p->v[i].s, sizeof p->v[i].s, "%s",
+                     k->keys[i].def_text ? k->keys[i].def_text : "");
         else
             p->v[i].i = (int64_t)k->keys[i].def;
     }
@@ -133,6 +137,12 @@ static int compile_checked(const struct task_instance *t, const struct genome *g
 int task_evaluate(const struct task_instance *t, const struct genome *g, uint64_t seed,
                   struct task_result *out, struct tv_error *err)
 {
+    return task_evaluate_generation(t, g, seed, 0, out, err);
+}
+
+int task_evaluate_generation(const struct task_instance *t, const struct genome *g, uint64_t seed,
+                             int64_t generation, struct task_result *out, struct tv_error *err)
+{
     memset(out, 0, sizeof *out);
     struct nn_plan *plan;
     int rc = compile_checked(t, g, &plan, err);
@@ -140,7 +150,28 @@ int task_evaluate(const struct task_instance *t, const struct genome *g, uint64_
         return rc;
     struct tv_rng rng;
     tv_rng_init(&rng, seed, TASK_STREAM_EVAL, 0);
-    rc = t->kind->evaluate(t, plan, &rng, out, err);
+    rc = t->kind->evaluate_generation
+             ? t->kind->evaluate_generation(t, plan, generation, &rng, out, err)
+             : t->kind->evaluate(t, plan, &rng, out, err);
+    nn_plan_free(plan);
+    return rc;
+}
+
+/* A test hook of the kind (champion_test, final_test) on g: 0 with *out
+ * zeroed when the kind has none. */
+static int run_test(const struct task_instance *t, const struct genome *g,
+                    int (*test)(const struct task_instance *, const struct nn_plan *,
+                                struct task_result *, struct tv_error *),
+                    struct task_result *out, struct tv_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!test)
+        return 0;
+    struct nn_plan *plan;
+    int rc = compile_checked(t, g, &plan, err);
+    if (rc)
+        return rc;
+    rc = test(t, plan, out, err);
     nn_plan_free(plan);
     return rc;
 }
@@ -148,16 +179,13 @@ int task_evaluate(const struct task_instance *t, const struct genome *g, uint64_
 int task_champion_test(const struct task_instance *t, const struct genome *g,
                        struct task_result *out, struct tv_error *err)
 {
-    memset(out, 0, sizeof *out);
-    if (!t->kind->champion_test)
-        return 0;
-    struct nn_plan *plan;
-    int rc = compile_checked(t, g, &plan, err);
-    if (rc)
-        return rc;
-    rc = t->kind->champion_test(t, plan, out, err);
-    nn_plan_free(plan);
-    return rc;
+    return run_test(t, g, t->kind->champion_test, out, err);
+}
+
+int task_final_test(const struct task_instance *t, const struct genome *g, struct task_result *out,
+                    struct tv_error *err)
+{
+    return run_test(t, g, t->kind->final_test, out, err);
 }
 
 void task_result_figure(struct task_result *r, const char *name, double value)

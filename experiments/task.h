@@ -38,8 +38,15 @@
 
 #define TASK_MAX_FIGURES 8
 /* The version of struct task_kind and struct task_key a kind is built
- * against; task_open() refuses any other. */
-#define TASK_ABI_VERSION 1
+ * against; task_open() refuses any other. Version 2 (issue 15): keys of text
+ * (TASK_KEY_STRING) and of a fixed set of names (TASK_KEY_CHOICE), so struct
+ * task_key gained choices and def_text and union task_value the text s;
+ * struct task_kind gained evaluate_generation and final_test. New fields
+ * come last: a row written with designated initializers compiles as it is. */
+#define TASK_ABI_VERSION 2
+/* The longest text value of a [task] key, NUL included (a config line holds
+ * at most 190 characters). */
+#define TASK_STRING_MAX 192
 /* Keys of a kind's [task] section, at most. */
 #define TASK_MAX_KEYS 16
 /* The rng stream of an evaluation (tv_rng_init(&rng, seed, TASK_STREAM_EVAL,
@@ -56,7 +63,13 @@ struct task_result {
 };
 
 /* Types of a [task] key; the values are stored, and sent, by these codes. */
-enum task_key_type { TASK_KEY_INT = 0, TASK_KEY_DOUBLE = 1, TASK_KEY_BOOL = 2 };
+enum task_key_type {
+    TASK_KEY_INT = 0,
+    TASK_KEY_DOUBLE = 1,
+    TASK_KEY_BOOL = 2,
+    TASK_KEY_STRING = 3, /* text (a file name): .s */
+    TASK_KEY_CHOICE = 4  /* one of the names in choices: .i, its index */
+};
 
 /* One key of a kind's [task] section. The config parser reads and writes
  * its values (master/config.c), so that `--help-config` lists them and a
@@ -67,13 +80,19 @@ struct task_key {
     double def;      /* default (BOOL: 0 or 1) */
     double min, max; /* numbers: the accepted range */
     const char *doc;
+    /* CHOICE: the names of values 0, 1, ..., then NULL; def is an index */
+    const char *const *choices;
+    /* STRING: the default text (NULL: empty) */
+    const char *def_text;
 };
 
-/* The values of a [task] section, by the kind's key index: .i for INT and
- * BOOL (0 or 1), .d for DOUBLE. A plain value: copied freely. */
+/* The values of a [task] section, by the kind's key index: .i for INT,
+ * BOOL (0 or 1) and CHOICE (an index), .d for DOUBLE, .s for STRING. A plain
+ * value (no pointers): copied freely, compared with memcmp. */
 union task_value {
     int64_t i;
     double d;
+    char s[TASK_STRING_MAX];
 };
 struct task_params {
     union task_value v[TASK_MAX_KEYS];
@@ -117,6 +136,20 @@ struct task_kind {
                          struct task_result *out, struct tv_error *err);
     /* Optional (NULL: nothing to free): frees what open() loaded. */
     void (*close)(struct task_instance *t);
+    /* ---- since ABI version 2 ---- */
+    /* Optional: evaluate() told the generation the child belongs to (0
+     * outside a search), for a task whose cases change from one generation
+     * to the next and are the same for every child of one (classify's
+     * samples). When set it is called instead of evaluate, which may be NULL. */
+    int (*evaluate_generation)(const struct task_instance *t, const struct nn_plan *plan,
+                               int64_t generation, struct tv_rng *rng, struct task_result *out,
+                               struct tv_error *err);
+    /* Optional: the final test of the run's champion, run once by the master
+     * when a search ends (classify: accuracy on the test set, which nothing
+     * else sees). Never used for selection; out->fitness is the score stored
+     * with the run (note "final_test"). No randomness. */
+    int (*final_test)(const struct task_instance *t, const struct nn_plan *plan,
+                      struct task_result *out, struct tv_error *err);
 };
 
 /* The kind registered under name, or NULL. */
@@ -145,10 +178,17 @@ int task_check_shape(const struct task_instance *t, const struct genome *g, stru
  * task's evaluate(). *out is zeroed first. 0, or the code of what failed. */
 int task_evaluate(const struct task_instance *t, const struct genome *g, uint64_t seed,
                   struct task_result *out, struct tv_error *err);
+/* The same for a child of generation `generation` (task_evaluate is
+ * generation 0): what the workers of a search call. */
+int task_evaluate_generation(const struct task_instance *t, const struct genome *g, uint64_t seed,
+                             int64_t generation, struct task_result *out, struct tv_error *err);
 /* The task's champion test on g (shape-checked and compiled here); 0 with
  * *out zeroed if the kind has none. */
 int task_champion_test(const struct task_instance *t, const struct genome *g,
                        struct task_result *out, struct tv_error *err);
+/* The task's final test on g; 0 with *out zeroed if the kind has none. */
+int task_final_test(const struct task_instance *t, const struct genome *g, struct task_result *out,
+                    struct tv_error *err);
 
 /* Adds a named figure to a result (ignored past TASK_MAX_FIGURES). */
 void task_result_figure(struct task_result *r, const char *name, double value);

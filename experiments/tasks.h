@@ -14,6 +14,7 @@ extern const struct task_kind task_spin;
 extern const struct task_kind task_pole1;
 extern const struct task_kind task_dpv;
 extern const struct task_kind task_dpnv;
+extern const struct task_kind task_classify;
 
 /* What open() of a task of fixed shape does: declares n_in inputs, n_out
  * outputs, the outputs' activation and the best fitness. Returns 0. */

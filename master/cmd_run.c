@@ -49,11 +49,9 @@ int master_worker_main(struct tv_error *err)
     MPI_Bcast(text, len, MPI_CHAR, 0, MPI_COMM_WORLD);
     text[len - 1] = '\0';
     struct master_config cfg;
-    int rc = master_config_parse(&cfg, text, "config from rank 0", err);
+    struct task_instance *task;
+    int rc = master_config_parse_task(&cfg, text, "config from rank 0", &task, err);
     free(text);
-    struct task_instance *task = NULL;
-    if (!rc)
-        rc = master_config_open_task(&cfg, &task, err);
     /* Rank 0 compares what every rank opened (and reports a failure here)
      * before any evaluation. */
     if (!master_ranks_report(task, rc, err))
@@ -86,12 +84,15 @@ static void print_progress(void *ctx, const struct master_progress *p)
                 p->elapsed > 0 ? (double)p->evals / p->elapsed : 0.0, p->elapsed);
     } else if (p->event == MASTER_EVENT_END) {
         static const char *const outcome[] = {"done", "solved", "stopped"};
+        char final[64] = ""; /* the task's final test (classify: test accuracy) */
+        if (p->final_tested)
+            snprintf(final, sizeof final, "; final test %.6g", p->final_score);
         fprintf(stderr,
                 "trevo: %s after generation %" PRId64 ": best fitness %.9g (individual %" PRId64
                 ", %u neurons, %u connections); %" PRIu64 " evaluations in %.3f s, master CPU "
-                "%.3f s (own work %.3f s; start-up %.3f s)%s\n",
+                "%.3f s (own work %.3f s; start-up %.3f s)%s%s\n",
                 outcome[p->outcome], p->generation, p->best, p->champion, p->n_neurons, p->n_conns,
-                p->evals, p->elapsed, p->cpu, p->own_cpu, p->startup_cpu,
+                p->evals, p->elapsed, p->cpu, p->own_cpu, p->startup_cpu, final,
                 p->outcome == MASTER_STOPPED ? "; continue with trevo resume" : "");
     }
 }

@@ -13,15 +13,24 @@
 /* ---- [task]: the keys of the task's own table (struct task_key) -------- */
 
 /* Key i of kind k as a row of ours: its value lives in a union task_value
- * (a T_BOOL in an int beside it: task_value_set, task_value_format). */
+ * (a T_BOOL or T_ENUM in an int beside it: task_value_set, task_value_format;
+ * a T_STR in .s, at offset 0). */
 static struct config_key task_row(const struct task_kind *k, size_t i)
 {
     const struct task_key *t = &k->keys[i];
-    enum key_type type = t->type == TASK_KEY_DOUBLE ? T_DOUBLE
-                         : t->type == TASK_KEY_BOOL ? T_BOOL
-                                                    : T_I64;
-    return (struct config_key){"task", t->name, type, 0,    0, 0,
-                               t->min, t->max,  NULL, NULL, 0, t->doc};
+    enum key_type type = t->type == TASK_KEY_DOUBLE   ? T_DOUBLE
+                         : t->type == TASK_KEY_BOOL   ? T_BOOL
+                         : t->type == TASK_KEY_STRING ? T_STR
+                         : t->type == TASK_KEY_CHOICE ? T_ENUM
+                                                      : T_I64;
+    return (struct config_key){"task", t->name, type,       0, TASK_STRING_MAX, 0, t->min,
+                               t->max, NULL,    t->choices, 0, t->doc};
+}
+
+/* 1 if key row keeps its value in an int (not in the union). */
+static int in_int(const struct config_key *row)
+{
+    return row->type == T_BOOL || row->type == T_ENUM;
 }
 
 static int task_value_set(struct task_params *p, const struct task_kind *k, size_t i,
@@ -29,11 +38,12 @@ static int task_value_set(struct task_params *p, const struct task_kind *k, size
 {
     struct config_key row = task_row(k, i);
     union task_value v = p->v[i];
+    if (row.type == T_STR) /* no bytes of an older text after the new one's end */
+        memset(&v, 0, sizeof v);
     int b = 0;
-    if (master_config_key_set(row.type == T_BOOL ? (void *)&b : (void *)&v, &row, value, why,
-                              why_len))
+    if (master_config_key_set(in_int(&row) ? (void *)&b : (void *)&v, &row, value, why, why_len))
         return -1;
-    if (row.type == T_BOOL)
+    if (in_int(&row))
         v.i = b;
     p->v[i] = v;
     return 0;
@@ -44,8 +54,7 @@ static void task_value_format(FILE *f, const struct task_params *p, const struct
 {
     struct config_key row = task_row(k, i);
     int b = (int)p->v[i].i;
-    master_config_key_format(f, row.type == T_BOOL ? (const void *)&b : (const void *)&p->v[i],
-                             &row);
+    master_config_key_format(f, in_int(&row) ? (const void *)&b : (const void *)&p->v[i], &row);
 }
 
 void master_config_defaults(struct master_config *c)
@@ -283,8 +292,10 @@ static int check_task_keys(const struct parse_ctx *x, const char *file, struct m
     return 0;
 }
 
-int master_config_parse(struct master_config *c, const char *text, const char *file,
-                        struct tv_error *err)
+/* The parse; the task instance opened for its shape is handed to *keep
+ * (keep not NULL), else closed. */
+static int parse(struct master_config *c, const char *text, const char *file,
+                 struct task_instance **keep, struct tv_error *err)
 {
     master_config_defaults(c);
     int rc = precheck(text, file, err);
@@ -354,8 +365,26 @@ int master_config_parse(struct master_config *c, const char *text, const char *f
     if (rc)
         return tv_error_prefix(err, "%s", file);
     rc = check_start_size(&x, file, c, t, err);
-    task_close(t);
-    return rc;
+    if (rc || !keep) {
+        task_close(t);
+        return rc;
+    }
+    *keep = t;
+    c->worker.task = t;
+    return 0;
+}
+
+int master_config_parse(struct master_config *c, const char *text, const char *file,
+                        struct tv_error *err)
+{
+    return parse(c, text, file, NULL, err);
+}
+
+int master_config_parse_task(struct master_config *c, const char *text, const char *file,
+                             struct task_instance **task, struct tv_error *err)
+{
+    *task = NULL;
+    return parse(c, text, file, task, err);
 }
 
 int master_config_open_task(struct master_config *c, struct task_instance **out,

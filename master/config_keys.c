@@ -333,8 +333,12 @@ int master_config_key_set(void *base_, const struct config_key *k, const char *v
                 *as_int = i;
                 return 0;
             }
-        snprintf(why, why_len, "expected one of %s, %s, got '%s'", k->choices[0], k->choices[1],
-                 value);
+        /* "expected one of a, b, c, got 'x'" */
+        int len = snprintf(why, why_len, "expected one of");
+        for (int i = 0; k->choices[i] && len >= 0 && (size_t)len < why_len; i++)
+            len += snprintf(why + len, why_len - (size_t)len, " %s,", k->choices[i]);
+        if (len >= 0 && (size_t)len < why_len)
+            snprintf(why + len, why_len - (size_t)len, " got '%s'", value);
         return -1;
     case T_ACT: {
         int a = genome_act_parse(value, strlen(value));

@@ -102,6 +102,12 @@ int master_config_parse(struct master_config *c, const char *text, const char *f
  * shape and closed it). */
 int master_config_open_task(struct master_config *c, struct task_instance **out,
                             struct tv_error *err);
+/* master_config_parse that keeps the task instance it opens to learn the
+ * task's shape: *task (NULL on error), closed by the caller with
+ * task_close(), and c->worker.task points at it. What a rank of a search
+ * calls, so that a task loading data (classify) loads it once per rank. */
+int master_config_parse_task(struct master_config *c, const char *text, const char *file,
+                             struct task_instance **task, struct tv_error *err);
 /* Applies "section.key=value" or "key=value" for a key that may change on
  * resume (run.generations, run.fitness_target, run.stop_on_solve, log.quiet). */
 int master_config_set(struct master_config *c, const char *assignment, struct tv_error *err);
@@ -215,6 +221,8 @@ struct master_progress {
     double elapsed;                   /* seconds since then */
     int outcome;                      /* END: enum master_outcome */
     double cpu, own_cpu, startup_cpu; /* END: the master's CPU seconds */
+    int final_tested;                 /* END: the task's final test ran on the champion */
+    double final_score;               /* END: its score (classify: test accuracy) */
 };
 typedef void (*master_progress_fn)(void *ctx, const struct master_progress *p);
 

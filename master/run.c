@@ -153,12 +153,14 @@ static void broadcast_config(int n_ranks, const char *text)
         MPI_Bcast((void *)text, len, MPI_CHAR, 0, MPI_COMM_WORLD);
 }
 
+/* Parses the config (a new run's, or the stored one) and opens its task
+ * into *task, once: the instance the parse opened to learn the shape. */
 static int open_run(struct search *s, const struct master_run_opts *o, struct tv_buf *effective,
-                    struct tv_error *err)
+                    struct task_instance **task, struct tv_error *err)
 {
     int rc;
     if (!o->resume) {
-        rc = master_config_parse(&s->cfg, o->config_text, o->config_file, err);
+        rc = master_config_parse_task(&s->cfg, o->config_text, o->config_file, task, err);
         if (rc)
             return rc;
         if (o->name) {
@@ -198,7 +200,7 @@ static int open_run(struct search *s, const struct master_run_opts *o, struct tv
     memset(&info, 0, sizeof info);
     rc = store_run_pick(s->st, o->name, &info, err);
     if (!rc)
-        rc = master_config_parse(&s->cfg, info.config, "stored config", err);
+        rc = master_config_parse_task(&s->cfg, info.config, "stored config", task, err);
     /* The run is taken for writing (store_run_resume, which writes to the
      * file) only once its checkpoint has loaded (search_loop): a database
      * whose damage only the load finds is refused untouched. */
@@ -222,13 +224,38 @@ static int open_run(struct search *s, const struct master_run_opts *o, struct tv
     return rc;
 }
 
-/* The summary of a search that ended (rc 0 or TV_ESTOP). */
-static void report_end(const struct search *s, int rc)
+/* The champion of the last closed generation: the best fitness, the first
+ * of equal ones. */
+static size_t champion(const struct search *s)
 {
     size_t champ = 0;
     for (size_t i = 1; i < s->pop.n; i++)
         if (s->pop.m[i].fitness > s->pop.m[champ].fitness)
             champ = i;
+    return champ;
+}
+
+/* The task's final test of the champion (if the kind has one and it ran:
+ * classify without a test file has none), stored with the run as its note
+ * "final_test" (the score, %.17g) and kept in s->final for the report. */
+static int final_test(struct search *s, const struct task_instance *task, struct tv_error *err)
+{
+    if (!task->kind->final_test || !s->pop.n)
+        return 0;
+    int rc = task_final_test(task, s->pop.m[champion(s)].genome, &s->final, err);
+    if (rc)
+        return tv_error_prefix(err, "final test");
+    if (!s->final.n_figures)
+        return 0;
+    char text[32];
+    snprintf(text, sizeof text, "%.17g", s->final.fitness);
+    return store_run_note_set(s->st, s->run, "final_test", text, err);
+}
+
+/* The summary of a search that ended (rc 0 or TV_ESTOP). */
+static void report_end(const struct search *s, int rc)
+{
+    size_t champ = champion(s);
     /* The search's CPU time, start-up (MPI, the database) apart: what
      * waiting for workers and doing their job alone did not take is
      * the master's own work. */
@@ -249,7 +276,9 @@ static void report_end(const struct search *s, int rc)
                                                            : MASTER_DONE,
                                  .cpu = cpu,
                                  .own_cpu = cpu - wait_cpu - work_cpu,
-                                 .startup_cpu = s->cpu_start};
+                                 .startup_cpu = s->cpu_start,
+                                 .final_tested = s->final.n_figures > 0,
+                                 .final_score = s->final.fitness};
     master_search_report(s, &ev);
 }
 
@@ -261,9 +290,7 @@ int master_search(const struct master_run_opts *o, struct tv_error *err)
     s.n_ranks = o->n_ranks > 1 ? o->n_ranks : 1;
     struct tv_buf effective = {0};
     struct task_instance *task = NULL;
-    int rc = open_run(&s, o, &effective, err);
-    if (!rc)
-        rc = master_config_open_task(&s.cfg, &task, err);
+    int rc = open_run(&s, o, &effective, &task, err);
     broadcast_config(s.n_ranks, rc ? NULL : (const char *)effective.data);
     if (!rc && s.n_ranks > 1) /* before any evaluation: every rank opened the same task */
         rc = master_ranks_agree(&s.cfg, task, s.n_ranks, err);
@@ -280,6 +307,12 @@ int master_search(const struct master_run_opts *o, struct tv_error *err)
         if (s.progress)
             master_search_report(&s, &(struct master_progress){.event = MASTER_EVENT_START});
         rc = search_loop(&s, err);
+    }
+    /* the final test once the search ended (or stopped), on the master */
+    if ((rc == 0 || rc == TV_ESTOP) && s.st && s.run > 0 && (!o->resume || s.resuming)) {
+        int f_rc = final_test(&s, task, err);
+        if (f_rc)
+            rc = f_rc;
     }
     int status = rc == 0 ? STORE_DONE : rc == TV_ESTOP ? STORE_STOPPED : STORE_FAILED;
     if (s.st && s.run > 0 && (!o->resume || s.resuming)) {

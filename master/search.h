@@ -47,6 +47,7 @@ struct search {
     size_t n_spare, cap_spare;
     master_progress_fn progress; /* NULL when quiet */
     void *progress_ctx;
+    struct task_result final; /* the task's final test, when it ran (final.n_figures > 0) */
 };
 
 /* Monotonic seconds. */

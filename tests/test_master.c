@@ -1493,8 +1493,8 @@ static void test_worker_evaluate_xor_is_deterministic(void **state)
     struct worker_task t = init_task(1, 42);
     assert_ok(worker_breed(&f->c.worker, &t, f->s, &a, &err), &err);
     struct task_result r1, r2;
-    assert_ok(worker_evaluate(&f->c.worker, &a, 42, f->s, &r1, &err), &err);
-    assert_ok(worker_evaluate(&f->c.worker, &a, 42, f->s, &r2, &err), &err);
+    assert_ok(worker_evaluate(&f->c.worker, &a, 42, 0, f->s, &r1, &err), &err);
+    assert_ok(worker_evaluate(&f->c.worker, &a, 42, 0, f->s, &r2, &err), &err);
     assert_memory_equal(&r1.fitness, &r2.fitness, sizeof r1.fitness);
     assert_true(r1.fitness >= 0 && r1.fitness <= 16);
     assert_int_equal(r1.n_figures, 4);
@@ -1508,7 +1508,7 @@ static void test_worker_evaluate_invalid_genome_refused(void **state)
     struct genome a;
     genome_init(&a); /* empty: no inputs, no outputs */
     struct task_result r;
-    assert_int_not_equal(worker_evaluate(&f->c.worker, &a, 1, f->s, &r, &err), 0);
+    assert_int_not_equal(worker_evaluate(&f->c.worker, &a, 1, 0, f->s, &r, &err), 0);
     assert_true(err.msg[0] != '\0');
     genome_release(&a);
 }
@@ -1556,7 +1556,7 @@ static void test_worker_process_batch_round_trip(void **state)
         assert_ok(worker_breed(&f->c.worker, &in[i], f->s, &want, &err), &err);
         assert_true(genome_equal(&got, &want));
         struct task_result tr;
-        assert_ok(worker_evaluate(&f->c.worker, &want, in[i].seed, f->s, &tr, &err), &err);
+        assert_ok(worker_evaluate(&f->c.worker, &want, in[i].seed, in[i].generation, f->s, &tr, &err), &err);
         assert_memory_equal(&tr.fitness, &r->fitness, sizeof tr.fitness);
         assert_int_equal(tr.solved, r->solved);
     }

@@ -368,7 +368,8 @@ static void test_task_kind_check_rows(void **state)
     assert_error(task_kind_check(&k, &err), &err, TV_EINVAL, "task name 'Bad Name'");
     k.name = "ok";
     k.evaluate = NULL;
-    assert_error(task_kind_check(&k, &err), &err, TV_EINVAL, "task ok: no evaluate() function");
+    assert_error(task_kind_check(&k, &err), &err, TV_EINVAL,
+                 "task ok: no evaluate() or evaluate_generation() function");
     k = *task_find("xor");
     struct task_key keys[2] = {
         {.name = "a", .type = TASK_KEY_INT, .def = 1, .min = 0, .max = 2, .doc = "a"},
@@ -384,6 +385,24 @@ static void test_task_kind_check_rows(void **state)
                  "key 1 ('b'): an int's default is a whole number");
     keys[1].type = 7;
     assert_error(task_kind_check(&k, &err), &err, TV_EINVAL, "key 1 ('b'): unknown type");
+    static const char *const none[] = {NULL}, *const two[] = {"x", "y", NULL};
+    keys[1].type = TASK_KEY_CHOICE;
+    keys[1].choices = none;
+    assert_error(task_kind_check(&k, &err), &err, TV_EINVAL, "key 1 ('b'): a choice key has no");
+    keys[1].choices = two;
+    keys[1].def = 2;
+    assert_error(task_kind_check(&k, &err), &err, TV_EINVAL,
+                 "key 1 ('b'): its default is not the index of one of its choices");
+    keys[1].def = 1;
+    assert_ok(task_kind_check(&k, &err), &err);
+    char long_text[TASK_STRING_MAX + 1];
+    memset(long_text, 'x', TASK_STRING_MAX);
+    long_text[TASK_STRING_MAX] = '\0';
+    keys[1].type = TASK_KEY_STRING;
+    keys[1].def_text = long_text;
+    assert_error(task_kind_check(&k, &err), &err, TV_EINVAL, "its default text is longer");
+    keys[1].def_text = NULL;
+    assert_ok(task_kind_check(&k, &err), &err);
     keys[1].type = TASK_KEY_BOOL;
     keys[1].def = 1;
     assert_ok(task_kind_check(&k, &err), &err);

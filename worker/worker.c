@@ -110,10 +110,11 @@ int worker_breed(const struct worker_params *p, const struct worker_task *t,
 }
 
 int worker_evaluate(const struct worker_params *p, const struct genome *child, uint64_t seed,
-                    struct worker_scratch *s, struct task_result *res, struct tv_error *err)
+                    int64_t generation, struct worker_scratch *s, struct task_result *res,
+                    struct tv_error *err)
 {
     (void)s;
-    return task_evaluate(p->task, child, seed, res, err);
+    return task_evaluate_generation(p->task, child, seed, generation, res, err);
 }
 
 static double now(void)
@@ -148,7 +149,7 @@ int worker_process(const struct worker_params *p, struct worker_scratch *s, int3
         struct task_result res;
         double t0 = now();
         rc = worker_breed(p, t, s, &s->child, err);
-        if (!rc && (rc = worker_evaluate(p, &s->child, t->seed, s, &res, err)))
+        if (!rc && (rc = worker_evaluate(p, &s->child, t->seed, t->generation, s, &res, err)))
             tv_error_prefix(err, "child %lld", (long long)t->child_id); /* breed says it */
         if (rc)
             break;

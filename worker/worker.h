@@ -124,10 +124,12 @@ void worker_scratch_free(struct worker_scratch *s);
  * network has ..."). */
 int worker_breed(const struct worker_params *p, const struct worker_task *t,
                  struct worker_scratch *s, struct genome *child, struct tv_error *err);
-/* Evaluates child on the task: task_evaluate() (shape check, compile, the
- * evaluation stream of seed), the one path `trevo task eval` takes too. */
+/* Evaluates child, of generation `generation`, on the task:
+ * task_evaluate_generation() (shape check, compile, the evaluation stream of
+ * seed), the one path `trevo task eval` takes too (as generation 0). */
 int worker_evaluate(const struct worker_params *p, const struct genome *child, uint64_t seed,
-                    struct worker_scratch *s, struct task_result *res, struct tv_error *err);
+                    int64_t generation, struct worker_scratch *s, struct task_result *res,
+                    struct tv_error *err);
 
 /* The whole job of a worker on one message: decode a task batch, breed and
  * evaluate every child, append the encoded result batch to out. */

@@ -1,0 +1,376 @@
+/* classify.c -- classification of a data set (data/data.h), configured by
+ * [task] keys alone: as many inputs as the data's features, as many outputs
+ * (identity) as its classes, the predicted class the largest output (the
+ * first of equal ones; NaN never wins).
+ *
+ * open() loads the training file once and splits it: a permutation of its
+ * rows drawn from [task] seed puts the last `validation` share aside. The
+ * scale's statistics (minmax, zscore) come from the training split alone,
+ * after pixels are divided by 255. An evaluation of generation g scores the
+ * `samples` rows at positions g * samples, g * samples + 1, ... (wrapping)
+ * of the training split's permuted order: the same rows for every child of
+ * a generation, so that their fitnesses compare, the next rows for the next
+ * generation (an epoch every n_train / samples generations). The champion
+ * test scores the validation split (all of it), the final test the test
+ * file (never used for selection).
+ *
+ * Fitness: accuracy (the share right), or xent: minus the mean cross-entropy
+ * of the softmax of the outputs, each sample's capped at CLASSIFY_XENT_CAP
+ * (also a sample whose outputs are not finite). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "data.h"
+#include "tasks.h"
+
+#define CLASSIFY_XENT_CAP 50.0
+/* Rows run through the network at once (one nn_step of this batch). */
+#define CLASSIFY_BATCH 32
+/* The rng stream of the split's permutation. */
+#define CLASSIFY_STREAM_SPLIT 11
+
+enum {
+    K_TRAIN,
+    K_TRAIN_LABELS,
+    K_TEST,
+    K_TEST_LABELS,
+    K_VALIDATION,
+    K_SCALE,
+    K_SAMPLES,
+    K_FITNESS,
+    K_SEED,
+    N_KEYS
+};
+enum { SCALE_NONE, SCALE_MINMAX, SCALE_ZSCORE };
+enum { FIT_ACCURACY, FIT_XENT };
+
+static const char *const scales[] = {"none", "minmax", "zscore", NULL};
+static const char *const fitnesses[] = {"accuracy", "xent", NULL};
+
+static const struct task_key classify_keys[N_KEYS] = {
+    [K_TRAIN] = {"train", TASK_KEY_STRING, 0, 0, 0,
+                 "the training data: a CSV file (label 0..K-1 in the last column), an IDX "
+                 "images file (gzipped or not; with train_labels) or fashion-mnist:train",
+                 NULL, NULL},
+    [K_TRAIN_LABELS] = {"train_labels", TASK_KEY_STRING, 0, 0, 0,
+                        "the IDX labels file of an IDX train (empty for CSV)", NULL, NULL},
+    [K_TEST] = {"test", TASK_KEY_STRING, 0, 0, 0,
+                "the test data (as train; empty: none), scored once on the final champion, "
+                "never used for selection",
+                NULL, NULL},
+    [K_TEST_LABELS] = {"test_labels", TASK_KEY_STRING, 0, 0, 0,
+                       "the IDX labels file of an IDX test", NULL, NULL},
+    [K_VALIDATION] = {"validation", TASK_KEY_DOUBLE, 0.1, 0, 0.9,
+                      "share of train held out: the champion test of every generation (0: the "
+                      "champion test scores the whole training split)",
+                      NULL, NULL},
+    [K_SCALE] = {"scale", TASK_KEY_CHOICE, SCALE_NONE, 0, 0,
+                 "none, minmax or zscore, statistics from the training split only", scales, NULL},
+    [K_SAMPLES] = {"samples", TASK_KEY_INT, 100, 1, 1e9,
+                   "training rows per evaluation, the same for every child of a generation", NULL,
+                   NULL},
+    [K_FITNESS] = {"fitness", TASK_KEY_CHOICE, FIT_ACCURACY, 0, 0,
+                   "accuracy, or xent (minus the mean cross-entropy of a softmax)", fitnesses,
+                   NULL},
+    [K_SEED] = {"seed", TASK_KEY_INT, 1, 0, 9007199254740992.0,
+                "seed of the validation split and of the samples' order", NULL, NULL},
+};
+
+struct classify {
+    struct data_set train, test;
+    uint32_t *order;  /* [train.n_rows]: the permutation; [0, n_train) trains */
+    size_t n_train;   /* the rest validates */
+    float *shift;     /* [n_features]: x' = (x - shift) * mul */
+    float *mul;       /* [n_features] */
+    size_t n_samples; /* per evaluation, at most n_train */
+    int fitness;
+};
+
+static int classify_fail(struct classify *c, int rc)
+{
+    if (c) {
+        data_free(&c->train);
+        data_free(&c->test);
+        free(c->order);
+        free(c->shift);
+        free(c->mul);
+        free(c);
+    }
+    return rc;
+}
+
+static void classify_close(struct task_instance *t)
+{
+    classify_fail(t->data, 0);
+    t->data = NULL;
+}
+
+/* Row r of d, divided by 255 if pixels, then scaled. */
+static void scaled_row(const struct classify *c, const struct data_set *d, size_t r, float *x)
+{
+    data_row(d, r, x);
+    for (size_t j = 0; j < d->n_features; j++)
+        x[j] = (x[j] - c->shift[j]) * c->mul[j];
+}
+
+/* The scale's statistics over the training split (rows order[0, n_train)):
+ * shift and mul so that (x - shift) * mul is the scaled value. x is scratch
+ * of n_features floats. */
+static int fit_scale(struct classify *c, int scale, float *x, struct tv_error *err)
+{
+    size_t nf = c->train.n_features;
+    for (size_t j = 0; j < nf; j++) {
+        c->shift[j] = 0;
+        c->mul[j] = 1;
+    }
+    if (scale == SCALE_NONE)
+        return 0;
+    /* minmax: a = min, b = max; zscore: a = sum, b = sum of squares */
+    double *a = malloc(nf * sizeof *a), *b = malloc(nf * sizeof *b);
+    if (!a || !b) {
+        free(a);
+        free(b);
+        return tv_error_set(err, TV_ENOMEM, "out of memory");
+    }
+    for (size_t k = 0; k < c->n_train; k++) {
+        data_row(&c->train, c->order[k], x);
+        for (size_t j = 0; j < nf; j++) {
+            double v = x[j];
+            if (scale == SCALE_MINMAX) {
+                a[j] = k == 0 || v < a[j] ? v : a[j];
+                b[j] = k == 0 || v > b[j] ? v : b[j];
+            } else {
+                a[j] = (k ? a[j] : 0) + v;
+                b[j] = (k ? b[j] : 0) + v * v;
+            }
+        }
+    }
+    double n = (double)c->n_train;
+    for (size_t j = 0; j < nf; j++) {
+        double shift = a[j], width = b[j] - a[j]; /* minmax */
+        if (scale == SCALE_ZSCORE) {
+            shift = a[j] / n;
+            double var = b[j] / n - shift * shift;
+            width = var > 0 ? sqrt(var) : 0;
+        }
+        c->shift[j] = (float)shift;
+        c->mul[j] = width > 0 ? (float)(1.0 / width) : 1.0f; /* constant: 0 once shifted */
+    }
+    free(a);
+    free(b);
+    return 0;
+}
+
+/* Loads the key's file (and its labels key's) into d, with n_classes known
+ * (0: from the data). */
+static int load(const struct task_instance *t, int key, size_t n_classes, struct data_set *d,
+                struct tv_error *err)
+{
+    const char *labels = t->params.v[key + 1].s;
+    int rc = data_load_classes(t->params.v[key].s, *labels ? labels : NULL, n_classes, d, err);
+    return rc ? tv_error_prefix(err, "[task] %s", classify_keys[key].name) : 0;
+}
+
+static int classify_open(struct task_instance *t, struct tv_error *err)
+{
+    const union task_value *v = t->params.v;
+    if (!v[K_TRAIN].s[0])
+        return tv_error_set(err, TV_EINVAL,
+                            "[task] train: required (a CSV file, an IDX images file with "
+                            "train_labels, or fashion-mnist:train)");
+    struct classify *c = calloc(1, sizeof *c);
+    if (!c)
+        return tv_error_set(err, TV_ENOMEM, "out of memory");
+    int rc = load(t, K_TRAIN, 0, &c->train, err);
+    if (rc)
+        return classify_fail(c, rc);
+    size_t n = c->train.n_rows, nf = c->train.n_features;
+    if (c->train.n_classes < 2)
+        return classify_fail(c, tv_error_set(err, TV_EINVAL,
+                                             "[task] train: %s: every label is 0 (one class; "
+                                             "classify needs 2 or more)",
+                                             v[K_TRAIN].s));
+    if (v[K_TEST].s[0] && (rc = load(t, K_TEST, c->train.n_classes, &c->test, err)))
+        return classify_fail(c, rc);
+    if (v[K_TEST].s[0] && c->test.n_features != nf)
+        return classify_fail(c, tv_error_set(err, TV_EINVAL,
+                                             "[task] test: %s has %zu features, train %s %zu",
+                                             v[K_TEST].s, c->test.n_features, v[K_TRAIN].s, nf));
+    size_t n_val = (size_t)(v[K_VALIDATION].d * (double)n + 0.5);
+    if (n_val >= n)
+        return classify_fail(c, tv_error_set(err, TV_EINVAL,
+                                             "[task] validation: %g of %zu rows leaves none to "
+                                             "train on",
+                                             v[K_VALIDATION].d, n));
+    c->n_train = n - n_val;
+    c->order = malloc(n * sizeof *c->order);
+    c->shift = malloc(nf * sizeof *c->shift);
+    c->mul = malloc(nf * sizeof *c->mul);
+    float *x = malloc(nf * sizeof *x);
+    if (!c->order || !c->shift || !c->mul || !x) {
+        free(x);
+        return classify_fail(c, tv_error_set(err, TV_ENOMEM, "out of memory"));
+    }
+    /* Fisher-Yates from the task's seed: the same split on every rank */
+    struct tv_rng rng;
+    tv_rng_init(&rng, (uint64_t)v[K_SEED].i, CLASSIFY_STREAM_SPLIT, 0);
+    for (size_t i = 0; i < n; i++)
+        c->order[i] = (uint32_t)i;
+    for (size_t i = n - 1; i > 0; i--) {
+        size_t j = tv_rng_below(&rng, (uint32_t)(i + 1));
+        uint32_t tmp = c->order[i];
+        c->order[i] = c->order[j];
+        c->order[j] = tmp;
+    }
+    rc = fit_scale(c, (int)v[K_SCALE].i, x, err);
+    free(x);
+    if (rc)
+        return classify_fail(c, rc);
+    c->n_samples = (size_t)v[K_SAMPLES].i < c->n_train ? (size_t)v[K_SAMPLES].i : c->n_train;
+    c->fitness = (int)v[K_FITNESS].i;
+    t->data = c;
+    return task_open_shape(t, nf, c->train.n_classes, GENOME_ACT_IDENTITY,
+                           c->fitness == FIT_ACCURACY ? 1.0 : 0.0);
+}
+
+/* What a set of rows scores: the share right and the mean capped
+ * cross-entropy. */
+struct score {
+    double accuracy, xent;
+};
+
+/* One sample's outputs y[0..k) against its label: adds to *right and *ce. */
+static void score_one(const float *y, size_t k, size_t label, size_t *right, double *ce)
+{
+    size_t best = k;
+    int finite = 1;
+    double max = 0;
+    for (size_t i = 0; i < k; i++) {
+        if (!isfinite(y[i])) {
+            finite = 0;
+            continue;
+        }
+        if (best == k || y[i] > y[best])
+            best = i;
+    }
+    *right += best == label;
+    if (!finite || best == k) {
+        *ce += CLASSIFY_XENT_CAP;
+        return;
+    }
+    max = y[best];
+    double sum = 0;
+    for (size_t i = 0; i < k; i++)
+        sum += exp((double)y[i] - max);
+    double loss = max + log(sum) - (double)y[label];
+    *ce += loss < CLASSIFY_XENT_CAP ? loss : CLASSIFY_XENT_CAP;
+}
+
+/* Scores plan on count rows of d: row order[(start + i) % n_order] (order
+ * NULL: row (start + i) % n_order). */
+static int score_rows(const struct classify *c, const struct data_set *d, const uint32_t *order,
+                      size_t n_order, size_t start, size_t count, const struct nn_plan *plan,
+                      struct score *out, struct tv_error *err)
+{
+    size_t nf = d->n_features, k = d->n_classes;
+    size_t batch = count < CLASSIFY_BATCH ? count : CLASSIFY_BATCH;
+    struct nn_state *s;
+    int rc = nn_state_new(plan, batch, &s, err);
+    if (rc)
+        return rc;
+    float *in = malloc(batch * nf * sizeof *in), *y = malloc(batch * k * sizeof *y);
+    if (!in || !y) {
+        free(in);
+        free(y);
+        nn_state_free(s);
+        return tv_error_set(err, TV_ENOMEM, "out of memory");
+    }
+    size_t right = 0;
+    double ce = 0;
+    for (size_t done = 0; done < count;) {
+        size_t m = count - done < batch ? count - done : batch;
+        size_t rows[CLASSIFY_BATCH];
+        for (size_t b = 0; b < batch; b++) { /* a short last batch repeats its last row */
+            size_t i = (start + done + (b < m ? b : m - 1)) % n_order;
+            rows[b] = order ? order[i] : i;
+            scaled_row(c, d, rows[b], in + b * nf);
+        }
+        nn_state_reset(s);
+        nn_step(s, in, y);
+        for (size_t b = 0; b < m; b++)
+            score_one(y + b * k, k, d->labels[rows[b]], &right, &ce);
+        done += m;
+    }
+    free(in);
+    free(y);
+    nn_state_free(s);
+    out->accuracy = (double)right / (double)count;
+    out->xent = ce / (double)count;
+    return 0;
+}
+
+static void put_score(struct task_result *out, const struct score *sc, double fitness)
+{
+    out->fitness = fitness;
+    task_result_figure(out, "accuracy", sc->accuracy);
+    task_result_figure(out, "xent", sc->xent);
+}
+
+static int classify_evaluate(const struct task_instance *t, const struct nn_plan *plan,
+                             int64_t generation, struct tv_rng *rng, struct task_result *out,
+                             struct tv_error *err)
+{
+    (void)rng;
+    const struct classify *c = t->data;
+    /* generation g: positions g * samples ... of the training order */
+    uint64_t g = generation > 0 ? (uint64_t)generation : 0;
+    size_t start = (size_t)((g % c->n_train) * (c->n_samples % c->n_train) % c->n_train);
+    struct score sc;
+    int rc = score_rows(c, &c->train, c->order, c->n_train, start, c->n_samples, plan, &sc, err);
+    if (!rc)
+        put_score(out, &sc, c->fitness == FIT_ACCURACY ? sc.accuracy : -sc.xent);
+    return rc;
+}
+
+/* The validation split (the whole training split when there is none). */
+static int classify_champion_test(const struct task_instance *t, const struct nn_plan *plan,
+                                  struct task_result *out, struct tv_error *err)
+{
+    const struct classify *c = t->data;
+    size_t n_val = c->train.n_rows - c->n_train;
+    struct score sc;
+    int rc = n_val
+                 ? score_rows(c, &c->train, c->order + c->n_train, n_val, 0, n_val, plan, &sc, err)
+                 : score_rows(c, &c->train, c->order, c->n_train, 0, c->n_train, plan, &sc, err);
+    if (!rc)
+        put_score(out, &sc, sc.accuracy);
+    return rc;
+}
+
+/* The test file's accuracy; no figures when there is no test file. */
+static int classify_final_test(const struct task_instance *t, const struct nn_plan *plan,
+                               struct task_result *out, struct tv_error *err)
+{
+    const struct classify *c = t->data;
+    if (!c->test.n_rows)
+        return 0;
+    struct score sc;
+    int rc = score_rows(c, &c->test, NULL, c->test.n_rows, 0, c->test.n_rows, plan, &sc, err);
+    if (!rc)
+        put_score(out, &sc, sc.accuracy);
+    return rc;
+}
+
+const struct task_kind task_classify = {
+    .abi_version = TASK_ABI_VERSION,
+    .name = "classify",
+    .summary = "classification of a data set ([task] train, ...): an input per feature, an "
+               "identity output per class, fitness accuracy or xent on `samples` rows",
+    .keys = classify_keys,
+    .n_keys = N_KEYS,
+    .open = classify_open,
+    .champion_test = classify_champion_test,
+    .close = classify_close,
+    .evaluate_generation = classify_evaluate,
+    .final_test = classify_final_test,
+};
