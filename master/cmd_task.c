@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "nn.h"
+#include "plugin.h"
 #include "task.h"
 
 static void eval_usage(FILE *f)
@@ -25,7 +26,8 @@ static void eval_usage(FILE *f)
                "its figures follow (steps_100k, generalization), then champion_solved: yes|no.\n\n"
                "  --seed N   seed of the evaluation (default 1), as a child's seed in a search:\n"
                "             the random start of pole1; the other tasks use no randomness.\n\n"
-               "NET must have as many inputs and outputs as TASK (`trevo task list`).\n");
+               "NET must have as many inputs and outputs as TASK (`trevo task list`).\n"
+               "TASK may be a plugin's file (./libNAME.so: docs/plugins.md).\n");
 }
 
 static int parse_seed(const char *v, uint64_t *out, struct tv_error *err)
@@ -73,7 +75,11 @@ int master_cmd_task_eval(int argc, char **argv)
     uint64_t seed = 1;
     if (seed_arg && parse_seed(seed_arg, &seed, &err))
         return master_fail(&err);
-    const struct task_kind *k = task_find(task_name);
+    const struct task_kind *k = NULL;
+    if (task_is_plugin(task_name) && task_plugin_load(task_name, &k, &err)) /* a file */
+        return master_fail(&err);
+    if (!k)
+        k = task_find(task_name);
     if (!k) {
         tv_error_set(&err, TV_ENOTFOUND, "unknown task '%s' (`trevo task list` names them)",
                      task_name);
