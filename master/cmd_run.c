@@ -243,7 +243,9 @@ int master_cmd_resume(int argc, char **argv)
         "usage: trevo resume DB [--name RUN] [--set KEY=VALUE]... [--quiet]\n"
         "Continues a stopped or killed run from its last checkpoint; nothing committed is\n"
         "evaluated again, and it ends as the uninterrupted run would have. Keys that may\n"
-        "change: run.generations, run.fitness_target, run.stop_on_solve, log.quiet.\n";
+        "change: run.generations, run.fitness_target, run.stop_on_solve, log.quiet.\n"
+        "A plugin task's run refuses a plugin file of another SHA-256 than it started with;\n"
+        "--set task.plugin_sha256=HASH (the new file's) accepts it (docs/plugins.md).\n";
     struct master_run_opts o = {0};
     o.seed = -1;
     o.resume = 1;

@@ -109,7 +109,9 @@ int master_config_open_task(struct master_config *c, struct task_instance **out,
 int master_config_parse_task(struct master_config *c, const char *text, const char *file,
                              struct task_instance **task, struct tv_error *err);
 /* Applies "section.key=value" or "key=value" for a key that may change on
- * resume (run.generations, run.fitness_target, run.stop_on_solve, log.quiet). */
+ * resume (run.generations, run.fitness_target, run.stop_on_solve, log.quiet),
+ * or "task.plugin_sha256=HASH" for a plugin task: the hash of a changed
+ * plugin file the user accepts (plugin_sha256_accept). */
 int master_config_set(struct master_config *c, const char *assignment, struct tv_error *err);
 /* Appends the whole effective config (every key, its current value) as INI
  * text, NUL-terminated: what a run stores, so that a resume and later
