@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Plugin tasks end to end (issue 15, docs/plugins.md), outside the repository:
+# Plugin tasks end to end (issue 15, docs/plugins.md), outside the repository,
+# with trevo installed into a temporary prefix (make install):
 #  - `trevo task new parity` writes parity.c, parity.ini and a Makefile (and
 #    refuses to write over them, or a bad name); the Makefile builds
-#    libparity.so as a user would;
+#    libparity.so as a user would, with `pkg-config --cflags trevo`;
 #  - it runs under `mpirun -n 3` and alone with the same result;
 #  - stopped (at 12 of 30 generations) and resumed under mpirun, the run ends
 #    identical to the uninterrupted one;
@@ -22,9 +23,18 @@ fail() {
 }
 sums() { for f in "$1" "$1-wal"; do if [ -e "$f" ]; then sha256sum <"$f"; else echo -; fi; done; }
 MPIRUN="mpirun --oversubscribe ${MPIRUN_ASAN:-}"
-# The headers of the source tree (pkg-config's flags once trevo is installed).
-export TREVO_CFLAGS="-I$root/experiments -I$root/nn -I$root/genome"
 cd "$dir"
+
+# ---- an installed trevo: `make install` of the build TREVO comes from ---------
+case $TREVO in
+"$root"/*/trevo) build=${TREVO#"$root"/} build=${build%/trevo} ;;
+*) fail "TREVO=$TREVO is not a build of $root" ;;
+esac
+make -C "$root" --no-print-directory BUILD="$build" install PREFIX="$dir/prefix" >install.log 2>&1 ||
+    fail "make install: $(tail -20 install.log)"
+export PKG_CONFIG_PATH="$dir/prefix/lib/pkgconfig"
+TREVO="$dir/prefix/bin/trevo"
+pkg-config --cflags trevo >/dev/null || fail "pkg-config does not find the installed trevo"
 
 # ---- trevo task new ----------------------------------------------------------
 "$TREVO" task new parity >out || fail "task new exited $?"
@@ -100,9 +110,10 @@ $MPIRUN -n 3 "$TREVO" resume k.db --set run.generations=40 --set "task.plugin_sh
 # ---- ranks that disagree: refused before any evaluation -------------------------
 cd "$dir"
 src="$root/tests/plugins/test_task.c"
-cc -shared -fPIC $TREVO_CFLAGS "$src" -o libplugtest.so || fail "cc test plugin"
+inc="-I$root/experiments -I$root/nn -I$root/genome"
+cc -shared -fPIC $inc "$src" -o libplugtest.so || fail "cc test plugin"
 mkdir other empty
-cc -O2 -shared -fPIC $TREVO_CFLAGS "$src" -o other/libplugtest.so || fail "cc other test plugin"
+cc -O2 -shared -fPIC $inc "$src" -o other/libplugtest.so || fail "cc other test plugin"
 printf '[run]\ntask = ./libplugtest.so\ngenerations = 3\n[population]\nsize = 20\n' >t.ini
 $MPIRUN -n 3 "$TREVO" run t.ini --db agree.db --quiet || fail "the test plugin under mpirun exited $?"
 refused() { # DB WANT: the run failed, with WANT, before any individual was stored
