@@ -341,11 +341,8 @@ static int parse(struct master_config *c, const char *text, const char *file,
         c->task_kind = task_find(c->task);
     }
     if (!c->task_kind) {
-        char why[512];
-        snprintf(why, sizeof why,
-                 "no task named '%s' (`trevo task list` names them; a plugin task is a file: "
-                 "./lib%s.so)",
-                 c->task, c->task);
+        char why[256];
+        snprintf(why, sizeof why, "no task named '%.200s'", c->task);
         return key_error(&x, file, "run", "task", why, err);
     }
     rc = check_task_keys(&x, file, c, err);

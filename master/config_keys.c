@@ -49,7 +49,8 @@ static const char *const syncs[] = {"normal", "full", NULL};
  * parsed like a value, so it is checked too. */
 static const struct config_key table[] = {
     STR("run", "task", task, NULL, 0,
-        "the task networks are evaluated on (required): xor, null, spin, ..."),
+        "the task networks are evaluated on (required): xor, null, spin, ... (trevo task list), "
+        "or a plugin task's file, ./libNAME.so (docs/plugins.md)"),
     STR("run", "name", name, "", K_RUN_NAME,
         "name of the run in the database (default: the task's name)"),
     {"run", "seed", T_U64, FIELD(seed, uint64_t), 0, 0, 0, 0, "1", NULL, 0,

@@ -49,7 +49,7 @@ enum master_selection { MASTER_SEL_SPECIATED = 0, MASTER_SEL_GENERATIONAL = 1 };
 struct master_config {
     /* [run] */
     char name[64];
-    char task[192]; /* a registered task's name, or a plugin's file (plugin.h) */
+    char task[128]; /* a registered task's name, or a plugin's file (plugin.h) */
     uint64_t seed;
     int64_t generations;   /* generations to run, including generation 0 */
     double fitness_target; /* stop when reached (NaN: only the task's success test) */

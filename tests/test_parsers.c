@@ -95,8 +95,8 @@ struct bad_key {
 };
 
 static const struct bad_key bad_keys[] = {
-    {"run", "task", "nope", "no task named 'nope'", NULL, NULL, NULL, "longer than 31 characters",
-     32},
+    {"run", "task", "nope", "no task named 'nope'", NULL, NULL, NULL, "longer than 127 characters",
+     128},
     {"run", "name", NULL, NULL, NULL, NULL, NULL, "longer than 63 characters", 64},
     {"run", "seed", "-1", "expected a non-negative integer, got '-1'", NULL, NULL,
      "18446744073709551616", "expected a non-negative integer, got '18446744073709551616'", 0},
