@@ -252,7 +252,7 @@ TREVO_VERSION = 0.1.0
 TREVO_SOVERSION = 0
 LIBTREVO_SRC = $(GENOME_SRC) $(NN_SRC) $(TASKS_SRC) $(wildcard data/*.c)
 LIBTREVO_HDR = $(wildcard genome/tv.h genome/genome.h nn/nn.h nn/train.h nn/sparsify.h \
-                          experiments/task.h data/data.h)
+                          experiments/task.h experiments/plugin.h experiments/sha256.h data/data.h)
 LIBTREVO_LIBS = -lmsgpackc -lm $(if $(wildcard data/*.c),-lz)
 LIBTREVO_A = $(BUILD)/libtrevo.a
 LIBTREVO_SO = $(BUILD)/libtrevo.so.$(TREVO_SOVERSION)

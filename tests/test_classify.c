@@ -19,29 +19,13 @@
 #include "task.h"
 #include "testutil.h"
 
-static char dir[] = "/tmp/test_classify_XXXXXX";
-
-static int setup(void **state)
-{
-    (void)state;
-    return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[64];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    return system(cmd);
-}
-
-/* Writes text to dir/name; the path in a static buffer of its own. */
+/* Writes text to the test directory's file name; returns its path (one of 8 static buffers). */
 static const char *file(const char *name, const char *text)
 {
     static char paths[8][256];
     static int next;
     char *p = paths[next++ % 8];
-    snprintf(p, sizeof paths[0], "%s/%s", dir, name);
+    snprintf(p, sizeof paths[0], "%s/%s", tu_tmpdir(), name);
     FILE *f = fopen(p, "w");
     assert_non_null(f);
     fputs(text, f);
@@ -290,9 +274,9 @@ static void test_classify_open_refusals(void **state)
     assert_error(REFUSED(&err, "train", ok, "test", range), &err, TV_EINVAL, want);
     assert_error(REFUSED(&err, "train", ok, "validation", "0.9"), &err, TV_EINVAL,
                  "[task] validation: 0.9 of 3 rows leaves none to train on");
-    snprintf(want, sizeof want, "[task] train: %s/none.csv: No such file", dir);
+    snprintf(want, sizeof want, "[task] train: %s/none.csv: No such file", tu_tmpdir());
     char missing[300];
-    snprintf(missing, sizeof missing, "%s/none.csv", dir);
+    snprintf(missing, sizeof missing, "%s/none.csv", tu_tmpdir());
     assert_error(REFUSED(&err, "train", missing), &err, TV_EIO, want);
 }
 
@@ -306,5 +290,5 @@ int main(void)
         cmocka_unit_test(test_classify_champion_and_final_tests),
         cmocka_unit_test(test_classify_open_refusals),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, tu_tmpdir_setup, tu_tmpdir_teardown);
 }

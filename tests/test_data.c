@@ -17,16 +17,14 @@
 #include "data.h"
 #include "testutil.h"
 
-static char dir[] = "/tmp/test_data_XXXXXX";
-
-/* dir/name, in a static buffer (one per call site is enough here). */
+/* The test directory's file name, written into buf. */
 static const char *path_of(const char *name, char *buf, size_t size)
 {
-    snprintf(buf, size, "%s/%s", dir, name);
+    snprintf(buf, size, "%s/%s", tu_tmpdir(), name);
     return buf;
 }
 
-/* Writes bytes to dir/name, gzipped if gz; returns the path in buf. */
+/* Writes bytes to the test directory's file name, gzipped if gz; returns its path, in buf. */
 static const char *write_file(const char *name, const void *bytes, size_t n, int gz, char *buf,
                               size_t size)
 {
@@ -67,20 +65,6 @@ static size_t make_idx(uint8_t *img, uint8_t *lab, uint32_t n, uint32_t r, uint3
     }
     *lab_len = 8 + n;
     return 16 + (size_t)n * r * c;
-}
-
-static int setup(void **state)
-{
-    (void)state;
-    return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[64];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    return system(cmd);
 }
 
 /* ---- CSV ----------------------------------------------------------------- */
@@ -319,7 +303,7 @@ static void test_data_load_refuses_wrong_combinations(void **state)
     assert_error(data_load(pi, NULL, &d, &err), &err, TV_EINVAL, want);
     snprintf(want, sizeof want, "%s: a labels file (%s) goes with IDX images", pc, pl);
     assert_error(data_load(pc, pl, &d, &err), &err, TV_EINVAL, want);
-    snprintf(want, sizeof want, "%s/none.csv: No such file", dir);
+    snprintf(want, sizeof want, "%s/none.csv: No such file", tu_tmpdir());
     assert_error(data_load(path_of("none.csv", pc, sizeof pc), NULL, &d, &err), &err, TV_EIO, want);
     assert_error(data_load("fashion-mnist:valid", NULL, &d, &err), &err, TV_EINVAL,
                  "fashion-mnist:valid: unknown data set (fashion-mnist:train or "
@@ -367,5 +351,5 @@ int main(void)
         cmocka_unit_test(test_data_load_refuses_wrong_combinations),
         cmocka_unit_test(test_data_load_fashion_mnist_test),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, tu_tmpdir_setup, tu_tmpdir_teardown);
 }

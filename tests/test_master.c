@@ -1556,7 +1556,9 @@ static void test_worker_process_batch_round_trip(void **state)
         assert_ok(worker_breed(&f->c.worker, &in[i], f->s, &want, &err), &err);
         assert_true(genome_equal(&got, &want));
         struct task_result tr;
-        assert_ok(worker_evaluate(&f->c.worker, &want, in[i].seed, in[i].generation, f->s, &tr, &err), &err);
+        assert_ok(
+            worker_evaluate(&f->c.worker, &want, in[i].seed, in[i].generation, f->s, &tr, &err),
+            &err);
         assert_memory_equal(&tr.fitness, &r->fitness, sizeof tr.fitness);
         assert_int_equal(tr.solved, r->solved);
     }

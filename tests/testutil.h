@@ -189,4 +189,27 @@ static inline char *tu_text_of(const struct genome *g, size_t *len)
     return buf;
 }
 
+/* A temporary directory for a test file's own files: tu_tmpdir() names it
+ * once tu_tmpdir_setup (a cmocka group's setup) has made it;
+ * tu_tmpdir_teardown deletes it and everything in it. */
+static inline char *tu_tmpdir(void)
+{
+    static char dir[] = "/tmp/trevo_test_XXXXXX";
+    return dir;
+}
+
+static inline int tu_tmpdir_setup(void **state)
+{
+    (void)state;
+    return mkdtemp(tu_tmpdir()) ? 0 : -1;
+}
+
+static inline int tu_tmpdir_teardown(void **state)
+{
+    (void)state;
+    char cmd[64];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tu_tmpdir());
+    return system(cmd);
+}
+
 #endif
