@@ -127,15 +127,10 @@ static void test_task_sha256_lengths_byte_by_byte(void **state)
 
 /* ---- the plugins, built for the tests ------------------------------------ */
 
-static char tmp_dir[64];
 static char root[512]; /* the repository: tests/plugins/, experiments/, ... */
 
 static int group_setup(void **state)
 {
-    (void)state;
-    snprintf(tmp_dir, sizeof tmp_dir, "/tmp/trevo-test-plugin-XXXXXX");
-    if (!mkdtemp(tmp_dir))
-        return -1;
     /* __FILE__ is tests/test_plugin.c as make compiles it, from the root */
     snprintf(root, sizeof root, "%s", __FILE__);
     char *t = strstr(root, "tests/test_plugin.c");
@@ -143,26 +138,23 @@ static int group_setup(void **state)
         *t = '\0';
     if (!*root)
         snprintf(root, sizeof root, "./");
-    return 0;
+    return tu_tmpdir_setup(state);
 }
 
 static int group_teardown(void **state)
 {
-    (void)state;
     task_plugins_unload();
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return tu_tmpdir_teardown(state);
 }
 
-/* Builds tests/plugins/test_task.c with `flags` into tmp_dir/file (once per
+/* Builds tests/plugins/test_task.c with `flags` into tu_tmpdir()/file (once per
  * file) and returns its path (a static buffer of 8). */
 static const char *build(const char *file, const char *flags)
 {
     static char paths[8][512];
     static int next;
     char *path = paths[next++ % 8];
-    snprintf(path, sizeof paths[0], "%s/%s", tmp_dir, file);
+    snprintf(path, sizeof paths[0], "%s/%s", tu_tmpdir(), file);
     if (access(path, F_OK) == 0)
         return path;
     char cmd[4096];
@@ -218,7 +210,7 @@ static void test_task_plugin_load_good_plugin(void **state)
     char hex[TASK_SHA256_HEX];
     assert_ok(task_sha256_file(path, hex, &err), &err);
     assert_string_equal(task_plugin_sha256(k), hex);
-    assert_string_equal(task_plugin_path(k), path); /* tmp_dir is absolute */
+    assert_string_equal(task_plugin_path(k), path); /* tu_tmpdir() is absolute */
     assert_null(task_plugin_sha256(task_find("xor")));
     assert_null(task_plugin_path(task_find("xor")));
     /* an instance, evaluated through the one path */
@@ -246,7 +238,7 @@ static void test_task_plugin_load_name_without_slash(void **state)
     char cwd[4096];
     assert_non_null(getcwd(cwd, sizeof cwd));
     good();
-    assert_int_equal(chdir(tmp_dir), 0);
+    assert_int_equal(chdir(tu_tmpdir()), 0);
     struct tv_error err = {0};
     const struct task_kind *k;
     int rc = task_plugin_load("libgood.so", &k, &err);
@@ -281,7 +273,7 @@ static void test_task_plugin_load_not_a_shared_library(void **state)
     assert_msg_has(&err, "only ET_DYN and ET_EXEC can be loaded"); /* dlerror's */
     /* a text file */
     char text[600];
-    snprintf(text, sizeof text, "%s/libtext.so", tmp_dir);
+    snprintf(text, sizeof text, "%s/libtext.so", tu_tmpdir());
     FILE *f = fopen(text, "w");
     assert_non_null(f);
     fputs("not a library at all, but long enough to have an ELF header's size\n", f);
@@ -549,7 +541,7 @@ static void test_master_plugin_resume_check_hashes(void **state)
 {
     (void)state;
     char db[600];
-    snprintf(db, sizeof db, "%s/notes.db", tmp_dir);
+    snprintf(db, sizeof db, "%s/notes.db", tu_tmpdir());
     struct master_config c;
     struct tv_error err = {0};
     parse_good(&c, "");

@@ -16,19 +16,14 @@
 #include "plugin.h"
 
 #ifdef BAD_KEY
-#define SCALE_DEFAULT 50 /* out of its range */
+#define SCALE 50 /* out of its range */
 #else
-#define SCALE_DEFAULT 1
+#define SCALE 1
 #endif
 
 static const struct task_key keys[] = {
     {.name = "inputs", .type = TASK_KEY_INT, .def = 2, .min = 1, .max = 8, .doc = "inputs"},
-    {.name = "scale",
-     .type = TASK_KEY_DOUBLE,
-     .def = SCALE_DEFAULT,
-     .min = 0,
-     .max = 10,
-     .doc = "the fitness of every network"},
+    {.name = "scale", .type = TASK_KEY_DOUBLE, .def = SCALE, .min = 0, .max = 10, .doc = "fit"},
     {.name = "flip", .type = TASK_KEY_BOOL, .def = 0, .min = 0, .max = 1, .doc = "negate it"},
 };
 
