@@ -127,7 +127,7 @@ int nn_qnet_export_c(const struct nn_qnet *q, const char *P, struct tv_buf *b, s
         rc = nn_qflat_sizes(q, &f, err);
     if (rc)
         return rc;
-    size_t n = f.n, ib = (size_t)f.idx_bits / 8;
+    size_t n = f.n, nh = f.n - f.n_in, ib = (size_t)f.idx_bits / 8;
     unsigned char *m = malloc(n * 16 + 4 + f.n_edges * (1 + ib) + f.n_tables * 256 + 64 +
                               f.n_layers * 5 + 4 + f.n_out * 12);
     if (!m)
@@ -138,18 +138,18 @@ int nn_qnet_export_c(const struct nn_qnet *q, const char *P, struct tv_buf *b, s
         ptr = (void *)x;                                                                           \
         x += (count) * sizeof *(ptr);                                                              \
     } while (0)
-    TAKE(f.row, n + 1);
-    TAKE(f.fbias, n);
-    TAKE(f.mult, n);
+    TAKE(f.row, nh + 1);
+    TAKE(f.fbias, nh);
+    TAKE(f.mult, nh);
     TAKE(f.out_scale, f.n_out);
     TAKE(f.out_zp, f.n_out);
     TAKE(f.out_map, f.n_out);
     TAKE(f.lstart, f.n_layers + 1);
-    TAKE(f.tab, n);
-    f.idx = x;
+    f.idx = x; /* after 4-byte arrays only: aligned */
     x += f.n_edges * ib;
-    TAKE(f.shift, n);
-    TAKE(f.pzp, n);
+    TAKE(f.tab, nh);
+    TAKE(f.shift, nh);
+    TAKE(f.pzp, nh);
     TAKE(f.w, f.n_edges);
     TAKE(f.tables, f.n_tables * 256 + 64);
     TAKE(f.lzero, f.n_layers);
@@ -159,14 +159,14 @@ int nn_qnet_export_c(const struct nn_qnet *q, const char *P, struct tv_buf *b, s
     emit_head(&o, P, U, "an int8", f.n_in, f.n_out);
     emit(&o, "/* %zu neurons, %zu edges, %zu tables; values are u = q + 128 */\n", n, f.n_edges,
          f.n_tables);
-    emit_array(&o, P, "row", E_U32, f.row, n + 1);
+    emit_array(&o, P, "row", E_U32, f.row, nh + 1);
     emit_array(&o, P, "idx", f.idx_bits == 16 ? E_U16 : E_U32, f.idx, f.n_edges);
     emit_array(&o, P, "w", E_I8, f.w, f.n_edges);
-    emit_array(&o, P, "fbias", E_I32, f.fbias, n);
-    emit_array(&o, P, "mult", E_I32, f.mult, n);
-    emit_array(&o, P, "shift", E_U8, f.shift, n);
-    emit_array(&o, P, "pzp", E_I8, f.pzp, n);
-    emit_array(&o, P, "tab", E_U16, f.tab, n);
+    emit_array(&o, P, "fbias", E_I32, f.fbias, nh);
+    emit_array(&o, P, "mult", E_I32, f.mult, nh);
+    emit_array(&o, P, "shift", E_U8, f.shift, nh);
+    emit_array(&o, P, "pzp", E_I8, f.pzp, nh);
+    emit_array(&o, P, "tab", E_U16, f.tab, nh);
     emit_array(&o, P, "tables", E_U8, f.tables, f.n_tables * 256);
     if (q->n_recurrent) { /* read by the step's start only then */
         emit_array(&o, P, "lstart", E_U32, f.lstart, f.n_layers + 1);
@@ -194,17 +194,18 @@ int nn_qnet_export_c(const struct nn_qnet *q, const char *P, struct tv_buf *b, s
          "static void %s_run(void)\n{\n"
          "    uint32_t j, k;\n"
          "    for (j = %zu; j < %zu; j++) {\n"
-         "        int32_t acc = %s_fbias[j];\n"
+         "        uint32_t i = j - %zuu;\n"
+         "        int32_t acc = %s_fbias[i];\n"
          "        int64_t t, r;\n"
-         "        unsigned sh = %s_shift[j];\n"
-         "        for (k = %s_row[j]; k < %s_row[j + 1]; k++)\n"
+         "        unsigned sh = %s_shift[i];\n"
+         "        for (k = %s_row[i]; k < %s_row[i + 1]; k++)\n"
          "            acc += (int32_t)%s_w[k] * (int32_t)%s_v[%s_idx[k]];\n"
-         "        t = (int64_t)acc * %s_mult[j] + (sh ? (int64_t)1 << (sh - 1) : 0);\n"
-         "        r = (t >= 0 ? t >> sh : ~((~t) >> sh)) + %s_pzp[j];\n"
+         "        t = (int64_t)acc * %s_mult[i] + (sh ? (int64_t)1 << (sh - 1) : 0);\n"
+         "        r = (t >= 0 ? t >> sh : ~((~t) >> sh)) + %s_pzp[i];\n"
          "        r = r < -128 ? -128 : r > 127 ? 127 : r;\n"
-         "        %s_v[j] = %s_tables[(uint32_t)%s_tab[j] * 256u + (uint32_t)(r + 128)];\n"
+         "        %s_v[j] = %s_tables[(uint32_t)%s_tab[i] * 256u + (uint32_t)(r + 128)];\n"
          "    }\n}\n\n",
-         P, f.n_in, n, P, P, P, P, P, P, P, P, P, P, P, P);
+         P, f.n_in, n, f.n_in, P, P, P, P, P, P, P, P, P, P, P, P);
     emit(&o,
          "int %s_predict_int8(const int8_t *in, int8_t *out)\n{\n"
          "    uint32_t k;\n    %s_begin();\n"

@@ -43,7 +43,7 @@ static size_t up(size_t x)
 static size_t layout(struct nn_qplan *qp, unsigned char *base)
 {
     struct nn_qflat *f = &qp->f;
-    size_t n = f->n, off = up(sizeof *qp);
+    size_t n = f->n - f->n_in, off = up(sizeof *qp); /* per non-input neuron */
 #define PLACE(ptr, count)                                                                          \
     do {                                                                                           \
         if (base)                                                                                  \
@@ -123,9 +123,25 @@ static uint8_t *values(const struct nn_state *s)
     return (uint8_t *)s->acc;
 }
 
+/* Quantizes x[0..n) into u (nn_q_input), and dequantizes u[0..n) into y. */
+typedef void qrow_fn(const float *x, size_t n, uint8_t *u, float scale, int32_t zp);
+typedef void drow_fn(const uint8_t *u, size_t n, float *y, float scale, int32_t zp);
+
+static void qrow(const float *x, size_t n, uint8_t *u, float scale, int32_t zp)
+{
+    for (size_t i = 0; i < n; i++)
+        u[i] = nn_q_input(x[i], scale, zp);
+}
+
+static void drow(const uint8_t *u, size_t n, float *y, float scale, int32_t zp)
+{
+    for (size_t i = 0; i < n; i++)
+        y[i] = (float)((int32_t)u[i] - 128 - zp) * scale;
+}
+
 /* Before a step: last step's values from this one's (or the zero codes
  * after a reset), then the inputs quantized. */
-static void begin(const struct nn_plan *p, const struct nn_qflat *f, struct nn_state *s)
+static void begin(const struct nn_plan *p, const struct nn_qflat *f, struct nn_state *s, qrow_fn *q)
 {
     size_t st = s->stride, n = f->n;
     uint8_t *cur = values(s), *prev = cur + (n + 1) * st;
@@ -136,22 +152,22 @@ static void begin(const struct nn_plan *p, const struct nn_qflat *f, struct nn_s
     } else if (p->n_recurrent) {
         memcpy(prev, cur, n * st);
     }
-    const float *in = s->batch > 1 ? s->in_rows : s->y;
+    if (s->batch == 1) {
+        q(s->y, f->n_in, cur, f->in_scale, f->in_zp);
+        return;
+    }
     for (size_t k = 0; k < f->n_in; k++)
-        for (size_t b = 0; b < s->batch; b++)
-            cur[k * st + b] = nn_q_input(in[k * st + b], f->in_scale, f->in_zp);
+        q(s->in_rows + k * st, s->batch, cur + k * st, f->in_scale, f->in_zp);
 }
 
 /* After a step: the dequantized outputs into s->y. */
-static void finish(const struct nn_qflat *f, struct nn_state *s)
+static void finish(const struct nn_qflat *f, struct nn_state *s, drow_fn *d)
 {
     size_t st = s->stride;
     const uint8_t *cur = values(s);
     for (size_t k = 0; k < f->n_out; k++) {
         size_t j = f->out_map[k];
-        for (size_t b = 0; b < s->batch; b++)
-            s->y[j * st + b] =
-                (float)((int32_t)cur[j * st + b] - 128 - f->out_zp[k]) * f->out_scale[k];
+        d(cur + j * st, s->batch, s->y + j * st, f->out_scale[k], f->out_zp[k]);
     }
 }
 
@@ -161,10 +177,10 @@ static inline uint32_t slot(const struct nn_qflat *f, uint32_t k)
 }
 
 /* The table entry of neuron j for the sum acc. */
-static inline uint8_t neuron_out(const struct nn_qflat *f, uint32_t j, int32_t acc)
+static inline uint8_t neuron_out(const struct nn_qflat *f, uint32_t i, int32_t acc)
 {
-    uint32_t u = nn_q_requant(acc, f->mult[j], f->shift[j], f->pzp[j]);
-    return f->tables[(size_t)f->tab[j] * 256 + u];
+    uint32_t u = nn_q_requant(acc, f->mult[i], f->shift[i], f->pzp[i]);
+    return f->tables[(size_t)f->tab[i] * 256 + u];
 }
 
 /* ---- batch 1 --------------------------------------------------------------- */
@@ -173,12 +189,13 @@ static void int8_one(const struct nn_plan *p, struct nn_state *s, const struct n
 {
     (void)op;
     const struct nn_qflat *f = &((const struct nn_qplan *)p)->f;
-    begin(p, f, s);
+    begin(p, f, s, qrow);
     uint8_t *v = values(s);
     const int8_t *w = f->w;
     for (uint32_t j = (uint32_t)f->n_in; j < f->n; j++) {
-        int32_t a0 = f->fbias[j], a1 = 0, a2 = 0, a3 = 0;
-        uint32_t k = f->row[j], e = f->row[j + 1];
+        uint32_t i = j - (uint32_t)f->n_in;
+        int32_t a0 = f->fbias[i], a1 = 0, a2 = 0, a3 = 0;
+        uint32_t k = f->row[i], e = f->row[i + 1];
         if (f->idx_bits == 16) {
             const uint16_t *ix = f->idx;
             for (; k + 4 <= e; k += 4) {
@@ -190,9 +207,9 @@ static void int8_one(const struct nn_plan *p, struct nn_state *s, const struct n
         }
         for (; k < e; k++)
             a0 += w[k] * v[slot(f, k)];
-        v[j] = neuron_out(f, j, (a0 + a1) + (a2 + a3));
+        v[j] = neuron_out(f, i, (a0 + a1) + (a2 + a3));
     }
-    finish(f, s);
+    finish(f, s, drow);
 }
 
 /* ---- batches --------------------------------------------------------------- */
@@ -202,9 +219,10 @@ static void block_portable(const struct nn_qflat *f, uint8_t *v, size_t st, uint
                            size_t nb)
 {
     int32_t a[64];
+    uint32_t i = j - (uint32_t)f->n_in;
     for (size_t b = 0; b < nb; b++)
-        a[b] = f->fbias[j];
-    for (uint32_t k = f->row[j]; k < f->row[j + 1]; k++) {
+        a[b] = f->fbias[i];
+    for (uint32_t k = f->row[i]; k < f->row[i + 1]; k++) {
         const uint8_t *x = v + (size_t)slot(f, k) * st + b0;
         int32_t wk = f->w[k];
         for (size_t b = 0; b < nb; b++)
@@ -212,26 +230,93 @@ static void block_portable(const struct nn_qflat *f, uint8_t *v, size_t st, uint
     }
     uint8_t *o = v + (size_t)j * st + b0;
     for (size_t b = 0; b < nb; b++)
-        o[b] = neuron_out(f, j, a[b]);
+        o[b] = neuron_out(f, i, a[b]);
 }
 
 static void int8_batch(const struct nn_plan *p, struct nn_state *s, const struct nn_op *op)
 {
     (void)op;
     const struct nn_qflat *f = &((const struct nn_qplan *)p)->f;
-    begin(p, f, s);
+    begin(p, f, s, qrow);
     uint8_t *v = values(s);
     size_t st = s->stride;
     for (uint32_t j = (uint32_t)f->n_in; j < f->n; j++)
         for (size_t b0 = 0; b0 < st; b0 += 64)
             block_portable(f, v, st, j, b0, st - b0 < 64 ? st - b0 : 64);
-    finish(f, s);
+    finish(f, s, drow);
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
-#define VNNI_TARGET __attribute__((target("avx512f,avx512bw,avx512vnni,avx512vbmi")))
+#define VNNI_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi")))
+
+/* The tail mask of lanes [i, n) of a group of 16. */
+#define TAIL16(n, i) ((n) - (i) >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << ((n) - (i))) - 1))
+
+/* qrow, 16 values at a time: the same operations lane-wise (IEEE division,
+ * truncation, exact differences), so the same bits. */
+VNNI_TARGET static void qrow_avx512(const float *x, size_t n, uint8_t *u, float scale, int32_t zp)
+{
+    const __m512 sc = _mm512_set1_ps(scale), lo = _mm512_set1_ps(-1000.0f);
+    const __m512 hi = _mm512_set1_ps(1000.0f), half = _mm512_set1_ps(0.5f);
+    const __m512 mhalf = _mm512_set1_ps(-0.5f);
+    const __m512i z = _mm512_set1_epi32(zp), one = _mm512_set1_epi32(1);
+    for (size_t i = 0; i < n; i += 16) {
+        __mmask16 m = TAIL16(n, i);
+        __m512 t = _mm512_div_ps(_mm512_maskz_loadu_ps(m, x + i), sc);
+        t = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(t, t, _CMP_ORD_Q), t); /* NaN: 0 */
+        t = _mm512_min_ps(_mm512_max_ps(t, lo), hi);
+        __m512 r = _mm512_roundscale_ps(t, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+        __m512 fr = _mm512_sub_ps(t, r);
+        __m512i q = _mm512_cvttps_epi32(r);
+        q = _mm512_mask_add_epi32(q, _mm512_cmp_ps_mask(fr, half, _CMP_GE_OQ), q, one);
+        q = _mm512_mask_sub_epi32(q, _mm512_cmp_ps_mask(fr, mhalf, _CMP_LE_OQ), q, one);
+        q = _mm512_add_epi32(q, z);
+        q = _mm512_max_epi32(_mm512_min_epi32(q, _mm512_set1_epi32(127)), _mm512_set1_epi32(-128));
+        _mm512_mask_cvtepi32_storeu_epi8(u + i, m, _mm512_add_epi32(q, _mm512_set1_epi32(128)));
+    }
+}
+
+/* drow, 16 values at a time (exact conversions, one IEEE multiply). */
+VNNI_TARGET static void drow_avx512(const uint8_t *u, size_t n, float *y, float scale, int32_t zp)
+{
+    const __m512 sc = _mm512_set1_ps(scale);
+    const __m512i off = _mm512_set1_epi32(128 + zp);
+    for (size_t i = 0; i < n; i += 16) {
+        __mmask16 m = TAIL16(n, i);
+        __m512i v = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, u + i));
+        __m512 d = _mm512_cvtepi32_ps(_mm512_sub_epi32(v, off));
+        _mm512_mask_storeu_ps(y + i, m, _mm512_mul_ps(d, sc));
+    }
+}
+
+/* Batch 1 with 16-bit slots: 16 edges at a time, the values gathered as
+ * dwords at byte offsets (the state's buffer has room past its last value)
+ * and their low byte kept. */
+VNNI_TARGET static void int8_one_avx512(const struct nn_plan *p, struct nn_state *s,
+                                        const struct nn_op *op)
+{
+    (void)op;
+    const struct nn_qflat *f = &((const struct nn_qplan *)p)->f;
+    begin(p, f, s, qrow_avx512);
+    uint8_t *v = values(s);
+    const uint16_t *ix = f->idx;
+    const __m512i low = _mm512_set1_epi32(0xff);
+    for (uint32_t j = (uint32_t)f->n_in; j < f->n; j++) {
+        __m512i acc = _mm512_setzero_si512();
+        uint32_t i = j - (uint32_t)f->n_in, e = f->row[i + 1];
+        for (uint32_t k = f->row[i]; k < e; k += 16) {
+            __mmask16 m = TAIL16(e, k);
+            __m512i sl = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, ix + k));
+            __m512i g = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, sl, v, 1);
+            __m512i w = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, f->w + k));
+            acc = _mm512_add_epi32(acc, _mm512_mullo_epi32(_mm512_and_si512(g, low), w));
+        }
+        v[j] = neuron_out(f, i, f->fbias[i] + _mm512_reduce_add_epi32(acc));
+    }
+    finish(f, s, drow);
+}
 
 /* 16 sums to 16 table indices u (nn_q_requant, lane-wise). */
 VNNI_TARGET static inline __m512i requant16(__m512i acc, __m512i mult, __m512i half, __m128i sh,
@@ -256,8 +341,9 @@ VNNI_TARGET static inline __m512i requant16(__m512i acc, __m512i mult, __m512i h
 VNNI_TARGET static void block_vnni(const struct nn_qflat *f, uint8_t *v, size_t st, uint32_t j,
                                    size_t b0)
 {
-    __m512i a0 = _mm512_set1_epi32(f->fbias[j]), a1 = a0, a2 = a0, a3 = a0;
-    uint32_t k = f->row[j], e = f->row[j + 1];
+    uint32_t i = j - (uint32_t)f->n_in;
+    __m512i a0 = _mm512_set1_epi32(f->fbias[i]), a1 = a0, a2 = a0, a3 = a0;
+    uint32_t k = f->row[i], e = f->row[i + 1];
     const uint8_t *vb = v + b0;
     while (k < e) {
         uint32_t t = e - k < 4 ? e - k : 4;
@@ -278,11 +364,11 @@ VNNI_TARGET static void block_vnni(const struct nn_qflat *f, uint8_t *v, size_t 
         a3 = _mm512_dpbusd_epi32(a3, _mm512_unpackhi_epi16(h01, h23), wv);
         k += t;
     }
-    unsigned sh = f->shift[j];
-    __m512i mult = _mm512_set1_epi64(f->mult[j]);
+    unsigned sh = f->shift[i];
+    __m512i mult = _mm512_set1_epi64(f->mult[i]);
     __m512i half = _mm512_set1_epi64(sh ? (int64_t)1 << (sh - 1) : 0);
     __m128i shv = _mm_cvtsi32_si128((int)sh);
-    __m512i pzp = _mm512_set1_epi32(f->pzp[j]);
+    __m512i pzp = _mm512_set1_epi32(f->pzp[i]);
     __m512i z = _mm512_castsi128_si512(_mm512_cvtepi32_epi8(requant16(a0, mult, half, shv, pzp)));
     z = _mm512_inserti32x4(z, _mm512_cvtepi32_epi8(requant16(a1, mult, half, shv, pzp)), 1);
     z = _mm512_inserti32x4(z, _mm512_cvtepi32_epi8(requant16(a2, mult, half, shv, pzp)), 2);
@@ -293,7 +379,7 @@ VNNI_TARGET static void block_vnni(const struct nn_qflat *f, uint8_t *v, size_t 
         22, 23, 36, 37, 38, 39, 52, 53, 54, 55, 8,  9,  10, 11, 24, 25, 26, 27, 40, 41, 42, 43,
         56, 57, 58, 59, 12, 13, 14, 15, 28, 29, 30, 31, 44, 45, 46, 47, 60, 61, 62, 63};
     z = _mm512_permutexvar_epi8(_mm512_load_si512(order), z);
-    const uint8_t *tb = f->tables + (size_t)f->tab[j] * 256;
+    const uint8_t *tb = f->tables + (size_t)f->tab[i] * 256;
     __m512i t0 = _mm512_loadu_si512(tb), t1 = _mm512_loadu_si512(tb + 64);
     __m512i t2 = _mm512_loadu_si512(tb + 128), t3 = _mm512_loadu_si512(tb + 192);
     __m512i lo = _mm512_permutex2var_epi8(t0, z, t1), hi = _mm512_permutex2var_epi8(t2, z, t3);
@@ -306,7 +392,7 @@ VNNI_TARGET static void int8_batch_vnni(const struct nn_plan *p, struct nn_state
 {
     (void)op;
     const struct nn_qflat *f = &((const struct nn_qplan *)p)->f;
-    begin(p, f, s);
+    begin(p, f, s, qrow_avx512);
     uint8_t *v = values(s);
     size_t st = s->stride, full = st / 64 * 64;
     for (uint32_t j = (uint32_t)f->n_in; j < f->n; j++) {
@@ -315,13 +401,24 @@ VNNI_TARGET static void int8_batch_vnni(const struct nn_plan *p, struct nn_state
         if (full < st)
             block_portable(f, v, st, j, full, st - full);
     }
-    finish(f, s);
+    finish(f, s, drow_avx512);
 }
 
 static int has_vnni(void)
 {
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vbmi");
+           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni") &&
+           __builtin_cpu_supports("avx512vbmi");
+}
+
+static void int8_one_avx512_entry(const struct nn_plan *p, struct nn_state *s,
+                                  const struct nn_op *op)
+{
+    const struct nn_qflat *f = &((const struct nn_qplan *)p)->f;
+    if (has_vnni() && f->idx_bits == 16)
+        int8_one_avx512(p, s, op);
+    else
+        int8_one(p, s, op);
 }
 
 /* The avx512f entry: VNNI where the CPU has it (checked on every step: one
@@ -339,6 +436,7 @@ static int has_vnni(void)
     return 0;
 }
 #define int8_batch_avx512 int8_batch
+#define int8_one_avx512_entry int8_one
 #endif
 
 int nn_int8_uses_vnni(int target)
@@ -346,7 +444,7 @@ int nn_int8_uses_vnni(int target)
     return target == NN_TARGET_AVX512F && has_vnni();
 }
 
-nn_op_fn *const nn_int8_1[NN_TARGET_COUNT] = {int8_one, int8_one, int8_one};
+nn_op_fn *const nn_int8_1[NN_TARGET_COUNT] = {int8_one, int8_one, int8_one_avx512_entry};
 nn_op_fn *const nn_int8_b[NN_TARGET_COUNT] = {int8_batch, int8_batch, int8_batch_avx512};
 
 void nn_qstate_read_int8(const struct nn_state *s, int8_t *out)

@@ -473,15 +473,9 @@ void nn_qflat_fill(const struct nn_qnet *q, struct nn_qflat *f)
         f->lzero[l] = (uint8_t)(q->layers[l].zp + 128);
     }
     f->lstart[q->n_layers] = (uint32_t)q->n;
-    for (size_t j = 0; j < q->n; j++) {
-        f->row[j] = q->row[j];
-        if (j < q->n_in) {
-            f->fbias[j] = f->mult[j] = 0;
-            f->shift[j] = 0;
-            f->pzp[j] = 0;
-            f->tab[j] = 0;
-            continue;
-        }
+    for (size_t j = q->n_in; j < q->n; j++) {
+        size_t i = j - q->n_in;
+        f->row[i] = q->row[j];
         const struct nn_qneuron *u = &q->neuron[j];
         int64_t b = u->bias;
         for (uint32_t k = q->row[j]; k < q->row[j + 1]; k++) {
@@ -494,13 +488,13 @@ void nn_qflat_fill(const struct nn_qnet *q, struct nn_qflat *f)
                 ((uint32_t *)f->idx)[k] = slot;
             f->w[k] = q->edges[k].w;
         }
-        f->fbias[j] = (int32_t)b;
-        f->mult[j] = u->mult;
-        f->shift[j] = (uint8_t)u->shift;
-        f->pzp[j] = (int8_t)q->layers[q->layer_of[j]].pzp;
-        f->tab[j] = (uint16_t)u->table;
+        f->fbias[i] = (int32_t)b;
+        f->mult[i] = u->mult;
+        f->shift[i] = (uint8_t)u->shift;
+        f->pzp[i] = (int8_t)q->layers[q->layer_of[j]].pzp;
+        f->tab[i] = (uint16_t)u->table;
     }
-    f->row[q->n] = q->row[q->n];
+    f->row[q->n - q->n_in] = q->row[q->n];
     /* u -> u: the input's u is p + 128, the output q + 128 */
     for (size_t t = 0; t < q->n_tables; t++)
         for (int u = 0; u < 256; u++)

@@ -66,15 +66,16 @@ static inline uint32_t nn_q_requant(int32_t acc, int32_t mult, unsigned sh, int3
  * memory of the sizes nn_qflat_sizes gives, and nn_qflat_fill fills them. */
 struct nn_qflat {
     size_t n, n_in, n_out, n_edges, n_tables, n_layers;
-    int idx_bits;      /* 16 if 2 (n + 1) <= 65536, else 32 */
-    uint32_t *row;     /* [n + 1] edges of j >= n_in: [row[j], row[j + 1]) */
+    int idx_bits; /* 16 if 2 (n + 1) <= 65536, else 32 */
+    /* per non-input neuron j, at i = j - n_in (row, fbias, mult, shift, pzp, tab): */
+    uint32_t *row;     /* [n - n_in + 1] edges of j: [row[i], row[i + 1]) */
     void *idx;         /* [n_edges] uint16_t or uint32_t: value slot read */
     int8_t *w;         /* [n_edges] */
-    int32_t *fbias;    /* [n] */
-    int32_t *mult;     /* [n] */
-    uint8_t *shift;    /* [n] */
-    int8_t *pzp;       /* [n] the neuron's layer's pre-activation zero point */
-    uint16_t *tab;     /* [n] its table */
+    int32_t *fbias;    /* [n - n_in] */
+    int32_t *mult;     /* [n - n_in] */
+    uint8_t *shift;    /* [n - n_in] */
+    int8_t *pzp;       /* [n - n_in] the neuron's layer's pre-activation zero point */
+    uint16_t *tab;     /* [n - n_in] its table */
     uint8_t *tables;   /* [n_tables * 256 + 64] (u -> u; 64 bytes of slack) */
     uint32_t *lstart;  /* [n_layers + 1] */
     uint8_t *lzero;    /* [n_layers] z_L + 128: a value 0 (last step after a reset) */
