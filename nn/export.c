@@ -141,8 +141,6 @@ int nn_qnet_export_c(const struct nn_qnet *q, const char *P, struct tv_buf *b, s
     TAKE(f.row, nh + 1);
     TAKE(f.fbias, nh);
     TAKE(f.mult, nh);
-    TAKE(f.out_scale, f.n_out);
-    TAKE(f.out_zp, f.n_out);
     TAKE(f.out_map, f.n_out);
     TAKE(f.lstart, f.n_layers + 1);
     f.idx = x; /* after 4-byte arrays only: aligned */
@@ -173,8 +171,6 @@ int nn_qnet_export_c(const struct nn_qnet *q, const char *P, struct tv_buf *b, s
         emit_array(&o, P, "lzero", E_U8, f.lzero, f.n_layers);
     }
     emit_array(&o, P, "out_map", E_U32, f.out_map, f.n_out);
-    emit_array(&o, P, "out_scale", E_F32, f.out_scale, f.n_out);
-    emit_array(&o, P, "out_zp", E_I32, f.out_zp, f.n_out);
     emit(&o,
          "\n/* this step's values, then last step's */\n"
          "static uint8_t %s_v[2 * %zu];\nstatic int %s_started;\n\n"
@@ -230,10 +226,10 @@ int nn_qnet_export_c(const struct nn_qnet *q, const char *P, struct tv_buf *b, s
          "        %s_v[k] = (uint8_t)(t + 128);\n    }\n"
          "    %s_run();\n"
          "    for (k = 0; k < %zu; k++)\n"
-         "        out[k] = (float)((int32_t)%s_v[%s_out_map[k]] - 128 - %s_out_zp[k]) * "
-         "%s_out_scale[k];\n"
+         "        out[k] = (float)((int32_t)%s_v[%s_out_map[k]] - 128 - %ld) * %af;\n"
          "    return 0;\n}\n",
-         P, P, f.n_in, (double)f.in_scale, (long)f.in_zp, P, P, f.n_out, P, P, P, P);
+         P, P, f.n_in, (double)f.in_scale, (long)f.in_zp, P, P, f.n_out, P, P, (long)f.out_zp,
+         (double)f.out_scale);
     free(m);
     return o.rc;
 }

@@ -64,8 +64,6 @@ static size_t layout(struct nn_qplan *qp, unsigned char *base)
     PLACE(f->lstart, f->n_layers + 1);
     PLACE(f->lzero, f->n_layers);
     PLACE(f->out_map, f->n_out);
-    PLACE(f->out_scale, f->n_out);
-    PLACE(f->out_zp, f->n_out);
     PLACE(qp->plan.layer_way, f->n_layers);
 #undef PLACE
     return off;
@@ -167,7 +165,7 @@ static void finish(const struct nn_qflat *f, struct nn_state *s, drow_fn *d)
     const uint8_t *cur = values(s);
     for (size_t k = 0; k < f->n_out; k++) {
         size_t j = f->out_map[k];
-        d(cur + j * st, s->batch, s->y + j * st, f->out_scale[k], f->out_zp[k]);
+        d(cur + j * st, s->batch, s->y + j * st, f->out_scale, f->out_zp);
     }
 }
 

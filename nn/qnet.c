@@ -193,7 +193,8 @@ static int read_tables(struct reader *r, struct nn_qnet *q)
     for (size_t k = 0; k < q->n_out; k++) {
         int rc = next(r, "out", 1);
         if (!rc)
-            rc = get_int(r, 1, "output", (long long)q->n_in, (long long)q->n - 1, &v);
+            rc = get_int(r, 1, "output (a neuron of the last layer)",
+                         (long long)q->layers[q->n_layers - 1].start, (long long)q->n - 1, &v);
         if (rc)
             return rc;
         q->out_map[k] = (uint32_t)v;

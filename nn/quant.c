@@ -502,10 +502,7 @@ void nn_qflat_fill(const struct nn_qnet *q, struct nn_qflat *f)
     memset(f->tables + q->n_tables * 256, 0, 64);
     f->in_scale = q->layers[0].scale;
     f->in_zp = q->layers[0].zp;
-    for (size_t k = 0; k < q->n_out; k++) {
-        const struct nn_qlayer *L = &q->layers[q->layer_of[q->out_map[k]]];
-        f->out_map[k] = q->out_map[k];
-        f->out_scale[k] = L->scale;
-        f->out_zp[k] = L->zp;
-    }
+    memcpy(f->out_map, q->out_map, q->n_out * sizeof *f->out_map);
+    f->out_scale = q->layers[q->n_layers - 1].scale;
+    f->out_zp = q->layers[q->n_layers - 1].zp;
 }

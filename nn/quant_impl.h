@@ -82,8 +82,8 @@ struct nn_qflat {
     float in_scale;    /* s_0 */
     int32_t in_zp;     /* z_0 */
     uint32_t *out_map; /* [n_out] */
-    float *out_scale;  /* [n_out] */
-    int32_t *out_zp;   /* [n_out] */
+    float out_scale;   /* the last layer's: outputs have depth 1 */
+    int32_t out_zp;
 };
 
 /* The largest number of tables a flat form indexes (uint16_t). */

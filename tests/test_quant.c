@@ -435,6 +435,7 @@ static void test_nn_qnet_read_rejects_bad_files(void **state)
     expect_read_error(t, "\nend", "\nend\nmore", "text after 'end'");
     expect_read_error(t, "\nend", "\n", "expected 'end'");
     expect_read_error(t, "neuron 2 ", "neuron 3 ", "neurons come in order");
+    expect_read_error(t, "\nout 4", "\nout 2", "output (a neuron of the last layer): 2 is not");
     tv_buf_free(&b);
 }
 

@@ -65,7 +65,7 @@ static size_t export_bytes(const struct nn_qnet *q)
 {
     size_t n = q->n, ib = 2 * (n + 1) <= 65536 ? 2 : 4;
     size_t b = (n + 1) * 4 + q->n_edges * (ib + 1) + n * (4 + 4 + 1 + 1 + 2) + q->n_tables * 256 +
-               q->n_out * 12;
+               q->n_out * 4;
     if (q->n_recurrent)
         b += (q->n_layers + 1) * 4 + q->n_layers;
     return b + 2 * (n + 1); /* the values, this step and the last (RAM) */
