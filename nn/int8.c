@@ -213,8 +213,8 @@ static void int8_one(const struct nn_plan *p, struct nn_state *s, const struct n
 /* ---- batches --------------------------------------------------------------- */
 
 /* Samples [b0, b0 + nb) (nb <= 64) of neuron j, portably. */
-static void block_portable(const struct nn_qflat *f, uint8_t *v, size_t st, uint32_t j, size_t b0,
-                           size_t nb)
+static inline __attribute__((always_inline)) void
+block_portable(const struct nn_qflat *f, uint8_t *v, size_t st, uint32_t j, size_t b0, size_t nb)
 {
     int32_t a[64];
     uint32_t i = j - (uint32_t)f->n_in;
@@ -239,8 +239,12 @@ static void int8_batch(const struct nn_plan *p, struct nn_state *s, const struct
     uint8_t *v = values(s);
     size_t st = s->stride;
     for (uint32_t j = (uint32_t)f->n_in; j < f->n; j++)
-        for (size_t b0 = 0; b0 < st; b0 += 64)
-            block_portable(f, v, st, j, b0, st - b0 < 64 ? st - b0 : 64);
+        for (size_t b0 = 0; b0 < st; b0 += 64) {
+            if (st - b0 >= 64) /* a constant count: the loops vectorize */
+                block_portable(f, v, st, j, b0, 64);
+            else
+                block_portable(f, v, st, j, b0, st - b0);
+        }
     finish(f, s, drow);
 }
 
@@ -350,7 +354,13 @@ VNNI_TARGET static void block_vnni(const struct nn_qflat *f, uint8_t *v, size_t 
         const uint8_t *p2 = t > 2 ? vb + (size_t)slot(f, k + 2) * st : p0;
         const uint8_t *p3 = t > 3 ? vb + (size_t)slot(f, k + 3) * st : p0;
         uint32_t w4 = 0;
-        memcpy(&w4, f->w + k, t);
+        if (t == 4)
+            memcpy(&w4, f->w + k, 4);
+        else
+            memcpy(&w4, f->w + k, t);
+        if (k + 8 <= e) /* the next group's rows */
+            for (uint32_t q = 4; q < 8; q++)
+                _mm_prefetch((const char *)(vb + (size_t)slot(f, k + q) * st), _MM_HINT_T0);
         __m512i wv = _mm512_set1_epi32((int32_t)w4);
         __m512i x0 = _mm512_loadu_si512(p0), x1 = _mm512_loadu_si512(p1);
         __m512i x2 = _mm512_loadu_si512(p2), x3 = _mm512_loadu_si512(p3);
