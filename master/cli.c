@@ -30,6 +30,7 @@ static const struct command commands[] = {
     {"net", "validate", master_cmd_net_validate, "NET: check a network file, print its sizes"},
     {"net", "eval", master_cmd_net_eval, "NET: run input rows from stdin through the network"},
     {"net", "bench", master_cmd_net_bench, "sparse engine vs dense OpenBLAS on a random layer"},
+    {"net", "quantize", master_cmd_net_quantize, "NET --calibrate DATA|task:NAME -o NET.q: int8"},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

@@ -35,6 +35,17 @@ int master_cmd_net_validate(int argc, char **argv);
 int master_cmd_net_eval(int argc, char **argv);
 /* net: the engine against dense OpenBLAS (cmd_bench.c) */
 int master_cmd_net_bench(int argc, char **argv);
+/* net: int8 networks (cmd_quant.c): `net quantize`; 1 if the file at path is a
+ * NET.q; a plan of either kind of file; the C export of either; `task eval`
+ * of a NET.q on an opened task (prints as master_cmd_task_eval). */
+int master_cmd_net_quantize(int argc, char **argv);
+int master_net_is_int8(const char *path);
+struct nn_plan;
+struct task_instance;
+int master_load_plan(const char *path, struct nn_plan **plan, struct tv_error *err);
+int master_export_c(const char *in, const char *prefix, const char *out, struct tv_error *err);
+int master_task_eval_int8(struct task_instance *t, const char *path, uint64_t seed,
+                          struct tv_error *err);
 
 /* Reads a whole file ("-" is stdin) into *out (NUL-terminated, not counted in
  * out->len). At most max_bytes; TV_ELIMIT past that. */

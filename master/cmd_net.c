@@ -49,18 +49,23 @@ int master_cmd_net_import(int argc, char **argv)
 
 int master_cmd_net_export(int argc, char **argv)
 {
-    static const char usage[] = "NET [--format text|msgpack|dot] [-o FILE]\n"
+    static const char usage[] = "NET [--format text|msgpack|dot|c] [-o FILE] [--prefix NAME]\n"
                                 "Writes a network (either form) as text (default), msgpack or\n"
                                 "a Graphviz drawing (dot),\n"
-                                "to FILE or standard output.";
+                                "to FILE or standard output. --format c: one C99 file without\n"
+                                "libm, malloc or stdio (NET or an int8 NET.q; functions\n"
+                                "NAME_predict, NAME_predict_int8, NAME_reset; default\n"
+                                "trevo_net).";
     if (master_wants_help(argc, argv)) {
         printf("usage: trevo net export %s\n", usage);
         return 0;
     }
-    const char *in = NULL, *out = "-", *format = "text";
+    const char *in = NULL, *out = "-", *format = "text", *prefix = "trevo_net";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-o") && i + 1 < argc)
             out = argv[++i];
+        else if (!strcmp(argv[i], "--prefix") && i + 1 < argc)
+            prefix = argv[++i];
         else if (!strcmp(argv[i], "--format") && i + 1 < argc)
             format = argv[++i];
         else if (argv[i][0] != '-' || !strcmp(argv[i], "-"))
@@ -68,9 +73,11 @@ int master_cmd_net_export(int argc, char **argv)
         else
             return usage_error("export", usage);
     }
-    if (!in || !master_net_format_known(format))
+    if (!in || (!master_net_format_known(format) && strcmp(format, "c")))
         return usage_error("export", usage);
     struct tv_error err = {0};
+    if (!strcmp(format, "c")) /* cmd_quant.c */
+        return master_export_c(in, prefix, out, &err) ? master_fail(&err) : 0;
     struct genome *g = genome_new();
     int rc = g ? master_load_net(in, g, &err) : tv_error_set(&err, TV_ENOMEM, "out of memory");
     if (!rc)
@@ -107,7 +114,8 @@ int master_cmd_net_validate(int argc, char **argv)
 static void eval_usage(FILE *f)
 {
     fprintf(f, "usage: trevo net eval NET\n\n"
-               "Runs the network NET (text or msgpack) one time step per input row.\n"
+               "Runs the network NET (text, msgpack or an int8 NET.q: trevo net quantize)\n"
+               "one time step per input row.\n"
                "Rows come from stdin: the network's inputs as comma-separated numbers, in\n"
                "the order of the input neurons' ids. An empty line starts a new sequence\n"
                "(the recurrent state is reset). Each row prints one line of comma-separated\n"
@@ -133,8 +141,7 @@ int master_cmd_net_eval(int argc, char **argv)
     char *line = NULL;
     size_t cap = 0;
     int status = 1;
-    if (master_load_net(argv[1], &g, &err) || nn_plan_compile(&g, NULL, &plan, &err) ||
-        nn_state_new(plan, 1, &st, &err))
+    if (master_load_plan(argv[1], &plan, &err) || nn_state_new(plan, 1, &st, &err))
         goto done;
     size_t n_in = nn_plan_n_inputs(plan), n_out = nn_plan_n_outputs(plan);
     in = malloc(n_in * sizeof *in);

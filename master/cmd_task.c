@@ -92,6 +92,11 @@ int master_cmd_task_eval(int argc, char **argv)
     genome_init(&g);
     struct task_result res, champ;
     int rc = task_open(k, &params, &t, &err);
+    if (!rc && master_net_is_int8(net)) { /* an int8 NET.q (cmd_quant.c) */
+        rc = master_task_eval_int8(t, net, seed, &err);
+        task_close(t);
+        return rc ? master_fail(&err) : 0;
+    }
     if (!rc)
         rc = master_load_net(net, &g, &err);
     /* the evaluation of a search's workers: task_evaluate() */

@@ -22,7 +22,9 @@ enum nn_op_id {
     NN_OP_ROWS_LOCAL = 1, /* the same in a tiled plan: indices local to `chunk` */
     NN_OP_SCATTER = 2,    /* layer l0 pushes its non-zero sources to their destinations */
     NN_OP_TILES = 3,      /* the tiles into chunk `chunk` are added to its accumulators */
-    NN_OP_COUNT = 4
+    NN_OP_INT8 = 4,       /* the whole step of an int8 plan (int8.c, quant.h) */
+    NN_OP_OBSERVE = 5,    /* records the step's ranges for a calibration (quant.c) */
+    NN_OP_COUNT = 6
 };
 
 /* One op of a plan. */
@@ -55,6 +57,7 @@ extern nn_op_fn *const nn_rows1[], *const nn_rows1_local[], *const nn_scatter1[]
                                                                 *const nn_tiles1[];
 extern nn_op_fn *const nn_rowsb[], *const nn_rowsb_local[], *const nn_scatterb[],
                                                                 *const nn_tilesb[];
+extern nn_op_fn *const nn_int8_1[], *const nn_int8_b[], *const nn_observe[]; /* quant.h */
 
 /* Writes the op list of plan p (its layers, ways and chunks set) into ops,
  * or only counts it when ops is NULL; returns the number of ops. */

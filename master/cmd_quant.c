@@ -1,0 +1,271 @@
+/* cmd_quant.c -- int8 networks on the command line: `trevo net quantize`,
+ * and what `net eval`, `net export --format c` and `task eval` need to take
+ * a NET.q file (nn/quant.h). */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "quant.h"
+#include "task.h"
+
+/* NET.q files are text; the largest we read. */
+#define QNET_FILE_MAX ((size_t)4 << 30)
+
+int master_net_is_int8(const char *path)
+{
+    FILE *f = strcmp(path, "-") ? fopen(path, "rb") : NULL;
+    if (!f)
+        return 0;
+    char head[16];
+    size_t n = fread(head, 1, sizeof head, f);
+    fclose(f);
+    return nn_qnet_sniff(head, n);
+}
+
+static int load_qnet(const char *path, struct nn_qnet **q, struct tv_error *err)
+{
+    struct tv_buf buf = {0};
+    int rc = master_read_file(path, QNET_FILE_MAX, &buf, err);
+    if (!rc)
+        rc = nn_qnet_read((const char *)buf.data, buf.len, path, q, err);
+    tv_buf_free(&buf);
+    return rc;
+}
+
+int master_load_plan(const char *path, struct nn_plan **plan, struct tv_error *err)
+{
+    *plan = NULL;
+    if (master_net_is_int8(path)) {
+        struct nn_qnet *q;
+        int rc = load_qnet(path, &q, err);
+        if (!rc)
+            rc = nn_qplan_compile(q, plan, err);
+        nn_qnet_free(q);
+        return rc;
+    }
+    struct genome g;
+    genome_init(&g);
+    int rc = master_load_net(path, &g, err);
+    if (!rc)
+        rc = nn_plan_compile(&g, NULL, plan, err);
+    genome_release(&g);
+    return rc;
+}
+
+int master_export_c(const char *in, const char *prefix, const char *out, struct tv_error *err)
+{
+    struct tv_buf buf = {0};
+    int rc;
+    if (master_net_is_int8(in)) {
+        struct nn_qnet *q;
+        rc = load_qnet(in, &q, err);
+        if (!rc)
+            rc = nn_qnet_export_c(q, prefix, &buf, err);
+        nn_qnet_free(q);
+    } else {
+        struct genome g;
+        genome_init(&g);
+        rc = master_load_net(in, &g, err);
+        if (!rc && (rc = nn_net_export_c(&g, prefix, &buf, err)))
+            tv_error_prefix(err, "%s", in);
+        genome_release(&g);
+    }
+    if (!rc)
+        rc = master_write_file(out, buf.data, buf.len, err);
+    tv_buf_free(&buf);
+    return rc;
+}
+
+int master_task_eval_int8(struct task_instance *t, const char *path, uint64_t seed,
+                          struct tv_error *err)
+{
+    struct nn_plan *plan;
+    int rc = master_load_plan(path, &plan, err);
+    if (rc)
+        return rc;
+    if (nn_plan_n_inputs(plan) != t->n_inputs || nn_plan_n_outputs(plan) != t->n_outputs) {
+        rc = tv_error_set(err, TV_EINVAL,
+                          "%s: the network has %zu inputs and %zu outputs; task %s takes %zu "
+                          "inputs and %zu outputs",
+                          path, nn_plan_n_inputs(plan), nn_plan_n_outputs(plan), t->kind->name,
+                          t->n_inputs, t->n_outputs);
+        nn_plan_free(plan);
+        return rc;
+    }
+    /* what task_evaluate() does, on the int8 plan */
+    struct tv_rng rng;
+    tv_rng_init(&rng, seed, TASK_STREAM_EVAL, 0);
+    struct task_result res = {0};
+    rc = t->kind->evaluate(t, plan, &rng, &res, err);
+    if (!rc) {
+        printf("fitness: %.9g\nsolved: %s\n", res.fitness, res.solved ? "yes" : "no");
+        for (size_t i = 0; i < res.n_figures; i++)
+            printf("%s: %.9g\n", res.figure_names[i], res.figures[i]);
+    }
+    if (!rc && t->kind->champion_test) {
+        memset(&res, 0, sizeof res);
+        rc = t->kind->champion_test(t, plan, &res, err);
+        if (rc)
+            tv_error_prefix(err, "task %s: champion test", t->kind->name);
+        for (size_t i = 0; !rc && i < res.n_figures; i++)
+            printf("%s: %.9g\n", res.figure_names[i], res.figures[i]);
+        if (!rc)
+            printf("champion_solved: %s\n", res.solved ? "yes" : "no");
+    }
+    nn_plan_free(plan);
+    return rc;
+}
+
+/* ---- trevo net quantize ------------------------------------------------------ */
+
+static const char quantize_usage[] =
+    "usage: trevo net quantize NET --calibrate DATA|task:NAME [--samples N]\n"
+    "                          [--percentile P] -o NET.q\n\n"
+    "Quantizes the float network NET (text or msgpack) to int8 and writes NET.q\n"
+    "(nn/quant.h describes the format). The activation ranges come from running\n"
+    "NET on calibration inputs:\n"
+    "  DATA        a file of input rows, one time step per line: the network's inputs\n"
+    "              as comma-separated numbers; an empty line starts a new sequence;\n"
+    "              --samples N: the first N rows (default: all)\n"
+    "  task:NAME   the inputs the built-in task NAME gives the network: N evaluations\n"
+    "              with the seeds 1..N (--samples, default 16), as `trevo task eval`\n"
+    "              runs them\n"
+    "  --percentile P   the central P per cent of the values set each range\n"
+    "                   (default 100: min-max)\n";
+
+static int parse_count(const char *opt, const char *v, double lo, double hi, double *out,
+                       struct tv_error *err)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (!*v || *end || errno || !(x >= lo && x <= hi))
+        return tv_error_set(err, TV_EINVAL, "%s: expected a number in [%g, %g], got '%s'", opt, lo,
+                            hi, v);
+    *out = x;
+    return 0;
+}
+
+/* DATA: rows from a file, through the calibration plan. */
+static int calibrate_rows(struct nn_calib *c, const char *path, size_t max_rows,
+                          struct tv_error *err)
+{
+    struct tv_buf buf = {0};
+    struct nn_state *s = NULL;
+    const struct nn_plan *p = nn_calib_plan(c);
+    size_t n_in = nn_plan_n_inputs(p);
+    float *in = malloc(n_in * sizeof *in);
+    int rc = in ? master_read_file(path, QNET_FILE_MAX, &buf, err)
+                : tv_error_set(err, TV_ENOMEM, "out of memory");
+    if (!rc)
+        rc = nn_state_new(p, 1, &s, err);
+    const char *t = (const char *)buf.data, *end = t + buf.len;
+    size_t line = 0, rows = 0;
+    while (!rc && t < end && rows < max_rows) {
+        const char *e = memchr(t, '\n', (size_t)(end - t));
+        size_t len = e ? (size_t)(e - t) : (size_t)(end - t);
+        line++;
+        size_t b = 0;
+        while (b < len && (t[b] == ' ' || t[b] == '\t' || t[b] == '\r'))
+            b++;
+        if (b == len) {
+            nn_state_reset(s);
+        } else if ((rc = master_row_parse(t, len, in, n_in, err))) {
+            tv_error_prefix(err, "%s:%zu", path, line);
+        } else {
+            nn_step(s, in, NULL);
+            rows++;
+        }
+        t += len + 1;
+    }
+    if (!rc && rows == 0)
+        rc = tv_error_set(err, TV_EINVAL, "%s: no input rows", path);
+    nn_state_free(s);
+    free(in);
+    tv_buf_free(&buf);
+    return rc;
+}
+
+/* task:NAME: n evaluations of the task on the calibration plan. */
+static int calibrate_task(struct nn_calib *c, const char *name, size_t n, struct tv_error *err)
+{
+    const struct task_kind *k = task_find(name);
+    if (!k)
+        return tv_error_set(err, TV_ENOTFOUND,
+                            "--calibrate task:%s: unknown task (`trevo task list` names them)",
+                            name);
+    struct task_params params;
+    task_params_defaults(k, &params);
+    struct task_instance *t;
+    int rc = task_open(k, &params, &t, err);
+    if (rc)
+        return rc;
+    const struct nn_plan *p = nn_calib_plan(c);
+    if (nn_plan_n_inputs(p) != t->n_inputs || nn_plan_n_outputs(p) != t->n_outputs)
+        rc = tv_error_set(err, TV_EINVAL,
+                          "--calibrate task:%s: the network has %zu inputs and %zu outputs; the "
+                          "task takes %zu and %zu",
+                          name, nn_plan_n_inputs(p), nn_plan_n_outputs(p), t->n_inputs,
+                          t->n_outputs);
+    for (size_t i = 0; !rc && i < n; i++) {
+        struct tv_rng rng;
+        tv_rng_init(&rng, i + 1, TASK_STREAM_EVAL, 0);
+        struct task_result res;
+        memset(&res, 0, sizeof res);
+        rc = k->evaluate(t, p, &rng, &res, err);
+    }
+    task_close(t);
+    return rc;
+}
+
+int master_cmd_net_quantize(int argc, char **argv)
+{
+    const char *net = NULL, *cal = NULL, *samples = NULL, *pct = NULL, *out = NULL;
+    const struct master_opt opts[] = {
+        {"--calibrate", &cal}, {"--samples", &samples}, {"--percentile", &pct}, {"-o", &out}};
+    int st =
+        master_parse_args(argc, argv, opts, sizeof opts / sizeof opts[0], &net, quantize_usage);
+    if (st >= 0)
+        return st;
+    if (!net || !cal || !out) {
+        fputs(quantize_usage, stderr);
+        return 2;
+    }
+    struct tv_error err = {0};
+    int is_task = !strncmp(cal, "task:", 5);
+    double n = is_task ? 16 : 1e15, percentile = 100;
+    struct nn_quant_opts qo = {0};
+    if ((samples && parse_count("--samples", samples, 1, 1e15, &n, &err)) ||
+        (pct && parse_count("--percentile", pct, 1, 100, &percentile, &err)))
+        return master_fail(&err);
+    qo.percentile = percentile;
+    struct genome g;
+    genome_init(&g);
+    struct nn_calib *c = NULL;
+    struct nn_qnet *q = NULL;
+    struct tv_buf buf = {0};
+    int rc = master_load_net(net, &g, &err);
+    if (!rc)
+        rc = nn_calib_new(&g, &qo, &c, &err);
+    if (!rc)
+        rc = is_task ? calibrate_task(c, cal + 5, (size_t)n, &err)
+                     : calibrate_rows(c, cal, (size_t)n, &err);
+    if (!rc)
+        rc = nn_quantize(c, &q, &err);
+    if (!rc)
+        rc = nn_qnet_write(q, &buf, &err);
+    if (!rc)
+        rc = master_write_file(out, buf.data, buf.len, &err);
+    if (!rc)
+        fprintf(stderr, "%s: %zu neurons, %zu edges, %zu tables, calibrated on %zu values\n", out,
+                q->n, q->n_edges, q->n_tables, nn_calib_n_observed(c));
+    tv_buf_free(&buf);
+    nn_qnet_free(q);
+    nn_calib_free(c);
+    genome_release(&g);
+    return rc ? master_fail(&err) : 0;
+}

@@ -1,0 +1,354 @@
+/* qnet.c -- the NET.q text format (quant.h): nn_qnet_write, nn_qnet_read.
+ * The reader checks every value before it is used, so that whatever it
+ * accepts compiles into a safe int8 plan; errors name the file and line. */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "quant_impl.h"
+
+static const char magic[] = "trevo-qnet ";
+
+int nn_qnet_sniff(const void *data, size_t len)
+{
+    return len >= sizeof magic - 1 && !memcmp(data, magic, sizeof magic - 1);
+}
+
+/* ---- writing --------------------------------------------------------------- */
+
+static int put(struct tv_buf *b, struct tv_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int put(struct tv_buf *b, struct tv_error *err, const char *fmt, ...)
+{
+    char line[640];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= sizeof line || tv_buf_append(b, line, (size_t)n))
+        return tv_error_set(err, TV_ENOMEM, "nn_qnet_write: out of memory");
+    return 0;
+}
+
+int nn_qnet_write(const struct nn_qnet *q, struct tv_buf *out, struct tv_error *err)
+{
+    int rc = put(out, err, "trevo-qnet %d\nsize %zu %zu %zu %zu %zu %zu\n", NN_QNET_VERSION, q->n,
+                 q->n_in, q->n_out, q->n_layers, q->n_tables, q->n_edges);
+    for (size_t l = 0; !rc && l < q->n_layers; l++) {
+        const struct nn_qlayer *L = &q->layers[l];
+        rc = put(out, err, "layer %u %u %.9g %d %.9g %d\n", L->start, L->end, (double)L->scale,
+                 L->zp, (double)L->pscale, L->pzp);
+    }
+    for (size_t k = 0; !rc && k < q->n_out; k++)
+        rc = put(out, err, "out %u\n", q->out_map[k]);
+    for (size_t t = 0; !rc && t < q->n_tables; t++) {
+        char hex[513];
+        for (int i = 0; i < 256; i++)
+            snprintf(hex + 2 * i, 3, "%02x", (uint8_t)q->tables[t * 256 + (size_t)i]);
+        rc = put(out, err, "table %s\n", hex);
+    }
+    for (size_t j = q->n_in; !rc && j < q->n; j++) {
+        const struct nn_qneuron *u = &q->neuron[j];
+        rc = put(out, err, "neuron %zu %u %d %d %u %.9g %u %u\n", j, u->table, u->bias, u->mult,
+                 u->shift, (double)u->acc_scale, q->rec[j] - q->row[j], q->row[j + 1] - q->rec[j]);
+        for (uint32_t k = q->row[j]; !rc && k < q->row[j + 1]; k++)
+            rc = put(out, err, "e %u %d\n", q->edges[k].src, q->edges[k].w);
+    }
+    return rc ? rc : put(out, err, "end\n");
+}
+
+/* ---- reading --------------------------------------------------------------- */
+
+#define MAX_TOK 10
+
+struct reader {
+    const char *p, *end, *name;
+    size_t line;
+    char buf[600];
+    char *tok[MAX_TOK];
+    size_t n_tok;
+    struct tv_error *err;
+};
+
+static int fail(struct reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(struct reader *r, const char *fmt, ...)
+{
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return tv_error_set(r->err, TV_EFORMAT, "%s:%zu: %s", r->name, r->line, msg);
+}
+
+/* The next line's tokens; its first must be `key` with n_args more. */
+static int next(struct reader *r, const char *key, size_t n_args)
+{
+    r->line++;
+    if (r->p >= r->end)
+        return fail(r, "expected '%s', got the end of the file", key);
+    const char *e = memchr(r->p, '\n', (size_t)(r->end - r->p));
+    size_t len = e ? (size_t)(e - r->p) : (size_t)(r->end - r->p);
+    if (len >= sizeof r->buf)
+        return fail(r, "line too long");
+    memcpy(r->buf, r->p, len);
+    r->buf[len] = '\0';
+    if (memchr(r->buf, '\0', len))
+        return fail(r, "a NUL byte in the line");
+    r->p += len + (e != NULL);
+    r->n_tok = 0;
+    char *save = NULL;
+    for (char *s = strtok_r(r->buf, " \t\r", &save); s; s = strtok_r(NULL, " \t\r", &save)) {
+        if (r->n_tok == MAX_TOK)
+            return fail(r, "too many fields");
+        r->tok[r->n_tok++] = s;
+    }
+    if (r->n_tok == 0 || strcmp(r->tok[0], key))
+        return fail(r, "expected '%s'", key);
+    if (r->n_tok != n_args + 1)
+        return fail(r, "'%s' takes %zu values, got %zu", key, n_args, r->n_tok - 1);
+    return 0;
+}
+
+/* Token i as an integer in [lo, hi]. */
+static int get_int(struct reader *r, size_t i, const char *what, long long lo, long long hi,
+                   long long *v)
+{
+    char *e;
+    errno = 0;
+    long long x = strtoll(r->tok[i], &e, 10);
+    if (*e || e == r->tok[i] || errno)
+        return fail(r, "%s: expected an integer, got '%s'", what, r->tok[i]);
+    if (x < lo || x > hi)
+        return fail(r, "%s: %lld is not in [%lld, %lld]", what, x, lo, hi);
+    *v = x;
+    return 0;
+}
+
+/* Token i as a finite float, > 0 unless zero_ok. */
+static int get_float(struct reader *r, size_t i, const char *what, int zero_ok, float *v)
+{
+    char *e;
+    errno = 0;
+    float x = strtof(r->tok[i], &e);
+    if (*e || e == r->tok[i] || !isfinite(x))
+        return fail(r, "%s: expected a finite number, got '%s'", what, r->tok[i]);
+    if (!(x > 0.0f) && !(zero_ok && x == 0.0f))
+        return fail(r, "%s: must be %s, got '%s'", what, zero_ok ? ">= 0" : "> 0", r->tok[i]);
+    *v = x;
+    return 0;
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    return -1;
+}
+
+static int read_layers(struct reader *r, struct nn_qnet *q)
+{
+    long long v = 0;
+    for (size_t l = 0; l < q->n_layers; l++) {
+        struct nn_qlayer *L = &q->layers[l];
+        int rc = next(r, "layer", 6);
+        if (!rc)
+            rc = get_int(r, 1, "layer start", 0, (long long)q->n, &v);
+        if (!rc && (uint64_t)v != (l ? q->layers[l - 1].end : 0))
+            rc = fail(r, "layer %zu starts at %lld, not where the last one ended", l, v);
+        L->start = (uint32_t)v;
+        if (!rc)
+            rc = get_int(r, 2, "layer end", L->start + 1, (long long)q->n, &v);
+        L->end = (uint32_t)v;
+        if (!rc && l == 0 && L->end != q->n_in)
+            rc = fail(r, "layer 0 must be the %zu inputs alone", q->n_in);
+        if (!rc && l == q->n_layers - 1 && L->end != q->n)
+            rc = fail(r, "the last layer must end at %zu", q->n);
+        if (!rc)
+            rc = get_float(r, 3, "scale", 0, &L->scale);
+        if (!rc)
+            rc = get_int(r, 4, "zero point", -128, 127, &v);
+        L->zp = (int32_t)v;
+        if (!rc)
+            rc = get_float(r, 5, "pre-activation scale", l == 0, &L->pscale);
+        if (!rc)
+            rc = get_int(r, 6, "pre-activation zero point", -128, 127, &v);
+        L->pzp = (int32_t)v;
+        if (rc)
+            return rc;
+        for (uint32_t j = L->start; j < L->end; j++)
+            q->layer_of[j] = (uint32_t)l;
+    }
+    return 0;
+}
+
+static int read_tables(struct reader *r, struct nn_qnet *q)
+{
+    long long v = 0;
+    for (size_t k = 0; k < q->n_out; k++) {
+        int rc = next(r, "out", 1);
+        if (!rc)
+            rc = get_int(r, 1, "output (a neuron of the last layer)",
+                         (long long)q->layers[q->n_layers - 1].start, (long long)q->n - 1, &v);
+        if (rc)
+            return rc;
+        q->out_map[k] = (uint32_t)v;
+    }
+    for (size_t t = 0; t < q->n_tables; t++) {
+        int rc = next(r, "table", 1);
+        if (rc)
+            return rc;
+        const char *h = r->tok[1];
+        if (strlen(h) != 512)
+            return fail(r, "a table is 512 hex digits, got %zu", strlen(h));
+        for (int i = 0; i < 256; i++) {
+            int a = hexval(h[2 * i]), b = hexval(h[2 * i + 1]);
+            if (a < 0 || b < 0)
+                return fail(r, "table: '%c%c' is not two lower-case hex digits", h[2 * i],
+                            h[2 * i + 1]);
+            q->tables[t * 256 + (size_t)i] = (int8_t)(uint8_t)(a * 16 + b);
+        }
+    }
+    return 0;
+}
+
+/* Neuron j's line and its edges, from edge k on. */
+static int read_neuron(struct reader *r, struct nn_qnet *q, uint32_t j, size_t *k)
+{
+    long long v = 0, n_ff = 0, n_rec = 0;
+    struct nn_qneuron *u = &q->neuron[j];
+    int rc = next(r, "neuron", 8);
+    if (!rc && (rc = get_int(r, 1, "neuron", j, j, &v)))
+        tv_error_prefix(r->err, "neurons come in order");
+    if (!rc)
+        rc = get_int(r, 2, "table", 0, (long long)q->n_tables - 1, &v);
+    u->table = (uint32_t)v;
+    if (!rc)
+        rc = get_int(r, 3, "bias", -(1 << 30), 1 << 30, &v);
+    u->bias = (int32_t)v;
+    if (!rc)
+        rc = get_int(r, 4, "multiplier", 0, INT32_MAX, &v);
+    u->mult = (int32_t)v;
+    if (!rc)
+        rc = get_int(r, 5, "shift", 0, 62, &v);
+    u->shift = (uint32_t)v;
+    if (!rc)
+        rc = get_float(r, 6, "accumulator scale", 1, &u->acc_scale);
+    if (!rc)
+        rc = get_int(r, 7, "feed-forward edges", 0, NN_QUANT_MAX_FANIN, &n_ff);
+    if (!rc)
+        rc = get_int(r, 8, "recurrent edges", 0, NN_QUANT_MAX_FANIN - n_ff, &n_rec);
+    if (!rc && (uint64_t)(n_ff + n_rec) > q->n_edges - *k)
+        rc = fail(r, "more edges than the %zu of the size line", q->n_edges);
+    if (rc)
+        return rc;
+    uint32_t first = q->layers[q->layer_of[j]].start; /* of j's layer */
+    q->row[j] = (uint32_t)*k;
+    q->rec[j] = (uint32_t)(*k + (size_t)n_ff);
+    for (long long e = 0; e < n_ff + n_rec; e++, (*k)++) {
+        int ff = e < n_ff;
+        rc = next(r, "e", 2);
+        if (!rc)
+            rc = get_int(r, 1, "source", 0, ff ? (long long)first - 1 : (long long)q->n - 1, &v);
+        if (!rc && !ff && v < first)
+            rc = fail(r, "a recurrent edge's source %lld is in a shallower layer", v);
+        q->edges[*k].src = (uint32_t)v;
+        if (!rc)
+            rc = get_int(r, 2, "weight", -128, 127, &v);
+        if (rc)
+            return rc;
+        q->edges[*k].w = (int8_t)v;
+        q->n_recurrent += !ff;
+    }
+    return 0;
+}
+
+static int read_body(struct reader *r, struct nn_qnet *q)
+{
+    size_t len = (size_t)(r->end - r->p);
+    long long v[6] = {0};
+    int rc = next(r, "size", 6);
+    /* bounds from the file's length, so that a short file cannot ask for
+     * gigabytes: every output, table, edge and neuron but the inputs has a
+     * line of its own */
+    static const char *const what[6] = {"neurons", "inputs", "outputs",
+                                        "layers",  "tables", "edges"};
+    long long hi[6] = {NN_QNET_MAX_NEURONS, NN_QNET_MAX_NEURONS, NN_QNET_MAX_NEURONS,
+                       NN_QNET_MAX_NEURONS, NN_QFLAT_MAX_TABLES, NN_QNET_MAX_EDGES};
+    for (int i = 0; !rc && i < 6; i++)
+        rc = get_int(r, (size_t)i + 1, what[i],
+                     i == 0             ? 2
+                     : i == 4 || i == 5 ? 0
+                                        : 1,
+                     hi[i], &v[i]);
+    if (!rc && (v[1] + v[2] > v[0] || v[3] > v[0] || v[1] > 4 * (long long)len + 64))
+        rc = fail(r, "inconsistent sizes (inputs + outputs > neurons, or more layers than "
+                     "neurons, or far more inputs than the file holds)");
+    if (!rc && (v[0] - v[1] > (long long)len / 8 || v[4] > (long long)len / 512 ||
+                v[5] > (long long)len / 4))
+        rc = fail(r, "the file is too short for these sizes");
+    if (!rc && v[3] < 2)
+        rc = fail(r, "a network has at least 2 layers (inputs and outputs)");
+    if (rc)
+        return rc;
+    q->n = (size_t)v[0], q->n_in = (size_t)v[1], q->n_out = (size_t)v[2];
+    q->n_layers = (size_t)v[3], q->n_tables = (size_t)v[4], q->n_edges = (size_t)v[5];
+    q->out_map = malloc(q->n_out * sizeof *q->out_map);
+    q->layers = calloc(q->n_layers, sizeof *q->layers);
+    q->layer_of = malloc(q->n * sizeof *q->layer_of);
+    q->neuron = calloc(q->n, sizeof *q->neuron);
+    q->row = calloc(q->n + 1, sizeof *q->row);
+    q->rec = calloc(q->n, sizeof *q->rec);
+    q->edges = malloc((q->n_edges ? q->n_edges : 1) * sizeof *q->edges);
+    q->tables = malloc((q->n_tables ? q->n_tables : 1) * 256);
+    if (!q->out_map || !q->layers || !q->layer_of || !q->neuron || !q->row || !q->rec ||
+        !q->edges || !q->tables)
+        return tv_error_set(r->err, TV_ENOMEM, "%s: out of memory", r->name);
+    rc = read_layers(r, q);
+    if (!rc)
+        rc = read_tables(r, q);
+    size_t k = 0;
+    for (uint32_t j = (uint32_t)q->n_in; !rc && j < q->n; j++)
+        rc = read_neuron(r, q, j, &k);
+    if (!rc && k != q->n_edges)
+        rc = fail(r, "%zu edges, the size line says %zu", k, q->n_edges);
+    q->row[q->n] = (uint32_t)k;
+    if (!rc)
+        rc = next(r, "end", 0);
+    while (!rc && r->p < r->end) {
+        char c = *r->p++;
+        if (c != '\n' && c != ' ' && c != '\t' && c != '\r')
+            rc = fail(r, "text after 'end'");
+    }
+    return rc;
+}
+
+int nn_qnet_read(const char *text, size_t len, const char *name, struct nn_qnet **out,
+                 struct tv_error *err)
+{
+    *out = NULL;
+    struct reader r = {.p = text, .end = text + len, .name = name ? name : "NET.q", .err = err};
+    int rc = next(&r, "trevo-qnet", 1);
+    long long v = 0;
+    if (!rc && get_int(&r, 1, "version", 0, INT32_MAX, &v))
+        rc = err ? err->code : TV_EFORMAT;
+    if (!rc && v != NN_QNET_VERSION)
+        rc = fail(&r, "version %lld is not one this trevo reads (%d)", v, NN_QNET_VERSION);
+    if (rc)
+        return rc;
+    struct nn_qnet *q = calloc(1, sizeof *q);
+    if (!q)
+        return tv_error_set(err, TV_ENOMEM, "%s: out of memory", r.name);
+    rc = read_body(&r, q);
+    if (rc) {
+        nn_qnet_free(q);
+        return rc;
+    }
+    *out = q;
+    return 0;
+}

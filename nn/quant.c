@@ -1,0 +1,508 @@
+/* quant.c -- calibration (the observing op) and quantization of a float
+ * network into a struct nn_qnet (quant.h), and its flat form
+ * (quant_impl.h). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel.h"
+#include "quant_impl.h"
+
+/* The range of one kind of value (activations or pre-activations) of one
+ * layer: min, max, and a deterministic reservoir sample for percentiles. */
+struct calib_stat {
+    float lo, hi;
+    uint64_t seen;
+    float *samp; /* [cap] NULL when no percentile was asked */
+    size_t n_samp, cap;
+};
+
+/* The calibration plan's header comes first, so that the observing op can
+ * find the calibration from the plan it is given. */
+struct nn_calib {
+    struct nn_plan plan;           /* a copy of fp's header with one more op */
+    struct nn_plan *fp;            /* the float plan (owned) */
+    struct nn_op *ops;             /* [fp->n_ops + 1] */
+    struct calib_stat *post, *pre; /* [n_layers] */
+    double percentile;
+    uint64_t observed;
+};
+
+static void stat_add(struct calib_stat *st, float v, uint64_t salt)
+{
+    if (!(v - v == 0.0f)) /* NaN or infinite: nothing to calibrate on */
+        return;
+    if (st->seen == 0 || v < st->lo)
+        st->lo = v;
+    if (st->seen == 0 || v > st->hi)
+        st->hi = v;
+    st->seen++;
+    if (!st->samp)
+        return;
+    if (st->n_samp < st->cap) {
+        st->samp[st->n_samp++] = v;
+        return;
+    }
+    uint64_t k = tv_mix64(st->seen ^ (salt << 40)) % st->seen;
+    if (k < st->cap)
+        st->samp[k] = v;
+}
+
+/* The value of neuron src for sample b this step. */
+static inline float val_now(const struct nn_plan *p, const struct nn_state *s, uint32_t src,
+                            size_t b)
+{
+    const float *rows = src < p->n_in && s->batch > 1 ? s->in_rows : s->y;
+    return rows[(size_t)src * s->stride + b];
+}
+
+/* The observing op: the activations and pre-activations of every neuron of
+ * every sample of this step into the calibration's ranges. */
+static void observe(const struct nn_plan *p, struct nn_state *s, const struct nn_op *op)
+{
+    (void)op;
+    struct nn_calib *c = (struct nn_calib *)(uintptr_t)p;
+    size_t st = s->stride;
+    for (size_t l = 0; l < p->n_layers; l++) {
+        for (uint32_t j = p->layer_start[l]; j < p->layer_start[l + 1]; j++) {
+            for (size_t b = 0; b < s->batch; b++) {
+                stat_add(&c->post[l], val_now(p, s, j, b), 2 * l);
+                if (l == 0)
+                    continue;
+                double v = p->bias[j];
+                for (uint32_t k = p->g_row[j]; k < p->g_end[j]; k++)
+                    v += (double)p->g_w[k] * val_now(p, s, nn_idx(p->g_idx, p->row_bits, k), b);
+                for (uint32_t k = p->r_row[j]; k < p->r_end[j]; k++)
+                    v += (double)p->r_w[k] *
+                         s->y_prev[(size_t)nn_idx(p->r_idx, p->row_bits, k) * st + b];
+                stat_add(&c->pre[l], (float)v, 2 * l + 1);
+            }
+        }
+    }
+    c->observed += p->n * s->batch;
+}
+
+nn_op_fn *const nn_observe[NN_TARGET_COUNT] = {observe, observe, observe};
+
+int nn_calib_new(const struct genome *g, const struct nn_quant_opts *o, struct nn_calib **out,
+                 struct tv_error *err)
+{
+    *out = NULL;
+    double pct = o ? o->percentile : 0.0;
+    if (!(pct >= 0.0 && pct <= 100.0))
+        return tv_error_set(err, TV_EINVAL, "calibration: percentile %g is not in [0, 100]", pct);
+    struct nn_opts opts = {.way = NN_WAY_GATHER, .tile_neurons = SIZE_MAX};
+    struct nn_plan *fp;
+    int rc = nn_plan_compile(g, &opts, &fp, err);
+    if (rc)
+        return rc;
+    struct nn_calib *c = calloc(1, sizeof *c);
+    size_t nl = fp->n_layers;
+    if (c) {
+        c->fp = fp;
+        c->ops = calloc(fp->n_ops + 1, sizeof *c->ops);
+        c->post = calloc(nl, sizeof *c->post);
+        c->pre = calloc(nl, sizeof *c->pre);
+    }
+    if (!c || !c->ops || !c->post || !c->pre)
+        goto nomem;
+    c->percentile = pct;
+    if (pct > 0.0 && pct < 100.0) {
+        /* at most about 2^24 kept values in all */
+        size_t cap = ((size_t)1 << 23) / nl + 256;
+        cap = cap < NN_CALIB_SAMPLES ? cap : NN_CALIB_SAMPLES;
+        for (size_t l = 0; l < nl; l++) {
+            c->post[l].cap = c->pre[l].cap = cap;
+            c->post[l].samp = malloc(cap * sizeof(float));
+            c->pre[l].samp = malloc(cap * sizeof(float));
+            if (!c->post[l].samp || !c->pre[l].samp)
+                goto nomem;
+        }
+    }
+    memcpy(c->ops, fp->ops, fp->n_ops * sizeof *c->ops);
+    c->ops[fp->n_ops] = (struct nn_op){NN_OP_OBSERVE, 0, (uint32_t)nl, 0};
+    c->plan = *fp;
+    c->plan.ops = c->ops;
+    c->plan.n_ops = fp->n_ops + 1;
+    *out = c;
+    return 0;
+nomem:
+    if (!c)
+        nn_plan_free(fp);
+    nn_calib_free(c);
+    return tv_error_set(err, TV_ENOMEM, "calibration: out of memory");
+}
+
+void nn_calib_free(struct nn_calib *c)
+{
+    if (!c)
+        return;
+    for (size_t l = 0; c->fp && l < c->fp->n_layers; l++) {
+        if (c->post)
+            free(c->post[l].samp);
+        if (c->pre)
+            free(c->pre[l].samp);
+    }
+    free(c->post);
+    free(c->pre);
+    free(c->ops);
+    nn_plan_free(c->fp);
+    free(c);
+}
+
+const struct nn_plan *nn_calib_plan(const struct nn_calib *c)
+{
+    return &c->plan;
+}
+
+size_t nn_calib_n_observed(const struct nn_calib *c)
+{
+    return (size_t)c->observed;
+}
+
+int nn_calib_run(struct nn_calib *c, const float *rows, size_t n_rows, size_t reset_every,
+                 struct tv_error *err)
+{
+    struct nn_state *s;
+    int rc = nn_state_new(&c->plan, 1, &s, err);
+    if (rc)
+        return rc;
+    for (size_t r = 0; r < n_rows; r++) {
+        if (reset_every && r % reset_every == 0)
+            nn_state_reset(s);
+        nn_step(s, rows + r * c->plan.n_in, NULL);
+    }
+    nn_state_free(s);
+    return 0;
+}
+
+/* ---- quantization ---------------------------------------------------------- */
+
+static int cmp_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+/* The range of st (with 0 in it) as a scale and zero point. */
+static void stat_range(struct calib_stat *st, double pct, float *scale, int32_t *zp)
+{
+    double lo = st->seen ? st->lo : 0.0, hi = st->seen ? st->hi : 0.0;
+    if (st->samp && st->n_samp > 0) {
+        qsort(st->samp, st->n_samp, sizeof *st->samp, cmp_float);
+        double tail = (100.0 - pct) / 200.0 * (double)(st->n_samp - 1);
+        lo = st->samp[(size_t)tail];
+        hi = st->samp[st->n_samp - 1 - (size_t)tail];
+    }
+    lo = lo < 0.0 ? lo : 0.0;
+    hi = hi > 0.0 ? hi : 0.0;
+    double s = (hi - lo) / 255.0;
+    if (!(s > 1e-30) || !isfinite(s))
+        s = hi - lo > 0.0 ? 1e-30 : 1.0;
+    *scale = (float)s;
+    double z = -128.0 - lo / (double)*scale;
+    z = z < -128.0 ? -128.0 : z > 127.0 ? 127.0 : z;
+    *zp = (int32_t)lround(z);
+}
+
+/* clamp(round(y / scale) + zp) as int8, in double (the quantize side). */
+static int8_t quant_d(double y, float scale, int32_t zp)
+{
+    double t = y / scale;
+    if (isnan(t))
+        t = 0.0;
+    t = t > 1e6 ? 1e6 : t < -1e6 ? -1e6 : t;
+    long q = lround(t) + zp;
+    return (int8_t)(q < -128 ? -128 : q > 127 ? 127 : q);
+}
+
+/* mult / 2^shift ~ m (m > 0). */
+static void fixed_point(double m, int32_t *mult, uint32_t *shift)
+{
+    int e;
+    double f = frexp(m, &e); /* m = f 2^e, f in [0.5, 1) */
+    long long mm = llround(f * 2147483648.0);
+    if (mm == 2147483648LL) {
+        mm = 1073741824LL;
+        e++;
+    }
+    int sh = 31 - e;
+    if (!(m > 0.0) || sh > 62) { /* below one step of the table: only the zero point */
+        *mult = 0;
+        *shift = 0;
+    } else if (sh < 0) { /* saturates whatever the sum */
+        *mult = INT32_MAX;
+        *shift = 0;
+    } else {
+        *mult = (int32_t)mm;
+        *shift = (uint32_t)sh;
+    }
+}
+
+/* A table's hash, for storing identical tables once. */
+static uint64_t table_hash(const int8_t *t)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (int i = 0; i < 256; i++)
+        h = (h ^ (uint8_t)t[i]) * 1099511628211ull;
+    return h;
+}
+
+struct table_set {
+    int8_t *tables; /* [n][256] */
+    size_t n, cap;
+    uint32_t *slot; /* [mask + 1] index + 1 */
+    uint64_t mask;
+};
+
+/* The index of table t in the set, added if new. */
+static int table_put(struct table_set *ts, const int8_t *t, uint32_t *out, struct tv_error *err)
+{
+    uint64_t h = table_hash(t);
+    for (uint64_t i = h & ts->mask;; i = (i + 1) & ts->mask) {
+        uint32_t k = ts->slot[i];
+        if (!k)
+            break;
+        if (!memcmp(ts->tables + (size_t)(k - 1) * 256, t, 256)) {
+            *out = k - 1;
+            return 0;
+        }
+    }
+    if (ts->n + 1 > ts->cap) {
+        int rc = tv_grow((void **)&ts->tables, &ts->cap, ts->n + 1, 256, err);
+        if (rc)
+            return rc;
+    }
+    memcpy(ts->tables + ts->n * 256, t, 256);
+    uint64_t i = h & ts->mask;
+    while (ts->slot[i])
+        i = (i + 1) & ts->mask;
+    ts->slot[i] = (uint32_t)++ts->n;
+    *out = (uint32_t)(ts->n - 1);
+    return 0;
+}
+
+/* The scale of neuron j's accumulator: its largest |w| s_src takes 127. */
+static double acc_scale(const struct nn_qnet *q, const struct nn_plan *p, uint32_t j,
+                        const double *w)
+{
+    double amax = 0.0;
+    for (uint32_t k = q->row[j]; k < q->row[j + 1]; k++) {
+        double a = fabs(w[k]) * q->layers[q->layer_of[q->edges[k].src]].scale;
+        amax = a > amax ? a : amax;
+    }
+    double A = amax / 127.0;
+    double P = q->layers[q->layer_of[j]].pscale;
+    if (!(A > 0.0))
+        A = P;
+    double b = fabs((double)p->bias[j]);
+    if (b / A > (double)(1 << 29)) /* the bias must leave room for the sum */
+        A = b / (double)(1 << 29);
+    return A;
+}
+
+/* The edges of q from the float plan (sources, rows), their float weights
+ * into w[n_edges]. */
+static int take_edges(struct nn_qnet *q, const struct nn_plan *p, double **w, struct tv_error *err)
+{
+    size_t m = 0;
+    for (uint32_t j = (uint32_t)p->n_in; j < p->n; j++) {
+        size_t fan = (p->g_end[j] - p->g_row[j]) + (p->r_end[j] - p->r_row[j]);
+        if (fan > NN_QUANT_MAX_FANIN)
+            return tv_error_set(err, TV_ELIMIT,
+                                "quantize: neuron %u (dense) has %zu edges, more than %d", j, fan,
+                                NN_QUANT_MAX_FANIN);
+        m += fan;
+    }
+    q->edges = malloc((m ? m : 1) * sizeof *q->edges);
+    *w = malloc((m ? m : 1) * sizeof **w);
+    if (!q->edges || !*w)
+        return tv_error_set(err, TV_ENOMEM, "quantize: out of memory");
+    q->n_edges = m;
+    size_t k = 0;
+    for (uint32_t j = 0; j < p->n; j++) {
+        q->row[j] = (uint32_t)k;
+        if (j < p->n_in) {
+            q->rec[j] = (uint32_t)k;
+            continue;
+        }
+        for (uint32_t e = p->g_row[j]; e < p->g_end[j]; e++, k++) {
+            q->edges[k].src = nn_idx(p->g_idx, p->row_bits, e);
+            (*w)[k] = p->g_w[e];
+        }
+        q->rec[j] = (uint32_t)k;
+        for (uint32_t e = p->r_row[j]; e < p->r_end[j]; e++, k++) {
+            q->edges[k].src = nn_idx(p->r_idx, p->row_bits, e);
+            (*w)[k] = p->r_w[e];
+        }
+        q->n_recurrent += k - q->rec[j];
+    }
+    q->row[p->n] = (uint32_t)k;
+    return 0;
+}
+
+/* Neuron j's table: quantize_L(act(P (u - 128 - pz))). */
+static void make_table(const struct nn_qlayer *L, int act, int8_t *t)
+{
+    for (int u = 0; u < 256; u++) {
+        float x = (float)((double)L->pscale * (double)(u - 128 - L->pzp));
+        t[u] = quant_d(nn_act_apply(act, x), L->scale, L->zp);
+    }
+}
+
+static int quantize_into(const struct nn_calib *cc, struct nn_qnet *q, struct tv_error *err)
+{
+    struct nn_calib *c = (struct nn_calib *)(uintptr_t)cc;
+    const struct nn_plan *p = c->fp;
+    for (size_t l = 0; l < p->n_layers; l++) {
+        struct nn_qlayer *L = &q->layers[l];
+        L->start = p->layer_start[l];
+        L->end = p->layer_start[l + 1];
+        stat_range(&c->post[l], c->percentile, &L->scale, &L->zp);
+        if (l > 0)
+            stat_range(&c->pre[l], c->percentile, &L->pscale, &L->pzp);
+        for (uint32_t j = L->start; j < L->end; j++)
+            q->layer_of[j] = (uint32_t)l;
+    }
+    memcpy(q->out_map, p->out_map, p->n_out * sizeof *q->out_map);
+    double *w = NULL;
+    struct table_set ts = {0};
+    int rc = take_edges(q, p, &w, err);
+    size_t slots = 64;
+    while (slots < 2 * p->n)
+        slots *= 2;
+    ts.mask = slots - 1;
+    ts.slot = rc ? NULL : calloc(slots, sizeof *ts.slot);
+    if (!rc && !ts.slot)
+        rc = tv_error_set(err, TV_ENOMEM, "quantize: out of memory");
+    int8_t t[256];
+    for (uint32_t j = (uint32_t)p->n_in; !rc && j < p->n; j++) {
+        const struct nn_qlayer *L = &q->layers[q->layer_of[j]];
+        struct nn_qneuron *u = &q->neuron[j];
+        double A = acc_scale(q, p, j, w);
+        u->acc_scale = (float)A;
+        for (uint32_t k = q->row[j]; k < q->row[j + 1]; k++) {
+            double x = w[k] * q->layers[q->layer_of[q->edges[k].src]].scale / A;
+            long r = lround(x > 127.0 ? 127.0 : x < -127.0 ? -127.0 : x);
+            q->edges[k].w = (int8_t)r;
+        }
+        u->bias = (int32_t)lround((double)p->bias[j] / A);
+        fixed_point(A / L->pscale, &u->mult, &u->shift);
+        make_table(L, p->act[j], t);
+        rc = table_put(&ts, t, &u->table, err);
+    }
+    if (!rc && ts.n > NN_QFLAT_MAX_TABLES)
+        rc = tv_error_set(err, TV_ELIMIT, "quantize: %zu distinct tables, more than %d", ts.n,
+                          NN_QFLAT_MAX_TABLES);
+    q->tables = ts.tables;
+    q->n_tables = ts.n;
+    free(ts.slot);
+    free(w);
+    return rc;
+}
+
+int nn_quantize(const struct nn_calib *c, struct nn_qnet **out, struct tv_error *err)
+{
+    *out = NULL;
+    if (!c->observed)
+        return tv_error_set(err, TV_ESTATE, "quantize: the calibration observed no step");
+    const struct nn_plan *p = c->fp;
+    struct nn_qnet *q = calloc(1, sizeof *q);
+    if (q) {
+        q->n = p->n;
+        q->n_in = p->n_in;
+        q->n_out = p->n_out;
+        q->n_layers = p->n_layers;
+        q->out_map = malloc(p->n_out * sizeof *q->out_map);
+        q->layers = calloc(p->n_layers, sizeof *q->layers);
+        q->layer_of = malloc(p->n * sizeof *q->layer_of);
+        q->neuron = calloc(p->n, sizeof *q->neuron);
+        q->row = malloc((p->n + 1) * sizeof *q->row);
+        q->rec = malloc(p->n * sizeof *q->rec);
+    }
+    if (!q || !q->out_map || !q->layers || !q->layer_of || !q->neuron || !q->row || !q->rec) {
+        nn_qnet_free(q);
+        return tv_error_set(err, TV_ENOMEM, "quantize: out of memory");
+    }
+    int rc = quantize_into(c, q, err);
+    if (rc) {
+        nn_qnet_free(q);
+        return rc;
+    }
+    *out = q;
+    return 0;
+}
+
+void nn_qnet_free(struct nn_qnet *q)
+{
+    if (!q)
+        return;
+    free(q->out_map);
+    free(q->layers);
+    free(q->layer_of);
+    free(q->neuron);
+    free(q->row);
+    free(q->rec);
+    free(q->edges);
+    free(q->tables);
+    free(q);
+}
+
+/* ---- the flat form --------------------------------------------------------- */
+
+int nn_qflat_sizes(const struct nn_qnet *q, struct nn_qflat *f, struct tv_error *err)
+{
+    memset(f, 0, sizeof *f);
+    if (q->n_tables > NN_QFLAT_MAX_TABLES)
+        return tv_error_set(err, TV_ELIMIT, "int8 plan: %zu tables, more than %d", q->n_tables,
+                            NN_QFLAT_MAX_TABLES);
+    f->n = q->n;
+    f->n_in = q->n_in;
+    f->n_out = q->n_out;
+    f->n_edges = q->n_edges;
+    f->n_tables = q->n_tables;
+    f->n_layers = q->n_layers;
+    f->idx_bits = 2 * (q->n + 1) <= 65536 ? 16 : 32;
+    return 0;
+}
+
+void nn_qflat_fill(const struct nn_qnet *q, struct nn_qflat *f)
+{
+    for (size_t l = 0; l < q->n_layers; l++) {
+        f->lstart[l] = q->layers[l].start;
+        f->lzero[l] = (uint8_t)(q->layers[l].zp + 128);
+    }
+    f->lstart[q->n_layers] = (uint32_t)q->n;
+    for (size_t j = q->n_in; j < q->n; j++) {
+        size_t i = j - q->n_in;
+        f->row[i] = q->row[j];
+        const struct nn_qneuron *u = &q->neuron[j];
+        int64_t b = u->bias;
+        for (uint32_t k = q->row[j]; k < q->row[j + 1]; k++) {
+            uint32_t src = q->edges[k].src;
+            uint32_t slot = k < q->rec[j] ? src : (uint32_t)(q->n + 1) + src;
+            b -= (int64_t)q->edges[k].w * (q->layers[q->layer_of[src]].zp + 128);
+            if (f->idx_bits == 16)
+                ((uint16_t *)f->idx)[k] = (uint16_t)slot;
+            else
+                ((uint32_t *)f->idx)[k] = slot;
+            f->w[k] = q->edges[k].w;
+        }
+        f->fbias[i] = (int32_t)b;
+        f->mult[i] = u->mult;
+        f->shift[i] = (uint8_t)u->shift;
+        f->pzp[i] = (int8_t)q->layers[q->layer_of[j]].pzp;
+        f->tab[i] = (uint16_t)u->table;
+    }
+    f->row[q->n - q->n_in] = q->row[q->n];
+    /* u -> u: the input's u is p + 128, the output q + 128 */
+    for (size_t t = 0; t < q->n_tables; t++)
+        for (int u = 0; u < 256; u++)
+            f->tables[t * 256 + (size_t)u] = (uint8_t)(q->tables[t * 256 + (size_t)u] + 128);
+    memset(f->tables + q->n_tables * 256, 0, 64);
+    f->in_scale = q->layers[0].scale;
+    f->in_zp = q->layers[0].zp;
+    memcpy(f->out_map, q->out_map, q->n_out * sizeof *f->out_map);
+    f->out_scale = q->layers[q->n_layers - 1].scale;
+    f->out_zp = q->layers[q->n_layers - 1].zp;
+}

@@ -1,0 +1,173 @@
+/* bench_int8.c -- the int8 engine (nn/quant.h) against the float engine on
+ * the cases of `trevo net bench`: the 4096 x 4096 layer at 1 % (batch 1 and
+ * 64) and the NEAT-style graph of 10 k neurons and 200 k connections; and the
+ * bytes per connection of the int8 plan and of an exported C file's data.
+ * One process, one thread; the two engines alternate in rounds
+ * (master_bench_time_pair) and the ratio is the median over rounds of float
+ * time / int8 time. Prints a markdown section (tests/bench/run.sh puts it
+ * into BENCHMARKS.md). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "bench.h"
+#include "nn.h"
+#include "quant.h"
+
+struct run {
+    struct nn_state *s;
+    const float *in;
+    float *out;
+};
+
+static void step(void *ctx)
+{
+    struct run *r = ctx;
+    nn_step(r->s, r->in, r->out);
+}
+
+static void die(const struct tv_error *err)
+{
+    fprintf(stderr, "bench_int8: %s\n", err->msg);
+    exit(1);
+}
+
+/* The 4096^2 layer at 1 % of `trevo net bench --layer 4096 --density 0.01`
+ * (layer != 0), or the graph of `--graph 10000,200000`. */
+static void build(struct genome *g, int layer, struct tv_error *err)
+{
+    struct tv_rng rng;
+    tv_rng_init(&rng, 1, 0, 0);
+    int rc;
+    if (layer) {
+        uint32_t sizes[2] = {4096, 4096};
+        struct genome_layered_spec spec = {sizes,
+                                           2,
+                                           0.01,
+                                           0.0,
+                                           0.0,
+                                           GENOME_ACT_RELU,
+                                           GENOME_ACT_IDENTITY,
+                                           1.0 / sqrt(0.01 * 4096)};
+        rc = genome_build_layered(g, &spec, &rng, err);
+    } else {
+        struct genome_graph_spec spec = {
+            10000,          101, 101, 200000, 32, 0.1, 1.0 / sqrt(20.0 + 1.0), GENOME_ACT_RELU,
+            GENOME_ACT_TANH};
+        rc = genome_build_graph(g, &spec, &rng, err);
+    }
+    if (rc)
+        die(err);
+}
+
+/* Bytes of the data an exported C file holds (nn_qnet_export_c's arrays). */
+static size_t export_bytes(const struct nn_qnet *q)
+{
+    size_t n = q->n, ib = 2 * (n + 1) <= 65536 ? 2 : 4;
+    size_t b = (n + 1) * 4 + q->n_edges * (ib + 1) + n * (4 + 4 + 1 + 1 + 2) + q->n_tables * 256 +
+               q->n_out * 4;
+    if (q->n_recurrent)
+        b += (q->n_layers + 1) * 4 + q->n_layers;
+    return b + 2 * (n + 1); /* the values, this step and the last (RAM) */
+}
+
+struct pair {
+    double int8_ms, float_ms, ratio;
+};
+
+static struct pair time_pair(const struct nn_plan *fp, const struct nn_plan *qp, size_t batch,
+                             int target)
+{
+    struct tv_error err = {0};
+    struct tv_rng rng;
+    tv_rng_init(&rng, 2, 0, 0);
+    size_t n_in = nn_plan_n_inputs(fp), n_out = nn_plan_n_outputs(fp);
+    float *in = malloc(batch * n_in * sizeof *in), *o1 = malloc(batch * n_out * sizeof *o1);
+    float *o2 = malloc(batch * n_out * sizeof *o2);
+    if (!in || !o1 || !o2)
+        exit(1);
+    for (size_t i = 0; i < batch * n_in; i++)
+        in[i] = (float)(2.0 * tv_rng_uniform(&rng) - 1.0);
+    struct run rf = {NULL, in, o1}, rq = {NULL, in, o2};
+    if (nn_state_new(fp, batch, &rf.s, &err) || nn_state_new(qp, batch, &rq.s, &err) ||
+        (target >= 0 && nn_state_set_target(rq.s, target, &err)))
+        die(&err);
+    struct master_timed a = {step, &rq, 0, 0}, b = {step, &rf, 0, 0};
+    double ratio = master_bench_time_pair(&a, &b, 2.0);
+    nn_state_free(rf.s);
+    nn_state_free(rq.s);
+    free(in);
+    free(o1);
+    free(o2);
+    return (struct pair){a.median * 1e3, b.median * 1e3, ratio};
+}
+
+static const char *mark(int met)
+{
+    return met ? "yes" : "**no**";
+}
+
+static void bench_case(const char *name, int layer, const size_t *batches, const double *targets,
+                       size_t n_batches)
+{
+    struct tv_error err = {0};
+    struct genome g;
+    genome_init(&g);
+    build(&g, layer, &err);
+    struct nn_calib *c;
+    struct nn_qnet *q;
+    struct nn_plan *fp, *qp;
+    if (nn_calib_new(&g, NULL, &c, &err))
+        die(&err);
+    size_t n_in = nn_plan_n_inputs(nn_calib_plan(c)), rows = 64;
+    float *cal = malloc(rows * n_in * sizeof *cal);
+    struct tv_rng rng;
+    tv_rng_init(&rng, 3, 0, 0);
+    for (size_t i = 0; cal && i < rows * n_in; i++)
+        cal[i] = (float)(2.0 * tv_rng_uniform(&rng) - 1.0);
+    if (!cal || nn_calib_run(c, cal, rows, 0, &err) || nn_quantize(c, &q, &err) ||
+        nn_plan_compile(&g, NULL, &fp, &err) || nn_qplan_compile(q, &qp, &err))
+        die(&err);
+    size_t conns = nn_plan_n_conns(qp);
+    for (size_t i = 0; i < n_batches; i++) {
+        struct pair p = time_pair(fp, qp, batches[i], -1);
+        printf("| %s, batch %zu | %.4f ms | %.4f ms | %.2f x | >= %g x | %s |\n", name, batches[i],
+               p.int8_ms, p.float_ms, p.ratio, targets[i], mark(p.ratio >= targets[i]));
+        if (batches[i] > 1 && nn_int8_uses_vnni(NN_TARGET_AVX512F)) {
+            struct pair d = time_pair(fp, qp, batches[i], NN_TARGET_DEFAULT);
+            printf("| %s, batch %zu, portable int8 path (no VNNI) | %.4f ms | %.4f ms | %.2f x | "
+                   "| |\n",
+                   name, batches[i], d.int8_ms, d.float_ms, d.ratio);
+        }
+    }
+    printf("| %s: bytes per connection | int8 plan %.2f (%d-bit indices; float plan %.2f) | "
+           "export data %.2f | | <= 3.5 (int8 plan) | %s |\n",
+           name, (double)nn_plan_bytes(qp) / (double)conns, nn_plan_index_bits(qp),
+           (double)nn_plan_bytes(fp) / (double)nn_plan_n_conns(fp),
+           (double)export_bytes(q) / (double)conns,
+           mark((double)nn_plan_bytes(qp) / (double)conns <= 3.5));
+    free(cal);
+    nn_plan_free(fp);
+    nn_plan_free(qp);
+    nn_qnet_free(q);
+    nn_calib_free(c);
+    genome_release(&g);
+}
+
+int main(void)
+{
+    printf("### int8 engine vs float engine: single core\n\n"
+           "`build/bench/bench_int8` (made and run by `make bench`): each case is quantized "
+           "(calibrated on 64 random input rows in [-1, 1], min-max) and both engines step the "
+           "same random inputs in alternating rounds for about 2 s; times are medians per step, "
+           "the ratio the median over rounds of float / int8. The cases are those of "
+           "`trevo net bench --layer 4096 --density 0.01` and `--graph 10000,200000` (seed 1). "
+           "The int8 state runs its CPU's best path (AVX-512 VNNI for batches when present); "
+           "the portable row forces the plain path.\n\n");
+    printf("| case | int8 | float | float / int8 | target | met |\n|---|---|---|---|---|---|\n");
+    static const size_t b2[] = {1, 64};
+    static const double t2[] = {1.5, 3.0};
+    bench_case("4096², density 1 %", 1, b2, t2, 2);
+    bench_case("graph 10 k neurons, 200 k connections", 0, b2, t2, 2);
+    return 0;
+}
