@@ -14,6 +14,7 @@ const struct nn_op_kind nn_ops[NN_OP_COUNT] = {
     [NN_OP_ROWS_LOCAL] = {"rows_local", nn_rows1_local, nn_rowsb_local, NULL},
     [NN_OP_SCATTER] = {"scatter", nn_scatter1, nn_scatterb, NULL},
     [NN_OP_TILES] = {"tiles", nn_tiles1, nn_tilesb, NULL},
+    [NN_OP_SPIKE] = {"spike", nn_spike_op, nn_spike_op, NULL},
 };
 
 static void put_op(struct nn_op *ops, size_t k, uint32_t kind, size_t l0, size_t l1, size_t chunk)

@@ -54,6 +54,9 @@ int nn_state_new(const struct nn_plan *p, size_t batch, struct nn_state **out, s
     if (batch > ((size_t)1 << 24))
         return tv_error_set(err, TV_EINVAL, "nn_state_new: batch %zu is larger than %zu", batch,
                             (size_t)1 << 24);
+    if (p->spike && batch != 1)
+        return tv_error_set(err, TV_EINVAL, "nn_state_new: a spiking plan runs batch 1, not %zu",
+                            batch);
     size_t stride = batch == 1 ? 1 : (batch + NN_LANES - 1) / NN_LANES * NN_LANES;
     size_t head = (sizeof(struct nn_state) + 63) & ~(size_t)63;
     if (p->n > SIZE_MAX / 16 / stride)
@@ -77,6 +80,14 @@ int nn_state_new(const struct nn_plan *p, size_t batch, struct nn_state **out, s
     memset(m + head, 0, bytes - head);
     s->steps = 0;
     s->in_rows = s->y;
+    s->spike = NULL;
+    if (p->spike) {
+        int rc = nn_spike_clone(p->spike, &s->spike, err);
+        if (rc) {
+            free(m);
+            return rc;
+        }
+    }
     s->target = NN_TARGET_COUNT - 1; /* the best this CPU runs */
     while (!target_supported(s->target))
         s->target--;
@@ -102,6 +113,8 @@ int nn_state_target(const struct nn_state *s)
 
 void nn_state_free(struct nn_state *s)
 {
+    if (s)
+        nn_spike_free(s->spike);
     free(s);
 }
 
@@ -118,6 +131,8 @@ void nn_state_reset(struct nn_state *s)
     memset(s->acc, 0, nv * sizeof *s->acc);
     memset(s->nz, 0, s->plan->n_layers * sizeof *s->nz);
     s->steps = 0;
+    if (s->spike)
+        nn_spike_reset(s->spike);
 }
 
 /* This step's values go where the last step's were, which become y_prev; a
