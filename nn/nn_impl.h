@@ -206,30 +206,33 @@ int nn_spike_clone(const struct nn_spike *src, struct nn_spike **out, struct tv_
 struct nn_spike {
     int reference; /* 1: steps go through nn_spike_ref_step */
     size_t n, n_in, max_delay;
+    size_t n_pad; /* n rounded up to NN_SPIKE_LANES: the arrays' length */
+    int uniform;  /* no inputs, every neuron with the same parameters (bitwise) */
     uint64_t t, n_spikes, n_events;
     size_t bytes;         /* of this one allocation */
-    double *v;            /* [n] */
-    double *cur;          /* [2n] I_exc then I_inh */
-    double *x;            /* [n] input current of this step */
-    double *rest;         /* [n] rest + bias */
-    double *dm, *de, *di; /* [n] e^(-1/tau_m), e^(-1/tau_exc), e^(-1/tau_inh) */
-    double *ce, *ci;      /* [n] what I_exc, I_inh at the start of a step add to v over it */
-    double *th, *reset;   /* [n] */
-    uint32_t *ref_m1;     /* [n] refractory - 1 (0 if refractory is 0) */
-    uint32_t *cnt;        /* [n] steps this neuron stays frozen */
-    uint8_t *flag;        /* [n] spiked this step */
-    uint32_t *fired;      /* [n] the spikes of this step, ascending */
+    double *v;            /* [n_pad] */
+    double *cur;          /* [2 n_pad] I_exc of j at j, I_inh at n_pad + j */
+    double *x;            /* [n_pad] input current of this step */
+    double *rest;         /* [n_pad] rest + bias */
+    double *dm, *de, *di; /* [n_pad] e^(-1/tau_m), e^(-1/tau_exc), e^(-1/tau_inh) */
+    double *ce, *ci;      /* [n_pad] what I_exc, I_inh at the start of a step add to v */
+    double *th, *reset;   /* [n_pad] (inputs and padding: th infinite, dm 1: never move) */
+    double *ref_m1;       /* [n_pad] refractory - 1 (0 if refractory is 0), a whole number */
+    double *cnt;          /* [n_pad] steps this neuron stays frozen, a whole number */
+    uint8_t *flag;        /* [n_pad] spiked in the last step */
+    uint32_t *fired;      /* [n_pad] the spikes of the last step, ascending */
     size_t n_fired;
-    double *bins; /* [max_delay][2n] delayed contributions (max_delay > 1) */
+    double *bins; /* [max_delay][2 n_pad] delayed contributions (max_delay > 1) */
     /* Connections by source: [row[j], row[j+1]) leave neuron j, in the order
      * given. The reference reads the same arrays as a plain list. */
     uint32_t *row;   /* [n + 1] */
     uint32_t *from;  /* [n_conns] */
-    uint32_t *slot;  /* [n_conns] target slot in cur (input edges: target neuron) */
+    uint32_t *slot;  /* [n_conns] target slot in cur (input edges: target neuron in x) */
     uint16_t *delay; /* [n_conns] delay - 1 */
     double *w;       /* [n_conns] */
     size_t n_conns;
 };
+#define NN_SPIKE_LANES 4
 
 /* The decay of a current of time constant tau_s over a step, and what a
  * current of 1 at the start of the step adds to v over it (tau_m dv/dt =

@@ -28,7 +28,7 @@ static void *take(struct carve *c, size_t count, size_t size)
 
 static void lay_out(struct nn_spike *s, struct carve *c)
 {
-    size_t n = s->n, m = s->n_conns;
+    size_t n = s->n_pad, m = s->n_conns;
     s->v = take(c, n, sizeof *s->v);
     s->cur = take(c, 2 * n, sizeof *s->cur);
     s->x = take(c, n, sizeof *s->x);
@@ -45,7 +45,7 @@ static void lay_out(struct nn_spike *s, struct carve *c)
     s->flag = take(c, n, sizeof *s->flag);
     s->fired = take(c, n, sizeof *s->fired);
     s->bins = s->max_delay > 1 ? take(c, s->max_delay * 2 * n, sizeof *s->bins) : NULL;
-    s->row = take(c, n + 1, sizeof *s->row);
+    s->row = take(c, s->n + 1, sizeof *s->row);
     s->from = take(c, m, sizeof *s->from);
     s->slot = take(c, m, sizeof *s->slot);
     s->delay = take(c, m, sizeof *s->delay);
@@ -107,6 +107,7 @@ static int spike_new(const struct nn_spike_desc *d, int reference, struct nn_spi
         return rc;
     struct nn_spike hd = {.reference = reference, .n = d->n, .n_in = d->n_in};
     hd.n_conns = d->n_conns;
+    hd.n_pad = (d->n + NN_SPIKE_LANES - 1) / NN_SPIKE_LANES * NN_SPIKE_LANES;
     hd.max_delay = max_delay;
     struct carve c = {NULL, sizeof hd};
     lay_out(&hd, &c);
@@ -118,6 +119,14 @@ static int spike_new(const struct nn_spike_desc *d, int reference, struct nn_spi
     s->bytes = c.off;
     c = (struct carve){block, sizeof hd};
     lay_out(s, &c);
+    /* inputs and padding never move and never spike */
+    for (size_t j = 0; j < s->n_pad; j++) {
+        s->dm[j] = s->de[j] = s->di[j] = 1;
+        s->th[j] = HUGE_VAL;
+    }
+    s->uniform = d->n_in == 0 && d->n > 0;
+    for (size_t j = 1; j < d->n && s->uniform; j++)
+        s->uniform = !memcmp(&d->neurons[j], &d->neurons[0], sizeof d->neurons[0]);
     for (size_t j = d->n_in; j < d->n; j++) {
         const struct nn_spike_neuron *u = &d->neurons[j];
         s->rest[j] = u->rest + u->bias;
@@ -126,14 +135,14 @@ static int spike_new(const struct nn_spike_desc *d, int reference, struct nn_spi
         nn_spike_coef(u->tau_m, u->tau_inh, &s->di[j], &s->ci[j]);
         s->th[j] = u->threshold;
         s->reset[j] = u->reset;
-        s->ref_m1[j] = u->refractory ? u->refractory - 1 : 0;
+        s->ref_m1[j] = u->refractory ? (double)u->refractory - 1 : 0;
     }
     for (size_t k = 0; k < d->n_conns; k++) {
         const struct nn_spike_conn *e = &d->conns[k];
         s->row[e->from + 1]++;
         s->from[k] = e->from;
         /* an input's connection feeds x, whatever its sign */
-        s->slot[k] = e->to + (e->from >= d->n_in && e->weight < 0 ? (uint32_t)d->n : 0);
+        s->slot[k] = e->to + (e->from >= d->n_in && e->weight < 0 ? (uint32_t)s->n_pad : 0);
         s->delay[k] = (uint16_t)(e->delay - 1);
         s->w[k] = e->weight;
     }
@@ -176,10 +185,11 @@ void nn_spike_free(struct nn_spike *s)
 
 void nn_spike_reset(struct nn_spike *s)
 {
-    size_t n = s->n;
+    size_t n = s->n_pad;
     memcpy(s->v, s->rest, n * sizeof *s->v);
     memset(s->cur, 0, 2 * n * sizeof *s->cur);
     memset(s->cnt, 0, n * sizeof *s->cnt);
+    memset(s->flag, 0, n * sizeof *s->flag);
     if (s->bins)
         memset(s->bins, 0, s->max_delay * 2 * n * sizeof *s->bins);
     s->n_fired = 0;
@@ -194,14 +204,14 @@ void nn_spike_set_state(struct nn_spike *s, const double *v, const double *i_exc
     if (i_exc)
         memcpy(s->cur, i_exc, s->n * sizeof *i_exc);
     if (i_inh)
-        memcpy(s->cur + s->n, i_inh, s->n * sizeof *i_inh);
+        memcpy(s->cur + s->n_pad, i_inh, s->n * sizeof *i_inh);
 }
 
 /* The contributions due at this step join the currents; the inputs' currents
  * of this step are summed into x. */
 static void begin_step(struct nn_spike *s, const float *in)
 {
-    size_t n2 = 2 * s->n;
+    size_t n2 = 2 * s->n_pad;
     if (s->bins) {
         double *restrict b = s->bins + (s->t % s->max_delay) * n2;
         double *restrict cur = s->cur;
@@ -221,30 +231,95 @@ static void begin_step(struct nn_spike *s, const float *in)
 }
 
 /* Every neuron's exact update over the step, the threshold, the reset and
- * the refractory count, written without branches so that it vectorises. */
-static void update(struct nn_spike *s)
+ * the refractory count, NN_SPIKE_LANES neurons at a time in vectors (the
+ * same operations in the same order as the reference's scalar code, so the
+ * same bits); a group with a spike, which is rare, pushes it to the queue. */
+/* pick and the loop pass vectors only between inlined code */
+#pragma GCC diagnostic ignored "-Wpsabi"
+typedef double v8d __attribute__((vector_size(32), aligned(8), may_alias));
+typedef int64_t v8l __attribute__((vector_size(32), aligned(8), may_alias));
+
+static inline __attribute__((always_inline)) v8d pick(v8l m, v8d a, v8d b)
 {
-    size_t n = s->n;
-    double *restrict v = s->v, *restrict ie = s->cur, *restrict ii = s->cur + n;
-    const double *restrict x = s->x, *restrict rest = s->rest, *restrict dm = s->dm;
+    return (v8d)((m & (v8l)a) | (~m & (v8l)b));
+}
+
+static inline __attribute__((always_inline)) v8d either(int uniform, v8d u, v8d each)
+{
+    return uniform ? u : each;
+}
+
+/* uniform: every neuron has the parameters of neuron 0 and there are no
+ * inputs (the parameters are then constants in registers, and a step reads
+ * and writes only the state: v, the currents and the counts). */
+static inline __attribute__((always_inline)) void update_body(struct nn_spike *s, int uniform)
+{
+    size_t np = s->n_pad, n = s->n, nf = 0;
+    double *restrict v = s->v, *restrict ie = s->cur, *restrict ii = s->cur + np;
+    double *restrict cnt = s->cnt;
+    const double *restrict rest = s->rest, *restrict x = s->x, *restrict dm = s->dm;
     const double *restrict ce = s->ce, *restrict ci = s->ci, *restrict de = s->de;
     const double *restrict di = s->di, *restrict th = s->th, *restrict reset = s->reset;
-    const uint32_t *restrict ref_m1 = s->ref_m1;
-    uint32_t *restrict cnt = s->cnt;
-    uint8_t *restrict flag = s->flag;
-    for (size_t j = s->n_in; j < n; j++) {
-        double e = ie[j], i = ii[j], eq = rest[j] + x[j];
-        double vn = eq + (v[j] - eq) * dm[j] + e * ce[j] + i * ci[j];
-        ie[j] = e * de[j];
-        ii[j] = i * di[j];
-        uint32_t c = cnt[j];
-        uint32_t frozen = c != 0;
-        double vv = frozen ? v[j] : vn;
-        uint32_t spk = !frozen & (vv > th[j]);
-        v[j] = spk ? reset[j] : vv;
-        cnt[j] = spk ? ref_m1[j] : c - frozen;
-        flag[j] = (uint8_t)spk;
+    const double *restrict ref_m1 = s->ref_m1;
+    const v8d one = {1, 1, 1, 1}, zero = {0};
+#define BC(a) ((v8d){(a)[0], (a)[0], (a)[0], (a)[0]})
+    const v8d u_eq = BC(rest) + zero, u_dm = BC(dm), u_ce = BC(ce), u_ci = BC(ci), u_de = BC(de);
+    const v8d u_di = BC(di), u_th = BC(th), u_reset = BC(reset), u_ref = BC(ref_m1);
+#undef BC
+    for (size_t j = 0; j < np; j += NN_SPIKE_LANES) {
+#define LD(a) (*(const v8d *)((a) + j))
+#define P(a) either(uniform, u_##a, LD(a))
+        v8d e = LD(ie), i = LD(ii), vj = LD(v), c = LD(cnt);
+        v8d eq = either(uniform, u_eq, LD(rest) + LD(x));
+        v8d vn = eq + (vj - eq) * P(dm) + e * P(ce) + i * P(ci);
+        *(v8d *)(ie + j) = e * P(de);
+        *(v8d *)(ii + j) = i * P(di);
+        v8l frozen = c > zero;
+        v8d vv = pick(frozen, vj, vn);
+        v8l spk = ~frozen & (vv > P(th));
+        *(v8d *)(v + j) = pick(spk, P(reset), vv);
+        *(v8d *)(cnt + j) = pick(spk, either(uniform, u_ref, LD(ref_m1)), pick(frozen, c - one, c));
+#undef P
+#undef LD
+        v8l any = spk | __builtin_shuffle(spk, (v8l){2, 3, 0, 1});
+        any |= __builtin_shuffle(any, (v8l){1, 0, 3, 2});
+        if (any[0])
+            for (size_t k = 0; k < NN_SPIKE_LANES && j + k < n; k++)
+                if (spk[k]) {
+                    s->fired[nf++] = (uint32_t)(j + k);
+                    s->flag[j + k] = 1;
+                }
     }
+    s->n_fired = nf;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx2"))) static void update_avx2(struct nn_spike *s)
+{
+    if (s->uniform)
+        update_body(s, 1);
+    else
+        update_body(s, 0);
+}
+#endif
+static void update_default(struct nn_spike *s)
+{
+    if (s->uniform)
+        update_body(s, 1);
+    else
+        update_body(s, 0);
+}
+
+static void update(struct nn_spike *s)
+{
+    for (size_t f = 0; f < s->n_fired; f++) /* last step's flags */
+        s->flag[s->fired[f]] = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (__builtin_cpu_supports("avx2"))
+        update_avx2(s);
+    else
+#endif
+        update_default(s);
 }
 
 void nn_spike_step(struct nn_spike *s, const float *in)
@@ -255,11 +330,7 @@ void nn_spike_step(struct nn_spike *s, const float *in)
     }
     begin_step(s, in);
     update(s);
-    size_t nf = 0, n = s->n;
-    for (size_t j = s->n_in; j < n; j++)
-        if (s->flag[j])
-            s->fired[nf++] = (uint32_t)j;
-    s->n_fired = nf;
+    size_t nf = s->n_fired;
     s->n_spikes += nf;
     /* the scatter: only the rows of the neurons that spiked */
     double *restrict cur = s->cur;
@@ -274,7 +345,7 @@ void nn_spike_step(struct nn_spike *s, const float *in)
             events += e1 - e0;
         }
     } else {
-        size_t n2 = 2 * n, D = s->max_delay;
+        size_t n2 = 2 * s->n_pad, D = s->max_delay;
         for (size_t f = 0; f < nf; f++) {
             uint32_t j = s->fired[f], e0 = s->row[j], e1 = s->row[j + 1];
             for (uint32_t e = e0; e < e1; e++) {

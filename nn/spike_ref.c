@@ -7,12 +7,12 @@
 
 void nn_spike_ref_step(struct nn_spike *s, const float *in)
 {
-    size_t n = s->n, D = s->max_delay;
-    double *ie = s->cur, *ii = s->cur + n;
+    size_t n = s->n, np = s->n_pad, D = s->max_delay;
+    double *ie = s->cur, *ii = s->cur + np;
     /* contributions due now */
     if (D > 1)
-        for (size_t k = 0; k < 2 * n; k++) {
-            double *b = &s->bins[(s->t % D) * 2 * n + k];
+        for (size_t k = 0; k < 2 * np; k++) {
+            double *b = &s->bins[(s->t % D) * 2 * np + k];
             s->cur[k] = s->cur[k] + *b;
             *b = 0;
         }
@@ -32,7 +32,7 @@ void nn_spike_ref_step(struct nn_spike *s, const float *in)
         ie[j] = e * s->de[j];
         ii[j] = i * s->di[j];
         if (s->cnt[j] > 0) { /* refractory: v held */
-            s->cnt[j]--;
+            s->cnt[j] -= 1;
             continue;
         }
         s->v[j] = eq + (s->v[j] - eq) * s->dm[j] + e * s->ce[j] + i * s->ci[j];
@@ -53,7 +53,7 @@ void nn_spike_ref_step(struct nn_spike *s, const float *in)
         if (d == 1)
             s->cur[s->slot[k]] += s->w[k];
         else
-            s->bins[((s->t + d) % D) * 2 * n + s->slot[k]] += s->w[k];
+            s->bins[((s->t + d) % D) * 2 * np + s->slot[k]] += s->w[k];
         s->n_events++;
     }
     s->t++;

@@ -125,6 +125,39 @@ static void test_nn_spike_step_matches_reference_on_random_networks(void **state
     assert_true(delayed > 1000);
 }
 
+/* Networks without inputs whose neurons share their parameters take the
+ * engine's uniform path (constants in registers): the same bits again, with
+ * a neuron count that is no multiple of the vector width. */
+static void test_nn_spike_step_uniform_networks_match_reference(void **state)
+{
+    (void)state;
+    struct tv_rng rng;
+    tv_rng_init(&rng, 1902, 0, 0);
+    uint64_t spikes = 0;
+    for (int net = 0; net < 40; net++) {
+        size_t n = 5 + tv_rng_below(&rng, 300);
+        struct nn_spike_neuron *nr = malloc(n * sizeof *nr);
+        struct nn_spike_conn *cs = malloc(n * 20 * sizeof *cs);
+        assert_non_null(nr);
+        assert_non_null(cs);
+        struct nn_spike_neuron u = {20, 5, 10, -50, -60, -49, 0, 1 + tv_rng_below(&rng, 30)};
+        for (size_t j = 0; j < n; j++)
+            nr[j] = u;
+        size_t m = 0;
+        for (uint32_t i = 0; i < n; i++)
+            for (int k = 0; k < 10; k++) {
+                double w = tv_rng_chance(&rng, 0.8) ? 1.5 : -8.0;
+                uint32_t delay = net % 2 ? 1 + tv_rng_below(&rng, 5) : 1;
+                cs[m++] = (struct nn_spike_conn){i, tv_rng_below(&rng, (uint32_t)n), w, delay};
+            }
+        struct nn_spike_desc d = {n, 0, nr, m, cs};
+        spikes += compare_engine_reference(&d, &rng, 300);
+        free(nr);
+        free(cs);
+    }
+    assert_true(spikes > 1000);
+}
+
 /* ---- the model ------------------------------------------------------------ */
 
 /* One neuron driven by an input current x (held over each step) and by a
@@ -408,6 +441,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nn_spike_step_matches_reference_on_random_networks),
+        cmocka_unit_test(test_nn_spike_step_uniform_networks_match_reference),
         cmocka_unit_test(test_nn_spike_step_follows_exact_solution),
         cmocka_unit_test(test_nn_spike_step_refractory_period),
         cmocka_unit_test(test_nn_spike_step_delay_to_the_step),
