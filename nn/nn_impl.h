@@ -226,6 +226,7 @@ struct nn_spike {
     /* Connections by source: [row[j], row[j+1]) leave neuron j, in the order
      * given. The reference reads the same arrays as a plain list. */
     uint32_t *row;   /* [n + 1] */
+    double *row_w;   /* [n] the one weight of row j, bitwise; NaN if they differ or none */
     uint32_t *from;  /* [n_conns] */
     uint32_t *slot;  /* [n_conns] target slot in cur (input edges: target neuron in x) */
     uint16_t *delay; /* [n_conns] delay - 1 */

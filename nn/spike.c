@@ -46,6 +46,7 @@ static void lay_out(struct nn_spike *s, struct carve *c)
     s->fired = take(c, n, sizeof *s->fired);
     s->bins = s->max_delay > 1 ? take(c, s->max_delay * 2 * n, sizeof *s->bins) : NULL;
     s->row = take(c, s->n + 1, sizeof *s->row);
+    s->row_w = take(c, s->n, sizeof *s->row_w);
     s->from = take(c, m, sizeof *s->from);
     s->slot = take(c, m, sizeof *s->slot);
     s->delay = take(c, m, sizeof *s->delay);
@@ -146,8 +147,17 @@ static int spike_new(const struct nn_spike_desc *d, int reference, struct nn_spi
         s->delay[k] = (uint16_t)(e->delay - 1);
         s->w[k] = e->weight;
     }
-    for (size_t j = 0; j < d->n; j++)
+    for (size_t j = 0; j < d->n; j++) {
         s->row[j + 1] += s->row[j];
+        s->row_w[j] = NAN;
+    }
+    for (size_t j = 0; j < d->n; j++) {
+        uint32_t e0 = s->row[j], e1 = s->row[j + 1], e = e0;
+        while (e < e1 && !memcmp(&s->w[e], &s->w[e0], sizeof *s->w))
+            e++;
+        if (e0 < e1 && e == e1)
+            s->row_w[j] = s->w[e0];
+    }
     nn_spike_reset(s);
     *out = s;
     return 0;
@@ -266,26 +276,39 @@ static inline __attribute__((always_inline)) void update_body(struct nn_spike *s
     const v8d u_eq = BC(rest) + zero, u_dm = BC(dm), u_ce = BC(ce), u_ci = BC(ci), u_de = BC(de);
     const v8d u_di = BC(di), u_th = BC(th), u_reset = BC(reset), u_ref = BC(ref_m1);
 #undef BC
-    for (size_t j = 0; j < np; j += NN_SPIKE_LANES) {
+    /* blocks of SPIKE_BLOCK groups: the masks of a block are kept, and looked
+     * at only when one of them has a spike */
+    enum { SPIKE_BLOCK = 8 };
+    v8l masks[SPIKE_BLOCK];
+    for (size_t j0 = 0; j0 < np; j0 += SPIKE_BLOCK * NN_SPIKE_LANES) {
+        size_t j1 = j0 + SPIKE_BLOCK * NN_SPIKE_LANES < np ? j0 + SPIKE_BLOCK * NN_SPIKE_LANES : np;
+        v8l acc = {0};
+        for (size_t j = j0, b = 0; j < j1; j += NN_SPIKE_LANES, b++) {
 #define LD(a) (*(const v8d *)((a) + j))
 #define P(a) either(uniform, u_##a, LD(a))
-        v8d e = LD(ie), i = LD(ii), vj = LD(v), c = LD(cnt);
-        v8d eq = either(uniform, u_eq, LD(rest) + LD(x));
-        v8d vn = eq + (vj - eq) * P(dm) + e * P(ce) + i * P(ci);
-        *(v8d *)(ie + j) = e * P(de);
-        *(v8d *)(ii + j) = i * P(di);
-        v8l frozen = c > zero;
-        v8d vv = pick(frozen, vj, vn);
-        v8l spk = ~frozen & (vv > P(th));
-        *(v8d *)(v + j) = pick(spk, P(reset), vv);
-        *(v8d *)(cnt + j) = pick(spk, either(uniform, u_ref, LD(ref_m1)), pick(frozen, c - one, c));
+            v8d e = LD(ie), i = LD(ii), vj = LD(v), c = LD(cnt);
+            v8d eq = either(uniform, u_eq, LD(rest) + LD(x));
+            v8d vn = eq + (vj - eq) * P(dm) + e * P(ce) + i * P(ci);
+            *(v8d *)(ie + j) = e * P(de);
+            *(v8d *)(ii + j) = i * P(di);
+            v8l frozen = c > zero;
+            v8d vv = pick(frozen, vj, vn);
+            v8l spk = ~frozen & (vv > P(th));
+            *(v8d *)(v + j) = pick(spk, P(reset), vv);
+            *(v8d *)(cnt + j) =
+                pick(spk, either(uniform, u_ref, LD(ref_m1)), pick(frozen, c - one, c));
 #undef P
 #undef LD
-        v8l any = spk | __builtin_shuffle(spk, (v8l){2, 3, 0, 1});
-        any |= __builtin_shuffle(any, (v8l){1, 0, 3, 2});
-        if (any[0])
+            masks[b] = spk;
+            acc |= spk;
+        }
+        acc |= __builtin_shuffle(acc, (v8l){2, 3, 0, 1});
+        acc |= __builtin_shuffle(acc, (v8l){1, 0, 3, 2});
+        if (!acc[0])
+            continue;
+        for (size_t j = j0, b = 0; j < j1; j += NN_SPIKE_LANES, b++)
             for (size_t k = 0; k < NN_SPIKE_LANES && j + k < n; k++)
-                if (spk[k]) {
+                if (masks[b][k]) {
                     s->fired[nf++] = (uint32_t)(j + k);
                     s->flag[j + k] = 1;
                 }
@@ -340,8 +363,13 @@ void nn_spike_step(struct nn_spike *s, const float *in)
     if (!s->bins) {
         for (size_t f = 0; f < nf; f++) {
             uint32_t j = s->fired[f], e0 = s->row[j], e1 = s->row[j + 1];
-            for (uint32_t e = e0; e < e1; e++)
-                cur[slot[e]] += w[e];
+            double wj = s->row_w[j];
+            if (wj == wj) /* one weight for the whole row: it is not read again */
+                for (uint32_t e = e0; e < e1; e++)
+                    cur[slot[e]] += wj;
+            else
+                for (uint32_t e = e0; e < e1; e++)
+                    cur[slot[e]] += w[e];
             events += e1 - e0;
         }
     } else {
