@@ -62,8 +62,10 @@ static void cuba_usage(FILE *f)
                "importable (python3-brian; TREVO_PYTHON names the interpreter), it first runs\n"
                "experiments/cuba_brian2.py (TREVO_CUBA_SCRIPT overrides the path) on the\n"
                "same network and prints `brian2_spikes: M`, how long both spike trains stay\n"
-               "identical, and `ratio_vs_brian2: R`: trevo's synaptic events per second over\n"
-               "Brian2's, as Brian2 timed its own simulation loop.\n"
+               "identical, and `ratio_vs_brian2: R`: trevo's synaptic events per CPU second\n"
+               "over Brian2's (the CPU time of Brian2's simulation loop alone, measured inside\n"
+               "the program cpp_standalone generates; with numpy or cython, net.run's CPU time\n"
+               "with code generation); ratio_vs_brian2_wall is the same in wall time.\n"
                "  --seconds S        biological time simulated (default 1)\n"
                "  --seed N           the network's draw (default 1)\n"
                "  --brian2-target T  cpp_standalone (default), cython or numpy\n"
@@ -490,6 +492,8 @@ int master_cmd_net_bench_cuba(int argc, char **argv)
             }
         }
     }
+    if (!a.brian2)
+        printf("brian2: not asked (--no-brian2); the comparison is skipped\n");
     if (!rc)
         rc = path ? cuba_read(path, &c, &err) : cuba_draw(&c, a.seconds, a.seed, &err);
     if (!rc)

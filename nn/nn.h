@@ -322,6 +322,10 @@ void nn_spike_reset(struct nn_spike *s);
  * that variable as it is). */
 void nn_spike_set_state(struct nn_spike *s, const double *v, const double *i_exc,
                         const double *i_inh);
+/* The engine's update runs the best SIMD target this CPU has (enum
+ * nn_target, below); this picks another, for tests and benchmarks. Every
+ * target gives the same bits. TV_EINVAL as nn_state_set_target. */
+int nn_spike_set_target(struct nn_spike *s, int target, struct tv_error *err);
 /* One step. in: [n_in] input values (may be NULL when n_in is 0). */
 void nn_spike_step(struct nn_spike *s, const float *in);
 /* The neurons that spiked in the last step, ascending, into *idx (borrowed

@@ -206,8 +206,9 @@ int nn_spike_clone(const struct nn_spike *src, struct nn_spike **out, struct tv_
 struct nn_spike {
     int reference; /* 1: steps go through nn_spike_ref_step */
     size_t n, n_in, max_delay;
-    size_t n_pad; /* n rounded up to NN_SPIKE_LANES: the arrays' length */
+    size_t n_pad; /* n rounded up to NN_SPIKE_PAD: the arrays' length */
     int uniform;  /* no inputs, every neuron with the same parameters (bitwise) */
+    int target;   /* enum nn_target: whose update the steps call */
     uint64_t t, n_spikes, n_events;
     size_t bytes;         /* of this one allocation */
     double *v;            /* [n_pad] */
@@ -233,7 +234,8 @@ struct nn_spike {
     double *w;       /* [n_conns] */
     size_t n_conns;
 };
-#define NN_SPIKE_LANES 4
+#define NN_SPIKE_LANES 4 /* of the generic vector code */
+#define NN_SPIKE_PAD 8   /* n_pad is a multiple of this */
 
 /* The decay of a current of time constant tau_s over a step, and what a
  * current of 1 at the start of the step adds to v over it (tau_m dv/dt =
@@ -248,6 +250,9 @@ static inline void nn_spike_coef(double tau_m, double tau_s, double *decay_s, do
     else
         *coef = tau_s / (tau_s - tau_m) * (ds - dm);
 }
+/* 1 if this CPU runs target t's code (state.c); the targets' names. */
+int nn_target_supported(int t);
+extern const char *const nn_target_names[NN_TARGET_COUNT];
 /* The reference's step (spike_ref.c). */
 void nn_spike_ref_step(struct nn_spike *s, const float *in);
 

@@ -19,7 +19,7 @@
 #include "nn_impl.h"
 
 /* 1 if this CPU runs code built for target t (enum nn_target). */
-static int target_supported(int t)
+int nn_target_supported(int t)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
     if (t == NN_TARGET_AVX512F)
@@ -30,7 +30,7 @@ static int target_supported(int t)
     return t == NN_TARGET_DEFAULT;
 }
 
-static const char *const target_names[NN_TARGET_COUNT] = {"default", "avx2", "avx512f"};
+const char *const nn_target_names[NN_TARGET_COUNT] = {"default", "avx2", "avx512f"};
 
 /* Runs the ops of s's plan for one step. */
 static void run_ops(struct nn_state *s)
@@ -89,7 +89,7 @@ int nn_state_new(const struct nn_plan *p, size_t batch, struct nn_state **out, s
         }
     }
     s->target = NN_TARGET_COUNT - 1; /* the best this CPU runs */
-    while (!target_supported(s->target))
+    while (!nn_target_supported(s->target))
         s->target--;
     *out = s;
     return 0;
@@ -99,9 +99,9 @@ int nn_state_set_target(struct nn_state *s, int target, struct tv_error *err)
 {
     if (target < 0 || target >= NN_TARGET_COUNT)
         return tv_error_set(err, TV_EINVAL, "nn_state_set_target: unknown target %d", target);
-    if (!target_supported(target))
+    if (!nn_target_supported(target))
         return tv_error_set(err, TV_EINVAL, "nn_state_set_target: this CPU cannot run %s code",
-                            target_names[target]);
+                            nn_target_names[target]);
     s->target = target;
     return 0;
 }

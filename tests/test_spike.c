@@ -72,6 +72,11 @@ static uint64_t compare_engine_reference(const struct nn_spike_desc *d, struct t
     struct nn_spike *fast = NULL, *ref = NULL;
     assert_ok(nn_spike_new(d, &fast, &err), &err);
     assert_ok(nn_spike_new_reference(d, &ref, &err), &err);
+    /* every target this CPU runs, in turn */
+    static int target;
+    target = (target + 1) % NN_TARGET_COUNT;
+    while (nn_spike_set_target(fast, target, &err))
+        target = (target + 1) % NN_TARGET_COUNT;
     float in[8] = {0};
     for (size_t t = 0; t < steps; t++) {
         for (size_t k = 0; k < d->n_in; k++)
@@ -402,6 +407,14 @@ static void test_nn_spike_new_bad_description_fails(void **state)
     assert_error(nn_spike_new(&d, &s, &err), &err, TV_EINVAL,
                  "spiking network: 4 inputs of 3 neurons");
     assert_null(s);
+    d.n_in = 1;
+    cs[1].from = 2;
+    assert_ok(nn_spike_new(&d, &s, &err), &err);
+    assert_error(nn_spike_set_target(s, NN_TARGET_COUNT, &err), &err, TV_EINVAL,
+                 "nn_spike_set_target: unknown target 3");
+    assert_error(nn_spike_set_target(s, -1, &err), &err, TV_EINVAL,
+                 "nn_spike_set_target: unknown target -1");
+    nn_spike_free(s);
 }
 
 /* ---- the cuba model in the genome formats ------------------------------------ */
