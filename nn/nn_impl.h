@@ -250,9 +250,12 @@ static inline void nn_spike_coef(double tau_m, double tau_s, double *decay_s, do
     else
         *coef = tau_s / (tau_s - tau_m) * (ds - dm);
 }
-/* 1 if this CPU runs target t's code (state.c); the targets' names. */
+/* SIMD targets (state.c): 1 if this CPU runs target t's code; the best one
+ * it runs; 0 or TV_EINVAL ("FN: unknown target 7", "FN: this CPU cannot run
+ * avx512f code") for a target asked of function fn. */
 int nn_target_supported(int t);
-extern const char *const nn_target_names[NN_TARGET_COUNT];
+int nn_target_best(void);
+int nn_target_check(int target, const char *fn, struct tv_error *err);
 /* The reference's step (spike_ref.c). */
 void nn_spike_ref_step(struct nn_spike *s, const float *in);
 

@@ -162,9 +162,7 @@ static int spike_new(const struct nn_spike_desc *d, int reference, struct nn_spi
         if (e0 < e1 && e == e1)
             s->row_w[j] = s->w[e0];
     }
-    s->target = NN_TARGET_COUNT - 1; /* the best this CPU runs */
-    while (!nn_target_supported(s->target))
-        s->target--;
+    s->target = nn_target_best();
     nn_spike_reset(s);
     *out = s;
     return 0;
@@ -172,11 +170,9 @@ static int spike_new(const struct nn_spike_desc *d, int reference, struct nn_spi
 
 int nn_spike_set_target(struct nn_spike *s, int target, struct tv_error *err)
 {
-    if (target < 0 || target >= NN_TARGET_COUNT)
-        return tv_error_set(err, TV_EINVAL, "nn_spike_set_target: unknown target %d", target);
-    if (!nn_target_supported(target))
-        return tv_error_set(err, TV_EINVAL, "nn_spike_set_target: this CPU cannot run %s code",
-                            nn_target_names[target]);
+    int rc = nn_target_check(target, "nn_spike_set_target", err);
+    if (rc)
+        return rc;
     s->target = target;
     return 0;
 }
@@ -334,22 +330,19 @@ static inline __attribute__((always_inline)) void update_body(struct nn_spike *s
     s->n_fired = nf;
 }
 
+/* update_NAME(s): BODY for target ATTR, on the uniform path or not. */
+#define UPDATE_FN(name, attr, body)                                                                \
+    attr static void name(struct nn_spike *s)                                                      \
+    {                                                                                              \
+        if (s->uniform)                                                                            \
+            body(s, 1);                                                                            \
+        else                                                                                       \
+            body(s, 0);                                                                            \
+    }
 #if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target("avx2"))) static void update_avx2(struct nn_spike *s)
-{
-    if (s->uniform)
-        update_body(s, 1);
-    else
-        update_body(s, 0);
-}
+UPDATE_FN(update_avx2, __attribute__((target("avx2"))), update_body)
 #endif
-static void update_default(struct nn_spike *s)
-{
-    if (s->uniform)
-        update_body(s, 1);
-    else
-        update_body(s, 0);
-}
+UPDATE_FN(update_default, , update_body)
 
 #if defined(__x86_64__) && defined(__GNUC__)
 /* The same update with AVX-512 intrinsics, 8 neurons a step: the generic
@@ -395,13 +388,7 @@ update512_body(struct nn_spike *s, int uniform)
     s->n_fired = nf;
 }
 
-__attribute__((target("avx512f"))) static void update_avx512f(struct nn_spike *s)
-{
-    if (s->uniform)
-        update512_body(s, 1);
-    else
-        update512_body(s, 0);
-}
+UPDATE_FN(update_avx512f, __attribute__((target("avx512f"))), update512_body)
 #endif
 
 static void update(struct nn_spike *s)

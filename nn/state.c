@@ -30,7 +30,7 @@ int nn_target_supported(int t)
     return t == NN_TARGET_DEFAULT;
 }
 
-const char *const nn_target_names[NN_TARGET_COUNT] = {"default", "avx2", "avx512f"};
+static const char *const nn_target_names[NN_TARGET_COUNT] = {"default", "avx2", "avx512f"};
 
 /* Runs the ops of s's plan for one step. */
 static void run_ops(struct nn_state *s)
@@ -88,20 +88,34 @@ int nn_state_new(const struct nn_plan *p, size_t batch, struct nn_state **out, s
             return rc;
         }
     }
-    s->target = NN_TARGET_COUNT - 1; /* the best this CPU runs */
-    while (!nn_target_supported(s->target))
-        s->target--;
+    s->target = nn_target_best();
     *out = s;
     return 0;
 }
 
-int nn_state_set_target(struct nn_state *s, int target, struct tv_error *err)
+int nn_target_check(int target, const char *fn, struct tv_error *err)
 {
     if (target < 0 || target >= NN_TARGET_COUNT)
-        return tv_error_set(err, TV_EINVAL, "nn_state_set_target: unknown target %d", target);
+        return tv_error_set(err, TV_EINVAL, "%s: unknown target %d", fn, target);
     if (!nn_target_supported(target))
-        return tv_error_set(err, TV_EINVAL, "nn_state_set_target: this CPU cannot run %s code",
+        return tv_error_set(err, TV_EINVAL, "%s: this CPU cannot run %s code", fn,
                             nn_target_names[target]);
+    return 0;
+}
+
+int nn_target_best(void)
+{
+    int t = NN_TARGET_COUNT - 1;
+    while (!nn_target_supported(t))
+        t--;
+    return t;
+}
+
+int nn_state_set_target(struct nn_state *s, int target, struct tv_error *err)
+{
+    int rc = nn_target_check(target, "nn_state_set_target", err);
+    if (rc)
+        return rc;
     s->target = target;
     return 0;
 }
