@@ -428,6 +428,9 @@ static int parse_cuba_args(int argc, char **argv, struct cuba_args *a, struct tv
             a->brian2 = 0;
             continue;
         }
+        if (strcmp(o, "--seconds") && strcmp(o, "--seed") && strcmp(o, "--brian2-target") &&
+            strcmp(o, "--brian2-file"))
+            return tv_error_set(err, TV_EINVAL, "unknown option '%s'", o);
         if (i + 1 >= argc)
             return tv_error_set(err, TV_EINVAL, "%s: expected a value", o);
         const char *v = argv[++i];
@@ -448,10 +451,8 @@ static int parse_cuba_args(int argc, char **argv, struct cuba_args *a, struct tv
                                     "got '%s'",
                                     v);
             a->target = v;
-        } else if (!strcmp(o, "--brian2-file")) {
-            a->file = v;
         } else {
-            return tv_error_set(err, TV_EINVAL, "unknown option '%s'", o);
+            a->file = v;
         }
     }
     return 0;

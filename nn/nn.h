@@ -46,8 +46,8 @@
  * the last bits. The activations call libm (expf, tanhf, sinf): bit-identity
  * across machines assumes the same libm.
  *
- * This module includes only genome/ headers, libc and libm: never MPI,
- * SQLite or BLAS.
+ * This module includes only genome/ headers, libc, libm and the compiler's
+ * <immintrin.h> (the spiking update): never MPI, SQLite or BLAS.
  */
 #ifndef TREVO_NN_H
 #define TREVO_NN_H

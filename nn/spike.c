@@ -316,8 +316,8 @@ static inline __attribute__((always_inline)) void update_body(struct nn_spike *s
             masks[b] = spk;
             acc |= spk;
         }
-        acc |= __builtin_shuffle(acc, (v8l){2, 3, 0, 1});
-        acc |= __builtin_shuffle(acc, (v8l){1, 0, 3, 2});
+        acc |= __builtin_shufflevector(acc, acc, 2, 3, 0, 1);
+        acc |= __builtin_shufflevector(acc, acc, 1, 0, 3, 2);
         if (!acc[0])
             continue;
         for (size_t j = j0, b = 0; j < j1; j += NN_SPIKE_LANES, b++)

@@ -50,5 +50,7 @@ echo "$out" | grep -q '^identical_spike_trains: the first 0.1 ms (first differen
     fail "difference not found: $out"
 sed 's/^conns 1$/conns x/' "$dir/ok.txt" >"$dir/bad.txt"
 if err=$("$TREVO" net bench --cuba --brian2-file "$dir/bad.txt" 2>&1); then fail "bad file accepted"; fi
-echo "$err" | grep -q "bad.txt:10: expected 'conns'" || fail "message: $err"
+echo "$err" | grep -q "bad.txt:12: expected 'conns'" || fail "message: $err"
+if err=$("$TREVO" net bench --cuba --bogus 2>&1); then fail "unknown option accepted"; fi
+echo "$err" | grep -q "unknown option '--bogus'" || fail "message: $err"
 echo "it_cuba: ok"
