@@ -34,7 +34,8 @@ int genome_act_parse(const char *name, size_t len)
     return -1;
 }
 
-/* Leaky integrate-and-fire (for the spiking issue; nn/ does not run it yet):
+/* Leaky integrate-and-fire in discrete time, kept so that genomes written
+ * with it still read; nn/ does not run it (it runs "cuba", below):
  * v <- decay * v + bias + sum w * in; when v >= threshold the neuron emits 1
  * and v <- reset, then it integrates nothing for `refractory` steps; else it
  * emits 0. */
@@ -46,12 +47,29 @@ static const struct genome_param_info lif_params[] = {
     {"refractory", 1, 0, 0.0f, 0.0f, 255.0f},
 };
 
+/* Leaky integrate-and-fire with current-based synapses (nn/ runs it, see
+ * genome.h): time is counted in steps, so a time constant of 200 is 20 ms at
+ * a step of 0.1 ms. The indices are enum genome_cuba_param. */
+static const struct genome_param_info cuba_params[] = {
+    /* name, integer, mutate, default, min, max */
+    [GENOME_CUBA_TAU_M] = {"tau_m", 0, 0, 10.0f, 0.5f, 1e6f},
+    [GENOME_CUBA_TAU_EXC] = {"tau_exc", 0, 0, 5.0f, 0.5f, 1e6f},
+    [GENOME_CUBA_TAU_INH] = {"tau_inh", 0, 0, 10.0f, 0.5f, 1e6f},
+    [GENOME_CUBA_THRESHOLD] = {"threshold", 0, 1, 1.0f, -1000.0f, 1000.0f},
+    [GENOME_CUBA_RESET] = {"reset", 0, 0, 0.0f, -1000.0f, 1000.0f},
+    [GENOME_CUBA_REST] = {"rest", 0, 0, 0.0f, -1000.0f, 1000.0f},
+    [GENOME_CUBA_REFRACTORY] = {"refractory", 1, 0, 2.0f, 0.0f, 65535.0f},
+};
+
 #define N_OF(a) (sizeof(a) / sizeof *(a))
 const struct genome_model_info genome_models[GENOME_MODEL_COUNT] = {
     [GENOME_MODEL_RATE] = {"rate", 0, NULL},
     [GENOME_MODEL_LIF] = {"lif", N_OF(lif_params), lif_params},
+    [GENOME_MODEL_CUBA] = {"cuba", N_OF(cuba_params), cuba_params},
 };
 _Static_assert(N_OF(lif_params) <= GENOME_MAX_PARAMS, "GENOME_MAX_PARAMS holds every model");
+_Static_assert(N_OF(cuba_params) == GENOME_CUBA_N_PARAMS, "one row per enum genome_cuba_param");
+_Static_assert(N_OF(cuba_params) <= GENOME_MAX_PARAMS, "GENOME_MAX_PARAMS holds every model");
 
 int genome_model_parse(const char *name, size_t len)
 {

@@ -3,8 +3,8 @@
  *
  * A genome is a set of neuron genes and a set of connection genes
  * (from, to, weight). Only connections that exist are stored. A neuron
- * carries a model (enum genome_model: today the rate neuron and a leaky
- * integrate-and-fire neuron) with a parameter block that one table,
+ * carries a model (enum genome_model: the rate neuron and leaky
+ * integrate-and-fire neurons) with a parameter block that one table,
  * genome_models[], describes.
  *
  * This module holds the genes, their checks, the one classification of
@@ -75,10 +75,36 @@ enum genome_act {
  * read that table, so a model is one row there (and its kernel in nn/). */
 enum genome_model {
     GENOME_MODEL_RATE = 0, /* out = act(bias + sum w * in): no parameters */
-    GENOME_MODEL_LIF = 1,  /* leaky integrate-and-fire (a later issue runs it) */
+    GENOME_MODEL_LIF = 1,  /* discrete-time leaky integrate-and-fire: read and written, not run */
+    GENOME_MODEL_CUBA = 2, /* leaky integrate-and-fire, current-based synapses: nn/ runs it */
     GENOME_MODEL_COUNT
 };
-#define GENOME_MAX_PARAMS 4 /* parameters of the largest model */
+#define GENOME_MAX_PARAMS 8 /* parameters of the largest model */
+
+/* The spiking neuron, "cuba" (the first "lif" row stays as it was so that
+ * files written with it still read; it is a different, discrete-time model
+ * that nothing runs). Time is counted in steps of the simulation (tau_m 200
+ * is 20 ms at 0.1 ms a step); potentials and currents have no unit. Between
+ * spikes
+ *   tau_m   dv/dt     = (rest + bias + x) - v + I_exc + I_inh
+ *   tau_exc dI_exc/dt = -I_exc,   tau_inh dI_inh/dt = -I_inh
+ * solved exactly over each step (the equations are linear: the same solution
+ * Brian2's `exact` method finds), x the input current of the step (held
+ * constant over it). A spike arriving over a connection of weight w adds w to
+ * I_exc when w > 0, to I_inh when w < 0. After the update, a neuron whose v
+ * is above threshold (strictly) spikes and v becomes reset; v then stays at
+ * reset and the neuron cannot spike until `refractory` steps after its spike
+ * (the currents go on decaying). These are the parameter slots: */
+enum genome_cuba_param {
+    GENOME_CUBA_TAU_M = 0,
+    GENOME_CUBA_TAU_EXC = 1,
+    GENOME_CUBA_TAU_INH = 2,
+    GENOME_CUBA_THRESHOLD = 3,
+    GENOME_CUBA_RESET = 4,
+    GENOME_CUBA_REST = 5,
+    GENOME_CUBA_REFRACTORY = 6,
+    GENOME_CUBA_N_PARAMS = 7
+};
 
 struct genome_neuron {
     uint32_t id;

@@ -24,4 +24,7 @@ double master_bench_median(double *t, int n);
  * median over rounds of (b time / a time). */
 double master_bench_time_pair(struct master_timed *a, struct master_timed *b, double seconds);
 
+/* `trevo net bench --cuba` (cmd_spike.c): argv as master_cmd_net_bench got it. */
+int master_cmd_net_bench_cuba(int argc, char **argv);
+
 #endif

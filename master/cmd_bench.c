@@ -52,6 +52,8 @@ static void bench_usage(FILE *f)
                "  --tile N|off           neurons per chunk of the tiled form (default: the\n"
                "                         engine's choice by network size)\n"
                "  --no-dense             skip the OpenBLAS baseline\n"
+               "  --cuba                 the CUBA spiking network against Brian2 instead\n"
+               "                         (trevo net bench --cuba --help)\n"
                "OPENBLAS_CORETYPE is set from the CPU's flags unless already set.\n");
 }
 
@@ -456,6 +458,9 @@ static int run_bench(const struct bench_args *a, struct tv_error *err)
 
 int master_cmd_net_bench(int argc, char **argv)
 {
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--cuba"))
+            return master_cmd_net_bench_cuba(argc, argv);
     if (master_wants_help(argc, argv)) {
         bench_usage(stdout);
         return 0;

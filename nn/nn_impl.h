@@ -6,6 +6,7 @@
 #ifndef TREVO_NN_IMPL_H
 #define TREVO_NN_IMPL_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,7 +25,8 @@ enum nn_op_id {
     NN_OP_TILES = 3,      /* the tiles into chunk `chunk` are added to its accumulators */
     NN_OP_INT8 = 4,       /* the whole step of an int8 plan (int8.c, quant.h) */
     NN_OP_OBSERVE = 5,    /* records the step's ranges for a calibration (quant.c) */
-    NN_OP_COUNT = 6
+    NN_OP_SPIKE = 6,      /* one step of the plan's spiking network (spike_genome.c) */
+    NN_OP_COUNT = 7
 };
 
 /* One op of a plan. */
@@ -58,6 +60,7 @@ extern nn_op_fn *const nn_rows1[], *const nn_rows1_local[], *const nn_scatter1[]
 extern nn_op_fn *const nn_rowsb[], *const nn_rowsb_local[], *const nn_scatterb[],
                                                                 *const nn_tilesb[];
 extern nn_op_fn *const nn_int8_1[], *const nn_int8_b[], *const nn_observe[]; /* quant.h */
+extern nn_op_fn *const nn_spike_op[]; /* both directions: a spiking state has batch 1 */
 
 /* Writes the op list of plan p (its layers, ways and chunks set) into ops,
  * or only counts it when ops is NULL; returns the number of ops. */
@@ -137,6 +140,9 @@ struct nn_plan {
     uint32_t *t_row;   /* [2 n_chunks^2 + 1] */
     uint32_t *t_sd;    /* [n_tiled] */
     float *t_w;        /* [n_tiled] */
+    /* A spiking plan (a genome of cuba neurons): its network, at rest, which
+     * each state copies; the plan's one op is NN_OP_SPIKE. NULL otherwise. */
+    struct nn_spike *spike;
 };
 
 #define NN_SLACK 8
@@ -158,6 +164,7 @@ struct nn_state {
     float *acc;           /* [n + 1][stride] scatter and tile contributions, 0 between steps */
     uint64_t *nz;         /* [n_layers] non-zero neurons counted since the reset */
     uint64_t steps;
+    struct nn_spike *spike; /* a spiking plan's network, this state's own copy (else NULL) */
 };
 
 /* One activation: the function on one value and on a row of values (the row
@@ -170,15 +177,89 @@ struct nn_act_entry {
 /* Indexed by enum genome_act; GENOME_ACT_COUNT entries (act.c). */
 extern const struct nn_act_entry nn_acts[];
 
-/* 0 if the engine runs neuron u's model (today: rate neurons only), else
- * TV_EINVAL naming the neuron and its model. */
-static inline int nn_model_check(const struct genome_neuron *u, struct tv_error *err)
+/* 0 if the engine runs neuron u's model in a network of rate neurons
+ * (spiking 0: rate neurons only) or in a spiking one (spiking 1: cuba
+ * neurons, and inputs of any model), else TV_EINVAL naming the neuron and
+ * its model. A genome whose non-inputs are cuba neurons is spiking
+ * (nn_genome_spiking). */
+static inline int nn_model_check(const struct genome_neuron *u, int spiking, struct tv_error *err)
 {
-    if (u->model == GENOME_MODEL_RATE)
+    if (spiking ? u->kind == GENOME_INPUT || u->model == GENOME_MODEL_CUBA
+                : u->model == GENOME_MODEL_RATE)
         return 0;
-    return tv_error_set(err, TV_EINVAL,
-                        "neuron %u: model %s is not run by the engine (rate neurons only)", u->id,
-                        u->model < GENOME_MODEL_COUNT ? genome_models[u->model].name : "?");
+    return tv_error_set(err, TV_EINVAL, "neuron %u: model %s is not run by the engine (%s)", u->id,
+                        u->model < GENOME_MODEL_COUNT ? genome_models[u->model].name : "?",
+                        spiking ? "a spiking network holds cuba neurons only"
+                                : "rate neurons only");
 }
+/* 1 if some non-input neuron of g is a cuba neuron: nn_plan_compile then
+ * makes a spiking plan. */
+int nn_genome_spiking(const struct genome *g);
+/* The spiking plan of g (nn_genome_spiking(g) is 1). */
+int nn_spike_plan_compile(const struct genome *g, const struct nn_opts *o, struct nn_plan **out,
+                          struct tv_error *err);
+/* A copy of src (its parameters and state) into *out; TV_ENOMEM. */
+int nn_spike_clone(const struct nn_spike *src, struct nn_spike **out, struct tv_error *err);
+
+/* ---- spiking networks (spike.c, spike_ref.c) ------------------------------ */
+
+/* A spiking network: the engine or the reference (nn.h). Neuron arrays are
+ * [n] by neuron index; the currents are one array [2n]: I_exc of j at j,
+ * I_inh at n + j, so that a connection's target is one index (its slot). */
+struct nn_spike {
+    int reference; /* 1: steps go through nn_spike_ref_step */
+    size_t n, n_in, max_delay;
+    size_t n_pad; /* n rounded up to NN_SPIKE_PAD: the arrays' length */
+    int uniform;  /* no inputs, every neuron with the same parameters (bitwise) */
+    int target;   /* enum nn_target: whose update the steps call */
+    uint64_t t, n_spikes, n_events;
+    size_t bytes;         /* of this one allocation */
+    double *v;            /* [n_pad] */
+    double *cur;          /* [2 n_pad] I_exc of j at j, I_inh at n_pad + j */
+    double *x;            /* [n_pad] input current of this step */
+    double *rest;         /* [n_pad] rest + bias */
+    double *dm, *de, *di; /* [n_pad] e^(-1/tau_m), e^(-1/tau_exc), e^(-1/tau_inh) */
+    double *ce, *ci;      /* [n_pad] what I_exc, I_inh at the start of a step add to v */
+    double *th, *reset;   /* [n_pad] (inputs and padding: th infinite, dm 1: never move) */
+    double *ref_m1;       /* [n_pad] refractory - 1 (0 if refractory is 0), a whole number */
+    double *cnt;          /* [n_pad] steps this neuron stays frozen, a whole number */
+    uint8_t *flag;        /* [n_pad] spiked in the last step */
+    uint32_t *fired;      /* [n_pad] the spikes of the last step, ascending */
+    size_t n_fired;
+    double *bins; /* [max_delay][2 n_pad] delayed contributions (max_delay > 1) */
+    /* Connections by source: [row[j], row[j+1]) leave neuron j, in the order
+     * given. The reference reads the same arrays as a plain list. */
+    uint32_t *row;   /* [n + 1] */
+    double *row_w;   /* [n] the one weight of row j, bitwise; NaN if they differ or none */
+    uint32_t *from;  /* [n_conns] */
+    uint32_t *slot;  /* [n_conns] target slot in cur (input edges: target neuron in x) */
+    uint16_t *delay; /* [n_conns] delay - 1 */
+    double *w;       /* [n_conns] */
+    size_t n_conns;
+};
+#define NN_SPIKE_LANES 4 /* of the generic vector code */
+#define NN_SPIKE_PAD 8   /* n_pad is a multiple of this */
+
+/* The decay of a current of time constant tau_s over a step, and what a
+ * current of 1 at the start of the step adds to v over it (tau_m dv/dt =
+ * -v + I, tau_s dI/dt = -I, solved exactly). Shared by the engine and the
+ * reference so that both hold the same bits. */
+static inline void nn_spike_coef(double tau_m, double tau_s, double *decay_s, double *coef)
+{
+    double dm = exp(-1.0 / tau_m), ds = exp(-1.0 / tau_s);
+    *decay_s = ds;
+    if (fabs(tau_s - tau_m) <= 1e-9 * tau_m)
+        *coef = dm / tau_m; /* the limit tau_s -> tau_m */
+    else
+        *coef = tau_s / (tau_s - tau_m) * (ds - dm);
+}
+/* SIMD targets (state.c): 1 if this CPU runs target t's code; the best one
+ * it runs; 0 or TV_EINVAL ("FN: unknown target 7", "FN: this CPU cannot run
+ * avx512f code") for a target asked of function fn. */
+int nn_target_supported(int t);
+int nn_target_best(void);
+int nn_target_check(int target, const char *fn, struct tv_error *err);
+/* The reference's step (spike_ref.c). */
+void nn_spike_ref_step(struct nn_spike *s, const float *in);
 
 #endif

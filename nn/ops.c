@@ -16,6 +16,8 @@ const struct nn_op_kind nn_ops[NN_OP_COUNT] = {
     [NN_OP_TILES] = {"tiles", nn_tiles1, nn_tilesb, NULL},
     [NN_OP_INT8] = {"int8", nn_int8_1, nn_int8_b, NULL},
     [NN_OP_OBSERVE] = {"observe", nn_observe, nn_observe, NULL},
+
+    [NN_OP_SPIKE] = {"spike", nn_spike_op, nn_spike_op, NULL},
 };
 
 static void put_op(struct nn_op *ops, size_t k, uint32_t kind, size_t l0, size_t l1, size_t chunk)

@@ -493,6 +493,8 @@ int nn_plan_compile(const struct genome *g, const struct nn_opts *opts, struct n
     static const struct nn_opts defaults = {0};
     const struct nn_opts *o = opts ? opts : &defaults;
     *out = NULL;
+    if (nn_genome_spiking(g))
+        return nn_spike_plan_compile(g, o, out, err);
     int rc = check_opts(o, g, err);
     if (rc)
         return rc;
@@ -509,8 +511,10 @@ int nn_plan_compile(const struct genome *g, const struct nn_opts *opts, struct n
 
 void nn_plan_free(struct nn_plan *p)
 {
-    if (p)
+    if (p) {
         free(p->param);
+        nn_spike_free(p->spike);
+    }
     free(p);
 }
 

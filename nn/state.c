@@ -19,7 +19,7 @@
 #include "nn_impl.h"
 
 /* 1 if this CPU runs code built for target t (enum nn_target). */
-static int target_supported(int t)
+int nn_target_supported(int t)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
     if (t == NN_TARGET_AVX512F)
@@ -30,7 +30,7 @@ static int target_supported(int t)
     return t == NN_TARGET_DEFAULT;
 }
 
-static const char *const target_names[NN_TARGET_COUNT] = {"default", "avx2", "avx512f"};
+static const char *const nn_target_names[NN_TARGET_COUNT] = {"default", "avx2", "avx512f"};
 
 /* Runs the ops of s's plan for one step. */
 static void run_ops(struct nn_state *s)
@@ -54,6 +54,9 @@ int nn_state_new(const struct nn_plan *p, size_t batch, struct nn_state **out, s
     if (batch > ((size_t)1 << 24))
         return tv_error_set(err, TV_EINVAL, "nn_state_new: batch %zu is larger than %zu", batch,
                             (size_t)1 << 24);
+    if (p->spike && batch != 1)
+        return tv_error_set(err, TV_EINVAL, "nn_state_new: a spiking plan runs batch 1, not %zu",
+                            batch);
     size_t stride = batch == 1 ? 1 : (batch + NN_LANES - 1) / NN_LANES * NN_LANES;
     size_t head = (sizeof(struct nn_state) + 63) & ~(size_t)63;
     if (p->n > SIZE_MAX / 16 / stride)
@@ -77,20 +80,42 @@ int nn_state_new(const struct nn_plan *p, size_t batch, struct nn_state **out, s
     memset(m + head, 0, bytes - head);
     s->steps = 0;
     s->in_rows = s->y;
-    s->target = NN_TARGET_COUNT - 1; /* the best this CPU runs */
-    while (!target_supported(s->target))
-        s->target--;
+    s->spike = NULL;
+    if (p->spike) {
+        int rc = nn_spike_clone(p->spike, &s->spike, err);
+        if (rc) {
+            free(m);
+            return rc;
+        }
+    }
+    s->target = nn_target_best();
     *out = s;
     return 0;
 }
 
-int nn_state_set_target(struct nn_state *s, int target, struct tv_error *err)
+int nn_target_check(int target, const char *fn, struct tv_error *err)
 {
     if (target < 0 || target >= NN_TARGET_COUNT)
-        return tv_error_set(err, TV_EINVAL, "nn_state_set_target: unknown target %d", target);
-    if (!target_supported(target))
-        return tv_error_set(err, TV_EINVAL, "nn_state_set_target: this CPU cannot run %s code",
-                            target_names[target]);
+        return tv_error_set(err, TV_EINVAL, "%s: unknown target %d", fn, target);
+    if (!nn_target_supported(target))
+        return tv_error_set(err, TV_EINVAL, "%s: this CPU cannot run %s code", fn,
+                            nn_target_names[target]);
+    return 0;
+}
+
+int nn_target_best(void)
+{
+    int t = NN_TARGET_COUNT - 1;
+    while (!nn_target_supported(t))
+        t--;
+    return t;
+}
+
+int nn_state_set_target(struct nn_state *s, int target, struct tv_error *err)
+{
+    int rc = nn_target_check(target, "nn_state_set_target", err);
+    if (rc)
+        return rc;
     s->target = target;
     return 0;
 }
@@ -102,6 +127,8 @@ int nn_state_target(const struct nn_state *s)
 
 void nn_state_free(struct nn_state *s)
 {
+    if (s)
+        nn_spike_free(s->spike);
     free(s);
 }
 
@@ -118,6 +145,8 @@ void nn_state_reset(struct nn_state *s)
     memset(s->acc, 0, nv * sizeof *s->acc);
     memset(s->nz, 0, s->plan->n_layers * sizeof *s->nz);
     s->steps = 0;
+    if (s->spike)
+        nn_spike_reset(s->spike);
 }
 
 /* This step's values go where the last step's were, which become y_prev; a

@@ -1979,7 +1979,7 @@ static void test_genome_validate_model_parameters_checked(void **state)
                  "neuron 10: lif refractory 1.5 is not a whole number");
     n->param[3] = 2.0f;
     n->model = GENOME_MODEL_COUNT;
-    assert_error(genome_validate(&g, NULL, &err), &err, TV_EINVAL, "neuron 10: unknown model 2");
+    assert_error(genome_validate(&g, NULL, &err), &err, TV_EINVAL, "neuron 10: unknown model 3");
     /* a rate neuron's slots are all unused: they must be 0 */
     n->model = GENOME_MODEL_RATE;
     assert_error(genome_validate(&g, NULL, &err), &err, TV_EINVAL,

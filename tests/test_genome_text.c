@@ -419,9 +419,9 @@ static void test_genome_read_text_wrong_field_count_fails(void **state)
 {
     (void)state;
     struct tv_error err = {0};
-    assert_error(parse(BASE "conn 0 2 1 2 3 4 5 6 7 8 9 10\n", &err), &err, TV_EINVAL,
+    assert_error(parse(BASE "conn 0 2 1 2 3 4 5 6 7 8 9 10 11 12 13 14\n", &err), &err, TV_EINVAL,
                  "t.txt:11: too many fields");
-    assert_error(parse("trevo-net 1 a b c d e f g h i j k\n", &err), &err, TV_EINVAL,
+    assert_error(parse("trevo-net 1 a b c d e f g h i j k l m n o\n", &err), &err, TV_EINVAL,
                  "t.txt:1: too many fields");
     assert_error(parse(BASE "conn 0 2\n", &err), &err, TV_EINVAL,
                  "t.txt:11: expected 'conn FROM TO WEIGHT'");
@@ -661,7 +661,7 @@ static void test_genome_read_text_bad_model_or_parameter_fails(void **state)
                  "t.txt:7: lif decay 1.5 is outside [0, 1]");
     assert_error(parse(L7 "lif refractory=0.5\n" CONNS, &err), &err, TV_EINVAL,
                  "t.txt:7: lif refractory 0.5 is not a whole number");
-    assert_error(parse(L7 "lif threshold=1 decay=1 reset=0 refractory=0 threshold=1\n" CONNS, &err),
+    assert_error(parse(L7 "lif threshold=1 decay=1 reset=0 refractory=0 a b c d e\n" CONNS, &err),
                  &err, TV_EINVAL, "t.txt:7: too many fields");
 #undef L7
     /* version 1 has no model field */

@@ -1,0 +1,506 @@
+/* cmd_spike.c -- `trevo net bench --cuba`: the CUBA network (Vogels & Abbott
+ * 2005, as in Brian2's examples) on trevo's event-driven spiking engine
+ * against Brian2 on the same network, initial state and time step.
+ *
+ * When Brian2 is importable, experiments/cuba_brian2.py builds the network,
+ * runs it (timed by Brian2 itself), and writes its connectivity, initial
+ * potentials and spike trains; this command imports that file, runs the same
+ * network, and compares spike counts, spike trains and synaptic events per
+ * second. Without Brian2 it draws a network of the same statistics itself and
+ * only times it. */
+#include "bench.h"
+#include "cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "nn.h"
+
+struct cuba_args {
+    double seconds;
+    uint64_t seed;
+    const char *target; /* Brian2's code generation target */
+    const char *file;   /* an existing output of cuba_brian2.py, or NULL */
+    int brian2;         /* 0: --no-brian2 */
+};
+
+/* The network and, from Brian2, its spike train and timing. */
+struct cuba {
+    size_t n, n_exc, steps;
+    double dt;
+    struct nn_spike_neuron unit; /* every neuron's parameters */
+    double w_exc, w_inh;
+    double *v0;                  /* [n] */
+    struct nn_spike_conn *conns; /* [n_conns] sorted by from */
+    size_t n_conns;
+    uint64_t *spikes; /* [n_spikes] step << 32 | neuron, sorted (Brian2's) */
+    size_t n_spikes;
+    double run_seconds, run_cpu; /* Brian2's loop: wall and CPU time (NaN: unknown) */
+    char target[32];
+};
+
+static void cuba_free(struct cuba *c)
+{
+    free(c->v0);
+    free(c->conns);
+    free(c->spikes);
+}
+
+static void cuba_usage(FILE *f)
+{
+    fprintf(f, "usage: trevo net bench --cuba [--seconds S] [--seed N] [--brian2-target T]\n"
+               "                       [--brian2-file FILE | --no-brian2]\n\n"
+               "Runs the CUBA network (4000 neurons, 3200 excitatory, 800 inhibitory, p 0.02,\n"
+               "dt 0.1 ms) on trevo's event-driven engine, one core, double precision, and\n"
+               "prints `spikes: N` and the synaptic events per second. When Brian2 is\n"
+               "importable (python3-brian; TREVO_PYTHON names the interpreter), it first runs\n"
+               "experiments/cuba_brian2.py (TREVO_CUBA_SCRIPT overrides the path) on the\n"
+               "same network and prints `brian2_spikes: M`, how long both spike trains stay\n"
+               "identical, and `ratio_vs_brian2: R`: trevo's synaptic events per CPU second\n"
+               "over Brian2's (the CPU time of Brian2's simulation loop alone, measured inside\n"
+               "the program cpp_standalone generates; with numpy or cython, net.run's CPU time\n"
+               "with code generation); ratio_vs_brian2_wall is the same in wall time.\n"
+               "  --seconds S        biological time simulated (default 1)\n"
+               "  --seed N           the network's draw (default 1)\n"
+               "  --brian2-target T  cpp_standalone (default), cython or numpy\n"
+               "  --brian2-file F    read a file cuba_brian2.py wrote instead of running it\n"
+               "  --no-brian2        no comparison\n");
+}
+
+/* ---- reading cuba_brian2.py's output ---------------------------------------- */
+
+struct reader {
+    FILE *f;
+    const char *name;
+    size_t line;
+    char buf[512];
+};
+
+static int next_line(struct reader *r, struct tv_error *err)
+{
+    if (!fgets(r->buf, sizeof r->buf, r->f))
+        return tv_error_set(err, TV_EFORMAT, "%s:%zu: unexpected end of file", r->name,
+                            r->line + 1);
+    r->line++;
+    return 0;
+}
+
+static int bad_line(struct reader *r, const char *want, struct tv_error *err)
+{
+    r->buf[strcspn(r->buf, "\n")] = 0;
+    return tv_error_set(err, TV_EFORMAT, "%s:%zu: expected '%s', got '%.60s'", r->name, r->line,
+                        want, r->buf);
+}
+
+/* A line "KEY COUNT" whose count is at most max. */
+static int read_count(struct reader *r, const char *key, size_t max, size_t *out,
+                      struct tv_error *err)
+{
+    char k[32];
+    unsigned long long v;
+    if (next_line(r, err))
+        return err->code;
+    if (sscanf(r->buf, "%31s %llu", k, &v) != 2 || strcmp(k, key) || v > max)
+        return bad_line(r, key, err);
+    *out = (size_t)v;
+    return 0;
+}
+
+static int read_header(struct reader *r, struct cuba *c, struct tv_error *err)
+{
+    struct nn_spike_neuron *u = &c->unit;
+    double tm, te, ti;
+    unsigned long long n, n_exc, steps, ref;
+    int ok = !next_line(r, err) && !strcmp(r->buf, "cuba-brian2 1\n");
+    if (!ok)
+        return bad_line(r, "cuba-brian2 1", err);
+    if (next_line(r, err) || sscanf(r->buf, "target %31s", c->target) != 1)
+        return bad_line(r, "target NAME", err);
+    if (next_line(r, err) || sscanf(r->buf, "n %llu n_exc %llu", &n, &n_exc) != 2 || n == 0 ||
+        n > 10000000 || n_exc > n)
+        return bad_line(r, "n N n_exc NE", err);
+    if (next_line(r, err) || sscanf(r->buf, "dt %lf steps %llu", &c->dt, &steps) != 2 ||
+        !(c->dt > 0) || steps > 100000000)
+        return bad_line(r, "dt DT steps S", err);
+    if (next_line(r, err) ||
+        sscanf(r->buf, "tau_m %lf tau_exc %lf tau_inh %lf", &tm, &te, &ti) != 3)
+        return bad_line(r, "tau_m T tau_exc T tau_inh T", err);
+    if (next_line(r, err) ||
+        sscanf(r->buf, "threshold %lf reset %lf rest %lf refractory_steps %llu", &u->threshold,
+               &u->reset, &u->rest, &ref) != 4 ||
+        ref > UINT32_MAX)
+        return bad_line(r, "threshold V reset V rest V refractory_steps R", err);
+    if (next_line(r, err) || sscanf(r->buf, "w_exc %lf w_inh %lf", &c->w_exc, &c->w_inh) != 2)
+        return bad_line(r, "w_exc W w_inh W", err);
+    c->n = n;
+    c->n_exc = n_exc;
+    c->steps = steps;
+    u->tau_m = tm / c->dt;
+    u->tau_exc = te / c->dt;
+    u->tau_inh = ti / c->dt;
+    u->bias = 0;
+    u->refractory = (uint32_t)ref;
+    return 0;
+}
+
+static int read_body(struct reader *r, struct cuba *c, struct tv_error *err)
+{
+    size_t n_v;
+    if (read_count(r, "v0", c->n, &n_v, err))
+        return err->code;
+    if (n_v != c->n)
+        return bad_line(r, "v0 N", err);
+    c->v0 = malloc(c->n * sizeof *c->v0);
+    if (!c->v0)
+        return tv_error_set(err, TV_ENOMEM, "out of memory");
+    for (size_t j = 0; j < c->n; j++)
+        if (next_line(r, err) || sscanf(r->buf, "%lf", &c->v0[j]) != 1 || !isfinite(c->v0[j]))
+            return bad_line(r, "a potential", err);
+    if (read_count(r, "conns", (size_t)1 << 31, &c->n_conns, err))
+        return err->code;
+    c->conns = malloc((c->n_conns + 1) * sizeof *c->conns);
+    if (!c->conns)
+        return tv_error_set(err, TV_ENOMEM, "out of memory");
+    for (size_t k = 0; k < c->n_conns; k++) {
+        unsigned long i, j;
+        if (next_line(r, err) || sscanf(r->buf, "%lu %lu", &i, &j) != 2 || i >= c->n || j >= c->n ||
+            (k && i < c->conns[k - 1].from))
+            return bad_line(r, "I J (sorted by I, both < n)", err);
+        c->conns[k] =
+            (struct nn_spike_conn){(uint32_t)i, (uint32_t)j, i < c->n_exc ? c->w_exc : c->w_inh, 1};
+    }
+    if (read_count(r, "spikes", (size_t)1 << 40, &c->n_spikes, err))
+        return err->code;
+    c->spikes = malloc((c->n_spikes + 1) * sizeof *c->spikes);
+    if (!c->spikes)
+        return tv_error_set(err, TV_ENOMEM, "out of memory");
+    for (size_t k = 0; k < c->n_spikes; k++) {
+        unsigned long long s, i;
+        if (next_line(r, err) || sscanf(r->buf, "%llu %llu", &s, &i) != 2 || i >= c->n ||
+            s > c->steps)
+            return bad_line(r, "STEP I", err);
+        c->spikes[k] = s << 32 | i;
+    }
+    if (next_line(r, err) || sscanf(r->buf, "run_seconds %lf", &c->run_seconds) != 1 ||
+        !(c->run_seconds > 0))
+        return bad_line(r, "run_seconds X", err);
+    if (next_line(r, err) || sscanf(r->buf, "run_cpu_seconds %lf", &c->run_cpu) != 1)
+        return bad_line(r, "run_cpu_seconds X", err);
+    return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int cuba_read(const char *path, struct cuba *c, struct tv_error *err)
+{
+    struct reader r = {fopen(path, "r"), path, 0, {0}};
+    if (!r.f)
+        return tv_error_set(err, TV_EIO, "%s: %s", path, strerror(errno));
+    int rc = read_header(&r, c, err);
+    if (!rc)
+        rc = read_body(&r, c, err);
+    fclose(r.f);
+    if (!rc)
+        qsort(c->spikes, c->n_spikes, sizeof *c->spikes, cmp_u64);
+    return rc;
+}
+
+/* ---- the network without Brian2 ----------------------------------------------- */
+
+/* The same statistics, drawn from seed: v0 uniform in [reset, threshold). */
+static int cuba_draw(struct cuba *c, double seconds, uint64_t seed, struct tv_error *err)
+{
+    struct tv_rng rng;
+    tv_rng_init(&rng, seed, 19, 4000);
+    c->n = 4000;
+    c->n_exc = 3200;
+    c->dt = 1e-4;
+    c->steps = (size_t)llround(seconds / c->dt);
+    c->unit = (struct nn_spike_neuron){200, 50, 100, -50e-3, -60e-3, -49e-3, 0, 50};
+    c->w_exc = 60 * 0.27 / 10 * 1e-3;
+    c->w_inh = -20 * 4.5 / 10 * 1e-3;
+    size_t cap = 400000;
+    c->v0 = malloc(c->n * sizeof *c->v0);
+    c->conns = malloc(cap * sizeof *c->conns);
+    if (!c->v0 || !c->conns)
+        return tv_error_set(err, TV_ENOMEM, "out of memory");
+    for (size_t j = 0; j < c->n; j++)
+        c->v0[j] = c->unit.reset + tv_rng_uniform(&rng) * (c->unit.threshold - c->unit.reset);
+    for (size_t i = 0; i < c->n; i++)
+        for (size_t j = 0; j < c->n; j++) {
+            if (!tv_rng_chance(&rng, 0.02))
+                continue;
+            if (c->n_conns == cap) {
+                struct nn_spike_conn *g = realloc(c->conns, 2 * cap * sizeof *g);
+                if (!g)
+                    return tv_error_set(err, TV_ENOMEM, "out of memory");
+                c->conns = g;
+                cap *= 2;
+            }
+            c->conns[c->n_conns++] = (struct nn_spike_conn){(uint32_t)i, (uint32_t)j,
+                                                            i < c->n_exc ? c->w_exc : c->w_inh, 1};
+        }
+    return 0;
+}
+
+/* ---- Brian2 --------------------------------------------------------------------- */
+
+/* The interpreter that imports brian2, or NULL. */
+static const char *find_python(void)
+{
+    static const char *const tries[] = {"python3", "/usr/bin/python3"};
+    const char *env = getenv("TREVO_PYTHON");
+    char cmd[600];
+    for (int k = env ? -1 : 0; k < 2; k++) {
+        const char *py = k < 0 ? env : tries[k];
+        snprintf(cmd, sizeof cmd, "'%s' -c 'import brian2' >/dev/null 2>&1", py);
+        if (system(cmd) == 0)
+            return py;
+    }
+    return NULL;
+}
+
+/* Runs cuba_brian2.py into path. 0, or a message in err. */
+static int run_brian2(const char *py, const struct cuba_args *a, const char *path,
+                      struct tv_error *err)
+{
+    const char *script = getenv("TREVO_CUBA_SCRIPT");
+    if (!script)
+        script = "experiments/cuba_brian2.py";
+    if (access(script, R_OK))
+        return tv_error_set(err, TV_EIO, "%s: %s (set TREVO_CUBA_SCRIPT)", script, strerror(errno));
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "'%s' '%s' --out '%s' --seconds %.17g --seed %llu --target '%s' 2>&1 | "
+             "grep -v -i warn >&2",
+             py, script, path, a->seconds, (unsigned long long)a->seed, a->target);
+    fflush(stdout);
+    if (system(cmd) != 0 && access(path, R_OK))
+        return tv_error_set(err, TV_EIO, "%s failed (command: %s)", script, cmd);
+    return 0;
+}
+
+/* ---- the run ---------------------------------------------------------------------- */
+
+struct cuba_run {
+    struct nn_spike *net;
+    const struct cuba *c;
+    uint64_t *spikes; /* [cap] step << 32 | neuron, as they come */
+    size_t n_spikes, cap;
+};
+
+static void cuba_run_once(void *ctx)
+{
+    struct cuba_run *r = ctx;
+    nn_spike_reset(r->net);
+    nn_spike_set_state(r->net, r->c->v0, NULL, NULL);
+    r->n_spikes = 0;
+    for (size_t t = 0; t < r->c->steps; t++) {
+        nn_spike_step(r->net, NULL);
+        const uint32_t *f;
+        size_t nf = nn_spike_fired(r->net, &f);
+        for (size_t q = 0; q < nf && r->n_spikes < r->cap; q++)
+            r->spikes[r->n_spikes++] = (uint64_t)t << 32 | f[q];
+    }
+}
+
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Runs r at least 5 times and for about budget seconds: the medians of the
+ * wall and CPU times of a run. */
+static void time_runs(struct cuba_run *r, double budget, double *wall, double *cpu, int *runs)
+{
+    double w[101], c[101], start = master_bench_now();
+    int k = 0;
+    while (k < 101 && (k < 5 || master_bench_now() - start < budget)) {
+        double w0 = master_bench_now(), c0 = cpu_now();
+        cuba_run_once(r);
+        c[k] = cpu_now() - c0;
+        w[k++] = master_bench_now() - w0;
+    }
+    *wall = master_bench_median(w, k);
+    *cpu = master_bench_median(c, k);
+    *runs = k;
+}
+
+/* The first step whose spikes differ between a and b (sorted), or steps. */
+static size_t first_difference(const uint64_t *a, size_t na, const uint64_t *b, size_t nb,
+                               size_t steps)
+{
+    size_t k = 0;
+    while (k < na && k < nb && a[k] == b[k])
+        k++;
+    if (k == na && k == nb)
+        return steps;
+    uint64_t x = k < na ? a[k] : UINT64_MAX, y = k < nb ? b[k] : UINT64_MAX;
+    return (size_t)((x < y ? x : y) >> 32);
+}
+
+static int cuba_bench(const struct cuba *c, int with_brian2, double budget, struct tv_error *err)
+{
+    struct nn_spike_neuron *neurons = malloc(c->n * sizeof *neurons);
+    size_t *fan = calloc(c->n, sizeof *fan);
+    if (!neurons || !fan) {
+        free(neurons);
+        free(fan);
+        return tv_error_set(err, TV_ENOMEM, "out of memory");
+    }
+    for (size_t j = 0; j < c->n; j++)
+        neurons[j] = c->unit;
+    for (size_t k = 0; k < c->n_conns; k++)
+        fan[c->conns[k].from]++;
+    struct nn_spike_desc d = {c->n, 0, neurons, c->n_conns, c->conns};
+    struct cuba_run r = {NULL, c, NULL, 0, 0};
+    int rc = nn_spike_new(&d, &r.net, err);
+    r.cap = 64 * c->steps + 1024;
+    r.spikes = rc ? NULL : malloc(r.cap * sizeof *r.spikes);
+    if (!rc && !r.spikes)
+        rc = tv_error_set(err, TV_ENOMEM, "out of memory");
+    if (!rc) {
+        double wall, cpu;
+        int runs;
+        time_runs(&r, budget, &wall, &cpu, &runs);
+        uint64_t events = nn_spike_n_events(r.net), spikes = nn_spike_n_spikes(r.net);
+        double eps = (double)events / cpu;
+        printf("network: %zu neurons (%zu excitatory), %zu synapses, dt %g ms, %zu steps "
+               "(%g s)\n",
+               c->n, c->n_exc, c->n_conns, c->dt * 1e3, c->steps, (double)c->steps * c->dt);
+        printf("spikes: %llu\n", (unsigned long long)spikes);
+        printf("synaptic_events: %llu\n", (unsigned long long)events);
+        printf("trevo_seconds: cpu %.6f, wall %.6f (medians of %d runs)\n", cpu, wall, runs);
+        printf("trevo_events_per_second: %.4g (cpu time)\n", eps);
+        if (with_brian2) {
+            uint64_t b_events = 0;
+            for (size_t k = 0; k < c->n_spikes; k++)
+                b_events += fan[c->spikes[k] & 0xffffffffu];
+            int by_cpu = isfinite(c->run_cpu) && c->run_cpu > 0;
+            double b_eps = (double)b_events / (by_cpu ? c->run_cpu : c->run_seconds);
+            qsort(r.spikes, r.n_spikes, sizeof *r.spikes, cmp_u64);
+            size_t same = first_difference(r.spikes, r.n_spikes, c->spikes, c->n_spikes, c->steps);
+            printf("brian2_target: %s\n", c->target);
+            printf("brian2_spikes: %zu\n", c->n_spikes);
+            printf("spike_count_difference: %+.3f %%\n",
+                   100.0 * ((double)spikes - (double)c->n_spikes) / (double)c->n_spikes);
+            if (same == c->steps)
+                printf("identical_spike_trains: the whole run (%g ms)\n",
+                       (double)c->steps * c->dt * 1e3);
+            else
+                printf("identical_spike_trains: the first %g ms (first difference in step %zu)\n",
+                       (double)same * c->dt * 1e3, same);
+            printf("brian2_seconds: cpu %.6f, wall %.6f (its simulation loop)\n", c->run_cpu,
+                   c->run_seconds);
+            printf("brian2_events_per_second: %.4g (%s time)\n", b_eps, by_cpu ? "cpu" : "wall");
+            printf("ratio_vs_brian2_wall: %.2f\n",
+                   (double)events / wall / ((double)b_events / c->run_seconds));
+            printf("ratio_vs_brian2: %.2f\n", by_cpu ? eps / b_eps : (double)events / wall / b_eps);
+        }
+    }
+    nn_spike_free(r.net);
+    free(r.spikes);
+    free(neurons);
+    free(fan);
+    return rc;
+}
+
+static int parse_cuba_args(int argc, char **argv, struct cuba_args *a, struct tv_error *err)
+{
+    *a = (struct cuba_args){1.0, 1, "cpp_standalone", NULL, 1};
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i];
+        if (!strcmp(o, "--cuba"))
+            continue;
+        if (!strcmp(o, "--no-brian2")) {
+            a->brian2 = 0;
+            continue;
+        }
+        if (strcmp(o, "--seconds") && strcmp(o, "--seed") && strcmp(o, "--brian2-target") &&
+            strcmp(o, "--brian2-file"))
+            return tv_error_set(err, TV_EINVAL, "unknown option '%s'", o);
+        if (i + 1 >= argc)
+            return tv_error_set(err, TV_EINVAL, "%s: expected a value", o);
+        const char *v = argv[++i];
+        char *end;
+        errno = 0;
+        if (!strcmp(o, "--seconds")) {
+            a->seconds = strtod(v, &end);
+            if (end == v || *end || !(a->seconds > 0 && a->seconds <= 1000))
+                return tv_error_set(err, TV_EINVAL, "--seconds: expected (0, 1000], got '%s'", v);
+        } else if (!strcmp(o, "--seed")) {
+            a->seed = strtoull(v, &end, 10);
+            if (end == v || *end || errno)
+                return tv_error_set(err, TV_EINVAL, "--seed: expected an integer, got '%s'", v);
+        } else if (!strcmp(o, "--brian2-target")) {
+            if (strcmp(v, "cpp_standalone") && strcmp(v, "cython") && strcmp(v, "numpy"))
+                return tv_error_set(err, TV_EINVAL,
+                                    "--brian2-target: expected cpp_standalone, cython or numpy, "
+                                    "got '%s'",
+                                    v);
+            a->target = v;
+        } else {
+            a->file = v;
+        }
+    }
+    return 0;
+}
+
+int master_cmd_net_bench_cuba(int argc, char **argv)
+{
+    if (master_wants_help(argc, argv)) {
+        cuba_usage(stdout);
+        return 0;
+    }
+    struct tv_error err = {0};
+    struct cuba_args a;
+    if (parse_cuba_args(argc, argv, &a, &err)) {
+        fprintf(stderr, "trevo net bench --cuba: %s\n", err.msg);
+        cuba_usage(stderr);
+        return 2;
+    }
+    struct cuba c = {0};
+    char tmp[] = "/tmp/trevo-cuba-XXXXXX";
+    const char *path = a.file;
+    int rc = 0, made = 0;
+    if (!path && a.brian2) {
+        const char *py = find_python();
+        if (!py) {
+            printf("brian2: not installed (Debian: python3-brian); the comparison is skipped\n");
+        } else {
+            int fd = mkstemp(tmp);
+            if (fd < 0) {
+                rc = tv_error_set(&err, TV_EIO, "%s: %s", tmp, strerror(errno));
+            } else {
+                close(fd);
+                made = 1;
+                printf("brian2: running %s --target %s (%s)\n", "experiments/cuba_brian2.py",
+                       a.target, py);
+                rc = run_brian2(py, &a, tmp, &err);
+                path = tmp;
+            }
+        }
+    }
+    if (!a.brian2)
+        printf("brian2: not asked (--no-brian2); the comparison is skipped\n");
+    if (!rc)
+        rc = path ? cuba_read(path, &c, &err) : cuba_draw(&c, a.seconds, a.seed, &err);
+    if (!rc)
+        rc = cuba_bench(&c, path != NULL, 2.0, &err);
+    if (made)
+        unlink(tmp);
+    cuba_free(&c);
+    return rc ? master_fail(&err) : 0;
+}

@@ -1,0 +1,468 @@
+/* test_spike.c -- spiking networks of cuba neurons: the event-driven engine
+ * against the reference on random networks (local, skip, recurrent and
+ * delayed connections, with inputs), the exact update against the closed
+ * form, refractory periods and delays to the step, the plan of a cuba genome
+ * through nn_step, the cuba model in both genome formats, and every failure
+ * path (code and message). */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "genome.h"
+#include "nn.h"
+#include "testutil.h"
+
+/* ---- helpers -------------------------------------------------------------- */
+
+/* A neuron with tau_m, tau_exc, tau_inh, threshold 1, reset 0, rest 0, no
+ * bias, refractory ref. */
+static struct nn_spike_neuron unit(double tau_m, double tau_exc, double tau_inh, uint32_t ref)
+{
+    return (struct nn_spike_neuron){tau_m, tau_exc, tau_inh, 1.0, 0.0, 0.0, 0.0, ref};
+}
+
+/* Turns every non-input of a random NEAT-style graph into a cuba neuron with
+ * random parameters (equal time constants now and then, for the limit). */
+static void random_cuba_genome(struct genome *g, struct tv_rng *rng)
+{
+    struct tv_error err = {0};
+    struct genome_graph_spec sp = {0};
+    sp.n_in = 1 + tv_rng_below(rng, 4);
+    sp.n_out = 1 + tv_rng_below(rng, 3);
+    sp.n_neurons = sp.n_in + sp.n_out + tv_rng_below(rng, 60);
+    sp.n_conns = tv_rng_below(rng, (uint32_t)(6 * sp.n_neurons));
+    sp.n_levels = 1 + tv_rng_below(rng, 6);
+    sp.rec_rate = tv_rng_uniform(rng) * 0.5;
+    sp.weight_sd = 1.0;
+    sp.hidden_act = GENOME_ACT_IDENTITY;
+    sp.out_act = GENOME_ACT_IDENTITY;
+    assert_ok(genome_build_graph(g, &sp, rng, &err), &err);
+    for (size_t i = 0; i < g->n_neurons; i++) {
+        struct genome_neuron *u = &g->neurons[i];
+        if (u->kind == GENOME_INPUT)
+            continue;
+        genome_neuron_set_model(u, GENOME_MODEL_CUBA);
+        u->param[GENOME_CUBA_TAU_M] = 2.0f + (float)tv_rng_below(rng, 20);
+        u->param[GENOME_CUBA_TAU_EXC] = tv_rng_chance(rng, 0.2)
+                                            ? u->param[GENOME_CUBA_TAU_M]
+                                            : 1.0f + (float)tv_rng_below(rng, 10);
+        u->param[GENOME_CUBA_TAU_INH] = 1.0f + (float)tv_rng_below(rng, 15);
+        u->param[GENOME_CUBA_THRESHOLD] = 0.2f + (float)tv_rng_uniform(rng);
+        u->param[GENOME_CUBA_RESET] = -0.5f * (float)tv_rng_uniform(rng);
+        u->param[GENOME_CUBA_REFRACTORY] = (float)tv_rng_below(rng, 4);
+        u->bias = 0.3f * (float)tv_rng_normal(rng);
+    }
+    assert_ok(genome_validate(g, NULL, &err), &err);
+}
+
+/* Runs the engine and the reference of d side by side for `steps` steps of
+ * random inputs: the spikes of every step and every potential are the same
+ * bits. Returns the spikes counted. */
+static uint64_t compare_engine_reference(const struct nn_spike_desc *d, struct tv_rng *rng,
+                                         size_t steps)
+{
+    struct tv_error err = {0};
+    struct nn_spike *fast = NULL, *ref = NULL;
+    assert_ok(nn_spike_new(d, &fast, &err), &err);
+    assert_ok(nn_spike_new_reference(d, &ref, &err), &err);
+    /* every target this CPU runs, in turn */
+    static int target;
+    target = (target + 1) % NN_TARGET_COUNT;
+    while (nn_spike_set_target(fast, target, &err))
+        target = (target + 1) % NN_TARGET_COUNT;
+    float in[8] = {0};
+    for (size_t t = 0; t < steps; t++) {
+        for (size_t k = 0; k < d->n_in; k++)
+            in[k] = (float)tv_rng_uniform(rng) * 2.0f;
+        nn_spike_step(fast, in);
+        nn_spike_step(ref, in);
+        const uint32_t *a, *b;
+        size_t na = nn_spike_fired(fast, &a), nb = nn_spike_fired(ref, &b);
+        assert_int_equal(na, nb);
+        assert_memory_equal(a, b, na * sizeof *a);
+        assert_memory_equal(nn_spike_v(fast), nn_spike_v(ref), d->n * sizeof(double));
+    }
+    assert_int_equal(nn_spike_n_spikes(fast), nn_spike_n_spikes(ref));
+    assert_int_equal(nn_spike_n_events(fast), nn_spike_n_events(ref));
+    assert_int_equal(nn_spike_steps(fast), steps);
+    uint64_t spikes = nn_spike_n_spikes(fast);
+    nn_spike_free(fast);
+    nn_spike_free(ref);
+    return spikes;
+}
+
+/* ---- engine against reference -------------------------------------------- */
+
+static void test_nn_spike_step_matches_reference_on_random_networks(void **state)
+{
+    (void)state;
+    struct tv_rng rng;
+    tv_rng_init(&rng, 1901, 0, 0);
+    struct genome g;
+    genome_init(&g);
+    uint64_t spikes = 0;
+    size_t delayed = 0;
+    for (int net = 0; net < 300; net++) {
+        random_cuba_genome(&g, &rng);
+        struct tv_error err = {0};
+        struct nn_spike_desc d;
+        assert_ok(nn_spike_desc_from_genome(&g, &d, NULL, &err), &err);
+        /* half the networks get delays of 1..8 steps */
+        if (net % 2)
+            for (size_t k = 0; k < d.n_conns; k++) {
+                uint32_t delay = 1 + tv_rng_below(&rng, 8);
+                ((struct nn_spike_conn *)d.conns)[k].delay = delay;
+                delayed += delay > 1;
+            }
+        spikes += compare_engine_reference(&d, &rng, 150);
+        nn_spike_desc_free(&d);
+    }
+    genome_release(&g);
+    /* the networks did spike, and delays were exercised */
+    assert_true(spikes > 10000);
+    assert_true(delayed > 1000);
+}
+
+/* Networks without inputs whose neurons share their parameters take the
+ * engine's uniform path (constants in registers): the same bits again, with
+ * a neuron count that is no multiple of the vector width. */
+static void test_nn_spike_step_uniform_networks_match_reference(void **state)
+{
+    (void)state;
+    struct tv_rng rng;
+    tv_rng_init(&rng, 1902, 0, 0);
+    uint64_t spikes = 0;
+    for (int net = 0; net < 40; net++) {
+        size_t n = 5 + tv_rng_below(&rng, 300);
+        struct nn_spike_neuron *nr = malloc(n * sizeof *nr);
+        struct nn_spike_conn *cs = malloc(n * 20 * sizeof *cs);
+        assert_non_null(nr);
+        assert_non_null(cs);
+        struct nn_spike_neuron u = {20, 5, 10, -50, -60, -49, 0, 1 + tv_rng_below(&rng, 30)};
+        for (size_t j = 0; j < n; j++)
+            nr[j] = u;
+        size_t m = 0;
+        for (uint32_t i = 0; i < n; i++)
+            for (int k = 0; k < 10; k++) {
+                double w = tv_rng_chance(&rng, 0.8) ? 1.5 : -8.0;
+                uint32_t delay = net % 2 ? 1 + tv_rng_below(&rng, 5) : 1;
+                cs[m++] = (struct nn_spike_conn){i, tv_rng_below(&rng, (uint32_t)n), w, delay};
+            }
+        struct nn_spike_desc d = {n, 0, nr, m, cs};
+        spikes += compare_engine_reference(&d, &rng, 300);
+        free(nr);
+        free(cs);
+    }
+    assert_true(spikes > 1000);
+}
+
+/* ---- the model ------------------------------------------------------------ */
+
+/* One neuron driven by an input current x (held over each step) and by a
+ * spike of weight w at step 0 (arriving through a driver neuron): v follows
+ * the closed-form solution of the linear equations to rounding, not a
+ * forward-Euler approximation of it. */
+static void test_nn_spike_step_follows_exact_solution(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    const double tau_m = 10, tau_e = 4, x = 0.5, w = 0.8;
+    struct nn_spike_neuron nr[3] = {{0}, unit(1, 1, 1, 1000), unit(tau_m, tau_e, 7, 0)};
+    nr[1].bias = 5;        /* the driver spikes in step 0 */
+    nr[2].threshold = 100; /* the target never spikes */
+    struct nn_spike_conn cs[2] = {{0, 2, 1.0, 1}, {1, 2, w, 1}};
+    struct nn_spike_desc d = {3, 1, nr, 2, cs};
+    struct nn_spike *s = NULL;
+    assert_ok(nn_spike_new(&d, &s, &err), &err);
+    float in = (float)x;
+    nn_spike_step(s, &in); /* step 0: v moves by x only, the driver spikes */
+    const uint32_t *f;
+    assert_int_equal(nn_spike_fired(s, &f), 1);
+    assert_int_equal(f[0], 1);
+    double v0 = x * (1 - exp(-1 / tau_m));
+    assert_true(fabs(nn_spike_v(s)[2] - v0) < 1e-12);
+    for (int k = 1; k <= 30; k++) {
+        nn_spike_step(s, &in);
+        /* after step 0: v(t) = x + (v0 - x) e^(-t/tau_m) + w tau_e/(tau_e - tau_m)
+         * (e^(-t/tau_e) - e^(-t/tau_m)), t = k steps */
+        double t = k;
+        double want = x + (v0 - x) * exp(-t / tau_m) +
+                      w * tau_e / (tau_e - tau_m) * (exp(-t / tau_e) - exp(-t / tau_m));
+        assert_true(fabs(nn_spike_v(s)[2] - want) < 1e-12);
+    }
+    nn_spike_free(s);
+}
+
+/* With refractory R, a neuron driven far above threshold spikes every R
+ * steps (every step for R = 0 or 1), and v stays at reset in between. */
+static void test_nn_spike_step_refractory_period(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    for (uint32_t R = 0; R <= 5; R++) {
+        struct nn_spike_neuron nr[1] = {unit(2, 2, 2, R)};
+        nr[0].bias = 1000;
+        nr[0].reset = -3;
+        struct nn_spike_desc d = {1, 0, nr, 0, NULL};
+        struct nn_spike *s = NULL;
+        assert_ok(nn_spike_new(&d, &s, &err), &err);
+        uint32_t period = R > 1 ? R : 1;
+        for (uint32_t t = 0; t < 40; t++) {
+            nn_spike_step(s, NULL);
+            const uint32_t *f;
+            assert_int_equal(nn_spike_fired(s, &f), t % period == 0);
+            if (t % period)
+                assert_true(nn_spike_v(s)[0] == -3);
+        }
+        nn_spike_free(s);
+    }
+}
+
+/* A spike over a connection of delay D first moves its target in step
+ * t + D: a huge weight makes the target spike in exactly that step. */
+static void test_nn_spike_step_delay_to_the_step(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    for (uint32_t D = 1; D <= 6; D++) {
+        struct nn_spike_neuron nr[2] = {unit(2, 2, 2, 1000), unit(2, 2, 2, 1000)};
+        nr[0].bias = 1000; /* spikes at step 0, then refractory */
+        struct nn_spike_conn cs[1] = {{0, 1, 1e6, D}};
+        struct nn_spike_desc d = {2, 0, nr, 1, cs};
+        struct nn_spike *s = NULL, *r = NULL;
+        assert_ok(nn_spike_new(&d, &s, &err), &err);
+        assert_ok(nn_spike_new_reference(&d, &r, &err), &err);
+        for (uint32_t t = 0; t < 10; t++) {
+            nn_spike_step(s, NULL);
+            nn_spike_step(r, NULL);
+            const uint32_t *f;
+            size_t nf = nn_spike_fired(s, &f);
+            size_t want = (t == 0) + (t == D);
+            assert_int_equal(nf, want);
+            if (t == D)
+                assert_int_equal(f[nf - 1], 1);
+            assert_int_equal(nn_spike_fired(r, &f), want);
+        }
+        assert_int_equal(nn_spike_n_events(s), 1);
+        nn_spike_reset(s);
+        assert_int_equal(nn_spike_n_events(s), 0);
+        assert_int_equal(nn_spike_steps(s), 0);
+        nn_spike_free(s);
+        nn_spike_free(r);
+    }
+}
+
+/* nn_spike_set_state: the state set is the one that evolves. */
+static void test_nn_spike_set_state_sets_v_and_currents(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    struct nn_spike_neuron nr[2] = {unit(5, 3, 6, 0), unit(5, 3, 6, 0)};
+    struct nn_spike_desc d = {2, 0, nr, 0, NULL};
+    struct nn_spike *s = NULL;
+    assert_ok(nn_spike_new(&d, &s, &err), &err);
+    double v[2] = {0.5, 2.0}, ie[2] = {0.25, 0}, ii[2] = {0, -0.5};
+    nn_spike_set_state(s, v, ie, ii);
+    nn_spike_step(s, NULL);
+    const uint32_t *f;
+    assert_int_equal(nn_spike_fired(s, &f), 1); /* v = 2 decays, stays above 1 */
+    assert_int_equal(f[0], 1);
+    double dm = exp(-1 / 5.0);
+    double want = 0.5 * dm + 0.25 * 3 / (3 - 5.0) * (exp(-1 / 3.0) - dm);
+    assert_true(fabs(nn_spike_v(s)[0] - want) < 1e-15);
+    nn_spike_free(s);
+}
+
+/* ---- plans ---------------------------------------------------------------- */
+
+/* A cuba genome compiles to a spiking plan: nn_step's outputs are 1 exactly
+ * when the output neuron spiked in the step, as the network run alone says. */
+static void test_nn_plan_compile_cuba_genome_steps_spikes(void **state)
+{
+    (void)state;
+    struct tv_rng rng;
+    tv_rng_init(&rng, 77, 0, 0);
+    struct genome g;
+    genome_init(&g);
+    struct tv_error err = {0};
+    size_t ones = 0;
+    for (int net = 0; net < 40; net++) {
+        random_cuba_genome(&g, &rng);
+        struct nn_plan *p = NULL;
+        assert_ok(nn_plan_compile(&g, NULL, &p, &err), &err);
+        struct nn_state *st = NULL;
+        assert_ok(nn_state_new(p, 1, &st, &err), &err);
+        struct nn_spike_desc d;
+        uint32_t *outs;
+        assert_ok(nn_spike_desc_from_genome(&g, &d, &outs, &err), &err);
+        struct nn_spike *s = NULL;
+        assert_ok(nn_spike_new_reference(&d, &s, &err), &err);
+        size_t n_in = nn_plan_n_inputs(p), n_out = nn_plan_n_outputs(p);
+        assert_int_equal(n_in, d.n_in);
+        float in[8], out[8];
+        for (int rep = 0; rep < 2; rep++) {
+            for (int t = 0; t < 60; t++) {
+                for (size_t k = 0; k < n_in; k++)
+                    in[k] = (float)tv_rng_uniform(&rng) * 2.0f;
+                nn_step(st, in, out);
+                nn_spike_step(s, in);
+                const uint32_t *f;
+                size_t nf = nn_spike_fired(s, &f);
+                for (size_t k = 0; k < n_out; k++) {
+                    float want = 0;
+                    for (size_t q = 0; q < nf; q++)
+                        want = f[q] == outs[k] ? 1.0f : want;
+                    assert_true(out[k] == want);
+                    ones += want == 1.0f;
+                }
+            }
+            nn_state_reset(st); /* the second run starts from rest again */
+            nn_spike_reset(s);
+        }
+        free(outs);
+        nn_spike_desc_free(&d);
+        nn_spike_free(s);
+        nn_state_free(st);
+        nn_plan_free(p);
+    }
+    genome_release(&g);
+    assert_true(ones > 100);
+}
+
+static void test_nn_plan_compile_spiking_failures(void **state)
+{
+    (void)state;
+    struct tv_rng rng;
+    tv_rng_init(&rng, 5, 0, 0);
+    struct genome g;
+    genome_init(&g);
+    random_cuba_genome(&g, &rng);
+    struct tv_error err = {0};
+    struct nn_plan *p = NULL;
+    struct nn_opts o = {0};
+    o.trainable = 1;
+    assert_error(nn_plan_compile(&g, &o, &p, &err), &err, TV_EINVAL,
+                 "nn_plan_compile: a spiking plan cannot be trainable");
+    assert_null(p);
+    assert_ok(nn_plan_compile(&g, NULL, &p, &err), &err);
+    struct nn_state *st = NULL;
+    assert_error(nn_state_new(p, 4, &st, &err), &err, TV_EINVAL,
+                 "nn_state_new: a spiking plan runs batch 1, not 4");
+    assert_null(st);
+    nn_plan_free(p);
+    /* a rate neuron among cuba neurons */
+    size_t i = g.n_neurons - 1;
+    genome_neuron_set_model(&g.neurons[i], GENOME_MODEL_RATE);
+    char msg[160];
+    snprintf(msg, sizeof msg,
+             "neuron %u: model rate is not run by the engine (a spiking network holds cuba "
+             "neurons only)",
+             g.neurons[i].id);
+    assert_error(nn_plan_compile(&g, NULL, &p, &err), &err, TV_EINVAL, msg);
+    assert_null(p);
+    genome_release(&g);
+}
+
+/* ---- failure paths of nn_spike_new ------------------------------------------ */
+
+static void test_nn_spike_new_bad_description_fails(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    struct nn_spike *s = NULL;
+    struct nn_spike_neuron nr[3] = {unit(1, 1, 1, 0), unit(1, 1, 1, 0), unit(1, 1, 1, 0)};
+    struct nn_spike_conn cs[2] = {{1, 2, 1.0, 1}, {2, 1, 1.0, 1}};
+    struct nn_spike_desc d = {3, 1, nr, 2, cs};
+    assert_ok(nn_spike_new(&d, &s, &err), &err);
+    nn_spike_free(s);
+    nr[2].tau_exc = 0;
+    assert_error(nn_spike_new(&d, &s, &err), &err, TV_EINVAL,
+                 "spiking network: neuron 2: a time constant is not > 0");
+    assert_null(s);
+    nr[2].tau_exc = 1;
+    nr[1].threshold = NAN;
+    assert_error(nn_spike_new_reference(&d, &s, &err), &err, TV_EINVAL,
+                 "spiking network: neuron 1: a value is not finite");
+    nr[1].threshold = 1;
+    cs[1].to = 0;
+    assert_error(nn_spike_new(&d, &s, &err), &err, TV_EINVAL,
+                 "spiking network: connection 1 (2 -> 0): an end is out of range or an input");
+    cs[1].to = 1;
+    cs[1].delay = 0;
+    assert_error(nn_spike_new(&d, &s, &err), &err, TV_EINVAL,
+                 "spiking network: connection 1 (2 -> 1): weight not finite or delay 0 outside "
+                 "[1, 1024]");
+    cs[1].delay = 1;
+    cs[1].from = 0;
+    assert_error(nn_spike_new(&d, &s, &err), &err, TV_EINVAL,
+                 "spiking network: connection 1 (0 -> 1): not sorted by from");
+    d.n_in = 4;
+    assert_error(nn_spike_new(&d, &s, &err), &err, TV_EINVAL,
+                 "spiking network: 4 inputs of 3 neurons");
+    assert_null(s);
+    d.n_in = 1;
+    cs[1].from = 2;
+    assert_ok(nn_spike_new(&d, &s, &err), &err);
+    assert_error(nn_spike_set_target(s, NN_TARGET_COUNT, &err), &err, TV_EINVAL,
+                 "nn_spike_set_target: unknown target 3");
+    assert_error(nn_spike_set_target(s, -1, &err), &err, TV_EINVAL,
+                 "nn_spike_set_target: unknown target -1");
+    nn_spike_free(s);
+}
+
+/* ---- the cuba model in the genome formats ------------------------------------ */
+
+static void test_genome_cuba_round_trips_both_formats(void **state)
+{
+    (void)state;
+    struct tv_rng rng;
+    tv_rng_init(&rng, 19, 0, 0);
+    struct genome g, back;
+    genome_init(&g);
+    genome_init(&back);
+    random_cuba_genome(&g, &rng);
+    struct tv_error err = {0};
+    assert_int_equal(genome_format_version(&g), 2);
+    size_t len;
+    char *text = tu_text_of(&g, &len);
+    assert_non_null(strstr(text, " cuba tau_m="));
+    assert_ok(genome_read_text(&back, text, len, "c.txt", NULL, &err), &err);
+    assert_true(genome_equal(&g, &back));
+    free(text);
+    struct tv_buf buf = {0};
+    assert_ok(genome_encode(&g, &buf, &err), &err);
+    assert_ok(genome_decode(&back, buf.data, buf.len, NULL, &err), &err);
+    assert_true(genome_equal(&g, &back));
+    tv_buf_free(&buf);
+    /* a parameter out of its range is named */
+    const char *bad = "trevo-net 2\ninputs 1\noutputs 1\nneuron 0 in 0 identity 0\n"
+                      "neuron 1 out 1 identity 0 cuba tau_m=0.1\nconn 0 1 1\n";
+    assert_error(genome_read_text(&back, bad, strlen(bad), "c.txt", NULL, &err), &err, TV_EINVAL,
+                 "c.txt:5: cuba tau_m 0.1 is outside [0.5, 1e+06]");
+    genome_release(&g);
+    genome_release(&back);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_nn_spike_step_matches_reference_on_random_networks),
+        cmocka_unit_test(test_nn_spike_step_uniform_networks_match_reference),
+        cmocka_unit_test(test_nn_spike_step_follows_exact_solution),
+        cmocka_unit_test(test_nn_spike_step_refractory_period),
+        cmocka_unit_test(test_nn_spike_step_delay_to_the_step),
+        cmocka_unit_test(test_nn_spike_set_state_sets_v_and_currents),
+        cmocka_unit_test(test_nn_plan_compile_cuba_genome_steps_spikes),
+        cmocka_unit_test(test_nn_plan_compile_spiking_failures),
+        cmocka_unit_test(test_nn_spike_new_bad_description_fails),
+        cmocka_unit_test(test_genome_cuba_round_trips_both_formats),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
