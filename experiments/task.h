@@ -9,10 +9,10 @@
  * instance's input and output counts; evaluate() runs a compiled plan and
  * fills a task_result (fitness, whether the network solves the task, a few
  * named figures of its own); the optional champion_test() is the master's
- * test of a generation's best; close() frees what open() loaded. Today
- * master_config_parse() also opens and closes an instance to learn its
- * shape, so open() runs twice on the master: a task that loads data must
- * make that cheap (or the parse must keep its instance).
+ * test of a generation's best; close() frees what open() loaded. The config
+ * parse opens an instance to learn its shape; a search's ranks keep that
+ * one (master_config_parse_task), so open() runs once per rank and a task
+ * that loads data (classify) loads it once.
  *
  * Evaluation may use randomness only through the rng passed in, which
  * task_evaluate() seeds from the child's seed, so a fitness is a pure function

@@ -97,9 +97,9 @@ void master_config_defaults(struct master_config *c);
 int master_config_parse(struct master_config *c, const char *text, const char *file,
                         struct tv_error *err);
 /* Opens c's task with its [task] values (task_open) into *out, which the
- * caller closes with task_close(), and points c->worker.task at it. Once per
- * rank, after master_config_parse (which opened one to learn the task's
- * shape and closed it). */
+ * caller closes with task_close(), and points c->worker.task at it, after
+ * master_config_parse (which opened one to learn the task's shape and closed
+ * it). A search's ranks use master_config_parse_task instead: one open. */
 int master_config_open_task(struct master_config *c, struct task_instance **out,
                             struct tv_error *err);
 /* master_config_parse that keeps the task instance it opens to learn the

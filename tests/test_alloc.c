@@ -636,10 +636,27 @@ static void case_data_parse_idx(struct trial *t, void *ctx)
     data_free(&d);
 }
 
+/* The classify task's open: the data, the split, the scale's statistics. */
+static void case_classify_open(struct trial *t, void *ctx)
+{
+    (void)ctx;
+    const struct task_kind *k = task_find("classify");
+    struct task_params p;
+    task_params_defaults(k, &p);
+    snprintf(p.v[task_key_find(k, "train")].s, TASK_STRING_MAX, "%s", data_file);
+    p.v[task_key_find(k, "scale")].i = 2; /* zscore */
+    struct task_instance *task;
+    ARMED(t, task_open(k, &p, &task, &t->err));
+    if (!t->rc)
+        assert_int_equal(task->n_outputs, 3);
+    task_close(task);
+}
+
 static void test_data_load_out_of_memory(void **state)
 {
     sweep("data_load (CSV)", case_data_load_csv, *state);
     sweep("data_parse_idx", case_data_parse_idx, *state);
+    sweep("task_open (classify)", case_classify_open, *state);
 }
 
 /* ---- the store ------------------------------------------------------------ */
