@@ -11,10 +11,11 @@
  * connection's index k in nn_train_view.
  *
  * The transposed product (dL/dy of a source from the deltas of its
- * destinations) reads the same arrays through the index map: the positions
- * of the connections leaving source i are t_pos[t_row[i] .. t_row[i+1]),
- * feed-forward ones first (up to t_rec[i]), in increasing position. 4 bytes
- * per connection, no copy of the weights.
+ * destinations) is by default a scatter over these rows; it can also read
+ * the same arrays through the index map (nn_trainer_set_transpose): the
+ * positions of the connections leaving source i are t_pos[t_row[i] ..
+ * t_row[i+1]), feed-forward ones first (up to t_rec[i]), in increasing
+ * position. 4 bytes per connection, no copy of the weights.
  *
  * Values are batch-major per neuron, in blocks of up to TR_BLOCK samples:
  * the values of neuron j at step s are y[(s * n + j) * TR_BLOCK ...], so
