@@ -760,6 +760,7 @@ int nn_trainer_remove_neurons(struct nn_trainer *t, const uint8_t *dead, struct 
         t->dst[k] = nw[t->dst[k]];
     }
     t->n = q;
+    t->v_batch = 0; /* the view's rows were numbered the old way */
     neuron_layers(t);
     nn_tr_index_map(t);
     return 0;
