@@ -58,6 +58,8 @@ void nn_trainer_free(struct nn_trainer *t)
     free(t);
 }
 
+/* The counts: inputs and outputs are fixed at nn_trainer_new (only hidden
+ * neurons are ever removed), connections and steps change. */
 size_t nn_trainer_n_inputs(const struct nn_trainer *t)
 {
     return t->n_in;
