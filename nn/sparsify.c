@@ -167,18 +167,19 @@ int nn_sparsity_format(const struct nn_sparsity *p, char *buf, size_t size)
 
 /* ---- the rules ----------------------------------------------------------- */
 
-/* Marks k in remove; 1 if it was not marked before. */
-static size_t mark(uint8_t *remove, size_t k)
+/* Marks k in remove when out (0 or 1); 1 if it was not marked before.
+ * Branch-free, so that the loops over the weights vectorize. */
+static size_t mark(uint8_t *remove, size_t k, int out)
 {
-    size_t fresh = remove[k] == 0;
-    remove[k] = 1;
+    size_t fresh = (size_t)(out & (remove[k] == 0));
+    remove[k] |= (uint8_t)out;
     return fresh;
 }
 
 /* The removal rule of l1 and lp: x became y. */
 static int decayed_out(float x, float y)
 {
-    return x == 0 || y == 0 || (x > 0) != (y > 0);
+    return (x == 0) | (y == 0) | ((x > 0) != (y > 0));
 }
 
 size_t nn_sparsify_l1(float *w, size_t n, float d, uint8_t *remove)
@@ -187,11 +188,9 @@ size_t nn_sparsify_l1(float *w, size_t n, float d, uint8_t *remove)
     for (size_t k = 0; k < n; k++) {
         float x = w[k];
         float y = x > 0 ? x - d : x + d;
-        if (decayed_out(x, y)) {
-            c += mark(remove, k);
-            y = 0;
-        }
-        w[k] = y;
+        int out = decayed_out(x, y);
+        c += mark(remove, k, out);
+        w[k] = out ? 0 : y;
     }
     return c;
 }
@@ -203,14 +202,14 @@ size_t nn_sparsify_lp(float *w, size_t n, double d, double p, uint8_t *remove)
         float x = w[k];
         float y = 0;
         if (x != 0) {
-            double a = fabs((double)x);
-            y = (float)(x > 0 ? x - d * pow(a, p - 1) : x + d * pow(a, p - 1));
+            double a = fabs((double)x), e = p - 1;
+            /* |w|^(P-1), without pow() for the usual whole P */
+            double f = e == 0 ? 1 : e == 1 ? a : e == 2 ? a * a : pow(a, e);
+            y = (float)(x > 0 ? x - d * f : x + d * f);
         }
-        if (decayed_out(x, y)) {
-            c += mark(remove, k);
-            y = 0;
-        }
-        w[k] = y;
+        int out = decayed_out(x, y);
+        c += mark(remove, k, out);
+        w[k] = out ? 0 : y;
     }
     return c;
 }
@@ -219,8 +218,7 @@ size_t nn_sparsify_threshold(const float *w, size_t n, float t, uint8_t *remove)
 {
     size_t c = 0;
     for (size_t k = 0; k < n; k++)
-        if (fabsf(w[k]) < t)
-            c += mark(remove, k);
+        c += mark(remove, k, fabsf(w[k]) < t);
     return c;
 }
 
@@ -231,8 +229,7 @@ size_t nn_sparsify_round(float *w, size_t n, int k10, uint8_t *remove)
     size_t c = 0;
     for (size_t k = 0; k < n; k++) {
         float y = (float)(round((double)w[k] * s) / s);
-        if (y == 0)
-            c += mark(remove, k);
+        c += mark(remove, k, y == 0);
         w[k] = y;
     }
     return c;
@@ -242,8 +239,7 @@ size_t nn_sparsify_zero(size_t n, double p, struct tv_rng *rng, uint8_t *remove)
 {
     size_t c = 0;
     for (size_t k = 0; k < n; k++)
-        if (tv_rng_uniform(rng) < p)
-            c += mark(remove, k);
+        c += mark(remove, k, tv_rng_uniform(rng) < p);
     return c;
 }
 
@@ -259,8 +255,7 @@ size_t nn_sparsify_zero_prop(const float *w, size_t n, double p, struct tv_rng *
     for (size_t k = 0; k < n; k++) {
         double r = m > 0 ? 1 - fabs((double)w[k]) / m : 1;
         double pk = sum > 0 ? fmin(1, p * (double)n * r / sum) : p;
-        if (tv_rng_uniform(rng) < pk)
-            c += mark(remove, k);
+        c += mark(remove, k, tv_rng_uniform(rng) < pk);
     }
     return c;
 }
@@ -300,14 +295,16 @@ void nn_sparsify_lock_release(struct nn_sparsify_lock *l)
     nn_sparsify_lock_init(l, l->n_steps);
 }
 
-/* Rebuilds l with the live entries at `now`, room for one more at load <= 1/2. */
-static int lock_rebuild(struct nn_sparsify_lock *l, uint64_t now, struct tv_error *err)
+/* Rebuilds l with its live entries at `now` (none unless keep) and room for
+ * `room` more at load <= 1/2. */
+static int lock_rebuild(struct nn_sparsify_lock *l, uint64_t now, size_t room, int keep,
+                        struct tv_error *err)
 {
     size_t live = 0;
-    for (size_t i = 0; i < l->cap; i++)
+    for (size_t i = 0; keep && i < l->cap; i++)
         live += l->key[i] != 0 && lock_live(l, l->step[i], now);
     size_t cap = 16;
-    while (cap < 2 * (live + 1)) {
+    while (cap < 2 * (live + room)) {
         if (cap > SIZE_MAX / 4 / sizeof(uint64_t))
             return tv_error_set(err, TV_ENOMEM, "lock set: out of memory for %zu entries", live);
         cap *= 2;
@@ -319,7 +316,7 @@ static int lock_rebuild(struct nn_sparsify_lock *l, uint64_t now, struct tv_erro
         free(nl.step);
         return tv_error_set(err, TV_ENOMEM, "lock set: out of memory for %zu entries", cap);
     }
-    for (size_t i = 0; i < l->cap; i++)
+    for (size_t i = 0; keep && i < l->cap; i++)
         if (l->key[i] != 0 && lock_live(l, l->step[i], now)) {
             size_t j = lock_slot(&nl, l->key[i]);
             nl.key[j] = l->key[i];
@@ -340,7 +337,7 @@ int nn_sparsify_lock_add(struct nn_sparsify_lock *l, uint32_t from, uint32_t to,
         return 0;
     }
     if (2 * (l->n + 1) > l->cap) {
-        int rc = lock_rebuild(l, step, err);
+        int rc = lock_rebuild(l, step, 1, 1, err);
         if (rc)
             return rc;
     }
@@ -348,6 +345,16 @@ int nn_sparsify_lock_add(struct nn_sparsify_lock *l, uint32_t from, uint32_t to,
     l->key[i] = key;
     l->step[i] = step;
     l->n++;
+    return 0;
+}
+
+/* Empties l, keeping room for `need` entries (its memory when it has enough). */
+static int lock_reset(struct nn_sparsify_lock *l, size_t need, struct tv_error *err)
+{
+    if (l->cap < 2 * (need + 1))
+        return lock_rebuild(l, 0, need + 1, 0, err);
+    memset(l->key, 0, l->cap * sizeof *l->key);
+    l->n = 0;
     return 0;
 }
 
@@ -413,6 +420,30 @@ static void heap_up(struct cand *h, size_t i)
     }
 }
 
+/* sum of a[b] * b_[b] over b < n in float: 8 interleaved partial sums (a
+ * form the compiler vectorizes without reassociating), then added in a fixed
+ * order, so every machine gives the same bits. */
+static float dot8(const float *a, const float *b, size_t n)
+{
+    float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    size_t k = 0;
+    for (; k + 8 <= n; k += 8)
+        for (size_t l = 0; l < 8; l++)
+            acc[l] += a[k + l] * b[k + l];
+    for (; k < n; k++)
+        acc[k % 8] += a[k] * b[k];
+    return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+
+/* 1 if row[0..n) holds a non-zero. */
+static int any_nonzero(const float *row, size_t n)
+{
+    for (size_t b = 0; b < n; b++)
+        if (row[b] != 0)
+            return 1;
+    return 0;
+}
+
 int nn_sparsify_rigl_top(const float *value, const float *delta, size_t batch, const uint32_t *id,
                          const uint32_t *from_idx, size_t n_from, const uint32_t *to_idx,
                          size_t n_to, size_t k,
@@ -423,25 +454,30 @@ int nn_sparsify_rigl_top(const float *value, const float *delta, size_t batch, c
     if (k == 0)
         return 0;
     struct cand *h = k <= SIZE_MAX / sizeof *h ? malloc(k * sizeof *h) : NULL;
-    if (!h)
+    uint8_t *live = malloc(n_from ? n_from : 1); /* value row ii not all 0 */
+    if (!h || !live) {
+        free(h);
+        free(live);
         return tv_error_set(err, TV_ENOMEM, "rigl: out of memory for %zu candidates", k);
+    }
+    for (size_t ii = 0; ii < n_from; ii++)
+        live[ii] = (uint8_t)any_nonzero(value + (size_t)from_idx[ii] * batch, batch);
     size_t n = 0;
     for (size_t jj = 0; jj < n_to; jj++) {
         const float *dj = delta + (size_t)to_idx[jj] * batch;
         uint32_t to = id[to_idx[jj]];
+        int live_j = any_nonzero(dj, batch);
         for (size_t ii = 0; ii < n_from; ii++) {
-            uint32_t from = id[from_idx[ii]];
-            if (!absent(ctx, from, to))
+            float g =
+                live_j && live[ii] ? dot8(value + (size_t)from_idx[ii] * batch, dj, batch) : 0;
+            struct cand c = {fabsf(g), {id[from_idx[ii]], to, g}};
+            /* the hash lookup only for a candidate that would enter */
+            if ((n == k && !cand_before(&c, &h[0])) || !absent(ctx, c.c.from, to))
                 continue;
-            const float *vi = value + (size_t)from_idx[ii] * batch;
-            double g = 0;
-            for (size_t b = 0; b < batch; b++)
-                g += (double)vi[b] * dj[b];
-            struct cand c = {(float)fabs(g), {from, to, (float)g}};
             if (n < k) {
                 h[n] = c;
                 heap_up(h, n++);
-            } else if (cand_before(&c, &h[0])) {
+            } else {
                 h[0] = c;
                 heap_down(h, n, 0);
             }
@@ -452,6 +488,7 @@ int nn_sparsify_rigl_top(const float *value, const float *delta, size_t batch, c
         out[i] = h[i].c;
     *n_out = n;
     free(h);
+    free(live);
     return 0;
 }
 
@@ -461,9 +498,10 @@ struct nn_sparsifier {
     struct nn_sparsity *p; /* [n] */
     size_t n;
     uint64_t seed;
-    int locking;                  /* a lock:N policy is given */
-    struct nn_sparsify_lock lock; /* its set */
-    int neuron;                   /* a neuron policy is given, N in neuron_every (0: epoch) */
+    int locking;                   /* a lock:N policy is given */
+    struct nn_sparsify_lock lock;  /* its set */
+    struct nn_sparsify_lock exist; /* set and rigl: the connections (kept for its memory) */
+    int neuron;                    /* a neuron policy is given, N in neuron_every (0: epoch) */
     uint64_t neuron_every;
     uint8_t *mask; /* [cap_mask] scratch: connections to remove */
     size_t cap_mask;
@@ -485,6 +523,7 @@ int nn_sparsifier_new(const struct nn_sparsity *p, size_t n, uint64_t seed,
     s->n = n;
     s->seed = seed;
     nn_sparsify_lock_init(&s->lock, 1);
+    nn_sparsify_lock_init(&s->exist, 0);
     for (size_t i = 0; i < n; i++) {
         char spec[96];
         nn_sparsity_format(&p[i], spec, sizeof spec);
@@ -524,6 +563,7 @@ void nn_sparsifier_free(struct nn_sparsifier *s)
     if (!s)
         return;
     nn_sparsify_lock_release(&s->lock);
+    nn_sparsify_lock_release(&s->exist);
     free(s->p);
     free(s->mask);
     free(s->dead);
@@ -692,7 +732,7 @@ struct regrow {
     size_t *to_start;        /* [n_layers + 1] */
     struct genome_conn *add; /* [n_add] */
     size_t n_add;
-    struct nn_sparsify_lock exist;       /* the surviving and grown connections */
+    struct nn_sparsify_lock *exist;      /* the surviving and grown connections */
     const struct nn_sparsify_lock *lock; /* NULL when not locking */
     uint64_t now;
 };
@@ -706,7 +746,6 @@ static void regrow_release(struct regrow *r)
     free(r->to_list);
     free(r->to_start);
     free(r->add);
-    nn_sparsify_lock_release(&r->exist);
 }
 
 /* Dense indices by layer into list, layer l at [start[l], start[l+1]). */
@@ -738,7 +777,7 @@ static uint32_t layer_of(const struct regrow *r, uint32_t id)
 static int regrow_absent(void *ctx, uint32_t from, uint32_t to)
 {
     const struct regrow *r = ctx;
-    return nn_sparsify_lock_allows(&r->exist, from, to, 0) &&
+    return nn_sparsify_lock_allows(r->exist, from, to, 0) &&
            (!r->lock || nn_sparsify_lock_allows(r->lock, from, to, r->now));
 }
 
@@ -804,7 +843,7 @@ static int grow_set(struct regrow *r, uint32_t lf, uint32_t lt, size_t q, double
             uint32_t to = r->v->id[r->to_list[r->to_start[lt] + tv_rng_below(rng, (uint32_t)nt)]];
             if (!regrow_absent(r, from, to))
                 continue;
-            int rc = nn_sparsify_lock_add(&r->exist, from, to, 0, err);
+            int rc = nn_sparsify_lock_add(r->exist, from, to, 0, err);
             if (rc)
                 return rc;
             r->add[r->n_add++] =
@@ -829,13 +868,16 @@ static int regrow_plan(struct nn_sparsifier *s, struct regrow *r, size_t i, size
     int rc = regrow_prepare(r, rigl, err);
     if (rc)
         return rc;
+    rc = lock_reset(r->exist, v->n_conns, err);
+    if (rc)
+        return rc;
     *n_removed = regrow_mark(r, p->a, s->mask);
     r->add = malloc((*n_removed ? *n_removed : 1) * sizeof *r->add);
     if (!r->add)
         return tv_error_set(err, TV_ENOMEM, "out of memory for %zu new connections", *n_removed);
     for (size_t k = 0; k < v->n_conns; k++) {
         if (!s->mask[k])
-            rc = nn_sparsify_lock_add(&r->exist, v->from[k], v->to[k], 0, err);
+            rc = nn_sparsify_lock_add(r->exist, v->from[k], v->to[k], 0, err);
         else if (s->locking)
             rc = nn_sparsify_lock_add(&s->lock, v->from[k], v->to[k], r->now, err);
         if (rc)
@@ -873,8 +915,10 @@ static int regrow(struct nn_sparsifier *s, struct nn_trainer *t, size_t i, struc
 {
     struct nn_train_view v;
     nn_trainer_view(t, &v);
-    struct regrow r = {.v = &v, .lock = s->locking ? &s->lock : NULL, .now = nn_trainer_steps(t)};
-    nn_sparsify_lock_init(&r.exist, 0);
+    struct regrow r = {.v = &v,
+                       .exist = &s->exist,
+                       .lock = s->locking ? &s->lock : NULL,
+                       .now = nn_trainer_steps(t)};
     size_t removed = 0;
     int rc = mask_reset(s, v.n_conns, err);
     if (!rc)
