@@ -69,12 +69,14 @@
  *               are the pairs absent after the removal (a connection just
  *               removed may come back, unless lock:N). g is computed
  *               destination by destination: for each non-input neuron j of
- *               the to-layer, g_ij for each from-layer neuron i (in double),
- *               each absent and unlocked candidate offered to a top-k
- *               min-heap (ties: smaller (from, to) first). Cost per call:
- *               time O(batch * n_from * n_to) per pair (one pass of the
- *               dense product, once an epoch: 2.3e8 multiply-adds for
- *               784-1000-1000-10 at batch 128) and a hash lookup per pair;
+ *               the to-layer, g_ij for each from-layer neuron i (in float:
+ *               8 interleaved partial sums added in a fixed order; exactly
+ *               0 when i's values or j's deltas are all 0), each candidate
+ *               that would enter a top-k min-heap (ties: smaller (from, to)
+ *               first) checked absent and unlocked. Cost per call: time
+ *               O(batch * n_from * n_to) per pair (one pass of the dense
+ *               product, once an epoch: 2.3e8 multiply-adds for
+ *               784-1000-1000-10 at batch 128; measured in BENCHMARKS.md),
  *               memory O(k + connections) -- never an n_from x n_to matrix.
  *               TV_ESTATE when the view has no value and delta: no grad/step
  *               call yet, or nn_trainer_keep_values(t, 0) (a training loop
