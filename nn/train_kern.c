@@ -146,7 +146,8 @@ NN_INLINE void finish_delta(struct vb *a, int act, const float *zrow, const floa
                             float *drow, int nv)
 {
     if (act == GENOME_ACT_RELU) {
-        EACH(0, nv, a->v[v] = (v16f)((v16i)a->v[v] & (((const v16f *)zrow)[v] > (v16f){0})));
+        /* relu: z > 0 exactly where its value y = max(z, 0) is */
+        EACH(0, nv, a->v[v] = (v16f)((v16i)a->v[v] & (((const v16f *)yrow)[v] > (v16f){0})));
         store(a, drow, nv);
     } else if (act == GENOME_ACT_IDENTITY) {
         store(a, drow, nv);
@@ -227,8 +228,9 @@ NN_INLINE void forward(struct nn_trainer *t, struct tr_block *b, int nv)
             if (s > 0)
                 axpy_rows(&a, t->w, t->src, t->rec[j], t->row[j + 1], yp, nv);
             float *zj = zs + j * BL, *yj = ys + j * BL;
-            store(&a, zj, nv);
             int act = t->act[j];
+            if (act != GENOME_ACT_RELU && act != GENOME_ACT_IDENTITY)
+                store(&a, zj, nv); /* relu' and identity' come from the value */
             if (act == GENOME_ACT_RELU) {
                 EACH(0, nv, a.v[v] = (v16f)((v16i)a.v[v] & (a.v[v] > (v16f){0})));
                 store(&a, yj, nv);
