@@ -503,7 +503,8 @@ struct nn_sparsifier {
     struct nn_sparsify_lock exist; /* set and rigl: the connections (kept for its memory) */
     int neuron;                    /* a neuron policy is given, N in neuron_every (0: epoch) */
     uint64_t neuron_every;
-    uint8_t *mask; /* [cap_mask] scratch: connections to remove */
+    uint64_t neuron_checked; /* nn_trainer_steps() at the last check */
+    uint8_t *mask;           /* [cap_mask] scratch: connections to remove */
     size_t cap_mask;
     uint8_t *dead; /* [cap_dead] scratch: neurons to remove */
     size_t cap_dead;
@@ -621,9 +622,14 @@ static int remove_marked(struct nn_sparsifier *s, struct nn_trainer *t,
     return 0;
 }
 
-/* neuron: removes the hidden neurons dead since the last check. */
+/* neuron: removes the hidden neurons dead since the last check (none when
+ * no step was taken since: the trainer would count every neuron dead). */
 static int remove_dead(struct nn_sparsifier *s, struct nn_trainer *t, struct tv_error *err)
 {
+    uint64_t now = nn_trainer_steps(t);
+    if (now == s->neuron_checked)
+        return 0;
+    s->neuron_checked = now;
     struct nn_train_view v;
     nn_trainer_view(t, &v);
     int rc = tv_grow((void **)&s->dead, &s->cap_dead, v.n_neurons, 1, err);

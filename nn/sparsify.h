@@ -39,6 +39,8 @@
  *               since the last such check (or since the trainer was made) is
  *               removed with all its connections (nn_trainer_zero_neurons +
  *               nn_trainer_remove_neurons): a ReLU with a very negative bias.
+ *               A check with no optimizer step since the last one (or
+ *               ever) does nothing.
  *
  *  Per epoch -- nn_sparsifier_epoch(), called at the end of each epoch:
  *   neuron      as neuron:N with the window one epoch (between two calls of

@@ -808,14 +808,18 @@ static void test_nn_sparsifier_neuron_removes_dead(void **state)
     train_step(t, &b);
     nn_sparsifier_free(s);
     nn_trainer_free(t);
-    /* once an epoch */
+    /* once an epoch; an epoch without a step removes nothing */
     t = make_trainer(g);
     const char *spec2[] = {"neuron"};
     s = make_sparsifier(spec2, 1, 9);
+    assert_ok(nn_sparsifier_epoch(s, t, &err), &err);
+    assert_int_equal(nn_trainer_n_conns(t), g->n_conns);
     train_step(t, &b);
     assert_ok(nn_sparsifier_step(s, t, &err), &err);
     assert_int_equal(nn_trainer_n_conns(t), g->n_conns);
     assert_ok(nn_sparsifier_epoch(s, t, &err), &err);
+    check_dead_removed(g, t);
+    assert_ok(nn_sparsifier_epoch(s, t, &err), &err); /* no step since: nothing */
     check_dead_removed(g, t);
     nn_sparsifier_free(s);
     nn_trainer_free(t);
