@@ -950,10 +950,10 @@ static int regrow(struct nn_sparsifier *s, struct nn_trainer *t, size_t i, struc
 int nn_sparsifier_epoch(struct nn_sparsifier *s, struct nn_trainer *t, struct tv_error *err)
 {
     int rc = 0;
-    if (s->neuron && s->neuron_every == 0)
-        rc = remove_dead(s, t, err);
     for (size_t i = 0; !rc && i < s->n; i++)
         if (s->p[i].kind == NN_SPARSE_SET || s->p[i].kind == NN_SPARSE_RIGL)
             rc = regrow(s, t, i, err);
+    if (!rc && s->neuron && s->neuron_every == 0)
+        rc = remove_dead(s, t, err);
     return rc;
 }

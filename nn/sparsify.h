@@ -93,9 +93,10 @@
  *
  * Policies run in the order given; removals of one call are collected in one
  * mask and applied at once (a weight changed by l1 is seen changed by a
- * threshold after it); neuron:N runs after them. At an epoch's end neuron
- * runs first, then each set and rigl in turn, each removing and growing
- * before the next looks. Randomness: policy i's draws at trainer step s come
+ * threshold after it); neuron:N runs after them. At an epoch's end each
+ * set and rigl runs in turn, each removing and growing before the next
+ * looks, and then neuron (last: removing neurons renumbers them, after which
+ * the trainer's view holds no values for rigl to read). Randomness: policy i's draws at trainer step s come
  * from tv_rng_init(seed, i, s), so a run is deterministic and the draws of a
  * step do not depend on earlier steps. lock and neuron may be given at most
  * once each (neuron and neuron:N count as one).
@@ -155,7 +156,7 @@ void nn_sparsifier_free(struct nn_sparsifier *s); /* NULL is a no-op */
  * neuron:N. Weights may be changed in place (l1, lp, round) even when the
  * call then fails (TV_ENOMEM, or the trainer's error). */
 int nn_sparsifier_step(struct nn_sparsifier *s, struct nn_trainer *t, struct tv_error *err);
-/* At the end of each epoch: neuron (once an epoch), set, rigl. */
+/* At the end of each epoch: set and rigl, then neuron (once an epoch). */
 int nn_sparsifier_epoch(struct nn_sparsifier *s, struct nn_trainer *t, struct tv_error *err);
 
 /* 1 if nn_sparsifier_epoch reads the view's value and delta (rigl), else 0. */
