@@ -25,6 +25,7 @@ FUZZ_SECONDS ?= 20
 DEB_PKGS = build-essential libopenmpi-dev openmpi-bin libsqlite3-dev sqlite3 libmsgpack-dev \
            libcmocka-dev libinih-dev libopenblas-dev clang libclang-rt-14-dev clang-format \
            valgrind gnuplot-nox graphviz
+DEB_PKGS += zlib1g-dev dataset-fashion-mnist
 SUDO = $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 WARN = -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Werror
@@ -36,12 +37,13 @@ endif
 # clone and every machine computes bit-identical results (docs/contracts.md, "Determinism").
 BASE_CFLAGS = -std=c11 $(OPT) $(WARN) -ffp-contract=off -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L
 OPENBLAS_CFLAGS = $(shell pkg-config --cflags openblas 2>/dev/null)
-LDLIBS = -lsqlite3 -lmsgpackc -linih -ldl -lm -lpthread
+LDLIBS = -lsqlite3 -lmsgpackc -linih -lz -ldl -lm -lpthread
 LDFLAGS = $(if $(filter 1,$(SAN)),-fsanitize=address$(,)undefined)
 , := ,
 
 GENOME_SRC = $(wildcard genome/*.c)
 NN_SRC = $(wildcard nn/*.c)
+DATA_SRC = $(wildcard data/*.c)
 STORE_SRC = $(wildcard store/*.c)
 TASKS_SRC = $(wildcard experiments/*.c)
 WORKER_SRC = $(wildcard worker/*.c)
@@ -53,17 +55,19 @@ FUZZ_SRC = $(wildcard tests/fuzz/fuzz_*.c)
 H_GENOME = $(wildcard genome/*.h)
 H_NN = $(H_GENOME) $(wildcard nn/*.h)
 H_STORE = $(H_GENOME) $(wildcard store/*.h)
-H_TASKS = $(H_NN) $(wildcard experiments/*.h)
+H_DATA = $(H_GENOME) $(wildcard data/*.h)
+H_TASKS = $(H_NN) $(H_DATA) $(wildcard experiments/*.h)
 H_WORKER = $(H_TASKS) $(wildcard worker/*.h)
 H_ALL = $(H_WORKER) $(wildcard store/*.h master/*.h tests/*.h)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 LIB_GENOME = $(BUILD)/libgenome.a
 LIB_NN = $(BUILD)/libnn.a
+LIB_DATA = $(BUILD)/libdata.a
 LIB_STORE = $(BUILD)/libstore.a
 LIB_TASKS = $(BUILD)/libtasks.a
 LIB_MASTER = $(BUILD)/libmaster.a
-LIBS = $(LIB_MASTER) $(LIB_TASKS) $(LIB_STORE) $(LIB_NN) $(LIB_GENOME)
+LIBS = $(LIB_MASTER) $(LIB_TASKS) $(LIB_DATA) $(LIB_STORE) $(LIB_NN) $(LIB_GENOME)
 TREVO = $(BUILD)/trevo
 TESTS = $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 BENCHES = $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
@@ -81,12 +85,15 @@ $(BUILD)/obj/genome/%.o: genome/%.c $(H_GENOME)
 $(BUILD)/obj/nn/%.o: nn/%.c $(H_NN)
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) -Inn -Igenome -c $< -o $@
+$(BUILD)/obj/data/%.o: data/%.c $(H_DATA)
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) -Idata -Igenome -c $< -o $@
 $(BUILD)/obj/store/%.o: store/%.c $(H_STORE)
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) -Istore -Igenome -c $< -o $@
 $(BUILD)/obj/experiments/%.o: experiments/%.c $(H_TASKS)
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) -Iexperiments -Inn -Igenome -c $< -o $@
+	$(CC) $(BASE_CFLAGS) -Iexperiments -Idata -Inn -Igenome -c $< -o $@
 $(BUILD)/obj/worker/%.o: worker/%.c $(H_WORKER)
 	@mkdir -p $(@D)
 	$(MPICC) $(BASE_CFLAGS) -Iworker -Iexperiments -Inn -Igenome -c $< -o $@
@@ -96,6 +103,7 @@ $(BUILD)/obj/master/%.o: master/%.c $(H_ALL)
 
 $(LIB_GENOME): $(call obj,$(GENOME_SRC))
 $(LIB_NN): $(call obj,$(NN_SRC))
+$(LIB_DATA): $(call obj,$(DATA_SRC))
 $(LIB_STORE): $(call obj,$(STORE_SRC))
 $(LIB_TASKS): $(call obj,$(TASKS_SRC))
 $(LIB_MASTER): $(call obj,$(MASTER_SRC) $(WORKER_SRC))
@@ -108,7 +116,7 @@ $(TREVO): $(call obj,master/main.c) $(LIBS)
 	$(MPICC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # ---- tests, benchmarks -------------------------------------------------
-INC_ALL = -Imaster -Iworker -Istore -Iexperiments -Inn -Igenome -Itests
+INC_ALL = -Imaster -Iworker -Istore -Iexperiments -Idata -Inn -Igenome -Itests
 # Test binaries only (not the benchmarks, fuzzers or trevo): the allocation
 # functions are wrapped, so that calls from our libraries and the tests go to
 # tests/failalloc.c, which can fail the k-th one and count live blocks
@@ -147,6 +155,8 @@ check: layers unit integration $(BENCHES)
 layers:
 	@bad=$$(grep -lE '#include *[<"](mpi|sqlite3)\.h' genome/*.[ch] nn/*.[ch] 2>/dev/null); \
 	if [ -n "$$bad" ]; then echo "layer violation (MPI/SQLite in genome/ or nn/): $$bad"; exit 1; fi
+	@bad=$$(grep -lE '#include *[<"](zlib|data)\.h' genome/*.[ch] nn/*.[ch] 2>/dev/null); \
+	if [ -n "$$bad" ]; then echo "layer violation (data files in genome/ or nn/): $$bad"; exit 1; fi
 
 unit: $(TESTS)
 	@tests/run_unit.sh $(TESTS)
@@ -191,8 +201,8 @@ valgrind: $(TREVO)
 FUZZ_BUILD = $(BUILD)/fuzz
 FUZZ_FLAGS = -std=c11 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined \
              -ffp-contract=off -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L
-FUZZ_INC = -Imaster -Iworker -Iexperiments -Inn -Igenome
-FUZZ_LIBSRC = $(GENOME_SRC) $(NN_SRC) $(TASKS_SRC) worker/msg.c master/config.c master/config_keys.c \
+FUZZ_INC = -Imaster -Iworker -Iexperiments -Idata -Inn -Igenome
+FUZZ_LIBSRC = $(GENOME_SRC) $(NN_SRC) $(DATA_SRC) $(TASKS_SRC) worker/msg.c master/config.c master/config_keys.c \
               master/state.c master/pop.c master/row.c
 FUZZ_OBJ = $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(FUZZ_LIBSRC))
 FUZZERS = $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/%,$(FUZZ_SRC))
@@ -202,13 +212,13 @@ $(FUZZ_BUILD)/obj/%.o: %.c $(H_ALL)
 	clang $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(FUZZ_INC) -c $< -o $@
 $(FUZZ_BUILD)/%: tests/fuzz/%.c $(FUZZ_OBJ) $(H_ALL)
 	@mkdir -p $(@D)
-	clang $(FUZZ_FLAGS) -fsanitize=fuzzer $(FUZZ_INC) -o $@ $< $(FUZZ_OBJ) -lmsgpackc -linih -lm
+	clang $(FUZZ_FLAGS) -fsanitize=fuzzer $(FUZZ_INC) -o $@ $< $(FUZZ_OBJ) -lmsgpackc -linih -lz -lm
 
 fuzz: $(FUZZERS)
 	@tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZERS)
 
 # ---- formatting --------------------------------------------------------
-FORMAT_FILES = $(wildcard genome/*.[ch] nn/*.[ch] store/*.[ch] master/*.[ch] worker/*.[ch] \
+FORMAT_FILES = $(wildcard genome/*.[ch] nn/*.[ch] data/*.[ch] store/*.[ch] master/*.[ch] worker/*.[ch] \
                experiments/*.[ch] tests/*.[ch] tests/*/*.[ch])
 format:
 	clang-format -i $(FORMAT_FILES)

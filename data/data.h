@@ -43,7 +43,23 @@ struct data_set {
  * "fashion-mnist:" name. 0, or TV_EIO / TV_EINVAL / TV_ENOMEM with err naming
  * the file and where. *out is empty on error. */
 int data_load(const char *spec, const char *labels, struct data_set *out, struct tv_error *err);
+/* The same with the number of classes known (a test set loaded for a
+ * training set's classes): every label must be below n_classes, and the set
+ * has n_classes classes; 0 is data_load. A label out of range is named with
+ * its file and line or byte offset. */
+int data_load_classes(const char *spec, const char *labels, size_t n_classes, struct data_set *out,
+                      struct tv_error *err);
+/* The parsers on bytes in memory, named in messages as given: a CSV text,
+ * or an IDX images file and its labels file (not gzipped). */
+int data_parse_csv(const char *text, size_t len, const char *name, size_t n_classes,
+                   struct data_set *out, struct tv_error *err);
+int data_parse_idx(const uint8_t *images, size_t images_len, const char *images_name,
+                   const uint8_t *labels, size_t labels_len, const char *labels_name,
+                   size_t n_classes, struct data_set *out, struct tv_error *err);
 void data_free(struct data_set *d); /* an empty or zeroed set is a no-op */
+
+/* The files of "fashion-mnist:train" or ":test" (Debian's package). */
+#define DATA_FASHION_MNIST_DIR "/usr/share/datasets/fashion-mnist"
 
 /* Row r's features as floats (pixels divided by 255), unscaled. */
 void data_row(const struct data_set *d, size_t r, float *out);

@@ -427,3 +427,61 @@ int store_run_set_status(struct store *s, int64_t run, int status, struct tv_err
                               store_held_run(s, run)->name, status_names[status]);
     return 0;
 }
+
+/* ---- notes ---------------------------------------------------------------- */
+
+int store_run_note_set(struct store *s, int64_t run, const char *key, const char *value,
+                       struct tv_error *err)
+{
+    struct held_run *h = store_writer_of(s, run, err, "setting a run note");
+    if (!h)
+        return err ? err->code : TV_ESTATE;
+    sqlite3_stmt *q = NULL;
+    int rc = sqlite3_prepare_v2(
+        s->db, "INSERT OR REPLACE INTO run_notes(run_id, key, value) VALUES (?1, ?2, ?3)", -1, &q,
+        NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_int64(q, 1, run);
+        sqlite3_bind_text(q, 2, key, -1, SQLITE_STATIC);
+        sqlite3_bind_text(q, 3, value, -1, SQLITE_STATIC);
+        rc = store_exec_stmt(q);
+    }
+    sqlite3_finalize(q);
+    if (rc != SQLITE_OK)
+        return store_db_error(s, rc, err, "run '%s': setting note %s", h->name, key);
+    return 0;
+}
+
+int store_run_note_get(struct store *s, int64_t run, const char *key, char **value,
+                       struct tv_error *err)
+{
+    *value = NULL;
+    sqlite3_stmt *q = NULL;
+    int rc = sqlite3_prepare_v2(s->db, "SELECT value FROM run_notes WHERE run_id = ?1 AND key = ?2",
+                                -1, &q, NULL);
+    if (rc != SQLITE_OK) {
+        /* a version-2 database opened read-only: no notes table, no notes */
+        int missing = strstr(sqlite3_errmsg(s->db), "no such table") != NULL;
+        sqlite3_finalize(q);
+        if (missing)
+            return tv_error_set(err, TV_ENOTFOUND, "%s: run %lld has no note %s", s->path,
+                                (long long)run, key);
+        return store_db_error(s, rc, err, "reading note %s of run %lld", key, (long long)run);
+    }
+    sqlite3_bind_int64(q, 1, run);
+    sqlite3_bind_text(q, 2, key, -1, SQLITE_STATIC);
+    rc = sqlite3_step(q);
+    int code = 0;
+    if (rc == SQLITE_ROW) {
+        const char *t = (const char *)sqlite3_column_text(q, 0);
+        if (!(*value = strdup(t ? t : "")))
+            code = tv_error_set(err, TV_ENOMEM, "%s: out of memory reading note %s", s->path, key);
+    } else if (rc == SQLITE_DONE) {
+        code = tv_error_set(err, TV_ENOTFOUND, "%s: run %lld has no note %s", s->path,
+                            (long long)run, key);
+    } else {
+        code = store_db_error(s, rc, err, "reading note %s of run %lld", key, (long long)run);
+    }
+    sqlite3_finalize(q);
+    return code;
+}

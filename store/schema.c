@@ -1,5 +1,5 @@
 /*
- * schema.c -- the SQL of the store: schema version 2 (tables, indexes,
+ * schema.c -- the SQL of the store: schema version 3 (tables, indexes,
  * views) as one script, run in the transaction that creates a database,
  * and the migrations from older versions. See store.h for the invariants
  * and the README for the views.
@@ -20,6 +20,14 @@
  * every batch rewrote pages all over its generation's part of the index. */
 #define INDIVIDUALS_BY_GENERATION                                                                  \
     "CREATE INDEX individuals_by_generation ON individuals(run_id, generation, id, fitness);\n"
+
+#define RUN_NOTES                                                                                  \
+    "CREATE TABLE run_notes(\n"                                                                    \
+    "  run_id INTEGER NOT NULL REFERENCES runs(run_id),\n"                                         \
+    "  key TEXT NOT NULL,\n"                                                                       \
+    "  value TEXT NOT NULL,\n"                                                                     \
+    "  PRIMARY KEY (run_id, key)\n"                                                                \
+    ") WITHOUT ROWID;\n"
 
 const char *const store_schema_sql[] = {
     "CREATE TABLE trevo_meta(\n"
@@ -42,6 +50,9 @@ const char *const store_schema_sql[] = {
     "  writer_host TEXT,\n"
     "  writer_since TEXT\n"
     ");\n",
+
+    /* a run's notes (store_run_note_set): since version 3 */
+    RUN_NOTES,
 
     "CREATE TABLE operators(\n"
     "  op INTEGER PRIMARY KEY,\n"
@@ -204,4 +215,7 @@ const char *const store_schema_sql[] = {
 static const char *const from_v1[] = {"DROP INDEX individuals_by_generation;\n",
                                       INDIVIDUALS_BY_GENERATION, NULL};
 
-const char *const *const store_migration_sql[STORE_SCHEMA_VERSION] = {[1] = from_v1};
+/* Version 2 had no run notes. */
+static const char *const from_v2[] = {RUN_NOTES, NULL};
+
+const char *const *const store_migration_sql[STORE_SCHEMA_VERSION] = {[1] = from_v1, [2] = from_v2};

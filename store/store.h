@@ -56,7 +56,7 @@
 
 #include "genome.h"
 
-#define STORE_SCHEMA_VERSION 2
+#define STORE_SCHEMA_VERSION 3
 #define STORE_APPLICATION_ID 0x54524556 /* "TREV" */
 
 /* "no individual" for parents, species, champion. */
@@ -178,6 +178,19 @@ void store_runs_free(struct store_run_info *runs, size_t n);
 
 /* Sets the run's status (this connection must be its writer). */
 int store_run_set_status(struct store *s, int64_t run, int status, struct tv_error *err);
+
+/* Notes of a run: named text values stored with it (table run_notes), for
+ * what belongs to a run as a whole and is not in its config -- a plugin
+ * task's path and SHA-256, the final champion's test accuracy. Keys are
+ * short names ("task.plugin_sha256"); a key holds one value.
+ * store_run_note_set sets or replaces one (this connection must be the run's
+ * writer). store_run_note_get reads one into *value (malloc'd, the caller
+ * frees it): TV_ENOTFOUND when the run has no such note (also in a database
+ * of schema version 2 opened read-only, which has no notes yet). */
+int store_run_note_set(struct store *s, int64_t run, const char *key, const char *value,
+                       struct tv_error *err);
+int store_run_note_get(struct store *s, int64_t run, const char *key, char **value,
+                       struct tv_error *err);
 
 /* ---- individuals ---------------------------------------------------------- */
 

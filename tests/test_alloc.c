@@ -22,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "data.h"
 #include "failalloc.h"
 #include "master.h"
 #include "nn.h"
@@ -588,6 +589,59 @@ static void test_master_config_parse_out_of_memory(void **state)
     sweep("master_config_parse", case_config_parse, *state);
 }
 
+/* ---- data sets ------------------------------------------------------------ */
+
+/* A CSV file of a few rows, and an IDX pair in memory: 3 images of 2 bytes. */
+static const char data_csv[] = "a,b,class\n1,2,0\n# c\n3,4,1\n5,6,2\n";
+static const uint8_t data_img[] = {0, 0, 8, 3, 0, 0, 0, 3, 0, 0, 0,
+                                   1, 0, 0, 0, 2, 1, 2, 3, 4, 5, 6};
+static const uint8_t data_lab[] = {0, 0, 8, 1, 0, 0, 0, 3, 0, 1, 1};
+static char data_file[] = "/tmp/test_alloc_data_XXXXXX";
+
+static int data_setup(void **state)
+{
+    (void)state;
+    int fd = mkstemp(data_file);
+    if (fd < 0)
+        return -1;
+    ssize_t n = write(fd, data_csv, sizeof data_csv - 1);
+    return close(fd) || n != (ssize_t)sizeof data_csv - 1;
+}
+
+static int data_teardown(void **state)
+{
+    (void)state;
+    return unlink(data_file);
+}
+
+/* data_load reads the file (the CSV text grows) and parses it. */
+static void case_data_load_csv(struct trial *t, void *ctx)
+{
+    (void)ctx;
+    struct data_set d;
+    ARMED(t, data_load(data_file, NULL, &d, &t->err));
+    if (!t->rc)
+        assert_int_equal(d.n_rows, 3);
+    data_free(&d);
+}
+
+static void case_data_parse_idx(struct trial *t, void *ctx)
+{
+    (void)ctx;
+    struct data_set d;
+    ARMED(t, data_parse_idx(data_img, sizeof data_img, "i", data_lab, sizeof data_lab, "l", 0, &d,
+                            &t->err));
+    if (!t->rc)
+        assert_int_equal(d.n_classes, 2);
+    data_free(&d);
+}
+
+static void test_data_load_out_of_memory(void **state)
+{
+    sweep("data_load (CSV)", case_data_load_csv, *state);
+    sweep("data_parse_idx", case_data_parse_idx, *state);
+}
+
 /* ---- the store ------------------------------------------------------------ */
 
 /* Each trial works on a fresh copy of a database made once, at the stage
@@ -901,8 +955,12 @@ int main(void)
         cmocka_unit_test(test_store_close_out_of_memory),
         cmocka_unit_test(test_master_search_resume_out_of_memory),
     };
+    const struct CMUnitTest data_tests[] = {
+        cmocka_unit_test(test_data_load_out_of_memory),
+    };
     int failed =
         cmocka_run_group_tests_name("genome and nn", genome_tests, genomes_setup, genomes_teardown);
+    failed += cmocka_run_group_tests_name("data", data_tests, data_setup, data_teardown);
     failed += cmocka_run_group_tests_name("worker", worker_tests, worker_setup, worker_teardown);
     failed += cmocka_run_group_tests_name("evolve", evolve_tests, evolve_setup, evolve_teardown);
     failed += cmocka_run_group_tests_name("store", store_tests, store_setup, store_teardown);

@@ -473,7 +473,7 @@ static void test_store_open_reopens_existing(void **state)
 static void downgrade_to_v1(const char *path)
 {
     sqlite3 *db = raw_open(path);
-    raw_exec(db, "BEGIN; DROP INDEX individuals_by_generation;"
+    raw_exec(db, "BEGIN; DROP TABLE run_notes; DROP INDEX individuals_by_generation;"
                  " CREATE INDEX individuals_by_generation ON individuals(run_id, generation,"
                  " fitness); UPDATE trevo_meta SET value = 1 WHERE key = 'schema_version';"
                  " PRAGMA user_version = 1; COMMIT;");
@@ -940,6 +940,66 @@ static void test_store_run_set_status_round_trip(void **state)
     assert_int_equal(info.status, STORE_RUNNING);
     store_run_info_release(&info);
     assert_ok(store_close(s, &err), &err);
+}
+
+static void test_store_run_note_round_trip(void **state)
+{
+    struct fx *f = *state;
+    struct tv_error err = {0};
+    struct store *s = open_new(f->path);
+    int64_t run = new_run(s, "xor");
+    int64_t other = new_run(s, "other");
+    char *v = NULL;
+    assert_error(store_run_note_get(s, run, "task.plugin_sha256", &v, &err), &err, TV_ENOTFOUND,
+                 "run 1 has no note task.plugin_sha256");
+    assert_null(v);
+    assert_ok(store_run_note_set(s, run, "task.plugin_sha256", "ab12", &err), &err);
+    assert_ok(store_run_note_set(s, run, "task.plugin_sha256", "cd34", &err), &err); /* replaced */
+    assert_ok(store_run_note_set(s, other, "task.plugin_sha256", "ef56", &err), &err);
+    assert_ok(store_run_note_get(s, run, "task.plugin_sha256", &v, &err), &err);
+    assert_string_equal(v, "cd34");
+    free(v);
+    assert_error(store_run_note_set(s, run + 5, "k", "v", &err), &err, TV_ESTATE,
+                 "not open for writing");
+    assert_ok(store_close(s, &err), &err);
+    /* read back by another connection, read-only */
+    s = open_flags(f->path, STORE_READONLY);
+    assert_ok(store_run_note_get(s, other, "task.plugin_sha256", &v, &err), &err);
+    assert_string_equal(v, "ef56");
+    free(v);
+    assert_error(store_run_note_set(s, run, "k", "v", &err), &err, TV_ESTATE, "");
+    assert_ok(store_close(s, &err), &err);
+}
+
+/* A version 2 file has no notes: read-only it answers "no note", opened for
+ * writing it is migrated and takes notes. */
+static void test_store_open_migrates_version_2(void **state)
+{
+    struct fx *f = *state;
+    struct tv_error err = {0};
+    make_small_db(f->path);
+    sqlite3 *db = raw_open(f->path);
+    raw_exec(db, "BEGIN; DROP TABLE run_notes;"
+                 " UPDATE trevo_meta SET value = 2 WHERE key = 'schema_version';"
+                 " PRAGMA user_version = 2; COMMIT;");
+    sqlite3_close(db);
+    struct store *s = open_flags(f->path, STORE_READONLY);
+    char *v = NULL;
+    assert_error(store_run_note_get(s, 1, "final.test_accuracy", &v, &err), &err, TV_ENOTFOUND,
+                 "has no note final.test_accuracy");
+    assert_ok(store_close(s, &err), &err);
+    s = open_flags(f->path, 0);
+    int64_t run;
+    assert_ok(store_run_resume(s, "xor", &run, &err), &err);
+    assert_ok(store_run_note_set(s, run, "final.test_accuracy", "0.5", &err), &err);
+    assert_ok(store_run_note_get(s, run, "final.test_accuracy", &v, &err), &err);
+    assert_string_equal(v, "0.5");
+    free(v);
+    assert_ok(store_close(s, &err), &err);
+    db = raw_open(f->path);
+    assert_int_equal(raw_int(db, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
+    sqlite3_close(db);
+    assert_integrity_ok(f->path);
 }
 
 /* ---- individuals -------------------------------------------------------- */
@@ -2480,6 +2540,8 @@ int main(int argc, char **argv)
         T(test_store_open_creates_schema),
         T(test_store_open_reopens_existing),
         T(test_store_open_migrates_version_1),
+        T(test_store_open_migrates_version_2),
+        T(test_store_run_note_round_trip),
         T(test_store_open_without_generation_index),
         T(test_store_open_counts_quick_checks),
         T(test_store_open_missing_file_fails_without_create),

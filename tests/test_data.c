@@ -1,0 +1,371 @@
+/* test_data.c -- data/: CSV and IDX (plain and gzipped) loaded from files
+ * written here, every refusal with its file and line or byte offset, and
+ * Fashion-MNIST's test set when Debian's package is installed. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "data.h"
+#include "testutil.h"
+
+static char dir[] = "/tmp/test_data_XXXXXX";
+
+/* dir/name, in a static buffer (one per call site is enough here). */
+static const char *path_of(const char *name, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s/%s", dir, name);
+    return buf;
+}
+
+/* Writes bytes to dir/name, gzipped if gz; returns the path in buf. */
+static const char *write_file(const char *name, const void *bytes, size_t n, int gz, char *buf,
+                              size_t size)
+{
+    path_of(name, buf, size);
+    if (gz) {
+        gzFile f = gzopen(buf, "wb");
+        assert_non_null(f);
+        assert_int_equal(gzwrite(f, bytes, (unsigned)n), (int)n);
+        assert_int_equal(gzclose(f), Z_OK);
+    } else {
+        FILE *f = fopen(buf, "wb");
+        assert_non_null(f);
+        assert_int_equal(fwrite(bytes, 1, n, f), n);
+        assert_int_equal(fclose(f), 0);
+    }
+    return buf;
+}
+
+static const char *write_text(const char *name, const char *text, char *buf, size_t size)
+{
+    return write_file(name, text, strlen(text), 0, buf, size);
+}
+
+/* An IDX images file of n images of r x c bytes (pixel i of image k: k * 7 +
+ * i) and its labels (k % classes), in img and lab. */
+static size_t make_idx(uint8_t *img, uint8_t *lab, uint32_t n, uint32_t r, uint32_t c,
+                       unsigned classes, size_t *lab_len)
+{
+    const uint8_t hi[] = {0, 0, 8, 3,          0, 0, 0, (uint8_t)n,
+                          0, 0, 0, (uint8_t)r, 0, 0, 0, (uint8_t)c};
+    const uint8_t hl[] = {0, 0, 8, 1, 0, 0, 0, (uint8_t)n};
+    memcpy(img, hi, sizeof hi);
+    memcpy(lab, hl, sizeof hl);
+    for (uint32_t k = 0; k < n; k++) {
+        for (uint32_t i = 0; i < r * c; i++)
+            img[16 + k * r * c + i] = (uint8_t)(k * 7 + i);
+        lab[8 + k] = (uint8_t)(k % classes);
+    }
+    *lab_len = 8 + n;
+    return 16 + (size_t)n * r * c;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[64];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    return system(cmd);
+}
+
+/* ---- CSV ----------------------------------------------------------------- */
+
+static void test_data_load_csv_header_comments_blank_lines(void **state)
+{
+    (void)state;
+    char p[256];
+    write_text("a.csv", "x,y,class\r\n# a comment\n\n1.5, -2 ,0\r\n  \n3,4e1,2\n#x\n-0.25,7,1\n", p,
+               sizeof p);
+    struct data_set d;
+    struct tv_error err = {0};
+    assert_ok(data_load(p, NULL, &d, &err), &err);
+    assert_int_equal(d.n_rows, 3);
+    assert_int_equal(d.n_features, 2);
+    assert_int_equal(d.n_classes, 3);
+    assert_int_equal(d.pixels, 0);
+    float row[2];
+    data_row(&d, 1, row);
+    assert_true(row[0] == 3.0f && row[1] == 40.0f);
+    data_row(&d, 2, row);
+    assert_true(row[0] == -0.25f && row[1] == 7.0f);
+    assert_int_equal(d.labels[0], 0);
+    assert_int_equal(d.labels[1], 2);
+    assert_int_equal(d.labels[2], 1);
+    data_free(&d);
+    assert_null(d.mem);
+    data_free(&d); /* a zeroed set: a no-op */
+}
+
+static void test_data_load_csv_gzipped(void **state)
+{
+    (void)state;
+    char p[256];
+    const char text[] = "1,2,1\n3,4,0\n";
+    write_file("g.csv.gz", text, sizeof text - 1, 1, p, sizeof p);
+    struct data_set d;
+    struct tv_error err = {0};
+    assert_ok(data_load(p, NULL, &d, &err), &err);
+    assert_int_equal(d.n_rows, 2);
+    assert_int_equal(d.n_classes, 2);
+    assert_true(d.f32[3] == 4.0f);
+    data_free(&d);
+}
+
+/* text must be refused by the CSV parser with code and a message holding
+ * sub; the set stays empty. */
+static void csv_refused(const char *text, size_t n_classes, const char *sub)
+{
+    struct data_set d;
+    struct tv_error err = {0};
+    int rc = data_parse_csv(text, strlen(text), "b.csv", n_classes, &d, &err);
+    assert_error(rc, &err, TV_EINVAL, sub);
+    assert_null(d.mem);
+    assert_int_equal(d.n_rows, 0);
+}
+
+static void test_data_parse_csv_ragged_row(void **state)
+{
+    (void)state;
+    csv_refused("a,b,c\n1,2,0\n\n1,0\n", 0, "b.csv:4: 2 columns, expected 3 (as on line 2)");
+    csv_refused("1,2,0\n1,2,3,0\n", 0, "b.csv:2: 4 columns, expected 3 (as on line 1)");
+}
+
+static void test_data_parse_csv_unparsable_number(void **state)
+{
+    (void)state;
+    csv_refused("1,2,0\n1,x2,0\n", 0, "b.csv:2: column 2: 'x2' is not a number");
+    csv_refused("1,2,0\n1,,0\n", 0, "b.csv:2: column 2: '' is not a number");
+    csv_refused("1,2,0\n1,nan,0\n", 0, "b.csv:2: column 2: 'nan' is not a number");
+    csv_refused("1,2,0\n1,1e99,0\n", 0, "b.csv:2: column 2: '1e99' is not a number");
+    /* a first line with a number is no header */
+    csv_refused("f1,2,class\n1,2,0\n", 0, "b.csv:1: column 1: 'f1' is not a number");
+    static const char nul[] = "1,2,0\n1,2\0x,0\n";
+    struct data_set d;
+    struct tv_error err = {0};
+    assert_error(data_parse_csv(nul, sizeof nul - 1, "b.csv", 0, &d, &err), &err, TV_EINVAL,
+                 "b.csv:2: column 2:");
+}
+
+static void test_data_parse_csv_label_out_of_range(void **state)
+{
+    (void)state;
+    csv_refused("1,2,0\n1,2,-1\n", 0, "b.csv:2: label -1 out of range (a class number 0..65535)");
+    csv_refused("1,2,0\n1,2,1.5\n", 0, "b.csv:2: label 1.5 out of range");
+    csv_refused("1,2,0\n1,2,70000\n", 0, "b.csv:2: label 70000 out of range");
+    csv_refused("1,2,0\n# c\n1,2,3\n", 3, "b.csv:3: label 3 out of range (a class number 0..2)");
+}
+
+static void test_data_parse_csv_no_rows_or_one_column(void **state)
+{
+    (void)state;
+    csv_refused("", 0, "b.csv: no data rows");
+    csv_refused("a,b,c\n# only a header\n", 0, "b.csv: no data rows");
+    csv_refused("# x\n3\n", 0, "b.csv:2: 1 column: a row needs features and a label");
+}
+
+static void test_data_parse_csv_classes_given(void **state)
+{
+    (void)state;
+    struct data_set d;
+    struct tv_error err = {0};
+    assert_ok(data_parse_csv("1,0\n2,1\n", 8, "c.csv", 5, &d, &err), &err);
+    assert_int_equal(d.n_classes, 5);
+    data_free(&d);
+}
+
+/* ---- IDX ----------------------------------------------------------------- */
+
+static void test_data_load_idx_plain_and_gzipped(void **state)
+{
+    (void)state;
+    uint8_t img[16 + 5 * 6], lab[8 + 5];
+    size_t nl, ni = make_idx(img, lab, 5, 2, 3, 3, &nl);
+    for (int gz = 0; gz < 2; gz++) {
+        char pi[256], pl[256];
+        write_file(gz ? "i.gz" : "i", img, ni, gz, pi, sizeof pi);
+        write_file(gz ? "l.gz" : "l", lab, nl, gz, pl, sizeof pl);
+        struct data_set d;
+        struct tv_error err = {0};
+        assert_ok(data_load(pi, pl, &d, &err), &err);
+        assert_int_equal(d.n_rows, 5);
+        assert_int_equal(d.n_features, 6);
+        assert_int_equal(d.n_classes, 3);
+        assert_int_equal(d.pixels, 1);
+        assert_int_equal(d.u8[4 * 6 + 5], 4 * 7 + 5);
+        assert_int_equal(d.labels[4], 1);
+        float row[6];
+        data_row(&d, 3, row);
+        assert_true(row[2] == (float)(3 * 7 + 2) / 255.0f);
+        data_free(&d);
+    }
+}
+
+/* The IDX parser on img/lab (edited by the caller) must refuse with sub. */
+static void idx_refused(const uint8_t *img, size_t ni, const uint8_t *lab, size_t nl,
+                        size_t n_classes, const char *sub)
+{
+    struct data_set d;
+    struct tv_error err = {0};
+    int rc = data_parse_idx(img, ni, "img.idx", lab, nl, "lab.idx", n_classes, &d, &err);
+    assert_error(rc, &err, TV_EINVAL, sub);
+    assert_null(d.mem);
+}
+
+static void test_data_parse_idx_wrong_magic(void **state)
+{
+    (void)state;
+    uint8_t img[16 + 4 * 4], lab[8 + 4];
+    size_t nl, ni = make_idx(img, lab, 4, 2, 2, 2, &nl);
+    img[3] = 1;
+    idx_refused(img, ni, lab, nl, 0,
+                "img.idx: byte offset 0: wrong magic 0x00000801, expected 0x00000803 (IDX images");
+    img[3] = 3;
+    lab[2] = 0x0d; /* floats */
+    idx_refused(img, ni, lab, nl, 0,
+                "lab.idx: byte offset 0: wrong magic 0x00000d01, expected 0x00000801 (IDX labels");
+}
+
+static void test_data_parse_idx_truncated(void **state)
+{
+    (void)state;
+    uint8_t img[16 + 4 * 4], lab[8 + 4];
+    size_t nl, ni = make_idx(img, lab, 4, 2, 2, 2, &nl);
+    idx_refused(img, 2, lab, nl, 0,
+                "img.idx: truncated at byte offset 2: the magic number needs 4 bytes, 2 left");
+    idx_refused(img, 10, lab, nl, 0,
+                "img.idx: truncated at byte offset 10: the header's dimensions needs 4 bytes");
+    idx_refused(img, ni - 1, lab, nl, 0,
+                "img.idx: truncated at byte offset 31: 4 images of 4 bytes need 16 bytes, 15 left");
+    idx_refused(img, ni, lab, nl - 1, 0,
+                "lab.idx: truncated at byte offset 11: 4 labels need 4 bytes, 3 left");
+}
+
+static void test_data_load_idx_truncated_gzip_file(void **state)
+{
+    (void)state;
+    uint8_t img[16 + 4 * 4], lab[8 + 4];
+    size_t nl, ni = make_idx(img, lab, 4, 2, 2, 2, &nl);
+    char pi[256], pl[256];
+    write_file("t.gz", img, ni - 3, 1, pi, sizeof pi);
+    write_file("tl", lab, nl, 0, pl, sizeof pl);
+    struct data_set d;
+    struct tv_error err = {0};
+    char want[512];
+    snprintf(want, sizeof want, "%s: truncated at byte offset 29: the pixels needs 16 bytes, 13",
+             pi);
+    assert_error(data_load(pi, pl, &d, &err), &err, TV_EINVAL, want);
+    assert_null(d.mem);
+}
+
+static void test_data_parse_idx_count_mismatch(void **state)
+{
+    (void)state;
+    uint8_t img[16 + 4 * 4], lab[8 + 4];
+    size_t nl, ni = make_idx(img, lab, 4, 2, 2, 2, &nl);
+    lab[7] = 3;
+    idx_refused(img, ni, lab, nl - 1, 0, "img.idx has 4 images, lab.idx 3 labels: counts disagree");
+}
+
+static void test_data_parse_idx_label_out_of_range(void **state)
+{
+    (void)state;
+    uint8_t img[16 + 4 * 4], lab[8 + 4];
+    size_t nl, ni = make_idx(img, lab, 4, 2, 2, 2, &nl);
+    lab[10] = 9;
+    idx_refused(img, ni, lab, nl, 5, "lab.idx: byte offset 10: label 9 out of range 0..4");
+}
+
+static void test_data_parse_idx_trailing_bytes_or_empty(void **state)
+{
+    (void)state;
+    uint8_t img[16 + 4 * 4 + 1], lab[8 + 4];
+    size_t nl, ni = make_idx(img, lab, 4, 2, 2, 2, &nl);
+    img[ni] = 0;
+    idx_refused(img, ni + 1, lab, nl, 0, "img.idx: byte offset 32: data after the last image");
+    img[7] = 0;
+    lab[7] = 0;
+    idx_refused(img, 16, lab, 8, 0, "img.idx: byte offset 4: no images");
+}
+
+/* ---- data_load's choices ------------------------------------------------- */
+
+static void test_data_load_refuses_wrong_combinations(void **state)
+{
+    (void)state;
+    uint8_t img[16 + 4 * 4], lab[8 + 4];
+    size_t nl, ni = make_idx(img, lab, 4, 2, 2, 2, &nl);
+    char pi[256], pl[256], pc[256], want[600];
+    write_file("c.idx", img, ni, 0, pi, sizeof pi);
+    write_file("c.lab", lab, nl, 0, pl, sizeof pl);
+    write_text("c.csv", "1,0\n", pc, sizeof pc);
+    struct data_set d;
+    struct tv_error err = {0};
+    snprintf(want, sizeof want, "%s: an IDX images file needs its labels file", pi);
+    assert_error(data_load(pi, NULL, &d, &err), &err, TV_EINVAL, want);
+    snprintf(want, sizeof want, "%s: a labels file (%s) goes with IDX images", pc, pl);
+    assert_error(data_load(pc, pl, &d, &err), &err, TV_EINVAL, want);
+    snprintf(want, sizeof want, "%s/none.csv: No such file", dir);
+    assert_error(data_load(path_of("none.csv", pc, sizeof pc), NULL, &d, &err), &err, TV_EIO, want);
+    assert_error(data_load("fashion-mnist:valid", NULL, &d, &err), &err, TV_EINVAL,
+                 "fashion-mnist:valid: unknown data set (fashion-mnist:train or "
+                 "fashion-mnist:test)");
+    assert_error(data_load("fashion-mnist:test", pl, &d, &err), &err, TV_EINVAL,
+                 "fashion-mnist:test: names its labels itself");
+    assert_null(d.mem);
+}
+
+static void test_data_load_fashion_mnist_test(void **state)
+{
+    (void)state;
+    if (access(DATA_FASHION_MNIST_DIR "/t10k-images-idx3-ubyte.gz", R_OK))
+        skip(); /* Debian's dataset-fashion-mnist is not installed */
+    struct data_set d;
+    struct tv_error err = {0};
+    assert_ok(data_load("fashion-mnist:test", NULL, &d, &err), &err);
+    assert_int_equal(d.n_rows, 10000);
+    assert_int_equal(d.n_features, 784);
+    assert_int_equal(d.n_classes, 10);
+    assert_int_equal(d.pixels, 1);
+    /* the first test image is an ankle boot (class 9), the second a pullover */
+    assert_int_equal(d.labels[0], 9);
+    assert_int_equal(d.labels[1], 2);
+    data_free(&d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_data_load_csv_header_comments_blank_lines),
+        cmocka_unit_test(test_data_load_csv_gzipped),
+        cmocka_unit_test(test_data_parse_csv_ragged_row),
+        cmocka_unit_test(test_data_parse_csv_unparsable_number),
+        cmocka_unit_test(test_data_parse_csv_label_out_of_range),
+        cmocka_unit_test(test_data_parse_csv_no_rows_or_one_column),
+        cmocka_unit_test(test_data_parse_csv_classes_given),
+        cmocka_unit_test(test_data_load_idx_plain_and_gzipped),
+        cmocka_unit_test(test_data_parse_idx_wrong_magic),
+        cmocka_unit_test(test_data_parse_idx_truncated),
+        cmocka_unit_test(test_data_load_idx_truncated_gzip_file),
+        cmocka_unit_test(test_data_parse_idx_count_mismatch),
+        cmocka_unit_test(test_data_parse_idx_label_out_of_range),
+        cmocka_unit_test(test_data_parse_idx_trailing_bytes_or_empty),
+        cmocka_unit_test(test_data_load_refuses_wrong_combinations),
+        cmocka_unit_test(test_data_load_fashion_mnist_test),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
