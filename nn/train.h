@@ -88,6 +88,23 @@ int nn_trainer_step(struct nn_trainer *t, const float *x, const uint32_t *labels
 int nn_trainer_predict(struct nn_trainer *t, const float *x, size_t steps, size_t batch, float *out,
                        struct tv_error *err);
 
+/* How the backward pass reads W transposed (the dL/dy of a source from the
+ * deltas of its destinations); every way gives the same bits.
+ *   NN_TRANSPOSE_MAP:     a gather through the index map (per source, the
+ *                         positions of its connections in the by-destination
+ *                         arrays: 4 bytes per connection, no copy of W);
+ *   NN_TRANSPOSE_SCATTER: a scatter over the by-destination rows;
+ *   NN_TRANSPOSE_BUILD:   a by-source copy of W (weights and destinations)
+ *                         built at each backward pass, then a gather.
+ * The default is the fastest (BENCHMARKS.md, "transposed product"). */
+enum nn_transpose { NN_TRANSPOSE_MAP = 0, NN_TRANSPOSE_SCATTER = 1, NN_TRANSPOSE_BUILD = 2 };
+/* TV_EINVAL for an unknown way. */
+int nn_trainer_set_transpose(struct nn_trainer *t, int way, struct tv_error *err);
+/* The kernels of another SIMD target (enum nn_target of nn.h; a new trainer
+ * runs the best its CPU has); every target gives the same bits. TV_EINVAL
+ * for an unknown target or one this CPU cannot run. */
+int nn_trainer_set_target(struct nn_trainer *t, int target, struct tv_error *err);
+
 /* The trainer's connections and neurons, as aligned arrays, valid until the
  * next nn_trainer_remove / nn_trainer_add / nn_trainer_remove_neurons. The
  * order of connections is the trainer's own (not the genome's). */

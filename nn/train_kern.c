@@ -1,0 +1,355 @@
+/* train_kern.c -- the trainer's kernels: forward over the time steps of one
+ * block of samples, the loss, and back-propagation through time (truncated
+ * to opts.bptt steps back from each step that carries a target, or the
+ * whole sequence in one pass).
+ *
+ * Every sum has a fixed order written here (lane-wise vector code, no fused
+ * multiply-add), built once per SIMD target by TR_KERNEL: the same bits on
+ * every target. The three ways of the transposed product add the same terms
+ * in the same order (the recurrent ones by descending destination, then the
+ * feed-forward ones by descending destination, then the loss's), so they
+ * give the same bits too.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "kernel.h"
+#include "train_impl.h"
+
+typedef float v8f __attribute__((vector_size(32), may_alias));
+typedef float v4f __attribute__((vector_size(16), may_alias));
+
+#define BL TR_BLOCK
+
+/* Up to 4 vectors: one block. */
+struct vb {
+    v16f v[4];
+};
+
+NN_INLINE float hsum(v16f x)
+{
+    v8f a, b;
+    v4f c, d;
+    memcpy(&a, &x, sizeof a);
+    memcpy(&b, (const char *)&x + sizeof a, sizeof b);
+    a = a + b;
+    memcpy(&c, &a, sizeof c);
+    memcpy(&d, (const char *)&a + sizeof c, sizeof d);
+    c = c + d;
+    return (c[0] + c[2]) + (c[1] + c[3]);
+}
+
+/* sum over the block's lanes of x * y, in a fixed order */
+NN_INLINE float dot(const struct vb *x, const float *y, int nv)
+{
+    const v16f *yv = (const v16f *)y;
+    v16f s = x->v[0] * yv[0];
+    for (int v = 1; v < nv; v++)
+        s += x->v[v] * yv[v];
+    return hsum(s);
+}
+
+NN_INLINE float lanes_sum(const struct vb *x, int nv)
+{
+    v16f s = x->v[0];
+    for (int v = 1; v < nv; v++)
+        s += x->v[v];
+    return hsum(s);
+}
+
+NN_INLINE void load(struct vb *a, const float *row, int nv)
+{
+    for (int v = 0; v < nv; v++)
+        a->v[v] = ((const v16f *)row)[v];
+}
+
+NN_INLINE void store(const struct vb *a, float *row, int nv)
+{
+    for (int v = 0; v < nv; v++)
+        ((v16f *)row)[v] = a->v[v];
+}
+
+/* a += w[k] * rows[idx[k]] over k in [k0, k1) */
+NN_INLINE void axpy_rows(struct vb *a, const float *w, const uint32_t *idx, uint32_t k0,
+                         uint32_t k1, const float *rows, int nv)
+{
+    for (uint32_t k = k0; k < k1; k++) {
+        const v16f *r = (const v16f *)(rows + (size_t)idx[k] * BL);
+        float wk = w[k];
+        for (int v = 0; v < nv; v++)
+            a->v[v] += wk * r[v];
+    }
+}
+
+/* a += w[q] * rows[dst[q]] for q = pos[p] (or p when pos is NULL), p from
+ * p1 - 1 down to p0 */
+NN_INLINE void gather_down(struct vb *a, const float *w, const uint32_t *dst, const uint32_t *pos,
+                           uint32_t p0, uint32_t p1, const float *rows, int nv)
+{
+    for (uint32_t p = p1; p-- > p0;) {
+        uint32_t q = pos ? pos[p] : p;
+        const v16f *r = (const v16f *)(rows + (size_t)dst[q] * BL);
+        float wq = w[q];
+        for (int v = 0; v < nv; v++)
+            a->v[v] += wq * r[v];
+    }
+}
+
+/* d(act)/dz from the sum z and the value y = act(z) */
+static float act_deriv(int act, float z, float y)
+{
+    switch (act) {
+    case GENOME_ACT_IDENTITY:
+        return 1.0f;
+    case GENOME_ACT_RELU:
+        return z > 0.0f ? 1.0f : 0.0f;
+    case GENOME_ACT_TANH:
+        return 1.0f - y * y;
+    case GENOME_ACT_SIGMOID:
+        return y * (1.0f - y);
+    case GENOME_ACT_NEAT_SIGMOID:
+        return 4.9f * (y * (1.0f - y));
+    case GENOME_ACT_GAUSS:
+        return -2.0f * z * y;
+    case GENOME_ACT_SIN:
+        return cosf(z);
+    case GENOME_ACT_ABS:
+        return z > 0.0f ? 1.0f : (z < 0.0f ? -1.0f : 0.0f);
+    default: /* step */
+        return 0.0f;
+    }
+}
+
+/* delta = act'(z) * a, stored into drow */
+NN_INLINE void finish_delta(struct vb *a, int act, const float *zrow, const float *yrow,
+                            float *drow, int nv)
+{
+    if (act == GENOME_ACT_RELU) {
+        for (int v = 0; v < nv; v++) {
+            v16f z = ((const v16f *)zrow)[v];
+            a->v[v] = (v16f)((v16i)a->v[v] & (z > (v16f){0}));
+        }
+    } else if (act != GENOME_ACT_IDENTITY) {
+        for (int l = 0; l < 16 * nv; l++)
+            a->v[l / 16][l % 16] *= act_deriv(act, zrow[l], yrow[l]);
+    }
+    store(a, drow, nv);
+}
+
+/* The block's inputs at step s into the input rows of ys (padding lanes 0). */
+static void put_inputs(const struct nn_trainer *t, const struct tr_block *b, size_t s, float *ys)
+{
+    size_t nin = t->n_in;
+    memset(ys, 0, nin * BL * sizeof *ys);
+    const float *xs = b->x + (s * b->batch + b->b0) * nin;
+    for (size_t l = 0; l < b->nb; l++)
+        for (size_t i = 0; i < nin; i++)
+            ys[i * BL + l] = xs[l * nin + i];
+}
+
+/* The loss of step s over the block's samples into b->loss, and its
+ * gradient with respect to the output values into lossg (0 in the lanes
+ * without a target). */
+static void step_loss(struct nn_trainer *t, struct tr_block *b, size_t s, const float *ys)
+{
+    size_t no = t->n_out;
+    float *lg = t->lossg + s * no * BL;
+    memset(lg, 0, no * BL * sizeof *lg);
+    t->tgt[s] = 0;
+    double inv_b = 1.0 / (double)b->batch;
+    for (size_t l = 0; l < b->nb; l++) {
+        size_t bb = b->b0 + l;
+        if (b->labels) {
+            uint32_t lab = b->labels[s * b->batch + bb];
+            if (lab == UINT32_MAX)
+                continue;
+            double mx = -INFINITY, sum = 0.0;
+            for (size_t k = 0; k < no; k++) {
+                double o = ys[(size_t)t->out_map[k] * BL + l];
+                mx = o > mx ? o : mx;
+            }
+            for (size_t k = 0; k < no; k++)
+                sum += exp((double)ys[(size_t)t->out_map[k] * BL + l] - mx);
+            b->loss += mx + log(sum) - (double)ys[(size_t)t->out_map[lab] * BL + l];
+            for (size_t k = 0; k < no; k++) {
+                double p = exp((double)ys[(size_t)t->out_map[k] * BL + l] - mx) / sum;
+                lg[k * BL + l] = (float)((p - (k == lab ? 1.0 : 0.0)) * inv_b);
+            }
+        } else {
+            const float *tg = b->targets + (s * b->batch + bb) * no;
+            for (size_t k = 0; k < no; k++) {
+                double e = (double)ys[(size_t)t->out_map[k] * BL + l] - (double)tg[k];
+                b->loss += e * e / (double)no;
+                lg[k * BL + l] = (float)(2.0 * e / (double)no * inv_b);
+            }
+        }
+        t->tgt[s] = 1;
+    }
+}
+
+NN_INLINE void forward(struct nn_trainer *t, struct tr_block *b, int nv)
+{
+    size_t n = t->n, nin = t->n_in;
+    for (size_t s = 0; s < b->steps; s++) {
+        float *ys = t->y + s * n * BL, *zs = t->z + s * n * BL, *yp = s ? ys - n * BL : ys;
+        put_inputs(t, b, s, ys);
+        for (size_t j = nin; j < n; j++) {
+            struct vb a;
+            for (int v = 0; v < nv; v++)
+                a.v[v] = (v16f){0} + t->bias[j];
+            axpy_rows(&a, t->w, t->src, t->row[j], t->rec[j], ys, nv);
+            if (s > 0)
+                axpy_rows(&a, t->w, t->src, t->rec[j], t->row[j + 1], yp, nv);
+            float *zj = zs + j * BL, *yj = ys + j * BL;
+            store(&a, zj, nv);
+            int act = t->act[j];
+            if (act == GENOME_ACT_RELU) {
+                for (int v = 0; v < nv; v++)
+                    a.v[v] = (v16f)((v16i)a.v[v] & (a.v[v] > (v16f){0}));
+                store(&a, yj, nv);
+            } else {
+                store(&a, yj, nv);
+                if (act != GENOME_ACT_IDENTITY)
+                    nn_acts[act].row(yj, (size_t)(16 * nv));
+            }
+            if (b->backward && !t->seen[j])
+                for (size_t l = 0; l < b->nb; l++)
+                    t->seen[j] |= yj[l] != 0.0f;
+        }
+        if (b->backward)
+            step_loss(t, b, s, ys);
+    }
+}
+
+/* Back-propagation over steps [lo, hi]; the loss enters at every step
+ * (all) or at hi only. */
+NN_INLINE void backward(struct nn_trainer *t, size_t lo, size_t hi, int all, int nv)
+{
+    size_t n = t->n, nin = t->n_in, no = t->n_out, nbl = n * BL;
+    int way = t->transpose;
+    const float *wt = way == TR_T_BUILD ? t->wt_w : t->w;
+    const uint32_t *dt = way == TR_T_BUILD ? t->wt_dst : t->dst;
+    const uint32_t *pos = way == TR_T_BUILD ? NULL : t->t_pos;
+    const uint32_t *trow = way == TR_T_BUILD ? t->wt_row : t->t_row;
+    const uint32_t *trec = way == TR_T_BUILD ? t->wt_rec : t->t_rec;
+    if (way == TR_T_SCATTER)
+        memset(t->dy + (hi & 1) * nbl + nin * BL, 0, (n - nin) * BL * sizeof(float));
+    for (size_t s = hi + 1; s-- > lo;) {
+        const float *ys = t->y + s * nbl, *zs = t->z + s * nbl, *yp = s ? ys - nbl : ys;
+        float *ds = t->delta + (s & 1) * nbl;
+        const float *dn = t->delta + ((s + 1) & 1) * nbl;
+        float *dys = t->dy + (s & 1) * nbl, *dyp = t->dy + ((s + 1) & 1) * nbl;
+        const float *lg = (all || s == hi) && t->tgt[s] ? t->lossg + s * no * BL : NULL;
+        if (way == TR_T_SCATTER && s > lo)
+            memset(dyp + nin * BL, 0, (n - nin) * BL * sizeof(float));
+        for (size_t j = n; j-- > nin;) {
+            struct vb a;
+            if (way == TR_T_SCATTER) {
+                load(&a, dys + j * BL, nv);
+            } else {
+                for (int v = 0; v < nv; v++)
+                    a.v[v] = (v16f){0};
+                if (s < hi)
+                    gather_down(&a, wt, dt, pos, trec[j], trow[j + 1], dn, nv);
+                gather_down(&a, wt, dt, pos, trow[j], trec[j], ds, nv);
+            }
+            if (lg && t->oslot[j] != NN_NONE) {
+                const v16f *r = (const v16f *)(lg + (size_t)t->oslot[j] * BL);
+                for (int v = 0; v < nv; v++)
+                    a.v[v] += r[v];
+            }
+            finish_delta(&a, t->act[j], zs + j * BL, ys + j * BL, ds + j * BL, nv);
+            t->bias_grad[j] += lanes_sum(&a, nv);
+            for (uint32_t k = t->row[j]; k < t->rec[j]; k++) {
+                uint32_t i = t->src[k];
+                t->grad[k] += dot(&a, ys + (size_t)i * BL, nv);
+                if (way == TR_T_SCATTER && i >= nin) {
+                    v16f *r = (v16f *)(dys + (size_t)i * BL);
+                    float wk = t->w[k];
+                    for (int v = 0; v < nv; v++)
+                        r[v] += wk * a.v[v];
+                }
+            }
+            if (s == 0)
+                continue;
+            for (uint32_t k = t->rec[j]; k < t->row[j + 1]; k++) {
+                uint32_t i = t->src[k];
+                t->grad[k] += dot(&a, yp + (size_t)i * BL, nv);
+                if (way == TR_T_SCATTER && s > lo && i >= nin) {
+                    v16f *r = (v16f *)(dyp + (size_t)i * BL);
+                    float wk = t->w[k];
+                    for (int v = 0; v < nv; v++)
+                        r[v] += wk * a.v[v];
+                }
+            }
+        }
+    }
+}
+
+/* The view's values and deltas of the last step, for the block's samples. */
+static void keep_view(struct nn_trainer *t, const struct tr_block *b)
+{
+    size_t n = t->n, s = b->steps - 1;
+    const float *ys = t->y + s * n * BL, *ds = t->delta + (s & 1) * n * BL;
+    for (size_t j = 0; j < n; j++)
+        for (size_t l = 0; l < b->nb; l++) {
+            t->v_value[j * b->batch + b->b0 + l] = ys[j * BL + l];
+            t->v_delta[j * b->batch + b->b0 + l] = j < t->n_in ? 0.0f : ds[j * BL + l];
+        }
+}
+
+NN_INLINE void run_nv(struct nn_trainer *t, struct tr_block *b, int nv)
+{
+    forward(t, b, nv);
+    if (!b->backward) {
+        size_t last = b->steps;
+        for (size_t s = 0; s < last; s++)
+            for (size_t l = 0; l < b->nb; l++)
+                for (size_t k = 0; k < t->n_out; k++)
+                    b->out[(s * b->batch + b->b0 + l) * t->n_out + k] =
+                        t->y[(s * t->n + t->out_map[k]) * BL + l];
+        return;
+    }
+    size_t T = b->steps, K = t->o.bptt;
+    if (K == 0 || K >= T) {
+        backward(t, 0, T - 1, 1, nv);
+    } else {
+        for (size_t s = 0; s < T; s++)
+            if (t->tgt[s])
+                backward(t, s + 1 >= K ? s + 1 - K : 0, s, 0, nv);
+    }
+    keep_view(t, b);
+}
+
+NN_INLINE void run_block(struct nn_trainer *t, struct tr_block *b)
+{
+    switch (b->nv) {
+    case 1:
+        run_nv(t, b, 1);
+        break;
+    case 2:
+        run_nv(t, b, 2);
+        break;
+    case 3:
+        run_nv(t, b, 3);
+        break;
+    default:
+        run_nv(t, b, 4);
+        break;
+    }
+}
+
+#define TR_KERNEL_FN(attr, name)                                                                   \
+    attr static void name(struct nn_trainer *t, struct tr_block *b)                                \
+    {                                                                                              \
+        run_block(t, b);                                                                           \
+    }
+#if defined(__x86_64__) && defined(__GNUC__)
+TR_KERNEL_FN(, run_default)
+TR_KERNEL_FN(__attribute__((target("avx2"))), run_avx2)
+TR_KERNEL_FN(__attribute__((target("avx512f"))), run_avx512f)
+tr_fn *const nn_tr_run[NN_TARGET_COUNT] = {run_default, run_avx2, run_avx512f};
+#else
+TR_KERNEL_FN(, run_default)
+tr_fn *const nn_tr_run[NN_TARGET_COUNT] = {run_default, run_default, run_default};
+#endif

@@ -1,0 +1,888 @@
+/* test_train.c -- the sparse trainer (nn/train.h): its gradients against the
+ * reference trainer on thousands of random networks (local, skip and
+ * recurrent connections, single and batched, several time steps, truncated
+ * windows, both losses, every way of the transposed product and every SIMD
+ * target), the reference against central finite differences in double, each
+ * optimizer's update against its formula, determinism, the removal and
+ * addition of connections and neurons (the trainer, its optimizer state and
+ * the genome it writes agree), the failure paths (code and message) and an
+ * allocation-failure sweep. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "failalloc.h"
+#include "genome.h"
+#include "nn.h"
+#include "testutil.h"
+#include "train.h"
+
+/* ---- helpers -------------------------------------------------------------- */
+
+/* The smooth activations (finite differences need no kinks). */
+static const int smooth_acts[] = {GENOME_ACT_IDENTITY, GENOME_ACT_TANH, GENOME_ACT_SIGMOID,
+                                  GENOME_ACT_NEAT_SIGMOID, GENOME_ACT_GAUSS, GENOME_ACT_SIN};
+/* Everything but step (whose gradient is 0 almost everywhere). */
+static const int all_acts[] = {GENOME_ACT_IDENTITY,     GENOME_ACT_RELU,  GENOME_ACT_TANH,
+                               GENOME_ACT_SIGMOID,      GENOME_ACT_GAUSS, GENOME_ACT_SIN,
+                               GENOME_ACT_NEAT_SIGMOID, GENOME_ACT_ABS};
+
+/* A small random graph: local, skip and recurrent connections (self loops
+ * included), hidden activations from acts, then each neuron's activation
+ * drawn again from acts, ids scrambled half the time. */
+static void random_net(struct genome *g, struct tv_rng *rng, const int *acts, size_t n_acts)
+{
+    struct genome_graph_spec sp = {0};
+    sp.n_in = 1 + tv_rng_below(rng, 4);
+    sp.n_out = 1 + tv_rng_below(rng, 4);
+    sp.n_neurons = sp.n_in + sp.n_out + tv_rng_below(rng, 12);
+    sp.n_conns = 1 + tv_rng_below(rng, (uint32_t)(4 * sp.n_neurons));
+    sp.n_levels = 1 + tv_rng_below(rng, 4);
+    sp.rec_rate = tv_rng_uniform(rng) * 0.4;
+    sp.weight_sd = 0.8;
+    sp.hidden_act = acts[0];
+    sp.out_act = acts[0];
+    assert_int_equal(genome_build_graph(g, &sp, rng, &(struct tv_error){0}), 0);
+    for (size_t i = 0; i < g->n_neurons; i++)
+        if (g->neurons[i].kind != GENOME_INPUT)
+            g->neurons[i].act = (uint8_t)acts[tv_rng_below(rng, (uint32_t)n_acts)];
+    if (tv_rng_chance(rng, 0.5)) {
+        uint32_t mul = (uint32_t)tv_rng_u64(rng) | 1u, add = (uint32_t)tv_rng_u64(rng);
+        for (size_t i = 0; i < g->n_neurons; i++)
+            g->neurons[i].id = g->neurons[i].id * mul + add;
+        for (size_t k = 0; k < g->n_conns; k++) {
+            g->conns[k].from = g->conns[k].from * mul + add;
+            g->conns[k].to = g->conns[k].to * mul + add;
+        }
+        for (size_t i = 0; i < g->n_neurons; i++)
+            assert_true(g->neurons[i].id != GENOME_ID_NONE);
+        assert_int_equal(genome_canonicalize(g, &(struct tv_error){0}), 0);
+    }
+    assert_int_equal(genome_validate(g, NULL, &(struct tv_error){0}), 0);
+}
+
+/* A batch: inputs, labels (some steps without a target) and targets. */
+struct data {
+    size_t steps, batch, n_in, n_out;
+    float *x, *targets;
+    uint32_t *labels;
+};
+
+static void data_make(struct data *d, struct tv_rng *rng, size_t steps, size_t batch, size_t n_in,
+                      size_t n_out)
+{
+    d->steps = steps;
+    d->batch = batch;
+    d->n_in = n_in;
+    d->n_out = n_out;
+    d->x = malloc(steps * batch * n_in * sizeof *d->x);
+    d->targets = malloc(steps * batch * n_out * sizeof *d->targets);
+    d->labels = malloc(steps * batch * sizeof *d->labels);
+    assert_non_null(d->x);
+    assert_non_null(d->targets);
+    assert_non_null(d->labels);
+    for (size_t q = 0; q < steps * batch * n_in; q++)
+        d->x[q] = (float)(2 * tv_rng_uniform(rng) - 1);
+    for (size_t q = 0; q < steps * batch * n_out; q++)
+        d->targets[q] = (float)(2 * tv_rng_uniform(rng) - 1);
+    for (size_t q = 0; q < steps * batch; q++)
+        d->labels[q] = tv_rng_chance(rng, 0.2) ? UINT32_MAX : tv_rng_below(rng, (uint32_t)n_out);
+}
+
+static void data_free(struct data *d)
+{
+    free(d->x);
+    free(d->targets);
+    free(d->labels);
+}
+
+/* |a - b| <= tol (|b| + scale) */
+static int near(double a, double b, double tol, double scale)
+{
+    return fabs(a - b) <= tol * (fabs(b) + scale);
+}
+
+/* Compares the trainer's gradients (its last grad) with the reference's on
+ * genome g; returns the connections compared. */
+static size_t compare_with_reference(struct nn_trainer *t, const struct genome *g, int loss,
+                                     const struct data *d, size_t bptt, double fast_loss,
+                                     const char *what)
+{
+    double *grad = malloc((g->n_conns + 1) * sizeof *grad);
+    double *bgrad = malloc(g->n_neurons * sizeof *bgrad);
+    double ref_loss = 0;
+    struct tv_error err = {0};
+    assert_ok(nn_reference_grad(g, loss, d->x, d->labels, d->targets, d->steps, d->batch, bptt,
+                                &ref_loss, grad, bgrad, &err),
+              &err);
+    /* the float path's error is absolute: a saturated tanh or sigmoid has a
+     * derivative 1 - y^2 or y (1 - y) from a value y rounded to float */
+    double scale = 1e-2;
+    for (size_t k = 0; k < g->n_conns; k++)
+        scale = fmax(scale, fabs(grad[k]));
+    for (size_t i = 0; i < g->n_neurons; i++)
+        scale = fmax(scale, fabs(bgrad[i]));
+    if (!near(fast_loss, ref_loss, 1e-5, 1e-3))
+        fail_msg("%s: loss %.9g, reference %.9g", what, fast_loss, ref_loss);
+    struct nn_train_view v;
+    nn_trainer_view(t, &v);
+    assert_int_equal(v.n_conns, g->n_conns);
+    for (size_t k = 0; k < v.n_conns; k++) {
+        ptrdiff_t c = genome_find_conn(g, v.from[k], v.to[k]);
+        assert_true(c >= 0);
+        assert_true(v.w[k] == g->conns[c].weight);
+        if (!near(v.grad[k], grad[c], 2e-4, scale))
+            fail_msg("%s: connection %u -> %u: gradient %.9g, reference %.9g (scale %g)", what,
+                     v.from[k], v.to[k], (double)v.grad[k], grad[c], scale);
+    }
+    for (size_t j = 0; j < v.n_neurons; j++) {
+        ptrdiff_t i = genome_find_neuron(g, v.id[j]);
+        assert_true(i >= 0);
+        if (g->neurons[i].kind == GENOME_INPUT)
+            continue;
+        if (!near(v.bias_grad[j], bgrad[i], 2e-4, scale))
+            fail_msg("%s: neuron %u: bias gradient %.9g, reference %.9g", what, v.id[j],
+                     (double)v.bias_grad[j], bgrad[i]);
+    }
+    free(grad);
+    free(bgrad);
+    return v.n_conns;
+}
+
+static struct nn_trainer *trainer(const struct genome *g, int loss, size_t bptt)
+{
+    struct nn_train_opts o;
+    nn_train_opts_default(&o);
+    o.loss = loss;
+    o.bptt = bptt;
+    struct nn_trainer *t = NULL;
+    struct tv_error err = {0};
+    assert_ok(nn_trainer_new(g, &o, &t, &err), &err);
+    return t;
+}
+
+static double grad_of(struct nn_trainer *t, const struct data *d)
+{
+    double loss = 0;
+    struct tv_error err = {0};
+    assert_ok(nn_trainer_grad(t, d->x, d->labels, d->targets, d->steps, d->batch, &loss, &err),
+              &err);
+    return loss;
+}
+
+/* ---- gradients ------------------------------------------------------------- */
+
+static void test_nn_trainer_grad_matches_reference_on_random_networks(void **state)
+{
+    (void)state;
+    struct tv_rng rng;
+    tv_rng_init(&rng, 16, 1, 1);
+    struct genome g;
+    genome_init(&g);
+    static const size_t batches[] = {1, 3, 16, 64, 70};
+    size_t compared = 0, nets = 0;
+    for (int it = 0; it < 3000; it++) {
+        random_net(&g, &rng, all_acts, sizeof all_acts / sizeof all_acts[0]);
+        int loss = it % 2 ? NN_LOSS_MSE : NN_LOSS_XENT;
+        size_t steps = 1 + tv_rng_below(&rng, 4);
+        size_t batch = batches[tv_rng_below(&rng, 5)];
+        size_t bptt = tv_rng_below(&rng, (uint32_t)steps + 1);
+        struct data d;
+        data_make(&d, &rng, steps, batch, genome_count_kind(&g, GENOME_INPUT),
+                  genome_count_kind(&g, GENOME_OUTPUT));
+        struct nn_trainer *t = trainer(&g, loss, bptt);
+        char what[96];
+        snprintf(what, sizeof what, "net %d (steps %zu, batch %zu, bptt %zu, loss %d)", it, steps,
+                 batch, bptt, loss);
+        compared += compare_with_reference(t, &g, loss, &d, bptt, grad_of(t, &d), what);
+        nets++;
+        nn_trainer_free(t);
+        data_free(&d);
+    }
+    print_message("[ train    ] %zu networks, %zu connection gradients compared\n", nets,
+                  compared);
+    assert_true(compared > 30000);
+    genome_release(&g);
+}
+
+/* The layered networks of genome_build_layered (the shape nets train). */
+static void test_nn_trainer_grad_matches_reference_on_layered_networks(void **state)
+{
+    (void)state;
+    struct tv_rng rng;
+    tv_rng_init(&rng, 16, 2, 1);
+    struct genome g;
+    genome_init(&g);
+    for (int it = 0; it < 200; it++) {
+        uint32_t sizes[4] = {1 + tv_rng_below(&rng, 8), 1 + tv_rng_below(&rng, 8),
+                             1 + tv_rng_below(&rng, 8), 1 + tv_rng_below(&rng, 5)};
+        struct genome_layered_spec spec = {sizes, 2 + tv_rng_below(&rng, 3), 0.6, 0.2,
+                                           it % 2 ? 0.1 : 0.0, GENOME_ACT_RELU,
+                                           GENOME_ACT_IDENTITY, 0.7};
+        sizes[spec.n_layers - 1] = sizes[3];
+        assert_ok(genome_build_layered(&g, &spec, &rng, &(struct tv_error){0}), NULL);
+        for (size_t i = 0; i < g.n_neurons; i++)
+            g.neurons[i].bias = (float)(0.3 * tv_rng_normal(&rng));
+        size_t steps = it % 2 ? 3 : 1;
+        struct data d;
+        data_make(&d, &rng, steps, 1 + tv_rng_below(&rng, 130), sizes[0], sizes[3]);
+        if (d.batch > 128)
+            d.batch = 128;
+        struct nn_trainer *t = trainer(&g, NN_LOSS_XENT, 0);
+        compare_with_reference(t, &g, NN_LOSS_XENT, &d, 0, grad_of(t, &d), "layered");
+        nn_trainer_free(t);
+        data_free(&d);
+    }
+    genome_release(&g);
+}
+
+/* L(w) of the reference for genome g (as it is). */
+static double ref_loss(const struct genome *g, int loss, const struct data *d, size_t bptt,
+                       double *grad, double *bgrad)
+{
+    double l = 0;
+    struct tv_error err = {0};
+    assert_ok(nn_reference_grad(g, loss, d->x, d->labels, d->targets, d->steps, d->batch, bptt,
+                                &l, grad, bgrad, &err),
+              &err);
+    return l;
+}
+
+/* Central differences of *p (a weight or bias of g) in double. */
+static double central(struct genome *g, float *p, int loss, const struct data *d, double *gs,
+                      double *bs)
+{
+    float p0 = *p;
+    float hi = (float)(p0 + 1e-4), lo = (float)(p0 - 1e-4);
+    *p = hi;
+    double lh = ref_loss(g, loss, d, 0, gs, bs);
+    *p = lo;
+    double ll = ref_loss(g, loss, d, 0, gs, bs);
+    *p = p0;
+    return (lh - ll) / ((double)hi - (double)lo);
+}
+
+static void test_nn_reference_grad_matches_finite_differences(void **state)
+{
+    (void)state;
+    struct tv_rng rng;
+    tv_rng_init(&rng, 16, 3, 1);
+    struct genome g;
+    genome_init(&g);
+    size_t checked = 0;
+    for (int it = 0; it < 1000; it++) {
+        random_net(&g, &rng, smooth_acts, sizeof smooth_acts / sizeof smooth_acts[0]);
+        int loss = it % 2 ? NN_LOSS_MSE : NN_LOSS_XENT;
+        struct data d;
+        data_make(&d, &rng, 1 + tv_rng_below(&rng, 3), 1 + tv_rng_below(&rng, 3),
+                  genome_count_kind(&g, GENOME_INPUT), genome_count_kind(&g, GENOME_OUTPUT));
+        double *grad = malloc((g.n_conns + 1) * sizeof *grad), *gs = malloc((g.n_conns + 1) * 8);
+        double *bgrad = malloc(g.n_neurons * sizeof *bgrad), *bs = malloc(g.n_neurons * 8);
+        ref_loss(&g, loss, &d, 0, grad, bgrad);
+        for (size_t k = 0; k < g.n_conns; k++) {
+            double fd = central(&g, &g.conns[k].weight, loss, &d, gs, bs);
+            if (!near(grad[k], fd, 1e-4, 1e-5))
+                fail_msg("net %d, connection %zu: gradient %.9g, central difference %.9g", it, k,
+                         grad[k], fd);
+            checked++;
+        }
+        for (size_t i = 0; i < g.n_neurons; i++) {
+            if (g.neurons[i].kind == GENOME_INPUT)
+                continue;
+            double fd = central(&g, &g.neurons[i].bias, loss, &d, gs, bs);
+            if (!near(bgrad[i], fd, 1e-4, 1e-5))
+                fail_msg("net %d, neuron %zu: bias gradient %.9g, central difference %.9g", it, i,
+                         bgrad[i], fd);
+        }
+        free(grad);
+        free(gs);
+        free(bgrad);
+        free(bs);
+        data_free(&d);
+    }
+    print_message("[ train    ] %zu weight gradients against central differences\n", checked);
+    assert_true(checked > 5000);
+    genome_release(&g);
+}
+
+/* A truncated window really cuts: a recurrent chain over 3 steps gets a
+ * different gradient with bptt 1 than with the whole sequence, and the
+ * reference agrees on both. */
+static void test_nn_trainer_grad_truncates_at_bptt(void **state)
+{
+    (void)state;
+    struct genome g;
+    genome_init(&g);
+    struct tv_error err = {0};
+    assert_ok(genome_add_neuron(&g, 0, GENOME_INPUT, GENOME_ACT_IDENTITY, 0, 0, &err), &err);
+    assert_ok(genome_add_neuron(&g, 1, GENOME_OUTPUT, GENOME_ACT_TANH, 0.1f, 1, &err), &err);
+    assert_ok(genome_add_conn(&g, 0, 1, 0.5f, &err), &err);
+    assert_ok(genome_add_conn(&g, 1, 1, 0.7f, &err), &err);
+    struct data d;
+    struct tv_rng rng;
+    tv_rng_init(&rng, 16, 4, 1);
+    data_make(&d, &rng, 3, 2, 1, 1);
+    float g_full = 0, g_cut = 0;
+    for (size_t bptt = 0; bptt <= 1; bptt++) {
+        struct nn_trainer *t = trainer(&g, NN_LOSS_MSE, bptt);
+        compare_with_reference(t, &g, NN_LOSS_MSE, &d, bptt, grad_of(t, &d), "chain");
+        struct nn_train_view v;
+        nn_trainer_view(t, &v);
+        for (size_t k = 0; k < v.n_conns; k++)
+            if (v.from[k] == 1)
+                *(bptt ? &g_cut : &g_full) = v.grad[k];
+        nn_trainer_free(t);
+    }
+    assert_true(g_full != g_cut);
+    data_free(&d);
+    genome_release(&g);
+}
+
+/* Same bits: twice, every way of the transposed product, every target. */
+static void test_nn_trainer_grad_is_deterministic_across_ways_and_targets(void **state)
+{
+    (void)state;
+    struct tv_rng rng;
+    tv_rng_init(&rng, 16, 5, 1);
+    struct genome g;
+    genome_init(&g);
+    struct tv_error err = {0};
+    for (int it = 0; it < 300; it++) {
+        random_net(&g, &rng, all_acts, sizeof all_acts / sizeof all_acts[0]);
+        struct data d;
+        size_t steps = 1 + tv_rng_below(&rng, 3);
+        data_make(&d, &rng, steps, 1 + tv_rng_below(&rng, 100), genome_count_kind(&g, 0),
+                  genome_count_kind(&g, 1));
+        struct nn_trainer *t = trainer(&g, it % 2, it % 3 == 0 ? 1 : 0);
+        double l0 = grad_of(t, &d);
+        struct nn_train_view v;
+        nn_trainer_view(t, &v);
+        size_t m = v.n_conns, n = v.n_neurons;
+        float *g0 = malloc((m + 1) * sizeof *g0), *b0 = malloc(n * sizeof *b0);
+        memcpy(g0, v.grad, m * sizeof *g0);
+        memcpy(b0, v.bias_grad, n * sizeof *b0);
+        for (int way = 0; way < 3; way++)
+            for (int target = 0; target < NN_TARGET_COUNT; target++) {
+                if (nn_trainer_set_target(t, target, &err))
+                    continue; /* this CPU cannot run it */
+                assert_ok(nn_trainer_set_transpose(t, way, &err), &err);
+                double l = grad_of(t, &d);
+                nn_trainer_view(t, &v);
+                assert_memory_equal(&l, &l0, sizeof l);
+                assert_memory_equal(v.grad, g0, m * sizeof *g0);
+                assert_memory_equal(v.bias_grad, b0, n * sizeof *b0);
+            }
+        free(g0);
+        free(b0);
+        nn_trainer_free(t);
+        data_free(&d);
+    }
+    genome_release(&g);
+}
+
+/* Forward only: the engine's reference run on the same genome. */
+static void test_nn_trainer_predict_matches_engine(void **state)
+{
+    (void)state;
+    struct tv_rng rng;
+    tv_rng_init(&rng, 16, 6, 1);
+    struct genome g;
+    genome_init(&g);
+    struct tv_error err = {0};
+    for (int it = 0; it < 300; it++) {
+        random_net(&g, &rng, all_acts, sizeof all_acts / sizeof all_acts[0]);
+        size_t steps = 1 + tv_rng_below(&rng, 3), batch = 1 + tv_rng_below(&rng, 80);
+        size_t ni = genome_count_kind(&g, 0), no = genome_count_kind(&g, 1);
+        struct data d;
+        data_make(&d, &rng, steps, batch, ni, no);
+        struct nn_trainer *t = trainer(&g, NN_LOSS_XENT, 0);
+        float *out = malloc(steps * batch * no * sizeof *out), *ref = malloc(batch * no * 4);
+        assert_ok(nn_trainer_predict(t, d.x, steps, batch, out, &err), &err);
+        struct nn_reference *r = NULL;
+        assert_ok(nn_reference_new(&g, batch, &r, &err), &err);
+        for (size_t s = 0; s < steps; s++) {
+            nn_reference_step(r, d.x + s * batch * ni, ref);
+            for (size_t q = 0; q < batch * no; q++)
+                if (!near(out[s * batch * no + q], ref[q], 1e-5, 1))
+                    fail_msg("net %d step %zu: %g, engine reference %g", it, s,
+                             (double)out[s * batch * no + q], (double)ref[q]);
+        }
+        nn_reference_free(r);
+        free(out);
+        free(ref);
+        nn_trainer_free(t);
+        data_free(&d);
+    }
+    genome_release(&g);
+}
+
+/* ---- optimizers ------------------------------------------------------------ */
+
+/* in -> out (identity), one connection w, MSE, target 0: dL/dw = 2 (w x) x. */
+static void tiny(struct genome *g, float w)
+{
+    struct tv_error err = {0};
+    genome_init(g);
+    assert_ok(genome_add_neuron(g, 0, GENOME_INPUT, GENOME_ACT_IDENTITY, 0, 0, &err), &err);
+    assert_ok(genome_add_neuron(g, 1, GENOME_OUTPUT, GENOME_ACT_IDENTITY, 0.25f, 1, &err), &err);
+    assert_ok(genome_add_conn(g, 0, 1, w, &err), &err);
+}
+
+static void test_nn_trainer_step_applies_each_optimizer_formula(void **state)
+{
+    (void)state;
+    struct genome g;
+    tiny(&g, 0.5f);
+    float x[1] = {1.5f}, target[1] = {0.0f};
+    struct tv_error err = {0};
+    for (int opt = NN_OPT_SGD; opt <= NN_OPT_ADAM; opt++) {
+        struct nn_train_opts o;
+        nn_train_opts_default(&o);
+        o.loss = NN_LOSS_MSE;
+        o.optimizer = opt;
+        o.lr = 0.1f;
+        struct nn_trainer *t = NULL;
+        assert_ok(nn_trainer_new(&g, &o, &t, &err), &err);
+        float w = 0.5f, b = 0.25f, mw = 0, vw = 0, mb = 0, vb = 0;
+        for (uint64_t step = 1; step <= 3; step++) {
+            struct nn_train_view v;
+            assert_ok(nn_trainer_grad(t, x, NULL, target, 1, 1, NULL, &err), &err);
+            nn_trainer_view(t, &v);
+            float gw = v.grad[0], gb = v.bias_grad[1];
+            /* the gradient itself: L = (w x + b)^2 */
+            assert_true(fabsf(gw - 2 * (w * x[0] + b) * x[0]) <= 1e-6f);
+            assert_ok(nn_trainer_step(t, x, NULL, target, 1, 1, NULL, &err), &err);
+            if (opt == NN_OPT_SGD) {
+                w -= o.lr * gw;
+                b -= o.lr * gb;
+            } else if (opt == NN_OPT_MOMENTUM) {
+                mw = o.momentum * mw + gw;
+                w -= o.lr * mw;
+                mb = o.momentum * mb + gb;
+                b -= o.lr * mb;
+            } else {
+                float c1 = (float)(1 - pow(0.9f, (double)step));
+                float c2 = (float)(1 - pow(0.999f, (double)step));
+                mw = o.beta1 * mw + (1 - o.beta1) * gw;
+                vw = o.beta2 * vw + (1 - o.beta2) * (gw * gw);
+                w -= o.lr * (mw / c1) / (sqrtf(vw / c2) + o.eps);
+                mb = o.beta1 * mb + (1 - o.beta1) * gb;
+                vb = o.beta2 * vb + (1 - o.beta2) * (gb * gb);
+                b -= o.lr * (mb / c1) / (sqrtf(vb / c2) + o.eps);
+            }
+            nn_trainer_view(t, &v);
+            assert_memory_equal(&v.w[0], &w, sizeof w);
+            assert_memory_equal(&v.bias[1], &b, sizeof b);
+            assert_int_equal(nn_trainer_steps(t), step);
+        }
+        nn_trainer_free(t);
+    }
+    genome_release(&g);
+}
+
+/* SGD on the softmax cross-entropy lowers the loss of a fixed batch. */
+static void test_nn_trainer_step_lowers_the_loss(void **state)
+{
+    (void)state;
+    struct tv_rng rng;
+    tv_rng_init(&rng, 16, 7, 1);
+    uint32_t sizes[] = {6, 12, 3};
+    struct genome_layered_spec spec = {sizes, 3, 0.5, 0, 0, GENOME_ACT_RELU, GENOME_ACT_IDENTITY,
+                                       0.5};
+    struct genome g;
+    genome_init(&g);
+    assert_ok(genome_build_layered(&g, &spec, &rng, &(struct tv_error){0}), NULL);
+    struct data d;
+    data_make(&d, &rng, 1, 32, 6, 3);
+    for (size_t b = 0; b < 32; b++)
+        d.labels[b] = (uint32_t)b % 3;
+    struct nn_train_opts o;
+    nn_train_opts_default(&o);
+    o.optimizer = NN_OPT_ADAM;
+    o.lr = 0.01f;
+    struct nn_trainer *t = NULL;
+    struct tv_error err = {0};
+    assert_ok(nn_trainer_new(&g, &o, &t, &err), &err);
+    double first = 0, last = 0;
+    for (int i = 0; i < 100; i++)
+        assert_ok(nn_trainer_step(t, d.x, d.labels, NULL, 1, 32, i ? &last : &first, &err), &err);
+    assert_true(last < 0.8 * first);
+    nn_trainer_free(t);
+    data_free(&d);
+    genome_release(&g);
+}
+
+/* ---- removal and addition ---------------------------------------------------- */
+
+/* The trainer, the genome it writes and the reference agree. */
+static void check_consistent(struct nn_trainer *t, struct tv_rng *rng, const char *what)
+{
+    struct genome w;
+    genome_init(&w);
+    struct tv_error err = {0};
+    assert_ok(nn_trainer_write_genome(t, &w, &err), &err);
+    assert_ok(genome_validate(&w, NULL, &err), &err);
+    assert_int_equal(w.n_conns, nn_trainer_n_conns(t));
+    struct data d;
+    data_make(&d, rng, 2, 5, nn_trainer_n_inputs(t), nn_trainer_n_outputs(t));
+    compare_with_reference(t, &w, NN_LOSS_XENT, &d, 0, grad_of(t, &d), what);
+    /* a new trainer of the written genome computes the same */
+    struct nn_trainer *t2 = trainer(&w, NN_LOSS_XENT, 0);
+    double l1 = grad_of(t, &d), l2 = grad_of(t2, &d);
+    assert_true(near(l1, l2, 1e-6, 1e-6));
+    nn_trainer_free(t2);
+    data_free(&d);
+    genome_release(&w);
+}
+
+/* key (from, to) -> the optimizer's first moment, via the gradients: after
+ * a momentum step the state m equals the gradient; removal and addition
+ * must carry it. Read back through a second step with lr 0: w unchanged,
+ * and m' = momentum m + g. */
+static void test_nn_trainer_remove_and_add_keep_everything_consistent(void **state)
+{
+    (void)state;
+    struct tv_rng rng;
+    tv_rng_init(&rng, 16, 8, 1);
+    struct genome g;
+    genome_init(&g);
+    struct tv_error err = {0};
+    for (int it = 0; it < 200; it++) {
+        random_net(&g, &rng, all_acts, sizeof all_acts / sizeof all_acts[0]);
+        struct nn_trainer *t = trainer(&g, NN_LOSS_XENT, 0);
+        struct data d;
+        data_make(&d, &rng, 2, 4, genome_count_kind(&g, 0), genome_count_kind(&g, 1));
+        assert_ok(nn_trainer_step(t, d.x, d.labels, NULL, 2, 4, NULL, &err), &err);
+        /* remove a random third */
+        struct nn_train_view v;
+        nn_trainer_view(t, &v);
+        size_t m = v.n_conns, kept = 0;
+        uint8_t *rm = calloc(m + 1, 1);
+        struct genome_conn *gone = malloc((m + 1) * sizeof *gone);
+        size_t n_gone = 0;
+        for (size_t k = 0; k < m; k++) {
+            rm[k] = tv_rng_chance(&rng, 0.33);
+            if (rm[k])
+                gone[n_gone++] = (struct genome_conn){v.from[k], v.to[k], v.w[k]};
+            else
+                kept++;
+        }
+        /* the kept connections' weights and gradients by key, before */
+        struct genome before;
+        genome_init(&before);
+        assert_ok(nn_trainer_write_genome(t, &before, &err), &err);
+        float *gk = malloc((m + 1) * sizeof *gk);
+        for (size_t k = 0; k < m; k++)
+            gk[genome_find_conn(&before, v.from[k], v.to[k])] = v.grad[k];
+        assert_ok(nn_trainer_remove(t, rm, &err), &err);
+        assert_int_equal(nn_trainer_n_conns(t), kept);
+        nn_trainer_view(t, &v);
+        for (size_t k = 0; k < v.n_conns; k++) {
+            ptrdiff_t c = genome_find_conn(&before, v.from[k], v.to[k]);
+            assert_true(c >= 0);
+            assert_true(v.w[k] == before.conns[c].weight);
+            assert_true(v.grad[k] == gk[c]);
+        }
+        check_consistent(t, &rng, "after removal");
+        /* add them back (new weights), then one of them again: refused */
+        for (size_t q = 0; q < n_gone; q++)
+            gone[q].weight = 0.25f;
+        assert_ok(nn_trainer_add(t, gone, n_gone, &err), &err);
+        assert_int_equal(nn_trainer_n_conns(t), m);
+        check_consistent(t, &rng, "after addition");
+        if (n_gone) {
+            assert_error(nn_trainer_add(t, gone, 1, &err), &err, TV_EINVAL, "exists already");
+            assert_int_equal(nn_trainer_n_conns(t), m);
+        }
+        genome_release(&before);
+        free(gk);
+        free(rm);
+        free(gone);
+        data_free(&d);
+        nn_trainer_free(t);
+    }
+    genome_release(&g);
+}
+
+/* The optimizer state moves with its connection: with momentum, a step of
+ * lr 0 after the removal leaves the weights, and a later step of lr 1 moves
+ * each by momentum * m + g, m being the state before the removal. */
+static void test_nn_trainer_remove_carries_optimizer_state(void **state)
+{
+    (void)state;
+    struct tv_rng rng;
+    tv_rng_init(&rng, 16, 9, 1);
+    uint32_t sizes[] = {4, 6, 3};
+    struct genome_layered_spec spec = {sizes, 3, 0.7, 0, 0, GENOME_ACT_TANH, GENOME_ACT_IDENTITY,
+                                       0.5};
+    struct genome g;
+    genome_init(&g);
+    assert_ok(genome_build_layered(&g, &spec, &rng, &(struct tv_error){0}), NULL);
+    struct data d;
+    data_make(&d, &rng, 1, 8, 4, 3);
+    struct nn_train_opts o;
+    nn_train_opts_default(&o);
+    o.optimizer = NN_OPT_MOMENTUM;
+    o.momentum = 0.5f;
+    o.lr = 1.0f;
+    struct nn_trainer *t = NULL, *u = NULL;
+    struct tv_error err = {0};
+    assert_ok(nn_trainer_new(&g, &o, &t, &err), &err);
+    assert_ok(nn_trainer_new(&g, &o, &u, &err), &err);
+    /* one step on both: m = g; then remove every other connection of t */
+    assert_ok(nn_trainer_step(t, d.x, d.labels, NULL, 1, 8, NULL, &err), &err);
+    assert_ok(nn_trainer_step(u, d.x, d.labels, NULL, 1, 8, NULL, &err), &err);
+    struct nn_train_view v, vu;
+    nn_trainer_view(t, &v);
+    uint8_t *rm = calloc(v.n_conns, 1);
+    for (size_t k = 0; k < v.n_conns; k += 2)
+        rm[k] = 1;
+    nn_trainer_view(u, &vu);
+    size_t mu = vu.n_conns;
+    float *m_u = malloc(mu * sizeof *m_u), *w_u = malloc(mu * sizeof *w_u);
+    for (size_t k = 0; k < mu; k++) {
+        m_u[k] = vu.grad[k]; /* the state after one momentum step from 0 */
+        w_u[k] = vu.w[k];
+    }
+    assert_ok(nn_trainer_remove(t, rm, &err), &err);
+    assert_ok(nn_trainer_step(t, d.x, d.labels, NULL, 1, 8, NULL, &err), &err);
+    nn_trainer_view(t, &v);
+    nn_trainer_view(u, &vu);
+    for (size_t k = 0; k < v.n_conns; k++) {
+        size_t q = 0;
+        while (vu.from[q] != v.from[k] || vu.to[q] != v.to[k])
+            q++;
+        float want = w_u[q] - o.lr * (o.momentum * m_u[q] + v.grad[k]);
+        assert_memory_equal(&v.w[k], &want, sizeof want);
+    }
+    free(rm);
+    free(m_u);
+    free(w_u);
+    nn_trainer_free(t);
+    nn_trainer_free(u);
+    data_free(&d);
+    genome_release(&g);
+}
+
+/* A relu neuron with a very negative bias is dead: found, removed with its
+ * connections, and everything stays consistent. */
+static void test_nn_trainer_remove_neurons_drops_dead_neurons(void **state)
+{
+    (void)state;
+    struct tv_rng rng;
+    tv_rng_init(&rng, 16, 10, 1);
+    struct genome g;
+    genome_init(&g);
+    struct tv_error err = {0};
+    for (int it = 0; it < 100; it++) {
+        uint32_t sizes[] = {3, 5, 4, 2};
+        struct genome_layered_spec spec = {sizes, 4, 0.8, 0.3, 0.2, GENOME_ACT_RELU,
+                                           GENOME_ACT_IDENTITY, 0.5};
+        genome_reset(&g);
+        assert_ok(genome_build_layered(&g, &spec, &rng, &(struct tv_error){0}), NULL);
+        size_t n_dead_want = 0;
+        for (size_t i = 0; i < g.n_neurons; i++)
+            if (g.neurons[i].kind == GENOME_HIDDEN && tv_rng_chance(&rng, 0.3)) {
+                g.neurons[i].bias = -1000.0f;
+                n_dead_want++;
+            }
+        struct nn_trainer *t = trainer(&g, NN_LOSS_XENT, 0);
+        struct data d;
+        data_make(&d, &rng, 2, 6, 3, 2);
+        grad_of(t, &d);
+        size_t n = g.n_neurons;
+        uint8_t *dead = calloc(n, 1);
+        nn_trainer_zero_neurons(t, dead);
+        size_t n_dead = 0;
+        struct nn_train_view v;
+        nn_trainer_view(t, &v);
+        for (size_t j = 0; j < n; j++) {
+            ptrdiff_t i = genome_find_neuron(&g, v.id[j]);
+            if (dead[j]) {
+                n_dead++;
+                assert_int_equal(v.kind[j], GENOME_HIDDEN);
+            }
+            if (g.neurons[i].bias == -1000.0f)
+                assert_true(dead[j]);
+        }
+        assert_true(n_dead >= n_dead_want);
+        assert_ok(nn_trainer_remove_neurons(t, dead, &err), &err);
+        nn_trainer_view(t, &v);
+        assert_int_equal(v.n_neurons, n - n_dead);
+        check_consistent(t, &rng, "after neuron removal");
+        /* the count restarts: nothing was run since */
+        free(dead);
+        nn_trainer_free(t);
+        data_free(&d);
+    }
+    genome_release(&g);
+}
+
+/* ---- failure paths ------------------------------------------------------------- */
+
+static void test_nn_trainer_rejects_bad_calls(void **state)
+{
+    (void)state;
+    struct genome g;
+    tiny(&g, 0.5f);
+    struct tv_error err = {0};
+    struct nn_train_opts o;
+    nn_train_opts_default(&o);
+    o.max_batch = 4;
+    struct nn_trainer *t = NULL;
+    assert_ok(nn_trainer_new(&g, &o, &t, &err), &err);
+    float x[8] = {0};
+    uint32_t labels[8] = {0};
+    assert_error(nn_trainer_grad(t, x, labels, NULL, 1, 0, NULL, &err), &err, TV_EINVAL,
+                 "nn_trainer_grad: batch 0 outside [1, 4]");
+    assert_error(nn_trainer_step(t, x, labels, NULL, 1, 5, NULL, &err), &err, TV_EINVAL,
+                 "nn_trainer_step: batch 5 outside [1, 4]");
+    labels[1] = 1; /* one output: labels must be 0 */
+    assert_error(nn_trainer_grad(t, x, labels, NULL, 1, 2, NULL, &err), &err, TV_EINVAL,
+                 "label 1 of sample 1 at step 0 is outside [0, 1)");
+    assert_error(nn_trainer_grad(t, x, NULL, NULL, 1, 2, NULL, &err), &err, TV_EINVAL,
+                 "needs labels");
+    assert_error(nn_trainer_grad(t, NULL, labels, NULL, 1, 2, NULL, &err), &err, TV_EINVAL,
+                 "no inputs");
+    assert_error(nn_trainer_grad(t, x, labels, NULL, 0, 2, NULL, &err), &err, TV_EINVAL,
+                 "at least one step");
+    assert_error(nn_trainer_predict(t, x, 1, 1, NULL, &err), &err, TV_EINVAL, "no output array");
+    assert_error(nn_trainer_set_transpose(t, 7, &err), &err, TV_EINVAL, "unknown way 7");
+    assert_error(nn_trainer_set_target(t, 9, &err), &err, TV_EINVAL, "target 9");
+    assert_int_equal(nn_trainer_steps(t), 0);
+    nn_trainer_free(t);
+
+    o.loss = NN_LOSS_MSE;
+    assert_ok(nn_trainer_new(&g, &o, &t, &err), &err);
+    assert_error(nn_trainer_grad(t, x, labels, NULL, 1, 2, NULL, &err), &err, TV_EINVAL,
+                 "needs targets");
+    /* additions: a missing end, an input end, a duplicate, a bad weight */
+    struct genome_conn c[2] = {{0, 9, 1.0f}, {0, 1, 1.0f}};
+    assert_error(nn_trainer_add(t, c, 1, &err), &err, TV_EINVAL,
+                 "connection 0 (0 -> 9): no neuron 9");
+    c[0] = (struct genome_conn){1, 0, 1.0f};
+    assert_error(nn_trainer_add(t, c, 1, &err), &err, TV_EINVAL, "ends in an input");
+    assert_error(nn_trainer_add(t, c + 1, 1, &err), &err, TV_EINVAL,
+                 "connection 0 (0 -> 1): exists already");
+    struct genome_conn twice[2] = {{1, 1, 1.0f}, {1, 1, 2.0f}};
+    assert_error(nn_trainer_add(t, twice, 2, &err), &err, TV_EINVAL,
+                 "connection 1 (1 -> 1): exists already");
+    twice[0].weight = NAN;
+    assert_error(nn_trainer_add(t, twice, 1, &err), &err, TV_EINVAL, "weight is not finite");
+    assert_int_equal(nn_trainer_n_conns(t), 1);
+    assert_error(nn_trainer_remove(t, NULL, &err), &err, TV_EINVAL, "remove is NULL");
+    nn_trainer_free(t);
+
+    o.optimizer = 5;
+    assert_error(nn_trainer_new(&g, &o, &t, &err), &err, TV_EINVAL, "unknown optimizer 5");
+    assert_null(t);
+    nn_train_opts_default(&o);
+    o.max_batch = 0;
+    assert_error(nn_trainer_new(&g, &o, &t, &err), &err, TV_EINVAL, "max_batch 0");
+    nn_train_opts_default(&o);
+    /* a neuron the engine does not run */
+    genome_neuron_set_model(&g.neurons[1], GENOME_MODEL_LIF);
+    assert_error(nn_trainer_new(&g, &o, &t, &err), &err, TV_EINVAL,
+                 "neuron 1: model lif is not run by the engine");
+    assert_null(t);
+    double gr[1], bg[2];
+    float xr[1] = {0};
+    uint32_t lr[1] = {0};
+    assert_error(nn_reference_grad(&g, NN_LOSS_XENT, xr, lr, NULL, 1, 1, 0, NULL, gr, bg, &err),
+                 &err, TV_EINVAL, "model lif");
+    genome_neuron_set_model(&g.neurons[1], GENOME_MODEL_RATE);
+    g.conns[0].weight = INFINITY;
+    assert_error(nn_trainer_new(&g, &o, &t, &err), &err, TV_EINVAL, "not finite");
+    genome_release(&g);
+}
+
+/* Every allocation of new, grad (longer sequences), add and write_genome
+ * may fail: TV_ENOMEM saying so, nothing leaked, the trainer still usable. */
+static void test_nn_trainer_survives_allocation_failures(void **state)
+{
+    (void)state;
+    struct tv_rng rng;
+    tv_rng_init(&rng, 16, 11, 1);
+    struct genome g, w;
+    genome_init(&g);
+    genome_init(&w);
+    random_net(&g, &rng, all_acts, sizeof all_acts / sizeof all_acts[0]);
+    struct data d;
+    data_make(&d, &rng, 3, 4, genome_count_kind(&g, 0), genome_count_kind(&g, 1));
+    struct nn_train_opts o;
+    nn_train_opts_default(&o);
+    failalloc_track(1);
+    for (int phase = 0; phase < 4; phase++) {
+        unsigned long k, points = 0;
+        for (k = 1;; k++) {
+            struct tv_error err = {0};
+            struct nn_trainer *t = NULL;
+            int rc = 0;
+            if (phase > 0)
+                assert_ok(nn_trainer_new(&g, &o, &t, &err), &err);
+            size_t base = failalloc_live();
+            struct genome_conn c = {g.neurons[g.n_neurons - 1].id, g.neurons[g.n_neurons - 1].id,
+                                    0.5f};
+            if (phase == 2 && genome_find_conn(&g, c.from, c.to) >= 0)
+                c.from = c.to = 0xffffu; /* refused before allocating: skip */
+            failalloc_arm(k);
+            if (phase == 0)
+                rc = nn_trainer_new(&g, &o, &t, &err);
+            else if (phase == 1)
+                rc = nn_trainer_grad(t, d.x, d.labels, NULL, 3, 4, NULL, &err);
+            else if (phase == 2)
+                rc = genome_find_neuron(&g, c.from) < 0 ? 0 : nn_trainer_add(t, &c, 1, &err);
+            else
+                rc = nn_trainer_write_genome(t, &w, &err);
+            failalloc_disarm();
+            int fired = failalloc_fired();
+            if (!fired) {
+                assert_ok(rc, &err);
+                nn_trainer_free(t);
+                break;
+            }
+            points++;
+            assert_error(rc, &err, TV_ENOMEM, "memory");
+            if (phase == 0)
+                assert_null(t);
+            else
+                assert_int_equal(failalloc_live(), base);
+            if (t) /* still usable */
+                assert_ok(nn_trainer_grad(t, d.x, d.labels, NULL, 3, 4, NULL, &err), &err);
+            nn_trainer_free(t);
+        }
+        print_message("[ alloc    ] trainer phase %d: %lu allocation points\n", phase, points);
+        assert_true(phase == 2 || points > 0);
+    }
+    failalloc_track(0);
+    data_free(&d);
+    genome_release(&g);
+    genome_release(&w);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_nn_trainer_grad_matches_reference_on_random_networks),
+        cmocka_unit_test(test_nn_trainer_grad_matches_reference_on_layered_networks),
+        cmocka_unit_test(test_nn_reference_grad_matches_finite_differences),
+        cmocka_unit_test(test_nn_trainer_grad_truncates_at_bptt),
+        cmocka_unit_test(test_nn_trainer_grad_is_deterministic_across_ways_and_targets),
+        cmocka_unit_test(test_nn_trainer_predict_matches_engine),
+        cmocka_unit_test(test_nn_trainer_step_applies_each_optimizer_formula),
+        cmocka_unit_test(test_nn_trainer_step_lowers_the_loss),
+        cmocka_unit_test(test_nn_trainer_remove_and_add_keep_everything_consistent),
+        cmocka_unit_test(test_nn_trainer_remove_carries_optimizer_state),
+        cmocka_unit_test(test_nn_trainer_remove_neurons_drops_dead_neurons),
+        cmocka_unit_test(test_nn_trainer_rejects_bad_calls),
+        cmocka_unit_test(test_nn_trainer_survives_allocation_failures),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
