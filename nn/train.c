@@ -400,6 +400,7 @@ int nn_trainer_new(const struct genome *g, const struct nn_train_opts *o, struct
     while (!target_supported(t->target))
         t->target--;
     t->transpose = NN_TRANSPOSE_MAP;
+    t->keep_values = 1;
     if ((rc = from_genome(t, g, src, dst, err)))
         goto done;
     for (size_t k = 0; k < m; k++)
@@ -501,7 +502,7 @@ static int grad(struct nn_trainer *t, const char *who, const float *x, const uin
     b.targets = t->o.loss == NN_LOSS_MSE ? targets : NULL;
     b.backward = 1;
     run_blocks(t, &b);
-    t->v_batch = batch;
+    t->v_batch = t->keep_values ? batch : 0;
     if (loss)
         *loss = b.loss / (double)batch;
     return 0;
@@ -514,31 +515,6 @@ int nn_trainer_grad(struct nn_trainer *t, const float *x, const uint32_t *labels
     return grad(t, "nn_trainer_grad", x, labels, targets, steps, batch, loss, err);
 }
 
-/* One optimizer step on n parameters p with gradients g and state m, v. */
-static void update(const struct nn_train_opts *o, uint64_t step, float *p, const float *g,
-                   float *m, float *v, size_t n)
-{
-    float lr = o->lr;
-    if (o->optimizer == NN_OPT_SGD) {
-        for (size_t k = 0; k < n; k++)
-            p[k] -= lr * g[k];
-    } else if (o->optimizer == NN_OPT_MOMENTUM) {
-        for (size_t k = 0; k < n; k++) {
-            m[k] = o->momentum * m[k] + g[k];
-            p[k] -= lr * m[k];
-        }
-    } else {
-        float b1 = o->beta1, b2 = o->beta2, eps = o->eps;
-        float c1 = (float)(1.0 - pow((double)b1, (double)step));
-        float c2 = (float)(1.0 - pow((double)b2, (double)step));
-        for (size_t k = 0; k < n; k++) {
-            m[k] = b1 * m[k] + (1.0f - b1) * g[k];
-            v[k] = b2 * v[k] + (1.0f - b2) * (g[k] * g[k]);
-            p[k] -= lr * (m[k] / c1) / (sqrtf(v[k] / c2) + eps);
-        }
-    }
-}
-
 int nn_trainer_step(struct nn_trainer *t, const float *x, const uint32_t *labels,
                     const float *targets, size_t steps, size_t batch, double *loss,
                     struct tv_error *err)
@@ -547,10 +523,12 @@ int nn_trainer_step(struct nn_trainer *t, const float *x, const uint32_t *labels
     if (rc)
         return rc;
     t->n_steps++;
-    update(&t->o, t->n_steps, t->w, t->grad, t->om, t->ov, t->m);
+    float c1 = (float)(1.0 - pow((double)t->o.beta1, (double)t->n_steps));
+    float c2 = (float)(1.0 - pow((double)t->o.beta2, (double)t->n_steps));
     size_t ni = t->n_in;
-    update(&t->o, t->n_steps, t->bias + ni, t->bias_grad + ni, t->bias_m + ni, t->bias_v + ni,
-           t->n - ni);
+    nn_tr_update[t->target](&t->o, c1, c2, t->w, t->grad, t->om, t->ov, t->m);
+    nn_tr_update[t->target](&t->o, c1, c2, t->bias + ni, t->bias_grad + ni, t->bias_m + ni,
+                            t->bias_v + ni, t->n - ni);
     return 0;
 }
 
@@ -595,8 +573,14 @@ void nn_trainer_view(struct nn_trainer *t, struct nn_train_view *v)
     v->bias = t->bias;
     v->bias_grad = t->bias_grad;
     v->batch = t->v_batch;
-    v->value = t->v_value;
-    v->delta = t->v_delta;
+    v->value = t->v_batch ? t->v_value : NULL;
+    v->delta = t->v_batch ? t->v_delta : NULL;
+}
+
+void nn_trainer_keep_values(struct nn_trainer *t, int on)
+{
+    t->keep_values = on != 0;
+    t->v_batch = 0; /* what they hold now is not the last batch's */
 }
 
 /* ---- removal and addition ---------------------------------------------------- */

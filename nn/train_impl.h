@@ -75,6 +75,7 @@ struct nn_trainer {
     uint32_t *v_from, *v_to; /* [cap_m] */
     float *v_value, *v_delta; /* [n][batch] */
     size_t v_batch;
+    int keep_values; /* nn_trainer_keep_values */
     /* work for one block, for up to cap_steps steps */
     size_t cap_steps;
     float *z, *y;  /* [cap_steps][n][TR_BLOCK] pre-activation sums, values */
@@ -101,6 +102,11 @@ typedef void tr_fn(struct nn_trainer *t, struct tr_block *b);
  * block's steps, its loss, and (b->backward) the backward pass adding into
  * grad and bias_grad. */
 extern tr_fn *const nn_tr_run[NN_TARGET_COUNT];
+/* One optimizer step on parameters p[0, n) with gradients g and state m, v
+ * (c1, c2: Adam's bias corrections 1 - b1^t, 1 - b2^t), per target. */
+typedef void tr_update_fn(const struct nn_train_opts *o, float c1, float c2, float *p,
+                          const float *g, float *m, float *v, size_t n);
+extern tr_update_fn *const nn_tr_update[NN_TARGET_COUNT];
 
 /* Rebuilds the index map from the rows (O(n + m)). */
 void nn_tr_index_map(struct nn_trainer *t);

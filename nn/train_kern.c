@@ -16,6 +16,10 @@
 #include "kernel.h"
 #include "train_impl.h"
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
 typedef float v8f __attribute__((vector_size(32), may_alias));
 typedef float v4f __attribute__((vector_size(16), may_alias));
 
@@ -25,6 +29,29 @@ typedef float v4f __attribute__((vector_size(16), may_alias));
 struct vb {
     v16f v[4];
 };
+
+/* S for v = v0, v0 + 1, ..., nv - 1, each v a constant: unrolled before the
+ * compiler decides what lives in registers, so a block's vectors do (a loop
+ * over v would keep them in memory). */
+#define EACH(v0, nv, S)                                                                            \
+    do {                                                                                           \
+        if ((v0) <= 0) {                                                                           \
+            const int v = 0;                                                                       \
+            S;                                                                                     \
+        }                                                                                          \
+        if ((nv) > 1) {                                                                            \
+            const int v = 1;                                                                       \
+            S;                                                                                     \
+        }                                                                                          \
+        if ((nv) > 2) {                                                                            \
+            const int v = 2;                                                                       \
+            S;                                                                                     \
+        }                                                                                          \
+        if ((nv) > 3) {                                                                            \
+            const int v = 3;                                                                       \
+            S;                                                                                     \
+        }                                                                                          \
+    } while (0)
 
 NN_INLINE float hsum(v16f x)
 {
@@ -44,29 +71,25 @@ NN_INLINE float dot(const struct vb *x, const float *y, int nv)
 {
     const v16f *yv = (const v16f *)y;
     v16f s = x->v[0] * yv[0];
-    for (int v = 1; v < nv; v++)
-        s += x->v[v] * yv[v];
+    EACH(1, nv, s += x->v[v] * yv[v]);
     return hsum(s);
 }
 
 NN_INLINE float lanes_sum(const struct vb *x, int nv)
 {
     v16f s = x->v[0];
-    for (int v = 1; v < nv; v++)
-        s += x->v[v];
+    EACH(1, nv, s += x->v[v]);
     return hsum(s);
 }
 
 NN_INLINE void load(struct vb *a, const float *row, int nv)
 {
-    for (int v = 0; v < nv; v++)
-        a->v[v] = ((const v16f *)row)[v];
+    EACH(0, nv, a->v[v] = ((const v16f *)row)[v]);
 }
 
 NN_INLINE void store(const struct vb *a, float *row, int nv)
 {
-    for (int v = 0; v < nv; v++)
-        ((v16f *)row)[v] = a->v[v];
+    EACH(0, nv, ((v16f *)row)[v] = a->v[v]);
 }
 
 /* a += w[k] * rows[idx[k]] over k in [k0, k1) */
@@ -76,8 +99,7 @@ NN_INLINE void axpy_rows(struct vb *a, const float *w, const uint32_t *idx, uint
     for (uint32_t k = k0; k < k1; k++) {
         const v16f *r = (const v16f *)(rows + (size_t)idx[k] * BL);
         float wk = w[k];
-        for (int v = 0; v < nv; v++)
-            a->v[v] += wk * r[v];
+        EACH(0, nv, a->v[v] += wk * r[v]);
     }
 }
 
@@ -90,8 +112,7 @@ NN_INLINE void gather_down(struct vb *a, const float *w, const uint32_t *dst, co
         uint32_t q = pos ? pos[p] : p;
         const v16f *r = (const v16f *)(rows + (size_t)dst[q] * BL);
         float wq = w[q];
-        for (int v = 0; v < nv; v++)
-            a->v[v] += wq * r[v];
+        EACH(0, nv, a->v[v] += wq * r[v]);
     }
 }
 
@@ -125,26 +146,32 @@ NN_INLINE void finish_delta(struct vb *a, int act, const float *zrow, const floa
                             float *drow, int nv)
 {
     if (act == GENOME_ACT_RELU) {
-        for (int v = 0; v < nv; v++) {
-            v16f z = ((const v16f *)zrow)[v];
-            a->v[v] = (v16f)((v16i)a->v[v] & (z > (v16f){0}));
-        }
-    } else if (act != GENOME_ACT_IDENTITY) {
+        EACH(0, nv, a->v[v] = (v16f)((v16i)a->v[v] & (((const v16f *)zrow)[v] > (v16f){0})));
+        store(a, drow, nv);
+    } else if (act == GENOME_ACT_IDENTITY) {
+        store(a, drow, nv);
+    } else { /* lane by lane, in memory (a stays in registers) */
+        store(a, drow, nv);
         for (int l = 0; l < 16 * nv; l++)
-            a->v[l / 16][l % 16] *= act_deriv(act, zrow[l], yrow[l]);
+            drow[l] *= act_deriv(act, zrow[l], yrow[l]);
+        load(a, drow, nv);
     }
-    store(a, drow, nv);
 }
 
 /* The block's inputs at step s into the input rows of ys (padding lanes 0). */
 static void put_inputs(const struct nn_trainer *t, const struct tr_block *b, size_t s, float *ys)
 {
-    size_t nin = t->n_in;
-    memset(ys, 0, nin * BL * sizeof *ys);
+    size_t nin = t->n_in, nb = b->nb, lanes = 16 * b->nv;
     const float *xs = b->x + (s * b->batch + b->b0) * nin;
-    for (size_t l = 0; l < b->nb; l++)
-        for (size_t i = 0; i < nin; i++)
-            ys[i * BL + l] = xs[l * nin + i];
+    /* input by input: the block's rows of x stay in L1 while the rows of ys
+     * are written in order */
+    for (size_t i = 0; i < nin; i++) {
+        float *r = ys + i * BL;
+        for (size_t l = 0; l < nb; l++)
+            r[l] = xs[l * nin + i];
+        for (size_t l = nb; l < lanes; l++)
+            r[l] = 0.0f;
+    }
 }
 
 /* The loss of step s over the block's samples into b->loss, and its
@@ -195,8 +222,7 @@ NN_INLINE void forward(struct nn_trainer *t, struct tr_block *b, int nv)
         put_inputs(t, b, s, ys);
         for (size_t j = nin; j < n; j++) {
             struct vb a;
-            for (int v = 0; v < nv; v++)
-                a.v[v] = (v16f){0} + t->bias[j];
+            EACH(0, nv, a.v[v] = (v16f){0} + t->bias[j]);
             axpy_rows(&a, t->w, t->src, t->row[j], t->rec[j], ys, nv);
             if (s > 0)
                 axpy_rows(&a, t->w, t->src, t->rec[j], t->row[j + 1], yp, nv);
@@ -204,8 +230,7 @@ NN_INLINE void forward(struct nn_trainer *t, struct tr_block *b, int nv)
             store(&a, zj, nv);
             int act = t->act[j];
             if (act == GENOME_ACT_RELU) {
-                for (int v = 0; v < nv; v++)
-                    a.v[v] = (v16f)((v16i)a.v[v] & (a.v[v] > (v16f){0}));
+                EACH(0, nv, a.v[v] = (v16f)((v16i)a.v[v] & (a.v[v] > (v16f){0})));
                 store(&a, yj, nv);
             } else {
                 store(&a, yj, nv);
@@ -247,16 +272,14 @@ NN_INLINE void backward(struct nn_trainer *t, size_t lo, size_t hi, int all, int
             if (way == TR_T_SCATTER) {
                 load(&a, dys + j * BL, nv);
             } else {
-                for (int v = 0; v < nv; v++)
-                    a.v[v] = (v16f){0};
+                EACH(0, nv, a.v[v] = (v16f){0});
                 if (s < hi)
                     gather_down(&a, wt, dt, pos, trec[j], trow[j + 1], dn, nv);
                 gather_down(&a, wt, dt, pos, trow[j], trec[j], ds, nv);
             }
             if (lg && t->oslot[j] != NN_NONE) {
                 const v16f *r = (const v16f *)(lg + (size_t)t->oslot[j] * BL);
-                for (int v = 0; v < nv; v++)
-                    a.v[v] += r[v];
+                EACH(0, nv, a.v[v] += r[v]);
             }
             finish_delta(&a, t->act[j], zs + j * BL, ys + j * BL, ds + j * BL, nv);
             t->bias_grad[j] += lanes_sum(&a, nv);
@@ -266,8 +289,7 @@ NN_INLINE void backward(struct nn_trainer *t, size_t lo, size_t hi, int all, int
                 if (way == TR_T_SCATTER && i >= nin) {
                     v16f *r = (v16f *)(dys + (size_t)i * BL);
                     float wk = t->w[k];
-                    for (int v = 0; v < nv; v++)
-                        r[v] += wk * a.v[v];
+                    EACH(0, nv, r[v] += wk * a.v[v]);
                 }
             }
             if (s == 0)
@@ -278,8 +300,7 @@ NN_INLINE void backward(struct nn_trainer *t, size_t lo, size_t hi, int all, int
                 if (way == TR_T_SCATTER && s > lo && i >= nin) {
                     v16f *r = (v16f *)(dyp + (size_t)i * BL);
                     float wk = t->w[k];
-                    for (int v = 0; v < nv; v++)
-                        r[v] += wk * a.v[v];
+                    EACH(0, nv, r[v] += wk * a.v[v]);
                 }
             }
         }
@@ -289,13 +310,15 @@ NN_INLINE void backward(struct nn_trainer *t, size_t lo, size_t hi, int all, int
 /* The view's values and deltas of the last step, for the block's samples. */
 static void keep_view(struct nn_trainer *t, const struct tr_block *b)
 {
-    size_t n = t->n, s = b->steps - 1;
+    size_t n = t->n, s = b->steps - 1, nb = b->nb * sizeof(float);
     const float *ys = t->y + s * n * BL, *ds = t->delta + (s & 1) * n * BL;
-    for (size_t j = 0; j < n; j++)
-        for (size_t l = 0; l < b->nb; l++) {
-            t->v_value[j * b->batch + b->b0 + l] = ys[j * BL + l];
-            t->v_delta[j * b->batch + b->b0 + l] = j < t->n_in ? 0.0f : ds[j * BL + l];
-        }
+    for (size_t j = 0; j < n; j++) {
+        memcpy(t->v_value + j * b->batch + b->b0, ys + j * BL, nb);
+        if (j < t->n_in)
+            memset(t->v_delta + j * b->batch + b->b0, 0, nb);
+        else
+            memcpy(t->v_delta + j * b->batch + b->b0, ds + j * BL, nb);
+    }
 }
 
 NN_INLINE void run_nv(struct nn_trainer *t, struct tr_block *b, int nv)
@@ -318,7 +341,8 @@ NN_INLINE void run_nv(struct nn_trainer *t, struct tr_block *b, int nv)
             if (t->tgt[s])
                 backward(t, s + 1 >= K ? s + 1 - K : 0, s, 0, nv);
     }
-    keep_view(t, b);
+    if (t->keep_values)
+        keep_view(t, b);
 }
 
 NN_INLINE void run_block(struct nn_trainer *t, struct tr_block *b)
@@ -339,17 +363,81 @@ NN_INLINE void run_block(struct nn_trainer *t, struct tr_block *b)
     }
 }
 
-#define TR_KERNEL_FN(attr, name)                                                                   \
-    attr static void name(struct nn_trainer *t, struct tr_block *b)                                \
+/* ---- the optimizers ------------------------------------------------------ */
+
+/* Correctly rounded square roots, 4 lanes at a time on x86-64 (sqrtps gives
+ * the bits of sqrtf, which -fmath-errno keeps from vectorizing). */
+NN_INLINE v16f vsqrt(v16f x)
+{
+    v16f r;
+#if defined(__x86_64__) && defined(__GNUC__)
+    for (int q = 0; q < 4; q++) {
+        __m128 h;
+        memcpy(&h, (const char *)&x + 16 * q, sizeof h);
+        h = _mm_sqrt_ps(h);
+        memcpy((char *)&r + 16 * q, &h, sizeof h);
+    }
+#else
+    for (int l = 0; l < 16; l++)
+        r[l] = sqrtf(x[l]);
+#endif
+    return r;
+}
+
+/* One optimizer step (train.h's formulas) on parameters p[k], k in [k0, k1),
+ * 16 at a time from k0; the same bits as one at a time. */
+NN_INLINE void update_body(const struct nn_train_opts *o, float c1, float c2, float *p,
+                           const float *g, float *m, float *v, size_t n)
+{
+    float lr = o->lr, mo = o->momentum, b1 = o->beta1, b2 = o->beta2, eps = o->eps;
+    size_t k = 0;
+    for (; k + 16 <= n; k += 16) {
+        v16fu *pk = (v16fu *)(p + k), *mk = (v16fu *)(m + k), *vk = (v16fu *)(v + k);
+        v16f gk = *(const v16fu *)(g + k);
+        if (o->optimizer == NN_OPT_SGD) {
+            *pk -= lr * gk;
+        } else if (o->optimizer == NN_OPT_MOMENTUM) {
+            *mk = mo * *mk + gk;
+            *pk -= lr * *mk;
+        } else {
+            *mk = b1 * *mk + (1.0f - b1) * gk;
+            *vk = b2 * *vk + (1.0f - b2) * (gk * gk);
+            *pk -= lr * (*mk / c1) / (vsqrt(*vk / c2) + eps);
+        }
+    }
+    for (; k < n; k++) {
+        if (o->optimizer == NN_OPT_SGD) {
+            p[k] -= lr * g[k];
+        } else if (o->optimizer == NN_OPT_MOMENTUM) {
+            m[k] = mo * m[k] + g[k];
+            p[k] -= lr * m[k];
+        } else {
+            m[k] = b1 * m[k] + (1.0f - b1) * g[k];
+            v[k] = b2 * v[k] + (1.0f - b2) * (g[k] * g[k]);
+            p[k] -= lr * (m[k] / c1) / (sqrtf(v[k] / c2) + eps);
+        }
+    }
+}
+
+#define TR_KERNEL_FN(attr, sfx)                                                                    \
+    attr static void run_##sfx(struct nn_trainer *t, struct tr_block *b)                           \
     {                                                                                              \
         run_block(t, b);                                                                           \
+    }                                                                                              \
+    attr static void update_##sfx(const struct nn_train_opts *o, float c1, float c2, float *p,     \
+                                  const float *g, float *m, float *v, size_t n)                    \
+    {                                                                                              \
+        update_body(o, c1, c2, p, g, m, v, n);                                                     \
     }
 #if defined(__x86_64__) && defined(__GNUC__)
-TR_KERNEL_FN(, run_default)
-TR_KERNEL_FN(__attribute__((target("avx2"))), run_avx2)
-TR_KERNEL_FN(__attribute__((target("avx512f"))), run_avx512f)
+TR_KERNEL_FN(, default)
+TR_KERNEL_FN(__attribute__((target("avx2"))), avx2)
+TR_KERNEL_FN(__attribute__((target("avx512f"))), avx512f)
 tr_fn *const nn_tr_run[NN_TARGET_COUNT] = {run_default, run_avx2, run_avx512f};
+tr_update_fn *const nn_tr_update[NN_TARGET_COUNT] = {update_default, update_avx2, update_avx512f};
 #else
-TR_KERNEL_FN(, run_default)
+TR_KERNEL_FN(, default)
 tr_fn *const nn_tr_run[NN_TARGET_COUNT] = {run_default, run_default, run_default};
+tr_update_fn *const nn_tr_update[NN_TARGET_COUNT] = {update_default, update_default,
+                                                     update_default};
 #endif
