@@ -76,7 +76,10 @@
  *               dense product, once an epoch: 2.3e8 multiply-adds for
  *               784-1000-1000-10 at batch 128) and a hash lookup per pair;
  *               memory O(k + connections) -- never an n_from x n_to matrix.
- *               TV_ESTATE when no grad/step call has been made.
+ *               TV_ESTATE when the view has no value and delta: no grad/step
+ *               call yet, or nn_trainer_keep_values(t, 0) (a training loop
+ *               that turns them off for speed turns them on for the last
+ *               step of an epoch when nn_sparsifier_needs_values()).
  *
  *  Either:
  *   lock:N      N >= 1. A connection removed by this sparsifier at step s
@@ -150,6 +153,9 @@ void nn_sparsifier_free(struct nn_sparsifier *s); /* NULL is a no-op */
 int nn_sparsifier_step(struct nn_sparsifier *s, struct nn_trainer *t, struct tv_error *err);
 /* At the end of each epoch: neuron (once an epoch), set, rigl. */
 int nn_sparsifier_epoch(struct nn_sparsifier *s, struct nn_trainer *t, struct tv_error *err);
+
+/* 1 if nn_sparsifier_epoch reads the view's value and delta (rigl), else 0. */
+int nn_sparsifier_needs_values(const struct nn_sparsifier *s);
 
 /* What the sparsifier did since it was made. */
 struct nn_sparsifier_stats {
