@@ -33,6 +33,10 @@ int master_cmd_net_validate(int argc, char **argv);
 int master_cmd_net_eval(int argc, char **argv);
 /* net: the engine against dense OpenBLAS (cmd_bench.c) */
 int master_cmd_net_bench(int argc, char **argv);
+/* net: a sparse random start, training, test accuracy (cmd_train.c) */
+int master_cmd_net_init(int argc, char **argv);
+int master_cmd_net_train(int argc, char **argv);
+int master_cmd_net_test(int argc, char **argv);
 
 /* Reads a whole file ("-" is stdin) into *out (NUL-terminated, not counted in
  * out->len). At most max_bytes; TV_ELIMIT past that. */
