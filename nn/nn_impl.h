@@ -60,6 +60,9 @@ extern nn_op_fn *const nn_rowsb[], *const nn_rowsb_local[], *const nn_scatterb[]
  * or only counts it when ops is NULL; returns the number of ops. */
 size_t nn_plan_ops(const struct nn_plan *p, struct nn_op *ops);
 
+/* 1 if this CPU runs code built for target t (enum nn_target; state.c). */
+int nn_target_supported(int t);
+
 /* ---- plans and states ----------------------------------------------------- */
 
 /* A compiled plan: this header and every array below live in one

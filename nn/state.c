@@ -30,6 +30,11 @@ static int target_supported(int t)
     return t == NN_TARGET_DEFAULT;
 }
 
+int nn_target_supported(int t)
+{
+    return target_supported(t);
+}
+
 static const char *const target_names[NN_TARGET_COUNT] = {"default", "avx2", "avx512f"};
 
 /* Runs the ops of s's plan for one step. */

@@ -24,20 +24,9 @@ void nn_train_opts_default(struct nn_train_opts *o)
     o->bptt = 0;
 }
 
-static int target_supported(int t)
-{
-#if defined(__x86_64__) && defined(__GNUC__)
-    if (t == NN_TARGET_AVX512F)
-        return __builtin_cpu_supports("avx512f");
-    if (t == NN_TARGET_AVX2)
-        return __builtin_cpu_supports("avx2");
-#endif
-    return t == NN_TARGET_DEFAULT;
-}
-
 int nn_trainer_set_target(struct nn_trainer *t, int target, struct tv_error *err)
 {
-    if (target < 0 || target >= NN_TARGET_COUNT || !target_supported(target))
+    if (target < 0 || target >= NN_TARGET_COUNT || !nn_target_supported(target))
         return tv_error_set(err, TV_EINVAL,
                             "nn_trainer_set_target: target %d is unknown or this CPU cannot run it",
                             target);
@@ -58,13 +47,12 @@ void nn_trainer_free(struct nn_trainer *t)
 {
     if (!t)
         return;
-    void *bufs[] = {t->id,    t->kind,    t->act,     t->layer,   t->depth,  t->bias,
-                    t->bias_grad, t->bias_m, t->bias_v, t->run_end, t->oslot, t->out_map,
-                    t->by_id, t->seen,    t->row,     t->rec,     t->src,    t->dst,
-                    t->w,     t->grad,    t->om,      t->ov,      t->t_row,  t->t_rec,
-                    t->t_pos, t->t_cur,   t->wt_w,    t->wt_dst,  t->wt_row, t->wt_rec,
-                    t->v_from, t->v_to,   t->v_value, t->v_delta, t->z,      t->y,
-                    t->lossg, t->delta,   t->dy,      t->tgt};
+    void *bufs[] = {
+        t->id,      t->kind,    t->act,   t->layer,   t->depth,  t->bias,   t->bias_grad, t->bias_m,
+        t->bias_v,  t->run_end, t->oslot, t->out_map, t->by_id,  t->seen,   t->row,       t->rec,
+        t->src,     t->dst,     t->w,     t->grad,    t->om,     t->ov,     t->t_row,     t->t_rec,
+        t->t_pos,   t->t_cur,   t->wt_w,  t->wt_dst,  t->wt_row, t->wt_rec, t->v_from,    t->v_to,
+        t->v_value, t->v_delta, t->z,     t->y,       t->lossg,  t->delta,  t->dy,        t->tgt};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         free(bufs[i]);
     free(t);
@@ -181,11 +169,10 @@ static int layout(struct nn_trainer *t, size_t m1, const struct extra *x, const 
     if (!perm || !cnt || conns_alloc(&c, cap)) {
         free(perm);
         free(cnt);
-        return tv_error_set(err, TV_ENOMEM, "%s: out of memory laying out %zu connections", who,
-                            m);
+        return tv_error_set(err, TV_ENOMEM, "%s: out of memory laying out %zu connections", who, m);
     }
-#define E_SRC(e) ((e) < m1 ? t->src[e] : x->src[(e) - m1])
-#define E_DST(e) ((e) < m1 ? t->dst[e] : x->dst[(e) - m1])
+#define E_SRC(e) ((e) < m1 ? t->src[e] : x->src[(e)-m1])
+#define E_DST(e) ((e) < m1 ? t->dst[e] : x->dst[(e)-m1])
     /* by source (stable), then into the rows by destination */
     for (size_t e = 0; e < m; e++)
         cnt[E_SRC(e) + 1]++;
@@ -271,8 +258,7 @@ static void neuron_layers(struct nn_trainer *t)
 }
 
 /* Room for sequences of `steps` steps. */
-static int reserve_steps(struct nn_trainer *t, size_t steps, const char *who,
-                         struct tv_error *err)
+static int reserve_steps(struct nn_trainer *t, size_t steps, const char *who, struct tv_error *err)
 {
     if (steps <= t->cap_steps)
         return 0;
@@ -307,8 +293,8 @@ static int check_opts(const struct nn_train_opts *o, struct tv_error *err)
         return tv_error_set(err, TV_EINVAL, "nn_trainer_new: unknown optimizer %d", o->optimizer);
     if (o->loss < NN_LOSS_XENT || o->loss > NN_LOSS_MSE)
         return tv_error_set(err, TV_EINVAL, "nn_trainer_new: unknown loss %d", o->loss);
-    if (!isfinite(o->lr) || !isfinite(o->momentum) || !isfinite(o->beta1) ||
-        !isfinite(o->beta2) || !isfinite(o->eps))
+    if (!isfinite(o->lr) || !isfinite(o->momentum) || !isfinite(o->beta1) || !isfinite(o->beta2) ||
+        !isfinite(o->eps))
         return tv_error_set(err, TV_EINVAL,
                             "nn_trainer_new: lr, momentum, beta1, beta2 and eps must be finite");
     if (o->max_batch == 0 || o->max_batch > ((size_t)1 << 24))
@@ -319,9 +305,8 @@ static int check_opts(const struct nn_train_opts *o, struct tv_error *err)
 
 static int alloc_neurons(struct nn_trainer *t, size_t n, size_t n_out, size_t max_batch)
 {
-    uint32_t **u[] = {&t->id,    &t->layer, &t->run_end, &t->oslot,  &t->by_id,
-                      &t->row,   &t->rec,   &t->t_row,   &t->t_rec,  &t->wt_row,
-                      &t->wt_rec};
+    uint32_t **u[] = {&t->id,  &t->layer, &t->run_end, &t->oslot,  &t->by_id, &t->row,
+                      &t->rec, &t->t_row, &t->t_rec,   &t->wt_row, &t->wt_rec};
     int ok = 1;
     for (size_t i = 0; i < sizeof u / sizeof u[0]; i++)
         ok &= (*u[i] = calloc(n + 1, sizeof(uint32_t))) != NULL;
@@ -397,7 +382,7 @@ int nn_trainer_new(const struct genome *g, const struct nn_train_opts *o, struct
     }
     t->o = *o;
     t->target = NN_TARGET_COUNT - 1;
-    while (!target_supported(t->target))
+    while (!nn_target_supported(t->target))
         t->target--;
     t->transpose = NN_TRANSPOSE_MAP;
     t->keep_values = 1;
@@ -437,8 +422,8 @@ static int check_batch(const struct nn_trainer *t, const char *who, const float 
     if (steps == 0)
         return tv_error_set(err, TV_EINVAL, "%s: a sample needs at least one step", who);
     if (batch == 0 || batch > t->o.max_batch)
-        return tv_error_set(err, TV_EINVAL, "%s: batch %zu outside [1, %zu] (opts.max_batch)",
-                            who, batch, t->o.max_batch);
+        return tv_error_set(err, TV_EINVAL, "%s: batch %zu outside [1, %zu] (opts.max_batch)", who,
+                            batch, t->o.max_batch);
     return 0;
 }
 
@@ -483,13 +468,19 @@ static int grad(struct nn_trainer *t, const char *who, const float *x, const uin
         (rc = reserve_steps(t, steps, who, err)))
         return rc;
     if (t->transpose == NN_TRANSPOSE_BUILD) {
-        /* the copy of W by source, made at each backward pass (what this way costs) */
-        free(t->wt_w);
-        free(t->wt_dst);
-        t->wt_w = malloc(t->cap_m * sizeof *t->wt_w);
-        t->wt_dst = malloc(t->cap_m * sizeof *t->wt_dst);
-        if (!t->wt_w || !t->wt_dst)
+        /* the copy of W by source, made at each backward pass (what this way
+         * costs); its memory is kept from call to call */
+        if (!t->wt_w) {
+            t->wt_w = malloc(t->cap_m * sizeof *t->wt_w);
+            t->wt_dst = malloc(t->cap_m * sizeof *t->wt_dst);
+        }
+        if (!t->wt_w || !t->wt_dst) {
+            free(t->wt_w);
+            free(t->wt_dst);
+            t->wt_w = NULL;
+            t->wt_dst = NULL;
             return tv_error_set(err, TV_ENOMEM, "%s: out of memory for the transposed copy", who);
+        }
         by_source(t, t->wt_row, t->wt_rec, t->t_cur, NULL, t->wt_w, t->wt_dst);
     }
     memset(t->grad, 0, t->m * sizeof *t->grad);
@@ -599,8 +590,7 @@ static void compact(struct nn_trainer *t, const uint8_t *remove, const uint8_t *
             uint32_t i = t->src[k];
             if (k == kr)
                 qr = q;
-            if ((remove && remove[k]) || dead_j ||
-                (dead && dead[i] && t->kind[i] == GENOME_HIDDEN))
+            if ((remove && remove[k]) || dead_j || (dead && dead[i] && t->kind[i] == GENOME_HIDDEN))
                 continue;
             t->src[q] = i;
             t->dst[q] = t->dst[k];
@@ -713,8 +703,8 @@ int nn_trainer_add(struct nn_trainer *t, const struct genome_conn *c, size_t n,
             rc = tv_error_set(err, TV_EINVAL, "nn_trainer_add: connection %zu (%u -> %u): %s %u",
                               bad, c[bad].from, c[bad].to, why, missing);
         else
-            rc = tv_error_set(err, TV_EINVAL, "nn_trainer_add: connection %zu (%u -> %u): %s",
-                              bad, c[bad].from, c[bad].to, why);
+            rc = tv_error_set(err, TV_EINVAL, "nn_trainer_add: connection %zu (%u -> %u): %s", bad,
+                              c[bad].from, c[bad].to, why);
         goto done;
     }
     struct extra x = {n, src, dst, w};
@@ -801,7 +791,8 @@ int nn_trainer_write_genome(const struct nn_trainer *t, struct genome *g, struct
     for (size_t k = 0; k < t->m; k++)
         tmp.conns[k] = (struct genome_conn){t->id[t->src[k]], t->id[t->dst[k]], t->w[k]};
     tmp.n_conns = t->m;
-    qsort(tmp.conns, tmp.n_conns, sizeof *tmp.conns, genome_conn_cmp);
+    if (tmp.n_conns)
+        qsort(tmp.conns, tmp.n_conns, sizeof *tmp.conns, genome_conn_cmp);
     genome_release(g);
     *g = tmp;
     return 0;

@@ -72,17 +72,17 @@ struct nn_trainer {
     uint32_t *wt_dst;
     uint32_t *wt_row, *wt_rec; /* [n + 1], [n] like t_row, t_rec */
     /* the view's arrays */
-    uint32_t *v_from, *v_to; /* [cap_m] */
+    uint32_t *v_from, *v_to;  /* [cap_m] */
     float *v_value, *v_delta; /* [n][batch] */
     size_t v_batch;
     int keep_values; /* nn_trainer_keep_values */
     /* work for one block, for up to cap_steps steps */
     size_t cap_steps;
-    float *z, *y;  /* [cap_steps][n][TR_BLOCK] pre-activation sums, values */
-    float *lossg;  /* [cap_steps][n_out][TR_BLOCK] dL/d(output value) */
-    float *delta;  /* [2][n][TR_BLOCK] */
-    float *dy;     /* [2][n][TR_BLOCK] (scatter) */
-    uint8_t *tgt;  /* [cap_steps] 1 if some sample of the block has a target */
+    float *z, *y; /* [cap_steps][n][TR_BLOCK] pre-activation sums, values */
+    float *lossg; /* [cap_steps][n_out][TR_BLOCK] dL/d(output value) */
+    float *delta; /* [2][n][TR_BLOCK] */
+    float *dy;    /* [2][n][TR_BLOCK] (scatter) */
+    uint8_t *tgt; /* [cap_steps] 1 if some sample of the block has a target */
 };
 
 /* One block of samples [b0, b0 + nb) for a kernel call. */

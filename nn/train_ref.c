@@ -171,8 +171,7 @@ static void backward(struct ref *r, size_t lo, size_t t0, double *grad, double *
                 else if (s < t0)
                     d += (double)g->conns[c].weight * r->dy[(s + 1) * n + r->to[c]];
             }
-            r->dy[s * n + i] =
-                d * act_deriv_d(g->neurons[i].act, r->z[s * n + i], r->y[s * n + i]);
+            r->dy[s * n + i] = d * act_deriv_d(g->neurons[i].act, r->z[s * n + i], r->y[s * n + i]);
         }
         for (size_t c = 0; c < r->m; c++)
             grad[c] += r->dy[s * n + r->to[c]] * src_value(r, c, s);
