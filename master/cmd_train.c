@@ -325,8 +325,11 @@ static int add_policy(struct train_args *a, const char *opt, const char *spec, s
         return tv_error_set(err, TV_ELIMIT, "%s: at most %zu policies", opt,
                             sizeof a->policies / sizeof a->policies[0]);
     struct nn_sparsity *p = &a->policies[a->n_policies];
-    if (nn_sparsity_parse(spec, p, err))
-        return tv_error_prefix(err, "%s", opt);
+    if (nn_sparsity_parse(spec, p, err)) { /* "--sparsify l1:x: ..." (sparsify.h) */
+        char msg[TV_ERROR_MSG_MAX];
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        return tv_error_set(err, err->code, "%s %s", opt, msg);
+    }
     int regrow = p->kind == NN_SPARSE_SET || p->kind == NN_SPARSE_RIGL;
     if (regrow != !strcmp(opt, "--regrow"))
         return tv_error_set(err, TV_EINVAL, "%s %s: %s", opt, spec,

@@ -144,7 +144,8 @@ expect 2 "--epochs: expected a whole number in 1..1000000, got '0'" \
     net train "$dir/a.net" --data "$dir/train.csv" --epochs 0 -o "$dir/x.net"
 expect 2 "--lr: expected a number in (0, 1e+06], got '-1'" \
     net train "$dir/a.net" --data "$dir/train.csv" --lr -1 -o "$dir/x.net"
-expect 2 "--sparsify" net train "$dir/a.net" --data "$dir/train.csv" --sparsify l1:x -o "$dir/x.net"
+expect 2 "--sparsify l1:x: 'x' is not a number" \
+    net train "$dir/a.net" --data "$dir/train.csv" --sparsify l1:x -o "$dir/x.net"
 expect 2 "--regrow l1:0.1: --regrow takes set:F[,S] or rigl:F" \
     net train "$dir/a.net" --data "$dir/train.csv" --regrow l1:0.1 -o "$dir/x.net"
 expect 2 "--sparsify set:0.3: set and rigl are given with --regrow" \
