@@ -102,7 +102,7 @@ $(BUILD)/obj/worker/%.o: worker/%.c $(H_WORKER)
 	$(MPICC) $(BASE_CFLAGS) -Iworker -Iexperiments -Inn -Igenome -c $< -o $@
 $(BUILD)/obj/master/%.o: master/%.c $(H_ALL)
 	@mkdir -p $(@D)
-	$(MPICC) $(BASE_CFLAGS) $(OPENBLAS_CFLAGS) -Imaster -Iworker -Istore -Iexperiments -Inn -Igenome -c $< -o $@
+	$(MPICC) $(BASE_CFLAGS) $(OPENBLAS_CFLAGS) -Imaster -Iworker -Istore -Iexperiments -Idata -Inn -Igenome -c $< -o $@
 
 $(LIB_GENOME): $(call obj,$(GENOME_SRC))
 $(LIB_NN): $(call obj,$(NN_SRC))

@@ -31,6 +31,10 @@ static const struct command commands[] = {
     {"net", "eval", master_cmd_net_eval, "NET: run input rows from stdin through the network"},
     {"net", "bench", master_cmd_net_bench, "sparse engine vs dense OpenBLAS on a random layer"},
     {"net", "quantize", master_cmd_net_quantize, "NET --calibrate DATA|task:NAME -o NET.q: int8"},
+
+    {"net", "init", master_cmd_net_init, "--layers ... --density D -o NET: a sparse random start"},
+    {"net", "train", master_cmd_net_train, "NET --data DATA -o OUT: train on a data set"},
+    {"net", "test", master_cmd_net_test, "NET --data DATA: accuracy on a data set"},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

@@ -47,6 +47,11 @@ int master_export_c(const char *in, const char *prefix, const char *out, struct 
 int master_task_eval_int8(struct task_instance *t, const char *path, uint64_t seed,
                           struct tv_error *err);
 
+/* net: a sparse random start, training, test accuracy (cmd_train.c) */
+int master_cmd_net_init(int argc, char **argv);
+int master_cmd_net_train(int argc, char **argv);
+int master_cmd_net_test(int argc, char **argv);
+
 /* Reads a whole file ("-" is stdin) into *out (NUL-terminated, not counted in
  * out->len). At most max_bytes; TV_ELIMIT past that. */
 int master_read_file(const char *path, size_t max_bytes, struct tv_buf *out, struct tv_error *err);

@@ -1,0 +1,284 @@
+/* fit.c -- the training loop (fit.h). */
+#include "fit.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void fit_opts_default(struct fit_opts *o)
+{
+    *o = (struct fit_opts){.epochs = 1, .batch = 128, .seed = 1, .shuffle = 1};
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int fit_check_data(const struct data_set *d, size_t n_inputs, size_t n_outputs,
+                   struct tv_error *err)
+{
+    if (d->n_rows == 0)
+        return tv_error_set(err, TV_EINVAL, "the data set has no rows");
+    if (d->n_features != n_inputs)
+        return tv_error_set(err, TV_EINVAL,
+                            "the data set has %zu features per row, the network %zu inputs",
+                            d->n_features, n_inputs);
+    if (d->n_classes > n_outputs)
+        return tv_error_set(err, TV_EINVAL,
+                            "the data set has %zu classes, the network only %zu outputs",
+                            d->n_classes, n_outputs);
+    return 0;
+}
+
+/* The index of the largest of v[0..n) (ties: the lowest). */
+static size_t argmax(const float *v, size_t n, size_t stride)
+{
+    size_t best = 0;
+    for (size_t k = 1; k < n; k++)
+        if (v[k * stride] > v[best * stride])
+            best = k;
+    return best;
+}
+
+/* -log softmax(z)[label], in double; z[k * stride] for k in [0, n). */
+static double xent(const float *z, size_t n, size_t stride, size_t label)
+{
+    double mx = z[0];
+    for (size_t k = 1; k < n; k++)
+        mx = fmax(mx, (double)z[k * stride]);
+    double sum = 0;
+    for (size_t k = 0; k < n; k++)
+        sum += exp((double)z[k * stride] - mx);
+    return log(sum) - ((double)z[label * stride] - mx);
+}
+
+/* Rows rows[0..n) of d into x [n][n_features] and labels [n]. */
+static void gather_rows(const struct data_set *d, const size_t *rows, size_t n, float *x,
+                        uint32_t *labels)
+{
+    for (size_t s = 0; s < n; s++) {
+        data_row(d, rows[s], x + s * d->n_features);
+        labels[s] = d->labels[rows[s]];
+    }
+}
+
+/* Buffers of one batch: x [batch][n_features], labels, the row numbers. */
+struct batch_buf {
+    float *x;
+    uint32_t *labels;
+    size_t *rows;
+};
+
+static int batch_buf_new(struct batch_buf *b, size_t batch, size_t n_features, struct tv_error *err)
+{
+    b->x = malloc(batch * n_features * sizeof *b->x);
+    b->labels = malloc(batch * sizeof *b->labels);
+    b->rows = malloc(batch * sizeof *b->rows);
+    if (!b->x || !b->labels || !b->rows)
+        return tv_error_set(err, TV_ENOMEM, "fit: out of memory for a batch of %zu rows", batch);
+    return 0;
+}
+
+static void batch_buf_free(struct batch_buf *b)
+{
+    free(b->x);
+    free(b->labels);
+    free(b->rows);
+}
+
+int fit_evaluate(struct nn_trainer *t, const struct data_set *d, size_t batch, double *loss,
+                 double *acc, struct tv_error *err)
+{
+    size_t n_out = nn_trainer_n_outputs(t);
+    int rc = fit_check_data(d, nn_trainer_n_inputs(t), n_out, err);
+    if (rc)
+        return rc;
+    if (batch == 0)
+        return tv_error_set(err, TV_EINVAL, "fit: a batch of 0 rows");
+    struct batch_buf b;
+    float *out = malloc(batch * n_out * sizeof *out);
+    rc = batch_buf_new(&b, batch, d->n_features, err);
+    if (!rc && !out)
+        rc = tv_error_set(err, TV_ENOMEM, "fit: out of memory for the outputs of %zu rows", batch);
+    double sum = 0;
+    size_t correct = 0;
+    for (size_t r0 = 0; r0 < d->n_rows && !rc; r0 += batch) {
+        size_t n = d->n_rows - r0 < batch ? d->n_rows - r0 : batch;
+        for (size_t s = 0; s < n; s++)
+            b.rows[s] = r0 + s;
+        gather_rows(d, b.rows, n, b.x, b.labels);
+        rc = nn_trainer_predict(t, b.x, 1, n, out, err);
+        for (size_t s = 0; s < n && !rc; s++) {
+            const float *z = out + s * n_out;
+            sum += xent(z, n_out, 1, b.labels[s]);
+            correct += argmax(z, n_out, 1) == b.labels[s];
+        }
+    }
+    batch_buf_free(&b);
+    free(out);
+    if (!rc) {
+        *loss = sum / (double)d->n_rows;
+        *acc = (double)correct / (double)d->n_rows;
+    }
+    return rc;
+}
+
+/* The dense indices of the output neurons by ascending id, into idx [n_out]. */
+static void output_index(const struct nn_train_view *v, uint32_t *idx, size_t n_out)
+{
+    size_t n = 0;
+    for (size_t j = 0; j < v->n_neurons && n < n_out; j++) {
+        if (v->kind[j] != GENOME_OUTPUT)
+            continue;
+        size_t k = n++;
+        for (; k > 0 && v->id[idx[k - 1]] > v->id[j]; k--) /* insertion, usually none */
+            idx[k] = idx[k - 1];
+        idx[k] = (uint32_t)j;
+    }
+}
+
+/* Counts the batch's samples whose outputs (the view's values of the last
+ * step, before its update) have their argmax at the label. */
+static size_t batch_correct(struct nn_trainer *t, const uint32_t *labels, size_t n, uint32_t *idx,
+                            size_t n_out)
+{
+    struct nn_train_view v;
+    nn_trainer_view(t, &v);
+    output_index(&v, idx, n_out);
+    size_t correct = 0;
+    for (size_t s = 0; s < n; s++) {
+        size_t best = 0;
+        for (size_t k = 1; k < n_out; k++)
+            if (v.value[(size_t)idx[k] * v.batch + s] > v.value[(size_t)idx[best] * v.batch + s])
+                best = k;
+        correct += best == labels[s];
+    }
+    return correct;
+}
+
+void fit_order(size_t *perm, size_t n, uint64_t seed, int shuffle, size_t epoch)
+{
+    for (size_t i = 0; i < n; i++)
+        perm[i] = i;
+    if (!shuffle || n < 2)
+        return;
+    struct tv_rng rng;
+    tv_rng_init(&rng, seed, FIT_SHUFFLE, epoch);
+    for (size_t i = n - 1; i > 0; i--) {
+        size_t j = tv_rng_below(&rng, (uint32_t)(i + 1));
+        size_t tmp = perm[i];
+        perm[i] = perm[j];
+        perm[j] = tmp;
+    }
+}
+
+struct fit_run {
+    struct nn_trainer *t;
+    const struct data_set *train, *test;
+    const struct fit_opts *o;
+    fit_report_fn report;
+    void *ctx;
+    struct nn_sparsifier *sp;
+    struct batch_buf b;
+    size_t *perm;
+    uint32_t *out_idx;
+    size_t n_out;
+};
+
+static int stop(struct fit_run *f, const struct fit_report *r, struct tv_error *err)
+{
+    if (f->report && f->report(f->ctx, r))
+        return tv_error_set(err, TV_ESTOP, "fit: stopped by the caller in epoch %zu", r->epoch);
+    return 0;
+}
+
+static int one_epoch(struct fit_run *f, size_t epoch, struct tv_error *err)
+{
+    const struct data_set *d = f->train;
+    const size_t batch = f->o->batch;
+    struct fit_report r = {.epoch = epoch,
+                           .epochs = f->o->epochs,
+                           .n_steps = (d->n_rows + batch - 1) / batch,
+                           .test_loss = NAN,
+                           .test_acc = NAN};
+    fit_order(f->perm, d->n_rows, f->o->seed, f->o->shuffle, epoch);
+    double t0 = now_seconds(), loss_sum = 0;
+    size_t correct = 0;
+    int rc = 0;
+    for (size_t r0 = 0; r0 < d->n_rows && !rc; r0 += batch) {
+        size_t n = d->n_rows - r0 < batch ? d->n_rows - r0 : batch;
+        gather_rows(d, f->perm + r0, n, f->b.x, f->b.labels);
+        if (!f->report && r0 + n == d->n_rows && nn_sparsifier_needs_values(f->sp))
+            nn_trainer_keep_values(f->t, 1);
+        double loss;
+        rc = nn_trainer_step(f->t, f->b.x, f->b.labels, NULL, 1, n, &loss, err);
+        if (rc)
+            break;
+        if (f->report)
+            correct += batch_correct(f->t, f->b.labels, n, f->out_idx, f->n_out);
+        loss_sum += loss * (double)n;
+        rc = nn_sparsifier_step(f->sp, f->t, err);
+        r.step++;
+        r.rows += n;
+        r.loss = loss_sum / (double)r.rows;
+        r.train_acc = (double)correct / (double)r.rows;
+        r.conns = nn_trainer_n_conns(f->t);
+        r.seconds = now_seconds() - t0;
+        if (!rc && r.step < r.n_steps)
+            rc = stop(f, &r, err);
+    }
+    if (!rc && epoch < f->o->epochs) /* fit.h: not after the last epoch */
+        rc = nn_sparsifier_epoch(f->sp, f->t, err);
+    nn_trainer_keep_values(f->t, f->report != NULL);
+    r.seconds = now_seconds() - t0;
+    if (!rc && f->test)
+        rc = fit_evaluate(f->t, f->test, batch, &r.test_loss, &r.test_acc, err);
+    if (rc)
+        return rc;
+    r.done = 1;
+    r.conns = nn_trainer_n_conns(f->t);
+    nn_sparsifier_stats(f->sp, &r.sp);
+    return stop(f, &r, err);
+}
+
+int fit_run(struct nn_trainer *t, const struct data_set *train, const struct data_set *test,
+            const struct fit_opts *o, fit_report_fn report, void *ctx, struct tv_error *err)
+{
+    size_t n_in = nn_trainer_n_inputs(t), n_out = nn_trainer_n_outputs(t);
+    int rc = fit_check_data(train, n_in, n_out, err);
+    if (rc)
+        return tv_error_prefix(err, "training data");
+    if (test && (rc = fit_check_data(test, n_in, n_out, err)))
+        return tv_error_prefix(err, "test data");
+    if (o->epochs == 0 || o->batch == 0)
+        return tv_error_set(err, TV_EINVAL, "fit: %s must be at least 1",
+                            o->epochs == 0 ? "epochs" : "batch");
+    if (train->n_rows > UINT32_MAX)
+        return tv_error_set(err, TV_ELIMIT, "fit: %zu rows, more than %u", train->n_rows,
+                            UINT32_MAX);
+    struct fit_run f = {
+        .t = t, .train = train, .test = test, .o = o, .report = report, .ctx = ctx, .n_out = n_out};
+    rc = nn_sparsifier_new(o->policies, o->n_policies, o->seed, &f.sp, err);
+    if (!rc)
+        rc = batch_buf_new(&f.b, o->batch, train->n_features, err);
+    f.perm = malloc(train->n_rows * sizeof *f.perm);
+    f.out_idx = malloc(n_out * sizeof *f.out_idx);
+    if (!rc && (!f.perm || !f.out_idx))
+        rc = tv_error_set(err, TV_ENOMEM, "fit: out of memory for %zu rows", train->n_rows);
+    /* The view's values cost about a tenth of a step: kept for the
+     * training accuracy of the reports, else only for the last step of an
+     * epoch when an epoch policy reads them (rigl). */
+    nn_trainer_keep_values(t, report != NULL);
+    for (size_t e = 1; e <= o->epochs && !rc; e++)
+        rc = one_epoch(&f, e, err);
+    nn_trainer_keep_values(t, 1);
+    nn_sparsifier_free(f.sp);
+    batch_buf_free(&f.b);
+    free(f.perm);
+    free(f.out_idx);
+    return rc;
+}

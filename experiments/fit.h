@@ -1,0 +1,103 @@
+/*
+ * fit.h -- the training loop: epochs of mini-batches of a data set through a
+ * trainer (nn/train.h), the sparsity policies (nn/sparsify.h) after each
+ * step and each epoch, and the accuracy on a test set after each epoch.
+ * What `trevo net train` runs; it never prints: a callback sees the progress.
+ *
+ * Exact semantics (so anyone can check a result):
+ *   - each row of the data set is one sample of one time step (features as
+ *     data_row gives them: pixels / 255), its label the class index, i.e.
+ *     the rank of the output neuron by ascending id;
+ *   - an epoch is ceil(n_rows / batch) optimizer steps (nn_trainer_step);
+ *     the last batch is short when batch does not divide n_rows;
+ *   - shuffle 0: the batches are consecutive rows in file order; shuffle 1:
+ *     the rows in the order of a permutation made for each epoch e (1, 2,
+ *     ...) by a Fisher-Yates shuffle of 0..n_rows-1 (i from n_rows-1 down to
+ *     1 swaps i with tv_rng_below(i + 1)) with tv_rng_init(seed, FIT_SHUFFLE,
+ *     e): the order of epoch e depends on (seed, e) only;
+ *   - after every step, nn_sparsifier_step; after the last step of every
+ *     epoch but the last, nn_sparsifier_epoch (the sparsifier is made with
+ *     `seed`): a regrowth (set, rigl) after the last epoch would leave
+ *     connections that were never trained in the network the caller keeps,
+ *     so training ends on the topology the last epoch trained (as SET keeps
+ *     the topology of its last removal without growing);
+ *   - the training loss and accuracy of an epoch are over its samples as the
+ *     steps saw them: each sample's loss and argmax of the output values
+ *     before its step's update (ties: the lower class);
+ *   - the test loss and accuracy (fit_evaluate) after the epoch's policies:
+ *     a forward pass of every test row (nn_trainer_predict, batches of
+ *     `batch` rows), mean softmax cross-entropy (in double) and the
+ *     share of rows whose argmax is the label.
+ * Deterministic: the same trainer, data, options and seed give the same bits
+ * (times aside).
+ *
+ * This module includes only nn/, genome/ and data/ headers, libc and libm.
+ */
+#ifndef TREVO_FIT_H
+#define TREVO_FIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "data.h"
+#include "sparsify.h"
+#include "train.h"
+
+/* The second word of the shuffling stream, tv_rng_init(seed, FIT_SHUFFLE, epoch). */
+#define FIT_SHUFFLE 0x7368756666ULL
+
+struct fit_opts {
+    size_t epochs;                      /* >= 1 */
+    size_t batch;                       /* 1 .. the trainer's max_batch */
+    uint64_t seed;                      /* shuffling and the sparsifier */
+    int shuffle;                        /* 1: a permutation per epoch; 0: file order */
+    const struct nn_sparsity *policies; /* [n_policies], may be NULL when 0 */
+    size_t n_policies;
+};
+/* epochs 1, batch 128, seed 1, shuffle 1, no policies. */
+void fit_opts_default(struct fit_opts *o);
+
+/* What the callback sees: after every step (done 0) and once at the end of
+ * every epoch, after its policies and the test pass (done 1). */
+struct fit_report {
+    int done;
+    size_t epoch, epochs;          /* 1-based; of */
+    size_t step, n_steps;          /* steps of this epoch taken; of */
+    size_t rows;                   /* samples of this epoch so far */
+    double loss, train_acc;        /* over those samples */
+    double test_loss, test_acc;    /* done with a test set; NAN otherwise */
+    size_t conns;                  /* the trainer's connections now */
+    double seconds;                /* wall time of this epoch's steps and policies */
+    struct nn_sparsifier_stats sp; /* the sparsifier's counts since the start */
+};
+/* Returning nonzero stops the loop: fit_run returns TV_ESTOP. */
+typedef int (*fit_report_fn)(void *ctx, const struct fit_report *r);
+
+/* Trains t on `train` for o->epochs epochs; `test` may be NULL. report may
+ * be NULL: then the training accuracy is not computed (0) and the trainer
+ * keeps the view's values (nn_trainer_keep_values) only for the last step
+ * of an epoch whose policies read them (nn_sparsifier_needs_values); they
+ * are kept again when fit_run returns. TV_EINVAL when a data set does not
+ * fit the network (features against inputs, classes against outputs, no rows) or an option is out
+ * of range, naming which; the trainer's and the sparsifier's errors as they come; TV_ESTOP when the
+ * callback asked. t keeps what was trained so far on error. */
+int fit_run(struct nn_trainer *t, const struct data_set *train, const struct data_set *test,
+            const struct fit_opts *o, fit_report_fn report, void *ctx, struct tv_error *err);
+
+/* The mean softmax cross-entropy and the accuracy of t on d (semantics
+ * above), forward passes of `batch` rows (1 .. the trainer's max_batch; the
+ * result does not depend on it beyond the last bits of the loss). TV_EINVAL
+ * when d does not fit the network; TV_ENOMEM. */
+int fit_evaluate(struct nn_trainer *t, const struct data_set *d, size_t batch, double *loss,
+                 double *acc, struct tv_error *err);
+
+/* The row order of epoch `epoch` (1-based) of n rows into perm[n]: 0..n-1
+ * without shuffle, else the Fisher-Yates shuffle defined above. */
+void fit_order(size_t *perm, size_t n, uint64_t seed, int shuffle, size_t epoch);
+
+/* 0 if d fits a network of n_inputs inputs and n_outputs outputs as a
+ * classification data set; TV_EINVAL naming the mismatch otherwise. */
+int fit_check_data(const struct data_set *d, size_t n_inputs, size_t n_outputs,
+                   struct tv_error *err);
+
+#endif

@@ -1,0 +1,598 @@
+/* cmd_train.c -- `trevo net init`: a layered sparse random network;
+ * `trevo net train`: a network trained on a classification data set
+ * (experiments/fit.h over nn/train.h, with the policies of nn/sparsify.h);
+ * `trevo net test`: a network's accuracy on a data set, by the engine of
+ * `trevo net eval` (nn.h), not by the trainer. docs/training.md. */
+#include "cli.h"
+#include "data.h"
+#include "fit.h"
+#include "nn.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_LAYERS 64
+
+/* A whole number in [lo, hi] from s. */
+static int parse_count(const char *opt, const char *s, double lo, double hi, double *out,
+                       struct tv_error *err)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end || errno || !(v >= lo && v <= hi) || v != floor(v))
+        return tv_error_set(err, TV_EINVAL, "%s: expected a whole number in %.0f..%.0f, got '%s'",
+                            opt, lo, hi, s);
+    *out = v;
+    return 0;
+}
+
+/* A finite number in (lo, hi] (lo_open) or [lo, hi]. */
+static int parse_real(const char *opt, const char *s, double lo, int lo_open, double hi,
+                      double *out, struct tv_error *err)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end || errno || !isfinite(v) || v < lo || (lo_open && v == lo) || v > hi)
+        return tv_error_set(err, TV_EINVAL, "%s: expected a number in %c%g, %g], got '%s'", opt,
+                            lo_open ? '(' : '[', lo, hi, s);
+    *out = v;
+    return 0;
+}
+
+static int parse_act(const char *opt, const char *s, int *act, struct tv_error *err)
+{
+    *act = genome_act_parse(s, strlen(s));
+    if (*act < 0)
+        return tv_error_set(err, TV_EINVAL, "%s: unknown activation '%s'", opt, s);
+    return 0;
+}
+
+/* "784,1000,10" into sizes[0..*n). */
+static int parse_layers(const char *s, uint32_t *sizes, size_t *n, struct tv_error *err)
+{
+    *n = 0;
+    const char *p = s;
+    for (;;) {
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(p, &end, 10);
+        if (end == p || *p == '-' || *p == '+' || errno || v == 0 ||
+            v > GENOME_DEFAULT_MAX_NEURONS || (*end && *end != ',') || *n == MAX_LAYERS)
+            return tv_error_set(err, TV_EINVAL,
+                                "--layers: expected 2 to %d comma-separated sizes (1..%zu), "
+                                "got '%s'",
+                                MAX_LAYERS, GENOME_DEFAULT_MAX_NEURONS, s);
+        sizes[(*n)++] = (uint32_t)v;
+        if (!*end)
+            break;
+        p = end + 1;
+    }
+    if (*n < 2)
+        return tv_error_set(err, TV_EINVAL,
+                            "--layers: expected at least 2 sizes (inputs, outputs), got '%s'", s);
+    return 0;
+}
+
+/* The front of a command: -h or --help prints usage on stdout (0); arguments
+ * that parse(argc, argv, args, err) refuses print the message and usage on
+ * stderr (2); -1 when they parsed. */
+static int command_front(int argc, char **argv, const char *cmd, void (*usage)(FILE *),
+                         int (*parse)(int, char **, void *, struct tv_error *), void *args)
+{
+    if (master_wants_help(argc, argv)) {
+        usage(stdout);
+        return 0;
+    }
+    struct tv_error err = {0};
+    if (!parse(argc, argv, args, &err))
+        return -1;
+    fprintf(stderr, "trevo net %s: %s\n", cmd, err.msg);
+    usage(stderr);
+    return 2;
+}
+
+/* ---- net init ------------------------------------------------------------------- */
+
+static void init_usage(FILE *f)
+{
+    fprintf(f, "usage: trevo net init --layers N0,N1,...,NL (--density D | --epsilon E)\n"
+               "                      [--hidden ACT] [--outputs ACT] [--seed S]\n"
+               "                      [--format text|msgpack] -o NET\n\n"
+               "A layered sparse random network: N0 inputs, hidden layers N1.., NL outputs;\n"
+               "each pair of adjacent layers an Erdos-Renyi graph, each of its pairs of\n"
+               "neurons present with probability D, or with SET's\n"
+               "min(1, E (N(l-1) + N(l)) / (N(l-1) N(l))), drawn sparse: never a dense\n"
+               "network pruned. Weights N(0, g / k), k the connections the neuron they enter\n"
+               "actually has, g 2 into a relu neuron (He) and 1 otherwise (LeCun); biases 0.\n"
+               "  --layers     layer sizes, inputs first (at least 2)\n"
+               "  --density    D in (0, 1], the same for every pair\n"
+               "  --epsilon    E > 0: about E (N(l-1) + N(l)) connections per pair (SET)\n"
+               "  --hidden     hidden activation (default relu)\n"
+               "  --outputs    output activation (default identity: softmax is the loss's)\n"
+               "  --seed       random seed (default 1)\n"
+               "  --format     of NET (default msgpack)\n");
+}
+
+/* Every weight w (drawn N(0, 1)) becomes w * sqrt(gain / fan-in of its
+ * destination), gain 2 into a relu neuron, 1 otherwise. */
+static int scale_weights(struct genome *g, struct tv_error *err)
+{
+    uint32_t max_id = 0;
+    for (size_t i = 0; i < g->n_neurons; i++)
+        max_id = g->neurons[i].id > max_id ? g->neurons[i].id : max_id;
+    uint32_t *fan = calloc((size_t)max_id + 1, sizeof *fan);
+    uint8_t *act = calloc((size_t)max_id + 1, 1);
+    if (!fan || !act) {
+        free(fan);
+        free(act);
+        return tv_error_set(err, TV_ENOMEM, "net init: out of memory");
+    }
+    for (size_t i = 0; i < g->n_neurons; i++)
+        act[g->neurons[i].id] = g->neurons[i].act;
+    for (size_t k = 0; k < g->n_conns; k++)
+        fan[g->conns[k].to]++;
+    for (size_t k = 0; k < g->n_conns; k++) {
+        uint32_t to = g->conns[k].to;
+        double gain = act[to] == GENOME_ACT_RELU ? 2.0 : 1.0;
+        g->conns[k].weight = (float)(g->conns[k].weight * sqrt(gain / fan[to]));
+    }
+    free(fan);
+    free(act);
+    return 0;
+}
+
+struct init_args {
+    uint32_t sizes[MAX_LAYERS];
+    size_t n_layers;
+    double density, epsilon, seed; /* one of density, epsilon is 0 */
+    int hidden, outputs;
+    const char *out, *format;
+};
+
+static int parse_init_args(int argc, char **argv, void *args, struct tv_error *err)
+{
+    struct init_args *a = args;
+    const char *layers = NULL, *density = NULL, *epsilon = NULL;
+    a->hidden = GENOME_ACT_RELU;
+    a->outputs = GENOME_ACT_IDENTITY;
+    a->seed = 1;
+    a->format = "msgpack";
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i];
+        if (i + 1 >= argc)
+            return tv_error_set(err, TV_EINVAL, "%s: expected a value", o);
+        const char *v = argv[++i];
+        int rc = 0;
+        if (!strcmp(o, "--layers"))
+            layers = v;
+        else if (!strcmp(o, "--density"))
+            density = v;
+        else if (!strcmp(o, "--epsilon"))
+            epsilon = v;
+        else if (!strcmp(o, "--hidden"))
+            rc = parse_act(o, v, &a->hidden, err);
+        else if (!strcmp(o, "--outputs"))
+            rc = parse_act(o, v, &a->outputs, err);
+        else if (!strcmp(o, "--seed"))
+            rc = parse_count(o, v, 0, 9007199254740992.0, &a->seed, err);
+        else if (!strcmp(o, "--format"))
+            a->format = v;
+        else if (!strcmp(o, "-o"))
+            a->out = v;
+        else
+            return tv_error_set(err, TV_EINVAL, "unknown option '%s'", o);
+        if (rc)
+            return rc;
+    }
+    if (!layers || !(density || epsilon) || !a->out)
+        return tv_error_set(err, TV_EINVAL,
+                            "--layers, --density (or --epsilon) and -o are required");
+    if (density && epsilon)
+        return tv_error_set(err, TV_EINVAL, "--density and --epsilon exclude each other");
+    if (strcmp(a->format, "text") && strcmp(a->format, "msgpack"))
+        return tv_error_set(err, TV_EINVAL, "--format: expected text or msgpack, got '%s'",
+                            a->format);
+    int rc = parse_layers(layers, a->sizes, &a->n_layers, err);
+    if (!rc && density)
+        rc = parse_real("--density", density, 0, 1, 1, &a->density, err);
+    if (!rc && epsilon)
+        rc = parse_real("--epsilon", epsilon, 0, 1, 1e9, &a->epsilon, err);
+    return rc;
+}
+
+/* SET's start: g holds the neurons of spec (built with density 0); adds
+ * each adjacent pair (a, b) as a 2-layer Erdos-Renyi graph of probability
+ * min(1, eps (n_a + n_b) / (n_a n_b)), with ids mapped as
+ * genome_build_layered gives them (inputs, outputs, then hidden layers). */
+static int add_epsilon_pairs(struct genome *g, const struct genome_layered_spec *spec, double eps,
+                             struct tv_rng *rng, struct tv_error *err)
+{
+    size_t L = spec->n_layers;
+    uint32_t first[MAX_LAYERS], next = spec->sizes[0] + spec->sizes[L - 1];
+    first[0] = 0;
+    first[L - 1] = spec->sizes[0];
+    for (size_t l = 1; l + 1 < L; l++) {
+        first[l] = next;
+        next += spec->sizes[l];
+    }
+    struct genome pair;
+    genome_init(&pair);
+    int rc = 0;
+    for (size_t l = 1; l < L && !rc; l++) {
+        double na = spec->sizes[l - 1], nb = spec->sizes[l];
+        struct genome_layered_spec two = *spec;
+        two.sizes = spec->sizes + l - 1;
+        two.n_layers = 2;
+        two.density = fmin(1.0, eps * (na + nb) / (na * nb));
+        rc = genome_build_layered(&pair, &two, rng, err);
+        for (size_t k = 0; k < pair.n_conns && !rc; k++) {
+            struct genome_conn c = {first[l - 1] + pair.conns[k].from,
+                                    first[l] + (pair.conns[k].to - spec->sizes[l - 1]),
+                                    pair.conns[k].weight};
+            rc = genome_push_conn(g, &c, err);
+        }
+    }
+    genome_release(&pair);
+    return rc ? rc : genome_canonicalize(g, err);
+}
+
+int master_cmd_net_init(int argc, char **argv)
+{
+    struct init_args a = {0};
+    int st = command_front(argc, argv, "init", init_usage, parse_init_args, &a);
+    if (st >= 0)
+        return st;
+    struct tv_error err = {0};
+    struct genome_layered_spec spec = {.sizes = a.sizes,
+                                       .n_layers = a.n_layers,
+                                       .density = a.density,
+                                       .hidden_act = a.hidden,
+                                       .out_act = a.outputs,
+                                       .weight_sd = 1.0};
+    struct tv_rng rng;
+    tv_rng_init(&rng, (uint64_t)a.seed, 0x6e6574696e6974ULL, 0);
+    struct genome *g = genome_new();
+    int rc = g ? genome_build_layered(g, &spec, &rng, &err)
+               : tv_error_set(&err, TV_ENOMEM, "out of memory");
+    if (!rc && a.epsilon > 0)
+        rc = add_epsilon_pairs(g, &spec, a.epsilon, &rng, &err);
+    if (!rc)
+        rc = scale_weights(g, &err);
+    if (!rc)
+        rc = master_write_net(g, a.format, NULL, a.out, &err);
+    if (!rc)
+        printf("%s: %zu neurons, %zu connections\n", a.out, g->n_neurons, g->n_conns);
+    genome_free(g);
+    return rc ? master_fail(&err) : 0;
+}
+
+/* ---- net train -------------------------------------------------------------------- */
+
+static void train_usage(FILE *f)
+{
+    fprintf(f, "usage: trevo net train NET --data DATA [--labels FILE] [--test DATA\n"
+               "                       [--test-labels FILE]] [--epochs N] [--batch B] [--lr X]\n"
+               "                       [--optimizer sgd|momentum|adam] [--momentum M]\n"
+               "                       [--seed S] [--no-shuffle] [--sparsify SPEC]...\n"
+               "                       [--regrow SPEC] [--format text|msgpack] -o OUT\n\n"
+               "Trains the network NET to classify DATA (softmax cross-entropy over the\n"
+               "output neurons' values, class k = the k-th output by id) and writes the\n"
+               "trained weights and topology to OUT. One line per epoch on stdout (loss,\n"
+               "training and test accuracy, connections, seconds); a progress bar on\n"
+               "stderr when it is a terminal. docs/training.md says it exactly.\n"
+               "  DATA            a CSV file (features, then the class 0..K-1 last), IDX\n"
+               "                  images with --labels, or fashion-mnist:train|test\n"
+               "  --epochs        passes over DATA (default 1)\n"
+               "  --batch         samples per optimizer step (default 128)\n"
+               "  --lr            learning rate (default 0.01)\n"
+               "  --optimizer     sgd (default), momentum or adam\n"
+               "  --momentum      of --optimizer momentum (default 0.9)\n"
+               "  --seed          shuffling and the policies' draws (default 1)\n"
+               "  --no-shuffle    consecutive rows in file order, the last batch short\n"
+               "  --sparsify SPEC a policy after each step: l1:D lp:D,P threshold:T\n"
+               "                  round:K zero:P zero_prop:P neuron[:N] lock:N (repeatable)\n"
+               "  --regrow SPEC   each epoch: set:F[,S] or rigl:F\n"
+               "  --format        of OUT (default msgpack)\n");
+}
+
+struct train_args {
+    const char *net, *data, *labels, *test, *test_labels, *out, *format;
+    struct nn_train_opts opts;
+    struct fit_opts fit;
+    struct nn_sparsity policies[32];
+    size_t n_policies;
+};
+
+static int parse_optimizer(const char *v, int *out, struct tv_error *err)
+{
+    static const char *const names[] = {"sgd", "momentum", "adam"};
+    for (int k = 0; k < 3; k++)
+        if (!strcmp(v, names[k]))
+            return *out = k, 0;
+    return tv_error_set(err, TV_EINVAL, "--optimizer: expected sgd, momentum or adam, got '%s'", v);
+}
+
+static int add_policy(struct train_args *a, const char *opt, const char *spec, struct tv_error *err)
+{
+    if (a->n_policies == sizeof a->policies / sizeof a->policies[0])
+        return tv_error_set(err, TV_ELIMIT, "%s: at most %zu policies", opt,
+                            sizeof a->policies / sizeof a->policies[0]);
+    struct nn_sparsity *p = &a->policies[a->n_policies];
+    if (nn_sparsity_parse(spec, p, err)) { /* "--sparsify l1:x: ..." (sparsify.h) */
+        char msg[TV_ERROR_MSG_MAX];
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        return tv_error_set(err, err->code, "%s %s", opt, msg);
+    }
+    int regrow = p->kind == NN_SPARSE_SET || p->kind == NN_SPARSE_RIGL;
+    if (regrow != !strcmp(opt, "--regrow"))
+        return tv_error_set(err, TV_EINVAL, "%s %s: %s", opt, spec,
+                            regrow ? "set and rigl are given with --regrow"
+                                   : "--regrow takes set:F[,S] or rigl:F");
+    a->n_policies++;
+    return 0;
+}
+
+/* One option of net train with its value. */
+static int train_option(struct train_args *a, const char *o, const char *v, struct tv_error *err)
+{
+    const char **text[] = {&a->data, &a->labels, &a->test, &a->test_labels, &a->out, &a->format};
+    static const char *const text_names[] = {"--data",        "--labels", "--test",
+                                             "--test-labels", "-o",       "--format"};
+    for (size_t k = 0; k < sizeof text / sizeof text[0]; k++)
+        if (!strcmp(o, text_names[k]))
+            return *text[k] = v, 0;
+    if (!strcmp(o, "--optimizer"))
+        return parse_optimizer(v, &a->opts.optimizer, err);
+    if (!strcmp(o, "--sparsify") || !strcmp(o, "--regrow"))
+        return add_policy(a, o, v, err);
+    double x;
+    int rc;
+    if (!strcmp(o, "--epochs")) {
+        if (!(rc = parse_count(o, v, 1, 1e6, &x, err)))
+            a->fit.epochs = (size_t)x;
+    } else if (!strcmp(o, "--batch")) {
+        if (!(rc = parse_count(o, v, 1, 65536, &x, err)))
+            a->fit.batch = (size_t)x;
+    } else if (!strcmp(o, "--seed")) {
+        if (!(rc = parse_count(o, v, 0, 9007199254740992.0, &x, err)))
+            a->fit.seed = (uint64_t)x;
+    } else if (!strcmp(o, "--lr")) {
+        if (!(rc = parse_real(o, v, 0, 1, 1e6, &x, err)))
+            a->opts.lr = (float)x;
+    } else if (!strcmp(o, "--momentum")) {
+        if (!(rc = parse_real(o, v, 0, 0, 1, &x, err)))
+            a->opts.momentum = (float)x;
+    } else {
+        rc = tv_error_set(err, TV_EINVAL, "unknown option '%s'", o);
+    }
+    return rc;
+}
+
+static int parse_train_args(int argc, char **argv, void *args, struct tv_error *err)
+{
+    struct train_args *a = args;
+    nn_train_opts_default(&a->opts);
+    fit_opts_default(&a->fit);
+    a->format = "msgpack";
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i];
+        if (!strcmp(o, "--no-shuffle")) {
+            a->fit.shuffle = 0;
+            continue;
+        }
+        if (o[0] != '-') {
+            if (a->net)
+                return tv_error_set(err, TV_EINVAL, "one network expected, got '%s' and '%s'",
+                                    a->net, o);
+            a->net = o;
+            continue;
+        }
+        if (i + 1 >= argc)
+            return tv_error_set(err, TV_EINVAL, "%s: expected a value", o);
+        int rc = train_option(a, o, argv[++i], err);
+        if (rc)
+            return rc;
+    }
+    if (!a->net || !a->data || !a->out)
+        return tv_error_set(err, TV_EINVAL, "NET, --data and -o are required");
+    if (a->test_labels && !a->test)
+        return tv_error_set(err, TV_EINVAL, "--test-labels needs --test");
+    if (strcmp(a->format, "text") && strcmp(a->format, "msgpack"))
+        return tv_error_set(err, TV_EINVAL, "--format: expected text or msgpack, got '%s'",
+                            a->format);
+    a->opts.max_batch = a->fit.batch;
+    a->fit.policies = a->policies;
+    a->fit.n_policies = a->n_policies;
+    return 0;
+}
+
+struct progress {
+    int tty;
+    double last;
+};
+
+static double wall(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int train_report(void *ctx, const struct fit_report *r)
+{
+    struct progress *p = ctx;
+    if (!r->done) {
+        double now = wall();
+        if (!p->tty || now - p->last < 0.1)
+            return 0;
+        p->last = now;
+        int fill = (int)(30.0 * (double)r->step / (double)r->n_steps);
+        fprintf(stderr, "\repoch %zu/%zu [%.*s%*s] %3d%% loss %.4f acc %.4f", r->epoch, r->epochs,
+                fill, "==============================", 30 - fill, "",
+                (int)(100.0 * (double)r->step / (double)r->n_steps), r->loss, r->train_acc);
+        fflush(stderr);
+        return 0;
+    }
+    if (p->tty)
+        fprintf(stderr, "\r%78s\r", "");
+    printf("epoch %zu/%zu: loss %.6f train_acc %.4f", r->epoch, r->epochs, r->loss, r->train_acc);
+    if (isnan(r->test_acc))
+        printf(" test_acc -");
+    else
+        printf(" test_acc %.4f test_loss %.6f", r->test_acc, r->test_loss);
+    printf(" connections %zu seconds %.2f", r->conns, r->seconds);
+    if (r->sp.removed || r->sp.grown || r->sp.neurons)
+        printf(" removed %llu grown %llu neurons_removed %llu", (unsigned long long)r->sp.removed,
+               (unsigned long long)r->sp.grown, (unsigned long long)r->sp.neurons);
+    printf("\n");
+    fflush(stdout);
+    return 0;
+}
+
+/* Loads DATA (with its labels file) and checks it against the network. */
+static int load_data(const char *spec, const char *labels, size_t n_in, size_t n_out,
+                     struct data_set *d, struct tv_error *err)
+{
+    int rc = data_load(spec, labels, d, err);
+    if (!rc && (rc = fit_check_data(d, n_in, n_out, err)))
+        tv_error_prefix(err, "%s", spec);
+    return rc;
+}
+
+int master_cmd_net_train(int argc, char **argv)
+{
+    struct train_args a = {0};
+    int st = command_front(argc, argv, "train", train_usage, parse_train_args, &a);
+    if (st >= 0)
+        return st;
+    struct tv_error err = {0};
+    struct genome g;
+    genome_init(&g);
+    struct nn_trainer *t = NULL;
+    struct data_set train = {0}, test = {0};
+    int rc = master_load_net(a.net, &g, &err);
+    if (!rc)
+        rc = nn_trainer_new(&g, &a.opts, &t, &err);
+    size_t n_in = t ? nn_trainer_n_inputs(t) : 0, n_out = t ? nn_trainer_n_outputs(t) : 0;
+    if (!rc)
+        rc = load_data(a.data, a.labels, n_in, n_out, &train, &err);
+    if (!rc && a.test)
+        rc = load_data(a.test, a.test_labels, n_in, n_out, &test, &err);
+    struct progress p = {isatty(STDERR_FILENO), 0};
+    if (!rc)
+        rc = fit_run(t, &train, a.test ? &test : NULL, &a.fit, train_report, &p, &err);
+    if (!rc)
+        rc = nn_trainer_write_genome(t, &g, &err);
+    if (!rc)
+        rc = master_write_net(&g, a.format, NULL, a.out, &err);
+    if (!rc)
+        printf("%s: %zu neurons, %zu connections\n", a.out, g.n_neurons, g.n_conns);
+    data_free(&train);
+    data_free(&test);
+    nn_trainer_free(t);
+    genome_release(&g);
+    return rc ? master_fail(&err) : 0;
+}
+
+/* ---- net test ------------------------------------------------------------------- */
+
+static void test_usage(FILE *f)
+{
+    fprintf(f, "usage: trevo net test NET --data DATA [--labels FILE] [--batch B]\n\n"
+               "The accuracy of the network NET on the classification data set DATA (as\n"
+               "for net train): each row one time step from a reset state, run by the\n"
+               "engine of `trevo net eval` in batches of B rows (default 128); the class\n"
+               "is the output of largest value (ties: the lower class), k-th output by id.\n"
+               "Prints accuracy, mean softmax cross-entropy and connections.\n");
+}
+
+/* Accuracy and loss of plan on d, batches of `batch` rows run by nn_step. */
+static int plan_accuracy(const struct nn_plan *plan, const struct data_set *d, size_t batch,
+                         size_t *correct, double *loss, struct tv_error *err)
+{
+    size_t n_in = nn_plan_n_inputs(plan), n_out = nn_plan_n_outputs(plan);
+    struct nn_state *st = NULL;
+    float *x = calloc(batch * n_in, sizeof *x), *out = malloc(batch * n_out * sizeof *out);
+    int rc = x && out ? nn_state_new(plan, batch, &st, err)
+                      : tv_error_set(err, TV_ENOMEM, "out of memory");
+    *correct = 0;
+    double sum = 0;
+    for (size_t r0 = 0; r0 < d->n_rows && !rc; r0 += batch) {
+        size_t n = d->n_rows - r0 < batch ? d->n_rows - r0 : batch;
+        for (size_t s = 0; s < n; s++)
+            data_row(d, r0 + s, x + s * n_in);
+        nn_state_reset(st);
+        nn_step(st, x, out);
+        for (size_t s = 0; s < n; s++) {
+            const float *z = out + s * n_out;
+            size_t label = d->labels[r0 + s], best = 0;
+            double mx = z[0], e = 0;
+            for (size_t k = 1; k < n_out; k++) {
+                best = z[k] > z[best] ? k : best;
+                mx = fmax(mx, (double)z[k]);
+            }
+            for (size_t k = 0; k < n_out; k++)
+                e += exp((double)z[k] - mx);
+            sum += log(e) - ((double)z[label] - mx);
+            *correct += best == label;
+        }
+    }
+    *loss = sum / (double)d->n_rows;
+    nn_state_free(st);
+    free(x);
+    free(out);
+    return rc;
+}
+
+int master_cmd_net_test(int argc, char **argv)
+{
+    static const char usage[] = "usage: trevo net test NET --data DATA [--labels FILE] "
+                                "[--batch B]\n";
+    if (master_wants_help(argc, argv)) {
+        test_usage(stdout);
+        return 0;
+    }
+    const char *net = NULL, *spec = NULL, *labels = NULL, *batch_s = "128";
+    const struct master_opt opts[] = {
+        {"--data", &spec}, {"--labels", &labels}, {"--batch", &batch_s}};
+    int st = master_parse_args(argc, argv, opts, 3, &net, usage);
+    if (st >= 0)
+        return st;
+    struct tv_error err = {0};
+    double batch = 0;
+    if (!net || !spec) {
+        fputs(usage, stderr);
+        return 2;
+    }
+    if (parse_count("--batch", batch_s, 1, 65536, &batch, &err)) {
+        fprintf(stderr, "trevo net test: %s\n", err.msg);
+        return 2;
+    }
+    struct genome g;
+    genome_init(&g);
+    struct nn_plan *plan = NULL;
+    struct data_set d = {0};
+    size_t correct = 0;
+    double loss = 0;
+    int rc = master_load_net(net, &g, &err);
+    if (!rc)
+        rc = nn_plan_compile(&g, NULL, &plan, &err);
+    if (!rc)
+        rc = load_data(spec, labels, nn_plan_n_inputs(plan), nn_plan_n_outputs(plan), &d, &err);
+    if (!rc)
+        rc = plan_accuracy(plan, &d, (size_t)batch, &correct, &loss, &err);
+    if (!rc)
+        printf("accuracy %.4f (%zu of %zu) loss %.6f connections %zu\n",
+               (double)correct / (double)d.n_rows, correct, d.n_rows, loss, g.n_conns);
+    data_free(&d);
+    nn_plan_free(plan);
+    genome_release(&g);
+    return rc ? master_fail(&err) : 0;
+}

@@ -1,0 +1,448 @@
+/* test_fit.c -- the training loop of experiments/fit.h: the row order of an
+ * epoch (file order, the Fisher-Yates shuffle written out again here), the
+ * batches the steps see (consecutive, the last one short), one SGD step
+ * computed by hand, the reports, determinism, the test pass on a network
+ * whose outputs are its inputs, and the errors. Data sets are built in
+ * memory (struct data_set with float features). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "failalloc.h"
+#include "fit.h"
+#include "testutil.h"
+
+/* A data set over caller-owned arrays (data_free is not called on it). */
+static struct data_set dataset(const float *x, const uint16_t *labels, size_t rows, size_t features,
+                               size_t classes)
+{
+    return (struct data_set){
+        .n_rows = rows, .n_features = features, .n_classes = classes, .f32 = x, .labels = labels};
+}
+
+static void parse(struct genome *g, const char *text)
+{
+    struct tv_error err = {0};
+    genome_init(g);
+    assert_ok(genome_read_text(g, text, strlen(text), "test", NULL, &err), &err);
+}
+
+static struct nn_trainer *trainer(const struct genome *g, int optimizer, float lr, size_t max_batch)
+{
+    struct nn_train_opts o;
+    nn_train_opts_default(&o);
+    o.optimizer = optimizer;
+    o.lr = lr;
+    o.max_batch = max_batch;
+    struct nn_trainer *t = NULL;
+    struct tv_error err = {0};
+    assert_ok(nn_trainer_new(g, &o, &t, &err), &err);
+    return t;
+}
+
+/* in 0 -> out 1 (w 0.5); out 2 unconnected. */
+static const char ONE[] = "trevo-net 1\ninputs 1\noutputs 2\n"
+                          "neuron 0 in 0 identity 0\nneuron 1 out 1 identity 0\n"
+                          "neuron 2 out 1 identity 0\nconn 0 1 0.5\n";
+
+/* Outputs equal the inputs: class = the larger input. */
+static const char IDENT[] = "trevo-net 1\ninputs 2\noutputs 2\n"
+                            "neuron 0 in 0 identity 0\nneuron 1 in 0 identity 0\n"
+                            "neuron 2 out 1 identity 0\nneuron 3 out 1 identity 0\n"
+                            "conn 0 2 1\nconn 1 3 1\n";
+
+/* 3 inputs, 4 relu hidden, 3 outputs, every layer pair full. */
+static void small_net(struct genome *g)
+{
+    struct tv_rng rng;
+    tv_rng_init(&rng, 7, 0, 0);
+    uint32_t sizes[] = {3, 4, 3};
+    struct genome_layered_spec spec = {.sizes = sizes,
+                                       .n_layers = 3,
+                                       .density = 1,
+                                       .hidden_act = GENOME_ACT_RELU,
+                                       .out_act = GENOME_ACT_IDENTITY,
+                                       .weight_sd = 0.5};
+    struct tv_error err = {0};
+    genome_init(g);
+    assert_ok(genome_build_layered(g, &spec, &rng, &err), &err);
+}
+
+/* 23 rows of 3 features, class = argmax. */
+#define ROWS 23
+static float k_x[ROWS * 3];
+static uint16_t k_y[ROWS];
+static void make_rows(void)
+{
+    struct tv_rng rng;
+    tv_rng_init(&rng, 3, 0, 0);
+    for (size_t r = 0; r < ROWS; r++) {
+        size_t best = 0;
+        for (size_t k = 0; k < 3; k++) {
+            k_x[r * 3 + k] = (float)tv_rng_uniform(&rng);
+            best = k_x[r * 3 + k] > k_x[r * 3 + best] ? k : best;
+        }
+        k_y[r] = (uint16_t)best;
+    }
+}
+
+/* small_net, an SGD trainer (lr 0.1) for batches of up to `batch`, the 23
+ * rows, options of that batch and `epochs` epochs. */
+struct fixture {
+    struct genome g;
+    struct nn_trainer *t;
+    struct data_set d;
+    struct fit_opts o;
+    struct tv_error err;
+};
+
+static void fixture_init(struct fixture *f, size_t batch, size_t epochs)
+{
+    memset(f, 0, sizeof *f);
+    make_rows();
+    small_net(&f->g);
+    f->t = trainer(&f->g, NN_OPT_SGD, 0.1f, batch);
+    f->d = dataset(k_x, k_y, ROWS, 3, 3);
+    fit_opts_default(&f->o);
+    f->o.batch = batch;
+    f->o.epochs = epochs;
+}
+
+static void fixture_release(struct fixture *f)
+{
+    nn_trainer_free(f->t);
+    genome_release(&f->g);
+}
+
+/* ---- fit_order ------------------------------------------------------------- */
+
+static void test_fit_order_no_shuffle_is_file_order(void **state)
+{
+    (void)state;
+    size_t perm[10];
+    fit_order(perm, 10, 5, 0, 3);
+    for (size_t i = 0; i < 10; i++)
+        assert_int_equal(perm[i], i);
+}
+
+static void test_fit_order_shuffle_is_the_fisher_yates_of_seed_and_epoch(void **state)
+{
+    (void)state;
+    enum { N = 50 };
+    size_t perm[N], want[N], other[N];
+    for (size_t epoch = 1; epoch <= 3; epoch++) {
+        fit_order(perm, N, 42, 1, epoch);
+        struct tv_rng rng;
+        tv_rng_init(&rng, 42, FIT_SHUFFLE, epoch);
+        for (size_t i = 0; i < N; i++)
+            want[i] = i;
+        for (size_t i = N - 1; i > 0; i--) {
+            size_t j = tv_rng_below(&rng, (uint32_t)(i + 1)), tmp = want[i];
+            want[i] = want[j];
+            want[j] = tmp;
+        }
+        assert_memory_equal(perm, want, sizeof perm);
+    }
+    fit_order(perm, N, 42, 1, 1);
+    fit_order(other, N, 42, 1, 2);
+    assert_memory_not_equal(perm, other, sizeof perm);
+    fit_order(other, N, 43, 1, 1);
+    assert_memory_not_equal(perm, other, sizeof perm);
+}
+
+/* ---- fit_run --------------------------------------------------------------- */
+
+struct seen {
+    size_t reports, epochs, rows[16];
+    struct fit_report last;
+    int stop_at; /* stop at this report (1-based), 0 never */
+};
+
+static int record(void *ctx, const struct fit_report *r)
+{
+    struct seen *s = ctx;
+    if (!r->done && r->step <= 16)
+        s->rows[r->step - 1] = r->rows;
+    s->epochs += r->done;
+    s->last = *r;
+    return ++s->reports == (size_t)s->stop_at;
+}
+
+static void test_fit_run_no_shuffle_consecutive_batches_last_short(void **state)
+{
+    (void)state;
+    struct fixture f;
+    fixture_init(&f, 8, 2);
+    f.o.shuffle = 0;
+    struct seen s = {0};
+    assert_ok(fit_run(f.t, &f.d, NULL, &f.o, record, &s, &f.err), &f.err);
+    /* 23 rows in batches of 8: 3 steps (8, 8, 7); reports after steps 1, 2, then the epoch */
+    assert_int_equal(s.reports, 6);
+    assert_int_equal(s.epochs, 2);
+    assert_int_equal(s.rows[0], 8);
+    assert_int_equal(s.rows[1], 16);
+    assert_int_equal(s.last.step, 3);
+    assert_int_equal(s.last.n_steps, 3);
+    assert_int_equal(s.last.rows, ROWS);
+    assert_int_equal(nn_trainer_steps(f.t), 6);
+    assert_true(isnan(s.last.test_acc));
+
+    /* the same steps by hand: consecutive rows, file order, 7 in the last */
+    struct nn_trainer *u = trainer(&f.g, NN_OPT_SGD, 0.1f, 8);
+    for (int e = 0; e < 2; e++)
+        for (size_t r0 = 0; r0 < ROWS; r0 += 8) {
+            size_t n = ROWS - r0 < 8 ? ROWS - r0 : 8;
+            uint32_t lab[8];
+            for (size_t k = 0; k < n; k++)
+                lab[k] = k_y[r0 + k];
+            double loss;
+            assert_ok(nn_trainer_step(u, k_x + r0 * 3, lab, NULL, 1, n, &loss, &f.err), &f.err);
+        }
+    struct genome a, b;
+    genome_init(&a);
+    genome_init(&b);
+    assert_ok(nn_trainer_write_genome(f.t, &a, &f.err), &f.err);
+    assert_ok(nn_trainer_write_genome(u, &b, &f.err), &f.err);
+    assert_true(genome_equal(&a, &b));
+    genome_release(&a);
+    genome_release(&b);
+    nn_trainer_free(u);
+    fixture_release(&f);
+}
+
+static void test_fit_run_one_sgd_step_by_hand(void **state)
+{
+    (void)state;
+    struct genome g;
+    parse(&g, ONE);
+    struct nn_trainer *t = trainer(&g, NN_OPT_SGD, 1.0f, 1);
+    const float x[] = {1};
+    const uint16_t y[] = {0};
+    struct data_set d = dataset(x, y, 1, 1, 1);
+    struct fit_opts o;
+    fit_opts_default(&o);
+    o.batch = 1;
+    struct seen s = {0};
+    struct tv_error err = {0};
+    assert_ok(fit_run(t, &d, &d, &o, record, &s, &err), &err);
+    /* z = (0.5, 0): L = log(1 + e^-0.5), 1 - p0 = 1 / (1 + e^0.5) */
+    double d0 = 1 / (1 + exp(0.5));
+    assert_float_equal(s.last.loss, log(1 + exp(-0.5)), 1e-6);
+    assert_float_equal(s.last.train_acc, 1.0, 0);
+    assert_int_equal(s.last.conns, 1);
+    assert_true(s.last.done);
+    struct genome out;
+    genome_init(&out);
+    assert_ok(nn_trainer_write_genome(t, &out, &err), &err);
+    assert_int_equal(out.n_conns, 1);
+    assert_float_equal(out.conns[0].weight, 0.5 + d0, 1e-6);
+    assert_float_equal(out.neurons[1].bias, d0, 1e-6);
+    assert_float_equal(out.neurons[2].bias, -d0, 1e-6);
+    /* the test pass after the step: z = (0.5 + 2 d0, -d0) */
+    double z0 = 0.5 + 2 * d0, z1 = -d0;
+    assert_float_equal(s.last.test_loss, log(exp(z0) + exp(z1)) - z0, 1e-5);
+    assert_float_equal(s.last.test_acc, 1.0, 0);
+    genome_release(&out);
+    nn_trainer_free(t);
+    genome_release(&g);
+}
+
+static void train_bytes(const struct genome *g, uint64_t seed, struct genome *out)
+{
+    struct nn_trainer *t = trainer(g, NN_OPT_ADAM, 0.05f, 4);
+    struct data_set d = dataset(k_x, k_y, ROWS, 3, 3);
+    struct fit_opts o;
+    fit_opts_default(&o);
+    o.batch = 4;
+    o.epochs = 3;
+    o.seed = seed;
+    struct tv_error err = {0};
+    assert_ok(fit_run(t, &d, &d, &o, NULL, NULL, &err), &err);
+    genome_init(out);
+    assert_ok(nn_trainer_write_genome(t, out, &err), &err);
+    nn_trainer_free(t);
+}
+
+static void test_fit_run_same_seed_same_network(void **state)
+{
+    (void)state;
+    make_rows();
+    struct genome g, a, b, c;
+    small_net(&g);
+    train_bytes(&g, 9, &a);
+    train_bytes(&g, 9, &b);
+    train_bytes(&g, 10, &c);
+    assert_true(genome_equal(&a, &b));
+    assert_false(genome_equal(&a, &c));
+    genome_release(&a);
+    genome_release(&b);
+    genome_release(&c);
+    genome_release(&g);
+}
+
+static void test_fit_run_stops_when_the_callback_asks(void **state)
+{
+    (void)state;
+    struct fixture f;
+    fixture_init(&f, 8, 5);
+    struct seen s = {.stop_at = 4};
+    assert_error(fit_run(f.t, &f.d, NULL, &f.o, record, &s, &f.err), &f.err, TV_ESTOP,
+                 "fit: stopped by the caller in epoch 2");
+    assert_int_equal(nn_trainer_steps(f.t), 4);
+    fixture_release(&f);
+}
+
+static void test_fit_run_rejects_data_that_does_not_fit(void **state)
+{
+    (void)state;
+    struct fixture f;
+    fixture_init(&f, 8, 1);
+    struct tv_error *err = &f.err;
+    struct data_set wide = dataset(k_x, k_y, 5, 4, 3);
+    assert_error(fit_run(f.t, &wide, NULL, &f.o, NULL, NULL, err), err, TV_EINVAL,
+                 "training data: the data set has 4 features per row, the network 3 inputs");
+    struct data_set many = dataset(k_x, k_y, ROWS, 3, 4);
+    assert_error(fit_run(f.t, &f.d, &many, &f.o, NULL, NULL, err), err, TV_EINVAL,
+                 "test data: the data set has 4 classes, the network only 3 outputs");
+    struct data_set empty = dataset(k_x, k_y, 0, 3, 3);
+    assert_error(fit_run(f.t, &empty, NULL, &f.o, NULL, NULL, err), err, TV_EINVAL,
+                 "training data: the data set has no rows");
+    f.o.epochs = 0;
+    assert_error(fit_run(f.t, &f.d, NULL, &f.o, NULL, NULL, err), err, TV_EINVAL,
+                 "fit: epochs must be at least 1");
+    f.o.epochs = 1;
+    f.o.batch = 9; /* over the trainer's max_batch: the trainer's own error */
+    assert_int_equal(fit_run(f.t, &f.d, NULL, &f.o, NULL, NULL, err), TV_EINVAL);
+    assert_int_equal(nn_trainer_steps(f.t), 0);
+    fixture_release(&f);
+}
+
+static void test_fit_run_policies_remove_connections_and_report_them(void **state)
+{
+    (void)state;
+    struct fixture f; /* 3*4 + 4*3 = 24 connections, weights N(0, 0.25) */
+    fixture_init(&f, 8, 2);
+    struct nn_sparsity p;
+    assert_ok(nn_sparsity_parse("threshold:0.3", &p, &f.err), &f.err);
+    f.o.policies = &p;
+    f.o.n_policies = 1;
+    struct seen s = {0};
+    assert_ok(fit_run(f.t, &f.d, NULL, &f.o, record, &s, &f.err), &f.err);
+    assert_true(s.last.sp.removed > 0);
+    assert_int_equal(s.last.conns, 24 - s.last.sp.removed);
+    assert_int_equal(nn_trainer_n_conns(f.t), s.last.conns);
+    struct genome out;
+    genome_init(&out);
+    assert_ok(nn_trainer_write_genome(f.t, &out, &f.err), &f.err);
+    assert_int_equal(out.n_conns, s.last.conns);
+    for (size_t k = 0; k < out.n_conns; k++)
+        assert_true(fabsf(out.conns[k].weight) >= 0.3f);
+    genome_release(&out);
+    fixture_release(&f);
+}
+
+/* set:0.5 runs after every epoch but the last: after 1 of 2 epochs, none of 1. */
+static void test_fit_run_no_regrowth_after_the_last_epoch(void **state)
+{
+    (void)state;
+    for (size_t epochs = 1; epochs <= 2; epochs++) {
+        struct fixture f;
+        fixture_init(&f, 8, epochs);
+        struct nn_sparsity p;
+        assert_ok(nn_sparsity_parse("set:0.5", &p, &f.err), &f.err);
+        f.o.policies = &p;
+        f.o.n_policies = 1;
+        struct seen s = {0};
+        assert_ok(fit_run(f.t, &f.d, NULL, &f.o, record, &s, &f.err), &f.err);
+        /* the pairs have 12 connections each: 6 removed and regrown per pair */
+        assert_int_equal(s.last.sp.grown, epochs == 1 ? 0 : 12);
+        assert_int_equal(s.last.sp.removed, epochs == 1 ? 0 : 12);
+        assert_int_equal(s.last.conns, 24);
+        fixture_release(&f);
+    }
+}
+
+/* Every allocation of fit_run (with a policy, a test pass) failed in turn:
+ * TV_ENOMEM (or the trainer's or sparsifier's out of memory), nothing
+ * leaked, and the trainer still usable. */
+static void test_fit_run_allocation_failures_leak_nothing(void **state)
+{
+    (void)state;
+    struct nn_sparsity p;
+    struct tv_error err = {0};
+    assert_ok(nn_sparsity_parse("set:0.5", &p, &err), &err);
+    unsigned long k = 1;
+    for (;; k++) {
+        failalloc_track(1);
+        size_t live = failalloc_live();
+        struct fixture f;
+        fixture_init(&f, 8, 2);
+        f.o.policies = &p;
+        f.o.n_policies = 1;
+        failalloc_arm(k);
+        int rc = fit_run(f.t, &f.d, &f.d, &f.o, NULL, NULL, &f.err);
+        int fired = failalloc_fired();
+        failalloc_disarm();
+        if (fired) {
+            assert_int_equal(rc, TV_ENOMEM);
+            assert_true(strstr(f.err.msg, "out of memory") != NULL);
+        } else {
+            assert_ok(rc, &f.err);
+        }
+        fixture_release(&f);
+        assert_int_equal(failalloc_live(), live);
+        failalloc_track(0);
+        if (!fired)
+            break;
+    }
+    assert_true(k > 5);
+}
+
+/* ---- fit_evaluate ------------------------------------------------------------- */
+
+static void test_fit_evaluate_identity_network_exact(void **state)
+{
+    (void)state;
+    struct genome g;
+    parse(&g, IDENT);
+    struct nn_trainer *t = trainer(&g, NN_OPT_SGD, 0.1f, 3);
+    const float x[] = {1, 0, 0, 1, 0, 1, 0.5f, 0.5f};
+    const uint16_t y[] = {0, 1, 0, 0};
+    struct data_set d = dataset(x, y, 4, 2, 2);
+    double loss, acc;
+    struct tv_error err = {0};
+    /* batches of 3 and 1; the tie (0.5, 0.5) goes to class 0 */
+    assert_ok(fit_evaluate(t, &d, 3, &loss, &acc, &err), &err);
+    assert_float_equal(acc, 0.75, 0);
+    double want = (2 * log(1 + exp(-1.0)) + log(1 + exp(1.0)) + log(2.0)) / 4;
+    assert_float_equal(loss, want, 1e-6);
+    assert_error(fit_evaluate(t, &d, 0, &loss, &acc, &err), &err, TV_EINVAL,
+                 "fit: a batch of 0 rows");
+    nn_trainer_free(t);
+    genome_release(&g);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fit_order_no_shuffle_is_file_order),
+        cmocka_unit_test(test_fit_order_shuffle_is_the_fisher_yates_of_seed_and_epoch),
+        cmocka_unit_test(test_fit_run_no_shuffle_consecutive_batches_last_short),
+        cmocka_unit_test(test_fit_run_one_sgd_step_by_hand),
+        cmocka_unit_test(test_fit_run_same_seed_same_network),
+        cmocka_unit_test(test_fit_run_stops_when_the_callback_asks),
+        cmocka_unit_test(test_fit_run_rejects_data_that_does_not_fit),
+        cmocka_unit_test(test_fit_run_policies_remove_connections_and_report_them),
+        cmocka_unit_test(test_fit_run_no_regrowth_after_the_last_epoch),
+        cmocka_unit_test(test_fit_run_allocation_failures_leak_nothing),
+        cmocka_unit_test(test_fit_evaluate_identity_network_exact),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
