@@ -96,10 +96,10 @@
  * threshold after it); neuron:N runs after them. At an epoch's end each
  * set and rigl runs in turn, each removing and growing before the next
  * looks, and then neuron (last: removing neurons renumbers them, after which
- * the trainer's view holds no values for rigl to read). Randomness: policy i's draws at trainer step s come
- * from tv_rng_init(seed, i, s), so a run is deterministic and the draws of a
- * step do not depend on earlier steps. lock and neuron may be given at most
- * once each (neuron and neuron:N count as one).
+ * the trainer's view holds no values for rigl to read). Randomness: policy i's draws at trainer
+ * step s come from tv_rng_init(seed, i, s), so a run is deterministic and the draws of a step do
+ * not depend on earlier steps. lock and neuron may be given at most once each (neuron and neuron:N
+ * count as one).
  *
  * This module includes only genome/ and nn/ headers, libc and libm.
  */
