@@ -4,47 +4,183 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "master.h"
 #include "nn.h"
 #include "plugin.h"
 #include "task.h"
 
 static void eval_usage(FILE *f)
 {
-    fprintf(f, "usage: trevo task eval TASK NET [--seed N]\n\n"
-               "Evaluates the network NET (text or msgpack) once on TASK, as a worker of a\n"
-               "search does with the task's default [task] values, and prints\n"
-               "  fitness: F\n"
-               "  solved: yes|no\n"
-               "then the task's own figures, one `name: value` per line (pole tasks: steps,\n"
-               "the steps balanced). If the task has a champion test (dpnv: 100,000 steps\n"
-               "from the standard start, then 625 starts of 1,000 steps), it runs too and\n"
-               "its figures follow (steps_100k, generalization), then champion_solved: yes|no.\n\n"
-               "  --seed N   seed of the evaluation (default 1), as a child's seed in a search:\n"
-               "             the random start of pole1; the other tasks use no randomness.\n\n"
-               "NET must have as many inputs and outputs as TASK (`trevo task list`).\n"
-               "TASK may be a plugin's file (./libNAME.so: docs/plugins.md).\n");
+    fprintf(f,
+            "usage: trevo task eval TASK NET [--seed N] [--set KEY=VALUE]... [--generation G]\n"
+            "       trevo task eval [TASK] NET --config FILE [--seed N] [--set KEY=VALUE]...\n"
+            "                       [--generation G]\n\n"
+            "Evaluates the network NET (text or msgpack) once on TASK, as a worker of a\n"
+            "search does, and prints\n"
+            "  generation: G        (only for a task whose cases change by generation: classify)\n"
+            "  fitness: F\n"
+            "  solved: yes|no\n"
+            "then the task's own figures, one `name: value` per line (pole tasks: steps,\n"
+            "the steps balanced; classify: accuracy, xent). If the task has a champion test\n"
+            "(dpnv: 100,000 steps from the standard start, then 625 starts of 1,000 steps;\n"
+            "classify: the validation split) it runs too and its figures follow (steps_100k,\n"
+            "generalization; a name the evaluation printed already gets champion_ before it:\n"
+            "champion_accuracy), then champion_solved: yes|no. If the task has a final test\n"
+            "(classify with a test file) its figures follow as final_NAME (final_accuracy):\n"
+            "the champion test and final test of a run's closing line.\n\n"
+            "  --seed N        seed of the evaluation (default 1), as a child's seed in a\n"
+            "                  search: the random start of pole1; the others use none.\n"
+            "  --set KEY=VALUE a value of the task's [task] section (KEY or task.KEY), checked\n"
+            "                  as the config's line is; repeatable, after --config's values.\n"
+            "  --config FILE   the task (FILE's [run] task) and its [task] values from a\n"
+            "                  run's config file, so the network is evaluated as the run\n"
+            "                  evaluated it; TASK may then be omitted, or must be the same\n"
+            "                  text as FILE's task. FILE must be a valid config by itself.\n"
+            "  --generation G  the generation the child belongs to (default 0): classify\n"
+            "                  draws its `samples` rows by generation.\n\n"
+            "Without --config the [task] values are the task's defaults and --set's.\n"
+            "NET must have as many inputs and outputs as TASK (`trevo task list`).\n"
+            "TASK may be a plugin's file (./libNAME.so: docs/plugins.md).\n");
 }
 
-static int parse_seed(const char *v, uint64_t *out, struct tv_error *err)
+/* A non-negative integer at most max: --seed, --generation. */
+static int parse_count(const char *opt, const char *v, uint64_t max, uint64_t *out,
+                       struct tv_error *err)
 {
     char *end;
     errno = 0;
     unsigned long long s = strtoull(v, &end, 10);
-    if (v[0] < '0' || v[0] > '9' || *end || errno)
-        return tv_error_set(err, TV_EINVAL, "--seed: expected a non-negative integer, got '%s'", v);
+    if (v[0] < '0' || v[0] > '9' || *end || errno || s > max)
+        return tv_error_set(err, TV_EINVAL, "%s: expected a non-negative integer, got '%s'", opt,
+                            v);
     *out = (uint64_t)s;
     return 0;
 }
 
-static void print_figures(const struct task_result *r)
+/* r's figures; prefix before every name, or (prefix NULL) "champion_" before
+ * a name that seen (the evaluation's figures) has too. */
+static void print_figures(const struct task_result *r, const char *prefix,
+                          const struct task_result *seen)
 {
-    for (size_t i = 0; i < r->n_figures; i++)
-        printf("%s: %.9g\n", r->figure_names[i], r->figures[i]);
+    for (size_t i = 0; i < r->n_figures; i++) {
+        const char *p = prefix ? prefix : "";
+        for (size_t j = 0; !prefix && seen && j < seen->n_figures; j++)
+            if (!strcmp(seen->figure_names[j], r->figure_names[i]))
+                p = "champion_";
+        printf("%s%s: %.9g\n", p, r->figure_names[i], r->figures[i]);
+    }
+}
+
+/* The command line of `task eval`. */
+struct eval_args {
+    const char *task, *net, *seed, *generation, *config;
+    const char **sets;
+    size_t n_sets;
+};
+
+/* 0, or 2 (usage) for an unknown option, an option without its value, or a
+ * wrong count of TASK and NET. a->sets has room for argc entries. */
+static int parse_eval_args(int argc, char **argv, struct eval_args *a)
+{
+    const char *pos[2] = {NULL, NULL};
+    size_t n_pos = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i];
+        int has_value = i + 1 < argc;
+        if (!strcmp(o, "--seed") && has_value)
+            a->seed = argv[++i];
+        else if (!strcmp(o, "--generation") && has_value)
+            a->generation = argv[++i];
+        else if (!strcmp(o, "--config") && has_value)
+            a->config = argv[++i];
+        else if (!strcmp(o, "--set") && has_value)
+            a->sets[a->n_sets++] = argv[++i];
+        else if ((o[0] == '-' && strcmp(o, "-")) || n_pos == 2)
+            return 2; /* an unknown option, an option without its value, a third name */
+        else
+            pos[n_pos++] = o;
+    }
+    if (n_pos == 2 || (n_pos == 1 && a->config)) {
+        a->task = n_pos == 2 ? pos[0] : NULL;
+        a->net = pos[n_pos - 1];
+        return 0;
+    }
+    return 2;
+}
+
+/* The task and its [task] values of the command line: --config FILE's, then
+ * --set's. *t opened; *k its kind. */
+static int open_eval_task(const struct eval_args *a, struct master_config *c,
+                          struct task_instance **t, struct tv_error *err)
+{
+    *t = NULL;
+    const struct task_kind *k = NULL;
+    int rc = 0;
+    if (a->config) {
+        struct tv_buf text = {0};
+        rc = master_read_file(a->config, 1 << 20, &text, err);
+        if (!rc && memchr(text.data, 0, text.len))
+            rc = tv_error_set(err, TV_EFORMAT, "%s: a NUL byte: not a text config file", a->config);
+        master_config_defaults(c);
+        /* without --set, the instance the parse opens is the one evaluated */
+        if (!rc)
+            rc = a->n_sets
+                     ? master_config_parse(c, (const char *)text.data, a->config, err)
+                     : master_config_parse_task(c, (const char *)text.data, a->config, t, err);
+        tv_buf_free(&text);
+        if (rc)
+            return rc;
+        if (a->task && strcmp(a->task, c->task)) {
+            task_close(*t);
+            *t = NULL;
+            return tv_error_set(err, TV_EINVAL,
+                                "task %s: %s's [run] task is %s (omit TASK, or name the same)",
+                                a->task, a->config, c->task);
+        }
+        k = c->task_kind;
+    } else {
+        if (task_is_plugin(a->task) && (rc = task_plugin_load(a->task, &k, err))) /* a file */
+            return rc;
+        if (!k)
+            k = task_find(a->task);
+        if (!k)
+            return tv_error_set(err, TV_ENOTFOUND,
+                                "unknown task '%s' (`trevo task list` names them)", a->task);
+        task_params_defaults(k, &c->task_params);
+    }
+    if (*t)
+        return 0;
+    for (size_t i = 0; i < a->n_sets; i++)
+        if ((rc = master_config_task_set(k, &c->task_params, a->sets[i], err)))
+            return rc;
+    return task_open(k, &c->task_params, t, err);
+}
+
+/* Prints what the task's champion test and final test say of g (after the
+ * evaluation's figures, res). */
+static int eval_tests(const struct task_instance *t, const struct genome *g,
+                      const struct task_result *res, struct tv_error *err)
+{
+    struct task_result out;
+    const struct task_kind *k = t->kind;
+    if (k->champion_test) {
+        if (task_champion_test(t, g, &out, err))
+            return tv_error_prefix(err, "task %s: champion test", k->name);
+        print_figures(&out, NULL, res);
+        printf("champion_solved: %s\n", out.solved ? "yes" : "no");
+    }
+    if (k->final_test) {
+        if (task_final_test(t, g, &out, err))
+            return tv_error_prefix(err, "task %s: final test", k->name);
+        print_figures(&out, "final_", NULL);
+    }
+    return 0;
 }
 
 int master_cmd_task_eval(int argc, char **argv)
@@ -53,68 +189,55 @@ int master_cmd_task_eval(int argc, char **argv)
         eval_usage(stdout);
         return 0;
     }
-    const char *task_name = NULL, *net = NULL, *seed_arg = NULL;
-    int bad = 0;
-    for (int i = 1; i < argc && !bad; i++) {
-        if (!strcmp(argv[i], "--seed") && i + 1 < argc)
-            seed_arg = argv[++i];
-        else if (argv[i][0] == '-' && strcmp(argv[i], "-"))
-            bad = 1; /* an unknown option, or --seed without its value */
-        else if (!task_name)
-            task_name = argv[i];
-        else if (!net)
-            net = argv[i];
-        else
-            bad = 1;
+    struct eval_args a = {0};
+    a.sets = calloc((size_t)argc, sizeof *a.sets);
+    if (!a.sets) {
+        fprintf(stderr, "trevo: out of memory\n");
+        return 1;
     }
-    if (bad || !task_name || !net) {
+    if (parse_eval_args(argc, argv, &a)) {
+        free(a.sets);
         eval_usage(stderr);
         return 2;
     }
     struct tv_error err = {0};
-    uint64_t seed = 1;
-    if (seed_arg && parse_seed(seed_arg, &seed, &err))
-        return master_fail(&err);
-    const struct task_kind *k = NULL;
-    if (task_is_plugin(task_name) && task_plugin_load(task_name, &k, &err)) /* a file */
-        return master_fail(&err);
-    if (!k)
-        k = task_find(task_name);
-    if (!k) {
-        tv_error_set(&err, TV_ENOTFOUND, "unknown task '%s' (`trevo task list` names them)",
-                     task_name);
-        return master_fail(&err);
-    }
-    struct task_params params;
-    task_params_defaults(k, &params);
+    uint64_t seed = 1, generation = 0;
+    int rc = a.seed ? parse_count("--seed", a.seed, UINT64_MAX, &seed, &err) : 0;
+    if (!rc && a.generation)
+        rc = parse_count("--generation", a.generation, INT64_MAX, &generation, &err);
+    struct master_config *c = calloc(1, sizeof *c);
     struct task_instance *t = NULL;
-    struct genome g;
-    genome_init(&g);
-    struct task_result res, champ;
-    int rc = task_open(k, &params, &t, &err);
-    if (!rc && master_net_is_int8(net)) { /* an int8 NET.q (cmd_quant.c) */
-        rc = master_task_eval_int8(t, net, seed, &err);
+    if (!rc && !c)
+        rc = tv_error_set(&err, TV_ENOMEM, "out of memory");
+    if (!rc)
+        rc = open_eval_task(&a, c, &t, &err);
+    free(c);
+    free(a.sets);
+    if (rc)
+        return master_fail(&err);
+    if (master_net_is_int8(a.net)) { /* an int8 NET.q (cmd_quant.c) */
+        rc = t->kind->evaluate ? master_task_eval_int8(t, a.net, seed, &err)
+                               : tv_error_set(&err, TV_EINVAL,
+                                              "%s: task %s takes no int8 network (it evaluates "
+                                              "by generation)",
+                                              a.net, t->kind->name);
         task_close(t);
         return rc ? master_fail(&err) : 0;
     }
-    if (!rc)
-        rc = master_load_net(net, &g, &err);
-    /* the evaluation of a search's workers: task_evaluate() */
-    if (!rc && (rc = task_evaluate(t, &g, seed, &res, &err)))
-        tv_error_prefix(&err, "%s", net);
+    struct genome g;
+    genome_init(&g);
+    struct task_result res;
+    rc = master_load_net(a.net, &g, &err);
+    /* the evaluation of a search's workers */
+    if (!rc && (rc = task_evaluate_generation(t, &g, seed, (int64_t)generation, &res, &err)))
+        tv_error_prefix(&err, "%s", a.net);
     if (!rc) {
+        if (t->kind->evaluate_generation)
+            printf("generation: %" PRIu64 "\n", generation);
         printf("fitness: %.9g\nsolved: %s\n", res.fitness, res.solved ? "yes" : "no");
-        print_figures(&res);
+        print_figures(&res, "", NULL);
         fflush(stdout);
-    }
-    if (!rc && k->champion_test) {
-        rc = task_champion_test(t, &g, &champ, &err);
-        if (rc)
-            tv_error_prefix(&err, "task %s: champion test", k->name);
-        else {
-            print_figures(&champ);
-            printf("champion_solved: %s\n", champ.solved ? "yes" : "no");
-        }
+        rc = eval_tests(t, &g, &res, &err);
     }
     genome_release(&g);
     task_close(t);

@@ -268,6 +268,16 @@ static int check_start_size(const struct parse_ctx *x, const char *file,
 }
 
 /* The [task] keys given, against the table of the task [run] names. */
+/* "has: a, b" or "has no keys": k's [task] keys, for an unknown key's error. */
+static const char *task_key_names(const struct task_kind *k, char names[128])
+{
+    snprintf(names, 128, "%s", k->n_keys ? "has: " : "has no keys");
+    for (size_t n = 0; n < k->n_keys; n++)
+        snprintf(names + strlen(names), 128 - strlen(names), "%s%s", n ? ", " : "",
+                 k->keys[n].name);
+    return names;
+}
+
 static int check_task_keys(const struct parse_ctx *x, const char *file, struct master_config *c,
                            struct tv_error *err)
 {
@@ -278,13 +288,9 @@ static int check_task_keys(const struct parse_ctx *x, const char *file, struct m
         int i = task_key_find(k, g->name);
         char why[256];
         if (i < 0) {
-            char names[128] = "";
-            for (size_t n = 0; n < k->n_keys; n++)
-                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", n ? ", " : "",
-                         k->keys[n].name);
-            return tv_error_set(err, TV_EINVAL, "%s:%d: %s: unknown key in [task] (task %s %s%s)",
-                                file, g->line, g->name, k->name,
-                                k->n_keys ? "has: " : "has no keys", names);
+            char names[128];
+            return tv_error_set(err, TV_EINVAL, "%s:%d: %s: unknown key in [task] (task %s %s)",
+                                file, g->line, g->name, k->name, task_key_names(k, names));
         }
         if (task_value_set(&c->task_params, k, (size_t)i, g->value, why, sizeof why))
             return tv_error_set(err, TV_EINVAL, "%s:%d: %s: %s", file, g->line, g->name, why);
@@ -455,6 +461,26 @@ int master_config_set(struct master_config *c, const char *assignment, struct tv
     if (c->task_kind && !strncmp(name, "task.", 5) && task_key_find(c->task_kind, name + 5) >= 0)
         return fixed_on_resume(assignment, name + 5, err);
     return tv_error_set(err, TV_EINVAL, "--set %s: unknown key '%s'", assignment, name);
+}
+
+int master_config_task_set(const struct task_kind *k, struct task_params *p, const char *assignment,
+                           struct tv_error *err)
+{
+    const char *eq = strchr(assignment, '=');
+    if (!eq)
+        return tv_error_set(err, TV_EINVAL, "--set %s: expected key=value", assignment);
+    char name[96];
+    snprintf(name, sizeof name, "%.*s", (int)(eq - assignment), assignment);
+    const char *key = strncmp(name, "task.", 5) ? name : name + 5;
+    int i = strchr(key, '.') ? -1 : task_key_find(k, key);
+    char names[128];
+    if (i < 0)
+        return tv_error_set(err, TV_EINVAL, "--set %s: unknown key '%s' (task %s %s)", assignment,
+                            name, k->name, task_key_names(k, names));
+    char why[256];
+    if (task_value_set(p, k, (size_t)i, eq + 1, why, sizeof why))
+        return tv_error_set(err, TV_EINVAL, "--set %s: %s", assignment, why);
+    return 0;
 }
 
 void master_config_help(FILE *f)

@@ -113,6 +113,10 @@ int master_config_parse_task(struct master_config *c, const char *text, const ch
  * or "task.plugin_sha256=HASH" for a plugin task: the hash of a changed
  * plugin file the user accepts (plugin_sha256_accept). */
 int master_config_set(struct master_config *c, const char *assignment, struct tv_error *err);
+/* Applies "task.key=value" or "key=value", a key of kind k's [task] section,
+ * to p, checked as a config's [task] line is (`trevo task eval --set`). */
+int master_config_task_set(const struct task_kind *k, struct task_params *p, const char *assignment,
+                           struct tv_error *err);
 /* Appends the whole effective config (every key, its current value) as INI
  * text, NUL-terminated: what a run stores, so that a resume and later
  * versions with other defaults continue exactly. */
