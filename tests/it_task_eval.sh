@@ -174,6 +174,68 @@ g=$(printf '%s\n' "$out" | sed -n 's/^generalization: //p')
 [ -n "$g" ] && [ "$g" -ge 200 ] && [ "$g" -le 625 ] || fail "dpnv lqg: generalization [$out]"
 [ "$(printf '%s\n' "$out" | tail -n 1)" = "champion_solved: yes" ] || fail "dpnv lqg: [$out]"
 
+# ---- classify: [task] values from --set and --config ------------------------------
+# label 0 when x0 > x1, else 1: the net out_k = x_k predicts every training row
+# (the largest output is the class); the test file's last row is wrong (3 of 4).
+printf '# x0,x1,label\n' >"$dir/train.csv"
+for i in 1 2 3 4 5 6 7 8 9 10; do
+    a=$((i % 4)) b=$((i * 3 % 5))
+    echo "$a,$b,$([ $a -gt $b ] && echo 0 || echo 1)"
+done >>"$dir/train.csv"
+printf 'x0,x1,label\n3,1,0\n1,4,1\n2,0,0\n5,1,1\n' >"$dir/test.csv"
+{
+    head_of 2 | sed 's/^outputs 1$/outputs 2/'
+    printf 'neuron 10 out 1 identity 0\nneuron 11 out 1 identity 0\nconn 0 10 1\nconn 1 11 1\n'
+} >"$dir/cls.txt"
+"$TREVO" task eval classify "$dir/cls.txt" >/dev/null 2>"$dir/err" && fail "classify without train ran"
+grep -q '^trevo: task classify: \[task\] train: required' "$dir/err" || fail "classify defaults: $(cat "$dir/err")"
+want=$'generation: 2\nfitness: 1\nsolved: no\naccuracy: 1\nxent: 0.266678268\nchampion_accuracy: 1\nchampion_xent: 0.313261688\nchampion_solved: no\nfinal_accuracy: 0.75\nfinal_xent: 1.08014833'
+expect "classify --set" "$want" classify "$dir/cls.txt" --set "train=$dir/train.csv" \
+    --set "task.test=$dir/test.csv" --set samples=4 --generation 2
+printf '[run]\ntask = classify\n[task]\ntrain = %s\ntest = %s\nsamples = 4\n' "$dir/train.csv" \
+    "$dir/test.csv" >"$dir/cls.ini"
+expect "classify --config" "$want" "$dir/cls.txt" --config "$dir/cls.ini" --generation 2
+expect "classify TASK --config" "$want" classify "$dir/cls.txt" --config "$dir/cls.ini" --generation 2
+# --set after --config: fitness xent is minus the cross-entropy; no test file, no final test
+out=$("$TREVO" task eval "$dir/cls.txt" --config "$dir/cls.ini" --set fitness=xent --set test= \
+    --generation 2) || fail "classify --config --set exited $?"
+[ "$out" = "$(printf '%s\n' "$want" | sed 's/^fitness: 1$/fitness: -0.266678268/; /^final_/d')" ] ||
+    fail "classify --config --set: [$out]"
+# the generation picks the rows (generations 0 and 2 happen to score the same)
+out=$("$TREVO" task eval "$dir/cls.txt" --config "$dir/cls.ini") || fail "classify gen 0 exited $?"
+[ "$(printf '%s\n' "$out" | sed -n 1p)" = "generation: 0" ] || fail "classify default generation: [$out]"
+out=$("$TREVO" task eval "$dir/cls.txt" --config "$dir/cls.ini" --generation 1) || fail "gen 1 exited $?"
+printf '%s\n' "$out" | grep -qx "xent: 0.146316909" || fail "classify generation 1: [$out]"
+# errors of --set and --config, each with its message (exit 1)
+refused() { # LABEL MESSAGE ARGS...
+    local label=$1 msg=$2
+    shift 2
+    "$TREVO" task eval "$@" >"$dir/out" 2>"$dir/err"; rc=$?
+    [ $rc -eq 1 ] || fail "$label: exit $rc, want 1"
+    grep -qxF "trevo: $msg" "$dir/err" || fail "$label: $(cat "$dir/err")"
+    [ ! -s "$dir/out" ] || fail "$label: printed [$(cat "$dir/out")]"
+}
+keys='train, train_labels, test, test_labels, validation, scale, samples, fitness, seed'
+refused "unknown key" "--set bogus=1: unknown key 'bogus' (task classify has: $keys)" \
+    classify "$dir/cls.txt" --set bogus=1
+refused "other section" "--set run.seed=2: unknown key 'run.seed' (task classify has: $keys)" \
+    classify "$dir/cls.txt" --set run.seed=2
+refused "no value" "--set samples: expected key=value" classify "$dir/cls.txt" --set samples
+refused "bad choice" "--set task.scale=foo: expected one of none, minmax, zscore, got 'foo'" \
+    "$dir/cls.txt" --config "$dir/cls.ini" --set task.scale=foo
+refused "out of range" "--set validation=2: 2 is out of range [0, 0.9]" \
+    classify "$dir/cls.txt" --set validation=2
+refused "xor has no keys" "--set n=1: unknown key 'n' (task xor has no keys)" xor "$dir/xor.txt" --set n=1
+refused "missing config" "$dir/none.ini: cannot open: No such file or directory" \
+    "$dir/cls.txt" --config "$dir/none.ini"
+printf '[run]\ntask = classify\n[task]\ntrain = %s\nbogus = 1\n' "$dir/train.csv" >"$dir/bad.ini"
+refused "bad config" "$dir/bad.ini:5: bogus: unknown key in [task] (task classify has: $keys)" \
+    "$dir/cls.txt" --config "$dir/bad.ini"
+refused "other task" "task xor: $dir/cls.ini's [run] task is classify (omit TASK, or name the same)" \
+    xor "$dir/cls.txt" --config "$dir/cls.ini"
+refused "bad generation" "--generation: expected a non-negative integer, got '-1'" \
+    "$dir/cls.txt" --config "$dir/cls.ini" --generation -1
+
 # ---- errors -------------------------------------------------------------------------------
 "$TREVO" task eval pole1 "$dir/dpv_lqr.txt" >"$dir/out" 2>"$dir/err"; rc=$?
 [ $rc -eq 1 ] || fail "wrong inputs: exit $rc, want 1"
@@ -202,7 +264,9 @@ for s in x -1 12x '' 99999999999999999999999; do
         fail "--seed '$s': $(cat "$dir/err")"
 done
 # usage: missing or extra arguments, unknown options
-for args in "" "xor" "xor $dir/xor.txt extra" "xor $dir/xor.txt --bogus" "xor $dir/xor.txt --seed"; do
+for args in "" "xor" "xor $dir/xor.txt extra" "xor $dir/xor.txt --bogus" "xor $dir/xor.txt --seed" \
+    "$dir/xor.txt --set n=1" "xor $dir/xor.txt --config" "xor $dir/xor.txt --generation" \
+    "a b $dir/xor.txt --config $dir/cls.ini"; do
     # shellcheck disable=SC2086
     "$TREVO" task eval $args >/dev/null 2>"$dir/err"; rc=$?
     [ $rc -eq 2 ] || fail "usage '$args': exit $rc, want 2"
