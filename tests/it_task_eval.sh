@@ -236,6 +236,20 @@ refused "other task" "task xor: $dir/cls.ini's [run] task is classify (omit TASK
 refused "bad generation" "--generation: expected a non-negative integer, got '-1'" \
     "$dir/cls.txt" --config "$dir/cls.ini" --generation -1
 
+# ---- a plugin's keys through --set (tests/plugins/test_task.c: fitness scale, -scale if flip)
+root=$(cd "$(dirname "$0")/.." && pwd)
+cc -shared -fPIC -I"$root/experiments" -I"$root/nn" -I"$root/genome" "$root/tests/plugins/test_task.c" \
+    -o "$dir/libplugtest.so" || fail "cc test plugin"
+constant 3 0 >"$dir/three.txt"
+expect "plugin --set" $'fitness: -2.5\nsolved: no' "$dir/libplugtest.so" "$dir/three.txt" \
+    --set inputs=3 --set task.scale=2.5 --set flip=true
+"$TREVO" task eval "$dir/libplugtest.so" "$dir/three.txt" >/dev/null 2>"$dir/err" && fail "plugin: 3 inputs ran on 2"
+grep -q 'the network has 3 inputs and 1 output; task plugtest takes 2 inputs and 1 output$' "$dir/err" ||
+    fail "plugin defaults: $(cat "$dir/err")"
+"$TREVO" task eval "$dir/libplugtest.so" "$dir/three.txt" --set inputs=9 >/dev/null 2>"$dir/err" &&
+    fail "plugin: inputs=9 taken"
+grep -qx 'trevo: --set inputs=9: 9 is out of range \[1, 8\]' "$dir/err" || fail "plugin range: $(cat "$dir/err")"
+
 # ---- errors -------------------------------------------------------------------------------
 "$TREVO" task eval pole1 "$dir/dpv_lqr.txt" >"$dir/out" 2>"$dir/err"; rc=$?
 [ $rc -eq 1 ] || fail "wrong inputs: exit $rc, want 1"
