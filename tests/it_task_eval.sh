@@ -206,6 +206,18 @@ out=$("$TREVO" task eval "$dir/cls.txt" --config "$dir/cls.ini") || fail "classi
 [ "$(printf '%s\n' "$out" | sed -n 1p)" = "generation: 0" ] || fail "classify default generation: [$out]"
 out=$("$TREVO" task eval "$dir/cls.txt" --config "$dir/cls.ini" --generation 1) || fail "gen 1 exited $?"
 printf '%s\n' "$out" | grep -qx "xent: 0.146316909" || fail "classify generation 1: [$out]"
+# a run's champion, evaluated with the run's config, gets the run's champion
+# test and final test (the closing line's "test T" and "final test F")
+printf '[run]\ntask = classify\ngenerations = 5\n[population]\nsize = 20\n[task]\ntrain = %s\ntest = %s\nsamples = 4\n' \
+    "$dir/train.csv" "$dir/test.csv" >"$dir/run.ini"
+"$TREVO" run "$dir/run.ini" --db "$dir/run.db" 2>"$dir/run.err" || fail "classify run exited $?"
+"$TREVO" best "$dir/run.db" -o "$dir/champ.txt" || fail "best exited $?"
+out=$("$TREVO" task eval "$dir/champ.txt" --config "$dir/run.ini" --generation 4) || fail "champion eval exited $?"
+t=$(sed -n 's/^gen *4 .*  test \([0-9.]*\) .*/\1/p' "$dir/run.err")
+f=$(sed -n 's/.*; final test \([0-9.]*\)$/\1/p' "$dir/run.err")
+[ -n "$t" ] && [ -n "$f" ] || fail "classify run: no test or final test in $(cat "$dir/run.err")"
+printf '%s\n' "$out" | grep -qx "champion_accuracy: $t" || fail "champion test $t: [$out]"
+printf '%s\n' "$out" | grep -qx "final_accuracy: $f" || fail "final test $f: [$out]"
 # errors of --set and --config, each with its message (exit 1)
 refused() { # LABEL MESSAGE ARGS...
     local label=$1 msg=$2
