@@ -16,11 +16,35 @@
  *
  * Fitness: accuracy (the share right), or xent: minus the mean cross-entropy
  * of the softmax of the outputs, each sample's capped at CLASSIFY_XENT_CAP
- * (also a sample whose outputs are not finite). */
+ * (also a sample whose outputs are not finite).
+ *
+ * Training inside evaluation (train_steps > 0): the child is first trained
+ * on the training split (experiments/fit.h: fit_run with a step budget of
+ * train_steps optimizer steps of train_batch rows, the rows of each pass in
+ * the order of a permutation of the split drawn from the child's seed, the
+ * sparsity policies after each step and each pass but the last; softmax
+ * cross-entropy, the optimizer and lr of the keys), then the trained
+ * network is scored on the `samples` rows at positions g * samples, ... of
+ * the validation split (wrapping; all of it when samples >= its rows), never
+ * on rows it trained on. The seed of the permutations and the policies is
+ * the first tv_rng_u64 of the evaluation stream (TASK_STREAM_EVAL) of the
+ * child's seed: a function of the child alone, whichever rank trains it.
+ * lamarckian 1: the trained network (its weights, biases and the topology
+ * the policies left) replaces the child's genome; 0 (Baldwinian): the
+ * genome stays as it was bred, only its fitness is the trained network's.
+ * A training that diverges (a weight or bias not finite) leaves the genome
+ * as it was bred and scores as if every sample were wrong (accuracy 0, xent
+ * CLASSIFY_XENT_CAP), figure "diverged" 1.
+ *
+ * Connection cost: fitness = score - conn_cost * C, score the accuracy or
+ * minus the xent above and C the connections of the network scored (the
+ * trained one when training). The champion and final tests are accuracies,
+ * without the cost. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "data.h"
+#include "fit.h"
 #include "tasks.h"
 
 #define CLASSIFY_XENT_CAP 50.0
@@ -28,6 +52,8 @@
 #define CLASSIFY_BATCH 32
 /* The rng stream of the split's permutation. */
 #define CLASSIFY_STREAM_SPLIT 11
+/* Sparsity policies in [task] sparsity, at most. */
+#define CLASSIFY_MAX_POLICIES 8
 
 enum {
     K_TRAIN,
@@ -39,13 +65,23 @@ enum {
     K_SAMPLES,
     K_FITNESS,
     K_SEED,
+    K_TRAIN_STEPS,
+    K_TRAIN_BATCH,
+    K_OPTIMIZER,
+    K_LR,
+    K_SPARSITY,
+    K_LAMARCKIAN,
+    K_CONN_COST,
     N_KEYS
 };
+_Static_assert(N_KEYS <= TASK_MAX_KEYS, "classify has more [task] keys than TASK_MAX_KEYS");
 enum { SCALE_NONE, SCALE_MINMAX, SCALE_ZSCORE };
 enum { FIT_ACCURACY, FIT_XENT };
 
 static const char *const scales[] = {"none", "minmax", "zscore", NULL};
 static const char *const fitnesses[] = {"accuracy", "xent", NULL};
+/* In the order of enum nn_optimizer. */
+static const char *const optimizers[] = {"sgd", "momentum", "adam", NULL};
 
 static const struct task_key classify_keys[N_KEYS] = {
     [K_TRAIN] = {"train", TASK_KEY_STRING, 0, 0, 0,
@@ -74,6 +110,26 @@ static const struct task_key classify_keys[N_KEYS] = {
                    NULL},
     [K_SEED] = {"seed", TASK_KEY_INT, 1, 0, 9007199254740992.0,
                 "seed of the validation split and of the samples' order", NULL, NULL},
+    [K_TRAIN_STEPS] = {"train_steps", TASK_KEY_INT, 0, 0, 1e9,
+                       "optimizer steps each child is trained for before it is scored on "
+                       "`samples` rows of the validation split (0: no training)",
+                       NULL, NULL},
+    [K_TRAIN_BATCH] = {"train_batch", TASK_KEY_INT, 128, 1, 65536,
+                       "training rows per optimizer step", NULL, NULL},
+    [K_OPTIMIZER] = {"optimizer", TASK_KEY_CHOICE, NN_OPT_SGD, 0, 0,
+                     "sgd, momentum (0.9) or adam (0.9, 0.999, 1e-8), as trevo net train",
+                     optimizers, NULL},
+    [K_LR] = {"lr", TASK_KEY_DOUBLE, 0.01, 0, 10, "the training's learning rate", NULL, NULL},
+    [K_SPARSITY] = {"sparsity", TASK_KEY_STRING, 0, 0, 0,
+                    "sparsity policies while training, as trevo net train --sparsify takes "
+                    "them, separated by spaces (set:0.1,0 l1:1e-5)",
+                    NULL, NULL},
+    [K_LAMARCKIAN] = {"lamarckian", TASK_KEY_BOOL, 1, 0, 1,
+                      "1: the trained network replaces the child's genome; 0 (Baldwinian): "
+                      "only its fitness is the trained network's",
+                      NULL, NULL},
+    [K_CONN_COST] = {"conn_cost", TASK_KEY_DOUBLE, 0, 0, 1,
+                     "fitness minus this much per connection of the network scored", NULL, NULL},
 };
 
 struct classify {
@@ -84,6 +140,14 @@ struct classify {
     float *mul;       /* [n_features] */
     size_t n_samples; /* per evaluation, at most n_train */
     int fitness;
+    size_t n_val_samples; /* per evaluation of a trained child, at most the validation rows */
+    double conn_cost;
+    /* training inside evaluation (train_steps > 0) */
+    size_t train_steps, train_batch;
+    int lamarckian;
+    struct nn_train_opts topts;
+    struct nn_sparsity policies[CLASSIFY_MAX_POLICIES];
+    size_t n_policies;
 };
 
 static int classify_fail(struct classify *c, int rc)
@@ -171,6 +235,51 @@ static int load(const struct task_instance *t, int key, size_t n_classes, struct
     return rc ? tv_error_prefix(err, "[task] %s", classify_keys[key].name) : 0;
 }
 
+/* The policies of [task] sparsity, separated by spaces, into c. */
+static int parse_policies(struct classify *c, const char *text, struct tv_error *err)
+{
+    char spec[TASK_STRING_MAX];
+    for (const char *p = text; *p;) {
+        size_t n = strcspn(p, " \t");
+        if (n && c->n_policies == CLASSIFY_MAX_POLICIES)
+            return tv_error_set(err, TV_EINVAL, "[task] sparsity: more than %d policies",
+                                CLASSIFY_MAX_POLICIES);
+        if (n) {
+            memcpy(spec, p, n);
+            spec[n] = 0;
+            if (nn_sparsity_parse(spec, &c->policies[c->n_policies++], err))
+                return tv_error_prefix(err, "[task] sparsity");
+        }
+        p += n + strspn(p + n, " \t");
+    }
+    /* what only the sparsifier checks (lock or neuron twice) */
+    struct nn_sparsifier *sp;
+    int rc = nn_sparsifier_new(c->policies, c->n_policies, 1, &sp, err);
+    nn_sparsifier_free(sp);
+    return rc ? tv_error_prefix(err, "[task] sparsity") : 0;
+}
+
+/* The keys of training inside evaluation and of the connection cost. */
+static int open_training(struct classify *c, const union task_value *v, size_t n_val,
+                         struct tv_error *err)
+{
+    c->conn_cost = v[K_CONN_COST].d;
+    c->train_steps = (size_t)v[K_TRAIN_STEPS].i;
+    c->train_batch = (size_t)v[K_TRAIN_BATCH].i;
+    c->lamarckian = (int)v[K_LAMARCKIAN].i;
+    c->n_val_samples = (size_t)v[K_SAMPLES].i < n_val ? (size_t)v[K_SAMPLES].i : n_val;
+    nn_train_opts_default(&c->topts);
+    c->topts.optimizer = (int)v[K_OPTIMIZER].i;
+    c->topts.loss = NN_LOSS_XENT;
+    c->topts.lr = (float)v[K_LR].d;
+    c->topts.max_batch = c->train_batch;
+    if (c->train_steps && !n_val)
+        return tv_error_set(err, TV_EINVAL,
+                            "[task] train_steps: a trained child is scored on the validation "
+                            "split, and [task] validation leaves none");
+    return parse_policies(c, v[K_SPARSITY].s, err);
+}
+
 static int classify_open(struct task_instance *t, struct tv_error *err)
 {
     const union task_value *v = t->params.v;
@@ -228,6 +337,8 @@ static int classify_open(struct task_instance *t, struct tv_error *err)
         return classify_fail(c, rc);
     c->n_samples = (size_t)v[K_SAMPLES].i < c->n_train ? (size_t)v[K_SAMPLES].i : c->n_train;
     c->fitness = (int)v[K_FITNESS].i;
+    if ((rc = open_training(c, v, n_val, err)))
+        return classify_fail(c, rc);
     t->data = c;
     return task_open_shape(t, nf, c->train.n_classes, GENOME_ACT_IDENTITY,
                            c->fitness == FIT_ACCURACY ? 1.0 : 0.0);
@@ -316,19 +427,124 @@ static void put_score(struct task_result *out, const struct score *sc, double fi
     task_result_figure(out, "xent", sc->xent);
 }
 
+/* Scores plan on the `count` rows of generation `generation` among the
+ * n_order rows of order: positions g * count, g * count + 1, ... (wrapping). */
+static int score_generation(const struct classify *c, const uint32_t *order, size_t n_order,
+                            size_t count, int64_t generation, const struct nn_plan *plan,
+                            struct score *sc, struct tv_error *err)
+{
+    uint64_t g = generation > 0 ? (uint64_t)generation : 0;
+    size_t start = (size_t)((g % n_order) * (count % n_order) % n_order);
+    return score_rows(c, &c->train, order, n_order, start, count, plan, sc, err);
+}
+
+/* The fitness of a score (before the connection cost). */
+static double score_fitness(const struct classify *c, const struct score *sc)
+{
+    return c->fitness == FIT_ACCURACY ? sc->accuracy : -sc->xent;
+}
+
 static int classify_evaluate(const struct task_instance *t, const struct nn_plan *plan,
                              int64_t generation, struct tv_rng *rng, struct task_result *out,
                              struct tv_error *err)
 {
     (void)rng;
     const struct classify *c = t->data;
-    /* generation g: positions g * samples ... of the training order */
-    uint64_t g = generation > 0 ? (uint64_t)generation : 0;
-    size_t start = (size_t)((g % c->n_train) * (c->n_samples % c->n_train) % c->n_train);
     struct score sc;
-    int rc = score_rows(c, &c->train, c->order, c->n_train, start, c->n_samples, plan, &sc, err);
+    int rc = score_generation(c, c->order, c->n_train, c->n_samples, generation, plan, &sc, err);
     if (!rc)
-        put_score(out, &sc, c->fitness == FIT_ACCURACY ? sc.accuracy : -sc.xent);
+        put_score(out, &sc, score_fitness(c, &sc));
+    return rc;
+}
+
+/* 1 if every weight and bias of g is finite. */
+static int genome_finite(const struct genome *g)
+{
+    for (size_t i = 0; i < g->n_neurons; i++)
+        if (!isfinite(g->neurons[i].bias))
+            return 0;
+    for (size_t i = 0; i < g->n_conns; i++)
+        if (!isfinite(g->conns[i].weight))
+            return 0;
+    return 1;
+}
+
+/* Trains a copy of g (classify.c's header) into *out, seeded by seed. */
+static int train_child(const struct classify *c, const struct genome *g, uint64_t seed,
+                       struct genome *out, struct tv_error *err)
+{
+    struct nn_trainer *tr;
+    int rc = nn_trainer_new(g, &c->topts, &tr, err);
+    if (rc)
+        return rc;
+    struct fit_opts o;
+    fit_opts_default(&o);
+    size_t per_pass = (c->n_train + c->train_batch - 1) / c->train_batch;
+    o.epochs = (c->train_steps + per_pass - 1) / per_pass;
+    o.batch = c->train_batch;
+    o.seed = seed;
+    o.policies = c->policies;
+    o.n_policies = c->n_policies;
+    o.max_steps = c->train_steps;
+    o.rows = c->order;
+    o.n_rows = c->n_train;
+    o.shift = c->shift;
+    o.mul = c->mul;
+    rc = fit_run(tr, &c->train, NULL, &o, NULL, NULL, err);
+    if (!rc)
+        rc = nn_trainer_write_genome(tr, out, err);
+    nn_trainer_free(tr);
+    return rc;
+}
+
+/* The evaluation of a child (task.h: evaluate_genome): trained first when
+ * train_steps > 0, then scored, the connection cost taken off. */
+static int classify_evaluate_genome(const struct task_instance *t, struct genome *g,
+                                    int64_t generation, struct tv_rng *rng, struct task_result *out,
+                                    struct tv_error *err)
+{
+    const struct classify *c = t->data;
+    struct genome trained;
+    genome_init(&trained);
+    int diverged = 0, rc = 0;
+    const struct genome *scored = g;
+    if (c->train_steps) {
+        rc = train_child(c, g, tv_rng_u64(rng), &trained, err);
+        if (rc) {
+            genome_release(&trained);
+            return tv_error_prefix(err, "training");
+        }
+        diverged = !genome_finite(&trained);
+        if (!diverged && c->lamarckian) { /* the trained network becomes the child */
+            struct genome bred = *g;
+            *g = trained;
+            trained = bred;
+        } else if (!diverged) {
+            scored = &trained;
+        }
+    }
+    struct score sc = {0, CLASSIFY_XENT_CAP};
+    struct nn_plan *plan = NULL;
+    if (!diverged)
+        rc = nn_plan_compile(scored, NULL, &plan, err);
+    if (!rc && !diverged)
+        rc = c->train_steps
+                 ? score_generation(c, c->order + c->n_train, c->train.n_rows - c->n_train,
+                                    c->n_val_samples, generation, plan, &sc, err)
+                 : score_generation(c, c->order, c->n_train, c->n_samples, generation, plan, &sc,
+                                    err);
+    nn_plan_free(plan);
+    if (!rc) {
+        double fitness = score_fitness(c, &sc);
+        if (c->conn_cost != 0)
+            fitness -= c->conn_cost * (double)scored->n_conns;
+        put_score(out, &sc, fitness);
+        if (c->train_steps || c->conn_cost != 0)
+            task_result_figure(out, "connections", (double)scored->n_conns);
+        if (diverged)
+            task_result_figure(out, "diverged", 1);
+    }
+    genome_release(&trained);
     return rc;
 }
 
@@ -373,4 +589,5 @@ const struct task_kind task_classify = {
     .close = classify_close,
     .evaluate_generation = classify_evaluate,
     .final_test = classify_final_test,
+    .evaluate_genome = classify_evaluate_genome,
 };

@@ -187,7 +187,31 @@ struct fit_run {
     size_t *perm;
     uint32_t *out_idx;
     size_t n_out;
+    size_t n_rows;      /* samples of an epoch: o->n_rows with a view of rows */
+    size_t steps_taken; /* in all epochs, against o->max_steps */
 };
+
+/* Samples perm[0..n) of the training view into the batch buffers (fit.h:
+ * the view's rows, scaled when it has shift and mul). */
+static void gather_train(struct fit_run *f, const size_t *perm, size_t n)
+{
+    const struct fit_opts *o = f->o;
+    const size_t nf = f->train->n_features;
+    for (size_t s = 0; s < n; s++)
+        f->b.rows[s] = o->rows ? o->rows[perm[s]] : perm[s];
+    gather_rows(f->train, f->b.rows, n, f->b.x, f->b.labels);
+    if (!o->shift)
+        return;
+    for (size_t s = 0; s < n; s++)
+        for (size_t j = 0; j < nf; j++)
+            f->b.x[s * nf + j] = (f->b.x[s * nf + j] - o->shift[j]) * o->mul[j];
+}
+
+/* 1 once the step budget is spent. */
+static int budget_spent(const struct fit_run *f)
+{
+    return f->o->max_steps && f->steps_taken >= f->o->max_steps;
+}
 
 static int stop(struct fit_run *f, const struct fit_report *r, struct tv_error *err)
 {
@@ -198,26 +222,27 @@ static int stop(struct fit_run *f, const struct fit_report *r, struct tv_error *
 
 static int one_epoch(struct fit_run *f, size_t epoch, struct tv_error *err)
 {
-    const struct data_set *d = f->train;
+    const size_t n_rows = f->n_rows;
     const size_t batch = f->o->batch;
     struct fit_report r = {.epoch = epoch,
                            .epochs = f->o->epochs,
-                           .n_steps = (d->n_rows + batch - 1) / batch,
+                           .n_steps = (n_rows + batch - 1) / batch,
                            .test_loss = NAN,
                            .test_acc = NAN};
-    fit_order(f->perm, d->n_rows, f->o->seed, f->o->shuffle, epoch);
+    fit_order(f->perm, n_rows, f->o->seed, f->o->shuffle, epoch);
     double t0 = now_seconds(), loss_sum = 0;
     size_t correct = 0;
     int rc = 0;
-    for (size_t r0 = 0; r0 < d->n_rows && !rc; r0 += batch) {
-        size_t n = d->n_rows - r0 < batch ? d->n_rows - r0 : batch;
-        gather_rows(d, f->perm + r0, n, f->b.x, f->b.labels);
-        if (!f->report && r0 + n == d->n_rows && nn_sparsifier_needs_values(f->sp))
+    for (size_t r0 = 0; r0 < n_rows && !rc && !budget_spent(f); r0 += batch) {
+        size_t n = n_rows - r0 < batch ? n_rows - r0 : batch;
+        gather_train(f, f->perm + r0, n);
+        if (!f->report && r0 + n == n_rows && nn_sparsifier_needs_values(f->sp))
             nn_trainer_keep_values(f->t, 1);
         double loss;
         rc = nn_trainer_step(f->t, f->b.x, f->b.labels, NULL, 1, n, &loss, err);
         if (rc)
             break;
+        f->steps_taken++;
         if (f->report)
             correct += batch_correct(f->t, f->b.labels, n, f->out_idx, f->n_out);
         loss_sum += loss * (double)n;
@@ -228,10 +253,11 @@ static int one_epoch(struct fit_run *f, size_t epoch, struct tv_error *err)
         r.train_acc = (double)correct / (double)r.rows;
         r.conns = nn_trainer_n_conns(f->t);
         r.seconds = now_seconds() - t0;
-        if (!rc && r.step < r.n_steps)
+        if (!rc && r.step < r.n_steps && !budget_spent(f))
             rc = stop(f, &r, err);
     }
-    if (!rc && epoch < f->o->epochs) /* fit.h: not after the last epoch */
+    /* fit.h: not after the last epoch, which the step budget may end */
+    if (!rc && epoch < f->o->epochs && !budget_spent(f))
         rc = nn_sparsifier_epoch(f->sp, f->t, err);
     nn_trainer_keep_values(f->t, f->report != NULL);
     r.seconds = now_seconds() - t0;
@@ -257,23 +283,38 @@ int fit_run(struct nn_trainer *t, const struct data_set *train, const struct dat
     if (o->epochs == 0 || o->batch == 0)
         return tv_error_set(err, TV_EINVAL, "fit: %s must be at least 1",
                             o->epochs == 0 ? "epochs" : "batch");
-    if (train->n_rows > UINT32_MAX)
-        return tv_error_set(err, TV_ELIMIT, "fit: %zu rows, more than %u", train->n_rows,
-                            UINT32_MAX);
-    struct fit_run f = {
-        .t = t, .train = train, .test = test, .o = o, .report = report, .ctx = ctx, .n_out = n_out};
+    size_t n_rows = o->rows ? o->n_rows : train->n_rows;
+    if (n_rows == 0)
+        return tv_error_set(err, TV_EINVAL, "training data: the view of rows has no rows");
+    if (n_rows > UINT32_MAX)
+        return tv_error_set(err, TV_ELIMIT, "fit: %zu rows, more than %u", n_rows, UINT32_MAX);
+    if (!o->shift != !o->mul)
+        return tv_error_set(err, TV_EINVAL, "fit: a scale needs both shift and mul");
+    for (size_t i = 0; o->rows && i < n_rows; i++)
+        if (o->rows[i] >= train->n_rows)
+            return tv_error_set(err, TV_EINVAL,
+                                "training data: row %zu of the view is %u, past its %zu rows", i,
+                                (unsigned)o->rows[i], train->n_rows);
+    struct fit_run f = {.t = t,
+                        .train = train,
+                        .test = test,
+                        .o = o,
+                        .report = report,
+                        .ctx = ctx,
+                        .n_out = n_out,
+                        .n_rows = n_rows};
     rc = nn_sparsifier_new(o->policies, o->n_policies, o->seed, &f.sp, err);
     if (!rc)
         rc = batch_buf_new(&f.b, o->batch, train->n_features, err);
-    f.perm = malloc(train->n_rows * sizeof *f.perm);
+    f.perm = malloc(n_rows * sizeof *f.perm);
     f.out_idx = malloc(n_out * sizeof *f.out_idx);
     if (!rc && (!f.perm || !f.out_idx))
-        rc = tv_error_set(err, TV_ENOMEM, "fit: out of memory for %zu rows", train->n_rows);
+        rc = tv_error_set(err, TV_ENOMEM, "fit: out of memory for %zu rows", n_rows);
     /* The view's values cost about a tenth of a step: kept for the
      * training accuracy of the reports, else only for the last step of an
      * epoch when an epoch policy reads them (rigl). */
     nn_trainer_keep_values(t, report != NULL);
-    for (size_t e = 1; e <= o->epochs && !rc; e++)
+    for (size_t e = 1; e <= o->epochs && !rc && !budget_spent(&f); e++)
         rc = one_epoch(&f, e, err);
     nn_trainer_keep_values(t, 1);
     nn_sparsifier_free(f.sp);

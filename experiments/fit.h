@@ -53,8 +53,21 @@ struct fit_opts {
     int shuffle;                        /* 1: a permutation per epoch; 0: file order */
     const struct nn_sparsity *policies; /* [n_policies], may be NULL when 0 */
     size_t n_policies;
+    /* A step budget (0: none): training stops after max_steps optimizer
+     * steps in all, inside an epoch if need be; that epoch counts as the
+     * last (no epoch policies after it, its report has done 1). */
+    size_t max_steps;
+    /* A view of the training set (all zero: the whole set as it is). With
+     * rows, the data set's sample i is row rows[i] of train (i < n_rows,
+     * which replaces train->n_rows); with shift and mul ([n_features]
+     * each), feature j is (x_j - shift[j]) * mul[j] in float, x_j as
+     * data_row gives it. The test set is always read as it is. */
+    const uint32_t *rows;
+    size_t n_rows;
+    const float *shift, *mul;
 };
-/* epochs 1, batch 128, seed 1, shuffle 1, no policies. */
+/* epochs 1, batch 128, seed 1, shuffle 1, no policies, no step budget, the
+ * whole training set. */
 void fit_opts_default(struct fit_opts *o);
 
 /* What the callback sees: after every step (done 0) and once at the end of

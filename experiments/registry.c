@@ -144,6 +144,15 @@ int task_evaluate_generation(const struct task_instance *t, const struct genome 
                              int64_t generation, struct task_result *out, struct tv_error *err)
 {
     memset(out, 0, sizeof *out);
+    if (t->kind->evaluate_genome) { /* on a copy: g stays as it is */
+        struct genome copy;
+        genome_init(&copy);
+        int rc = genome_copy(&copy, g, err);
+        if (!rc)
+            rc = task_evaluate_genome(t, &copy, seed, generation, NULL, out, err);
+        genome_release(&copy);
+        return rc;
+    }
     struct nn_plan *plan;
     int rc = compile_checked(t, g, &plan, err);
     if (rc)
@@ -155,6 +164,27 @@ int task_evaluate_generation(const struct task_instance *t, const struct genome 
              : t->kind->evaluate(t, plan, &rng, out, err);
     nn_plan_free(plan);
     return rc;
+}
+
+int task_evaluate_genome(const struct task_instance *t, struct genome *g, uint64_t seed,
+                         int64_t generation, const struct genome_limits *limits,
+                         struct task_result *out, struct tv_error *err)
+{
+    if (!t->kind->evaluate_genome)
+        return task_evaluate_generation(t, g, seed, generation, out, err);
+    memset(out, 0, sizeof *out);
+    int rc = task_check_shape(t, g, err);
+    if (rc)
+        return rc;
+    struct tv_rng rng;
+    tv_rng_init(&rng, seed, TASK_STREAM_EVAL, 0);
+    rc = t->kind->evaluate_genome(t, g, generation, &rng, out, err);
+    if (rc)
+        return rc;
+    rc = task_check_shape(t, g, err);
+    if (!rc)
+        rc = genome_validate(g, limits, err);
+    return rc ? tv_error_prefix(err, "task %s left an invalid genome", t->kind->name) : 0;
 }
 
 /* A test hook of the kind (champion_test, final_test) on g: 0 with *out

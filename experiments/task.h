@@ -41,9 +41,16 @@
  * against; task_open() refuses any other. Version 2 (issue 15): keys of text
  * (TASK_KEY_STRING) and of a fixed set of names (TASK_KEY_CHOICE), so struct
  * task_key gained choices and def_text and union task_value the text s;
- * struct task_kind gained evaluate_generation and final_test. New fields
- * come last: a row written with designated initializers compiles as it is. */
-#define TASK_ABI_VERSION 2
+ * struct task_kind gained evaluate_generation and final_test. Version 3
+ * (issue 17): struct task_kind gained evaluate_genome, at its end; nothing
+ * else moved, so a version-2 row is the first
+ * offsetof(struct task_kind, evaluate_genome) bytes of a version-3 one and
+ * plugins of version 2 still load (plugin.h: the loader copies their row
+ * into a zeroed version-3 row, evaluate_genome NULL). New fields come last:
+ * a row written with designated initializers compiles as it is. */
+#define TASK_ABI_VERSION 3
+/* The oldest version task_plugin_load() still loads. */
+#define TASK_ABI_OLDEST 2
 /* The longest text value of a [task] key, NUL included (a config line holds
  * at most 190 characters). */
 #define TASK_STRING_MAX 192
@@ -150,6 +157,17 @@ struct task_kind {
      * with the run (note "final_test"). No randomness. */
     int (*final_test)(const struct task_instance *t, const struct nn_plan *plan,
                       struct task_result *out, struct tv_error *err);
+    /* ---- since ABI version 3 ---- */
+    /* Optional: the evaluation of the genome itself, which it may change
+     * (classify trains the child and, when lamarckian, writes the trained
+     * network back: what the worker returns, the master stores and breeds
+     * from). When set it is called instead of evaluate_generation and
+     * evaluate, with g shape-checked but not compiled, and the generation
+     * and rng they would get. What it leaves in g must keep g's inputs and
+     * outputs and pass genome_validate(): task_evaluate_genome() checks both
+     * and refuses the result otherwise. */
+    int (*evaluate_genome)(const struct task_instance *t, struct genome *g, int64_t generation,
+                           struct tv_rng *rng, struct task_result *out, struct tv_error *err);
 };
 
 /* The kind registered under name, or NULL. */
@@ -179,9 +197,19 @@ int task_check_shape(const struct task_instance *t, const struct genome *g, stru
 int task_evaluate(const struct task_instance *t, const struct genome *g, uint64_t seed,
                   struct task_result *out, struct tv_error *err);
 /* The same for a child of generation `generation` (task_evaluate is
- * generation 0): what the workers of a search call. */
+ * generation 0). g is never changed: a kind with evaluate_genome gets a copy
+ * (`trevo task eval` of a trained classify child trains a copy again). */
 int task_evaluate_generation(const struct task_instance *t, const struct genome *g, uint64_t seed,
                              int64_t generation, struct task_result *out, struct tv_error *err);
+/* What the workers of a search call: task_evaluate_generation on g itself,
+ * which a kind's evaluate_genome may change (the result is then g as it
+ * left it). After the hook g is checked: the task's inputs and outputs,
+ * genome_validate() with `limits` (NULL: the defaults); TV_EINVAL "task
+ * NAME left an invalid genome: ..." otherwise. Kinds without the hook leave
+ * g as it was. */
+int task_evaluate_genome(const struct task_instance *t, struct genome *g, uint64_t seed,
+                         int64_t generation, const struct genome_limits *limits,
+                         struct task_result *out, struct tv_error *err);
 /* The task's champion test on g (shape-checked and compiled here); 0 with
  * *out zeroed if the kind has none. */
 int task_champion_test(const struct task_instance *t, const struct genome *g,

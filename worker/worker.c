@@ -109,12 +109,12 @@ int worker_breed(const struct worker_params *p, const struct worker_task *t,
     return rc;
 }
 
-int worker_evaluate(const struct worker_params *p, const struct genome *child, uint64_t seed,
+int worker_evaluate(const struct worker_params *p, struct genome *child, uint64_t seed,
                     int64_t generation, struct worker_scratch *s, struct task_result *res,
                     struct tv_error *err)
 {
     (void)s;
-    return task_evaluate_generation(p->task, child, seed, generation, res, err);
+    return task_evaluate_genome(p->task, child, seed, generation, &p->limits, res, err);
 }
 
 static double now(void)

@@ -125,9 +125,12 @@ void worker_scratch_free(struct worker_scratch *s);
 int worker_breed(const struct worker_params *p, const struct worker_task *t,
                  struct worker_scratch *s, struct genome *child, struct tv_error *err);
 /* Evaluates child, of generation `generation`, on the task:
- * task_evaluate_generation() (shape check, compile, the evaluation stream of
- * seed), the one path `trevo task eval` takes too (as generation 0). */
-int worker_evaluate(const struct worker_params *p, const struct genome *child, uint64_t seed,
+ * task_evaluate_genome() (shape check, compile, the evaluation stream of
+ * seed), the path `trevo task eval` takes too (as generation 0, on a copy).
+ * A task may change the child (classify's lamarckian training): what the
+ * worker then encodes and returns is the child as the task left it,
+ * validated against p->limits. */
+int worker_evaluate(const struct worker_params *p, struct genome *child, uint64_t seed,
                     int64_t generation, struct worker_scratch *s, struct task_result *res,
                     struct tv_error *err);
 
