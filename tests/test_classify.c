@@ -280,6 +280,204 @@ static void test_classify_open_refusals(void **state)
     assert_error(REFUSED(&err, "train", missing), &err, TV_EIO, want);
 }
 
+/* ---- training inside evaluation, the connection cost ---------------------- */
+
+/* 80 rows of 2 features in [0, 1), class x1 > x2, as a CSV file. */
+static const char *two_class_csv(void)
+{
+    static char text[4096];
+    text[0] = 0;
+    struct tv_rng rng;
+    tv_rng_init(&rng, 4, 0, 0);
+    for (int i = 0; i < 80; i++) {
+        double a = tv_rng_uniform(&rng), b = tv_rng_uniform(&rng);
+        snprintf(text + strlen(text), sizeof text - strlen(text), "%.4f,%.4f,%d\n", a, b, a > b);
+    }
+    return file("two.csv", text);
+}
+
+/* 2 inputs, 8 relu hidden, 2 identity outputs, every adjacent pair full (32
+ * connections). */
+static void net_hidden(struct genome *g)
+{
+    struct tv_rng rng;
+    tv_rng_init(&rng, 3, 0, 0);
+    uint32_t sizes[] = {2, 8, 2};
+    struct genome_layered_spec spec = {.sizes = sizes,
+                                       .n_layers = 3,
+                                       .density = 1,
+                                       .hidden_act = GENOME_ACT_RELU,
+                                       .out_act = GENOME_ACT_IDENTITY,
+                                       .weight_sd = 0.5};
+    struct tv_error err = {0};
+    genome_init(g);
+    assert_ok(genome_build_layered(g, &spec, &rng, &err), &err);
+}
+
+/* Opens classify with training on two.csv: 30 adam steps of 8 rows, a
+ * per-step pruning (zero:0.02), the whole validation split scored. */
+#define OPEN_TRAINED(t, ...)                                                                       \
+    OPEN(t, "train", two_class_csv(), "validation", "0.25", "samples", "1000", "train_steps",      \
+         "30", "train_batch", "8", "optimizer", "adam", "lr", "0.05", "sparsity", "zero:0.02",     \
+         __VA_ARGS__)
+
+/* A copy of g0 evaluated by task_evaluate_genome with seed: *g the result. */
+static void evaluate_copy(const struct task_instance *t, const struct genome *g0, uint64_t seed,
+                          struct genome *g, struct task_result *r)
+{
+    struct tv_error err = {0};
+    genome_init(g);
+    assert_ok(genome_copy(g, g0, &err), &err);
+    assert_ok(task_evaluate_genome(t, g, seed, 0, NULL, r, &err), &err);
+}
+
+/* lamarckian 1: the child becomes the trained network (other weights, fewer
+ * connections after zero:0.02), which scores on the validation split what
+ * its fitness says; the same seed gives the same bits, another seed other
+ * ones; task_evaluate_generation (a const genome) trains a copy. */
+static void test_classify_lamarckian_writes_back_the_trained_network(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    struct task_instance *t;
+    OPEN_TRAINED(&t, "lamarckian", "1");
+    struct genome g0, g, again, other;
+    net_hidden(&g0);
+    struct task_result r, r2, untrained;
+    evaluate_copy(t, &g0, 7, &g, &r);
+    assert_false(genome_equal(&g, &g0));
+    assert_true(g.n_conns < g0.n_conns);
+    assert_int_equal(g.n_neurons, g0.n_neurons);
+    assert_true(figure(&r, "connections") == (double)g.n_conns);
+    assert_ok(genome_validate(&g, NULL, &err), &err);
+    /* the stored child scores what its fitness says, without training again */
+    struct task_result ct;
+    assert_ok(task_champion_test(t, &g, &ct, &err), &err);
+    assert_true(ct.fitness == r.fitness);
+    evaluate_copy(t, &g0, 7, &again, &r2);
+    assert_true(genome_equal(&g, &again));
+    assert_true(r2.fitness == r.fitness);
+    genome_release(&again);
+    evaluate_copy(t, &g0, 8, &other, &r2);
+    assert_false(genome_equal(&g, &other));
+    genome_release(&other);
+    assert_ok(task_evaluate_generation(t, &g0, 7, 0, &r2, &err), &err);
+    assert_true(r2.fitness == r.fitness);
+    /* training helps: the untrained network scores less */
+    assert_ok(task_champion_test(t, &g0, &untrained, &err), &err);
+    assert_true(r.fitness > untrained.fitness);
+    task_close(t);
+    genome_release(&g);
+    genome_release(&g0);
+}
+
+/* lamarckian 0 (Baldwinian): the genome keeps its bytes, the fitness is the
+ * trained network's, the same as the Lamarckian child's with that seed. */
+static void test_classify_baldwinian_keeps_the_genome(void **state)
+{
+    (void)state;
+    struct task_instance *tl, *tb;
+    OPEN_TRAINED(&tl, "lamarckian", "1");
+    OPEN_TRAINED(&tb, "lamarckian", "0");
+    struct genome g0, gl, gb;
+    net_hidden(&g0);
+    struct task_result rl, rb;
+    evaluate_copy(tl, &g0, 11, &gl, &rl);
+    evaluate_copy(tb, &g0, 11, &gb, &rb);
+    assert_true(genome_equal(&gb, &g0));
+    struct tv_buf a = {0}, b = {0};
+    struct tv_error err = {0};
+    assert_ok(genome_encode(&gb, &a, &err), &err);
+    assert_ok(genome_encode(&g0, &b, &err), &err);
+    assert_int_equal(a.len, b.len);
+    assert_memory_equal(a.data, b.data, a.len);
+    tv_buf_free(&a);
+    tv_buf_free(&b);
+    assert_true(rb.fitness == rl.fitness);
+    assert_true(figure(&rb, "connections") == (double)gl.n_conns);
+    task_close(tl);
+    task_close(tb);
+    genome_release(&g0);
+    genome_release(&gl);
+    genome_release(&gb);
+}
+
+/* A training that diverges (features of 1e30, sgd at lr 10) leaves the
+ * genome as it was bred and scores 0, figure diverged 1. */
+static void test_classify_diverged_training_scores_zero(void **state)
+{
+    (void)state;
+    char text[1024] = "";
+    for (int i = 0; i < 20; i++)
+        snprintf(text + strlen(text), sizeof text - strlen(text), "%de30,%de30,%d\n", i % 5,
+                 (i + 2) % 5, i % 5 > (i + 2) % 5);
+    const char *csv = file("huge.csv", text);
+    struct task_instance *t;
+    OPEN(&t, "train", csv, "validation", "0.25", "train_steps", "5", "train_batch", "4", "lr",
+         "10");
+    struct genome g0, g;
+    net_hidden(&g0);
+    struct task_result r;
+    evaluate_copy(t, &g0, 1, &g, &r);
+    assert_true(genome_equal(&g, &g0));
+    assert_true(r.fitness == 0);
+    assert_true(figure(&r, "diverged") == 1);
+    task_close(t);
+    genome_release(&g);
+    genome_release(&g0);
+}
+
+/* fitness = accuracy (or minus xent) - conn_cost * connections. */
+static void test_classify_conn_cost(void **state)
+{
+    (void)state;
+    const char *csv = file("sign2.csv", "-1,0\n2,1\n-3,0\n0.5,1\n");
+    struct genome g;
+    net_x(&g, 0, 0); /* right on every row, 1 connection */
+    struct tv_error err = {0};
+    struct task_result r;
+    struct task_instance *t;
+    OPEN(&t, "train", csv, "validation", "0", "conn_cost", "0.25");
+    assert_ok(task_evaluate(t, &g, 1, &r, &err), &err);
+    assert_true(r.fitness == 1.0 - 0.25);
+    assert_true(figure(&r, "connections") == 1);
+    assert_true(figure(&r, "accuracy") == 1.0);
+    task_close(t);
+    OPEN(&t, "train", csv, "validation", "0", "conn_cost", "0.25", "fitness", "xent");
+    assert_ok(task_evaluate(t, &g, 1, &r, &err), &err);
+    assert_true(r.fitness == -figure(&r, "xent") - 0.25);
+    task_close(t);
+    /* no cost: no connections figure, the fitness as before */
+    OPEN(&t, "train", csv, "validation", "0");
+    assert_ok(task_evaluate(t, &g, 1, &r, &err), &err);
+    assert_true(r.fitness == 1.0);
+    assert_int_equal(r.n_figures, 2);
+    task_close(t);
+    genome_release(&g);
+}
+
+static void test_classify_training_keys_refused(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    const char *ok = file("ok2.csv", "1,0\n2,1\n3,1\n4,0\n");
+    assert_error(REFUSED(&err, "train", ok, "sparsity", "set:0.1 set:x"), &err, TV_EINVAL,
+                 "task classify: [task] sparsity: set:x: ");
+    assert_error(REFUSED(&err, "train", ok, "sparsity", "lock:2  lock:3"), &err, TV_EINVAL,
+                 "task classify: [task] sparsity: ");
+    assert_error(REFUSED(&err, "train", ok, "sparsity",
+                         "l1:1 l1:1 l1:1 l1:1 l1:1 l1:1 l1:1 "
+                         "l1:1 l1:1"),
+                 &err, TV_EINVAL, "task classify: [task] sparsity: more than 8 policies");
+    assert_error(REFUSED(&err, "train", ok, "validation", "0", "train_steps", "5"), &err, TV_EINVAL,
+                 "task classify: [task] train_steps: a trained child is scored on the validation "
+                 "split, and [task] validation leaves none");
+    /* spaces around and between policies are fine */
+    struct task_instance *t;
+    OPEN(&t, "train", ok, "sparsity", " set:0.1,0   l1:1e-4 ");
+    task_close(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -289,6 +487,11 @@ int main(void)
         cmocka_unit_test(test_classify_samples_per_generation),
         cmocka_unit_test(test_classify_champion_and_final_tests),
         cmocka_unit_test(test_classify_open_refusals),
+        cmocka_unit_test(test_classify_lamarckian_writes_back_the_trained_network),
+        cmocka_unit_test(test_classify_baldwinian_keeps_the_genome),
+        cmocka_unit_test(test_classify_diverged_training_scores_zero),
+        cmocka_unit_test(test_classify_conn_cost),
+        cmocka_unit_test(test_classify_training_keys_refused),
     };
     return cmocka_run_group_tests(tests, tu_tmpdir_setup, tu_tmpdir_teardown);
 }

@@ -369,6 +369,93 @@ static void test_fit_run_no_regrowth_after_the_last_epoch(void **state)
     }
 }
 
+/* A step budget ends training inside an epoch: 23 rows in batches of 8 are
+ * 3 steps an epoch, so 4 steps are epoch 1 and one step of epoch 2, which
+ * counts as the last (its report done, no set:0.5 after it); a budget of 3
+ * ends exactly with epoch 1, with no regrowth after it either. */
+static void test_fit_run_step_budget_stops_inside_an_epoch(void **state)
+{
+    (void)state;
+    for (size_t budget = 3; budget <= 4; budget++) {
+        struct fixture f;
+        fixture_init(&f, 8, 5);
+        struct nn_sparsity p;
+        assert_ok(nn_sparsity_parse("set:0.5", &p, &f.err), &f.err);
+        f.o.policies = &p;
+        f.o.n_policies = 1;
+        f.o.max_steps = budget;
+        struct seen s = {0};
+        assert_ok(fit_run(f.t, &f.d, NULL, &f.o, record, &s, &f.err), &f.err);
+        assert_int_equal(nn_trainer_steps(f.t), budget);
+        assert_int_equal(s.epochs, budget == 3 ? 1 : 2);
+        assert_int_equal(s.reports, budget == 3 ? 3 : 4); /* 2 steps + done, then 1 done */
+        assert_true(s.last.done);
+        assert_int_equal(s.last.step, budget == 3 ? 3 : 1);
+        assert_int_equal(s.last.sp.grown, budget == 3 ? 0 : 12);
+        fixture_release(&f);
+    }
+}
+
+/* Training on a view (rows 5, 0, 22, 7, ... of the 23, each feature
+ * (x - shift) * mul) gives the same bits as training on those rows scaled
+ * and written out as a data set of their own. */
+static void test_fit_run_view_of_rows_is_that_data_set(void **state)
+{
+    (void)state;
+    make_rows();
+    enum { N = 11 };
+    const uint32_t rows[N] = {5, 0, 22, 7, 7, 13, 1, 2, 19, 11, 4};
+    const float shift[3] = {0.5f, 0.25f, -1}, mul[3] = {2, 4, 0.5f};
+    float x[N * 3];
+    uint16_t y[N];
+    for (size_t i = 0; i < N; i++) {
+        y[i] = k_y[rows[i]];
+        for (size_t j = 0; j < 3; j++)
+            x[i * 3 + j] = (k_x[rows[i] * 3 + j] - shift[j]) * mul[j];
+    }
+    struct genome g, a, b;
+    small_net(&g);
+    struct tv_error err = {0};
+    struct fit_opts o;
+    fit_opts_default(&o);
+    o.batch = 4;
+    o.epochs = 3;
+    o.seed = 5;
+    struct data_set own = dataset(x, y, N, 3, 3), all = dataset(k_x, k_y, ROWS, 3, 3);
+    struct nn_trainer *t = trainer(&g, NN_OPT_ADAM, 0.05f, 4);
+    assert_ok(fit_run(t, &own, NULL, &o, NULL, NULL, &err), &err);
+    genome_init(&a);
+    assert_ok(nn_trainer_write_genome(t, &a, &err), &err);
+    nn_trainer_free(t);
+    o.rows = rows;
+    o.n_rows = N;
+    o.shift = shift;
+    o.mul = mul;
+    t = trainer(&g, NN_OPT_ADAM, 0.05f, 4);
+    assert_ok(fit_run(t, &all, NULL, &o, NULL, NULL, &err), &err);
+    genome_init(&b);
+    assert_ok(nn_trainer_write_genome(t, &b, &err), &err);
+    assert_true(genome_equal(&a, &b));
+    assert_false(genome_equal(&a, &g));
+    /* a view that does not fit the data set */
+    const uint32_t past[2] = {1, 23};
+    o.rows = past;
+    o.n_rows = 2;
+    assert_error(fit_run(t, &all, NULL, &o, NULL, NULL, &err), &err, TV_EINVAL,
+                 "training data: row 1 of the view is 23, past its 23 rows");
+    o.n_rows = 0;
+    assert_error(fit_run(t, &all, NULL, &o, NULL, NULL, &err), &err, TV_EINVAL,
+                 "training data: the view of rows has no rows");
+    o.rows = NULL;
+    o.mul = NULL;
+    assert_error(fit_run(t, &all, NULL, &o, NULL, NULL, &err), &err, TV_EINVAL,
+                 "fit: a scale needs both shift and mul");
+    nn_trainer_free(t);
+    genome_release(&a);
+    genome_release(&b);
+    genome_release(&g);
+}
+
 /* Every allocation of fit_run (with a policy, a test pass) failed in turn:
  * TV_ENOMEM (or the trainer's or sparsifier's out of memory), nothing
  * leaked, and the trainer still usable. */
@@ -441,6 +528,8 @@ int main(void)
         cmocka_unit_test(test_fit_run_rejects_data_that_does_not_fit),
         cmocka_unit_test(test_fit_run_policies_remove_connections_and_report_them),
         cmocka_unit_test(test_fit_run_no_regrowth_after_the_last_epoch),
+        cmocka_unit_test(test_fit_run_step_budget_stops_inside_an_epoch),
+        cmocka_unit_test(test_fit_run_view_of_rows_is_that_data_set),
         cmocka_unit_test(test_fit_run_allocation_failures_leak_nothing),
         cmocka_unit_test(test_fit_evaluate_identity_network_exact),
     };
