@@ -4,6 +4,7 @@
 
 #include <dlfcn.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,12 +13,20 @@
 /* A loaded plugin; the list lives until task_plugins_unload(). */
 struct plugin {
     struct plugin *next;
-    char *given;  /* the path as the config gave it (the cache's key) */
-    char *abs;    /* its absolute path when loaded */
-    void *handle; /* dlopen's */
-    const struct task_kind *kind;
+    char *given;                  /* the path as the config gave it (the cache's key) */
+    char *abs;                    /* its absolute path when loaded */
+    void *handle;                 /* dlopen's */
+    const struct task_kind *kind; /* the plugin's row, or &copy */
     char sha256[TASK_SHA256_HEX];
+    /* The row of a plugin of version TASK_ABI_OLDEST (2): its bytes, which
+     * are the first TASK_KIND_V2_SIZE of a version-3 row, the rest zero. */
+    struct task_kind copy;
 };
+
+/* The size of a version-2 row: every field before evaluate_genome (task.h). */
+#define TASK_KIND_V2_SIZE offsetof(struct task_kind, evaluate_genome)
+_Static_assert(TASK_ABI_VERSION == 3 && TASK_ABI_OLDEST == 2,
+               "a new task ABI version: say here how the older rows are copied");
 
 static struct plugin *loaded;
 
@@ -135,27 +144,38 @@ int task_kind_check(const struct task_kind *k, struct tv_error *err)
     return 0;
 }
 
-/* The entry of another ABI version the library exports, or 0. A plugin
- * built against other headers names its entry after their version. */
+/* The entry of version v in handle, or NULL. */
+static task_plugin_entry_fn entry_of(void *handle, unsigned v)
+{
+    char name[32];
+    snprintf(name, sizeof name, TASK_PLUGIN_ENTRY_PREFIX "%u", v);
+    task_plugin_entry_fn entry;
+    /* dlsym's object pointer to a function pointer: POSIX defines it. */
+    *(void **)&entry = dlsym(handle, name);
+    return entry;
+}
+
+/* The entry of a version this trevo does not load that the library
+ * exports, or 0. A plugin built against other headers names its entry
+ * after their version. */
 static unsigned other_version(void *handle)
 {
-    for (unsigned v = 1; v <= TASK_ABI_VERSION + 64u; v++) {
-        char name[32];
-        snprintf(name, sizeof name, TASK_PLUGIN_ENTRY_PREFIX "%u", v);
-        if (v != TASK_ABI_VERSION && dlsym(handle, name))
+    for (unsigned v = 1; v <= TASK_ABI_VERSION + 64u; v++)
+        if ((v < TASK_ABI_OLDEST || v > TASK_ABI_VERSION) && entry_of(handle, v))
             return v;
-    }
     return 0;
 }
 
-/* Finds the entry in handle and checks what it returns: *kind, or the
- * error (no path in front: the caller adds it). */
-static int entry_kind(void *handle, const struct task_kind **kind, struct tv_error *err)
+/* Finds the entry in handle (this version's, else an older one this trevo
+ * still loads) and checks what it returns: p->kind, or the error (no path
+ * in front: the caller adds it). */
+static int entry_kind(void *handle, struct plugin *p, struct tv_error *err)
 {
     dlerror();
-    task_plugin_entry_fn entry;
-    /* dlsym's object pointer to a function pointer: POSIX defines it. */
-    *(void **)&entry = dlsym(handle, TASK_PLUGIN_ENTRY_NAME);
+    unsigned version = TASK_ABI_VERSION;
+    task_plugin_entry_fn entry = entry_of(handle, version);
+    while (!entry && version > TASK_ABI_OLDEST)
+        entry = entry_of(handle, --version);
     if (!entry) {
         unsigned v = other_version(handle);
         if (v)
@@ -176,15 +196,20 @@ static int entry_kind(void *handle, const struct task_kind **kind, struct tv_err
         return tv_error_set(err, TV_EINVAL, TASK_PLUGIN_ENTRY_NAME "() returned no task");
     /* Only the first two fields are read before the version is known: they
      * come first in every version. */
-    if (k->abi_version != TASK_ABI_VERSION)
+    if (k->abi_version != version)
         return tv_error_set(err, TV_EFORMAT,
                             "task %s: built for task ABI version %u; this trevo takes version %u: "
                             "rebuild it against this trevo's headers",
-                            k->name ? k->name : "(no name)", (unsigned)k->abi_version,
-                            (unsigned)TASK_ABI_VERSION);
+                            k->name ? k->name : "(no name)", (unsigned)k->abi_version, version);
+    if (version < TASK_ABI_VERSION) { /* a version-2 row: copied into a zeroed version-3 one */
+        memset(&p->copy, 0, sizeof p->copy);
+        memcpy(&p->copy, k, TASK_KIND_V2_SIZE);
+        p->copy.abi_version = TASK_ABI_VERSION;
+        k = &p->copy;
+    }
     int rc = task_kind_check(k, err);
     if (!rc)
-        *kind = k;
+        p->kind = k;
     return rc;
 }
 
@@ -231,7 +256,7 @@ static int plugin_open(const char *path, struct plugin **out, struct tv_error *e
                           "cc -shared -fPIC): %s",
                           path, why ? why : "dlopen failed");
     }
-    if (!rc && (rc = entry_kind(p->handle, &p->kind, err)) != 0)
+    if (!rc && (rc = entry_kind(p->handle, p, err)) != 0)
         tv_error_prefix(err, "%s", path);
     free(local);
     if (rc) {

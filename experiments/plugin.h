@@ -8,7 +8,10 @@
  * exports it with TASK_PLUGIN_EXPORT(kind), built with
  * `cc -shared -fPIC $(pkg-config --cflags trevo)`. The export defines the one
  * entry symbol, trevo_task_v<N> with N = TASK_ABI_VERSION, a function that
- * returns the kind; the kind's abi_version is TASK_ABI_VERSION too. The nn_*,
+ * returns the kind; the kind's abi_version is TASK_ABI_VERSION too. A plugin
+ * of version 2 (entry trevo_task_v2, a row of version 2) still loads: its
+ * row is copied into a zeroed row of this version (evaluate_genome NULL),
+ * which is the kind task_plugin_load() gives. The nn_*,
  * genome_*, tv_* and task_* functions a plugin calls are those of the trevo
  * executable that loads it (it exports them), so the plugin links against
  * nothing. Every other function of the plugin should be static: a global one
@@ -20,7 +23,8 @@
  * table) and keeps it loaded until task_plugins_unload() or the end of the
  * process; a path loads once per process. Every refusal names the file and
  * says what to do: not a shared library (with the loader's own words), no
- * entry symbol, another ABI version (naming both), a bad row.
+ * entry symbol, another ABI version (naming both; versions TASK_ABI_OLDEST
+ * to TASK_ABI_VERSION load), a bad row.
  *
  * Like the rest of experiments/: nn/ and genome/ only, no MPI, no SQLite.
  */

@@ -325,6 +325,39 @@ static void test_task_plugin_load_other_abi_version_in_row(void **state)
     assert_error(rc, &err, TV_EFORMAT, want);
 }
 
+/* A plugin of version 2 (entry trevo_task_v2, a row of version 2) loads:
+ * its row is copied into a zeroed row of this version, so what lies past a
+ * version-2 row in its library (here an evaluate_genome that scores 99) is
+ * never read, and it evaluates through its evaluate(). */
+static void test_task_plugin_load_abi_2_row_copied(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    const struct task_kind *k;
+    const char *path =
+        build("libv2.so", "-shared -fPIC -DENTRY=trevo_task_v2 -DABI_DELTA=-1 -DTAIL");
+    assert_ok(task_plugin_load(path, &k, &err), &err);
+    assert_int_equal(k->abi_version, TASK_ABI_VERSION);
+    assert_string_equal(k->name, "plugtest");
+    assert_null(k->evaluate_genome);
+    assert_non_null(task_plugin_sha256(k));
+    struct task_params p;
+    task_params_defaults(k, &p);
+    struct task_instance *t;
+    assert_ok(task_open(k, &p, &t, &err), &err);
+    struct genome *g = genome_new();
+    assert_ok(genome_build_minimal(g, 2, 1, GENOME_ACT_SIGMOID, 0, NULL, &err), &err);
+    struct task_result r;
+    assert_ok(task_evaluate_genome(t, g, 1, 0, NULL, &r, &err), &err);
+    assert_true(r.fitness == 1.0);
+    genome_free(g);
+    task_close(t);
+    /* this version's entry with the tail: evaluate_genome is used */
+    path = build("libv3tail.so", "-shared -fPIC -DTAIL");
+    assert_ok(task_plugin_load(path, &k, &err), &err);
+    assert_non_null(k->evaluate_genome);
+}
+
 static void test_task_plugin_load_bad_key_table(void **state)
 {
     (void)state;
@@ -600,6 +633,7 @@ int main(void)
         cmocka_unit_test(test_task_plugin_load_missing_symbol),
         cmocka_unit_test(test_task_plugin_load_other_abi_version_by_entry),
         cmocka_unit_test(test_task_plugin_load_other_abi_version_in_row),
+        cmocka_unit_test(test_task_plugin_load_abi_2_row_copied),
         cmocka_unit_test(test_task_plugin_load_bad_key_table),
         cmocka_unit_test(test_task_plugin_load_unresolved_symbol),
         cmocka_unit_test(test_task_kind_check_rows),

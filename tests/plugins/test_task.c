@@ -6,6 +6,9 @@
  *   -DNO_ENTRY             exports no entry symbol
  *   -DENTRY=trevo_task_vN  exports its entry under that name (another version's)
  *   -DABI_DELTA=1          its row says TASK_ABI_VERSION + 1
+ *   -DTAIL                 its row sets evaluate_genome (fitness 99), which a row
+ *                          of version 2 (-DENTRY=trevo_task_v2 -DABI_DELTA=-1) does
+ *                          not have: the loader must not read it
  *   -DBAD_KEY              a key whose default is out of its range
  *   -DUNDEFINED            calls a function nobody defines (an unresolved symbol)
  * It calls nothing of trevo's, so that it loads into the test binaries too
@@ -59,6 +62,20 @@ static int evaluate_task(const struct task_instance *t, const struct nn_plan *pl
 #define ABI_DELTA 0
 #endif
 
+#ifdef TAIL
+static int evaluate_tail(const struct task_instance *t, struct genome *g, int64_t generation,
+                         struct tv_rng *rng, struct task_result *out, struct tv_error *err)
+{
+    (void)t;
+    (void)g;
+    (void)generation;
+    (void)rng;
+    (void)err;
+    out->fitness = 99;
+    return 0;
+}
+#endif
+
 static const struct task_kind task = {
     .abi_version = TASK_ABI_VERSION + ABI_DELTA,
     .name = "plugtest",
@@ -67,6 +84,9 @@ static const struct task_kind task = {
     .n_keys = sizeof keys / sizeof keys[0],
     .open = open_task,
     .evaluate = evaluate_task,
+#ifdef TAIL
+    .evaluate_genome = evaluate_tail,
+#endif
 };
 
 #if defined(ENTRY)
