@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Training inside evaluation (classify, [task] train_steps > 0) on a small
+# CSV made here: the same seed gives the same run alone, under `mpirun -n 2`
+# (one worker) and `mpirun -n 3` (every generation, the champion, every
+# genome, the final test); Lamarckian children are stored trained (the
+# champion test of a generation's best, which scores the stored genome on
+# the validation split, is its fitness), Baldwinian ones are not; a run
+# killed with kill -9 and resumed ends exactly as the uninterrupted one
+# (tests/faults/kill9.sh on this config); bad training keys are refused with
+# the key named, before a database exists.
+set -u
+: "${TREVO:?TREVO must name the trevo binary}"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib_classify.sh"
+dir=$(mktemp -d)
+trap '[ -n "${KEEP:-}" ] || rm -rf "$dir"' EXIT
+cd "$dir"
+[ -z "${KEEP:-}" ] || echo "it_evotrain: keeping $dir"
+fail() { echo "FAIL: $*"; exit 1; }
+
+classify_csv train.csv 300 21
+classify_csv test.csv 60 22
+cat >train.ini <<INI
+[run]
+task = classify
+seed = 9
+generations = 8
+[population]
+size = 24
+[genome]
+init = layered
+init_hidden = 6
+init_density = 0.6
+hidden_act = relu
+add_neuron_rate = 0.2
+[task]
+train = $dir/train.csv
+test = $dir/test.csv
+validation = 0.2
+samples = 1000
+scale = zscore
+train_steps = 12
+train_batch = 16
+optimizer = adam
+lr = 0.02
+sparsity = zero:0.01
+lamarckian = 1
+[store]
+db = unused.db
+INI
+sed 's/^lamarckian = 1/lamarckian = 0/' train.ini >baldwin.ini
+
+"$TREVO" run train.ini --db one.db --quiet 2>one.log || fail "alone: $(tail -3 one.log)"
+classify_signature one.db >one.sig
+for np in 2 3; do
+    mpirun --oversubscribe ${MPIRUN_ASAN:-} -n $np "$TREVO" run train.ini --db mpi$np.db \
+        >mpi$np.log 2>&1 || fail "mpirun -n $np: $(tail -3 mpi$np.log)"
+    classify_signature mpi$np.db >mpi$np.sig
+    diff one.sig mpi$np.sig >/dev/null ||
+        fail "alone and mpirun -n $np differ: $(diff one.sig mpi$np.sig | head -5)"
+done
+grep -q '^final_test|0\.[0-9]' one.sig || fail "no final test stored: $(tail -2 one.sig)"
+
+# Lamarckian: the stored best is the trained network, whose validation
+# accuracy (the champion test) is its fitness, in every generation.
+gens() { sqlite3 "$1" "select count(*) from generations where $2"; }
+[ "$(gens one.db 'best = champion_test')" = 8 ] ||
+    fail "lamarckian: a stored best does not score its fitness: $(sqlite3 one.db 'select generation, best, champion_test from generations')"
+# Baldwinian: the same children trained the same way, stored untrained.
+"$TREVO" run baldwin.ini --db baldwin.db --quiet 2>baldwin.log || fail "baldwinian: $(tail -3 baldwin.log)"
+[ "$(gens baldwin.db 'best > champion_test')" -ge 1 ] ||
+    fail "baldwinian: every stored best scores its fitness untrained"
+[ "$(sqlite3 baldwin.db 'select fitness from individuals where id = 0')" = \
+  "$(sqlite3 one.db 'select fitness from individuals where id = 0')" ] ||
+    fail "baldwinian and lamarckian children of generation 0 differ in fitness"
+
+# ---- kill -9 and resume --------------------------------------------------------
+sed -e 's/^generations = 8/generations = 30/' -e 's/^size = 24/size = 50/' \
+    -e 's/^db = unused.db/db = unused.db\ncommit_batch = 16/' train.ini >kill.ini
+KILLS=2 KILLS_PER_CHAIN=2 bash "$here/faults/kill9.sh" --config kill.ini "$TREVO" >kill.log 2>&1 ||
+    fail "kill -9 and resume: $(grep -E 'FAIL|passed' kill.log | head -5)"
+grep -q 'FAIL' kill.log && fail "kill -9: $(grep FAIL kill.log | head -3)"
+
+# ---- bad training keys: refused before any database exists ----------------------
+refused() { # WANT KEY=VALUE
+    sed "/^${2%%=*} = /d; /^\[task\]/a ${2%%=*} = ${2#*=}" train.ini >bad.ini
+    "$TREVO" run bad.ini --db bad.db >bad.log 2>&1 && fail "${2}: accepted"
+    grep -qF -- "$1" bad.log || fail "${2}: want [$1] in [$(cat bad.log)]"
+    [ ! -e bad.db ] || fail "${2}: a database was created"
+}
+refused "train_batch" "train_batch=0"
+refused "optimizer" "optimizer=rmsprop"
+refused "[task] sparsity: set:x" "sparsity=set:x"
+refused "[task] train_steps: a trained child is scored on the validation split" "validation=0"
+refused "conn_cost" "conn_cost=-1"
+echo "it_evotrain: ok"
