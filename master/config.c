@@ -268,12 +268,14 @@ static int check_start_size(const struct parse_ctx *x, const char *file,
 }
 
 /* The [task] keys given, against the table of the task [run] names. */
-/* "has: a, b" or "has no keys": k's [task] keys, for an unknown key's error. */
-static const char *task_key_names(const struct task_kind *k, char names[128])
+/* "has: a, b" or "has no keys": k's [task] keys, for an unknown key's error
+ * (classify's 16 take about 160 characters). */
+#define TASK_KEY_NAMES_MAX 384
+static const char *task_key_names(const struct task_kind *k, char names[TASK_KEY_NAMES_MAX])
 {
-    snprintf(names, 128, "%s", k->n_keys ? "has: " : "has no keys");
+    snprintf(names, TASK_KEY_NAMES_MAX, "%s", k->n_keys ? "has: " : "has no keys");
     for (size_t n = 0; n < k->n_keys; n++)
-        snprintf(names + strlen(names), 128 - strlen(names), "%s%s", n ? ", " : "",
+        snprintf(names + strlen(names), TASK_KEY_NAMES_MAX - strlen(names), "%s%s", n ? ", " : "",
                  k->keys[n].name);
     return names;
 }
@@ -288,7 +290,7 @@ static int check_task_keys(const struct parse_ctx *x, const char *file, struct m
         int i = task_key_find(k, g->name);
         char why[256];
         if (i < 0) {
-            char names[128];
+            char names[TASK_KEY_NAMES_MAX];
             return tv_error_set(err, TV_EINVAL, "%s:%d: %s: unknown key in [task] (task %s %s)",
                                 file, g->line, g->name, k->name, task_key_names(k, names));
         }
@@ -473,7 +475,7 @@ int master_config_task_set(const struct task_kind *k, struct task_params *p, con
     snprintf(name, sizeof name, "%.*s", (int)(eq - assignment), assignment);
     const char *key = strncmp(name, "task.", 5) ? name : name + 5;
     int i = strchr(key, '.') ? -1 : task_key_find(k, key);
-    char names[128];
+    char names[TASK_KEY_NAMES_MAX];
     if (i < 0)
         return tv_error_set(err, TV_EINVAL, "--set %s: unknown key '%s' (task %s %s)", assignment,
                             name, k->name, task_key_names(k, names));
