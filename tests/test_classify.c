@@ -300,18 +300,8 @@ static const char *two_class_csv(void)
  * connections). */
 static void net_hidden(struct genome *g)
 {
-    struct tv_rng rng;
-    tv_rng_init(&rng, 3, 0, 0);
-    uint32_t sizes[] = {2, 8, 2};
-    struct genome_layered_spec spec = {.sizes = sizes,
-                                       .n_layers = 3,
-                                       .density = 1,
-                                       .hidden_act = GENOME_ACT_RELU,
-                                       .out_act = GENOME_ACT_IDENTITY,
-                                       .weight_sd = 0.5};
-    struct tv_error err = {0};
-    genome_init(g);
-    assert_ok(genome_build_layered(g, &spec, &rng, &err), &err);
+    const uint32_t sizes[] = {2, 8, 2};
+    tu_layered_full(g, sizes, 3, 3, 0.5);
 }
 
 /* Opens classify with training on two.csv: 30 adam steps of 8 rows, a

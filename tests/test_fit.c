@@ -61,18 +61,8 @@ static const char IDENT[] = "trevo-net 1\ninputs 2\noutputs 2\n"
 /* 3 inputs, 4 relu hidden, 3 outputs, every layer pair full. */
 static void small_net(struct genome *g)
 {
-    struct tv_rng rng;
-    tv_rng_init(&rng, 7, 0, 0);
-    uint32_t sizes[] = {3, 4, 3};
-    struct genome_layered_spec spec = {.sizes = sizes,
-                                       .n_layers = 3,
-                                       .density = 1,
-                                       .hidden_act = GENOME_ACT_RELU,
-                                       .out_act = GENOME_ACT_IDENTITY,
-                                       .weight_sd = 0.5};
-    struct tv_error err = {0};
-    genome_init(g);
-    assert_ok(genome_build_layered(g, &spec, &rng, &err), &err);
+    const uint32_t sizes[] = {3, 4, 3};
+    tu_layered_full(g, sizes, 3, 7, 0.5);
 }
 
 /* 23 rows of 3 features, class = argmax. */

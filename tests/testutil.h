@@ -161,6 +161,25 @@ static inline int tu_pair_teardown(void **state)
     return 0;
 }
 
+/* A layered genome of sizes[0..n) (inputs, relu hidden layers, identity
+ * outputs), every adjacent pair full, weights N(0, sd^2) drawn from
+ * tv_rng_init(seed, 0, 0). */
+static inline void tu_layered_full(struct genome *g, const uint32_t *sizes, size_t n, uint64_t seed,
+                                   double sd)
+{
+    struct tv_rng rng;
+    tv_rng_init(&rng, seed, 0, 0);
+    struct genome_layered_spec spec = {.sizes = sizes,
+                                       .n_layers = n,
+                                       .density = 1,
+                                       .hidden_act = GENOME_ACT_RELU,
+                                       .out_act = GENOME_ACT_IDENTITY,
+                                       .weight_sd = sd};
+    struct tv_error err = {0};
+    genome_init(g);
+    tu_assert_ok_(genome_build_layered(g, &spec, &rng, &err), &err, __FILE__, __LINE__);
+}
+
 /* tu_small_genome with hidden neuron 10 (index 3) a leaky integrate-and-fire
  * neuron: threshold 0.5, decay 0.75, reset -0.25, refractory 2 (a format
  * version 2 genome). */
