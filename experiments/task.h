@@ -14,6 +14,11 @@
  * one (master_config_parse_task), so open() runs once per rank and a task
  * that loads data (classify) loads it once.
  *
+ * A kind may instead evaluate the genome itself (evaluate_genome, ABI 3),
+ * which it may change: classify trains the child and, Lamarckian, writes
+ * the trained network back; the workers call task_evaluate_genome(), which
+ * validates what the task left before the worker sends it to the master.
+ *
  * Evaluation may use randomness only through the rng passed in, which
  * task_evaluate() seeds from the child's seed, so a fitness is a pure function
  * of (genome, seed, [task] values). task_evaluate() is the one evaluation
