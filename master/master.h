@@ -77,6 +77,7 @@ struct master_config {
     char db[256];
     int sync_full;
     int64_t commit_batch; /* results per store transaction */
+    int keep_genomes;     /* enum store_genomes: which genome bytes the store keeps */
     /* [farm] */
     int64_t batch;    /* children per message (0: automatic) */
     int64_t inflight; /* messages in flight per worker */

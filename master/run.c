@@ -335,7 +335,7 @@ int master_search(const struct master_run_opts *o, struct tv_error *err)
     free(s.spare);
     free(s.rows);
     free(s.row_off);
-    tv_buf_free(&s.row_bytes);
+    tv_buf_free(&s.spare_encoded);
     tv_buf_free(&effective);
     task_close(task);
     struct tv_error close_err = {0};
