@@ -230,6 +230,10 @@ struct master_progress {
     double cpu, own_cpu, startup_cpu; /* END: the master's CPU seconds */
     int final_tested;                 /* END: the task's final test ran on the champion */
     double final_score;               /* END: its score (classify: test accuracy) */
+    /* END: the database's size (page count x page size) and how much it
+     * grew in this search (since the start or resume), over the generations
+     * and evaluations of this search */
+    int64_t db_bytes, db_growth, generations_run;
 };
 typedef void (*master_progress_fn)(void *ctx, const struct master_progress *p);
 

@@ -43,6 +43,7 @@ struct search {
     char resume_name[256]; /* resume: the run to take once its checkpoint loaded */
     int resuming;          /* resume: the run is held for writing */
     uint64_t evals_total;
+    int64_t db_bytes_start, gen_start; /* the database's size and s->gen when the loop began */
     /* genomes of a replaced population, reused for the next children's
      * (their arrays keep their capacity: no allocation per child) */
     struct genome **spare;
