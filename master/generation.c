@@ -149,7 +149,9 @@ static int close_generation(struct search *s, int64_t gen, size_t n_evals, struc
     for (size_t i = 0; i < p->n; i++)
         solved |= p->m[i].solved;
     if (!rc)
-        rc = master_state_encode(&s->pop, s->next_id, &state, err);
+        rc = s->cfg.keep_genomes == STORE_GENOMES_ALL /* the bytes of version 1, as before */
+                 ? master_state_encode(&s->pop, s->next_id, &state, err)
+                 : master_state_encode_by_id(&s->pop, s->next_id, &state, err);
     if (!rc) {
         double median = p->n % 2 ? f[p->n / 2] : (f[p->n / 2 - 1] + f[p->n / 2]) / 2;
         struct store_generation g = {.generation = gen,

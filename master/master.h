@@ -143,6 +143,7 @@ struct master_member {
 struct master_species {
     int64_t id;
     struct genome *rep; /* representative, owned */
+    int64_t rep_id;     /* the member whose genome rep copies (-1: not known) */
     int64_t born;
     double best_ever;
     int64_t last_improved; /* generation of the last improvement of best_ever */
