@@ -481,6 +481,20 @@ static void downgrade_to_v1(const char *path)
     sqlite3_close(db);
 }
 
+/* Makes the file at path look like schema version `version`: drop (SQL)
+ * undoes what the later versions added. */
+static void downgrade_to(const char *path, int version, const char *drop)
+{
+    char sql[600];
+    snprintf(sql, sizeof sql,
+             "BEGIN; %s UPDATE trevo_meta SET value = %d WHERE key = 'schema_version';"
+             " PRAGMA user_version = %d; COMMIT;",
+             drop, version, version);
+    sqlite3 *db = raw_open(path);
+    raw_exec(db, sql);
+    sqlite3_close(db);
+}
+
 static void assert_index_is(const char *path, const char *columns)
 {
     sqlite3 *db = raw_open(path);
@@ -979,11 +993,7 @@ static void test_store_open_migrates_version_2(void **state)
     struct fx *f = *state;
     struct tv_error err = {0};
     make_small_db(f->path);
-    sqlite3 *db = raw_open(f->path);
-    raw_exec(db, "BEGIN; DROP VIEW v_front; DROP TABLE run_notes;"
-                 " UPDATE trevo_meta SET value = 2 WHERE key = 'schema_version';"
-                 " PRAGMA user_version = 2; COMMIT;");
-    sqlite3_close(db);
+    downgrade_to(f->path, 2, "DROP VIEW v_front; DROP TABLE run_notes;");
     struct store *s = open_flags(f->path, STORE_READONLY);
     char *v = NULL;
     assert_error(store_run_note_get(s, 1, "final.test_accuracy", &v, &err), &err, TV_ENOTFOUND,
@@ -997,7 +1007,7 @@ static void test_store_open_migrates_version_2(void **state)
     assert_string_equal(v, "0.5");
     free(v);
     assert_ok(store_close(s, &err), &err);
-    db = raw_open(f->path);
+    sqlite3 *db = raw_open(f->path);
     assert_int_equal(raw_int(db, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
     sqlite3_close(db);
     assert_integrity_ok(f->path);
@@ -2775,11 +2785,7 @@ static void test_store_open_migrates_version_3(void **state)
     struct fx *f = *state;
     struct tv_error err = {0};
     make_small_db(f->path);
-    sqlite3 *db = raw_open(f->path);
-    raw_exec(db, "BEGIN; DROP VIEW v_front;"
-                 " UPDATE trevo_meta SET value = 3 WHERE key = 'schema_version';"
-                 " PRAGMA user_version = 3; COMMIT;");
-    sqlite3_close(db);
+    downgrade_to(f->path, 3, "DROP VIEW v_front;");
     struct store *s = open_flags(f->path, STORE_READONLY);
     struct store_front_point *front;
     size_t n;
@@ -2787,7 +2793,7 @@ static void test_store_open_migrates_version_3(void **state)
     assert_true(n >= 1);
     free(front);
     assert_ok(store_close(s, &err), &err);
-    db = raw_open(f->path);
+    sqlite3 *db = raw_open(f->path);
     assert_int_equal(raw_int(db, "PRAGMA user_version"), 3);
     sqlite3_close(db);
     s = open_flags(f->path, 0);

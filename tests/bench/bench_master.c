@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_time.h"
 #include "master.h"
 #include "state.h"
 #include "store.h"
@@ -40,21 +41,7 @@
  * machine do not inflate as they do wall time. */
 static double now(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return v[n / 2];
+    return bench_seconds(CLOCK_PROCESS_CPUTIME_ID);
 }
 
 static void die(const char *what, const struct tv_error *err)
@@ -87,6 +74,19 @@ static void rm_dir(const char *dir)
         closedir(d);
     }
     rmdir(dir);
+}
+
+/* Seconds to add the children g[i] (encoded enc[i]) of pass r to pop, as
+ * take_child does. */
+static double keep_all(struct master_pop *pop, int r, struct genome **g, const struct tv_buf *enc)
+{
+    struct tv_error err = {0};
+    double t0 = now();
+    for (int i = 0; i < POP; i++)
+        if (master_pop_add(pop, r * POP + i, (double)i, 0, g[i], &err) ||
+            master_pop_keep_encoding(pop, enc[i].data, enc[i].len, &err))
+            die("master_pop_add", &err);
+    return now() - t0;
 }
 
 int main(void)
@@ -159,23 +159,13 @@ int main(void)
          * buffer, its pages mapped) */
         struct master_pop fresh;
         master_pop_init(&fresh, cfg.compat_threshold);
-        t0 = now();
-        for (int i = 0; i < POP; i++)
-            if (master_pop_add(&fresh, r * POP + i, (double)i, 0, spare[i], &err) ||
-                master_pop_keep_encoding(&fresh, enc[i].data, enc[i].len, &err))
-                die("master_pop_add", &err);
-        t[S_KEEP_FRESH][r] = now() - t0;
+        t[S_KEEP_FRESH][r] = keep_all(&fresh, r, spare, enc);
         for (size_t i = 0; i < fresh.n; i++)
             fresh.m[i].genome = NULL;
         master_pop_release(&fresh);
         pop.encoded = spare_encoded;
         pop.encoded.len = 0;
-        t0 = now();
-        for (int i = 0; i < POP; i++)
-            if (master_pop_add(&pop, r * POP + i, (double)i, 0, spare[i], &err) ||
-                master_pop_keep_encoding(&pop, enc[i].data, enc[i].len, &err))
-                die("master_pop_add", &err);
-        t[S_KEEP][r] = now() - t0;
+        t[S_KEEP][r] = keep_all(&pop, r, spare, enc);
         /* store: batches of rows */
         struct store_individual rows[BATCH];
         t0 = now();
