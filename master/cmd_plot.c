@@ -25,10 +25,12 @@
 extern char **environ;
 
 static const char plot_usage[] =
-    "usage: trevo plot DB [--name RUN] -o FILE.png\n"
+    "usage: trevo plot DB [--name RUN] -o FILE.png [--front]\n"
     "Draws a run's best and mean fitness per generation and the complexity of each\n"
     "generation's champion (neurons, connections, skip, recurrent) into one PNG with two\n"
-    "panels. Reads DB read-only, so the run may still be going. Needs gnuplot (Debian:\n"
+    "panels. --front: instead, every individual's fitness against its connections and\n"
+    "the run's accuracy-connections front (the view v_front: no smaller network is as\n"
+    "fit). Reads DB read-only, so the run may still be going. Needs gnuplot (Debian:\n"
     "apt-get install gnuplot-nox).\n";
 
 /* The largest PNG read back from gnuplot. */
@@ -73,7 +75,7 @@ static int plot_write_data(struct store *st, const struct store_run_info *info, 
         put_value(f, g.mean);
         struct store_individual ind;
         if (g.champion != STORE_ID_NONE) {
-            rc = store_individual_get(st, info->run_id, g.champion, &ind, err);
+            rc = store_individual_row(st, info->run_id, g.champion, &ind, err);
             if (rc)
                 break;
             fprintf(f, " %" PRIu32 " %" PRIu32 " %" PRIu32 " %" PRIu32 "\n", ind.n_neurons,
@@ -84,6 +86,52 @@ static int plot_write_data(struct store *st, const struct store_run_info *info, 
             fputs(" ? ? ? ?\n", f);
         }
     }
+    int saved = errno, bad = ferror(f);
+    bad |= fclose(f);
+    if (bad && !rc)
+        rc = tv_error_set(err, TV_EIO, "%s: write error: %s", path, strerror(saved));
+    return rc;
+}
+
+/* The --front data: every individual "conns fitness" (generation by
+ * generation, rows only), a blank line pair, then the front's points
+ * "conns fitness id". *n_front: its size; *max_conns: the largest size. */
+static int plot_write_front(struct store *st, const struct store_run_info *info, const char *path,
+                            size_t *n_front, uint32_t *max_conns, struct tv_error *err)
+{
+    *n_front = 0;
+    *max_conns = 0;
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return tv_error_set(err, TV_EIO, "%s: cannot create: %s", path, strerror(errno));
+    fputs("# every individual: conns fitness\n", f);
+    int rc = 0;
+    for (int64_t gen = 0; gen <= info->last_generation && !rc; gen++) {
+        struct store_set set;
+        rc = store_individuals_load(st, info->run_id, gen, 0, &set, err);
+        for (size_t i = 0; !rc && i < set.n; i++) {
+            const struct store_individual *r = &set.rows[i];
+            if (!isfinite(r->fitness))
+                continue;
+            fprintf(f, "%" PRIu32, r->n_conns);
+            put_value(f, r->fitness);
+            fputc('\n', f);
+            *max_conns = r->n_conns > *max_conns ? r->n_conns : *max_conns;
+        }
+        store_set_release(&set);
+    }
+    struct store_front_point *front = NULL;
+    if (!rc)
+        rc = store_front_load(st, info->run_id, &front, n_front, err);
+    if (!rc) {
+        fputs("\n\n# the front: conns fitness id\n", f);
+        for (size_t i = 0; i < *n_front; i++) {
+            fprintf(f, "%" PRIu32, front[i].n_conns);
+            put_value(f, front[i].fitness);
+            fprintf(f, " %" PRId64 "\n", front[i].id);
+        }
+    }
+    free(front);
     int saved = errno, bad = ferror(f);
     bad |= fclose(f);
     if (bad && !rc)
@@ -106,13 +154,9 @@ static void put_quoted(FILE *f, const char *s)
     fputc('\'', f);
 }
 
-static int plot_write_script(const struct plot_tmp *t, const char *db,
-                             const struct store_run_info *info, uint32_t max_count,
-                             struct tv_error *err)
+/* The script's start: the terminal, the output and data file names. */
+static void plot_script_head(FILE *f, const struct plot_tmp *t)
 {
-    FILE *f = fopen(t->script, "w");
-    if (!f)
-        return tv_error_set(err, TV_EIO, "%s: cannot create: %s", t->script, strerror(errno));
     /* pngcairo (antialiased) where this gnuplot has it, else the libgd png. */
     fputs("if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
           "    set terminal pngcairo size 1000,800 font 'sans,10' noenhanced\n"
@@ -125,6 +169,58 @@ static int plot_write_script(const struct plot_tmp *t, const char *db,
     fputs("\ndata = ", f);
     put_quoted(f, t->data);
     fputs("\nset datafile missing '?'\n", f);
+}
+
+static int plot_script_close(FILE *f, const struct plot_tmp *t, struct tv_error *err)
+{
+    int saved = errno, bad = ferror(f);
+    bad |= fclose(f);
+    if (bad)
+        return tv_error_set(err, TV_EIO, "%s: write error: %s", t->script, strerror(saved));
+    return 0;
+}
+
+/* --front: one panel, fitness against connections (a log scale when the
+ * sizes span more than a factor 100). */
+static int plot_write_front_script(const struct plot_tmp *t, const char *db,
+                                   const struct store_run_info *info, size_t n_front,
+                                   uint32_t max_conns, struct tv_error *err)
+{
+    FILE *f = fopen(t->script, "w");
+    if (!f)
+        return tv_error_set(err, TV_EIO, "%s: cannot create: %s", t->script, strerror(errno));
+    plot_script_head(f, t);
+    char title[1200];
+    snprintf(title, sizeof title,
+             "trevo: run '%s' in %s: fitness against connections, %zu on the front", info->name, db,
+             n_front);
+    fputs("set title ", f);
+    put_quoted(f, title);
+    fprintf(f,
+            "\nset grid\n"
+            "set key outside right top vertical\n"
+            "set xlabel 'connections'\n"
+            "set ylabel 'fitness'\n"
+            "%s"
+            "plot data index 0 using 1:2 with points pointtype 7 pointsize 0.3"
+            " linecolor rgb '#b0b0b0' title 'individuals', \\\n"
+            "     data index 1 using 1:2 with steps linewidth 2 linecolor rgb '#c00000'"
+            " notitle, \\\n"
+            "     data index 1 using 1:2 with points pointtype 7 pointsize 0.8"
+            " linecolor rgb '#c00000' title 'front (smallest as fit)'\n"
+            "set output\n",
+            max_conns > 1000 ? "set logscale x\n" : "");
+    return plot_script_close(f, t, err);
+}
+
+static int plot_write_script(const struct plot_tmp *t, const char *db,
+                             const struct store_run_info *info, uint32_t max_count,
+                             struct tv_error *err)
+{
+    FILE *f = fopen(t->script, "w");
+    if (!f)
+        return tv_error_set(err, TV_EIO, "%s: cannot create: %s", t->script, strerror(errno));
+    plot_script_head(f, t);
     char title[1200];
     int64_t n_gens = info->last_generation + 1;
     snprintf(title, sizeof title, "trevo: run '%s' in %s, %" PRId64 " generation%s", info->name, db,
@@ -160,11 +256,7 @@ static int plot_write_script(const struct plot_tmp *t, const char *db,
             n_gens <= 20 ? "set xtics 1\n" : "", with, with,
             max_count <= 10 ? "set ytics 1\n" : "", /* counts: no half ticks */
             with, with, with, with);
-    int saved = errno, bad = ferror(f);
-    bad |= fclose(f);
-    if (bad)
-        return tv_error_set(err, TV_EIO, "%s: write error: %s", t->script, strerror(saved));
-    return 0;
+    return plot_script_close(f, t, err);
 }
 
 /* The tail of gnuplot's output, on one line, into msg. */
@@ -264,7 +356,21 @@ int master_cmd_plot(int argc, char **argv)
 {
     const char *db = NULL, *name = NULL, *out = NULL;
     const struct master_opt opts[] = {{"--name", &name}, {"-o", &out}};
-    int status = master_parse_args(argc, argv, opts, 2, &db, plot_usage);
+    /* --front, the one option without a value, is taken out first */
+    int front = 0, n_args = 0;
+    char **args = malloc(((size_t)argc + 1) * sizeof *args);
+    if (!args) {
+        fputs("trevo: out of memory\n", stderr);
+        return 1;
+    }
+    for (int i = 0; i < argc; i++)
+        if (i > 0 && !strcmp(argv[i], "--front"))
+            front = 1;
+        else
+            args[n_args++] = argv[i];
+    args[n_args] = NULL;
+    int status = master_parse_args(n_args, args, opts, 2, &db, plot_usage);
+    free(args);
     if (status >= 0)
         return status;
     if (!db || !out) {
@@ -288,12 +394,15 @@ int master_cmd_plot(int argc, char **argv)
     if (!rc)
         rc = plot_tmp_make(&t, &err);
     uint32_t max_count = 0;
+    size_t n_front = 0;
     if (!rc)
-        rc = plot_write_data(st, &info, t.data, &max_count, &err);
+        rc = front ? plot_write_front(st, &info, t.data, &n_front, &max_count, &err)
+                   : plot_write_data(st, &info, t.data, &max_count, &err);
     if (store_close(st, rc ? NULL : &err) && !rc) /* gnuplot may take a while: hold no snapshot */
         rc = err.code;
     if (!rc)
-        rc = plot_write_script(&t, db, &info, max_count, &err);
+        rc = front ? plot_write_front_script(&t, db, &info, n_front, max_count, &err)
+                   : plot_write_script(&t, db, &info, max_count, &err);
     if (!rc)
         rc = plot_run_gnuplot(&t, &err);
     struct tv_buf png = {0};

@@ -62,6 +62,41 @@ int master_worker_main(struct tv_error *err)
     return rc;
 }
 
+/* "12.3 MB" into buf: bytes in B, kB, MB or GB (powers of 1000). */
+static void human_bytes(char *buf, size_t cap, double bytes)
+{
+    static const char *const unit[] = {"B", "kB", "MB", "GB", "TB"};
+    int u = 0;
+    while (u < 4 && (bytes >= 1000 || bytes <= -1000)) {
+        bytes /= 1000;
+        u++;
+    }
+    snprintf(buf, cap, u ? "%.1f %s" : "%.0f %s", bytes, unit[u]);
+}
+
+/* "database 150.8 MB (+25.1 MB: 4.2 MB per generation, 642.0 kB per
+ * individual)": a database's size and its growth over n_gens generations
+ * and n_inds individuals (without "+growth" when it is the whole size; the
+ * rates only when there were some). */
+static void master_db_growth(char *buf, size_t cap, int64_t bytes, int64_t growth, int64_t n_gens,
+                             int64_t n_inds)
+{
+    char size[32], grown[40] = "", per_gen[32], per_ind[32];
+    human_bytes(size, sizeof size, (double)bytes);
+    if (n_gens <= 0 || n_inds <= 0) {
+        snprintf(buf, cap, "database %s", size);
+        return;
+    }
+    if (growth != bytes) {
+        human_bytes(per_gen, sizeof per_gen, (double)growth);
+        snprintf(grown, sizeof grown, "%s%s: ", growth >= 0 ? "+" : "", per_gen);
+    }
+    human_bytes(per_gen, sizeof per_gen, (double)growth / (double)n_gens);
+    human_bytes(per_ind, sizeof per_ind, (double)growth / (double)n_inds);
+    snprintf(buf, cap, "database %s (%s%s per generation, %s per individual)", size, grown, per_gen,
+             per_ind);
+}
+
 /* The command line's progress report: what `trevo run` prints on stderr. */
 static void print_progress(void *ctx, const struct master_progress *p)
 {
@@ -87,12 +122,15 @@ static void print_progress(void *ctx, const struct master_progress *p)
         char final[64] = ""; /* the task's final test (classify: test accuracy) */
         if (p->final_tested)
             snprintf(final, sizeof final, "; final test %.6g", p->final_score);
+        char db[256];
+        master_db_growth(db, sizeof db, p->db_bytes, p->db_growth, p->generations_run,
+                         (int64_t)p->evals);
         fprintf(stderr,
                 "trevo: %s after generation %" PRId64 ": best fitness %.9g (individual %" PRId64
                 ", %u neurons, %u connections); %" PRIu64 " evaluations in %.3f s, master CPU "
-                "%.3f s (own work %.3f s; start-up %.3f s)%s%s\n",
+                "%.3f s (own work %.3f s; start-up %.3f s)%s; %s%s\n",
                 outcome[p->outcome], p->generation, p->best, p->champion, p->n_neurons, p->n_conns,
-                p->evals, p->elapsed, p->cpu, p->own_cpu, p->startup_cpu, final,
+                p->evals, p->elapsed, p->cpu, p->own_cpu, p->startup_cpu, final, db,
                 p->outcome == MASTER_STOPPED ? "; continue with trevo resume" : "");
     }
 }
@@ -353,6 +391,15 @@ int master_cmd_status(int argc, char **argv)
         printf("(interrupted: killed or torn down with its job; nothing committed is lost: "
                "trevo resume %s --name RUN)\n",
                argv[1]);
+    struct store_usage u;
+    if (!rc && !(rc = store_usage_get(st, -1, &u, &err))) {
+        char line[256], free_b[32];
+        master_db_growth(line, sizeof line, u.bytes, u.bytes, u.generations, u.individuals);
+        human_bytes(free_b, sizeof free_b, (double)u.free_bytes);
+        printf("%s; %" PRId64 " generations, %" PRId64 " individuals, %" PRId64
+               " with their genome; %s free\n",
+               line, u.generations, u.individuals, u.genomes, free_b);
+    }
     store_runs_free(runs, n);
     if (store_close(st, rc ? NULL : &err) && !rc)
         rc = err.code;

@@ -1,5 +1,6 @@
-/* commit.c -- the commit queue: results wait here, with copies of their
- * genome bytes, until a batch is worth a store transaction. */
+/* commit.c -- the commit queue: results wait here, their genome bytes where
+ * the next population keeps them, until a batch is worth a store
+ * transaction. */
 #include "search.h"
 
 #include <stdlib.h>
@@ -9,14 +10,13 @@ int master_commit_flush(struct search *s, struct tv_error *err)
     if (s->n_rows == 0)
         return 0;
     for (size_t i = 0; i < s->n_rows; i++)
-        s->rows[i].genome = s->row_bytes.data + s->row_off[i];
+        s->rows[i].genome = s->next.encoded.data + s->row_off[i];
     int rc = store_add_individuals(s->st, s->run, s->rows, s->n_rows, err);
     s->n_rows = 0;
-    s->row_bytes.len = 0;
     return rc;
 }
 
-int master_commit_queue(struct search *s, const struct store_individual *row, const uint8_t *genome,
+int master_commit_queue(struct search *s, const struct store_individual *row, size_t enc_off,
                         size_t len, struct tv_error *err)
 {
     if (s->n_rows == s->cap_rows) {
@@ -30,9 +30,7 @@ int master_commit_queue(struct search *s, const struct store_individual *row, co
         s->row_off = o;
         s->cap_rows = cap;
     }
-    s->row_off[s->n_rows] = s->row_bytes.len;
-    if (tv_buf_append(&s->row_bytes, genome, len))
-        return tv_error_set(err, TV_ENOMEM, "master: out of memory");
+    s->row_off[s->n_rows] = enc_off;
     s->rows[s->n_rows] = *row;
     s->rows[s->n_rows++].genome_len = len;
     /* Commit once commit_batch results wait, or the oldest waited a second

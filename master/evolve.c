@@ -20,6 +20,7 @@ static int new_species(struct master_pop *p, const struct genome *rep, int64_t g
         return tv_error_set(err, TV_ENOMEM, "speciation: out of memory");
     }
     s->id = p->next_species_id++;
+    s->rep_id = -1;
     s->born = generation;
     s->best_ever = -INFINITY;
     s->last_improved = generation;
@@ -66,6 +67,8 @@ int master_speciate(struct master_pop *p, const struct master_config *c, int64_t
             }
             sk[k] = mine;
             rc = new_species(p, p->m[i].genome, generation, err);
+            if (!rc)
+                p->sp[k].rep_id = p->m[i].id;
         }
         if (!rc)
             rc = master_species_add_member(&p->sp[k], i, err);
@@ -93,6 +96,7 @@ int master_speciate(struct master_pop *p, const struct master_config *c, int64_t
             }
         }
         rc = genome_copy(s->rep, p->m[best].genome, err);
+        s->rep_id = rc ? -1 : p->m[best].id;
         if (rc) {
             /* keep p->sp consistent: the species dropped above are freed */
             memmove(&p->sp[w], s, (p->n_species - k) * sizeof *s);

@@ -89,7 +89,7 @@ static int sink(void *ctx, const struct worker_results *r, struct tv_error *err)
             x->child_id,   s->gen + 1,    x->fitness,  c->parent1, c->parent2,      c->op,
             STORE_ID_NONE, mm->n_neurons, mm->n_conns, mm->n_skip, mm->n_recurrent, x->eval_seconds,
             x->rank,       NULL,          0,           x->solved};
-        rc = master_commit_queue(s, &row, x->genome, x->genome_len, err);
+        rc = master_commit_queue(s, &row, mm->enc_off, mm->enc_len, err);
         if (rc)
             return rc;
         s->evals_total++;
@@ -149,7 +149,9 @@ static int close_generation(struct search *s, int64_t gen, size_t n_evals, struc
     for (size_t i = 0; i < p->n; i++)
         solved |= p->m[i].solved;
     if (!rc)
-        rc = master_state_encode(&s->pop, s->next_id, &state, err);
+        rc = s->cfg.keep_genomes == STORE_GENOMES_ALL /* the bytes of version 1, as before */
+                 ? master_state_encode(&s->pop, s->next_id, &state, err)
+                 : master_state_encode_by_id(&s->pop, s->next_id, &state, err);
     if (!rc) {
         double median = p->n % 2 ? f[p->n / 2] : (f[p->n / 2 - 1] + f[p->n / 2]) / 2;
         struct store_generation g = {.generation = gen,
@@ -168,7 +170,8 @@ static int close_generation(struct search *s, int64_t gen, size_t n_evals, struc
                                      .state = state.data,
                                      .state_len = state.len,
                                      .population = ids,
-                                     .n_population = p->n};
+                                     .n_population = p->n,
+                                     .keep = s->cfg.keep_genomes};
         rc = store_generation_close(s->st, s->run, &g, err);
         if (!rc && s->progress) {
             const struct master_member *c = &p->m[champ];
@@ -240,6 +243,9 @@ static int replace_population(struct search *s, const int64_t *elites, size_t n_
             s->spare[s->n_spare++] = old.m[i].genome;
             old.m[i].genome = NULL;
         }
+    tv_buf_free(&s->spare_encoded);
+    s->spare_encoded = old.encoded;
+    memset(&old.encoded, 0, sizeof old.encoded);
     master_pop_release(&old);
     memset(&s->next, 0, sizeof s->next);
     master_pop_sort(&s->pop);
@@ -274,6 +280,9 @@ int master_generation_run(struct search *s, const struct store_set *pending, str
     s->plan = children;
     s->n_plan = n_children;
     master_pop_init(&s->next, 0);
+    s->next.encoded = s->spare_encoded; /* its capacity, none of its bytes */
+    s->next.encoded.len = 0;
+    memset(&s->spare_encoded, 0, sizeof s->spare_encoded);
     /* Children already in the store (committed before a stop or a crash). */
     for (size_t i = 0; pending && i < pending->n && !rc; i++) {
         const struct store_individual *r = &pending->rows[i];

@@ -77,6 +77,7 @@ struct master_config {
     char db[256];
     int sync_full;
     int64_t commit_batch; /* results per store transaction */
+    int keep_genomes;     /* enum store_genomes: which genome bytes the store keeps */
     /* [farm] */
     int64_t batch;    /* children per message (0: automatic) */
     int64_t inflight; /* messages in flight per worker */
@@ -142,6 +143,7 @@ struct master_member {
 struct master_species {
     int64_t id;
     struct genome *rep; /* representative, owned */
+    int64_t rep_id;     /* the member whose genome rep copies (-1: not known) */
     int64_t born;
     double best_ever;
     int64_t last_improved; /* generation of the last improvement of best_ever */
@@ -229,6 +231,10 @@ struct master_progress {
     double cpu, own_cpu, startup_cpu; /* END: the master's CPU seconds */
     int final_tested;                 /* END: the task's final test ran on the champion */
     double final_score;               /* END: its score (classify: test accuracy) */
+    /* END: the database's size (page count x page size) and how much it
+     * grew in this search (since the start or resume), over the generations
+     * and evaluations of this search */
+    int64_t db_bytes, db_growth, generations_run;
 };
 typedef void (*master_progress_fn)(void *ctx, const struct master_progress *p);
 

@@ -130,6 +130,10 @@ static int search_loop(struct search *s, struct tv_error *err)
         for (size_t i = 0; i < s->pop.n; i++)
             s->solved |= s->pop.m[i].solved;
     }
+    struct store_usage u;
+    if (!rc && !store_usage_get(s->st, -1, &u, NULL))
+        s->db_bytes_start = u.bytes;
+    s->gen_start = s->gen;
     s->t_start = search_now();
     s->cpu_start = process_cpu();
     int first = 1;
@@ -278,7 +282,13 @@ static void report_end(const struct search *s, int rc)
                                  .own_cpu = cpu - wait_cpu - work_cpu,
                                  .startup_cpu = s->cpu_start,
                                  .final_tested = s->final.n_figures > 0,
-                                 .final_score = s->final.fitness};
+                                 .final_score = s->final.fitness,
+                                 .generations_run = s->gen - s->gen_start};
+    struct store_usage u;
+    if (!store_usage_get(s->st, -1, &u, NULL)) {
+        ev.db_bytes = u.bytes;
+        ev.db_growth = u.bytes - s->db_bytes_start;
+    }
     master_search_report(s, &ev);
 }
 
@@ -335,7 +345,7 @@ int master_search(const struct master_run_opts *o, struct tv_error *err)
     free(s.spare);
     free(s.rows);
     free(s.row_off);
-    tv_buf_free(&s.row_bytes);
+    tv_buf_free(&s.spare_encoded);
     tv_buf_free(&effective);
     task_close(task);
     struct tv_error close_err = {0};

@@ -32,15 +32,18 @@ struct search {
     const struct master_child *plan;
     size_t n_plan;
     struct store_individual *rows; /* results not yet committed */
-    size_t *row_off;               /* their genome bytes' offsets in row_bytes */
+    size_t *row_off;               /* their genome bytes' offsets in next.encoded */
     size_t n_rows, cap_rows;
-    struct tv_buf row_bytes;
+    /* the encodings' buffer of a replaced population, reused for the next
+     * one's (its pages stay mapped: no page faults per child) */
+    struct tv_buf spare_encoded;
     int solved;
     double t_start, t_gen, t_first_row;
     double cpu_start;      /* the process's CPU time when the search loop began */
     char resume_name[256]; /* resume: the run to take once its checkpoint loaded */
     int resuming;          /* resume: the run is held for writing */
     uint64_t evals_total;
+    int64_t db_bytes_start, gen_start; /* the database's size and s->gen when the loop began */
     /* genomes of a replaced population, reused for the next children's
      * (their arrays keep their capacity: no allocation per child) */
     struct genome **spare;
@@ -67,9 +70,11 @@ void master_search_report(const struct search *s, struct master_progress *ev);
  * generations (a resume), or NULL. */
 int master_generation_run(struct search *s, const struct store_set *pending, struct tv_error *err);
 
-/* Queues a result row (genome bytes copied) and commits the queue once
- * commit_batch rows wait or the oldest waited a second. */
-int master_commit_queue(struct search *s, const struct store_individual *row, const uint8_t *genome,
+/* Queues a result row whose genome bytes are s->next.encoded[enc_off ..
+ * enc_off + len) (not copied: the queue is flushed before s->next is
+ * replaced) and commits the queue once commit_batch rows wait or the oldest
+ * waited a second. */
+int master_commit_queue(struct search *s, const struct store_individual *row, size_t enc_off,
                         size_t len, struct tv_error *err);
 /* Commits the queued rows in one transaction (nothing queued: 0). */
 int master_commit_flush(struct search *s, struct tv_error *err);

@@ -151,6 +151,97 @@ static int write_generation(struct store *s, int64_t run, const struct store_gen
     return 0;
 }
 
+/* ---- genome retention ------------------------------------------------------ */
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int has_id(const int64_t *v, size_t n, int64_t id)
+{
+    return bsearch(&id, v, n, sizeof *v, cmp_i64) != NULL;
+}
+
+/* The ids whose genomes g->keep keeps, sorted, into *out (*n of them): the
+ * population's and, for CHAMPIONS, every closed generation's champion (g's
+ * own included: its row is written already). */
+static int kept_ids(struct store *s, int64_t run, const struct store_generation *g, int64_t **out,
+                    size_t *n, const char *what, struct tv_error *err)
+{
+    size_t cap = g->n_population + 64, k = 0;
+    int64_t *v = malloc(cap * sizeof *v);
+    if (!v)
+        return tv_error_set(err, TV_ENOMEM, "%s: %s: out of memory", s->path, what);
+    memcpy(v, g->population, g->n_population * sizeof *v);
+    k = g->n_population;
+    int rc = SQLITE_DONE;
+    if (g->keep == STORE_GENOMES_CHAMPIONS) {
+        sqlite3_stmt *q = store_stmt(s, ST_CHAMPIONS);
+        sqlite3_bind_int64(q, 1, run);
+        while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+            if (k == cap && tv_grow((void **)&v, &cap, k + 1, sizeof *v, NULL)) {
+                rc = SQLITE_NOMEM;
+                break;
+            }
+            v[k++] = sqlite3_column_int64(q, 0);
+        }
+        store_done(q);
+    }
+    if (rc != SQLITE_DONE) {
+        free(v);
+        return store_db_error(s, rc, err, "%s: reading the champions", what);
+    }
+    qsort(v, k, sizeof *v, cmp_i64);
+    *out = v;
+    *n = k;
+    return 0;
+}
+
+/* Deletes, in the caller's transaction, what g->keep does not keep: the
+ * genomes of the run's individuals up to the population's highest id that
+ * kept_ids() does not name, and the checkpoints before g's. Linear in the
+ * genomes left from earlier closes (the population and the champions) and
+ * the ones deleted; the rows of individuals stay. */
+static int drop_genomes(struct store *s, int64_t run, const struct store_generation *g,
+                        const char *what, struct tv_error *err)
+{
+    int64_t *keep = NULL, *drop = NULL;
+    size_t n_keep = 0, n_drop = 0, cap_drop = 0;
+    int code = kept_ids(s, run, g, &keep, &n_keep, what, err);
+    if (code)
+        return code;
+    int64_t bound = keep[0];
+    for (size_t i = 0; i < g->n_population; i++)
+        bound = g->population[i] > bound ? g->population[i] : bound;
+    sqlite3_stmt *q = store_stmt2(s, ST_GENOME_IDS, run, bound);
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(q, 0);
+        if (has_id(keep, n_keep, id))
+            continue;
+        if (tv_grow((void **)&drop, &cap_drop, n_drop + 1, sizeof *drop, NULL)) {
+            rc = SQLITE_NOMEM;
+            break;
+        }
+        drop[n_drop++] = id;
+    }
+    store_done(q);
+    if (rc != SQLITE_DONE)
+        code = store_db_error(s, rc, err, "%s: listing the genomes to drop", what);
+    for (size_t i = 0; i < n_drop && !code; i++)
+        if ((rc = store_exec_stmt(store_stmt2(s, ST_GENOME_DELETE, run, drop[i]))) != SQLITE_OK)
+            code = store_db_error(s, rc, err, "%s: dropping the genome of individual %lld", what,
+                                  (long long)drop[i]);
+    if (!code &&
+        (rc = store_exec_stmt(store_stmt2(s, ST_CKPT_DROP_OLDER, run, g->generation))) != SQLITE_OK)
+        code = store_db_error(s, rc, err, "%s: dropping older checkpoints", what);
+    free(keep);
+    free(drop);
+    return code;
+}
+
 int store_generation_close(struct store *s, int64_t run, const struct store_generation *g,
                            struct tv_error *err)
 {
@@ -169,6 +260,10 @@ int store_generation_close(struct store *s, int64_t run, const struct store_gene
         return tv_error_set(err, TV_EINVAL, "%s: run '%s': generation %lld: missing %s array",
                             s->path, h->name, (long long)g->generation,
                             g->state_len && !g->state ? "state" : "species");
+    if (g->keep < STORE_GENOMES_ALL || g->keep > STORE_GENOMES_CHAMPIONS)
+        return tv_error_set(err, TV_EINVAL,
+                            "%s: run '%s': generation %lld: unknown genome retention %d", s->path,
+                            h->name, (long long)g->generation, g->keep);
     if (g->n_population > SIZE_MAX / 8 || g->n_population > INT_MAX / 8)
         return tv_error_set(err, TV_ELIMIT, "%s: run '%s': population of %zu is too large", s->path,
                             h->name, g->n_population);
@@ -194,6 +289,8 @@ int store_generation_close(struct store *s, int64_t run, const struct store_gene
         goto fail;
     }
     if ((code = write_generation(s, run, g, ids, what, err)) != 0)
+        goto fail;
+    if (g->keep != STORE_GENOMES_ALL && (code = drop_genomes(s, run, g, what, err)) != 0)
         goto fail;
     if ((code = store_commit(s, err, what)) != 0) {
         store_append_msg(err, "; the generation stays open");

@@ -391,19 +391,20 @@ int store_individuals_load(struct store *s, int64_t run, int64_t generation, int
     return 0;
 }
 
-int store_individual_get(struct store *s, int64_t run, int64_t id, struct store_individual *out,
-                         struct tv_error *err)
+/* One row of q (ST_IND_GET with its genome, ST_IND_ROW without) into out. */
+static int get_one(struct store *s, int64_t run, int64_t id, int with_genome,
+                   struct store_individual *out, struct tv_error *err)
 {
     memset(out, 0, sizeof *out);
     char where[300];
     where_of(s, run, where, sizeof where);
-    sqlite3_stmt *q = store_stmt2(s, ST_IND_GET, run, id);
+    sqlite3_stmt *q = store_stmt2(s, with_genome ? ST_IND_GET : ST_IND_ROW, run, id);
     int rc = sqlite3_step(q);
     int code = 0;
     s->scratch.len = 0;
     if (rc == SQLITE_ROW) {
-        code = store_read_row(q, 1, out, &s->scratch, where, err);
-        if (!code)
+        code = store_read_row(q, with_genome, out, &s->scratch, where, err);
+        if (!code && with_genome)
             out->genome = s->scratch.data;
     } else if (rc == SQLITE_DONE) {
         code = tv_error_set(err, TV_ENOTFOUND, "%s: no individual %lld", where, (long long)id);
@@ -413,6 +414,18 @@ int store_individual_get(struct store *s, int64_t run, int64_t id, struct store_
     }
     store_done(q);
     return code;
+}
+
+int store_individual_get(struct store *s, int64_t run, int64_t id, struct store_individual *out,
+                         struct tv_error *err)
+{
+    return get_one(s, run, id, 1, out, err);
+}
+
+int store_individual_row(struct store *s, int64_t run, int64_t id, struct store_individual *out,
+                         struct tv_error *err)
+{
+    return get_one(s, run, id, 0, out, err);
 }
 
 int store_genome_read(struct store *s, int64_t run, int64_t id, struct genome *g,
@@ -444,5 +457,15 @@ int store_genome_read(struct store *s, int64_t run, int64_t id, struct genome *g
                             (long long)id, sqlite3_errmsg(s->db));
     }
     store_done(q);
+    if (rc == SQLITE_DONE) { /* an individual without its genome: dropped on purpose */
+        q = store_stmt2(s, ST_IND_EXISTS, run, id);
+        if (sqlite3_step(q) == SQLITE_ROW)
+            tv_error_set(err, TV_ENOTFOUND,
+                         "%s: individual %lld: its genome was not kept (the run's [store] genomes"
+                         " = population or champions keeps only the genomes of the last"
+                         " population and, with champions, of each generation's champion)",
+                         where, (long long)id);
+        store_done(q);
+    }
     return code;
 }

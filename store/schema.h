@@ -16,4 +16,28 @@ extern const char *const store_schema_sql[];
  * trevo_meta and user_version. */
 extern const char *const *const store_migration_sql[];
 
+/* The accuracy-connections front (since version 4): per run, each
+ * individual that no other beats on both counts, i.e. whose fitness is
+ * higher than that of every individual with fewer connections (equal sizes:
+ * the fitter first, then the lower id). Ordered by size, the window's
+ * running maximum is the best fitness of the smaller ones; the champion
+ * test (a classify run's validation accuracy) is looked up only for the
+ * rows of the front. "The smallest network with fitness >= X" is the
+ * front's first row with fitness >= X (README). The body of the view
+ * v_front, and of store_front_load's query (which also reads a version 3
+ * file opened read-only, which has no view yet). */
+#define STORE_FRONT_SELECT                                                                         \
+    "SELECT f.run, f.run_id, f.id, f.generation, f.fitness, f.n_conns, f.n_neurons, f.n_skip,\n"   \
+    "  f.n_recurrent,\n"                                                                           \
+    "  (SELECT max(g.champion_test) FROM generations g\n"                                          \
+    "   WHERE g.run_id = f.run_id AND g.champion = f.id) AS champion_test\n"                       \
+    "FROM (SELECT r.name AS run, i.run_id, i.id, i.generation, i.fitness, i.n_conns,\n"            \
+    "        i.n_neurons, i.n_skip, i.n_recurrent,\n"                                              \
+    "        max(i.fitness) OVER (PARTITION BY i.run_id ORDER BY i.n_conns, i.fitness DESC, "      \
+    "i.id\n"                                                                                       \
+    "          ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS smaller_best\n"                \
+    "      FROM individuals i JOIN runs r ON r.run_id = i.run_id\n"                                \
+    "      WHERE i.fitness IS NOT NULL) f\n"                                                       \
+    "WHERE f.smaller_best IS NULL OR f.fitness > f.smaller_best"
+
 #endif

@@ -80,6 +80,11 @@ const char *const store_st_sql[ST_COUNT] = {
                        " n_population, created_at) VALUES (?1, ?2, ?3, ?4, ?5, " NOW ")",
     [ST_CKPT_LATEST] = "SELECT generation, state, population, n_population FROM checkpoints"
                        " WHERE run_id = ?1 ORDER BY generation DESC LIMIT 1",
+    [ST_IND_ROW] = "SELECT " IND_COLS " FROM individuals i WHERE i.run_id = ?1 AND i.id = ?2",
+    [ST_GENOME_IDS] = "SELECT id FROM genomes WHERE run_id = ?1 AND id <= ?2 ORDER BY id",
+    [ST_GENOME_DELETE] = "DELETE FROM genomes WHERE run_id = ?1 AND id = ?2",
+    [ST_CHAMPIONS] = "SELECT champion FROM generations WHERE run_id = ?1 AND champion IS NOT NULL",
+    [ST_CKPT_DROP_OLDER] = "DELETE FROM checkpoints WHERE run_id = ?1 AND generation < ?2",
 };
 
 /* ---- errors ---------------------------------------------------------------- */

@@ -56,7 +56,7 @@
 
 #include "genome.h"
 
-#define STORE_SCHEMA_VERSION 3
+#define STORE_SCHEMA_VERSION 4
 #define STORE_APPLICATION_ID 0x54524556 /* "TREV" */
 
 /* "no individual" for parents, species, champion. */
@@ -247,12 +247,20 @@ int store_set_genome(const struct store_set *set, size_t i, struct genome *g, st
 int store_individuals_load(struct store *s, int64_t run, int64_t generation, int with_genomes,
                            struct store_set *out, struct tv_error *err);
 
+/* One individual's row, without its genome (genome NULL, genome_len 0):
+ * what the row-only questions need, also for an individual whose genome was
+ * dropped. TV_ENOTFOUND if there is no such individual. */
+int store_individual_row(struct store *s, int64_t run, int64_t id, struct store_individual *out,
+                         struct tv_error *err);
+
 /* One individual's row (genome borrowed until the next call on s: copy it) */
 int store_individual_get(struct store *s, int64_t run, int64_t id, struct store_individual *out,
                          struct tv_error *err);
 
 /* Reads individual id's genome into g, decoded and validated. TV_ENOTFOUND if
- * there is no such individual, TV_ECORRUPT if its row is damaged. */
+ * there is no such individual, or its genome was dropped by the run's
+ * retention policy (enum store_genomes: the message says so), TV_ECORRUPT if
+ * its row is damaged. */
 int store_genome_read(struct store *s, int64_t run, int64_t id, struct genome *g,
                       struct tv_error *err);
 
@@ -266,6 +274,29 @@ struct store_species {
     int64_t representative; /* an individual id, or STORE_ID_NONE */
     int64_t born;           /* generation the species appeared in */
     int64_t stagnant;       /* generations without improvement */
+};
+
+/* Which genome bytes a run keeps (struct store_generation.keep; [store]
+ * genomes in a config). Explicit values, grow only at the end. The rows of
+ * individuals are always kept, whatever the policy: only bytes in the
+ * genomes table (and the checkpoints of earlier generations, whose master
+ * state holds copies of the species' representatives) are dropped, in the
+ * transaction that closes a generation, so a resume -- after kill -9
+ * included -- always finds what the latest checkpoint needs.
+ *   ALL         every genome ever evaluated, and every checkpoint (the
+ *               default: what versions before 4 did).
+ *   POPULATION  closing generation G keeps the genomes of G's checkpoint
+ *               population (its children and the elites carried over) and
+ *               of every individual with a higher id than all of them (the
+ *               children of G + 1 committed before a crash); every other
+ *               genome of the run, and every checkpoint before G's, goes.
+ *   CHAMPIONS   as POPULATION, and also the champion of every closed
+ *               generation (generations.champion), so each generation's
+ *               champion can still be written or drawn. */
+enum store_genomes {
+    STORE_GENOMES_ALL = 0,
+    STORE_GENOMES_POPULATION = 1,
+    STORE_GENOMES_CHAMPIONS = 2
 };
 
 struct store_generation {
@@ -286,11 +317,13 @@ struct store_generation {
     size_t state_len;
     const int64_t *population; /* [n_population] ids the next generation is bred from */
     size_t n_population;       /* >= 1; every id must already be committed */
+    int keep;                  /* enum store_genomes: what the close drops (0, ALL: nothing) */
 };
 
-/* Closes a generation: statistics, species and checkpoint in one transaction,
- * then truncates the WAL. TV_ESTATE if the generation is not the next one,
- * TV_EINVAL if a population id is not committed, TV_ENOSPACE on a full disk
+/* Closes a generation: statistics, species and checkpoint in one transaction
+ * (with g->keep other than ALL, the genomes and checkpoints it no longer
+ * needs are deleted in the same transaction), then truncates the WAL. TV_ESTATE if the generation
+ * is not the next one, TV_EINVAL if a population id is not committed, TV_ENOSPACE on a full disk
  * (the generation then stays open, and may be closed again). */
 int store_generation_close(struct store *s, int64_t run, const struct store_generation *g,
                            struct tv_error *err);
@@ -316,5 +349,33 @@ void store_checkpoint_release(struct store_checkpoint *c);
  * pending individuals of generation 0 may exist: see store_individuals_load). */
 int store_checkpoint_load(struct store *s, int64_t run, struct store_checkpoint *out,
                           struct tv_error *err);
+
+/* ---- size and the accuracy-size front ------------------------------------- */
+
+struct store_usage {
+    int64_t bytes;       /* the database: page_count x page_size, as this connection sees it */
+    int64_t free_bytes;  /* of which free pages (reused before the file grows) */
+    int64_t individuals; /* rows of individuals of the run */
+    int64_t genomes;     /* ... that still have their genome */
+    int64_t generations; /* closed generations of the run */
+};
+
+/* Fills *out for run (run < 0: every run of the database together). Cheap:
+ * the page counts, and counts read from indexes (the genome bytes are not
+ * read). */
+int store_usage_get(struct store *s, int64_t run, struct store_usage *out, struct tv_error *err);
+
+/* A point of the accuracy-connections front (the view v_front). */
+struct store_front_point {
+    int64_t id, generation;
+    double fitness;
+    uint32_t n_conns, n_neurons, n_skip, n_recurrent;
+    double champion_test; /* the best champion test it had as a champion; NaN: none */
+};
+
+/* The run's front, by connections (and so by fitness), into *out (*n points,
+ * malloc'd: free it). Also on a version 3 file opened read-only. */
+int store_front_load(struct store *s, int64_t run, struct store_front_point **out, size_t *n,
+                     struct tv_error *err);
 
 #endif

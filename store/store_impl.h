@@ -75,6 +75,11 @@ enum st {
     ST_SPECIES_INSERT,
     ST_CKPT_INSERT,
     ST_CKPT_LATEST,
+    ST_IND_ROW,         /* one individual's row, no genome */
+    ST_GENOME_IDS,      /* the ids of a run's genomes up to an id */
+    ST_GENOME_DELETE,   /* retention: one genome */
+    ST_CHAMPIONS,       /* every closed generation's champion */
+    ST_CKPT_DROP_OLDER, /* retention: the checkpoints before a generation */
     ST_COUNT
 };
 

@@ -2441,6 +2441,65 @@ static void test_master_state_decode_round_trip(void **state)
     tv_buf_free(&b);
 }
 
+/* Version 2 names each representative by the member it copies: it decodes
+ * to the same species (their representatives equal, by copy), re-encodes to
+ * the same bytes, is smaller than version 1, and a representative naming no
+ * member is refused. */
+static void test_master_state_encode_by_id_round_trip(void **state)
+{
+    (void)state;
+    struct master_config c;
+    struct master_pop p, q;
+    struct tv_buf v1 = {0}, a = {0}, b = {0};
+    struct tv_error err = {0};
+    state_sample(&p, &c, &v1);
+    for (size_t k = 0; k < p.n_species; k++) {
+        ptrdiff_t m = master_pop_find(&p, p.sp[k].rep_id);
+        assert_true(m >= 0);
+        assert_true(genome_equal(p.sp[k].rep, p.m[m].genome));
+    }
+    assert_ok(master_state_encode_by_id(&p, 11, &a, &err), &err);
+    assert_true(a.len < v1.len);
+    int64_t next_id = 0;
+    assert_ok(state_decode_copy(a.data, a.len, &q, &next_id, &err), &err);
+    assert_true(next_id == 11);
+    assert_int_equal(q.n_species, p.n_species);
+    for (size_t k = 0; k < p.n_species; k++) {
+        assert_true(p.sp[k].id == q.sp[k].id && p.sp[k].rep_id == q.sp[k].rep_id);
+        assert_true(genome_equal(p.sp[k].rep, q.sp[k].rep));
+        assert_int_equal(p.sp[k].n_members, q.sp[k].n_members);
+    }
+    assert_ok(master_state_encode_by_id(&q, next_id, &b, &err), &err);
+    assert_int_equal(a.len, b.len);
+    assert_memory_equal(a.data, b.data, a.len);
+    master_pop_release(&q);
+    /* a representative naming an id no member has */
+    b.len = 0;
+    p.sp[0].rep_id = 1000; /* not a member: written as bytes */
+    assert_ok(master_state_encode_by_id(&p, 11, &b, &err), &err);
+    assert_true(b.len > a.len);
+    assert_ok(state_decode_copy(b.data, b.len, &q, &next_id, &err), &err);
+    assert_true(genome_equal(p.sp[0].rep, q.sp[0].rep));
+    master_pop_release(&q);
+    b.len = 0;
+    p.sp[0].rep_id = p.m[0].id;
+    assert_ok(master_state_encode_by_id(&p, 11, &b, &err), &err);
+    struct master_pop fewer;
+    two_groups(&fewer, &c);
+    fewer.m[0].id = -5; /* the member the representative names is gone */
+    master_pop_sort(&fewer);
+    void *copy = copy_of(b.data, b.len);
+    assert_error(
+        master_state_decode(&fewer, &next_id, 0, &c.worker.limits, "t.db", copy, b.len, &err), &err,
+        TV_ECORRUPT, "t.db: checkpoint state: a representative names an unknown member");
+    free(copy);
+    master_pop_release(&fewer);
+    master_pop_release(&p);
+    tv_buf_free(&v1);
+    tv_buf_free(&a);
+    tv_buf_free(&b);
+}
+
 static void test_master_state_decode_every_truncation_refused(void **state)
 {
     (void)state;
@@ -2488,7 +2547,7 @@ static void test_master_state_decode_damage_refused(void **state)
         size_t len;
         const char *what;
     } raw[] = {{"\x97\xa3xyz\x01\xcb\0\0\0\0\0\0\0\0\0\0\x90\x90", 19, "wrong tag"},
-               {"\x97\xactrevo-master\x02\xcb\0\0\0\0\0\0\0\0\0\0\x90\x90", 28, "unknown version"},
+               {"\x97\xactrevo-master\x03\xcb\0\0\0\0\0\0\0\0\0\0\x90\x90", 28, "unknown version"},
                {"\x93\x01\x02\x03", 4, "not an array of 7"},
                {"\x97\xactrevo-master\x01\x00\0\0\x90\x90", 20, "a field has the wrong type"}};
     for (size_t i = 0; i < sizeof raw / sizeof *raw; i++)
@@ -2673,6 +2732,7 @@ int main(void)
         cmocka_unit_test(test_master_row_parse_reads_numbers),
         cmocka_unit_test(test_master_row_parse_rejects_bad_rows),
         cmocka_unit_test(test_master_state_decode_round_trip),
+        cmocka_unit_test(test_master_state_encode_by_id_round_trip),
         cmocka_unit_test(test_master_state_decode_every_truncation_refused),
         cmocka_unit_test(test_master_state_decode_damage_refused),
         cmocka_unit_test(test_master_search_reports_progress),

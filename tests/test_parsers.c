@@ -202,6 +202,8 @@ static const struct bad_key bad_keys[] = {
      0},
     {"store", "commit_batch", "ten", "expected an integer, got 'ten'", "0",
      "0 is out of range [1, 10000000]", "10000001", "10000001 is out of range [1, 10000000]", 0},
+    {"store", "genomes", "some", "expected one of all, population, champions, got 'some'", NULL,
+     NULL, NULL, NULL, 0},
     {"farm", "batch", "ten", "expected an integer, got 'ten'", "-1",
      "-1 is out of range [0, 1000000]", "1000001", "1000001 is out of range [0, 1000000]", 0},
     {"farm", "inflight", "ten", "expected an integer, got 'ten'", "0", "0 is out of range [1, 64]",

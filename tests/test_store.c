@@ -473,10 +473,25 @@ static void test_store_open_reopens_existing(void **state)
 static void downgrade_to_v1(const char *path)
 {
     sqlite3 *db = raw_open(path);
-    raw_exec(db, "BEGIN; DROP TABLE run_notes; DROP INDEX individuals_by_generation;"
+    raw_exec(db, "BEGIN; DROP VIEW v_front; DROP TABLE run_notes;"
+                 " DROP INDEX individuals_by_generation;"
                  " CREATE INDEX individuals_by_generation ON individuals(run_id, generation,"
                  " fitness); UPDATE trevo_meta SET value = 1 WHERE key = 'schema_version';"
                  " PRAGMA user_version = 1; COMMIT;");
+    sqlite3_close(db);
+}
+
+/* Makes the file at path look like schema version `version`: drop (SQL)
+ * undoes what the later versions added. */
+static void downgrade_to(const char *path, int version, const char *drop)
+{
+    char sql[600];
+    snprintf(sql, sizeof sql,
+             "BEGIN; %s UPDATE trevo_meta SET value = %d WHERE key = 'schema_version';"
+             " PRAGMA user_version = %d; COMMIT;",
+             drop, version, version);
+    sqlite3 *db = raw_open(path);
+    raw_exec(db, sql);
     sqlite3_close(db);
 }
 
@@ -978,11 +993,7 @@ static void test_store_open_migrates_version_2(void **state)
     struct fx *f = *state;
     struct tv_error err = {0};
     make_small_db(f->path);
-    sqlite3 *db = raw_open(f->path);
-    raw_exec(db, "BEGIN; DROP TABLE run_notes;"
-                 " UPDATE trevo_meta SET value = 2 WHERE key = 'schema_version';"
-                 " PRAGMA user_version = 2; COMMIT;");
-    sqlite3_close(db);
+    downgrade_to(f->path, 2, "DROP VIEW v_front; DROP TABLE run_notes;");
     struct store *s = open_flags(f->path, STORE_READONLY);
     char *v = NULL;
     assert_error(store_run_note_get(s, 1, "final.test_accuracy", &v, &err), &err, TV_ENOTFOUND,
@@ -996,7 +1007,7 @@ static void test_store_open_migrates_version_2(void **state)
     assert_string_equal(v, "0.5");
     free(v);
     assert_ok(store_close(s, &err), &err);
-    db = raw_open(f->path);
+    sqlite3 *db = raw_open(f->path);
     assert_int_equal(raw_int(db, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
     sqlite3_close(db);
     assert_integrity_ok(f->path);
@@ -2531,6 +2542,269 @@ static void test_store_reader_sees_consistent_generations(void **state)
     assert_integrity_ok(f->path);
 }
 
+/* ---- genome retention, size, the front ------------------------------------ */
+
+/* Adds generation g's n children (ids g*n .. g*n+n-1) and closes it with
+ * the population: the children and the given elites (sorted ids before
+ * them), champion the first child. */
+static void add_and_close(struct store *s, int64_t run, int64_t g, size_t n, const int64_t *elites,
+                          size_t n_elites, int keep)
+{
+    struct tv_error err = {0};
+    struct ind *inds;
+    struct store_individual *rows = make_rows(g * (int64_t)n, n, g, g * (int64_t)n, &inds);
+    assert_ok(store_add_individuals(s, run, rows, n, &err), &err);
+    free_rows(rows, inds, n);
+    int64_t pop[64];
+    assert_true(n + n_elites <= 64);
+    for (size_t i = 0; i < n_elites; i++)
+        pop[i] = elites[i];
+    for (size_t i = 0; i < n; i++)
+        pop[n_elites + i] = g * (int64_t)n + (int64_t)i;
+    struct store_generation gen = {.generation = g,
+                                   .best = 1,
+                                   .champion = g * (int64_t)n,
+                                   .state = "s",
+                                   .state_len = 1,
+                                   .population = pop,
+                                   .n_population = n + n_elites,
+                                   .keep = keep};
+    assert_ok(store_generation_close(s, run, &gen, &err), &err);
+}
+
+/* 1 if individual id of run still has its genome (its row always exists). */
+static int has_genome(struct store *s, int64_t run, int64_t id)
+{
+    struct tv_error err = {0};
+    struct store_individual r;
+    assert_ok(store_individual_row(s, run, id, &r, &err), &err);
+    assert_int_equal(r.id, id);
+    assert_null(r.genome);
+    struct genome *g = genome_new();
+    int rc = store_genome_read(s, run, id, g, &err);
+    genome_free(g);
+    if (rc == 0)
+        return 1;
+    assert_error(rc, &err, TV_ENOTFOUND, "its genome was not kept");
+    return 0;
+}
+
+/* population: after generation 2 closes, the genomes of its population (its
+ * children, the elites 1 and 12) and of generation 3's pending children
+ * stay; every other genome, and every checkpoint but 2's, is gone; the
+ * checkpoint loads whole. */
+static void test_store_generation_close_keeps_population_genomes(void **state)
+{
+    struct fx *f = *state;
+    struct tv_error err = {0};
+    struct store *s = open_new(f->path);
+    int64_t run = new_run(s, "xor");
+    add_and_close(s, run, 0, 10, NULL, 0, STORE_GENOMES_POPULATION);
+    const int64_t e1[] = {1};
+    add_and_close(s, run, 1, 10, e1, 1, STORE_GENOMES_POPULATION);
+    struct ind *inds;
+    struct store_individual *rows = make_rows(30, 4, 3, 30, &inds); /* pending, generation 3 */
+    assert_ok(store_add_individuals(s, run, rows, 4, &err), &err);
+    free_rows(rows, inds, 4);
+    const int64_t e2[] = {1, 12};
+    add_and_close(s, run, 2, 10, e2, 2, STORE_GENOMES_POPULATION);
+    for (int64_t id = 0; id < 34; id++) {
+        int kept = id == 1 || id == 12 || id >= 20;
+        if (has_genome(s, run, id) != kept) {
+            print_error("individual %lld: genome %s\n", (long long)id, kept ? "dropped" : "kept");
+            fail();
+        }
+    }
+    struct store_usage u;
+    assert_ok(store_usage_get(s, run, &u, &err), &err);
+    assert_int_equal(u.individuals, 34);
+    assert_int_equal(u.genomes, 16);
+    assert_int_equal(u.generations, 3);
+    assert_true(u.bytes > 0 && u.bytes % 16384 == 0 && u.free_bytes < u.bytes);
+    assert_ok(store_close(s, &err), &err);
+    sqlite3 *db = raw_open(f->path);
+    assert_int_equal(raw_int(db, "SELECT count(*) FROM checkpoints"), 1);
+    assert_int_equal(raw_int(db, "SELECT generation FROM checkpoints"), 2);
+    assert_int_equal(raw_int(db, "SELECT count(*) FROM individuals"), 34);
+    sqlite3_close(db);
+    s = open_flags(f->path, STORE_READONLY);
+    struct store_checkpoint c;
+    assert_ok(store_checkpoint_load(s, run, &c, &err), &err);
+    assert_int_equal(c.generation, 2);
+    assert_int_equal(c.population.n, 12);
+    assert_int_equal(c.pending.n, 4);
+    struct genome *g = genome_new(), *want = genome_new();
+    for (size_t i = 0; i < c.population.n; i++) {
+        assert_ok(store_set_genome(&c.population, i, g, &err), &err);
+        genome_of(c.population.rows[i].id, want);
+        assert_true(genome_equal(g, want));
+    }
+    genome_free(g);
+    genome_free(want);
+    store_checkpoint_release(&c);
+    assert_ok(store_close(s, &err), &err);
+    assert_integrity_ok(f->path);
+}
+
+/* champions: also each generation's champion (0, 10, 20), out of the
+ * population or not; all: nothing is dropped. */
+static void test_store_generation_close_keeps_champions_genomes(void **state)
+{
+    struct fx *f = *state;
+    struct tv_error err = {0};
+    struct store *s = open_new(f->path);
+    int64_t run = new_run(s, "xor"), other = new_run(s, "all");
+    for (int64_t g = 0; g < 3; g++)
+        add_and_close(s, run, g, 10, NULL, 0, STORE_GENOMES_CHAMPIONS);
+    for (int64_t g = 0; g < 3; g++)
+        add_and_close(s, other, g, 10, NULL, 0, STORE_GENOMES_ALL);
+    for (int64_t id = 0; id < 30; id++) {
+        assert_int_equal(has_genome(s, run, id), id >= 20 || id % 10 == 0);
+        assert_int_equal(has_genome(s, other, id), 1);
+    }
+    struct store_usage u;
+    assert_ok(store_usage_get(s, -1, &u, &err), &err);
+    assert_int_equal(u.individuals, 60);
+    assert_int_equal(u.genomes, 12 + 30);
+    assert_int_equal(u.generations, 6);
+    assert_ok(store_close(s, &err), &err);
+    sqlite3 *db = raw_open(f->path);
+    assert_int_equal(raw_int(db, "SELECT count(*) FROM checkpoints WHERE run_id = 1"), 1);
+    assert_int_equal(raw_int(db, "SELECT count(*) FROM checkpoints WHERE run_id = 2"), 3);
+    sqlite3_close(db);
+}
+
+static void test_store_generation_close_unknown_retention_fails(void **state)
+{
+    struct fx *f = *state;
+    struct tv_error err = {0};
+    struct store *s = open_new(f->path);
+    int64_t run = new_run(s, "xor");
+    int64_t pop[1] = {0};
+    struct ind in;
+    make_ind(0, 0, 0, &in);
+    assert_ok(store_add_individuals(s, run, &in.row, 1, &err), &err);
+    tv_buf_free(&in.bytes);
+    struct store_generation gen = {
+        .generation = 0, .champion = 0, .population = pop, .n_population = 1, .keep = 3};
+    assert_error(store_generation_close(s, run, &gen, &err), &err, TV_EINVAL,
+                 "generation 0: unknown genome retention 3");
+    struct store_individual r;
+    assert_error(store_individual_row(s, run, 5, &r, &err), &err, TV_ENOTFOUND, "no individual 5");
+    assert_ok(store_close(s, &err), &err);
+}
+
+/* The front by its definition: no individual with at most as many
+ * connections is at least as fit (fewer, or as many with a lower id, for a
+ * tie of both). NaN fitness is never on it. */
+static int on_front_naive(const int64_t *conns, const double *fit, size_t n, size_t i)
+{
+    if (isnan(fit[i]))
+        return 0;
+    for (size_t j = 0; j < n; j++) {
+        if (j == i || isnan(fit[j]))
+            continue;
+        if (conns[j] < conns[i] && fit[j] >= fit[i])
+            return 0;
+        if (conns[j] == conns[i] && (fit[j] > fit[i] || (fit[j] == fit[i] && j < i)))
+            return 0;
+    }
+    return 1;
+}
+
+/* v_front and store_front_load on a hand-made history of 40 individuals
+ * (sizes 3..11, equal sizes of unequal fitness, a NULL) against the definition, and
+ * "the smallest with fitness >= X" from the README against a search. */
+static void test_store_front_matches_definition(void **state)
+{
+    struct fx *f = *state;
+    struct tv_error err = {0};
+    make_small_db(f->path);
+    enum { N = 40 };
+    int64_t conns[N];
+    double fit[N];
+    sqlite3 *db = raw_open(f->path);
+    raw_exec(db, "BEGIN");
+    for (int i = 0; i < N; i++) {
+        conns[i] = 3 + (i * 5) % 7 + (i % 3);
+        fit[i] = i == 17 ? NAN : 0.05 * (double)conns[i] + 0.1 * (double)((i * 13) % 4);
+        char sql[200], value[40] = "NULL";
+        if (!isnan(fit[i]))
+            snprintf(value, sizeof value, "%.17g", fit[i]);
+        snprintf(sql, sizeof sql,
+                 "UPDATE individuals SET n_conns = %lld, fitness = %s WHERE id = %d",
+                 (long long)conns[i], value, i);
+        raw_exec(db, sql);
+    }
+    raw_exec(db, "UPDATE generations SET champion_test = 0.25 WHERE generation = 1;"
+                 "COMMIT");
+    size_t n_expect = 0;
+    for (size_t i = 0; i < N; i++)
+        n_expect += (size_t)on_front_naive(conns, fit, N, i);
+    assert_true(n_expect >= 3);
+    assert_int_equal(raw_int(db, "SELECT count(*) FROM v_front"), (int64_t)n_expect);
+    for (double x = 0.05; x < 1; x += 0.1) {
+        int64_t best = -1;
+        for (int i = 0; i < N; i++)
+            if (!isnan(fit[i]) && fit[i] >= x &&
+                (best < 0 || conns[i] < conns[best] ||
+                 (conns[i] == conns[best] && fit[i] > fit[best])))
+                best = i;
+        char sql[200];
+        snprintf(sql, sizeof sql,
+                 "SELECT id FROM v_front WHERE run = 'xor' AND fitness >= %g"
+                 " ORDER BY n_conns LIMIT 1",
+                 x);
+        assert_int_equal(raw_int(db, sql), best >= 0 ? best : -999); /* -999: no row */
+    }
+    sqlite3_close(db);
+    struct store *s = open_flags(f->path, STORE_READONLY);
+    struct store_front_point *front;
+    size_t n;
+    assert_ok(store_front_load(s, 1, &front, &n, &err), &err);
+    assert_int_equal(n, n_expect);
+    for (size_t k = 0; k < n; k++) {
+        size_t i = (size_t)front[k].id;
+        assert_true(on_front_naive(conns, fit, N, i));
+        assert_int_equal(front[k].n_conns, conns[i]);
+        assert_true(front[k].fitness == fit[i]);
+        if (k)
+            assert_true(front[k].n_conns > front[k - 1].n_conns &&
+                        front[k].fitness > front[k - 1].fitness);
+        /* generation 1's champion is 20 */
+        assert_true(i == 20 ? front[k].champion_test == 0.25 : isnan(front[k].champion_test));
+    }
+    free(front);
+    assert_ok(store_close(s, &err), &err);
+}
+
+/* A version 3 file (no v_front) answers store_front_load read-only, and is
+ * migrated to version 4, which has the view, when opened for writing. */
+static void test_store_open_migrates_version_3(void **state)
+{
+    struct fx *f = *state;
+    struct tv_error err = {0};
+    make_small_db(f->path);
+    downgrade_to(f->path, 3, "DROP VIEW v_front;");
+    struct store *s = open_flags(f->path, STORE_READONLY);
+    struct store_front_point *front;
+    size_t n;
+    assert_ok(store_front_load(s, 1, &front, &n, &err), &err);
+    assert_true(n >= 1);
+    free(front);
+    assert_ok(store_close(s, &err), &err);
+    sqlite3 *db = raw_open(f->path);
+    assert_int_equal(raw_int(db, "PRAGMA user_version"), 3);
+    sqlite3_close(db);
+    s = open_flags(f->path, 0);
+    assert_ok(store_close(s, &err), &err);
+    db = raw_open(f->path);
+    assert_int_equal(raw_int(db, "PRAGMA user_version"), 4);
+    assert_int_equal(raw_int(db, "SELECT count(*) FROM v_front"), (int64_t)n);
+    sqlite3_close(db);
+    assert_integrity_ok(f->path);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "--decode-oom") == 0)
@@ -2586,6 +2860,11 @@ int main(int argc, char **argv)
         T(test_store_views_answer_questions),
         T(test_store_generation_close_survives_sigkill),
         T(test_store_reader_sees_consistent_generations),
+        T(test_store_generation_close_keeps_population_genomes),
+        T(test_store_generation_close_keeps_champions_genomes),
+        T(test_store_generation_close_unknown_retention_fails),
+        T(test_store_front_matches_definition),
+        T(test_store_open_migrates_version_3),
 #undef T
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,31 @@
+/* bench_time.h -- clocks and the median of repeated timings, for the
+ * benchmarks that include it. */
+#ifndef TREVO_BENCH_TIME_H
+#define TREVO_BENCH_TIME_H
+
+#include <stdlib.h>
+#include <time.h>
+
+/* Seconds on clock c (CLOCK_MONOTONIC, or a CPU-time clock). */
+static inline double bench_seconds(clockid_t c)
+{
+    struct timespec ts;
+    clock_gettime(c, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static inline int bench_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sorts v[0..n) and returns its middle element (n odd; the upper middle
+ * otherwise). */
+static inline double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, bench_cmp_double);
+    return v[n / 2];
+}
+
+#endif
