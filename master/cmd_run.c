@@ -128,9 +128,9 @@ static void print_progress(void *ctx, const struct master_progress *p)
         fprintf(stderr,
                 "trevo: %s after generation %" PRId64 ": best fitness %.9g (individual %" PRId64
                 ", %u neurons, %u connections); %" PRIu64 " evaluations in %.3f s, master CPU "
-                "%.3f s (own work %.3f s; start-up %.3f s)%s; %s%s\n",
+                "%.3f s (own work %.3f s; start-up %.3f s); %s%s%s\n",
                 outcome[p->outcome], p->generation, p->best, p->champion, p->n_neurons, p->n_conns,
-                p->evals, p->elapsed, p->cpu, p->own_cpu, p->startup_cpu, final, db,
+                p->evals, p->elapsed, p->cpu, p->own_cpu, p->startup_cpu, db, final,
                 p->outcome == MASTER_STOPPED ? "; continue with trevo resume" : "");
     }
 }
@@ -281,7 +281,8 @@ int master_cmd_resume(int argc, char **argv)
         "usage: trevo resume DB [--name RUN] [--set KEY=VALUE]... [--quiet]\n"
         "Continues a stopped or killed run from its last checkpoint; nothing committed is\n"
         "evaluated again, and it ends as the uninterrupted run would have. Keys that may\n"
-        "change: run.generations, run.fitness_target, run.stop_on_solve, log.quiet.\n"
+        "change: run.generations, run.fitness_target, run.stop_on_solve, log.quiet,\n"
+        "store.genomes (which genomes are kept from then on).\n"
         "A plugin task's run refuses a plugin file of another SHA-256 than it started with;\n"
         "--set task.plugin_sha256=HASH (the new file's) accepts it (docs/plugins.md).\n";
     struct master_run_opts o = {0};
