@@ -27,4 +27,12 @@ double master_bench_time_pair(struct master_timed *a, struct master_timed *b, do
 /* `trevo net bench --cuba` (cmd_spike.c): argv as master_cmd_net_bench got it. */
 int master_cmd_net_bench_cuba(int argc, char **argv);
 
+/* `trevo net bench --conv` (cmd_conv.c): argv as master_cmd_net_bench got it. */
+int master_cmd_net_bench_conv(int argc, char **argv);
+
+/* Loads OpenBLAS for a bench, one thread, and prints the core it uses.
+ * 0, or the code of master_blas_load with its message in err. */
+struct tv_error;
+int master_bench_blas_open(struct tv_error *err);
+
 #endif

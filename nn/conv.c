@@ -49,6 +49,9 @@ struct nn_conv {
     float *xp;              /* the input planes (also scratch of dw) */
     float *dxp;             /* dL/dx planes */
     float *yp;              /* output / dL/dy maps of wq-pixel rows */
+    double *acc;            /* [n] scratch of dw */
+    size_t xp_batch;        /* xp's padding is 0 for this batch (0: unknown) */
+    size_t yp_batch;        /* yp is 0 outside dL/dy for this batch (0: unknown) */
     size_t bytes;
 };
 
@@ -83,6 +86,11 @@ int nn_conv_check_shape(const struct nn_conv_shape *s, const char *fn, struct tv
             "%s: a %zu x %zu kernel with padding %zu does not fit the %zu x %zu map", fn, s->k_h,
             s->k_w, s->pad, s->in_h, s->in_w);
     return 0;
+}
+
+int nn_conv_shape_check(const struct nn_conv_shape *s, struct tv_error *err)
+{
+    return nn_conv_check_shape(s, "nn_conv_shape_check", err);
 }
 
 static int coef_cmp(const struct nn_conv_coef *a, const struct nn_conv_coef *b)
@@ -146,68 +154,92 @@ size_t nn_conv_out_w(const struct nn_conv_shape *s)
 
 /* ---- the kernels --------------------------------------------------------------- */
 
-/* For each group g < groups and each block of CONV_J floats j0 < n_flat:
- * dst[g * dst_stride + j0 ...] = sum over k in [start[g], start[g + 1]) of
- * w[k] * src[off[k] + j0 ...], in order of k. */
+/* For each row r < rows, each block of (at most) CONV_J floats j0 < len
+ * and each group g < groups:
+ *   dst[g gstride + r dstride + j0 ...] = sum over k in [start[g], start[g + 1])
+ *                                          of w[k] src[off[k] + r sstride + j0 ...],
+ * in order of k. A last block shorter than CONV_J is summed whole (the
+ * source has room) and stored in part. */
 struct conv_gather {
     const float *src;
     const size_t *off;
     const float *w;
     const uint32_t *start;
-    size_t groups;
+    size_t groups, rows, len;
+    size_t sstride; /* source floats per row */
     float *dst;
-    size_t dst_stride, n_flat;
+    size_t gstride, dstride; /* destination floats per group, per row */
 };
 
 NN_INLINE void gather_body(const struct conv_gather *j)
 {
-    for (size_t j0 = 0; j0 < j->n_flat; j0 += CONV_J)
-        for (size_t g = 0; g < j->groups; g++) {
-            v16f a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
-            for (uint32_t k = j->start[g]; k < j->start[g + 1]; k++) {
-                const float *p = j->src + j->off[k] + j0;
-                float w = j->w[k];
-                a0 += w * *(const v16fu *)p;
-                a1 += w * *(const v16fu *)(p + 16);
-                a2 += w * *(const v16fu *)(p + 32);
-                a3 += w * *(const v16fu *)(p + 48);
+    for (size_t r = 0; r < j->rows; r++)
+        for (size_t j0 = 0; j0 < j->len; j0 += CONV_J) {
+            const float *src = j->src + r * j->sstride + j0;
+            float *dst = j->dst + r * j->dstride + j0;
+            size_t m = j->len - j0 < CONV_J ? j->len - j0 : CONV_J;
+            for (size_t g = 0; g < j->groups; g++) {
+                v16f a[4] = {{0}, {0}, {0}, {0}};
+                for (uint32_t k = j->start[g]; k < j->start[g + 1]; k++) {
+                    const float *p = src + j->off[k];
+                    float w = j->w[k];
+                    a[0] += w * *(const v16fu *)p;
+                    a[1] += w * *(const v16fu *)(p + 16);
+                    a[2] += w * *(const v16fu *)(p + 32);
+                    a[3] += w * *(const v16fu *)(p + 48);
+                }
+                float *q = dst + g * j->gstride;
+                if (m == CONV_J) {
+                    *(v16fu *)q = a[0];
+                    *(v16fu *)(q + 16) = a[1];
+                    *(v16fu *)(q + 32) = a[2];
+                    *(v16fu *)(q + 48) = a[3];
+                } else {
+                    memcpy(q, a, m * sizeof *q);
+                }
             }
-            float *q = j->dst + g * j->dst_stride + j0;
-            *(v16fu *)q = a0;
-            *(v16fu *)(q + 16) = a1;
-            *(v16fu *)(q + 32) = a2;
-            *(v16fu *)(q + 48) = a3;
         }
 }
 CONV_TARGETS(conv_gather, gather_body, struct conv_gather)
 
-/* dw[k] = sum over i < n_flat (a multiple of CONV_J) of a[k][i] * b[k][i],
- * a[k] = dy + c[k].out * dy_stride, b[k] = x + off[k]. */
+/* dw[k] = sum over i < n_flat of a[k][i] b[k][i], a[k] = dy + c[k].out
+ * dy_stride, b[k] = x + off[k]: in blocks of CONV_DW_BLOCK floats (each
+ * block's rows of dy and x stay in cache while every coefficient reads
+ * them), each block's sum in 16 lanes, added in double in block order. */
+#define CONV_DW_BLOCK 1024
 struct conv_dots {
     const float *dy, *x;
     const struct nn_conv_coef *c;
     const size_t *off;
-    size_t dy_stride, n, n_flat;
+    size_t dy_stride, n, n_flat; /* n_flat a multiple of CONV_J */
+    double *acc;                 /* [n] scratch */
     float *dw;
 };
 
 NN_INLINE void dots_body(const struct conv_dots *j)
 {
-    for (size_t k = 0; k < j->n; k++) {
-        const float *a = j->dy + j->c[k].out * j->dy_stride, *b = j->x + j->off[k];
-        v16f s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0};
-        for (size_t i = 0; i < j->n_flat; i += CONV_J) {
-            s0 += *(const v16fu *)(a + i) * *(const v16fu *)(b + i);
-            s1 += *(const v16fu *)(a + i + 16) * *(const v16fu *)(b + i + 16);
-            s2 += *(const v16fu *)(a + i + 32) * *(const v16fu *)(b + i + 32);
-            s3 += *(const v16fu *)(a + i + 48) * *(const v16fu *)(b + i + 48);
+    for (size_t k = 0; k < j->n; k++)
+        j->acc[k] = 0;
+    for (size_t b0 = 0; b0 < j->n_flat; b0 += CONV_DW_BLOCK) {
+        size_t b1 = b0 + CONV_DW_BLOCK < j->n_flat ? b0 + CONV_DW_BLOCK : j->n_flat;
+        for (size_t k = 0; k < j->n; k++) {
+            const float *a = j->dy + j->c[k].out * j->dy_stride, *b = j->x + j->off[k];
+            v16f s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0};
+            for (size_t i = b0; i < b1; i += CONV_J) {
+                s0 += *(const v16fu *)(a + i) * *(const v16fu *)(b + i);
+                s1 += *(const v16fu *)(a + i + 16) * *(const v16fu *)(b + i + 16);
+                s2 += *(const v16fu *)(a + i + 32) * *(const v16fu *)(b + i + 32);
+                s3 += *(const v16fu *)(a + i + 48) * *(const v16fu *)(b + i + 48);
+            }
+            s0 = (s0 + s1) + (s2 + s3);
+            double t = 0;
+            for (int v = 0; v < 16; v++)
+                t += (double)s0[v];
+            j->acc[k] += t;
         }
-        s0 = (s0 + s1) + (s2 + s3);
-        double t = 0;
-        for (int v = 0; v < 16; v++)
-            t += (double)s0[v];
-        j->dw[k] = (float)t;
     }
+    for (size_t k = 0; k < j->n; k++)
+        j->dw[k] = (float)j->acc[k];
 }
 CONV_TARGETS(conv_dots, dots_body, struct conv_dots)
 
@@ -222,7 +254,9 @@ static size_t round_j(size_t n)
  * map (the largest shift) for a batch of b. */
 static size_t plane_floats(const struct nn_conv *l, size_t b)
 {
-    return l->hp * l->wq * b + CONV_J;
+    /* a row more than the grid: a coefficient's run starts up to (k_w - 1) / s
+     * pixels into the row after its first, and a block may overrun by CONV_J */
+    return (l->hp + 1) * l->wq * b + CONV_J;
 }
 
 static size_t front_floats(const struct nn_conv *l, size_t b)
@@ -273,14 +307,16 @@ int nn_conv_new(const struct nn_conv_shape *s, const struct nn_conv_coef *c, siz
     l->xp = malloc(xf * sizeof *l->xp);
     l->dxp = malloc(xf * sizeof *l->dxp);
     l->yp = malloc(yf * sizeof *l->yp);
+    l->acc = malloc(nn1 * sizeof *l->acc);
     if (!l->c || !l->w || !l->plane || !l->pix || !l->perm || !l->off || !l->wt || !l->co_start ||
-        !l->pl_start || !l->xp || !l->dxp || !l->yp) {
+        !l->pl_start || !l->xp || !l->dxp || !l->yp || !l->acc) {
         nn_conv_free(l);
         return tv_error_set(err, TV_ENOMEM, "%s: out of memory for a layer of %zu coefficients", fn,
                             n);
     }
     l->bytes = sizeof *l +
-               nn1 * (sizeof *l->c + 2 * sizeof(float) + 3 * sizeof(uint32_t) + sizeof(size_t)) +
+               nn1 * (sizeof *l->c + 2 * sizeof(float) + 3 * sizeof(uint32_t) + sizeof(size_t) +
+                      sizeof(double)) +
                (s->out_ch + l->n_planes + 2) * sizeof(uint32_t) + (2 * xf + yf) * sizeof(float);
     if (n)
         memcpy(l->c, c, n * sizeof *c);
@@ -323,6 +359,7 @@ void nn_conv_free(struct nn_conv *l)
     free(l->xp);
     free(l->dxp);
     free(l->yp);
+    free(l->acc);
     free(l);
 }
 
@@ -372,11 +409,13 @@ static void valid_run(size_t r, size_t st, size_t pad, size_t n, size_t lim, siz
 }
 
 /* x [in_ch][in_h][in_w][b] into the planes xp (zeros where no input). */
-static void pack_input(const struct nn_conv *l, const float *x, size_t b)
+static void pack_input(struct nn_conv *l, const float *x, size_t b)
 {
     const struct nn_conv_shape *s = &l->s;
     size_t st = s->stride, ps = plane_floats(l, b);
-    memset(l->xp, 0, l->n_planes * ps * sizeof *l->xp);
+    if (l->xp_batch != b) /* the padding, written once per batch size */
+        memset(l->xp, 0, l->n_planes * ps * sizeof *l->xp);
+    l->xp_batch = b;
     for (size_t ry = 0; ry < st; ry++)
         for (size_t rx = 0; rx < st; rx++) {
             size_t u0, u1, v0, v1;
@@ -398,21 +437,35 @@ static void pack_input(const struct nn_conv *l, const float *x, size_t b)
         }
 }
 
+/* Output rows written in place when the rows are long enough that the
+ * short last block of each costs little; else the whole map as one run of
+ * wq-pixel rows into yp, then copied. */
+static int by_rows(size_t row_floats)
+{
+    return row_floats % CONV_J == 0 || row_floats >= 8 * CONV_J;
+}
+
 void nn_conv_forward(struct nn_conv *l, const float *x, size_t batch, float *y)
 {
     const struct nn_conv_shape *s = &l->s;
     size_t b = batch, ps = plane_floats(l, b), ms = map_floats(l, b), f = front_floats(l, b);
+    size_t run = l->out_w * b, oh = l->out_h;
     pack_input(l, x, b);
     for (size_t k = 0; k < l->n; k++)
         l->off[k] = l->plane[k] * ps + l->pix[k] * b;
-    struct conv_gather j = {l->xp,     l->off,    l->w, l->co_start,
-                            s->out_ch, l->yp + f, ms,   l->out_h * l->wq * b};
+    if (by_rows(run)) {
+        struct conv_gather j = {l->xp, l->off,    l->w, l->co_start, s->out_ch, oh,
+                                run,   l->wq * b, y,    oh * run,    run};
+        conv_gather[l->target](&j);
+        return;
+    }
+    struct conv_gather j = {l->xp,          l->off, l->w,      l->co_start, s->out_ch, 1,
+                            oh * l->wq * b, 0,      l->yp + f, ms,          0};
     conv_gather[l->target](&j);
-    size_t run = l->out_w * b;
+    l->yp_batch = 0; /* the columns past out_w now hold what was computed there */
     for (size_t co = 0; co < s->out_ch; co++)
-        for (size_t oy = 0; oy < l->out_h; oy++)
-            memcpy(y + (co * l->out_h + oy) * run, l->yp + co * ms + f + oy * l->wq * b,
-                   run * sizeof *y);
+        for (size_t oy = 0; oy < oh; oy++)
+            memcpy(y + (co * oh + oy) * run, l->yp + co * ms + f + oy * l->wq * b, run * sizeof *y);
 }
 
 void nn_conv_backward(struct nn_conv *l, const float *x, const float *dy, size_t batch, float *dx,
@@ -422,7 +475,9 @@ void nn_conv_backward(struct nn_conv *l, const float *x, const float *dy, size_t
     size_t b = batch, ps = plane_floats(l, b), ms = map_floats(l, b), f = front_floats(l, b);
     size_t run = l->out_w * b;
     /* dy into rows of wq pixels, zeros around */
-    memset(l->yp, 0, s->out_ch * ms * sizeof *l->yp);
+    if (l->yp_batch != b)
+        memset(l->yp, 0, s->out_ch * ms * sizeof *l->yp);
+    l->yp_batch = b;
     for (size_t co = 0; co < s->out_ch; co++)
         for (size_t oy = 0; oy < l->out_h; oy++)
             memcpy(l->yp + co * ms + f + oy * l->wq * b, dy + (co * l->out_h + oy) * run,
@@ -432,21 +487,29 @@ void nn_conv_backward(struct nn_conv *l, const float *x, const float *dy, size_t
         for (size_t k = 0; k < l->n; k++)
             l->off[k] = l->plane[k] * ps + l->pix[k] * b;
         struct conv_dots j = {
-            l->yp + f, l->xp, l->c, l->off, ms, l->n, round_j(l->out_h * l->wq * b), dw};
+            l->yp + f, l->xp, l->c, l->off, ms, l->n, round_j(l->out_h * l->wq * b), l->acc, dw};
         conv_dots[l->target](&j);
     }
     if (!dx)
         return;
+    size_t st = s->stride, xrun = s->in_w * b;
+    /* stride 1 and long rows: dx's rows in place, at (pad, pad) of the planes */
+    size_t base = st == 1 && by_rows(xrun) ? (s->pad * l->wq + s->pad) * b : 0;
     for (size_t i = 0; i < l->n; i++) {
         uint32_t k = l->perm[i];
-        l->off[i] = l->c[k].out * ms + f - l->pix[k] * b;
+        l->off[i] = l->c[k].out * ms + f - l->pix[k] * b + base;
         l->wt[i] = l->w[k];
     }
-    struct conv_gather j = {l->yp,       l->off, l->wt, l->pl_start,
-                            l->n_planes, l->dxp, ps,    l->hp * l->wq * b};
+    if (st == 1 && by_rows(xrun)) {
+        struct conv_gather j = {l->yp, l->off,    l->wt, l->pl_start,    l->n_planes, s->in_h,
+                                xrun,  l->wq * b, dx,    s->in_h * xrun, xrun};
+        conv_gather[l->target](&j);
+        return;
+    }
+    struct conv_gather j = {
+        l->yp, l->off, l->wt, l->pl_start, l->n_planes, 1, l->hp * l->wq * b, 0, l->dxp, ps, 0};
     conv_gather[l->target](&j);
     /* the planes back into dx, 0 where no output used the input */
-    size_t st = s->stride;
     for (size_t ci = 0; ci < s->in_ch; ci++)
         for (size_t iy = 0; iy < s->in_h; iy++) {
             size_t u = (iy + s->pad) / st, ry = (iy + s->pad) % st;

@@ -48,6 +48,9 @@ struct nn_conv_shape {
 /* out_h and out_w of s; 0 when s does not make a map (checked by nn_conv_new). */
 size_t nn_conv_out_h(const struct nn_conv_shape *s);
 size_t nn_conv_out_w(const struct nn_conv_shape *s);
+/* 0 if s makes a map (the checks of nn_conv_new), else TV_EINVAL naming what
+ * does not fit, after "nn_conv_shape_check: ". */
+int nn_conv_shape_check(const struct nn_conv_shape *s, struct tv_error *err);
 
 /* One non-zero coefficient of the filter from input channel `in` to output
  * channel `out`. A layer's list is sorted by (out, in, ky, kx), keys unique. */

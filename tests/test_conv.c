@@ -278,6 +278,46 @@ static void test_nn_conv_targets_same_bits(void **state)
     layer_free(&L);
 }
 
+/* One layer, batches of changing size in turn (its scratch is laid out per
+ * batch size, rows written in place or not), each against the reference. */
+static void test_nn_conv_batch_sizes_alternate(void **state)
+{
+    (void)state;
+    struct nn_conv_shape s = {3, 4, 9, 8, 3, 3, 1, 1};
+    static const size_t batches[] = {64, 3, 64, 1, 17, 17, 64};
+    static const size_t kinds[] = {64, 3, 1, 17};
+    struct layer L[4];
+    struct expect e[4];
+    for (int i = 0; i < 4; i++) {
+        layer_make(&L[i], &s, 0.5, kinds[i], 21);
+        expect_make(&L[i], &e[i]);
+    }
+    struct tv_error err = {0};
+    struct nn_conv *l = NULL;
+    assert_ok(nn_conv_new(&s, L[0].c, L[0].n, 64, &l, &err), &err);
+    for (size_t t = 0; t < sizeof batches / sizeof batches[0]; t++) {
+        int i = 0;
+        while (kinds[i] != batches[t])
+            i++;
+        const struct layer *P = &L[i];
+        const struct expect *E = &e[i];
+        float *y = fmalloc(P->ny), *dx = fmalloc(P->nx), *dw = fmalloc(P->n);
+        nn_conv_backward(l, P->x, P->dy, P->batch, dx, dw);
+        assert_close("dx", dx, E->dx, E->bdx, P->nx);
+        assert_close("dw", dw, E->dw, E->bdw, P->n);
+        nn_conv_forward(l, P->x, P->batch, y);
+        assert_close("y", y, E->y, E->by, P->ny);
+        free(y);
+        free(dx);
+        free(dw);
+    }
+    nn_conv_free(l);
+    for (int i = 0; i < 4; i++) {
+        expect_free(&e[i]);
+        layer_free(&L[i]);
+    }
+}
+
 /* Weights changed through nn_conv_weights are the ones the next call uses. */
 static void test_nn_conv_weights_written_are_used(void **state)
 {
@@ -529,6 +569,7 @@ int main(void)
         cmocka_unit_test(test_nn_conv_no_coefficients_gives_zeros),
         cmocka_unit_test(test_nn_conv_targets_same_bits),
         cmocka_unit_test(test_nn_conv_weights_written_are_used),
+        cmocka_unit_test(test_nn_conv_batch_sizes_alternate),
         cmocka_unit_test(test_nn_conv_new_bad_shape),
         cmocka_unit_test(test_nn_conv_new_bad_coefficients),
         cmocka_unit_test(test_nn_conv_ref_bad_arguments),
