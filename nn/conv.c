@@ -169,36 +169,38 @@ struct conv_gather {
     size_t sstride; /* source floats per row */
     float *dst;
     size_t gstride, dstride; /* destination floats per group, per row */
+    size_t cols;             /* columns per pass over the rows (a multiple of CONV_J) */
 };
 
 NN_INLINE void gather_body(const struct conv_gather *j)
 {
-    for (size_t r = 0; r < j->rows; r++)
-        for (size_t j0 = 0; j0 < j->len; j0 += CONV_J) {
-            const float *src = j->src + r * j->sstride + j0;
-            float *dst = j->dst + r * j->dstride + j0;
-            size_t m = j->len - j0 < CONV_J ? j->len - j0 : CONV_J;
-            for (size_t g = 0; g < j->groups; g++) {
-                v16f a[4] = {{0}, {0}, {0}, {0}};
-                for (uint32_t k = j->start[g]; k < j->start[g + 1]; k++) {
-                    const float *p = src + j->off[k];
-                    float w = j->w[k];
-                    a[0] += w * *(const v16fu *)p;
-                    a[1] += w * *(const v16fu *)(p + 16);
-                    a[2] += w * *(const v16fu *)(p + 32);
-                    a[3] += w * *(const v16fu *)(p + 48);
-                }
-                float *q = dst + g * j->gstride;
-                if (m == CONV_J) {
-                    *(v16fu *)q = a[0];
-                    *(v16fu *)(q + 16) = a[1];
-                    *(v16fu *)(q + 32) = a[2];
-                    *(v16fu *)(q + 48) = a[3];
-                } else {
-                    memcpy(q, a, m * sizeof *q);
+    for (size_t c0 = 0; c0 < j->len; c0 += j->cols)
+        for (size_t r = 0; r < j->rows; r++)
+            for (size_t j0 = c0; j0 < j->len && j0 < c0 + j->cols; j0 += CONV_J) {
+                const float *src = j->src + r * j->sstride + j0;
+                float *dst = j->dst + r * j->dstride + j0;
+                size_t m = j->len - j0 < CONV_J ? j->len - j0 : CONV_J;
+                for (size_t g = 0; g < j->groups; g++) {
+                    v16f a[4] = {{0}, {0}, {0}, {0}};
+                    for (uint32_t k = j->start[g]; k < j->start[g + 1]; k++) {
+                        const float *p = src + j->off[k];
+                        float w = j->w[k];
+                        a[0] += w * *(const v16fu *)p;
+                        a[1] += w * *(const v16fu *)(p + 16);
+                        a[2] += w * *(const v16fu *)(p + 32);
+                        a[3] += w * *(const v16fu *)(p + 48);
+                    }
+                    float *q = dst + g * j->gstride;
+                    if (m == CONV_J) {
+                        *(v16fu *)q = a[0];
+                        *(v16fu *)(q + 16) = a[1];
+                        *(v16fu *)(q + 32) = a[2];
+                        *(v16fu *)(q + 48) = a[3];
+                    } else {
+                        memcpy(q, a, m * sizeof *q);
+                    }
                 }
             }
-        }
 }
 CONV_TARGETS(conv_gather, gather_body, struct conv_gather)
 
@@ -437,6 +439,17 @@ static void pack_input(struct nn_conv *l, const float *x, size_t b)
         }
 }
 
+/* Columns of a pass over the rows: few enough that the input rows a pass
+ * reads (k_h / s + 1 rows of each of `planes` planes) stay in L2 (within
+ * CONV_L2_FLOATS) while the next output row reuses them. */
+#define CONV_L2_FLOATS 131072
+static size_t pass_cols(const struct nn_conv *l, size_t planes, size_t b)
+{
+    size_t rows = (l->s.k_h - 1) / l->s.stride + 1, halo = (l->s.k_w - 1) / l->s.stride * b;
+    size_t per = CONV_L2_FLOATS / (planes * rows);
+    return per > halo + CONV_J ? (per - halo) / CONV_J * CONV_J : CONV_J;
+}
+
 /* Output rows written in place when the rows are long enough that the
  * short last block of each costs little; else the whole map as one run of
  * wq-pixel rows into yp, then copied. */
@@ -454,13 +467,14 @@ void nn_conv_forward(struct nn_conv *l, const float *x, size_t batch, float *y)
     for (size_t k = 0; k < l->n; k++)
         l->off[k] = l->plane[k] * ps + l->pix[k] * b;
     if (by_rows(run)) {
-        struct conv_gather j = {l->xp, l->off,    l->w, l->co_start, s->out_ch, oh,
-                                run,   l->wq * b, y,    oh * run,    run};
+        struct conv_gather j = {l->xp,     l->off,   l->w, l->co_start,
+                                s->out_ch, oh,       run,  l->wq * b,
+                                y,         oh * run, run,  pass_cols(l, l->n_planes, b)};
         conv_gather[l->target](&j);
         return;
     }
-    struct conv_gather j = {l->xp,          l->off, l->w,      l->co_start, s->out_ch, 1,
-                            oh * l->wq * b, 0,      l->yp + f, ms,          0};
+    struct conv_gather j = {l->xp, l->off,    l->w, l->co_start, s->out_ch,     1, oh * l->wq * b,
+                            0,     l->yp + f, ms,   0,           oh * l->wq * b};
     conv_gather[l->target](&j);
     l->yp_batch = 0; /* the columns past out_w now hold what was computed there */
     for (size_t co = 0; co < s->out_ch; co++)
@@ -501,13 +515,15 @@ void nn_conv_backward(struct nn_conv *l, const float *x, const float *dy, size_t
         l->wt[i] = l->w[k];
     }
     if (st == 1 && by_rows(xrun)) {
-        struct conv_gather j = {l->yp, l->off,    l->wt, l->pl_start,    l->n_planes, s->in_h,
-                                xrun,  l->wq * b, dx,    s->in_h * xrun, xrun};
+        struct conv_gather j = {l->yp,       l->off,         l->wt, l->pl_start,
+                                l->n_planes, s->in_h,        xrun,  l->wq * b,
+                                dx,          s->in_h * xrun, xrun,  pass_cols(l, s->out_ch, b)};
         conv_gather[l->target](&j);
         return;
     }
     struct conv_gather j = {
-        l->yp, l->off, l->wt, l->pl_start, l->n_planes, 1, l->hp * l->wq * b, 0, l->dxp, ps, 0};
+        l->yp, l->off, l->wt, l->pl_start, l->n_planes,      1, l->hp * l->wq * b,
+        0,     l->dxp, ps,    0,           l->hp * l->wq * b};
     conv_gather[l->target](&j);
     /* the planes back into dx, 0 where no output used the input */
     for (size_t ci = 0; ci < s->in_ch; ci++)

@@ -109,20 +109,26 @@ void nn_conv_pool_max(const float *x, size_t ch, size_t h, size_t w, size_t batc
     size_t oh = h / p, ow = w / p;
     for (size_t c = 0; c < ch; c++)
         for (size_t oy = 0; oy < oh; oy++)
-            for (size_t ox = 0; ox < ow; ox++)
-                for (size_t b = 0; b < batch; b++) {
-                    size_t best = ((c * h + oy * p) * w + ox * p) * batch + b;
-                    for (size_t dy = 0; dy < p; dy++)
-                        for (size_t dx = 0; dx < p; dx++) {
-                            size_t i = ((c * h + oy * p + dy) * w + ox * p + dx) * batch + b;
-                            if (x[i] > x[best])
-                                best = i;
-                        }
-                    size_t o = ((c * oh + oy) * ow + ox) * batch + b;
-                    y[o] = x[best];
-                    if (arg)
-                        arg[o] = (uint32_t)best;
-                }
+            for (size_t ox = 0; ox < ow; ox++) {
+                /* the window's pixels in row order, each a run of batch floats */
+                size_t o = ((c * oh + oy) * ow + ox) * batch;
+                size_t first = ((c * h + oy * p) * w + ox * p) * batch;
+                float *yo = y + o;
+                memcpy(yo, x + first, batch * sizeof *yo);
+                if (arg)
+                    for (size_t b = 0; b < batch; b++)
+                        arg[o + b] = (uint32_t)(first + b);
+                for (size_t dy = 0; dy < p; dy++)
+                    for (size_t dx = dy ? 0 : 1; dx < p; dx++) {
+                        size_t i = ((c * h + oy * p + dy) * w + ox * p + dx) * batch;
+                        for (size_t b = 0; b < batch; b++)
+                            if (x[i + b] > yo[b]) {
+                                yo[b] = x[i + b];
+                                if (arg)
+                                    arg[o + b] = (uint32_t)(i + b);
+                            }
+                    }
+            }
 }
 
 void nn_conv_pool_max_backward(const float *dy, const uint32_t *arg, size_t n_out, float *dx,
