@@ -13,8 +13,11 @@ struct master_timed {
     int runs;
 };
 
-/* Monotonic seconds. */
+/* Monotonic seconds; with master_bench_cpu_clock set, the calling thread's
+ * CPU seconds instead (on a loaded machine, the time others took the core
+ * for is then not counted). */
 double master_bench_now(void);
+extern int master_bench_cpu_clock;
 
 /* The median of t[0..n), n >= 1 (sorts t). */
 double master_bench_median(double *t, int n);

@@ -60,6 +60,17 @@ static void layer_make(struct layer *L, const struct nn_conv_shape *s, double de
         L->dy[k] = (float)tv_rng_normal(&rng);
 }
 
+/* A random layer of shape s at density 0.5, and the sparse layer of it. */
+static struct nn_conv *layer_with_conv(struct layer *L, const struct nn_conv_shape *s, size_t batch,
+                                       uint64_t seed)
+{
+    layer_make(L, s, 0.5, batch, seed);
+    struct tv_error err = {0};
+    struct nn_conv *l = NULL;
+    assert_ok(nn_conv_new(s, L->c, L->n, batch, &l, &err), &err);
+    return l;
+}
+
 static void layer_free(struct layer *L)
 {
     free(L->c);
@@ -257,10 +268,8 @@ static void test_nn_conv_targets_same_bits(void **state)
     (void)state;
     struct nn_conv_shape s = {5, 6, 11, 9, 3, 3, 2, 1};
     struct layer L;
-    layer_make(&L, &s, 0.5, 17, 11);
     struct tv_error err = {0};
-    struct nn_conv *l = NULL;
-    assert_ok(nn_conv_new(&s, L.c, L.n, L.batch, &l, &err), &err);
+    struct nn_conv *l = layer_with_conv(&L, &s, 17, 11);
     float *y0 = fmalloc(L.ny), *dx0 = fmalloc(L.nx), *dw0 = fmalloc(L.n);
     float *y = fmalloc(L.ny), *dx = fmalloc(L.nx), *dw = fmalloc(L.n);
     assert_ok(nn_conv_set_target(l, NN_TARGET_DEFAULT, &err), &err);
@@ -336,10 +345,8 @@ static void test_nn_conv_weights_written_are_used(void **state)
     (void)state;
     struct nn_conv_shape s = {2, 3, 6, 7, 3, 3, 1, 1};
     struct layer L;
-    layer_make(&L, &s, 0.5, 3, 5);
     struct tv_error err = {0};
-    struct nn_conv *l = NULL;
-    assert_ok(nn_conv_new(&s, L.c, L.n, L.batch, &l, &err), &err);
+    struct nn_conv *l = layer_with_conv(&L, &s, 3, 5);
     float *w = nn_conv_weights(l);
     for (size_t k = 0; k < L.n; k++) {
         assert_true(w[k] == L.c[k].w);
@@ -374,25 +381,23 @@ static void test_nn_conv_new_bad_shape(void **state)
 {
     (void)state;
     const struct nn_conv_shape ok = {2, 3, 8, 8, 3, 3, 1, 1};
-    struct nn_conv_shape s;
+    static const struct {
+        struct nn_conv_shape s; /* in, out, h, w, k_h, k_w, stride, pad */
+        const char *msg;
+    } bad[] = {
+        {{0, 3, 8, 8, 3, 3, 1, 1}, "nn_conv_new: 0 input and 3 output channels"},
+        {{2, 70000, 8, 8, 3, 3, 1, 1}, "2 input and 70000 output channels: expected 1..65536"},
+        {{2, 3, 8, 0, 3, 3, 1, 1}, "nn_conv_new: input map 8 x 0"},
+        {{2, 3, 8, 8, 17, 3, 1, 1}, "nn_conv_new: kernel 17 x 3: expected 1..16"},
+        {{2, 3, 8, 8, 3, 0, 1, 1}, "nn_conv_new: kernel 3 x 0"},
+        {{2, 3, 8, 8, 3, 3, 0, 1}, "nn_conv_new: stride 0: expected 1..16"},
+        {{2, 3, 8, 8, 3, 3, 1, 3}, "nn_conv_new: padding 3: expected less than the kernel"},
+        {{2, 3, 2, 8, 5, 3, 1, 0},
+         "nn_conv_new: a 5 x 3 kernel with padding 0 does not fit the 2 x 8 map"},
+    };
     expect_new_error(NULL, NULL, 0, 1, "nn_conv_new: no shape (NULL)");
-    s = ok, s.in_ch = 0;
-    expect_new_error(&s, NULL, 0, 1, "nn_conv_new: 0 input and 3 output channels");
-    s = ok, s.out_ch = 70000;
-    expect_new_error(&s, NULL, 0, 1, "2 input and 70000 output channels: expected 1..65536");
-    s = ok, s.in_w = 0;
-    expect_new_error(&s, NULL, 0, 1, "nn_conv_new: input map 8 x 0");
-    s = ok, s.k_h = 17;
-    expect_new_error(&s, NULL, 0, 1, "nn_conv_new: kernel 17 x 3: expected 1..16");
-    s = ok, s.k_w = 0;
-    expect_new_error(&s, NULL, 0, 1, "nn_conv_new: kernel 3 x 0");
-    s = ok, s.stride = 0;
-    expect_new_error(&s, NULL, 0, 1, "nn_conv_new: stride 0: expected 1..16");
-    s = ok, s.pad = 3;
-    expect_new_error(&s, NULL, 0, 1, "nn_conv_new: padding 3: expected less than the kernel");
-    s = ok, s.in_h = 2, s.k_h = 5, s.pad = 0;
-    expect_new_error(&s, NULL, 0, 1,
-                     "nn_conv_new: a 5 x 3 kernel with padding 0 does not fit the 2 x 8 map");
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        expect_new_error(&bad[i].s, NULL, 0, 1, bad[i].msg);
     expect_new_error(&ok, NULL, 0, 0, "nn_conv_new: max_batch 0: expected 1..65536");
     expect_new_error(&ok, NULL, 2, 1, "nn_conv_new: no coefficients (NULL) for n = 2");
 }
