@@ -245,6 +245,29 @@ NN_INLINE void dots_body(const struct conv_dots *j)
 }
 CONV_TARGETS(conv_dots, dots_body, struct conv_dots)
 
+/* d[0..n) = s[0..n), not overlapping: the runs copied here are often short
+ * (a row of one sample), where a call to memcpy costs more than the copy; the
+ * last vector of a run overlaps the one before it instead of a scalar tail. */
+typedef float v8fu __attribute__((vector_size(32), aligned(4), may_alias));
+typedef float v4fu __attribute__((vector_size(16), aligned(4), may_alias));
+static void copy_run(float *d, const float *s, size_t n)
+{
+    if (n >= 16) {
+        for (size_t i = 0; i + 16 < n; i += 16)
+            *(v16fu *)(d + i) = *(const v16fu *)(s + i);
+        *(v16fu *)(d + n - 16) = *(const v16fu *)(s + n - 16);
+    } else if (n >= 8) {
+        *(v8fu *)d = *(const v8fu *)s;
+        *(v8fu *)(d + n - 8) = *(const v8fu *)(s + n - 8);
+    } else if (n >= 4) {
+        *(v4fu *)d = *(const v4fu *)s;
+        *(v4fu *)(d + n - 4) = *(const v4fu *)(s + n - 4);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            d[i] = s[i];
+    }
+}
+
 /* ---- the layer ------------------------------------------------------------------- */
 
 static size_t round_j(size_t n)
@@ -429,11 +452,11 @@ static void pack_input(struct nn_conv *l, const float *x, size_t b)
                     const float *row = x + (ci * s->in_h + u * st + ry - s->pad) * s->in_w * b;
                     float *d = pl + u * l->wq * b;
                     if (st == 1) {
-                        memcpy(d + v0 * b, row + (v0 + rx - s->pad) * b, (v1 - v0) * b * sizeof *d);
+                        copy_run(d + v0 * b, row + (v0 + rx - s->pad) * b, (v1 - v0) * b);
                         continue;
                     }
                     for (size_t v = v0; v < v1; v++)
-                        memcpy(d + v * b, row + (v * st + rx - s->pad) * b, b * sizeof *d);
+                        copy_run(d + v * b, row + (v * st + rx - s->pad) * b, b);
                 }
             }
         }
@@ -479,7 +502,7 @@ void nn_conv_forward(struct nn_conv *l, const float *x, size_t batch, float *y)
     l->yp_batch = 0; /* the columns past out_w now hold what was computed there */
     for (size_t co = 0; co < s->out_ch; co++)
         for (size_t oy = 0; oy < oh; oy++)
-            memcpy(y + (co * oh + oy) * run, l->yp + co * ms + f + oy * l->wq * b, run * sizeof *y);
+            copy_run(y + (co * oh + oy) * run, l->yp + co * ms + f + oy * l->wq * b, run);
 }
 
 void nn_conv_backward(struct nn_conv *l, const float *x, const float *dy, size_t batch, float *dx,
@@ -494,8 +517,7 @@ void nn_conv_backward(struct nn_conv *l, const float *x, const float *dy, size_t
     l->yp_batch = b;
     for (size_t co = 0; co < s->out_ch; co++)
         for (size_t oy = 0; oy < l->out_h; oy++)
-            memcpy(l->yp + co * ms + f + oy * l->wq * b, dy + (co * l->out_h + oy) * run,
-                   run * sizeof *dy);
+            copy_run(l->yp + co * ms + f + oy * l->wq * b, dy + (co * l->out_h + oy) * run, run);
     if (dw) {
         pack_input(l, x, b);
         for (size_t k = 0; k < l->n; k++)
@@ -538,7 +560,7 @@ void nn_conv_backward(struct nn_conv *l, const float *x, const float *dy, size_t
                 }
                 const float *src =
                     l->dxp + ((ry * st + rx) * s->in_ch + ci) * ps + (u * l->wq + v) * b;
-                memcpy(d + ix * b, src, b * sizeof *d);
+                copy_run(d + ix * b, src, b);
             }
         }
 }
