@@ -110,11 +110,16 @@ void nn_conv_dense_free(struct nn_conv_dense *d);
 void nn_conv_dense_forward(struct nn_conv_dense *d, const float *x, size_t batch, float *y);
 void nn_conv_im2col(const struct nn_conv_shape *s, const float *x, size_t batch, float *col);
 
-/* Sparse or dense: at a share of non-zero coefficients (n / (in_ch out_ch
- * k_h k_w)) above NN_CONV_DENSE_ABOVE the dense layer (im2col and our GEMM)
- * is faster than the sparse one on the machine it was measured on
- * (BENCHMARKS.md, "conv"); a plan picks per layer with nn_conv_prefer_dense. */
-#define NN_CONV_DENSE_ABOVE 0.30
+/* Sparse or dense: above a share NN_CONV_DENSE_ABOVE of non-zero
+ * coefficients (n / (in_ch out_ch k_h k_w)) the dense layer (im2col and our
+ * GEMM) is faster than the sparse one. Measured on a 2-core AMD EPYC with
+ * AVX-512 (BENCHMARKS.md, "conv": 32 -> 64 channels, 3x3, 28x28 and 14x14):
+ * at batch 64 our dense layer catches up between densities 0.7 and 1.0
+ * (about 0.85); at batch 1 the sparse layer is faster at every density (2.2x
+ * to 3x at 1.0: no im2col). Against im2col and OpenBLAS sgemm, which the
+ * plan does not use, dense wins at batch 64 from a density of about 0.5. A
+ * plan picks per layer with nn_conv_prefer_dense. */
+#define NN_CONV_DENSE_ABOVE 0.85
 /* 1 if a layer of shape s with n coefficients runs faster dense. */
 int nn_conv_prefer_dense(const struct nn_conv_shape *s, size_t n);
 
