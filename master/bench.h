@@ -13,8 +13,11 @@ struct master_timed {
     int runs;
 };
 
-/* Monotonic seconds. */
+/* Monotonic seconds; with master_bench_cpu_clock set, the calling thread's
+ * CPU seconds instead (on a loaded machine, the time others took the core
+ * for is then not counted). */
 double master_bench_now(void);
+extern int master_bench_cpu_clock;
 
 /* The median of t[0..n), n >= 1 (sorts t). */
 double master_bench_median(double *t, int n);
@@ -26,5 +29,13 @@ double master_bench_time_pair(struct master_timed *a, struct master_timed *b, do
 
 /* `trevo net bench --cuba` (cmd_spike.c): argv as master_cmd_net_bench got it. */
 int master_cmd_net_bench_cuba(int argc, char **argv);
+
+/* `trevo net bench --conv` (cmd_conv.c): argv as master_cmd_net_bench got it. */
+int master_cmd_net_bench_conv(int argc, char **argv);
+
+/* Loads OpenBLAS for a bench, one thread, and prints the core it uses.
+ * 0, or the code of master_blas_load with its message in err. */
+struct tv_error;
+int master_bench_blas_open(struct tv_error *err);
 
 #endif

@@ -54,6 +54,8 @@ static void bench_usage(FILE *f)
                "  --no-dense             skip the OpenBLAS baseline\n"
                "  --cuba                 the CUBA spiking network against Brian2 instead\n"
                "                         (trevo net bench --cuba --help)\n"
+               "  --conv IN,OUT,K,H,W    a sparse convolution layer against im2col + sgemm\n"
+               "                         instead (trevo net bench --conv --help)\n"
                "OPENBLAS_CORETYPE is set from the CPU's flags unless already set.\n");
 }
 
@@ -461,6 +463,9 @@ int master_cmd_net_bench(int argc, char **argv)
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--cuba"))
             return master_cmd_net_bench_cuba(argc, argv);
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--conv"))
+            return master_cmd_net_bench_conv(argc, argv);
     if (master_wants_help(argc, argv)) {
         bench_usage(stdout);
         return 0;
@@ -472,9 +477,18 @@ int master_cmd_net_bench(int argc, char **argv)
         bench_usage(stderr);
         return 2;
     }
-    master_blas_coretype_choose();
-    if (master_blas_load(&err))
+    if (master_bench_blas_open(&err))
         return master_fail(&err);
+    if (run_bench(&a, &err))
+        return master_fail(&err);
+    return 0;
+}
+
+int master_bench_blas_open(struct tv_error *err)
+{
+    master_blas_coretype_choose();
+    if (master_blas_load(err))
+        return err->code;
     master_blas.set_num_threads(1);
     const char *asked = getenv("OPENBLAS_CORETYPE");
     const char *used = master_blas.get_corename();
@@ -486,7 +500,5 @@ int master_cmd_net_bench(int argc, char **argv)
            master_blas.get_num_threads());
     if (asked && used && strcasecmp(asked, used))
         printf("warning: OpenBLAS uses core %s, not the %s asked for\n", used, asked);
-    if (run_bench(&a, &err))
-        return master_fail(&err);
     return 0;
 }

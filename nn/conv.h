@@ -48,6 +48,9 @@ struct nn_conv_shape {
 /* out_h and out_w of s; 0 when s does not make a map (checked by nn_conv_new). */
 size_t nn_conv_out_h(const struct nn_conv_shape *s);
 size_t nn_conv_out_w(const struct nn_conv_shape *s);
+/* 0 if s makes a map (the checks of nn_conv_new), else TV_EINVAL naming what
+ * does not fit, after "nn_conv_shape_check: ". */
+int nn_conv_shape_check(const struct nn_conv_shape *s, struct tv_error *err);
 
 /* One non-zero coefficient of the filter from input channel `in` to output
  * channel `out`. A layer's list is sorted by (out, in, ky, kx), keys unique. */
@@ -73,6 +76,11 @@ size_t nn_conv_n_coefs(const struct nn_conv *l);
 float *nn_conv_weights(struct nn_conv *l);
 /* Bytes the layer holds (coefficients and scratch). */
 size_t nn_conv_bytes(const struct nn_conv *l);
+/* The SIMD target whose kernels the layer runs (enum nn_target of nn.h; the
+ * best the CPU has by default). Every target gives the same bits; this picks
+ * another for tests and benchmarks. TV_EINVAL if unknown or not on this CPU. */
+int nn_conv_set_target(struct nn_conv *l, int target, struct tv_error *err);
+int nn_conv_target(const struct nn_conv *l);
 
 /* y = conv(x) for `batch` (1..max_batch) samples: x [in_ch][in_h][in_w][batch],
  * y [out_ch][out_h][out_w][batch] (overwritten). */
@@ -101,6 +109,19 @@ int nn_conv_dense_new(const struct nn_conv_shape *s, const float *w, size_t max_
 void nn_conv_dense_free(struct nn_conv_dense *d);
 void nn_conv_dense_forward(struct nn_conv_dense *d, const float *x, size_t batch, float *y);
 void nn_conv_im2col(const struct nn_conv_shape *s, const float *x, size_t batch, float *col);
+
+/* Sparse or dense: above a share NN_CONV_DENSE_ABOVE of non-zero
+ * coefficients (n / (in_ch out_ch k_h k_w)) the dense layer (im2col and our
+ * GEMM) is faster than the sparse one. Measured on a 2-core AMD EPYC with
+ * AVX-512 (BENCHMARKS.md, "conv": 32 -> 64 channels, 3x3, 28x28 and 14x14):
+ * at batch 64 our dense layer catches up between densities 0.7 and 1.0
+ * (about 0.85); at batch 1 the sparse layer is faster at every density (2.2x
+ * to 3x at 1.0: no im2col). Against im2col and OpenBLAS sgemm, which the
+ * plan does not use, dense wins at batch 64 from a density of about 0.5. A
+ * plan picks per layer with nn_conv_prefer_dense. */
+#define NN_CONV_DENSE_ABOVE 0.85
+/* 1 if a layer of shape s with n coefficients runs faster dense. */
+int nn_conv_prefer_dense(const struct nn_conv_shape *s, size_t n);
 
 /* ---- the parts around a convolution (same layouts) ----------------------- */
 
