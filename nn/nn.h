@@ -268,8 +268,9 @@ void nn_reference_step(struct nn_reference *r, const float *in, float *out);
  * that a network imported from Brian2 follows the same trajectory.
  *
  * Compiled from a genome, neurons are numbered inputs first, then the others,
- * each by ascending id; every non-input must be a cuba neuron; every
- * connection has delay 1 (delays are not genes yet). Through nn_plan_compile,
+ * each by ascending id; every non-input must be a cuba neuron; a
+ * connection's delay is its gene (genome.h, "synaptic delays"; 1 when the
+ * genome has none). Through nn_plan_compile,
  * such a genome gives a plan of one NN_OP_SPIKE op, and nn_step's out[k] is
  * 1 if output k spiked in that step, else 0 (batch 1 only).
  *
