@@ -147,7 +147,7 @@ int genome_delays_mutate(struct genome *g, const struct genome_mutation *cfg, st
 {
     if (cfg->delay_rate <= 0 || cfg->delay_max < 2)
         return 0;
-    unsigned max = cfg->delay_max < GENOME_MAX_DELAY ? cfg->delay_max : GENOME_MAX_DELAY;
+    unsigned max = cfg->delay_max < GENOME_MAX_DELAY ? (unsigned)cfg->delay_max : GENOME_MAX_DELAY;
     for (size_t i = 0; i < g->n_conns; i++) {
         const struct genome_neuron *f = &g->neurons[genome_find_neuron(g, g->conns[i].from)];
         const struct genome_neuron *t = &g->neurons[genome_find_neuron(g, g->conns[i].to)];

@@ -360,7 +360,7 @@ struct genome_mutation {
     uint32_t act_choices;        /* bit mask of activations act_change may pick */
     double delay_rate;           /* per connection that may have a delay (synaptic delays):
                                     delay += 1 or -1 at random, held in [1, delay_max] */
-    uint32_t delay_max;          /* <= GENOME_MAX_DELAY; 0 or 1: delays are not mutated */
+    size_t delay_max;            /* <= GENOME_MAX_DELAY; 0 or 1: delays are not mutated */
     int hidden_act;              /* activation of neurons made by a split */
     struct genome_limits limits; /* structural mutations stop at these sizes */
 };

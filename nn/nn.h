@@ -315,6 +315,9 @@ int nn_spike_new_reference(const struct nn_spike_desc *d, struct nn_spike **out,
 int nn_spike_desc_from_genome(const struct genome *g, struct nn_spike_desc *d, uint32_t **out_idx,
                               struct tv_error *err);
 void nn_spike_desc_free(struct nn_spike_desc *d);
+/* 1 when p is the plan of a spiking network (nn_plan_compile of a genome
+ * with cuba neurons), else 0. */
+int nn_plan_spiking(const struct nn_plan *p);
 void nn_spike_free(struct nn_spike *s); /* NULL is a no-op */
 /* Back to rest: v = rest + bias, currents 0, no pending spike, no
  * refractory neuron, counters 0. */

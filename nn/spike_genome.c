@@ -96,6 +96,11 @@ done:
     return rc;
 }
 
+int nn_plan_spiking(const struct nn_plan *p)
+{
+    return p->spike != NULL;
+}
+
 int nn_genome_spiking(const struct genome *g)
 {
     for (size_t i = 0; i < g->n_neurons; i++)
