@@ -652,6 +652,69 @@ static void test_genome_mutate_and_crossover_carry_delays(void **state)
     genome_release(&child);
 }
 
+/* ---- layered networks in frustum tiles ------------------------------------------ */
+
+/* Every window up to the delay and every tile, the edges and the wrap of the
+ * receptive fields included, give the spikes and potentials of layer by
+ * layer, bit for bit. */
+static void test_nn_spike_layers_run_frustum_matches_layer_by_layer(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    struct nn_spike_layers_spec sp = {.n_layers = 4,
+                                      .width = 301,
+                                      .fanout = 9,
+                                      .delay = 4,
+                                      .weight = 0.5,
+                                      .tau_m = 10,
+                                      .tau_syn = 5,
+                                      .threshold = 1,
+                                      .refractory = 2,
+                                      .seed = 7};
+    struct nn_spike_layers *s = NULL;
+    assert_ok(nn_spike_layers_new(&sp, &s, &err), &err);
+    size_t n = sp.n_layers * sp.width, steps = 96;
+    assert_ok(nn_spike_layers_run(s, steps, 1, 0, &err), &err);
+    uint64_t spikes = nn_spike_layers_spikes(s), hash = nn_spike_layers_hash(s);
+    double *v = malloc(n * sizeof *v);
+    assert_non_null(v);
+    memcpy(v, nn_spike_layers_v(s), n * sizeof *v);
+    assert_true(spikes > 500);
+    double top = 0; /* the last layer gets spikes: its potentials leave rest */
+    for (size_t j = n - sp.width; j < n; j++)
+        top = v[j] > top ? v[j] : top;
+    assert_true(top > 0.1);
+    static const size_t windows[] = {1, 2, 3, 4}, tiles[] = {1, 5, 64, 300, 301, 1000};
+    for (size_t w = 0; w < 4; w++)
+        for (size_t k = 0; k < 6; k++) {
+            nn_spike_layers_reset(s);
+            assert_ok(nn_spike_layers_run(s, steps, windows[w], tiles[k], &err), &err);
+            assert_int_equal(nn_spike_layers_spikes(s), spikes);
+            assert_int_equal(nn_spike_layers_hash(s), hash);
+            assert_memory_equal(nn_spike_layers_v(s), v, n * sizeof *v);
+        }
+    /* in two halves, the second continuing the first */
+    nn_spike_layers_reset(s);
+    assert_ok(nn_spike_layers_run(s, 48, 4, 30, &err), &err);
+    assert_ok(nn_spike_layers_run(s, 48, 2, 100, &err), &err);
+    assert_int_equal(nn_spike_layers_hash(s), hash);
+    assert_error(nn_spike_layers_run(s, 40, 5, 0, &err), &err, TV_EINVAL,
+                 "layered spiking network: window 5 must be in [1, delay 4] and divide the 40 "
+                 "steps");
+    assert_error(nn_spike_layers_run(s, 10, 4, 0, &err), &err, TV_EINVAL, "divide the 10 steps");
+    free(v);
+    nn_spike_layers_free(s);
+    sp.fanout = 302;
+    assert_error(nn_spike_layers_new(&sp, &s, &err), &err, TV_EINVAL,
+                 "layered spiking network: 4 layers of 301 neurons, fan-out 302, delay 4: need "
+                 "fan-out in [1, width] and delay in [1, 1024]");
+    assert_null(s);
+    sp.fanout = 9;
+    sp.tau_m = 0;
+    assert_error(nn_spike_layers_new(&sp, &s, &err), &err, TV_EINVAL, "a time constant not > 0");
+    nn_spike_layers_free(NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -669,6 +732,7 @@ int main(void)
         cmocka_unit_test(test_genome_delays_of_one_keep_version_2_bytes),
         cmocka_unit_test(test_genome_validate_bad_delays_fail),
         cmocka_unit_test(test_genome_mutate_and_crossover_carry_delays),
+        cmocka_unit_test(test_nn_spike_layers_run_frustum_matches_layer_by_layer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
