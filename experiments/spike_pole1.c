@@ -12,24 +12,11 @@
 #define N_IN 5
 
 static const struct task_key keys[3] = {
-    {.name = "max_steps",
-     .type = TASK_KEY_INT,
-     .def = TASK_POLE_MAX_STEPS,
-     .min = 1,
-     .max = 1e9,
-     .doc = "actions of an episode, and the fitness that solves the task"},
-    {.name = "window",
-     .type = TASK_KEY_INT,
-     .def = 5,
-     .min = 1,
-     .max = 10000,
-     .doc = "network steps per action, inputs held as currents"},
-    {.name = "spikes",
-     .type = TASK_KEY_INT,
-     .def = 1,
-     .min = 1,
-     .max = 10000,
-     .doc = "output spikes in a window that push right (fewer push left)"},
+    TASK_SPIKE_KEY("max_steps", TASK_POLE_MAX_STEPS, 1e9,
+                   "actions of an episode, and the fitness that solves the task"),
+    TASK_SPIKE_KEY("window", 5, 10000, "network steps per action, inputs held as currents"),
+    TASK_SPIKE_KEY("spikes", 1, 10000,
+                   "output spikes in a window that push right (fewer push left)"),
 };
 
 TASK_OPEN_SHAPE(spike_pole1_open, N_IN, 1, GENOME_ACT_IDENTITY, (double)t->params.v[0].i)
@@ -41,10 +28,8 @@ static int spike_pole1_evaluate(const struct task_instance *t, const struct nn_p
     uint32_t push = (uint32_t)t->params.v[2].i;
     struct task_cart1 c;
     task_pole1_start(rng, &c);
-    int rc = task_spike_check(t, plan, err);
     struct nn_state *s = NULL;
-    if (!rc)
-        rc = nn_state_new(plan, 1, &s, err);
+    int rc = task_spike_state(t, plan, &s, err);
     if (rc)
         return rc;
     task_result_figure(out, "x0", c.x);

@@ -17,15 +17,16 @@ static const float patterns[4][3] = {{1, 0, 0}, {1, 0, 1}, {1, 1, 0}, {1, 1, 1}}
 static const int targets[4] = {0, 1, 1, 0};
 static const char *const figure_names[4] = {"spikes_00", "spikes_01", "spikes_10", "spikes_11"};
 
-int task_spike_check(const struct task_instance *t, const struct nn_plan *plan,
+int task_spike_state(const struct task_instance *t, const struct nn_plan *plan, struct nn_state **s,
                      struct tv_error *err)
 {
+    *s = NULL;
     if (!nn_plan_spiking(plan))
         return tv_error_set(err, TV_EINVAL,
                             "%s: the network has no spiking neuron (start the search from cuba "
                             "neurons: [genome] init_model = cuba)",
                             t->kind ? t->kind->name : "spiking task");
-    return 0;
+    return nn_state_new(plan, 1, s, err);
 }
 
 void task_spike_window(struct nn_state *s, const float *in, size_t window, size_t n_out,
@@ -41,18 +42,8 @@ void task_spike_window(struct nn_state *s, const float *in, size_t window, size_
 }
 
 static const struct task_key keys[2] = {
-    {.name = "window",
-     .type = TASK_KEY_INT,
-     .def = 20,
-     .min = 1,
-     .max = 100000,
-     .doc = "steps each pattern runs, inputs held as currents"},
-    {.name = "spikes",
-     .type = TASK_KEY_INT,
-     .def = 3,
-     .min = 1,
-     .max = 100000,
-     .doc = "output spikes that count as a full 1"},
+    TASK_SPIKE_KEY("window", 20, 100000, "steps each pattern runs, inputs held as currents"),
+    TASK_SPIKE_KEY("spikes", 3, 100000, "output spikes that count as a full 1"),
 };
 
 TASK_OPEN_SHAPE(spike_xor_open, 3, 1, GENOME_ACT_IDENTITY, 16)
@@ -61,10 +52,8 @@ static int spike_xor_evaluate(const struct task_instance *t, const struct nn_pla
                               struct tv_rng *rng, struct task_result *out, struct tv_error *err)
 {
     (void)rng;
-    int rc = task_spike_check(t, plan, err);
     struct nn_state *s = NULL;
-    if (!rc)
-        rc = nn_state_new(plan, 1, &s, err);
+    int rc = task_spike_state(t, plan, &s, err);
     if (rc)
         return rc;
     size_t window = (size_t)t->params.v[0].i;

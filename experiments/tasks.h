@@ -21,9 +21,15 @@ extern const struct task_kind task_spike_pole1;
 /* ---- spiking tasks (spike_xor.c, spike_pole1.c) --------------------------- */
 
 #define TASK_SPIKE_MAX_OUT 8
-/* 0 if plan is a spiking network, else TV_EINVAL naming the task and the
- * config key that starts a search from spiking neurons. */
-int task_spike_check(const struct task_instance *t, const struct nn_plan *plan,
+/* A whole-number [task] key of a spiking task, in [1, max]. */
+#define TASK_SPIKE_KEY(name_, def_, max_, doc_)                                                    \
+    {                                                                                              \
+        .name = name_, .type = TASK_KEY_INT, .def = def_, .min = 1, .max = max_, .doc = doc_       \
+    }
+/* A state (batch 1) of plan into *s if plan is a spiking network, else
+ * TV_EINVAL naming the task and the config key that starts a search from
+ * spiking neurons; TV_ENOMEM. */
+int task_spike_state(const struct task_instance *t, const struct nn_plan *plan, struct nn_state **s,
                      struct tv_error *err);
 /* Runs `window` steps of s (batch 1) with the inputs in[] held, counting the
  * spikes of each of the first n_out (<= TASK_SPIKE_MAX_OUT) outputs into

@@ -24,6 +24,7 @@ struct nn_spike_layers {
     float *w;                     /* [n][fanout], the weights out of each neuron */
     uint32_t *list;               /* [n_layers][ring][width]: neurons that spiked, ascending */
     uint32_t *n_list;             /* [n_layers][ring] */
+    uint8_t *flag;                /* [width + 8]: spiked in the step being made */
     uint64_t t, spikes, hash;
 };
 
@@ -43,6 +44,7 @@ void nn_spike_layers_free(struct nn_spike_layers *s)
     free(s->w);
     free(s->list);
     free(s->n_list);
+    free(s->flag);
     free(s);
 }
 
@@ -79,7 +81,8 @@ int nn_spike_layers_new(const struct nn_spike_layers_spec *sp, struct nn_spike_l
     s->w = malloc(s->n * s->fanout * sizeof *s->w);
     s->list = malloc(s->n * s->ring * sizeof *s->list);
     s->n_list = calloc(s->n_layers * s->ring, sizeof *s->n_list);
-    if (!s->v || !s->w || !s->list || !s->n_list) {
+    s->flag = calloc(s->width + 8, 1);
+    if (!s->v || !s->w || !s->list || !s->n_list || !s->flag) {
         nn_spike_layers_free(s);
         return tv_error_set(err, TV_ENOMEM,
                             "layered spiking network: out of memory for %zu "
@@ -185,6 +188,8 @@ static void layer_step(struct nn_spike_layers *s, size_t l, uint64_t t, size_t a
     double *restrict v = s->v + base, *restrict cur = s->cur + base, *restrict cnt = s->cnt + base;
     const double *restrict rest = s->rest + base;
     const double dm = s->dm, ds = s->ds, ce = s->ce, th = s->threshold, ref = s->ref_m1;
+    uint8_t *restrict flag = s->flag;
+    /* one branch-free pass the compiler vectorises, then the rare spikes */
     for (size_t j = a; j < b; j++) {
         double e = cur[j], vj = v[j], c = cnt[j];
         double vn = rest[j] + (vj - rest[j]) * dm + e * ce;
@@ -194,7 +199,18 @@ static void layer_step(struct nn_spike_layers *s, size_t l, uint64_t t, size_t a
         int spk = !frozen && vv > th;
         v[j] = spk ? 0.0 : vv;
         cnt[j] = spk ? ref : frozen ? c - 1 : c;
-        if (spk) {
+        flag[j] = (uint8_t)spk;
+    }
+    for (size_t j = a; j < b; j++) {
+        if (j + 8 <= b) { /* eight at a time while they are silent */
+            uint64_t word;
+            memcpy(&word, flag + j, 8);
+            if (!word) {
+                j += 7;
+                continue;
+            }
+        }
+        if (flag[j]) {
             out[nf++] = (uint32_t)j;
             s->hash += mix((uint64_t)(base + j) << 32 ^ t);
         }
