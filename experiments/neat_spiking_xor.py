@@ -9,8 +9,9 @@ replaced by empty stand-ins because only the evolution is timed.
     python3 experiments/neat_spiking_xor.py /tmp/neat-python [--seeds 1,2,3]
         [--generations 300]
 
-Prints one line per seed: solved or not, generations, evaluations (genomes
-evaluated, pop_size per generation), wall time; then a summary. Without the
+Prints a line per generation (evaluations so far, best fitness, CPU time)
+and one per seed: solved or not, generations, evaluations (genomes
+evaluated, pop_size per generation), wall and CPU time; then a summary. Without the
 tree it says so and exits 0 (the comparison is skipped)."""
 import argparse
 import importlib.util
@@ -56,22 +57,29 @@ def main():
         config.output_nodes = 2  # as the example does
         pop = neat.population.Population(config)
         count = [0]
+        c0 = time.process_time()
 
         def evaluate(genomes, conf):
+            best_now = -1e9
             for _, g in genomes:
                 g.fitness = ex.eval_genome(g, conf)
                 count[0] += 1
+                best_now = max(best_now, g.fitness)
+            print(f"  seed {seed} generation {pop.generation}: evaluations {count[0]} "
+                  f"best {best_now:.4f} cpu_s {time.process_time() - c0:.1f}", flush=True)
 
         t0 = time.time()
         best = pop.run(evaluate, a.generations)
         wall = time.time() - t0
+        cpu = time.process_time() - c0
         solved = best.fitness >= config.fitness_threshold
         n_solved += solved
         times.append(wall)
         if solved:
             evals_solved.append(count[0])
         print(f"seed {seed}: solved {int(solved)} generations {pop.generation} "
-              f"evaluations {count[0]} best_fitness {best.fitness:.4f} wall_s {wall:.1f}",
+              f"evaluations {count[0]} best_fitness {best.fitness:.4f} wall_s {wall:.1f} "
+              f"cpu_s {cpu:.1f}",
               flush=True)
     mean = sum(evals_solved) / len(evals_solved) if evals_solved else float("nan")
     print(f"solved {n_solved}/{len(times)} mean_evaluations_solved {mean:.0f} "

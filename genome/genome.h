@@ -23,6 +23,8 @@
  *   - weights, biases finite; depth in [0, 1]; inputs at depth 0, outputs at 1;
  *   - a known model, its parameters within their table ranges, unused
  *     parameter slots 0;
+ *   - delays in [1, GENOME_MAX_DELAY], and 1 unless the connection goes from a
+ *     non-input into a cuba neuron ("synaptic delays" below);
  *   - at least one input and one output; sizes within the limits.
  *
  * Semantics (nn/ implements them): a connection with depth(from) < depth(to)
