@@ -23,6 +23,8 @@
  *   - weights, biases finite; depth in [0, 1]; inputs at depth 0, outputs at 1;
  *   - a known model, its parameters within their table ranges, unused
  *     parameter slots 0;
+ *   - delays in [1, GENOME_MAX_DELAY], and 1 unless the connection goes from a
+ *     non-input into a cuba neuron ("synaptic delays" below);
  *   - at least one input and one output; sizes within the limits.
  *
  * Semantics (nn/ implements them): a connection with depth(from) < depth(to)
@@ -154,6 +156,8 @@ struct genome {
     size_t n_neurons, cap_neurons;
     struct genome_conn *conns; /* [n_conns], sorted by (from, to) */
     size_t n_conns, cap_conns;
+    uint16_t *delays; /* NULL (every delay 1) or [n_conns]: delay of conns[i] ("synaptic delays") */
+    size_t cap_delays;
 };
 
 /* Size limits, enforced before allocation when decoding and parsing. */
@@ -356,6 +360,9 @@ struct genome_mutation {
     double del_neuron_rate;      /* remove a random hidden neuron and its connections */
     double act_change_rate;      /* per hidden neuron */
     uint32_t act_choices;        /* bit mask of activations act_change may pick */
+    double delay_rate;           /* per connection that may have a delay (synaptic delays):
+                                    delay += 1 or -1 at random, held in [1, delay_max] */
+    size_t delay_max;            /* <= GENOME_MAX_DELAY; 0 or 1: delays are not mutated */
     int hidden_act;              /* activation of neurons made by a split */
     struct genome_limits limits; /* structural mutations stop at these sizes */
 };
@@ -405,15 +412,41 @@ size_t genome_sketch_first_below(const struct genome_sketch *mine, const struct 
                                  size_t from, size_t n, const struct genome_distance_cfg *cfg,
                                  double threshold);
 
+/* ---- synaptic delays --------------------------------------------------
+ * A connection of a spiking network may carry a delay: the steps a spike
+ * takes over it, 1..GENOME_MAX_DELAY (nn.h says when it arrives). The delays
+ * live beside the connections, g->delays[i] for g->conns[i], so that a
+ * connection stays 12 bytes and genomes without delays pay nothing: NULL
+ * means every delay is 1, and genome_reset() returns to NULL. A delay other
+ * than 1 is valid only on a connection from a non-input neuron into a cuba
+ * neuron: a rate network's only delay is the one step of its recurrent
+ * connections (depth decides it), and an input's value is a current of the
+ * step it is given. The functions of this header keep delays in step with
+ * the connections (add, push, remove, canonicalize, copy, equal, crossover
+ * carries a matching gene's delay with its weight, mutate); code that writes
+ * g->conns itself must see delays == NULL or keep them too. */
+#define GENOME_MAX_DELAY 1024
+/* The delay of connection i (1 when g has no delays). */
+static inline unsigned genome_conn_delay(const struct genome *g, size_t i)
+{
+    return g->delays ? g->delays[i] : 1u;
+}
+/* Sets the delay of connection i (< n_conns), making the delay array if g
+ * has none; the range is genome_validate()'s to check. 0 or TV_ENOMEM. */
+int genome_set_delay(struct genome *g, size_t i, unsigned delay, struct tv_error *err);
+/* 1 when some connection's delay is not 1. */
+int genome_has_delays(const struct genome *g);
+
 /* ---- format versions --------------------------------------------------
  * Version 1 (both forms) holds rate neurons only; version 2 adds each
  * neuron's model and parameters. Readers take both. Writers write the OLDEST
  * version that can express the genome: version 1 when every neuron is a rate
  * neuron with its parameters (none today) at their defaults, byte for byte
  * as before version 2 existed, so that databases, champions and messages of
- * such genomes do not change; version 2 otherwise. */
-#define GENOME_FORMAT_VERSION 2 /* the newest this program reads and writes */
-/* The version genome_encode() and genome_write_text() use for g: 1 or 2. */
+ * such genomes do not change; version 2 otherwise. Version 3 adds the
+ * connections' delays and is written only when a delay is not 1. */
+#define GENOME_FORMAT_VERSION 3 /* the newest this program reads and writes */
+/* The version genome_encode() and genome_write_text() use for g: 1, 2 or 3. */
 int genome_format_version(const struct genome *g);
 
 /* ---- msgpack codec ----------------------------------------------------- */
@@ -423,7 +456,9 @@ int genome_format_version(const struct genome *g);
  * where bin holds n_conns records of 12 bytes (from u32, to u32, weight f32,
  * little-endian). About 12 bytes per connection. In version 2 each neuron is
  *   [id, kind, act, bias, depth, model, param_0, ..., param_{n-1}]
- * with exactly the model's n_params parameters (float32). */
+ * with exactly the model's n_params parameters (float32). Version 3 is
+ * version 2 with a fifth element, a bin of n_conns little-endian uint16
+ * delays: ["trevo-genome", 3, neurons, bin, delays]. */
 int genome_encode(const struct genome *g, struct tv_buf *out, struct tv_error *err);
 /* Decodes data[0..len) into g (reset first) and validates it. Sizes are
  * checked against limits (NULL: defaults) before anything is allocated; every
@@ -447,7 +482,10 @@ int genome_decode_general(struct genome *g, const void *data, size_t len,
  * ("trevo-net 2") lets a neuron line go on with its model and parameters,
  *   neuron ID KIND DEPTH ACT BIAS MODEL NAME=VALUE...
  * (the writer gives every parameter; the reader takes them in any order,
- * defaults for those left out); a line without a model is a rate neuron. */
+ * defaults for those left out); a line without a model is a rate neuron.
+ * Version 3 ("trevo-net 3") lets a connection line end with its delay,
+ *   conn FROM TO WEIGHT delay=D
+ * (the writer gives it when D is not 1; left out, the delay is 1). */
 int genome_write_text(const struct genome *g, FILE *f, struct tv_error *err);
 /* Parses text[0..len); `name` is used in messages ("net.txt:7: ..."). Lines
  * after the header may come in any order; '#' starts a comment. The result is

@@ -29,6 +29,7 @@ double master_bench_time_pair(struct master_timed *a, struct master_timed *b, do
 
 /* `trevo net bench --cuba` (cmd_spike.c): argv as master_cmd_net_bench got it. */
 int master_cmd_net_bench_cuba(int argc, char **argv);
+int master_cmd_net_bench_layers(int argc, char **argv); /* --spike-layers, cmd_spike.c */
 
 /* `trevo net bench --conv` (cmd_conv.c): argv as master_cmd_net_bench got it. */
 int master_cmd_net_bench_conv(int argc, char **argv);

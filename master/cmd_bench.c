@@ -463,8 +463,9 @@ int master_cmd_net_bench(int argc, char **argv)
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--cuba"))
             return master_cmd_net_bench_cuba(argc, argv);
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--conv"))
+        else if (!strcmp(argv[i], "--spike-layers"))
+            return master_cmd_net_bench_layers(argc, argv);
+        else if (!strcmp(argv[i], "--conv"))
             return master_cmd_net_bench_conv(argc, argv);
     if (master_wants_help(argc, argv)) {
         bench_usage(stdout);

@@ -504,3 +504,172 @@ int master_cmd_net_bench_cuba(int argc, char **argv)
     cuba_free(&c);
     return rc ? master_fail(&err) : 0;
 }
+
+/* ---- trevo net bench --spike-layers: frustum tiles against layer by layer --- */
+
+static void layers_usage(FILE *f)
+{
+    fprintf(f, "usage: trevo net bench --spike-layers L,N,FANOUT [--delay D] [--window W]\n"
+               "                       [--tile T] [--steps S] [--seed N]\n"
+               "A layered spiking network (nn.h, \"layered spiking networks\": L layers of N\n"
+               "cuba neurons, each reaching FANOUT neighbours of the next layer with delay D)\n"
+               "run S steps layer by layer and in frustum tiles (T neurons of every layer for\n"
+               "W <= D steps at a time); checks that both give the same spikes and potentials\n"
+               "and prints their times, the speed-up and a model of the bytes moved.\n"
+               "Defaults: D 8, W = D, T so that a column's state fills half the L2 cache,\n"
+               "S 400 (a multiple of W).\n");
+}
+
+struct layers_args {
+    struct nn_spike_layers_spec sp;
+    size_t window, tile, steps;
+};
+
+static int parse_size_list(const char *v, size_t *out, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        char *end;
+        errno = 0;
+        unsigned long long x = strtoull(v, &end, 10);
+        if (end == v || errno || x == 0 || x > (1ull << 31) || *end != (k + 1 < n ? ',' : '\0'))
+            return -1;
+        out[k] = (size_t)x;
+        v = end + 1;
+    }
+    return 0;
+}
+
+static int parse_layers_args(int argc, char **argv, struct layers_args *a, struct tv_error *err)
+{
+    a->sp = (struct nn_spike_layers_spec){
+        .delay = 8, .weight = 0.4, .tau_m = 10, .tau_syn = 5, .threshold = 1, .refractory = 2};
+    a->sp.seed = 1;
+    a->window = 0;
+    a->tile = 0;
+    a->steps = 400;
+    int have = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i];
+        if (i + 1 >= argc)
+            return tv_error_set(err, TV_EINVAL, "%s: expected a value", o);
+        const char *v = argv[++i];
+        size_t x[3];
+        if (!strcmp(o, "--spike-layers")) {
+            if (parse_size_list(v, x, 3))
+                return tv_error_set(err, TV_EINVAL,
+                                    "--spike-layers: expected L,N,FANOUT (positive), got '%s'", v);
+            a->sp.n_layers = x[0];
+            a->sp.width = x[1];
+            a->sp.fanout = x[2];
+            have = 1;
+        } else if (!strcmp(o, "--delay") || !strcmp(o, "--window") || !strcmp(o, "--tile") ||
+                   !strcmp(o, "--steps") || !strcmp(o, "--seed")) {
+            if (parse_size_list(v, x, 1))
+                return tv_error_set(err, TV_EINVAL, "%s: expected a positive integer, got '%s'", o,
+                                    v);
+            if (!strcmp(o, "--delay"))
+                a->sp.delay = (uint32_t)(x[0] > NN_SPIKE_MAX_DELAY ? 0 : x[0]);
+            else if (!strcmp(o, "--window"))
+                a->window = x[0];
+            else if (!strcmp(o, "--tile"))
+                a->tile = x[0];
+            else if (!strcmp(o, "--steps"))
+                a->steps = x[0];
+            else
+                a->sp.seed = x[0];
+        } else {
+            return tv_error_set(err, TV_EINVAL, "unknown option '%s'", o);
+        }
+    }
+    if (!have)
+        return tv_error_set(err, TV_EINVAL, "--spike-layers L,N,FANOUT is required");
+    if (!a->window)
+        a->window = a->sp.delay;
+    if (!a->tile) { /* a column's state (24 bytes a neuron) in half the L2 */
+        long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+        size_t half = (l2 > 0 ? (size_t)l2 : 1u << 20) / 2;
+        a->tile = half / (24 * a->sp.n_layers);
+        a->tile = a->tile < 64 ? 64 : a->tile / 64 * 64;
+    }
+    return 0;
+}
+
+/* Runs s for `steps` in the given schedule from its reset: the median CPU
+ * time of `reps` runs (CPU time, not wall: the machine is shared, and a
+ * stall on memory is CPU time too). */
+static int time_layers(struct nn_spike_layers *s, size_t steps, size_t window, size_t tile,
+                       int reps, double *wall, struct tv_error *err)
+{
+    double w[9];
+    for (int r = 0; r < reps; r++) {
+        nn_spike_layers_reset(s);
+        double t0 = cpu_now();
+        int rc = nn_spike_layers_run(s, steps, window, tile, err);
+        if (rc)
+            return rc;
+        w[r] = cpu_now() - t0;
+    }
+    *wall = master_bench_median(w, reps);
+    return 0;
+}
+
+int master_cmd_net_bench_layers(int argc, char **argv)
+{
+    if (master_wants_help(argc, argv)) {
+        layers_usage(stdout);
+        return 0;
+    }
+    struct tv_error err = {0};
+    struct layers_args a;
+    if (parse_layers_args(argc, argv, &a, &err)) {
+        fprintf(stderr, "trevo net bench --spike-layers: %s\n", err.msg);
+        layers_usage(stderr);
+        return 2;
+    }
+    struct nn_spike_layers *s = NULL;
+    int rc = nn_spike_layers_new(&a.sp, &s, &err);
+    size_t n = a.sp.n_layers * a.sp.width;
+    double w_layer = 0, w_frustum = 0;
+    const int reps = 3;
+    if (!rc)
+        rc = time_layers(s, a.steps, 1, 0, reps, &w_layer, &err);
+    uint64_t spikes = s ? nn_spike_layers_spikes(s) : 0, hash = s ? nn_spike_layers_hash(s) : 0;
+    double *v = rc ? NULL : malloc(n * sizeof *v);
+    if (!rc && !v)
+        rc = tv_error_set(&err, TV_ENOMEM, "out of memory");
+    if (!rc) {
+        memcpy(v, nn_spike_layers_v(s), n * sizeof *v);
+        rc = time_layers(s, a.steps, a.window, a.tile, reps, &w_frustum, &err);
+    }
+    if (!rc) {
+        int same = nn_spike_layers_spikes(s) == spikes && nn_spike_layers_hash(s) == hash &&
+                   !memcmp(v, nn_spike_layers_v(s), n * sizeof *v);
+        size_t state = nn_spike_layers_state_bytes(s);
+        /* the model: layer by layer reads and writes the whole state every
+         * step; frustum tiles once a window (a column fits in the cache);
+         * both read the weights of every spike */
+        double weights = (double)spikes * (double)a.sp.fanout * 4;
+        double m_layer = 2.0 * (double)state * (double)a.steps + weights;
+        double m_frustum = 2.0 * (double)state * (double)a.steps / (double)a.window + weights;
+        long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+        printf("network: %zu layers x %zu neurons, fan-out %zu, delay %u; %zu steps\n",
+               a.sp.n_layers, a.sp.width, a.sp.fanout, a.sp.delay, a.steps);
+        printf("state: %.1f MiB (v, I, count); L2 %.1f MiB; column tile %zu neurons x %zu "
+               "layers = %.0f KiB, window %zu steps\n",
+               (double)state / 1048576.0, l2 > 0 ? (double)l2 / 1048576.0 : 0.0, a.tile,
+               a.sp.n_layers, (double)(a.tile * a.sp.n_layers * 24) / 1024.0, a.window);
+        printf("spikes: %llu (%.4f per neuron-step)\n", (unsigned long long)spikes,
+               (double)spikes / ((double)n * (double)a.steps));
+        printf("identical: %s\n", same ? "yes" : "NO");
+        printf("layer_by_layer_cpu_s: %.4f\nfrustum_cpu_s: %.4f\nspeedup: %.2f\n", w_layer,
+               w_frustum, w_layer / w_frustum);
+        printf("model_bytes_layer_by_layer: %.0f\nmodel_bytes_frustum: %.0f\n"
+               "model_traffic_saved: %.1f%%\n",
+               m_layer, m_frustum, 100.0 * (1 - m_frustum / m_layer));
+        if (!same)
+            rc = tv_error_set(&err, TV_ESTATE, "frustum tiles and layer by layer differ");
+    }
+    free(v);
+    nn_spike_layers_free(s);
+    return rc ? master_fail(&err) : 0;
+}

@@ -268,8 +268,9 @@ void nn_reference_step(struct nn_reference *r, const float *in, float *out);
  * that a network imported from Brian2 follows the same trajectory.
  *
  * Compiled from a genome, neurons are numbered inputs first, then the others,
- * each by ascending id; every non-input must be a cuba neuron; every
- * connection has delay 1 (delays are not genes yet). Through nn_plan_compile,
+ * each by ascending id; every non-input must be a cuba neuron; a
+ * connection's delay is its gene (genome.h, "synaptic delays"; 1 when the
+ * genome has none). Through nn_plan_compile,
  * such a genome gives a plan of one NN_OP_SPIKE op, and nn_step's out[k] is
  * 1 if output k spiked in that step, else 0 (batch 1 only).
  *
@@ -314,6 +315,9 @@ int nn_spike_new_reference(const struct nn_spike_desc *d, struct nn_spike **out,
 int nn_spike_desc_from_genome(const struct genome *g, struct nn_spike_desc *d, uint32_t **out_idx,
                               struct tv_error *err);
 void nn_spike_desc_free(struct nn_spike_desc *d);
+/* 1 when p is the plan of a spiking network (nn_plan_compile of a genome
+ * with cuba neurons), else 0. */
+int nn_plan_spiking(const struct nn_plan *p);
 void nn_spike_free(struct nn_spike *s); /* NULL is a no-op */
 /* Back to rest: v = rest + bias, currents 0, no pending spike, no
  * refractory neuron, counters 0. */
@@ -338,5 +342,58 @@ const double *nn_spike_v(const struct nn_spike *s);
 uint64_t nn_spike_steps(const struct nn_spike *s);
 uint64_t nn_spike_n_spikes(const struct nn_spike *s);
 uint64_t nn_spike_n_events(const struct nn_spike *s);
+
+/* ---- layered spiking networks in frustum tiles -----------------------------
+ * A benchmark-sized layered network of cuba neurons (one synaptic current,
+ * tau_syn) too large for the caches: n_layers layers of `width` neurons;
+ * neuron i of layer l connects to the `fanout` neurons (i + k - fanout/2) mod
+ * width, k in [0, fanout), of layer l + 1 (a local receptive field), each
+ * with its own weight, all with the same delay D. Layer 0 is driven by its
+ * rest potentials. Only spikes travel between layers: layer l keeps the
+ * sorted list of its neurons that spiked at each of its last 2D steps, and
+ * layer l + 1 adds the weights of layer l's list of step t - D into its
+ * currents at the start of its step t.
+ *
+ * Two schedules of the same steps. Layer by layer (window 1, one tile):
+ * every step updates every layer in turn, streaming the whole state through
+ * the caches once a step. Frustum tiles (window W, tile T): for each window
+ * of W steps, for each tile of T neurons, for each layer, the W steps of that
+ * tile of that layer -- a column of the network stays in cache for W steps.
+ * The exact condition that makes this valid: every connection from layer l
+ * to l + 1 has delay D >= W (here: one delay D for all, 1 <= W <= D). Then
+ * layer l + 1 over steps t..t+W-1 reads only layer l's spikes of steps
+ * <= t + W - 1 - D <= t - 1, all made in earlier windows; within a window the
+ * layers do not depend on one another, and the lists of steps being written
+ * (t..t+W-1) and read (t-D..t+W-1-D) never share a slot of the ring of 2D.
+ * Both schedules add the weights into each current in the same order
+ * (ascending source, one step's list at a time): the spike trains and the
+ * potentials are the same bits (tests/test_spike.c), whatever W and T. */
+struct nn_spike_layers_spec {
+    size_t n_layers, width, fanout;
+    uint32_t delay;                   /* D, 1..NN_SPIKE_MAX_DELAY */
+    double weight;                    /* each weight uniform in [0.5, 1.5] x weight */
+    double tau_m, tau_syn, threshold; /* steps; reset 0 */
+    uint32_t refractory;              /* steps */
+    uint64_t seed;
+};
+struct nn_spike_layers;
+/* TV_EINVAL naming the bad size, TV_ENOMEM. */
+int nn_spike_layers_new(const struct nn_spike_layers_spec *sp, struct nn_spike_layers **out,
+                        struct tv_error *err);
+void nn_spike_layers_free(struct nn_spike_layers *s); /* NULL is a no-op */
+/* Back to the starting state (potentials spread over [0, 1), no spikes). */
+void nn_spike_layers_reset(struct nn_spike_layers *s);
+/* Runs `steps` steps in windows of `window` steps and tiles of `tile`
+ * neurons (0 or width: one tile); window 1 with one tile is layer by layer.
+ * TV_EINVAL when window is not in [1, D] or does not divide steps. */
+int nn_spike_layers_run(struct nn_spike_layers *s, size_t steps, size_t window, size_t tile,
+                        struct tv_error *err);
+/* Spikes since the reset; an order-free hash of their (neuron, step). */
+uint64_t nn_spike_layers_spikes(const struct nn_spike_layers *s);
+uint64_t nn_spike_layers_hash(const struct nn_spike_layers *s);
+/* Potentials [n_layers * width] (borrowed). */
+const double *nn_spike_layers_v(const struct nn_spike_layers *s);
+/* Bytes of the per-neuron state the update streams: v, I and the count. */
+size_t nn_spike_layers_state_bytes(const struct nn_spike_layers *s);
 
 #endif

@@ -18,3 +18,12 @@ echo
 echo '```'
 cat "$out"
 echo '```'
+echo
+echo "### Frustum tiles against layer by layer"
+echo
+echo "\`trevo net bench --spike-layers 8,131072,16 --steps 96\` (load average at the start:"
+echo "$(cut -d' ' -f1-3 /proc/loadavg)):"
+echo
+echo '```'
+"$trevo" net bench --spike-layers 8,131072,16 --steps 96
+echo '```'
