@@ -10,6 +10,7 @@
 
 #include "failalloc.h"
 #include "genome.h"
+#include "nn.h"
 #include "testutil.h"
 
 /* A 6x6 image (input neurons 0..35), two outputs (36, 37); channel 0 is the
@@ -510,6 +511,100 @@ static void test_genome_conv_alloc_failures(void **state)
     genome_free(g);
 }
 
+/* ---- plans ------------------------------------------------------------- */
+
+/* The plan of g against the reference, `steps` steps of random inputs of a
+ * batch (nn_step and, batched, nn_step_feature_major). */
+static void check_plan(const struct genome *g, size_t batch, uint64_t seed)
+{
+    struct tv_error err = {0};
+    struct nn_plan *p = NULL;
+    struct nn_state *s = NULL, *sf = NULL;
+    struct nn_reference *r = NULL;
+    assert_ok(nn_plan_compile(g, NULL, &p, &err), &err);
+    assert_ok(nn_state_new(p, batch, &s, &err), &err);
+    assert_ok(nn_state_new(p, batch, &sf, &err), &err);
+    assert_ok(nn_reference_new(g, batch, &r, &err), &err);
+    size_t n_in = nn_plan_n_inputs(p), n_out = nn_plan_n_outputs(p);
+    float *in = malloc(n_in * batch * sizeof *in), *fm = malloc(n_in * batch * sizeof *fm);
+    float *a = malloc(n_out * batch * sizeof *a), *b = malloc(n_out * batch * sizeof *b);
+    float *c = malloc(n_out * batch * sizeof *c);
+    assert_true(in && fm && a && b && c);
+    struct tv_rng rng;
+    tv_rng_init(&rng, seed, 7, 7);
+    for (int step = 0; step < 3; step++) {
+        for (size_t k = 0; k < n_in * batch; k++)
+            in[k] = (float)(2 * tv_rng_uniform(&rng) - 1);
+        for (size_t bi = 0; bi < batch; bi++)
+            for (size_t k = 0; k < n_in; k++)
+                fm[k * batch + bi] = in[bi * n_in + k];
+        nn_step(s, in, a);
+        nn_reference_step(r, in, b);
+        nn_step_feature_major(sf, fm, c);
+        for (size_t bi = 0; bi < batch; bi++)
+            for (size_t k = 0; k < n_out; k++) {
+                float x = a[bi * n_out + k], y = b[bi * n_out + k], z = c[k * batch + bi];
+                if (!(fabsf(x - y) <= 1e-5f * (1 + fabsf(y))) ||
+                    !(fabsf(z - y) <= 1e-5f * (1 + fabsf(y))))
+                    fail_msg("seed %llu batch %zu step %d sample %zu output %zu: plan %g, "
+                             "feature-major %g, reference %g",
+                             (unsigned long long)seed, batch, step, bi, k, (double)x, (double)z,
+                             (double)y);
+            }
+    }
+    free(in);
+    free(fm);
+    free(a);
+    free(b);
+    free(c);
+    nn_reference_free(r);
+    nn_state_free(s);
+    nn_state_free(sf);
+    nn_plan_free(p);
+}
+
+static void test_nn_plan_conv_matches_reference(void **state)
+{
+    (void)state;
+    struct genome *g = conv_genome();
+    check_plan(g, 1, 0);
+    check_plan(g, 5, 1);
+    check_plan(g, 17, 2);
+    genome_free(g);
+}
+
+/* Random small convolutional genomes: the base grown and pruned by the
+ * convolutional and the ordinary operators. */
+static void test_nn_plan_conv_random_genomes_match_reference(void **state)
+{
+    (void)state;
+    struct genome_mutation m = conv_mutation();
+    m.conv.add_coef_rate = 1;
+    struct tv_error err = {0};
+    for (uint64_t seed = 0; seed < 12; seed++) {
+        struct genome *g = conv_genome();
+        struct tv_rng rng;
+        tv_rng_init(&rng, seed, 3, 4);
+        for (uint64_t k = 0; k < 5 + seed * 3; k++)
+            assert_ok(genome_mutate(g, &m, &rng, &err), &err);
+        check_plan(g, 1 + (seed % 3) * 7, seed);
+        genome_free(g);
+    }
+}
+
+static void test_nn_plan_conv_trainable_fails(void **state)
+{
+    (void)state;
+    struct genome *g = conv_genome();
+    struct tv_error err = {0};
+    struct nn_plan *p = NULL;
+    struct nn_opts o = {.trainable = 1};
+    assert_error(nn_plan_compile(g, &o, &p, &err), &err, TV_EINVAL,
+                 "nn_opts.trainable: a genome with channels");
+    assert_null(p);
+    genome_free(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -528,6 +623,9 @@ int main(void)
         cmocka_unit_test(test_genome_mutate_conv_perturbs_coefficients),
         cmocka_unit_test(test_genome_crossover_conv_aligns_by_key),
         cmocka_unit_test(test_genome_conv_alloc_failures),
+        cmocka_unit_test(test_nn_plan_conv_matches_reference),
+        cmocka_unit_test(test_nn_plan_conv_random_genomes_match_reference),
+        cmocka_unit_test(test_nn_plan_conv_trainable_fails),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
