@@ -631,7 +631,12 @@ int genome_read_text(struct genome *g, const char *text, size_t len, const char 
  * with |weight|; each neuron is labelled with its id, activation, (if not
  * 0) bias and, unless it is a rate neuron, its model and every parameter
  * ("threshold=1"). Every connection is exactly one line "    nFROM -> nTO [...];", so
- * the edges can be counted with grep. title (may be NULL) is printed above the
+ * the edges can be counted with grep. A channel is one node "cID" (a box
+ * with its map, pooling and activation), a filter one edge "cFROM -> cTO"
+ * labelled with its coefficient count and kernel, and the connections from
+ * a hidden channel's pixels to a neuron one dotted edge "cID -> nTO"
+ * labelled with their count (so the "nFROM -> nTO" lines are the other
+ * connections). title (may be NULL) is printed above the
  * drawing, escaped. g is validated first: TV_EINVAL naming the bad gene if it
  * is not valid, TV_ENOMEM; on error out is as it was. */
 int genome_write_dot(const struct genome *g, const char *title, struct tv_buf *out,

@@ -175,6 +175,17 @@ struct nn_state {
 
 /* ---- convolutional plans (conv_plan.c) ------------------------------------ */
 
+/* 0, or TV_EINVAL when g has channels, for the paths that run only plain
+ * triplets ("fn: a genome with channels (convolutional) is not supported"). */
+static inline int nn_no_channels(const struct genome *g, const char *fn, struct tv_error *err)
+{
+    return g->n_channels ? tv_error_set(err, TV_EINVAL,
+                                        "%s: a genome with channels (convolutional) is not "
+                                        "supported",
+                                        fn)
+                         : 0;
+}
+
 /* The plan of a genome with channels (nn_plan_compile calls it). */
 int nn_conv_plan_compile(const struct genome *g, const struct nn_opts *o, struct nn_plan **out,
                          struct tv_error *err);

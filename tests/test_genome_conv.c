@@ -11,7 +11,9 @@
 #include "failalloc.h"
 #include "genome.h"
 #include "nn.h"
+#include "quant.h"
 #include "testutil.h"
+#include "train.h"
 
 /* A 6x6 image (input neurons 0..35), two outputs (36, 37); channel 0 is the
  * image, channel 2 a 6x6 map (3x3, pad 1) at depth 0.25, channel 1 a 4x4 map
@@ -511,6 +513,26 @@ static void test_genome_conv_alloc_failures(void **state)
     genome_free(g);
 }
 
+static void test_genome_write_dot_conv_channels_as_nodes(void **state)
+{
+    (void)state;
+    struct genome *g = conv_genome();
+    struct tv_buf b = {0};
+    struct tv_error err = {0};
+    assert_ok(genome_write_dot(g, "conv", &b, &err), &err);
+    assert_ok(tv_buf_append(&b, "", 1), &err);
+    const char *s = (const char *)b.data;
+    assert_non_null(strstr(s, "    c1 [label=\"channel 1\\n4x4\\nrelu\\npool 2: 2x2\\nb=0.1\", "
+                              "shape=box3d];\n"));
+    assert_non_null(strstr(s, "    c0 -> c1 [label=\"3 of 3x3\", penwidth=2];\n"));
+    assert_non_null(strstr(s, "    c1 -> n36 [label=\"2\", style=dotted];\n"));
+    assert_non_null(strstr(s, "    c2 -> n37 [label=\"1\", style=dotted];\n"));
+    assert_non_null(strstr(s, "    n5 -> n36 ["));
+    assert_null(strstr(s, "n100"));
+    tv_buf_free(&b);
+    genome_free(g);
+}
+
 /* ---- plans ------------------------------------------------------------- */
 
 /* The plan of g against the reference, `steps` steps of random inputs of a
@@ -605,6 +627,28 @@ static void test_nn_plan_conv_trainable_fails(void **state)
     genome_free(g);
 }
 
+/* The paths that run plain triplets only refuse a genome with channels. */
+static void test_nn_triplet_only_paths_refuse_channels(void **state)
+{
+    (void)state;
+    struct genome *g = conv_genome();
+    struct tv_error err = {0};
+    struct nn_trainer *t = NULL;
+    struct nn_train_opts o = {0};
+    o.lr = 0.1f;
+    o.max_batch = 1;
+    assert_error(nn_trainer_new(g, &o, &t, &err), &err, TV_EINVAL,
+                 "nn_trainer_new: a genome with channels (convolutional) is not supported");
+    struct nn_calib *c = NULL;
+    assert_error(nn_calib_new(g, NULL, &c, &err), &err, TV_EINVAL,
+                 "calibration: a genome with channels");
+    struct tv_buf b = {0};
+    assert_error(nn_net_export_c(g, "net", &b, &err), &err, TV_EINVAL,
+                 "export: a genome with channels");
+    tv_buf_free(&b);
+    genome_free(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -623,9 +667,11 @@ int main(void)
         cmocka_unit_test(test_genome_mutate_conv_perturbs_coefficients),
         cmocka_unit_test(test_genome_crossover_conv_aligns_by_key),
         cmocka_unit_test(test_genome_conv_alloc_failures),
+        cmocka_unit_test(test_genome_write_dot_conv_channels_as_nodes),
         cmocka_unit_test(test_nn_plan_conv_matches_reference),
         cmocka_unit_test(test_nn_plan_conv_random_genomes_match_reference),
         cmocka_unit_test(test_nn_plan_conv_trainable_fails),
+        cmocka_unit_test(test_nn_triplet_only_paths_refuse_channels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
