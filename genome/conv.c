@@ -249,8 +249,11 @@ void genome_remove_channel_at(struct genome *g, size_t i)
     if (c.kind == GENOME_CHANNEL_INPUT) /* its pixels are neurons: they stay */
         n_px = 0;
     for (size_t r = 0; r < g->n_conns; r++)
-        if (!(g->conns[r].from >= c.first && (uint64_t)g->conns[r].from - c.first < n_px))
+        if (!(g->conns[r].from >= c.first && (uint64_t)g->conns[r].from - c.first < n_px)) {
+            if (g->delays) /* (genome.h, "synaptic delays") */
+                g->delays[w] = g->delays[r];
             g->conns[w++] = g->conns[r];
+        }
     g->n_conns = w;
     memmove(&g->channels[i], &g->channels[i + 1], (g->n_channels - i - 1) * sizeof *g->channels);
     g->n_channels--;

@@ -19,7 +19,7 @@
  * image, channel 2 a 6x6 map (3x3, pad 1) at depth 0.25, channel 1 a 4x4 map
  * pooled 2x2 to 2x2 (pixels 100..103) at depth 0.5, fed from 0 and 2; a head
  * of plain connections from pixels. */
-static const char *const CONV_TEXT = "trevo-net 3\n"
+static const char *const CONV_TEXT = "trevo-net 4\n"
                                      "inputs 36\n"
                                      "outputs 2\n"
                                      "neuron 36 out 1 identity 0\n"
@@ -109,7 +109,7 @@ static void test_genome_read_text_conv_genes_in_order(void **state)
     assert_int_equal(g->n_channels, 3);
     assert_int_equal(g->n_filters, 3);
     assert_int_equal(g->n_coefs, 6);
-    assert_int_equal(genome_format_version(g), 3);
+    assert_int_equal(genome_format_version(g), 4);
     /* filter 0 -> 1: coefficients sorted by (ky, kx) */
     assert_int_equal(g->filters[0].from, 0);
     assert_int_equal(g->filters[0].to, 1);
@@ -213,8 +213,8 @@ static void test_genome_read_text_conv_lines_need_version_3(void **state)
 {
     (void)state;
     struct tv_error err = {0};
-    assert_error(read_changed("trevo-net 3\n", "trevo-net 2\n", &err), &err, TV_EINVAL,
-                 "c.txt:47: 'channel' lines need 'trevo-net 3'");
+    assert_error(read_changed("trevo-net 4\n", "trevo-net 3\n", &err), &err, TV_EINVAL,
+                 "c.txt:47: 'channel' lines need 'trevo-net 4'");
 }
 
 static void test_genome_validate_conv_feed_forward_head(void **state)
@@ -259,7 +259,7 @@ static void test_genome_write_text_conv_round_trip(void **state)
     struct genome *g = conv_genome(), *h = genome_new();
     struct tv_error err = {0};
     char *a = write_text(g);
-    assert_non_null(strstr(a, "trevo-net 3\n"));
+    assert_non_null(strstr(a, "trevo-net 4\n"));
     assert_non_null(strstr(a, "channel 1 hid 4 4 2 0.5 relu 0.100000001 100\n"));
     assert_non_null(strstr(a, "filter 0 1 3 3 1 0 0,0,0.5 1,1,-1 2,2,0.25\n"));
     assert_ok(genome_read_text(h, a, strlen(a), "a.txt", NULL, &err), &err);
@@ -279,7 +279,7 @@ static void test_genome_encode_conv_round_trip(void **state)
     struct tv_error err = {0};
     struct tv_buf a = {0}, b = {0};
     assert_ok(genome_encode(g, &a, &err), &err);
-    assert_int_equal(a.data[0], 0x96); /* an array of 6 */
+    assert_int_equal(a.data[0], 0x97); /* an array of 7 */
     assert_ok(genome_decode(h, a.data, a.len, NULL, &err), &err);
     assert_true(genome_equal(g, h));
     assert_ok(genome_decode_general(h, a.data, a.len, NULL, 1, &err), &err);
@@ -291,7 +291,7 @@ static void test_genome_encode_conv_round_trip(void **state)
     struct genome_limits few = {1000, 5};
     assert_error(genome_decode(h, a.data, a.len, &few, &err), &err, TV_ELIMIT,
                  "genome: 6 filter coefficients, more than the limit of 5");
-    /* a version 3 message must be an array of 6 */
+    /* a version 4 message must be an array of 7 */
     a.data[0] = 0x94;
     assert_int_not_equal(genome_decode(h, a.data, a.len, NULL, &err), 0);
     tv_buf_free(&a);
