@@ -97,7 +97,10 @@ int genome_reserve_conv(struct genome *g, size_t n_channels, size_t n_filters, s
 {
     if (tv_grow((void **)&g->channels, &g->cap_channels, n_channels, sizeof *g->channels, NULL) ||
         tv_grow((void **)&g->filters, &g->cap_filters, n_filters, sizeof *g->filters, NULL) ||
-        tv_grow((void **)&g->coefs, &g->cap_coefs, n_coefs, sizeof *g->coefs, NULL))
+        /* one more while there are filters: the array exists when a filter
+         * (even one without coefficients, before validation) points into it */
+        tv_grow((void **)&g->coefs, &g->cap_coefs, n_coefs + (n_filters > 0), sizeof *g->coefs,
+                NULL))
         return tv_error_set(err, TV_ENOMEM,
                             "genome: out of memory for %zu channels, %zu filters, %zu coefficients",
                             n_channels, n_filters, n_coefs);

@@ -516,7 +516,8 @@ static int validate_conn(const struct genome *g, const struct genome_idmap *map,
     if (!isfinite(c->weight))
         return tv_error_set(err, TV_EINVAL, "connection %zu (%u -> %u): weight is not finite", i,
                             c->from, c->to);
-    return genome_delays_check(g, i, g->neurons[f].kind, g->neurons[t].model, err);
+    int from_kind = f < 0 ? GENOME_HIDDEN : g->neurons[f].kind; /* (a pixel: not an input) */
+    return genome_delays_check(g, i, from_kind, g->neurons[t].model, err);
 }
 
 size_t genome_count_kind(const struct genome *g, int kind)
