@@ -21,7 +21,9 @@ int nn_spike_desc_from_genome(const struct genome *g, struct nn_spike_desc *d, u
     memset(d, 0, sizeof *d);
     if (out_idx)
         *out_idx = NULL;
-    int rc = genome_validate(g, NULL, err);
+    int rc = nn_no_channels(g, "spiking network", err);
+    if (!rc)
+        rc = genome_validate(g, NULL, err);
     if (rc)
         return rc;
     size_t n = g->n_neurons, n_in = genome_count_kind(g, GENOME_INPUT);
