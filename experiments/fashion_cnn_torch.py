@@ -8,7 +8,8 @@ coefficient present:
   [linear C2*7*7 -> H, ReLU,]  linear -> 10, softmax cross-entropy.
 One thread (torch.set_num_threads(1)), Adam, Fashion-MNIST (Debian's
 dataset-fashion-mnist, pixels / 255, read as tests/bench/peer_torch_train.py
-reads it), shuffled every epoch from --seed.
+reads it), shuffled every epoch from --seed: the training loop of
+tests/bench/peer_torch_train.py on this model.
 
 It prints one line per epoch:
   epoch E: loss L train_acc A test_acc T seconds S
@@ -22,7 +23,6 @@ Exits 3 with "torch: absent" when torch cannot be imported.
 import argparse
 import os
 import sys
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
                                 "bench"))
@@ -32,7 +32,9 @@ torch = peer.torch
 
 
 def make_model(args):
-    layers = [torch.nn.Conv2d(1, args.c1, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+    # the peer's loop feeds rows of 784 pixels
+    layers = [torch.nn.Unflatten(1, (1, 28, 28)),
+              torch.nn.Conv2d(1, args.c1, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
               torch.nn.Conv2d(args.c1, args.c2, 3, padding=1), torch.nn.ReLU(),
               torch.nn.MaxPool2d(2), torch.nn.Flatten()]
     flat = args.c2 * 7 * 7
@@ -58,27 +60,8 @@ def main():
     torch.manual_seed(args.seed)
     model = make_model(args)
     opt = torch.optim.Adam(model.parameters(), lr=args.lr)
-    loss_fn = torch.nn.CrossEntropyLoss()
-    xtr, ytr = peer.load(args.data, "train")
-    xte, yte = peer.load(args.data, "t10k")
-    xtr, xte = xtr.reshape(-1, 1, 28, 28), xte.reshape(-1, 1, 28, 28)
     print(f"torch: {torch.__version__} threads {torch.get_num_threads()}", flush=True)
-    g = torch.Generator().manual_seed(args.seed)
-    for e in range(1, args.epochs + 1):
-        perm = torch.randperm(xtr.shape[0], generator=g)
-        t0 = time.perf_counter()
-        total, correct, n = 0.0, 0, 0
-        model.train()
-        for i in range(0, xtr.shape[0], args.batch):
-            idx = perm[i:i + args.batch]
-            out, loss = peer.step(model, opt, loss_fn, xtr[idx], ytr[idx])
-            total += loss.item() * idx.shape[0]
-            correct += (out.argmax(1) == ytr[idx]).sum().item()
-            n += idx.shape[0]
-        secs = time.perf_counter() - t0
-        model.eval()
-        print(f"epoch {e}: loss {total / n:.6f} train_acc {correct / n:.6f} "
-              f"test_acc {peer.accuracy(model, xte, yte):.6f} seconds {secs:.3f}", flush=True)
+    peer.train(args, model, opt, torch.nn.CrossEntropyLoss())
     n1, n2 = 9 * args.c1, 9 * args.c1 * args.c2
     print(f"conv_coefficients: {n1 + n2} ({n1} layer 1, {n2} layer 2)")
 
