@@ -15,6 +15,15 @@
 /* A neuron in its widest encoding: an array32 header, id, kind, act and
  * model as uint64, bias, depth and the parameters as float64. */
 #define NEURON_MAX_BYTES (5 + 4 * 9 + (2 + GENOME_MAX_PARAMS) * 9)
+/* Version 3: a channel, a filter's fields and bin header at their widest, a
+ * coefficient record (ky u8, kx u8, w f32 little-endian). */
+#define CHANNEL_MAX_BYTES (5 + 9 * 9)
+#define FILTER_MAX_BYTES (5 + 6 * 9 + 5)
+#define COEF_BYTES 6
+
+static int encode_conv(const struct genome *g, msgpack_packer *pk);
+static int decode_conv(struct genome *g, const msgpack_object *ch, const msgpack_object *fi,
+                       const struct genome_limits *limits, struct tv_error *err);
 
 _Static_assert(sizeof(struct genome_conn) == REC_BYTES, "connection records are 12 bytes");
 
@@ -68,7 +77,7 @@ int genome_encode(const struct genome *g, struct tv_buf *out, struct tv_error *e
         return tv_error_set(err, TV_ENOMEM, "encode: out of memory");
     msgpack_packer pk;
     msgpack_packer_init(&pk, out, tv_buf_write);
-    int bad = msgpack_pack_array(&pk, 4);
+    int bad = msgpack_pack_array(&pk, version < 3 ? 4 : 6);
     bad |= msgpack_pack_str_with_body(&pk, MAGIC, sizeof MAGIC - 1);
     bad |= msgpack_pack_uint32(&pk, (uint32_t)version);
     bad |= msgpack_pack_array(&pk, g->n_neurons);
@@ -105,6 +114,10 @@ int genome_encode(const struct genome *g, struct tv_buf *out, struct tv_error *e
         }
     }
     out->len += bin_len;
+    if (version >= 3 && encode_conv(g, &pk)) {
+        out->len = start;
+        return tv_error_set(err, TV_ENOMEM, "encode: out of memory");
+    }
     return 0;
 }
 
@@ -174,7 +187,8 @@ static int decode_neuron(const msgpack_object *o, int version, size_t i, struct 
 static int decode_object(struct genome *g, const msgpack_object *root,
                          const struct genome_limits *limits, struct tv_error *err)
 {
-    if (root->type != MSGPACK_OBJECT_ARRAY || root->via.array.size != 4)
+    if (root->type != MSGPACK_OBJECT_ARRAY ||
+        (root->via.array.size != 4 && root->via.array.size != 6))
         return tv_error_set(err, TV_EFORMAT, "not a trevo genome (expected an array of 4)");
     const msgpack_object *f = root->via.array.ptr;
     if (f[0].type != MSGPACK_OBJECT_STR || f[0].via.str.size != sizeof MAGIC - 1 ||
@@ -187,6 +201,10 @@ static int decode_object(struct genome *g, const msgpack_object *root,
         return tv_error_set(err, TV_EFORMAT,
                             "genome: format version %llu, this program reads versions 1 to %d",
                             (unsigned long long)version, GENOME_FORMAT_VERSION);
+    if ((version >= 3) != (root->via.array.size == 6))
+        return tv_error_set(err, TV_EFORMAT, "genome: version %llu is an array of %d, not %u",
+                            (unsigned long long)version, version >= 3 ? 6 : 4,
+                            (unsigned)root->via.array.size);
     if (f[2].type != MSGPACK_OBJECT_ARRAY)
         return tv_error_set(err, TV_EFORMAT, "genome: neuron list is not an array");
     if (f[3].type != MSGPACK_OBJECT_BIN)
@@ -213,6 +231,8 @@ static int decode_object(struct genome *g, const msgpack_object *root,
     if (rc)
         return rc;
     read_records(g, (const uint8_t *)f[3].via.bin.ptr, n_conns);
+    if (version >= 3 && (rc = decode_conv(g, &f[4], &f[5], limits, err)))
+        return rc;
     return genome_validate(g, limits, err);
 }
 
@@ -396,7 +416,8 @@ int genome_decode_general(struct genome *g, const void *data, size_t len,
      * NEURON_MAX_BYTES, a connection 12. */
     size_t max_len = SIZE_MAX; /* saturating: limits may be as large as SIZE_MAX */
     if (limits->max_neurons < (SIZE_MAX - 64) / 256 && limits->max_conns < (SIZE_MAX - 64) / 256)
-        max_len = 64 + limits->max_neurons * NEURON_MAX_BYTES + limits->max_conns * REC_BYTES;
+        max_len = 64 + limits->max_neurons * (NEURON_MAX_BYTES + CHANNEL_MAX_BYTES) +
+                  limits->max_conns * (REC_BYTES + FILTER_MAX_BYTES + COEF_BYTES);
     if (len > max_len)
         return tv_error_set(err, TV_ELIMIT, "genome: %zu bytes is more than the limits allow", len);
     if (!general_only) {
@@ -425,5 +446,133 @@ int genome_decode_general(struct genome *g, const void *data, size_t len,
     msgpack_unpacked_destroy(&res);
     if (rc)
         genome_reset(g);
+    return rc;
+}
+
+/* ---- version 3: channels and filters ----------------------------------
+ *   channels: [[id, kind, h, w, pool, act, bias, depth, first], ...]
+ *   filters:  [[from, to, kh, kw, stride, pad, bin], ...]
+ * where a filter's bin holds its coefficients, 6 bytes each: ky u8, kx u8,
+ * w f32 little-endian, in (ky, kx) order. */
+
+static int encode_conv(const struct genome *g, msgpack_packer *pk)
+{
+    int bad = msgpack_pack_array(pk, g->n_channels);
+    for (size_t i = 0; i < g->n_channels && !bad; i++) {
+        const struct genome_channel *c = &g->channels[i];
+        bad |= msgpack_pack_array(pk, 9);
+        bad |= msgpack_pack_uint32(pk, c->id);
+        bad |= msgpack_pack_uint8(pk, c->kind);
+        bad |= msgpack_pack_uint16(pk, c->h);
+        bad |= msgpack_pack_uint16(pk, c->w);
+        bad |= msgpack_pack_uint8(pk, c->pool);
+        bad |= msgpack_pack_uint8(pk, c->act);
+        bad |= msgpack_pack_float(pk, c->bias);
+        bad |= msgpack_pack_float(pk, c->depth);
+        bad |= msgpack_pack_uint32(pk, c->first);
+    }
+    bad |= msgpack_pack_array(pk, g->n_filters);
+    for (size_t i = 0; i < g->n_filters && !bad; i++) {
+        const struct genome_filter *f = &g->filters[i];
+        bad |= msgpack_pack_array(pk, 7);
+        bad |= msgpack_pack_uint32(pk, f->from);
+        bad |= msgpack_pack_uint32(pk, f->to);
+        bad |= msgpack_pack_uint8(pk, f->kh);
+        bad |= msgpack_pack_uint8(pk, f->kw);
+        bad |= msgpack_pack_uint8(pk, f->stride);
+        bad |= msgpack_pack_uint8(pk, f->pad);
+        bad |= msgpack_pack_bin(pk, (size_t)f->n_coefs * COEF_BYTES);
+        for (size_t k = 0; k < f->n_coefs && !bad; k++) {
+            const struct genome_coef *c = &g->coefs[f->coef0 + k];
+            uint8_t rec[COEF_BYTES] = {c->ky, c->kx};
+            uint32_t w;
+            memcpy(&w, &c->w, 4);
+            put_le32(rec + 2, w);
+            bad |= msgpack_pack_bin_body(pk, rec, sizeof rec);
+        }
+    }
+    return bad;
+}
+
+/* Every field of a decoded channel: the ranges the struct holds (validation
+ * checks the rest). */
+static int decode_channel(const msgpack_object *o, size_t i, struct genome_channel *c,
+                          struct tv_error *err)
+{
+    if (o->type != MSGPACK_OBJECT_ARRAY || o->via.array.size != 9)
+        return tv_error_set(err, TV_EFORMAT, "genome: channel %zu is not an array of 9", i);
+    const msgpack_object *v = o->via.array.ptr;
+    uint64_t x[6], first;
+    if (get_uint(&v[0], UINT32_MAX, &x[0]) || get_uint(&v[1], 255, &x[1]) ||
+        get_uint(&v[2], UINT16_MAX, &x[2]) || get_uint(&v[3], UINT16_MAX, &x[3]) ||
+        get_uint(&v[4], 255, &x[4]) || get_uint(&v[5], 255, &x[5]) || get_float(&v[6], &c->bias) ||
+        get_float(&v[7], &c->depth) || get_uint(&v[8], UINT32_MAX, &first))
+        return tv_error_set(err, TV_EFORMAT, "genome: channel %zu has a field of the wrong type",
+                            i);
+    c->id = (uint32_t)x[0];
+    c->kind = (uint8_t)x[1];
+    c->h = (uint16_t)x[2];
+    c->w = (uint16_t)x[3];
+    c->pool = (uint8_t)x[4];
+    c->act = (uint8_t)x[5];
+    c->first = (uint32_t)first;
+    return 0;
+}
+
+static int decode_filter(const msgpack_object *o, size_t i, struct genome *g, struct tv_error *err)
+{
+    if (o->type != MSGPACK_OBJECT_ARRAY || o->via.array.size != 7)
+        return tv_error_set(err, TV_EFORMAT, "genome: filter %zu is not an array of 7", i);
+    const msgpack_object *v = o->via.array.ptr;
+    uint64_t x[6];
+    for (int k = 0; k < 6; k++)
+        if (get_uint(&v[k], k < 2 ? UINT32_MAX : 255, &x[k]))
+            return tv_error_set(err, TV_EFORMAT, "genome: filter %zu has a field of the wrong type",
+                                i);
+    if (v[6].type != MSGPACK_OBJECT_BIN || v[6].via.bin.size % COEF_BYTES)
+        return tv_error_set(err, TV_EFORMAT,
+                            "genome: filter %zu: coefficients are not a bin of 6-byte records", i);
+    struct genome_filter *f = &g->filters[g->n_filters++];
+    *f = (struct genome_filter){(uint32_t)x[0],       (uint32_t)x[1],
+                                (uint8_t)x[2],        (uint8_t)x[3],
+                                (uint8_t)x[4],        (uint8_t)x[5],
+                                (uint32_t)g->n_coefs, (uint32_t)(v[6].via.bin.size / COEF_BYTES)};
+    const uint8_t *p = (const uint8_t *)v[6].via.bin.ptr;
+    for (size_t k = 0; k < f->n_coefs; k++, p += COEF_BYTES) {
+        struct genome_coef *c = &g->coefs[g->n_coefs++];
+        uint32_t w = get_le32(p + 2);
+        c->ky = p[0];
+        c->kx = p[1];
+        memcpy(&c->w, &w, 4);
+    }
+    return 0;
+}
+
+static int decode_conv(struct genome *g, const msgpack_object *ch, const msgpack_object *fi,
+                       const struct genome_limits *limits, struct tv_error *err)
+{
+    if (ch->type != MSGPACK_OBJECT_ARRAY || fi->type != MSGPACK_OBJECT_ARRAY)
+        return tv_error_set(err, TV_EFORMAT, "genome: channel or filter list is not an array");
+    size_t n_ch = ch->via.array.size, n_fi = fi->via.array.size, n_coefs = 0;
+    if (n_ch > GENOME_MAX_CHANNELS || n_fi > GENOME_MAX_FILTERS)
+        return tv_error_set(err, TV_ELIMIT,
+                            "genome: %zu channels and %zu filters, more than the limits of %d and "
+                            "%zu",
+                            n_ch, n_fi, GENOME_MAX_CHANNELS, GENOME_MAX_FILTERS);
+    for (size_t i = 0; i < n_fi; i++) {
+        const msgpack_object *o = &fi->via.array.ptr[i];
+        if (o->type == MSGPACK_OBJECT_ARRAY && o->via.array.size == 7 &&
+            o->via.array.ptr[6].type == MSGPACK_OBJECT_BIN)
+            n_coefs += o->via.array.ptr[6].via.bin.size / COEF_BYTES;
+    }
+    if (n_coefs > limits->max_conns)
+        return tv_error_set(err, TV_ELIMIT,
+                            "genome: %zu filter coefficients, more than the limit of %zu", n_coefs,
+                            limits->max_conns);
+    int rc = genome_reserve_conv(g, n_ch, n_fi, n_coefs, err);
+    for (size_t i = 0; i < n_ch && !rc; i++)
+        rc = decode_channel(&ch->via.array.ptr[i], i, &g->channels[g->n_channels++], err);
+    for (size_t i = 0; i < n_fi && !rc; i++)
+        rc = decode_filter(&fi->via.array.ptr[i], i, g, err);
     return rc;
 }

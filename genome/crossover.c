@@ -57,7 +57,7 @@ int genome_crossover(struct genome *child, const struct genome *fitter, const st
         }
         child->conns[child->n_conns++] = c;
     }
-    return 0;
+    return genome_crossover_conv(child, fitter, other, rng, err);
 }
 
 double genome_distance(const struct genome *a, const struct genome *b,

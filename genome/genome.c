@@ -110,6 +110,8 @@ static int same_float(float a, float b)
 
 int genome_format_version(const struct genome *g)
 {
+    if (g->n_channels)
+        return 3;
     /* version 1 holds rate neurons, which have no parameters */
     for (size_t i = 0; i < g->n_neurons; i++)
         if (g->neurons[i].model != GENOME_MODEL_RATE)
@@ -141,6 +143,9 @@ void genome_release(struct genome *g)
 {
     free(g->neurons);
     free(g->conns);
+    free(g->channels);
+    free(g->filters);
+    free(g->coefs);
     genome_init(g);
 }
 
@@ -161,6 +166,7 @@ void genome_reset(struct genome *g)
 {
     g->n_neurons = 0;
     g->n_conns = 0;
+    g->n_channels = g->n_filters = g->n_coefs = 0;
 }
 
 int genome_reserve(struct genome *g, size_t n_neurons, size_t n_conns, struct tv_error *err)
@@ -187,7 +193,7 @@ int genome_copy(struct genome *dst, const struct genome *src, struct tv_error *e
         memcpy(dst->conns, src->conns, src->n_conns * sizeof *src->conns);
     dst->n_neurons = src->n_neurons;
     dst->n_conns = src->n_conns;
-    return 0;
+    return genome_copy_conv(dst, src, err);
 }
 
 int genome_equal(const struct genome *a, const struct genome *b)
@@ -206,7 +212,7 @@ int genome_equal(const struct genome *a, const struct genome *b)
         if (x->from != y->from || x->to != y->to || !same_float(x->weight, y->weight))
             return 0;
     }
-    return 1;
+    return genome_equal_conv(a, b);
 }
 
 /* ---- lookups ----------------------------------------------------------- */
@@ -327,9 +333,10 @@ int genome_add_neuron(struct genome *g, uint32_t id, int kind, int act, float bi
 int genome_add_conn(struct genome *g, uint32_t from, uint32_t to, float weight,
                     struct tv_error *err)
 {
-    if (genome_find_neuron(g, from) < 0 || genome_find_neuron(g, to) < 0)
+    int no_from = genome_find_neuron(g, from) < 0 && genome_pixel_channel(g, from) < 0;
+    if (no_from || genome_find_neuron(g, to) < 0)
         return tv_error_set(err, TV_EINVAL, "connection %u -> %u: neuron %u does not exist", from,
-                            to, genome_find_neuron(g, from) < 0 ? from : to);
+                            to, no_from ? from : to);
     size_t i = conn_lower(g, from, to);
     if (i < g->n_conns && g->conns[i].from == from && g->conns[i].to == to)
         return tv_error_set(err, TV_EINVAL, "connection %u -> %u already exists", from, to);
@@ -464,10 +471,12 @@ int genome_validate(const struct genome *g, const struct genome_limits *limits,
         return tv_error_set(err, TV_EINVAL, "genome has no input neuron");
     if (n_out == 0)
         return tv_error_set(err, TV_EINVAL, "genome has no output neuron");
+    int rc = genome_validate_conv(g, limits, err);
+    if (rc)
+        return rc;
     struct genome_idmap map;
     if (genome_idmap_build(&map, g))
         return tv_error_set(err, TV_ENOMEM, "validate: out of memory");
-    int rc = 0;
     for (size_t i = 0; i < g->n_conns && !rc; i++)
         rc = validate_conn(g, &map, i, err);
     genome_idmap_free(&map);
@@ -486,9 +495,10 @@ static int validate_conn(const struct genome *g, const struct genome_idmap *map,
                             i, c->from, c->to);
     ptrdiff_t f = genome_idmap_find(map, c->from);
     ptrdiff_t t = genome_idmap_find(map, c->to);
-    if (f < 0 || t < 0)
+    if (t < 0 || (f < 0 && genome_pixel_channel(g, c->from) < 0)) /* a pixel is a source */
         return tv_error_set(err, TV_EINVAL, "connection %zu (%u -> %u): neuron %u does not exist",
-                            i, c->from, c->to, f < 0 ? c->from : c->to);
+                            i, c->from, c->to,
+                            f < 0 && genome_pixel_channel(g, c->from) < 0 ? c->from : c->to);
     if (g->neurons[t].kind == GENOME_INPUT)
         return tv_error_set(err, TV_EINVAL, "connection %zu (%u -> %u): ends in input neuron %u", i,
                             c->from, c->to, c->to);

@@ -23,7 +23,8 @@
  *   - weights, biases finite; depth in [0, 1]; inputs at depth 0, outputs at 1;
  *   - a known model, its parameters within their table ranges, unused
  *     parameter slots 0;
- *   - at least one input and one output; sizes within the limits.
+ *   - at least one input and one output; sizes within the limits;
+ *   - channels and filters as "channels and filters" below says.
  *
  * Semantics (nn/ implements them): a connection with depth(from) < depth(to)
  * is feed-forward (local between adjacent layers, skip across layers);
@@ -149,11 +150,22 @@ struct genome_conn {
     float weight;
 };
 
+struct genome_channel; /* the convolutional genes: see "channels and filters" below */
+struct genome_filter;
+struct genome_coef;
+
 struct genome {
     struct genome_neuron *neurons; /* [n_neurons], sorted by id */
     size_t n_neurons, cap_neurons;
     struct genome_conn *conns; /* [n_conns], sorted by (from, to) */
     size_t n_conns, cap_conns;
+    /* Convolutional genes (none in most genomes): see "channels and filters". */
+    struct genome_channel *channels; /* [n_channels], sorted by id */
+    size_t n_channels, cap_channels;
+    struct genome_filter *filters; /* [n_filters], sorted by (from, to) */
+    size_t n_filters, cap_filters;
+    struct genome_coef *coefs; /* [n_coefs], filter by filter in filter order */
+    size_t n_coefs, cap_coefs;
 };
 
 /* Size limits, enforced before allocation when decoding and parsing. */
@@ -358,6 +370,16 @@ struct genome_mutation {
     uint32_t act_choices;        /* bit mask of activations act_change may pick */
     int hidden_act;              /* activation of neurons made by a split */
     struct genome_limits limits; /* structural mutations stop at these sizes */
+    /* Structural rates of the convolutional genes (genome_mutate_conv), each
+     * the probability that the operator fires once per call. */
+    struct genome_conv_mutation {
+        double add_filter_rate;  /* a filter of one coefficient between two channels */
+        double del_filter_rate;  /* a random filter */
+        double add_coef_rate;    /* a coefficient in a random filter's kernel */
+        double del_coef_rate;    /* a random coefficient (its filter goes when it was the last) */
+        double add_channel_rate; /* a hidden channel fed by one filter from an existing one */
+        double del_channel_rate; /* a hidden channel, its filters and its connections */
+    } conv;
 };
 
 /* Mutates g in place; g stays valid. Only TV_ENOMEM can fail. */
@@ -405,6 +427,136 @@ size_t genome_sketch_first_below(const struct genome_sketch *mine, const struct 
                                  size_t from, size_t n, const struct genome_distance_cfg *cfg,
                                  double threshold);
 
+/* ---- channels and filters (convolutional genomes) ------------------------
+ * A channel is a grid of h x w neurons that act as one unit: one bias, one
+ * activation, one depth, and the same filters into every pixel. A filter gene
+ * (from channel, to channel) is a kernel of kh x kw of which only the
+ * non-zero coefficients (ky, kx, w) are stored; a filter without any is
+ * simply absent. Channel `to` computes, at every pixel (y, x) of its h x w
+ * map,
+ *   z = bias + sum over filters f into it, over f's coefficients (ky, kx, w),
+ *       of w * in_f(y * stride + ky - pad, x * stride + kx - pad)
+ * where in_f is f's from-channel's *pooled* map (0 outside it); then
+ * act(z), then max pooling over pool x pool windows with stride pool (pool 1:
+ * none), which gives the pooled map of (h / pool) x (w / pool) pixels (rows
+ * and columns that do not fill a window are dropped).
+ *
+ * Pixels are neuron ids: pixel (y, x) of a channel's pooled map, pw pixels
+ * wide, is the id first + y * pw + x.
+ *   - An input channel (kind GENOME_CHANNEL_INPUT) is a view of input
+ *     neurons: its pixels are the input neurons first .. first + h*w - 1,
+ *     which must exist; pool 1, depth 0, bias 0, activation identity.
+ *   - A hidden channel's pixels are virtual neurons at the channel's depth:
+ *     no neuron genes; their ids belong to the channel and to nothing else
+ *     (no neuron, no other channel has one). 0 < depth < 1.
+ * Ordinary connection genes may start at a pixel of any channel (so that a
+ * classifier head is plain triplets) and must then be feed-forward (the
+ * target deeper than the channel); they never end in a hidden channel's
+ * pixel. A filter's geometry must make exactly its to-channel's map from its
+ * from-channel's pooled map (ph, pw): h = (ph + 2 pad - kh) / stride + 1, the
+ * same for w; pad < kh and pad < kw; depth(from) < depth(to), so filters are
+ * feed-forward; the target is a hidden channel. Coefficients lie inside the
+ * kernel, are finite, and are sorted by (ky, kx) without repeats; filter i's
+ * are coefs[coef0, coef0 + n_coefs), filters packed in filter order (coef0
+ * is the sum of the counts before it).
+ *
+ * A genome without channels is exactly what it was before channels existed:
+ * the same bytes in every format, the same mutation and crossover draws. */
+enum genome_channel_kind { GENOME_CHANNEL_INPUT = 0, GENOME_CHANNEL_HIDDEN = 1 };
+#define GENOME_CHANNEL_MAX_SIDE 4096 /* h, w */
+#define GENOME_FILTER_MAX_K 16       /* kh, kw (nn/conv.h's NN_CONV_MAX_K) */
+#define GENOME_FILTER_MAX_STRIDE 16
+#define GENOME_POOL_MAX 16
+#define GENOME_MAX_CHANNELS 65536
+#define GENOME_MAX_FILTERS ((size_t)1 << 22)
+
+struct genome_channel {
+    uint32_t id;    /* channels have ids of their own: filters name them */
+    uint8_t kind;   /* enum genome_channel_kind */
+    uint8_t act;    /* enum genome_act */
+    uint8_t pool;   /* 1: none; p: p x p max pooling, stride p */
+    uint16_t h, w;  /* the map before pooling */
+    float bias;     /* added at every pixel */
+    float depth;    /* input 0; hidden in (0, 1) */
+    uint32_t first; /* the id of pixel (0, 0) of the pooled map */
+};
+
+struct genome_filter {
+    uint32_t from, to; /* channel ids */
+    uint8_t kh, kw, stride, pad;
+    uint32_t coef0;   /* its first coefficient in g->coefs */
+    uint32_t n_coefs; /* its non-zero coefficients */
+};
+
+struct genome_coef {
+    uint8_t ky, kx; /* < kh, < kw */
+    float w;
+};
+
+/* The pooled map of a channel: *ph x *pw pixels; returns their count. */
+static inline size_t genome_channel_pooled(const struct genome_channel *c, size_t *ph, size_t *pw)
+{
+    size_t p = c->pool ? c->pool : 1;
+    *ph = c->h / p;
+    *pw = c->w / p;
+    return *ph * *pw;
+}
+/* The side a filter makes from a side `in` (0 when it makes none). */
+size_t genome_filter_out(size_t in, size_t k, size_t stride, size_t pad);
+
+/* Index of the channel / filter, or -1 (binary search). */
+ptrdiff_t genome_find_channel(const struct genome *g, uint32_t id);
+ptrdiff_t genome_find_filter(const struct genome *g, uint32_t from, uint32_t to);
+/* Index of the channel whose pooled pixels hold neuron id `id`, or -1. */
+ptrdiff_t genome_pixel_channel(const struct genome *g, uint32_t id);
+/* The depth of a connection's source: its neuron's, or its channel's if it
+ * is a pixel. 0, or -1 when it is neither. */
+int genome_source_depth(const struct genome *g, uint32_t id, float *depth);
+
+/* Room for this many channels, filters and coefficients. 0 or TV_ENOMEM. */
+int genome_reserve_conv(struct genome *g, size_t n_channels, size_t n_filters, size_t n_coefs,
+                        struct tv_error *err);
+/* Inserts a channel in id order. TV_EINVAL if its id exists. (Its pixels and
+ * the rest are genome_validate()'s to check.) */
+int genome_add_channel(struct genome *g, const struct genome_channel *c, struct tv_error *err);
+/* Inserts the filter (from, to) in key order with a copy of its n
+ * coefficients (in any order: they are sorted). TV_EINVAL if the key exists
+ * or a coefficient is repeated; f->coef0 and f->n_coefs are ignored. */
+int genome_add_filter(struct genome *g, const struct genome_filter *f,
+                      const struct genome_coef *coefs, size_t n, struct tv_error *err);
+/* Removes filter i and its coefficients. */
+void genome_remove_filter_at(struct genome *g, size_t i);
+/* Removes channel i, every filter into or out of it, and, for a hidden
+ * channel, every connection from its pixels (an input channel's pixels are
+ * input neurons, which stay). */
+void genome_remove_channel_at(struct genome *g, size_t i);
+/* The convolutional genes of src into dst (its others untouched); 1 when
+ * a's and b's are the same (bitwise on floats). Used by genome_copy() and
+ * genome_equal(). */
+int genome_copy_conv(struct genome *dst, const struct genome *src, struct tv_error *err);
+int genome_equal_conv(const struct genome *a, const struct genome *b);
+/* Sorts channels by id and filters by key (with their coefficients),
+ * repacking the coefficients; TV_EINVAL naming the first repeated key. */
+int genome_conv_canonicalize(struct genome *g, struct tv_error *err);
+/* The part of genome_validate() that checks channels, filters and the
+ * connections that touch pixels (genome_validate() calls it). */
+int genome_validate_conv(const struct genome *g, const struct genome_limits *limits,
+                         struct tv_error *err);
+
+/* Variation of the convolutional genes, called by genome_mutate() and
+ * genome_crossover() and doing nothing (no draw) for a genome without
+ * channels. Mutation: coefficients perturbed and replaced with the weight
+ * rates, channel biases with the bias rates; then, each with its rate in
+ * cfg->conv, add or remove a filter, a coefficient, a hidden channel. */
+int genome_mutate_conv(struct genome *g, const struct genome_mutation *cfg, struct tv_rng *rng,
+                       struct tv_error *err);
+/* Crossover of channels and filters: fitter's genes; a channel in both takes
+ * its bias from either; a filter in both (the same (from, to) and geometry)
+ * takes each coefficient present in both from either, aligned by (ky, kx).
+ * child's channels and filters are replaced. */
+int genome_crossover_conv(struct genome *child, const struct genome *fitter,
+                          const struct genome *other, struct tv_rng *rng, struct tv_error *err);
+
 /* ---- format versions --------------------------------------------------
  * Version 1 (both forms) holds rate neurons only; version 2 adds each
  * neuron's model and parameters. Readers take both. Writers write the OLDEST
@@ -412,8 +564,10 @@ size_t genome_sketch_first_below(const struct genome_sketch *mine, const struct 
  * neuron with its parameters (none today) at their defaults, byte for byte
  * as before version 2 existed, so that databases, champions and messages of
  * such genomes do not change; version 2 otherwise. */
-#define GENOME_FORMAT_VERSION 2 /* the newest this program reads and writes */
-/* The version genome_encode() and genome_write_text() use for g: 1 or 2. */
+#define GENOME_FORMAT_VERSION 3 /* the newest this program reads and writes */
+/* Version 3 adds channels and filters; it is written only for a genome that
+ * has channels (neurons then as in version 2).
+ * The version genome_encode() and genome_write_text() use for g: 1, 2 or 3. */
 int genome_format_version(const struct genome *g);
 
 /* ---- msgpack codec ----------------------------------------------------- */
@@ -423,7 +577,12 @@ int genome_format_version(const struct genome *g);
  * where bin holds n_conns records of 12 bytes (from u32, to u32, weight f32,
  * little-endian). About 12 bytes per connection. In version 2 each neuron is
  *   [id, kind, act, bias, depth, model, param_0, ..., param_{n-1}]
- * with exactly the model's n_params parameters (float32). */
+ * with exactly the model's n_params parameters (float32). Version 3 (a
+ * genome with channels) is an array of 6: neurons as in version 2, then
+ *   [[id, kind, h, w, pool, act, bias, depth, first], ...]     channels
+ *   [[from, to, kh, kw, stride, pad, bin], ...]               filters
+ * a filter's bin holding its coefficients, 6 bytes each (ky u8, kx u8, w f32
+ * little-endian) in (ky, kx) order. */
 int genome_encode(const struct genome *g, struct tv_buf *out, struct tv_error *err);
 /* Decodes data[0..len) into g (reset first) and validates it. Sizes are
  * checked against limits (NULL: defaults) before anything is allocated; every
@@ -447,7 +606,12 @@ int genome_decode_general(struct genome *g, const void *data, size_t len,
  * ("trevo-net 2") lets a neuron line go on with its model and parameters,
  *   neuron ID KIND DEPTH ACT BIAS MODEL NAME=VALUE...
  * (the writer gives every parameter; the reader takes them in any order,
- * defaults for those left out); a line without a model is a rate neuron. */
+ * defaults for those left out); a line without a model is a rate neuron.
+ * Version 3 ("trevo-net 3", written for a genome with channels) adds
+ *   channel ID in|hid H W POOL DEPTH ACT BIAS FIRST
+ *   filter FROM TO KH KW STRIDE PAD KY,KX,W ...
+ * a filter line giving every non-zero coefficient (at most KH x KW of them,
+ * in any order on reading, in (ky, kx) order on writing). */
 int genome_write_text(const struct genome *g, FILE *f, struct tv_error *err);
 /* Parses text[0..len); `name` is used in messages ("net.txt:7: ..."). Lines
  * after the header may come in any order; '#' starts a comment. The result is

@@ -125,7 +125,8 @@ static int split_conn(struct genome *g, const struct genome_mutation *cfg, struc
         return 0;
     size_t ci = tv_rng_below(rng, (uint32_t)g->n_conns);
     struct genome_conn old = g->conns[ci];
-    float df = g->neurons[genome_find_neuron(g, old.from)].depth;
+    float df = 0; /* the source may be a channel's pixel */
+    (void)genome_source_depth(g, old.from, &df);
     float dt = g->neurons[genome_find_neuron(g, old.to)].depth;
     /* Feed-forward: halfway. Recurrent: below the target, so that a -> h
      * keeps the one-step delay and h -> b is feed-forward. */
@@ -138,7 +139,7 @@ static int split_conn(struct genome *g, const struct genome_mutation *cfg, struc
     uint32_t id = 0;
     for (uint32_t attempt = 0;; attempt++) {
         id = genome_split_id(old.from, old.to, attempt);
-        if (genome_find_neuron(g, id) < 0)
+        if (genome_find_neuron(g, id) < 0 && genome_pixel_channel(g, id) < 0)
             break;
     }
     genome_remove_conn_at(g, ci);
@@ -296,5 +297,7 @@ int genome_mutate(struct genome *g, const struct genome_mutation *cfg, struct tv
         mutate_biases(g, cfg, rng);
         mutate_activations(g, cfg, rng);
     }
+    if (!rc)
+        rc = genome_mutate_conv(g, cfg, rng, err);
     return rc;
 }

@@ -8,7 +8,10 @@
  *   conn FROM TO WEIGHT
  *
  * and, in version 2 ("trevo-net 2"), neuron lines that go on with a model
- * and its parameters: "neuron 7 hid 0.5 identity 0 lif threshold=1 ...".
+ * and its parameters: "neuron 7 hid 0.5 identity 0 lif threshold=1 ..."; in
+ * version 3 ("trevo-net 3"), channel and filter lines (genome.h):
+ *   channel ID in|hid H W POOL DEPTH ACTIVATION BIAS FIRST
+ *   filter FROM TO KH KW STRIDE PAD KY,KX,W ...
  * Floats are written with %.9g, which reads back to the same float. Every
  * error names the line. */
 #include "genome.h"
@@ -17,6 +20,26 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Version 3's channel and filter lines (none for a genome without channels). */
+static void write_conv(const struct genome *g, FILE *f)
+{
+    for (size_t i = 0; i < g->n_channels; i++) {
+        const struct genome_channel *c = &g->channels[i];
+        fprintf(f, "channel %u %s %u %u %u %.9g %s %.9g %u\n", c->id,
+                c->kind == GENOME_CHANNEL_INPUT ? "in" : "hid", c->h, c->w, c->pool,
+                (double)c->depth, genome_act_name(c->act), (double)c->bias, c->first);
+    }
+    for (size_t i = 0; i < g->n_filters; i++) {
+        const struct genome_filter *t = &g->filters[i];
+        fprintf(f, "filter %u %u %u %u %u %u", t->from, t->to, t->kh, t->kw, t->stride, t->pad);
+        for (size_t k = 0; k < t->n_coefs; k++) {
+            const struct genome_coef *c = &g->coefs[t->coef0 + k];
+            fprintf(f, " %u,%u,%.9g", c->ky, c->kx, (double)c->w);
+        }
+        fputc('\n', f);
+    }
+}
 
 int genome_write_text(const struct genome *g, FILE *f, struct tv_error *err)
 {
@@ -39,6 +62,7 @@ int genome_write_text(const struct genome *g, FILE *f, struct tv_error *err)
         const struct genome_conn *c = &g->conns[i];
         fprintf(f, "conn %u %u %.9g\n", c->from, c->to, (double)c->weight);
     }
+    write_conv(g, f);
     if (fflush(f) || ferror(f))
         return tv_error_set(err, TV_EIO, "write error: %s", strerror(errno));
     return 0;
@@ -48,6 +72,8 @@ int genome_write_text(const struct genome *g, FILE *f, struct tv_error *err)
 
 /* "neuron" and its 5 fields, a model and its parameters */
 #define MAX_TOKENS (7 + GENOME_MAX_PARAMS)
+/* "filter" and its 6 fields, and a whole kernel of coefficients */
+#define MAX_FILTER_TOKENS (7 + GENOME_FILTER_MAX_K * GENOME_FILTER_MAX_K)
 
 struct tok {
     const char *s;
@@ -131,7 +157,11 @@ struct lists {
     size_t n_neurons, cap_neurons;
     struct conn_at *conns;
     size_t n_conns, cap_conns;
+    struct genome conv; /* channels and filters (version 3) */
 };
+
+static int parse_conv(struct parser *p, const struct tok *t, int nt, struct genome *conv,
+                      const struct genome_limits *limits);
 
 /* Appends the gene of the current line, item (size bytes), to the list *arr
  * of *n, unless that would pass `limit` (`what` names the genes). */
@@ -250,6 +280,8 @@ static int parse_line(struct parser *p, struct tok *t, int nt, struct lists *l,
         return push_gene(p, (void **)&l->conns, &l->n_conns, &l->cap_conns, sizeof a, &a,
                          limits->max_conns, "connections");
     }
+    if (tok_is(t[0], "channel") || tok_is(t[0], "filter"))
+        return parse_conv(p, t, nt, &l->conv, limits);
     return fail(p, "unknown line (expected inputs, outputs, neuron or conn)", t[0]);
 }
 
@@ -294,11 +326,14 @@ static int check_lists(struct parser *p, struct lists *l, long n_in, long n_out)
             key.n.id = c->c.to;
             t = bsearch(&key, l->neurons, l->n_neurons, sizeof key, genome_neuron_cmp);
         }
-        if (!f || !t)
+        /* (a pixel of a channel may be a source; validation checks the rest) */
+        int f_px = !f && genome_pixel_channel(&l->conv, c->c.from) >= 0;
+        int t_px = !t && genome_pixel_channel(&l->conv, c->c.to) >= 0;
+        if ((!f && !f_px) || (!t && !t_px))
             return tv_error_set(p->err, TV_EINVAL,
                                 "%s:%zu: connection %u -> %u: neuron %u is not defined", p->name,
-                                c->line, c->c.from, c->c.to, !f ? c->c.from : c->c.to);
-        if (t->n.kind == GENOME_INPUT)
+                                c->line, c->c.from, c->c.to, !f && !f_px ? c->c.from : c->c.to);
+        if (t && t->n.kind == GENOME_INPUT)
             return tv_error_set(p->err, TV_EINVAL,
                                 "%s:%zu: connection %u -> %u ends in input neuron %u", p->name,
                                 c->line, c->c.from, c->c.to, c->c.to);
@@ -323,7 +358,7 @@ int genome_read_text(struct genome *g, const char *text, size_t len, const char 
         size_t n = nl ? (size_t)(nl - s) : len - pos;
         pos += n + (nl != NULL);
         p.line++;
-        struct tok t[MAX_TOKENS + 1];
+        struct tok t[MAX_FILTER_TOKENS + 1];
         int nt = 0;
         for (size_t i = 0; i < n;) {
             if (s[i] == '#')
@@ -340,23 +375,23 @@ int genome_read_text(struct genome *g, const char *text, size_t len, const char 
             while (j < n && s[j] != ' ' && s[j] != '\t' && s[j] != '\r' && s[j] != '#' &&
                    s[j] != '\0')
                 j++;
-            if (nt <= MAX_TOKENS)
+            if (nt <= MAX_FILTER_TOKENS)
                 t[nt] = (struct tok){s + i, j - i};
             nt++;
             i = j;
         }
         if (rc || nt == 0)
             continue;
-        if (nt > MAX_TOKENS) {
+        if (nt > (tok_is(t[0], "filter") ? MAX_FILTER_TOKENS : MAX_TOKENS)) {
             rc = tv_error_set(err, TV_EINVAL, "%s:%zu: too many fields", p.name, p.line);
         } else if (!seen_header) {
             if (nt != 2 || !tok_is(t[0], "trevo-net"))
                 rc = tv_error_set(err, TV_EFORMAT,
                                   "%s:%zu: not a trevo network (expected 'trevo-net 1')", p.name,
                                   p.line);
-            else if (!tok_is(t[1], "1") && !tok_is(t[1], "2"))
+            else if (!tok_is(t[1], "1") && !tok_is(t[1], "2") && !tok_is(t[1], "3"))
                 rc = tv_error_set(err, TV_EFORMAT,
-                                  "%s:%zu: format version '%.*s', this program reads 1 and 2",
+                                  "%s:%zu: format version '%.*s', this program reads 1 to 3",
                                   p.name, p.line, (int)(t[1].n > 20 ? 20 : t[1].n), t[1].s);
             else
                 p.version = t[1].s[0] - '0';
@@ -379,13 +414,127 @@ int genome_read_text(struct genome *g, const char *text, size_t len, const char 
             g->neurons[g->n_neurons++] = l.neurons[i].n;
         for (size_t i = 0; i < l.n_conns; i++)
             g->conns[g->n_conns++] = l.conns[i].c;
-        rc = genome_validate(g, limits, err);
+        rc = genome_copy_conv(g, &l.conv, err);
+        if (!rc)
+            rc = genome_validate(g, limits, err);
         if (rc)
             tv_error_prefix(err, "%s", p.name);
     }
     free(l.neurons);
     free(l.conns);
+    genome_release(&l.conv);
     if (rc)
         genome_reset(g);
     return rc;
+}
+
+/* ---- version 3: channel and filter lines ---------------------------------- */
+
+/* An integer field of at most max. */
+static int parse_small(struct parser *p, struct tok t, const char *what, uint32_t max,
+                       uint32_t *out)
+{
+    int rc = parse_u32(p, t, what, out);
+    if (!rc && *out > max)
+        rc = fail(p, what, t);
+    return rc;
+}
+
+/* "KY,KX,W" */
+static int parse_coef(struct parser *p, struct tok t, struct genome_coef *c)
+{
+    const char *a = memchr(t.s, ',', t.n);
+    const char *b = a ? memchr(a + 1, ',', t.n - (size_t)(a + 1 - t.s)) : NULL;
+    if (!b)
+        return fail(p, "expected KY,KX,W", t);
+    struct tok ky = {t.s, (size_t)(a - t.s)}, kx = {a + 1, (size_t)(b - a - 1)};
+    struct tok w = {b + 1, t.n - (size_t)(b + 1 - t.s)};
+    uint32_t y = 0, x = 0;
+    int rc = parse_small(p, ky, "coefficient row", 255, &y);
+    if (!rc)
+        rc = parse_small(p, kx, "coefficient column", 255, &x);
+    if (!rc)
+        rc = parse_float(p, w, "coefficient", &c->w);
+    c->ky = (uint8_t)y;
+    c->kx = (uint8_t)x;
+    return rc;
+}
+
+static int parse_channel(struct parser *p, const struct tok *t, int nt, struct genome *conv)
+{
+    if (nt != 10)
+        return tv_error_set(p->err, TV_EINVAL,
+                            "%s:%zu: expected 'channel ID in|hid H W POOL DEPTH ACTIVATION BIAS "
+                            "FIRST'",
+                            p->name, p->line);
+    if (conv->n_channels >= GENOME_MAX_CHANNELS)
+        return tv_error_set(p->err, TV_ELIMIT, "%s:%zu: more than %d channels", p->name, p->line,
+                            GENOME_MAX_CHANNELS);
+    struct genome_channel c = {0};
+    uint32_t h, w, pool;
+    int rc = parse_u32(p, t[1], "channel id is not an integer below 4294967295", &c.id);
+    if (rc)
+        return rc;
+    if (!tok_is(t[2], "in") && !tok_is(t[2], "hid"))
+        return fail(p, "channel kind must be in or hid", t[2]);
+    c.kind = tok_is(t[2], "in") ? GENOME_CHANNEL_INPUT : GENOME_CHANNEL_HIDDEN;
+    int act = genome_act_parse(t[7].s, t[7].n);
+    if ((rc = parse_small(p, t[3], "channel height", UINT16_MAX, &h)) ||
+        (rc = parse_small(p, t[4], "channel width", UINT16_MAX, &w)) ||
+        (rc = parse_small(p, t[5], "channel pooling", 255, &pool)) ||
+        (rc = parse_float(p, t[6], "depth", &c.depth)) ||
+        (rc = act < 0 ? fail(p, "unknown activation", t[7]) : 0) ||
+        (rc = parse_float(p, t[8], "bias", &c.bias)) ||
+        (rc = parse_u32(p, t[9], "first pixel id", &c.first)))
+        return rc;
+    c.h = (uint16_t)h;
+    c.w = (uint16_t)w;
+    c.pool = (uint8_t)pool;
+    c.act = (uint8_t)act;
+    if ((rc = genome_add_channel(conv, &c, p->err)))
+        tv_error_prefix(p->err, "%s:%zu", p->name, p->line);
+    return rc;
+}
+
+static int parse_filter(struct parser *p, const struct tok *t, int nt, struct genome *conv,
+                        const struct genome_limits *limits)
+{
+    if (nt < 7)
+        return tv_error_set(p->err, TV_EINVAL,
+                            "%s:%zu: expected 'filter FROM TO KH KW STRIDE PAD KY,KX,W ...'",
+                            p->name, p->line);
+    if (conv->n_filters >= GENOME_MAX_FILTERS ||
+        (size_t)(nt - 7) > limits->max_conns - conv->n_coefs)
+        return tv_error_set(p->err, TV_ELIMIT, "%s:%zu: more than %zu filters or %zu coefficients",
+                            p->name, p->line, GENOME_MAX_FILTERS, limits->max_conns);
+    static const char *const what[4] = {"kernel height", "kernel width", "stride", "padding"};
+    struct genome_filter f = {0};
+    struct genome_coef c[MAX_FILTER_TOKENS];
+    uint32_t k[4] = {0};
+    int rc = parse_u32(p, t[1], "filter source is not a channel id", &f.from);
+    if (!rc)
+        rc = parse_u32(p, t[2], "filter target is not a channel id", &f.to);
+    for (int i = 0; i < 4 && !rc; i++)
+        rc = parse_small(p, t[3 + i], what[i], 255, &k[i]);
+    for (int i = 7; i < nt && !rc; i++)
+        rc = parse_coef(p, t[i], &c[i - 7]);
+    if (rc)
+        return rc;
+    f.kh = (uint8_t)k[0];
+    f.kw = (uint8_t)k[1];
+    f.stride = (uint8_t)k[2];
+    f.pad = (uint8_t)k[3];
+    if ((rc = genome_add_filter(conv, &f, c, (size_t)(nt - 7), p->err)))
+        tv_error_prefix(p->err, "%s:%zu", p->name, p->line);
+    return rc;
+}
+
+static int parse_conv(struct parser *p, const struct tok *t, int nt, struct genome *conv,
+                      const struct genome_limits *limits)
+{
+    if (p->version < 3)
+        return tv_error_set(p->err, TV_EINVAL, "%s:%zu: '%.*s' lines need 'trevo-net 3'", p->name,
+                            p->line, (int)t[0].n, t[0].s);
+    return tok_is(t[0], "channel") ? parse_channel(p, t, nt, conv)
+                                   : parse_filter(p, t, nt, conv, limits);
 }

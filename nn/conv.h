@@ -73,6 +73,11 @@ size_t nn_conv_n_coefs(const struct nn_conv *l);
 float *nn_conv_weights(struct nn_conv *l);
 /* Bytes the layer holds (coefficients and scratch). */
 size_t nn_conv_bytes(const struct nn_conv *l);
+/* The SIMD target whose kernels the layer runs (enum nn_target of nn.h; the
+ * best the CPU has by default). Every target gives the same bits; this picks
+ * another for tests and benchmarks. TV_EINVAL if unknown or not on this CPU. */
+int nn_conv_set_target(struct nn_conv *l, int target, struct tv_error *err);
+int nn_conv_target(const struct nn_conv *l);
 
 /* y = conv(x) for `batch` (1..max_batch) samples: x [in_ch][in_h][in_w][batch],
  * y [out_ch][out_h][out_w][batch] (overwritten). */
@@ -101,6 +106,14 @@ int nn_conv_dense_new(const struct nn_conv_shape *s, const float *w, size_t max_
 void nn_conv_dense_free(struct nn_conv_dense *d);
 void nn_conv_dense_forward(struct nn_conv_dense *d, const float *x, size_t batch, float *y);
 void nn_conv_im2col(const struct nn_conv_shape *s, const float *x, size_t batch, float *col);
+
+/* Sparse or dense: at a share of non-zero coefficients (n / (in_ch out_ch
+ * k_h k_w)) above NN_CONV_DENSE_ABOVE the dense layer (im2col and our GEMM)
+ * is faster than the sparse one on the machine it was measured on
+ * (BENCHMARKS.md, "conv"); a plan picks per layer with nn_conv_prefer_dense. */
+#define NN_CONV_DENSE_ABOVE 0.30
+/* 1 if a layer of shape s with n coefficients runs faster dense. */
+int nn_conv_prefer_dense(const struct nn_conv_shape *s, size_t n);
 
 /* ---- the parts around a convolution (same layouts) ----------------------- */
 

@@ -1,0 +1,465 @@
+/* conv.c -- the sparse convolution layer (conv.h).
+ *
+ * The input is first copied into a padded, phase-split form: for stride s,
+ * s * s grids per input channel ("planes"), plane (ry, rx) of channel ci
+ * holding the padded input's pixels (u s + ry, v s + rx), rows of wq
+ * pixels, each pixel `batch` floats, zeros where the input has none. In it a
+ * coefficient (ky, kx) of input channel ci reads plane (ky % s, kx % s) at a
+ * fixed shift, (ky / s) rows and (kx / s) pixels, for every output pixel.
+ * The output is computed in the same row width wq (out_w pixels and a few
+ * that are thrown away), so that, for every coefficient, the whole output
+ * map is one contiguous run of floats and its input one contiguous run at a
+ * fixed offset: no border, stride or padding test in the inner loop.
+ *
+ * The kernel (gather_*) walks the output in blocks of CONV_J floats kept in
+ * registers; for each block, every output channel sums w * (its input run)
+ * over its coefficients, in list order, then stores once. The blocks of the
+ * input that one output block reads (in_ch planes, a few rows each) stay in
+ * cache while all the output channels use them. Each output float is the sum
+ * of its coefficients' products in list order, whatever the target, the
+ * batch or the block: results are deterministic.
+ *
+ * The backward pass uses the same kernel the other way round: dL/dx in the
+ * padded phase form is, per plane, the sum over the coefficients reading
+ * that plane of w * dL/dy shifted back (the list sorted by plane, perm);
+ * dL/dw of a coefficient is one dot product of dL/dy with its input run.
+ */
+#include "conv_impl.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct nn_conv {
+    struct nn_conv_shape s;
+    size_t out_h, out_w;
+    size_t hp, wq;   /* rows and pixels per row of a plane */
+    size_t n_planes; /* stride^2 * in_ch */
+    size_t n, max_batch;
+    int target;
+    struct nn_conv_coef *c; /* [n] as given */
+    float *w;               /* [n] the weights, list order */
+    uint32_t *plane;        /* [n] the plane each coefficient reads */
+    uint32_t *pix;          /* [n] its shift in pixels of a plane, (ky/s) wq + kx/s */
+    uint32_t *co_start;     /* [out_ch + 1] the list's first coefficient of each output */
+    uint32_t *perm;         /* [n] the list sorted by (plane, list order) */
+    uint32_t *pl_start;     /* [n_planes + 1] perm's first entry of each plane */
+    size_t *off;            /* [n] scratch: offsets of the runs of one call */
+    float *wt;              /* [n] scratch: the weights in perm order */
+    float *xp;              /* the input planes (also scratch of dw) */
+    float *dxp;             /* dL/dx planes */
+    float *yp;              /* output / dL/dy maps of wq-pixel rows */
+    size_t bytes;
+};
+
+/* ---- checks shared with the reference and the dense layer ------------------ */
+
+int nn_conv_check_shape(const struct nn_conv_shape *s, const char *fn, struct tv_error *err)
+{
+    if (!s)
+        return tv_error_set(err, TV_EINVAL, "%s: no shape (NULL)", fn);
+    if (!s->in_ch || !s->out_ch || s->in_ch > 65536 || s->out_ch > 65536)
+        return tv_error_set(err, TV_EINVAL,
+                            "%s: %zu input and %zu output channels: expected 1..65536 each", fn,
+                            s->in_ch, s->out_ch);
+    if (!s->in_h || !s->in_w || s->in_h > 65536 || s->in_w > 65536 ||
+        s->in_h * s->in_w > ((size_t)1 << 26))
+        return tv_error_set(err, TV_EINVAL,
+                            "%s: input map %zu x %zu: expected 1..65536 each, at most 2^26 pixels",
+                            fn, s->in_h, s->in_w);
+    if (!s->k_h || !s->k_w || s->k_h > NN_CONV_MAX_K || s->k_w > NN_CONV_MAX_K)
+        return tv_error_set(err, TV_EINVAL, "%s: kernel %zu x %zu: expected 1..%d each", fn, s->k_h,
+                            s->k_w, NN_CONV_MAX_K);
+    if (!s->stride || s->stride > NN_CONV_MAX_K)
+        return tv_error_set(err, TV_EINVAL, "%s: stride %zu: expected 1..%d", fn, s->stride,
+                            NN_CONV_MAX_K);
+    if (s->pad >= s->k_h || s->pad >= s->k_w)
+        return tv_error_set(err, TV_EINVAL,
+                            "%s: padding %zu: expected less than the kernel %zu x %zu", fn, s->pad,
+                            s->k_h, s->k_w);
+    if (!nn_conv_out_h(s) || !nn_conv_out_w(s))
+        return tv_error_set(
+            err, TV_EINVAL,
+            "%s: a %zu x %zu kernel with padding %zu does not fit the %zu x %zu map", fn, s->k_h,
+            s->k_w, s->pad, s->in_h, s->in_w);
+    return 0;
+}
+
+static int coef_cmp(const struct nn_conv_coef *a, const struct nn_conv_coef *b)
+{
+    if (a->out != b->out)
+        return a->out < b->out ? -1 : 1;
+    if (a->in != b->in)
+        return a->in < b->in ? -1 : 1;
+    if (a->ky != b->ky)
+        return a->ky < b->ky ? -1 : 1;
+    if (a->kx != b->kx)
+        return a->kx < b->kx ? -1 : 1;
+    return 0;
+}
+
+int nn_conv_check_coefs(const struct nn_conv_shape *s, const struct nn_conv_coef *c, size_t n,
+                        const char *fn, struct tv_error *err)
+{
+    if (n && !c)
+        return tv_error_set(err, TV_EINVAL, "%s: no coefficients (NULL) for n = %zu", fn, n);
+    if (n > UINT32_MAX)
+        return tv_error_set(err, TV_EINVAL, "%s: %zu coefficients: at most 2^32 - 1", fn, n);
+    for (size_t i = 0; i < n; i++) {
+        const struct nn_conv_coef *k = &c[i];
+        if (k->out >= s->out_ch || k->in >= s->in_ch)
+            return tv_error_set(err, TV_EINVAL,
+                                "%s: coefficient %zu: channels %u -> %u out of range (%zu input, "
+                                "%zu output channels)",
+                                fn, i, k->in, k->out, s->in_ch, s->out_ch);
+        if (k->ky >= s->k_h || k->kx >= s->k_w)
+            return tv_error_set(err, TV_EINVAL,
+                                "%s: coefficient %zu: offset (%u, %u) out of the %zu x %zu kernel",
+                                fn, i, k->ky, k->kx, s->k_h, s->k_w);
+        if (!isfinite(k->w))
+            return tv_error_set(err, TV_EINVAL, "%s: coefficient %zu: weight %g is not finite", fn,
+                                i, (double)k->w);
+        int o = i ? coef_cmp(&c[i - 1], k) : -1;
+        if (o >= 0)
+            return tv_error_set(err, TV_EINVAL,
+                                "%s: coefficient %zu (%u -> %u at %u, %u) %s coefficient %zu: the "
+                                "list must be sorted by (out, in, ky, kx), keys unique",
+                                fn, i, k->in, k->out, k->ky, k->kx,
+                                o ? "comes after" : "is a duplicate of", i - 1);
+    }
+    return 0;
+}
+
+size_t nn_conv_out_h(const struct nn_conv_shape *s)
+{
+    if (!s->stride || s->in_h + 2 * s->pad < s->k_h)
+        return 0;
+    return (s->in_h + 2 * s->pad - s->k_h) / s->stride + 1;
+}
+
+size_t nn_conv_out_w(const struct nn_conv_shape *s)
+{
+    if (!s->stride || s->in_w + 2 * s->pad < s->k_w)
+        return 0;
+    return (s->in_w + 2 * s->pad - s->k_w) / s->stride + 1;
+}
+
+/* ---- the kernels --------------------------------------------------------------- */
+
+/* For each group g < groups and each block of CONV_J floats j0 < n_flat:
+ * dst[g * dst_stride + j0 ...] = sum over k in [start[g], start[g + 1]) of
+ * w[k] * src[off[k] + j0 ...], in order of k. */
+struct conv_gather {
+    const float *src;
+    const size_t *off;
+    const float *w;
+    const uint32_t *start;
+    size_t groups;
+    float *dst;
+    size_t dst_stride, n_flat;
+};
+
+NN_INLINE void gather_body(const struct conv_gather *j)
+{
+    for (size_t j0 = 0; j0 < j->n_flat; j0 += CONV_J)
+        for (size_t g = 0; g < j->groups; g++) {
+            v16f a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
+            for (uint32_t k = j->start[g]; k < j->start[g + 1]; k++) {
+                const float *p = j->src + j->off[k] + j0;
+                float w = j->w[k];
+                a0 += w * *(const v16fu *)p;
+                a1 += w * *(const v16fu *)(p + 16);
+                a2 += w * *(const v16fu *)(p + 32);
+                a3 += w * *(const v16fu *)(p + 48);
+            }
+            float *q = j->dst + g * j->dst_stride + j0;
+            *(v16fu *)q = a0;
+            *(v16fu *)(q + 16) = a1;
+            *(v16fu *)(q + 32) = a2;
+            *(v16fu *)(q + 48) = a3;
+        }
+}
+CONV_TARGETS(conv_gather, gather_body, struct conv_gather)
+
+/* dw[k] = sum over i < n_flat (a multiple of CONV_J) of a[k][i] * b[k][i],
+ * a[k] = dy + c[k].out * dy_stride, b[k] = x + off[k]. */
+struct conv_dots {
+    const float *dy, *x;
+    const struct nn_conv_coef *c;
+    const size_t *off;
+    size_t dy_stride, n, n_flat;
+    float *dw;
+};
+
+NN_INLINE void dots_body(const struct conv_dots *j)
+{
+    for (size_t k = 0; k < j->n; k++) {
+        const float *a = j->dy + j->c[k].out * j->dy_stride, *b = j->x + j->off[k];
+        v16f s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0};
+        for (size_t i = 0; i < j->n_flat; i += CONV_J) {
+            s0 += *(const v16fu *)(a + i) * *(const v16fu *)(b + i);
+            s1 += *(const v16fu *)(a + i + 16) * *(const v16fu *)(b + i + 16);
+            s2 += *(const v16fu *)(a + i + 32) * *(const v16fu *)(b + i + 32);
+            s3 += *(const v16fu *)(a + i + 48) * *(const v16fu *)(b + i + 48);
+        }
+        s0 = (s0 + s1) + (s2 + s3);
+        double t = 0;
+        for (int v = 0; v < 16; v++)
+            t += (double)s0[v];
+        j->dw[k] = (float)t;
+    }
+}
+CONV_TARGETS(conv_dots, dots_body, struct conv_dots)
+
+/* ---- the layer ------------------------------------------------------------------- */
+
+static size_t round_j(size_t n)
+{
+    return (n + CONV_J - 1) / CONV_J * CONV_J;
+}
+
+/* Floats per input plane, per output map and the front margin of an output
+ * map (the largest shift) for a batch of b. */
+static size_t plane_floats(const struct nn_conv *l, size_t b)
+{
+    return l->hp * l->wq * b + CONV_J;
+}
+
+static size_t front_floats(const struct nn_conv *l, size_t b)
+{
+    return ((l->s.k_h - 1) / l->s.stride * l->wq + (l->s.k_w - 1) / l->s.stride) * b;
+}
+
+static size_t map_floats(const struct nn_conv *l, size_t b)
+{
+    return front_floats(l, b) + plane_floats(l, b);
+}
+
+int nn_conv_new(const struct nn_conv_shape *s, const struct nn_conv_coef *c, size_t n,
+                size_t max_batch, struct nn_conv **out, struct tv_error *err)
+{
+    static const char fn[] = "nn_conv_new";
+    *out = NULL;
+    int rc = nn_conv_check_shape(s, fn, err);
+    if (!rc)
+        rc = nn_conv_check_coefs(s, c, n, fn, err);
+    if (rc)
+        return rc;
+    if (!max_batch || max_batch > 65536)
+        return tv_error_set(err, TV_EINVAL, "%s: max_batch %zu: expected 1..65536", fn, max_batch);
+    struct nn_conv *l = calloc(1, sizeof *l);
+    if (!l)
+        return tv_error_set(err, TV_ENOMEM, "%s: out of memory", fn);
+    l->s = *s;
+    l->out_h = nn_conv_out_h(s);
+    l->out_w = nn_conv_out_w(s);
+    l->hp = l->out_h + (s->k_h - 1) / s->stride;
+    l->wq = l->out_w + (s->k_w - 1) / s->stride;
+    l->n_planes = s->stride * s->stride * s->in_ch;
+    l->n = n;
+    l->max_batch = max_batch;
+    l->target = nn_target_best();
+    size_t nn1 = n ? n : 1, xf = l->n_planes * plane_floats(l, max_batch),
+           yf = s->out_ch * map_floats(l, max_batch);
+    l->c = malloc(nn1 * sizeof *l->c);
+    l->w = malloc(nn1 * sizeof *l->w);
+    l->plane = malloc(nn1 * sizeof *l->plane);
+    l->pix = malloc(nn1 * sizeof *l->pix);
+    l->perm = malloc(nn1 * sizeof *l->perm);
+    l->off = malloc(nn1 * sizeof *l->off);
+    l->wt = malloc(nn1 * sizeof *l->wt);
+    l->co_start = calloc(s->out_ch + 1, sizeof *l->co_start);
+    l->pl_start = calloc(l->n_planes + 1, sizeof *l->pl_start);
+    l->xp = malloc(xf * sizeof *l->xp);
+    l->dxp = malloc(xf * sizeof *l->dxp);
+    l->yp = malloc(yf * sizeof *l->yp);
+    if (!l->c || !l->w || !l->plane || !l->pix || !l->perm || !l->off || !l->wt || !l->co_start ||
+        !l->pl_start || !l->xp || !l->dxp || !l->yp) {
+        nn_conv_free(l);
+        return tv_error_set(err, TV_ENOMEM, "%s: out of memory for a layer of %zu coefficients", fn,
+                            n);
+    }
+    l->bytes = sizeof *l +
+               nn1 * (sizeof *l->c + 2 * sizeof(float) + 3 * sizeof(uint32_t) + sizeof(size_t)) +
+               (s->out_ch + l->n_planes + 2) * sizeof(uint32_t) + (2 * xf + yf) * sizeof(float);
+    if (n)
+        memcpy(l->c, c, n * sizeof *c);
+    size_t st = s->stride;
+    for (size_t k = 0; k < n; k++) {
+        l->w[k] = c[k].w;
+        l->plane[k] = (uint32_t)(((c[k].ky % st) * st + c[k].kx % st) * s->in_ch + c[k].in);
+        l->pix[k] = (uint32_t)(c[k].ky / st * l->wq + c[k].kx / st);
+        l->co_start[c[k].out + 1]++;
+        l->pl_start[l->plane[k] + 1]++;
+    }
+    for (size_t o = 0; o < s->out_ch; o++)
+        l->co_start[o + 1] += l->co_start[o];
+    for (size_t p = 0; p < l->n_planes; p++)
+        l->pl_start[p + 1] += l->pl_start[p];
+    /* a counting sort by plane, stable (list order within a plane): pl_start[p]
+     * serves as plane p's cursor, then is moved back */
+    for (size_t k = 0; k < n; k++)
+        l->perm[l->pl_start[l->plane[k]]++] = (uint32_t)k;
+    for (size_t p = l->n_planes; p > 0; p--)
+        l->pl_start[p] = l->pl_start[p - 1];
+    l->pl_start[0] = 0;
+    *out = l;
+    return 0;
+}
+
+void nn_conv_free(struct nn_conv *l)
+{
+    if (!l)
+        return;
+    free(l->c);
+    free(l->w);
+    free(l->plane);
+    free(l->pix);
+    free(l->perm);
+    free(l->off);
+    free(l->wt);
+    free(l->co_start);
+    free(l->pl_start);
+    free(l->xp);
+    free(l->dxp);
+    free(l->yp);
+    free(l);
+}
+
+const struct nn_conv_shape *nn_conv_shape(const struct nn_conv *l)
+{
+    return &l->s;
+}
+
+size_t nn_conv_n_coefs(const struct nn_conv *l)
+{
+    return l->n;
+}
+
+float *nn_conv_weights(struct nn_conv *l)
+{
+    return l->w;
+}
+
+size_t nn_conv_bytes(const struct nn_conv *l)
+{
+    return l->bytes;
+}
+
+int nn_conv_set_target(struct nn_conv *l, int target, struct tv_error *err)
+{
+    int rc = nn_target_check(target, "nn_conv_set_target", err);
+    if (!rc)
+        l->target = target;
+    return rc;
+}
+
+int nn_conv_target(const struct nn_conv *l)
+{
+    return l->target;
+}
+
+/* The first pixel v of a plane row (offset r, stride st) whose input pixel
+ * v st + r - pad lies in [0, n), and the end of them, clipped to [0, lim). */
+static void valid_run(size_t r, size_t st, size_t pad, size_t n, size_t lim, size_t *v0, size_t *v1)
+{
+    size_t a = pad > r ? (pad - r + st - 1) / st : 0;          /* v st + r >= pad */
+    size_t b = (n + pad > r) ? (n + pad - r - 1) / st + 1 : 0; /* v st + r < n + pad */
+    *v0 = a < lim ? a : lim;
+    *v1 = b < lim ? b : lim;
+    if (*v1 < *v0)
+        *v1 = *v0;
+}
+
+/* x [in_ch][in_h][in_w][b] into the planes xp (zeros where no input). */
+static void pack_input(const struct nn_conv *l, const float *x, size_t b)
+{
+    const struct nn_conv_shape *s = &l->s;
+    size_t st = s->stride, ps = plane_floats(l, b);
+    memset(l->xp, 0, l->n_planes * ps * sizeof *l->xp);
+    for (size_t ry = 0; ry < st; ry++)
+        for (size_t rx = 0; rx < st; rx++) {
+            size_t u0, u1, v0, v1;
+            valid_run(ry, st, s->pad, s->in_h, l->hp, &u0, &u1);
+            valid_run(rx, st, s->pad, s->in_w, l->wq, &v0, &v1);
+            for (size_t ci = 0; ci < s->in_ch; ci++) {
+                float *pl = l->xp + ((ry * st + rx) * s->in_ch + ci) * ps;
+                for (size_t u = u0; u < u1; u++) {
+                    const float *row = x + (ci * s->in_h + u * st + ry - s->pad) * s->in_w * b;
+                    float *d = pl + u * l->wq * b;
+                    if (st == 1) {
+                        memcpy(d + v0 * b, row + (v0 + rx - s->pad) * b, (v1 - v0) * b * sizeof *d);
+                        continue;
+                    }
+                    for (size_t v = v0; v < v1; v++)
+                        memcpy(d + v * b, row + (v * st + rx - s->pad) * b, b * sizeof *d);
+                }
+            }
+        }
+}
+
+void nn_conv_forward(struct nn_conv *l, const float *x, size_t batch, float *y)
+{
+    const struct nn_conv_shape *s = &l->s;
+    size_t b = batch, ps = plane_floats(l, b), ms = map_floats(l, b), f = front_floats(l, b);
+    pack_input(l, x, b);
+    for (size_t k = 0; k < l->n; k++)
+        l->off[k] = l->plane[k] * ps + l->pix[k] * b;
+    struct conv_gather j = {l->xp,     l->off,    l->w, l->co_start,
+                            s->out_ch, l->yp + f, ms,   l->out_h * l->wq * b};
+    conv_gather[l->target](&j);
+    size_t run = l->out_w * b;
+    for (size_t co = 0; co < s->out_ch; co++)
+        for (size_t oy = 0; oy < l->out_h; oy++)
+            memcpy(y + (co * l->out_h + oy) * run, l->yp + co * ms + f + oy * l->wq * b,
+                   run * sizeof *y);
+}
+
+void nn_conv_backward(struct nn_conv *l, const float *x, const float *dy, size_t batch, float *dx,
+                      float *dw)
+{
+    const struct nn_conv_shape *s = &l->s;
+    size_t b = batch, ps = plane_floats(l, b), ms = map_floats(l, b), f = front_floats(l, b);
+    size_t run = l->out_w * b;
+    /* dy into rows of wq pixels, zeros around */
+    memset(l->yp, 0, s->out_ch * ms * sizeof *l->yp);
+    for (size_t co = 0; co < s->out_ch; co++)
+        for (size_t oy = 0; oy < l->out_h; oy++)
+            memcpy(l->yp + co * ms + f + oy * l->wq * b, dy + (co * l->out_h + oy) * run,
+                   run * sizeof *dy);
+    if (dw) {
+        pack_input(l, x, b);
+        for (size_t k = 0; k < l->n; k++)
+            l->off[k] = l->plane[k] * ps + l->pix[k] * b;
+        struct conv_dots j = {
+            l->yp + f, l->xp, l->c, l->off, ms, l->n, round_j(l->out_h * l->wq * b), dw};
+        conv_dots[l->target](&j);
+    }
+    if (!dx)
+        return;
+    for (size_t i = 0; i < l->n; i++) {
+        uint32_t k = l->perm[i];
+        l->off[i] = l->c[k].out * ms + f - l->pix[k] * b;
+        l->wt[i] = l->w[k];
+    }
+    struct conv_gather j = {l->yp,       l->off, l->wt, l->pl_start,
+                            l->n_planes, l->dxp, ps,    l->hp * l->wq * b};
+    conv_gather[l->target](&j);
+    /* the planes back into dx, 0 where no output used the input */
+    size_t st = s->stride;
+    for (size_t ci = 0; ci < s->in_ch; ci++)
+        for (size_t iy = 0; iy < s->in_h; iy++) {
+            size_t u = (iy + s->pad) / st, ry = (iy + s->pad) % st;
+            float *d = dx + (ci * s->in_h + iy) * s->in_w * b;
+            for (size_t ix = 0; ix < s->in_w; ix++) {
+                size_t v = (ix + s->pad) / st, rx = (ix + s->pad) % st;
+                if (u >= l->hp || v >= l->wq) {
+                    memset(d + ix * b, 0, b * sizeof *d);
+                    continue;
+                }
+                const float *src =
+                    l->dxp + ((ry * st + rx) * s->in_ch + ci) * ps + (u * l->wq + v) * b;
+                memcpy(d + ix * b, src, b * sizeof *d);
+            }
+        }
+}

@@ -1,0 +1,533 @@
+/* test_genome_conv.c -- convolutional genomes (genome.h, "channels and
+ * filters"): validation, the text and msgpack forms of version 3, mutation,
+ * crossover, allocation failures. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "failalloc.h"
+#include "genome.h"
+#include "testutil.h"
+
+/* A 6x6 image (input neurons 0..35), two outputs (36, 37); channel 0 is the
+ * image, channel 2 a 6x6 map (3x3, pad 1) at depth 0.25, channel 1 a 4x4 map
+ * pooled 2x2 to 2x2 (pixels 100..103) at depth 0.5, fed from 0 and 2; a head
+ * of plain connections from pixels. */
+static const char *const CONV_TEXT = "trevo-net 3\n"
+                                     "inputs 36\n"
+                                     "outputs 2\n"
+                                     "neuron 36 out 1 identity 0\n"
+                                     "neuron 37 out 1 sigmoid 0.5\n"
+                                     "conn 100 36 0.5\n"
+                                     "conn 101 36 -0.25\n"
+                                     "conn 103 37 1.5\n"
+                                     "conn 5 36 0.125\n"
+                                     "conn 200 37 -1\n"
+                                     "channel 0 in 6 6 1 0 identity 0 0\n"
+                                     "channel 1 hid 4 4 2 0.5 relu 0.1 100\n"
+                                     "channel 2 hid 6 6 1 0.25 tanh -0.2 200\n"
+                                     "filter 0 1 3 3 1 0 2,2,0.25 0,0,0.5 1,1,-1\n"
+                                     "filter 0 2 3 3 1 1 1,1,1 0,2,0.3\n"
+                                     "filter 2 1 3 3 1 0 1,0,0.7\n";
+
+/* CONV_TEXT with the 36 input neuron lines put in after the header. */
+static char *with_inputs(const char *text)
+{
+    size_t n = strlen(text) + 36 * 32 + 1;
+    char *s = malloc(n);
+    assert_non_null(s);
+    const char *nl = strchr(text, '\n') + 1;
+    size_t off = (size_t)(nl - text);
+    memcpy(s, text, off);
+    for (int i = 0; i < 36; i++)
+        off += (size_t)snprintf(s + off, n - off, "neuron %d in 0 identity 0\n", i);
+    strcpy(s + off, nl);
+    return s;
+}
+
+static int read_text(struct genome *g, const char *text, struct tv_error *err)
+{
+    char *s = with_inputs(text);
+    int rc = genome_read_text(g, s, strlen(s), "c.txt", NULL, err);
+    free(s);
+    return rc;
+}
+
+static struct genome *conv_genome(void)
+{
+    struct genome *g = genome_new();
+    struct tv_error err = {0};
+    assert_non_null(g);
+    assert_ok(read_text(g, CONV_TEXT, &err), &err);
+    return g;
+}
+
+/* CONV_TEXT with line `from` replaced by `to` (both whole lines with "\n"). */
+static int read_changed(const char *from, const char *to, struct tv_error *err)
+{
+    const char *at = strstr(CONV_TEXT, from);
+    assert_non_null(at);
+    size_t n = strlen(CONV_TEXT) + strlen(to) + 1;
+    char *s = malloc(n);
+    assert_non_null(s);
+    size_t a = (size_t)(at - CONV_TEXT);
+    memcpy(s, CONV_TEXT, a);
+    strcpy(s + a, to);
+    strcat(s, at + strlen(from));
+    struct genome g;
+    genome_init(&g);
+    int rc = read_text(&g, s, err);
+    genome_release(&g);
+    free(s);
+    return rc;
+}
+
+static char *write_text(const struct genome *g)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    struct tv_error err = {0};
+    assert_ok(genome_write_text(g, f, &err), &err);
+    fclose(f);
+    return buf;
+}
+
+/* ---- reading and the layout of the genes ------------------------------- */
+
+static void test_genome_read_text_conv_genes_in_order(void **state)
+{
+    (void)state;
+    struct genome *g = conv_genome();
+    assert_int_equal(g->n_channels, 3);
+    assert_int_equal(g->n_filters, 3);
+    assert_int_equal(g->n_coefs, 6);
+    assert_int_equal(genome_format_version(g), 3);
+    /* filter 0 -> 1: coefficients sorted by (ky, kx) */
+    assert_int_equal(g->filters[0].from, 0);
+    assert_int_equal(g->filters[0].to, 1);
+    assert_int_equal(g->filters[0].coef0, 0);
+    assert_int_equal(g->filters[0].n_coefs, 3);
+    assert_int_equal(g->coefs[0].ky, 0);
+    assert_int_equal(g->coefs[2].ky, 2);
+    assert_true(g->coefs[1].w == -1.0f);
+    assert_int_equal(g->filters[1].coef0, 3);
+    assert_int_equal(g->filters[2].coef0, 5);
+    assert_int_equal(genome_pixel_channel(g, 103), 1);
+    assert_int_equal(genome_pixel_channel(g, 104), -1);
+    assert_int_equal(genome_pixel_channel(g, 235), 2);
+    float d = 0;
+    assert_int_equal(genome_source_depth(g, 200, &d), 0);
+    assert_true(d == 0.25f);
+    assert_int_equal(genome_source_depth(g, 99, &d), -1);
+    genome_free(g);
+}
+
+static void test_genome_filter_out_geometry(void **state)
+{
+    (void)state;
+    assert_int_equal(genome_filter_out(28, 3, 1, 1), 28);
+    assert_int_equal(genome_filter_out(28, 5, 1, 0), 24);
+    assert_int_equal(genome_filter_out(28, 3, 2, 1), 14);
+    assert_int_equal(genome_filter_out(2, 5, 1, 1), 0);
+    assert_int_equal(genome_filter_out(5, 0, 1, 0), 0);
+}
+
+/* ---- validation ------------------------------------------------------- */
+
+static void test_genome_validate_conv_bad_genes_fail(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    static const struct {
+        const char *from, *to, *msg;
+    } cases[] = {
+        {"filter 2 1 3 3 1 0 1,0,0.7\n", "filter 2 1 5 5 1 0 1,0,0.7\n",
+         "filter 2 -> 1: a 5x5 kernel with stride 1, pad 0 over 6x6 gives 2x2, channel 1 is 4x4"},
+        {"filter 2 1 3 3 1 0 1,0,0.7\n", "filter 1 2 3 3 1 0 1,0,0.7\n",
+         "filter 1 -> 2: depth 0.5 to 0.25 does not increase"},
+        {"filter 2 1 3 3 1 0 1,0,0.7\n", "filter 2 0 3 3 1 0 1,0,0.7\n",
+         "filter 2 -> 0: ends in input channel 0"},
+        {"filter 2 1 3 3 1 0 1,0,0.7\n", "filter 2 9 3 3 1 0 1,0,0.7\n",
+         "filter 2 -> 9: channel 9 does not exist"},
+        {"filter 2 1 3 3 1 0 1,0,0.7\n", "filter 2 1 3 3 1 0 3,0,0.7\n",
+         "filter 2 -> 1: coefficient (3, 0) is outside the 3x3 kernel"},
+        {"filter 2 1 3 3 1 0 1,0,0.7\n", "filter 2 1 3 3 1 0 1,0,0.7 1,0,2\n",
+         "c.txt:52: filter 2 -> 1: coefficient (1, 0) given twice"},
+        {"filter 2 1 3 3 1 0 1,0,0.7\n", "filter 2 1 3 3 1 0\n",
+         "filter 2 -> 1: no coefficient (an all-zero filter is absent)"},
+        {"filter 2 1 3 3 1 0 1,0,0.7\n", "filter 2 1 3 3 1 3 1,0,0.7\n",
+         "filter 2 -> 1: a 3x3 kernel with stride 1, pad 3"},
+        {"channel 2 hid 6 6 1 0.25 tanh -0.2 200\n",
+         "channel 2 hid 6 6 1 0.25 tanh -0.2 200\n"
+         "channel 3 hid 2 2 1 0.5 relu 0 201\n",
+         "channel 3: pixel id 201 is also channel 2's"},
+        {"channel 2 hid 6 6 1 0.25 tanh -0.2 200\n",
+         "channel 2 hid 6 6 1 0.25 tanh -0.2 200\n"
+         "channel 3 hid 2 2 1 0.5 relu 0 35\n",
+         "channel 3: pixel id 35 is also a neuron"},
+        {"channel 2 hid 6 6 1 0.25 tanh -0.2 200\n", "channel 2 hid 6 6 1 0 tanh -0.2 200\n",
+         "channel 2: depth 0 is outside (0, 1)"},
+        {"channel 2 hid 6 6 1 0.25 tanh -0.2 200\n",
+         "channel 2 hid 6 6 1 0.25 tanh -0.2 200\n"
+         "channel 3 hid 2 2 3 0.5 relu 0 300\n",
+         "channel 3: pooling 3 does not fit a 2x2 map"},
+        {"channel 0 in 6 6 1 0 identity 0 0\n", "channel 0 in 6 6 1 0 identity 0 1\n",
+         "channel 0: neuron 36 is not an input"},
+        {"channel 0 in 6 6 1 0 identity 0 0\n", "channel 0 in 6 6 1 0 identity 0 2000\n",
+         "channel 0: input neurons 2000..2035 do not all exist"},
+        {"channel 0 in 6 6 1 0 identity 0 0\n", "channel 0 in 6 6 1 0 relu 0 0\n",
+         "channel 0: an input channel has pool 1, activation identity, bias 0 and depth 0"},
+        {"conn 200 37 -1\n", "conn 37 200 -1\n",
+         "connection 1 (37 -> 200): ends in a pixel of "
+         "channel 2"},
+        {"conn 200 37 -1\n", "conn 300 37 -1\n",
+         "c.txt:46: connection 300 -> 37: neuron 300 is not defined"},
+        {"channel 1 hid 4 4 2 0.5 relu 0.1 100\n",
+         "channel 1 hid 4 4 2 0.5 relu 0.1 100\n"
+         "channel 1 hid 4 4 2 0.5 relu 0.1 300\n",
+         "c.txt:49: channel 1 already exists"},
+        {"channel 1 hid 4 4 2 0.5 relu 0.1 100\n", "channel 1 hid 4 4 2 0.5 relu\n",
+         "c.txt:48: expected 'channel ID in|hid H W POOL DEPTH ACTIVATION BIAS FIRST'"},
+        {"filter 2 1 3 3 1 0 1,0,0.7\n", "filter 2 1 3 3 1 0 1,0\n",
+         "c.txt:52: expected KY,KX,W: '1,0'"},
+        {"filter 2 1 3 3 1 0 1,0,0.7\n", "filter 2 1 3 3 1 0 1,0,nan\n",
+         "c.txt:52: coefficient is not a finite number"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        int rc = read_changed(cases[i].from, cases[i].to, &err);
+        if (rc == 0 || !strstr(err.msg, cases[i].msg))
+            print_error("case %zu: got \"%s\"\n", i, err.msg);
+        assert_error(rc, &err, TV_EINVAL, cases[i].msg);
+    }
+}
+
+static void test_genome_read_text_conv_lines_need_version_3(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    assert_error(read_changed("trevo-net 3\n", "trevo-net 2\n", &err), &err, TV_EINVAL,
+                 "c.txt:47: 'channel' lines need 'trevo-net 3'");
+}
+
+static void test_genome_validate_conv_feed_forward_head(void **state)
+{
+    (void)state;
+    struct genome *g = conv_genome();
+    struct tv_error err = {0};
+    /* a hidden neuron at 0.25, below channel 1 at 0.5: 100 -> it is not feed-forward */
+    assert_ok(genome_add_neuron(g, 50, GENOME_HIDDEN, GENOME_ACT_RELU, 0, 0.25f, &err), &err);
+    assert_ok(genome_add_conn(g, 50, 36, 1, &err), &err);
+    assert_ok(genome_validate(g, NULL, &err), &err);
+    struct genome_conn c = {100, 50, 1};
+    assert_ok(genome_push_conn(g, &c, &err), &err);
+    assert_ok(genome_canonicalize(g, &err), &err);
+    assert_error(genome_validate(g, NULL, &err), &err, TV_EINVAL,
+                 "(100 -> 50): from a pixel of channel 1 at depth 0.5 to depth 0.25 is not "
+                 "feed-forward");
+    genome_free(g);
+}
+
+static void test_genome_validate_conv_limits(void **state)
+{
+    (void)state;
+    struct genome *g = conv_genome();
+    struct tv_error err = {0};
+    struct genome_limits few_coefs = {1000, 5};
+    assert_error(genome_validate(g, &few_coefs, &err), &err, TV_ELIMIT,
+                 "genome has 6 filter coefficients, more than the limit of 5");
+    struct genome_limits few_neurons = {40, 100};
+    assert_error(genome_validate(g, &few_neurons, &err), &err, TV_ELIMIT,
+                 "genome has 38 neurons and 40 pixels, more than the limit of 40");
+    struct genome_limits exact = {78, 100};
+    assert_ok(genome_validate(g, &exact, &err), &err);
+    genome_free(g);
+}
+
+/* ---- formats ----------------------------------------------------------- */
+
+static void test_genome_write_text_conv_round_trip(void **state)
+{
+    (void)state;
+    struct genome *g = conv_genome(), *h = genome_new();
+    struct tv_error err = {0};
+    char *a = write_text(g);
+    assert_non_null(strstr(a, "trevo-net 3\n"));
+    assert_non_null(strstr(a, "channel 1 hid 4 4 2 0.5 relu 0.100000001 100\n"));
+    assert_non_null(strstr(a, "filter 0 1 3 3 1 0 0,0,0.5 1,1,-1 2,2,0.25\n"));
+    assert_ok(genome_read_text(h, a, strlen(a), "a.txt", NULL, &err), &err);
+    assert_true(genome_equal(g, h));
+    char *b = write_text(h);
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+    genome_free(g);
+    genome_free(h);
+}
+
+static void test_genome_encode_conv_round_trip(void **state)
+{
+    (void)state;
+    struct genome *g = conv_genome(), *h = genome_new();
+    struct tv_error err = {0};
+    struct tv_buf a = {0}, b = {0};
+    assert_ok(genome_encode(g, &a, &err), &err);
+    assert_int_equal(a.data[0], 0x96); /* an array of 6 */
+    assert_ok(genome_decode(h, a.data, a.len, NULL, &err), &err);
+    assert_true(genome_equal(g, h));
+    assert_ok(genome_decode_general(h, a.data, a.len, NULL, 1, &err), &err);
+    assert_true(genome_equal(g, h));
+    assert_ok(genome_encode(h, &b, &err), &err);
+    assert_int_equal(a.len, b.len);
+    assert_memory_equal(a.data, b.data, a.len);
+    /* the limits are checked before allocation */
+    struct genome_limits few = {1000, 5};
+    assert_error(genome_decode(h, a.data, a.len, &few, &err), &err, TV_ELIMIT,
+                 "genome: 6 filter coefficients, more than the limit of 5");
+    /* a version 3 message must be an array of 6 */
+    a.data[0] = 0x94;
+    assert_int_not_equal(genome_decode(h, a.data, a.len, NULL, &err), 0);
+    tv_buf_free(&a);
+    tv_buf_free(&b);
+    genome_free(g);
+    genome_free(h);
+}
+
+static void test_genome_format_version_without_channels_unchanged(void **state)
+{
+    (void)state;
+    struct genome *g = conv_genome();
+    /* the same network without its convolutional genes is version 1 again,
+     * and its encoding an array of 4 */
+    while (g->n_channels)
+        genome_remove_channel_at(g, g->n_channels - 1);
+    assert_int_equal(g->n_filters, 0);
+    assert_int_equal(g->n_coefs, 0);
+    assert_int_equal(g->n_conns, 1); /* 5 -> 36: the head from pixels went */
+    assert_int_equal(genome_format_version(g), 1);
+    struct tv_error err = {0};
+    struct tv_buf a = {0};
+    assert_ok(genome_encode(g, &a, &err), &err);
+    assert_int_equal(a.data[0], 0x94);
+    char *t = write_text(g);
+    assert_non_null(strstr(t, "trevo-net 1\n"));
+    assert_null(strstr(t, "channel"));
+    free(t);
+    tv_buf_free(&a);
+    genome_free(g);
+}
+
+static void test_genome_copy_equal_conv(void **state)
+{
+    (void)state;
+    struct genome *g = conv_genome(), *h = genome_new();
+    struct tv_error err = {0};
+    assert_ok(genome_copy(h, g, &err), &err);
+    assert_true(genome_equal(g, h));
+    h->coefs[3].w += 1;
+    assert_false(genome_equal(g, h));
+    h->coefs[3].w = g->coefs[3].w;
+    h->channels[2].bias = 3;
+    assert_false(genome_equal(g, h));
+    genome_reset(h);
+    assert_int_equal(h->n_channels + h->n_filters + h->n_coefs, 0);
+    genome_free(g);
+    genome_free(h);
+}
+
+/* ---- variation --------------------------------------------------------- */
+
+static struct genome_mutation conv_mutation(void)
+{
+    struct genome_mutation m = tu_aggressive_mutation();
+    m.conv.add_filter_rate = 0.5;
+    m.conv.del_filter_rate = 0.1;
+    m.conv.add_coef_rate = 0.8;
+    m.conv.del_coef_rate = 0.3;
+    m.conv.add_channel_rate = 0.2;
+    m.conv.del_channel_rate = 0.05;
+    return m;
+}
+
+static void test_genome_mutate_conv_keeps_valid(void **state)
+{
+    (void)state;
+    struct genome_mutation m = conv_mutation();
+    struct tv_error err = {0};
+    size_t grew = 0, added_channels = 0;
+    for (uint64_t seed = 0; seed < 20; seed++) {
+        struct genome *g = conv_genome();
+        struct tv_rng rng;
+        tv_rng_init(&rng, seed, 1, 2);
+        for (int k = 0; k < 40; k++) {
+            assert_ok(genome_mutate(g, &m, &rng, &err), &err);
+            assert_ok(genome_validate(g, NULL, &err), &err);
+        }
+        grew += g->n_coefs > 6;
+        added_channels += g->n_channels > 3;
+        genome_free(g);
+    }
+    assert_true(grew > 0);
+    assert_true(added_channels > 0);
+}
+
+static void test_genome_mutate_conv_nothing_without_channels(void **state)
+{
+    (void)state;
+    struct genome_mutation m = conv_mutation();
+    struct genome_mutation plain = tu_aggressive_mutation();
+    struct tv_error err = {0};
+    struct genome *a = genome_new(), *b = genome_new();
+    struct tv_rng r1, r2;
+    tv_rng_init(&r1, 9, 0, 0);
+    tv_rng_init(&r2, 9, 0, 0);
+    tu_random_genome(a, &r1, 3);
+    tv_rng_init(&r1, 9, 1, 0);
+    assert_ok(genome_copy(b, a, &err), &err);
+    tv_rng_init(&r2, 9, 1, 0);
+    for (int k = 0; k < 20; k++) {
+        assert_ok(genome_mutate(a, &m, &r1, &err), &err);
+        assert_ok(genome_mutate(b, &plain, &r2, &err), &err);
+    }
+    assert_true(genome_equal(a, b));
+    assert_true(r1.ctr == r2.ctr);
+    genome_free(a);
+    genome_free(b);
+}
+
+static void test_genome_mutate_conv_perturbs_coefficients(void **state)
+{
+    (void)state;
+    struct genome_mutation m = {0};
+    m.weight_perturb_rate = 1;
+    m.weight_perturb_sd = 0.5;
+    struct genome *g = conv_genome(), *h = conv_genome();
+    struct tv_rng rng;
+    tv_rng_init(&rng, 3, 0, 0);
+    struct tv_error err = {0};
+    assert_ok(genome_mutate(g, &m, &rng, &err), &err);
+    for (size_t i = 0; i < g->n_coefs; i++)
+        assert_true(g->coefs[i].w != h->coefs[i].w);
+    assert_int_equal(g->n_coefs, h->n_coefs);
+    genome_free(g);
+    genome_free(h);
+}
+
+static void test_genome_crossover_conv_aligns_by_key(void **state)
+{
+    (void)state;
+    struct genome *a = conv_genome(), *b = conv_genome(), *child = genome_new();
+    struct tv_error err = {0};
+    /* b: every coefficient 100 + its index, filter 2 -> 1 gone, a
+     * coefficient (2, 2) added to 0 -> 2 */
+    for (size_t i = 0; i < b->n_coefs; i++)
+        b->coefs[i].w = 100.0f + (float)i;
+    genome_remove_filter_at(b, 2);
+    genome_remove_filter_at(b, 1);
+    const struct genome_filter f = {.from = 0, .to = 2, .kh = 3, .kw = 3, .stride = 1, .pad = 1};
+    const struct genome_coef c[3] = {{2, 2, 7.0f}, {1, 1, 5.0f}, {0, 2, 6.0f}};
+    assert_ok(genome_add_filter(b, &f, c, 3, &err), &err);
+    assert_ok(genome_validate(b, NULL, &err), &err);
+    size_t from_b = 0;
+    for (uint64_t seed = 0; seed < 16; seed++) {
+        struct tv_rng rng;
+        tv_rng_init(&rng, seed, 0, 0);
+        assert_ok(genome_crossover(child, a, b, &rng, &err), &err);
+        assert_ok(genome_validate(child, NULL, &err), &err);
+        /* fitter a's structure */
+        assert_int_equal(child->n_filters, 3);
+        assert_int_equal(child->n_coefs, 6);
+        for (size_t i = 0; i < 3; i++) /* 0 -> 1 matches coefficient by coefficient */
+            assert_true(child->coefs[i].w == a->coefs[i].w ||
+                        child->coefs[i].w == 100.0f + (float)i);
+        /* 0 -> 2: (0, 2) and (1, 1) match b's 6 and 5; 2 -> 1 only in a */
+        assert_true(child->coefs[3].w == a->coefs[3].w || child->coefs[3].w == 6.0f);
+        assert_true(child->coefs[4].w == a->coefs[4].w || child->coefs[4].w == 5.0f);
+        assert_true(child->coefs[5].w == a->coefs[5].w);
+        from_b += child->coefs[3].w == 6.0f;
+    }
+    assert_true(from_b > 0 && from_b < 16);
+    genome_free(a);
+    genome_free(b);
+    genome_free(child);
+}
+
+/* ---- allocation failures ----------------------------------------------- */
+
+static void test_genome_conv_alloc_failures(void **state)
+{
+    (void)state;
+    struct genome *g = conv_genome();
+    struct tv_buf buf = {0};
+    struct tv_error err = {0};
+    assert_ok(genome_encode(g, &buf, &err), &err);
+    char *text = write_text(g);
+    struct genome_mutation m = conv_mutation();
+    for (int what = 0; what < 4; what++) {
+        for (unsigned long k = 1;; k++) {
+            struct genome *h = genome_new();
+            assert_non_null(h);
+            struct tv_rng rng;
+            tv_rng_init(&rng, 5, 0, 0);
+            failalloc_arm(k);
+            int rc = what == 0   ? genome_copy(h, g, &err)
+                     : what == 1 ? genome_read_text(h, text, strlen(text), "t", NULL, &err)
+                     : what == 2 ? genome_decode(h, buf.data, buf.len, NULL, &err)
+                                 : genome_crossover(h, g, g, &rng, &err);
+            int fired = failalloc_fired();
+            failalloc_disarm();
+            if (!fired) {
+                assert_ok(rc, &err);
+                assert_true(genome_equal(h, g));
+                genome_free(h);
+                break;
+            }
+            assert_int_equal(rc, TV_ENOMEM);
+            assert_non_null(strstr(err.msg, "out of memory"));
+            genome_free(h);
+        }
+    }
+    /* mutation: fails cleanly or succeeds with a valid genome */
+    for (unsigned long k = 1; k < 40; k++) {
+        struct genome *h = conv_genome();
+        struct tv_rng rng;
+        tv_rng_init(&rng, 11, k, 0);
+        failalloc_arm(k);
+        int rc = 0;
+        for (int i = 0; i < 5 && !rc; i++)
+            rc = genome_mutate(h, &m, &rng, &err);
+        failalloc_disarm();
+        if (rc)
+            assert_int_equal(rc, TV_ENOMEM);
+        genome_free(h);
+    }
+    free(text);
+    tv_buf_free(&buf);
+    genome_free(g);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_genome_read_text_conv_genes_in_order),
+        cmocka_unit_test(test_genome_filter_out_geometry),
+        cmocka_unit_test(test_genome_validate_conv_bad_genes_fail),
+        cmocka_unit_test(test_genome_read_text_conv_lines_need_version_3),
+        cmocka_unit_test(test_genome_validate_conv_feed_forward_head),
+        cmocka_unit_test(test_genome_validate_conv_limits),
+        cmocka_unit_test(test_genome_write_text_conv_round_trip),
+        cmocka_unit_test(test_genome_encode_conv_round_trip),
+        cmocka_unit_test(test_genome_format_version_without_channels_unchanged),
+        cmocka_unit_test(test_genome_copy_equal_conv),
+        cmocka_unit_test(test_genome_mutate_conv_keeps_valid),
+        cmocka_unit_test(test_genome_mutate_conv_nothing_without_channels),
+        cmocka_unit_test(test_genome_mutate_conv_perturbs_coefficients),
+        cmocka_unit_test(test_genome_crossover_conv_aligns_by_key),
+        cmocka_unit_test(test_genome_conv_alloc_failures),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
