@@ -490,11 +490,148 @@ int master_cmd_net_init_conv(int argc, char **argv)
     return rc ? master_fail(&err) : 0;
 }
 
-/* ---- conversions (TEMPORARY until h-cgenome's conv genome) ---- */
+/* ---- the model as a genome with channels ------------------------------------------ */
+
+int cnn_model_to_genome(const struct cnn_model *m, struct genome *g, struct tv_error *err)
+{
+    genome_reset(g);
+    const struct nn_conv_shape *s0 = &m->layer[0].s;
+    size_t n_in = s0->in_ch * s0->in_h * s0->in_w,
+           f = nn_cnn_layer_out_size(&m->layer[m->n_layers - 1]);
+    const struct genome *h = &m->head;
+    size_t n_head = 0; /* the head's neurons that are not inputs */
+    int rc = 0;
+    for (size_t i = 0; i < n_in && !rc; i++)
+        rc = genome_add_neuron(g, (uint32_t)i, GENOME_INPUT, GENOME_ACT_IDENTITY, 0, 0, err);
+    /* head ids f.. become n_in..; hidden depths move into (0.5, 1) */
+    for (size_t i = 0; i < h->n_neurons && !rc; i++) {
+        struct genome_neuron nn = h->neurons[i];
+        if (nn.kind == GENOME_INPUT)
+            continue;
+        nn.id = (uint32_t)(n_in + nn.id - f);
+        if (nn.kind == GENOME_HIDDEN)
+            nn.depth = 0.5f + 0.5f * nn.depth;
+        n_head++;
+        rc = genome_push_neuron(g, &nn, err);
+    }
+    uint32_t cid = 0, first = (uint32_t)(n_in + n_head), last_first = 0;
+    for (size_t c = 0; c < s0->in_ch && !rc; c++) {
+        struct genome_channel ch = {0};
+        ch.id = cid++;
+        ch.kind = GENOME_CHANNEL_INPUT;
+        ch.act = GENOME_ACT_IDENTITY;
+        ch.pool = 1;
+        ch.h = (uint16_t)s0->in_h;
+        ch.w = (uint16_t)s0->in_w;
+        ch.first = (uint32_t)(c * s0->in_h * s0->in_w);
+        rc = genome_add_channel(g, &ch, err);
+    }
+    for (size_t l = 0; l < m->n_layers && !rc; l++) {
+        const struct nn_cnn_layer *d = &m->layer[l];
+        size_t oh = nn_conv_out_h(&d->s), ow = nn_conv_out_w(&d->s);
+        size_t px = (oh / d->pool) * (ow / d->pool);
+        last_first = first;
+        for (size_t c = 0; c < d->s.out_ch && !rc; c++) {
+            struct genome_channel ch = {0};
+            ch.id = cid++;
+            ch.kind = GENOME_CHANNEL_HIDDEN;
+            ch.act = (uint8_t)d->act;
+            ch.pool = (uint8_t)d->pool;
+            ch.h = (uint16_t)oh;
+            ch.w = (uint16_t)ow;
+            ch.bias = d->bias[c];
+            ch.depth = 0.5f * (float)(l + 1) / (float)(m->n_layers + 1);
+            ch.first = first;
+            first += (uint32_t)px;
+            rc = genome_add_channel(g, &ch, err);
+        }
+        /* the filters: the coefficients are sorted by (out, in, ky, kx) */
+        uint32_t in0 = cid - (uint32_t)d->s.out_ch - (uint32_t)d->s.in_ch;
+        for (size_t a = 0; a < d->n_coefs && !rc;) {
+            size_t b = a;
+            struct genome_coef gc[NN_CONV_MAX_K * NN_CONV_MAX_K];
+            while (b < d->n_coefs && d->coef[b].out == d->coef[a].out &&
+                   d->coef[b].in == d->coef[a].in) {
+                gc[b - a] = (struct genome_coef){d->coef[b].ky, d->coef[b].kx, d->coef[b].w};
+                b++;
+            }
+            struct genome_filter fl = {0};
+            fl.from = in0 + d->coef[a].in;
+            fl.to = in0 + (uint32_t)d->s.in_ch + d->coef[a].out;
+            fl.kh = (uint8_t)d->s.k_h;
+            fl.kw = (uint8_t)d->s.k_w;
+            fl.stride = (uint8_t)d->s.stride;
+            fl.pad = (uint8_t)d->s.pad;
+            rc = genome_add_filter(g, &fl, gc, b - a, err);
+            a = b;
+        }
+    }
+    for (size_t k = 0; k < h->n_conns && !rc; k++) {
+        struct genome_conn c = h->conns[k];
+        c.from = c.from < f ? last_first + c.from : (uint32_t)(n_in + c.from - f);
+        c.to = (uint32_t)(n_in + c.to - f);
+        rc = genome_push_conn(g, &c, err);
+    }
+    if (!rc)
+        rc = genome_canonicalize(g, err);
+    if (!rc)
+        rc = genome_validate(g, NULL, err);
+    return rc;
+}
+
 int cnn_model_write(const struct cnn_model *m, const char *format, const char *path,
                     struct tv_error *err)
 {
-    (void)m;
-    (void)format;
-    return tv_error_set(err, TV_EINVAL, "%s: conv genomes cannot be written yet", path);
+    struct genome g;
+    genome_init(&g);
+    int rc = cnn_model_to_genome(m, &g, err);
+    if (!rc)
+        rc = master_write_net(&g, format, NULL, path, err);
+    genome_release(&g);
+    return rc;
+}
+
+/* ---- net train of a convolutional network ---------------------------------------- */
+
+static int cnn_report_line(void *ctx, const struct cnn_report *r)
+{
+    (void)ctx;
+    printf("epoch %zu/%zu: loss %.6f", r->epoch, r->epochs, r->loss);
+    if (isnan(r->test_acc))
+        printf(" test_acc -");
+    else
+        printf(" test_acc %.4f", r->test_acc);
+    printf(" coefficients %zu connections %zu seconds %.2f\n", r->coefs, r->conns, r->seconds);
+    fflush(stdout);
+    return 0;
+}
+
+static int cnn_load(const char *spec, const char *labels, const struct nn_cnn *c,
+                    struct data_set *d, struct tv_error *err)
+{
+    int rc = data_load(spec, labels, d, err);
+    if (!rc && (rc = fit_check_data(d, nn_cnn_n_inputs(c), nn_cnn_n_outputs(c), err)))
+        tv_error_prefix(err, "%s", spec);
+    return rc;
+}
+
+int cnn_train_net(struct genome *g, const struct nn_train_opts *o, const struct fit_opts *f,
+                  const char *data, const char *labels, const char *test, const char *test_labels,
+                  struct tv_error *err)
+{
+    struct nn_cnn *c = NULL;
+    struct data_set tr = {0}, te = {0};
+    int rc = nn_cnn_from_genome(g, o, &c, err);
+    if (!rc)
+        rc = cnn_load(data, labels, c, &tr, err);
+    if (!rc && test)
+        rc = cnn_load(test, test_labels, c, &te, err);
+    if (!rc)
+        rc = cnn_fit(c, &tr, test ? &te : NULL, f, cnn_report_line, NULL, err);
+    if (!rc)
+        rc = nn_cnn_write_genome(c, g, err);
+    nn_cnn_free(c);
+    data_free(&tr);
+    data_free(&te);
+    return rc;
 }

@@ -69,9 +69,20 @@ int cnn_evaluate(struct nn_cnn *c, const struct data_set *d, size_t batch, doubl
  * head_density (hidden relu, outputs identity), weights as net init scales them. */
 int cnn_init_head(const struct cnn_spec *s, const uint32_t *sizes, size_t n_sizes,
                   double head_density, uint64_t seed, struct genome *g, struct tv_error *err);
+/* m as a genome with channels (genome.h): inputs 0 .. n-1 (one input channel
+ * per input plane), the head's other neurons next (hidden ones at depths in
+ * (0.5, 1)), then the pixels of the hidden channels, level by level (depths
+ * in (0, 0.5)); filters from the coefficients. g is reset first; validated. */
+int cnn_model_to_genome(const struct cnn_model *m, struct genome *g, struct tv_error *err);
 /* m as a network file (format text or msgpack; "-" stdout). */
 int cnn_model_write(const struct cnn_model *m, const char *format, const char *path,
                     struct tv_error *err);
+/* `trevo net train` of a genome with channels: the trainer of nn_cnn_from_genome
+ * on DATA (and TEST), cnn_fit with one line per epoch on stdout, the trained
+ * network written back into g. */
+int cnn_train_net(struct genome *g, const struct nn_train_opts *o, const struct fit_opts *f,
+                  const char *data, const char *labels, const char *test, const char *test_labels,
+                  struct tv_error *err);
 /* `trevo net init --conv ...` (net init hands over when it sees --conv). */
 int master_cmd_net_init_conv(int argc, char **argv);
 

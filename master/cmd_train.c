@@ -483,6 +483,16 @@ int master_cmd_net_train(int argc, char **argv)
     struct nn_trainer *t = NULL;
     struct data_set train = {0}, test = {0};
     int rc = master_load_net(a.net, &g, &err);
+    if (!rc && g.n_channels) { /* a convolutional network: cmd_cnn.c */
+        rc = cnn_train_net(&g, &a.opts, &a.fit, a.data, a.labels, a.test, a.test_labels, &err);
+        if (!rc)
+            rc = master_write_net(&g, a.format, NULL, a.out, &err);
+        if (!rc)
+            printf("%s: %zu neurons, %zu connections, %zu filters, %zu coefficients\n", a.out,
+                   g.n_neurons, g.n_conns, g.n_filters, g.n_coefs);
+        genome_release(&g);
+        return rc ? master_fail(&err) : 0;
+    }
     if (!rc)
         rc = nn_trainer_new(&g, &a.opts, &t, &err);
     size_t n_in = t ? nn_trainer_n_inputs(t) : 0, n_out = t ? nn_trainer_n_outputs(t) : 0;

@@ -119,4 +119,25 @@ int nn_cnn_grow(struct nn_cnn *c, size_t l, size_t k, int mode, float sigma, str
 /* The trained head written into g (nn_trainer_write_genome). */
 int nn_cnn_write_head(const struct nn_cnn *c, struct genome *g, struct tv_error *err);
 
+/* ---- genomes with channels and filters (genome.h) --------------------------
+ * A trainer of g, which must be a chain: its input channels (all of one
+ * size, their pixels the genome's inputs in order, channel by channel) are
+ * level 0; its hidden channels grouped by depth are levels 1..L (within a
+ * level: one size, one pooling, one activation, relu or identity; channels by
+ * id); every filter goes from level l-1 to level l, all those into a level
+ * with one kernel size, stride and padding; every connection starts at a
+ * pixel of level L or at a neuron that is not an input (the head). Layer l of
+ * the trainer is level l-1 -> l (filter (a, b) is the filter from the rank
+ * of a in its level to the rank of b). TV_EINVAL naming what does not fit;
+ * what nn_cnn_new returns. */
+#define NN_CNN_MAX_LAYERS 16
+int nn_cnn_from_genome(const struct genome *g, const struct nn_train_opts *o, struct nn_cnn **out,
+                       struct tv_error *err);
+/* Writes the trained network into g: the genome the trainer was made from
+ * with its channel biases, its filters (exactly the trainer's coefficients;
+ * a filter left without any is absent) and its head (neurons, biases,
+ * connections, ids as they were) as trained. g may be that genome.
+ * TV_ESTATE for a trainer not made by nn_cnn_from_genome. */
+int nn_cnn_write_genome(const struct nn_cnn *c, struct genome *g, struct tv_error *err);
+
 #endif
