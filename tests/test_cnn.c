@@ -539,6 +539,150 @@ static void test_nn_cnn_call_errors(void **state)
     tiny_release(&t);
 }
 
+/* The tiny network as a genome with channels: inputs 0..48 (input channel
+ * 0), level 1 channels 1, 2 (pixels 100.., 109..), level 2 channels 3, 4, 5
+ * (pixels 200.., 204.., 208..), the head's neurons as ids 49.. */
+static void tiny_genome(const struct tiny *t, struct genome *g)
+{
+    struct tv_error err = {0};
+    genome_reset(g);
+    for (uint32_t i = 0; i < 49; i++)
+        assert_ok(genome_add_neuron(g, i, GENOME_INPUT, GENOME_ACT_IDENTITY, 0, 0, &err), &err);
+    for (size_t i = 0; i < t->head->n_neurons; i++) {
+        struct genome_neuron n = t->head->neurons[i];
+        if (n.kind == GENOME_INPUT)
+            continue;
+        n.id = 49 + n.id - 12;
+        assert_ok(genome_push_neuron(g, &n, &err), &err);
+    }
+    struct genome_channel ch[6] = {
+        {0, GENOME_CHANNEL_INPUT, GENOME_ACT_IDENTITY, 1, 7, 7, 0, 0, 0},
+        {1, GENOME_CHANNEL_HIDDEN, GENOME_ACT_RELU, 2, 7, 7, t->b0[0], 0.2f, 100},
+        {2, GENOME_CHANNEL_HIDDEN, GENOME_ACT_RELU, 2, 7, 7, t->b0[1], 0.2f, 109},
+        {3, GENOME_CHANNEL_HIDDEN, GENOME_ACT_IDENTITY, 1, 2, 2, t->b1[0], 0.4f, 200},
+        {4, GENOME_CHANNEL_HIDDEN, GENOME_ACT_IDENTITY, 1, 2, 2, t->b1[1], 0.4f, 204},
+        {5, GENOME_CHANNEL_HIDDEN, GENOME_ACT_IDENTITY, 1, 2, 2, t->b1[2], 0.4f, 208}};
+    for (size_t i = 0; i < 6; i++)
+        assert_ok(genome_add_channel(g, &ch[i], &err), &err);
+    const struct nn_cnn_layer *ls[2] = {&t->layer[0], &t->layer[1]};
+    uint32_t base[2] = {0, 1};
+    for (size_t l = 0; l < 2; l++) {
+        const struct nn_cnn_layer *d = ls[l];
+        for (size_t a = 0; a < d->n_coefs;) {
+            struct genome_coef gc[16];
+            size_t b = a;
+            for (; b < d->n_coefs && d->coef[b].out == d->coef[a].out &&
+                   d->coef[b].in == d->coef[a].in;
+                 b++)
+                gc[b - a] = (struct genome_coef){d->coef[b].ky, d->coef[b].kx, d->coef[b].w};
+            struct genome_filter f = {base[l] + d->coef[a].in,
+                                      base[l] + (uint32_t)d->s.in_ch + d->coef[a].out,
+                                      (uint8_t)d->s.k_h,
+                                      (uint8_t)d->s.k_w,
+                                      (uint8_t)d->s.stride,
+                                      (uint8_t)d->s.pad,
+                                      0,
+                                      0};
+            assert_ok(genome_add_filter(g, &f, gc, b - a, &err), &err);
+            a = b;
+        }
+    }
+    for (size_t k = 0; k < t->head->n_conns; k++) {
+        struct genome_conn c = t->head->conns[k];
+        c.from = c.from < 12 ? 200 + c.from : 49 + c.from - 12;
+        c.to = 49 + c.to - 12;
+        assert_ok(genome_push_conn(g, &c, &err), &err);
+    }
+    assert_ok(genome_canonicalize(g, &err), &err);
+    assert_ok(genome_validate(g, NULL, &err), &err);
+}
+
+static void test_nn_cnn_from_genome_same_network(void **state)
+{
+    (void)state;
+    struct tiny t;
+    tiny_init(&t, 17);
+    struct genome *g = genome_new(), *w = genome_new();
+    tiny_genome(&t, g);
+    struct nn_train_opts o;
+    nn_train_opts_default(&o);
+    o.max_batch = 8;
+    struct nn_cnn *a = tiny_cnn(&t, NN_OPT_SGD, 0.01f), *b = NULL;
+    struct tv_error err = {0};
+    assert_ok(nn_cnn_from_genome(g, &o, &b, &err), &err);
+    float x[4 * 49], oa[4 * 3], ob[4 * 3];
+    uint32_t labels[4];
+    tiny_data(x, labels, 4, 18);
+    assert_ok(nn_cnn_predict(a, x, 4, oa, &err), &err);
+    assert_ok(nn_cnn_predict(b, x, 4, ob, &err), &err);
+    assert_memory_equal(oa, ob, sizeof oa);
+    /* untrained, it writes back the genome it was made from */
+    assert_ok(nn_cnn_write_genome(b, w, &err), &err);
+    assert_true(genome_equal(g, w));
+    /* trained, pruned and grown: a valid genome that makes the same network */
+    assert_ok(nn_cnn_step(b, x, labels, NULL, 4, NULL, &err), &err);
+    assert_ok(nn_cnn_prune(b, 1, 5, &err), &err);
+    assert_ok(nn_cnn_grow(b, 0, 2, NN_CNN_GROW_RIGL, 0, NULL, NULL, &err), &err);
+    assert_ok(nn_cnn_write_genome(b, w, &err), &err);
+    assert_ok(genome_validate(w, NULL, &err), &err);
+    assert_int_equal(w->n_coefs, g->n_coefs - 3);
+    struct nn_cnn *c = NULL;
+    assert_ok(nn_cnn_from_genome(w, &o, &c, &err), &err);
+    assert_ok(nn_cnn_predict(b, x, 4, oa, &err), &err);
+    assert_ok(nn_cnn_predict(c, x, 4, ob, &err), &err);
+    assert_memory_equal(oa, ob, sizeof oa);
+    /* w may be the genome itself */
+    assert_ok(nn_cnn_write_genome(c, w, &err), &err);
+    assert_ok(genome_validate(w, NULL, &err), &err);
+    nn_cnn_free(a);
+    nn_cnn_free(b);
+    nn_cnn_free(c);
+    genome_free(g);
+    genome_free(w);
+    tiny_release(&t);
+}
+
+static void test_nn_cnn_from_genome_errors(void **state)
+{
+    (void)state;
+    struct tiny t;
+    tiny_init(&t, 19);
+    struct genome *g = genome_new();
+    struct nn_train_opts o;
+    nn_train_opts_default(&o);
+    o.max_batch = 8;
+    struct nn_cnn *c = NULL;
+    struct tv_error err = {0};
+    /* a genome without channels */
+    assert_error(nn_cnn_from_genome(t.head, &o, &c, &err), &err, TV_EINVAL,
+                 "nn_cnn_from_genome: no input channel");
+    assert_null(c);
+    /* channels at one depth that differ */
+    tiny_genome(&t, g);
+    g->channels[4].act = GENOME_ACT_RELU;
+    assert_error(nn_cnn_from_genome(g, &o, &c, &err), &err, TV_EINVAL,
+                 "channels 3 and 4 are at one depth but differ");
+    /* a filter that skips a level (from the inputs into level 2) */
+    tiny_genome(&t, g);
+    struct genome_coef one = {0, 0, 0.5f};
+    struct genome_filter f = {0, 5, 6, 6, 1, 0, 0, 0};
+    assert_ok(genome_add_filter(g, &f, &one, 1, &err), &err);
+    assert_error(nn_cnn_from_genome(g, &o, &c, &err), &err, TV_EINVAL,
+                 "filter (0, 5) skips a level");
+    /* a connection from a pixel of level 1 into the head */
+    tiny_genome(&t, g);
+    assert_ok(genome_push_conn(g, &(struct genome_conn){100, 49, 1}, &err), &err);
+    assert_ok(genome_canonicalize(g, &err), &err);
+    assert_error(nn_cnn_from_genome(g, &o, &c, &err), &err, TV_EINVAL,
+                 "connection 100 -> 49: the head starts at the deepest channels' pixels");
+    /* write_genome of a trainer made from a description */
+    struct nn_cnn *d = tiny_cnn(&t, NN_OPT_SGD, 0.1f);
+    assert_error(nn_cnn_write_genome(d, g, &err), &err, TV_ESTATE, "not made from a genome");
+    nn_cnn_free(d);
+    genome_free(g);
+    tiny_release(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -551,6 +695,8 @@ int main(void)
         cmocka_unit_test(test_nn_cnn_deterministic),
         cmocka_unit_test(test_nn_cnn_new_errors),
         cmocka_unit_test(test_nn_cnn_call_errors),
+        cmocka_unit_test(test_nn_cnn_from_genome_same_network),
+        cmocka_unit_test(test_nn_cnn_from_genome_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
