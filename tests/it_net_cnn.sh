@@ -12,8 +12,8 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 # ---- data: 6x6 images of a bar, horizontal (class 0), vertical (1) or both
 # (2), at a place from an LCG (exact in awk's doubles).
-make_csv() { # ROWS SEED
-    awk -v n="$1" -v s="$2" 'BEGIN {
+bars_csv() { # ROWS SEED: rows of 36 pixels, then the class
+    awk -v s="$2" -v n="$1" 'BEGIN {
         for (k = 0; k < 36; k++) printf "p%d,", k
         print "label"
         for (i = 0; i < n; i++) {
@@ -25,8 +25,8 @@ make_csv() { # ROWS SEED
         }
     }'
 }
-make_csv 300 7 >"$dir/train.csv"
-make_csv 90 99 >"$dir/test.csv"
+bars_csv 300 7 >"$dir/train.csv"
+bars_csv 90 99 >"$dir/test.csv"
 
 # ---- net init --conv
 spec=1x6x6,4k3p1,pool2,6k2
@@ -75,7 +75,7 @@ expect_err "density" "--density: expected 1 or 2 numbers in (0, 1], got '0'" \
     "$TREVO" net init --conv $spec --layers 3 --density 0 -o "$dir/x"
 expect_err "layers" "--layers: expected 1 to 16 comma-separated sizes" \
     "$TREVO" net init --conv $spec --layers 0 -o "$dir/x"
-make_csv 10 1 | cut -d, -f2- >"$dir/narrow.csv"
+bars_csv 10 1 | cut -d, -f2- >"$dir/narrow.csv"
 expect_err "data" "narrow.csv: the data set has 35 features per row, the network 36 inputs" \
     "$TREVO" net train "$dir/a.net" --data "$dir/narrow.csv" -o "$dir/x"
 echo "it_net_cnn: ok"
