@@ -8,7 +8,8 @@
 #include "tasks.h"
 
 static const struct task_kind *const kinds[] = {
-    &task_xor, &task_null, &task_spin, &task_pole1, &task_dpv, &task_dpnv, &task_classify,
+    &task_xor,  &task_null,     &task_spin,      &task_pole1,       &task_dpv,
+    &task_dpnv, &task_classify, &task_spike_xor, &task_spike_pole1,
 };
 
 const struct task_kind *task_find(const char *name)

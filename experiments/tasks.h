@@ -15,6 +15,21 @@ extern const struct task_kind task_pole1;
 extern const struct task_kind task_dpv;
 extern const struct task_kind task_dpnv;
 extern const struct task_kind task_classify;
+extern const struct task_kind task_spike_xor;
+extern const struct task_kind task_spike_pole1;
+
+/* ---- spiking tasks (spike_xor.c, spike_pole1.c) --------------------------- */
+
+#define TASK_SPIKE_MAX_OUT 8
+/* 0 if plan is a spiking network, else TV_EINVAL naming the task and the
+ * config key that starts a search from spiking neurons. */
+int task_spike_check(const struct task_instance *t, const struct nn_plan *plan,
+                     struct tv_error *err);
+/* Runs `window` steps of s (batch 1) with the inputs in[] held, counting the
+ * spikes of each of the first n_out (<= TASK_SPIKE_MAX_OUT) outputs into
+ * counts[n_out]. */
+void task_spike_window(struct nn_state *s, const float *in, size_t window, size_t n_out,
+                       uint32_t *counts);
 
 /* What open() of a task of fixed shape does: declares n_in inputs, n_out
  * outputs, the outputs' activation and the best fitness. Returns 0. */

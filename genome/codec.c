@@ -6,6 +6,7 @@
  * without allocating (tv_msgpack_check) and the sizes against the limits,
  * then reads through msgpack-c, then validates the genome. */
 #include "genome.h"
+#include "delay.h"
 
 #include <msgpack.h>
 #include <string.h>
@@ -77,7 +78,8 @@ int genome_encode(const struct genome *g, struct tv_buf *out, struct tv_error *e
         return tv_error_set(err, TV_ENOMEM, "encode: out of memory");
     msgpack_packer pk;
     msgpack_packer_init(&pk, out, tv_buf_write);
-    int bad = msgpack_pack_array(&pk, version < 3 ? 4 : 6);
+    /* version 3: 5 elements (delays); 4: 7 (delays or nil, channels, filters) */
+    int bad = msgpack_pack_array(&pk, version == 4 ? 7 : version == 3 ? 5 : 4);
     bad |= msgpack_pack_str_with_body(&pk, MAGIC, sizeof MAGIC - 1);
     bad |= msgpack_pack_uint32(&pk, (uint32_t)version);
     bad |= msgpack_pack_array(&pk, g->n_neurons);
@@ -114,7 +116,16 @@ int genome_encode(const struct genome *g, struct tv_buf *out, struct tv_error *e
         }
     }
     out->len += bin_len;
-    if (version >= 3 && encode_conv(g, &pk)) {
+    if (version == 3 && genome_delays_encode(g, out)) {
+        out->len = start;
+        return tv_error_set(err, TV_ENOMEM, "encode: out of memory");
+    }
+    if (version == 4 &&
+        (genome_has_delays(g) ? genome_delays_encode(g, out) : msgpack_pack_nil(&pk)) != 0) {
+        out->len = start;
+        return tv_error_set(err, TV_ENOMEM, "encode: out of memory");
+    }
+    if (version == 4 && encode_conv(g, &pk)) {
         out->len = start;
         return tv_error_set(err, TV_ENOMEM, "encode: out of memory");
     }
@@ -187,9 +198,9 @@ static int decode_neuron(const msgpack_object *o, int version, size_t i, struct 
 static int decode_object(struct genome *g, const msgpack_object *root,
                          const struct genome_limits *limits, struct tv_error *err)
 {
-    if (root->type != MSGPACK_OBJECT_ARRAY ||
-        (root->via.array.size != 4 && root->via.array.size != 6))
-        return tv_error_set(err, TV_EFORMAT, "not a trevo genome (expected an array of 4)");
+    if (root->type != MSGPACK_OBJECT_ARRAY || root->via.array.size < 4 ||
+        root->via.array.size > 7 || root->via.array.size == 6)
+        return tv_error_set(err, TV_EFORMAT, "not a trevo genome (expected an array of 4 or 5)");
     const msgpack_object *f = root->via.array.ptr;
     if (f[0].type != MSGPACK_OBJECT_STR || f[0].via.str.size != sizeof MAGIC - 1 ||
         memcmp(f[0].via.str.ptr, MAGIC, sizeof MAGIC - 1))
@@ -201,10 +212,10 @@ static int decode_object(struct genome *g, const msgpack_object *root,
         return tv_error_set(err, TV_EFORMAT,
                             "genome: format version %llu, this program reads versions 1 to %d",
                             (unsigned long long)version, GENOME_FORMAT_VERSION);
-    if ((version >= 3) != (root->via.array.size == 6))
-        return tv_error_set(err, TV_EFORMAT, "genome: version %llu is an array of %d, not %u",
-                            (unsigned long long)version, version >= 3 ? 6 : 4,
-                            (unsigned)root->via.array.size);
+    unsigned n_top = version == 4 ? 7u : version == 3 ? 5u : 4u;
+    if (root->via.array.size != n_top)
+        return tv_error_set(err, TV_EFORMAT, "genome: format version %d is an array of %u",
+                            (int)version, n_top);
     if (f[2].type != MSGPACK_OBJECT_ARRAY)
         return tv_error_set(err, TV_EFORMAT, "genome: neuron list is not an array");
     if (f[3].type != MSGPACK_OBJECT_BIN)
@@ -231,7 +242,15 @@ static int decode_object(struct genome *g, const msgpack_object *root,
     if (rc)
         return rc;
     read_records(g, (const uint8_t *)f[3].via.bin.ptr, n_conns);
-    if (version >= 3 && (rc = decode_conv(g, &f[4], &f[5], limits, err)))
+    if (version >= 3 && !(version == 4 && f[4].type == MSGPACK_OBJECT_NIL)) {
+        if (f[4].type != MSGPACK_OBJECT_BIN)
+            return tv_error_set(err, TV_EFORMAT, "genome: delay list is not a bin");
+        if (genome_delays_decode(g, (const uint8_t *)f[4].via.bin.ptr, f[4].via.bin.size))
+            return tv_error_set(err, TV_EFORMAT,
+                                "genome: delay bin of %u bytes for %zu connections (2 bytes each)",
+                                (unsigned)f[4].via.bin.size, n_conns);
+    }
+    if (version == 4 && (rc = decode_conv(g, &f[5], &f[6], limits, err)))
         return rc;
     return genome_validate(g, limits, err);
 }
@@ -372,13 +391,15 @@ static int decode_fast(struct genome *g, const uint8_t *data, size_t len,
     struct reader r = {data, data + len};
     size_t n, n_neurons, bin_len;
     uint64_t version;
-    if (rd_len(&r, 0x90, 16, 0, 0xdc, 0xdd, &n) || n != 4)
+    if (rd_len(&r, 0x90, 16, 0, 0xdc, 0xdd, &n) || n < 4 || n > 5)
         return -1;
+    size_t n_top = n;
     if (rd_len(&r, 0xa0, 32, 0xd9, 0xda, 0xdb, &n) || n != sizeof MAGIC - 1 ||
         (size_t)(r.end - r.p) < n || memcmp(r.p, MAGIC, n))
         return -1;
     r.p += n;
-    if (rd_uint(&r, UINT32_MAX, &version) || version < 1 || version > GENOME_FORMAT_VERSION)
+    if (rd_uint(&r, UINT32_MAX, &version) || version < 1 || version > GENOME_FORMAT_VERSION ||
+        n_top != (version >= 3 ? 5 : 4))
         return -1;
     /* each neuron takes at least 14 bytes in the forms read here */
     if (rd_len(&r, 0x90, 16, 0, 0xdc, 0xdd, &n_neurons) || n_neurons > limits->max_neurons ||
@@ -389,14 +410,20 @@ static int decode_fast(struct genome *g, const uint8_t *data, size_t len,
     for (size_t i = 0; i < n_neurons; i++)
         if (rd_neuron(&r, (int)version, &g->neurons[g->n_neurons++]))
             return -1;
-    if (rd_len(&r, 0, 0, 0xc4, 0xc5, 0xc6, &bin_len) || bin_len != (size_t)(r.end - r.p) ||
-        bin_len % REC_BYTES || bin_len / REC_BYTES > limits->max_conns)
+    if (rd_len(&r, 0, 0, 0xc4, 0xc5, 0xc6, &bin_len) || bin_len > (size_t)(r.end - r.p) ||
+        (version < 3 && bin_len != (size_t)(r.end - r.p)) || bin_len % REC_BYTES ||
+        bin_len / REC_BYTES > limits->max_conns)
         return -1;
     size_t n_conns = bin_len / REC_BYTES;
     if (genome_reserve(g, n_neurons, n_conns, NULL))
         return -1;
     read_records(g, r.p, n_conns);
-    return 0;
+    if (version < 3)
+        return 0;
+    r.p += bin_len;
+    if (rd_len(&r, 0, 0, 0xc4, 0xc5, 0xc6, &bin_len) || bin_len != (size_t)(r.end - r.p))
+        return -1;
+    return genome_delays_decode(g, r.p, bin_len);
 }
 
 int genome_decode(struct genome *g, const void *data, size_t len,

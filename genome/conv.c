@@ -97,7 +97,10 @@ int genome_reserve_conv(struct genome *g, size_t n_channels, size_t n_filters, s
 {
     if (tv_grow((void **)&g->channels, &g->cap_channels, n_channels, sizeof *g->channels, NULL) ||
         tv_grow((void **)&g->filters, &g->cap_filters, n_filters, sizeof *g->filters, NULL) ||
-        tv_grow((void **)&g->coefs, &g->cap_coefs, n_coefs, sizeof *g->coefs, NULL))
+        /* one more while there are filters: the array exists when a filter
+         * (even one without coefficients, before validation) points into it */
+        tv_grow((void **)&g->coefs, &g->cap_coefs, n_coefs + (n_filters > 0), sizeof *g->coefs,
+                NULL))
         return tv_error_set(err, TV_ENOMEM,
                             "genome: out of memory for %zu channels, %zu filters, %zu coefficients",
                             n_channels, n_filters, n_coefs);
@@ -249,8 +252,11 @@ void genome_remove_channel_at(struct genome *g, size_t i)
     if (c.kind == GENOME_CHANNEL_INPUT) /* its pixels are neurons: they stay */
         n_px = 0;
     for (size_t r = 0; r < g->n_conns; r++)
-        if (!(g->conns[r].from >= c.first && (uint64_t)g->conns[r].from - c.first < n_px))
+        if (!(g->conns[r].from >= c.first && (uint64_t)g->conns[r].from - c.first < n_px)) {
+            if (g->delays) /* (genome.h, "synaptic delays") */
+                g->delays[w] = g->delays[r];
             g->conns[w++] = g->conns[r];
+        }
     g->n_conns = w;
     memmove(&g->channels[i], &g->channels[i + 1], (g->n_channels - i - 1) * sizeof *g->channels);
     g->n_channels--;

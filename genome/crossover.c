@@ -1,6 +1,7 @@
 /* crossover.c -- NEAT crossover and compatibility distance, both one merge
  * pass over two connection lists in canonical (from, to) order. */
 #include "genome.h"
+#include "delay.h"
 
 #include <math.h>
 #include <string.h>
@@ -36,8 +37,10 @@ int genome_crossover(struct genome *child, const struct genome *fitter, const st
         }
         child->neurons[child->n_neurons++] = n;
     }
-    /* Connections: fitter's keys; a matching key takes either weight. One
-     * 64-bit draw decides 64 matching genes. */
+    /* Connections: fitter's keys; a matching key takes either weight (and
+     * the delay that goes with it). One 64-bit draw decides 64 matching genes. */
+    if ((fitter->delays || other->delays) && (rc = genome_delays_make(child, err)))
+        return rc;
     uint64_t bits = 0;
     int n_bits = 0;
     j = 0;
@@ -52,8 +55,13 @@ int genome_crossover(struct genome *child, const struct genome *fitter, const st
             }
             if (bits & 1)
                 c.weight = other->conns[j].weight;
+            if (child->delays)
+                child->delays[i] =
+                    (uint16_t)genome_conn_delay(bits & 1 ? other : fitter, bits & 1 ? j : i);
             bits >>= 1;
             n_bits--;
+        } else if (child->delays) {
+            child->delays[i] = (uint16_t)genome_conn_delay(fitter, i);
         }
         child->conns[child->n_conns++] = c;
     }

@@ -76,6 +76,47 @@ static int write_neuron(struct tv_buf *b, const struct genome_neuron *n)
     return rc;
 }
 
+/* Channels as one node each ("cID"), a filter as one edge labelled with its
+ * coefficients, the connections from a hidden channel's pixels to a neuron
+ * as one dotted edge labelled with their count. */
+static int write_channels(const struct genome *g, struct tv_buf *b)
+{
+    int rc = 0;
+    size_t *count = calloc(g->n_neurons + 1, sizeof *count);
+    if (!count)
+        return TV_ENOMEM;
+    for (size_t i = 0; i < g->n_channels && !rc; i++) {
+        const struct genome_channel *c = &g->channels[i];
+        size_t ph, pw, n_px = genome_channel_pooled(c, &ph, &pw);
+        rc = buf_printf(b, "    c%u [label=\"channel %u\\n%ux%u%s\\n%s", c->id, c->id, c->h, c->w,
+                        c->kind == GENOME_CHANNEL_INPUT ? " in" : "", genome_act_name(c->act));
+        if (!rc && c->pool > 1)
+            rc = buf_printf(b, "\\npool %u: %zux%zu", c->pool, ph, pw);
+        if (!rc && c->bias != 0.0f)
+            rc = buf_printf(b, "\\nb=%.3g", (double)c->bias);
+        if (!rc)
+            rc = buf_printf(b, "\", shape=box3d];\n");
+        if (c->kind == GENOME_CHANNEL_INPUT)
+            continue; /* its pixels are input neurons, drawn as such */
+        for (size_t k = 0; k < g->n_conns; k++)
+            if (g->conns[k].from >= c->first && g->conns[k].from - c->first < n_px)
+                count[genome_find_neuron(g, g->conns[k].to)]++;
+        for (size_t j = 0; j < g->n_neurons && !rc; j++) {
+            if (count[j])
+                rc = buf_printf(b, "    c%u -> n%u [label=\"%zu\", style=dotted];\n", c->id,
+                                g->neurons[j].id, count[j]);
+            count[j] = 0;
+        }
+    }
+    free(count);
+    for (size_t i = 0; i < g->n_filters && !rc; i++) {
+        const struct genome_filter *f = &g->filters[i];
+        rc = buf_printf(b, "    c%u -> c%u [label=\"%u of %ux%u\", penwidth=2];\n", f->from, f->to,
+                        f->n_coefs, f->kh, f->kw);
+    }
+    return rc;
+}
+
 /* The graph itself; g is valid, layers its sorted distinct depths. */
 static int write_graph(const struct genome *g, const char *title, const float *layers,
                        size_t n_layers, const struct hidden *hidden, size_t n_hidden,
@@ -123,6 +164,8 @@ static int write_graph(const struct genome *g, const char *title, const float *l
         w_max = fmax(w_max, fabs((double)g->conns[i].weight));
     for (size_t i = 0; i < g->n_conns && !rc; i++) {
         const struct genome_conn *c = &g->conns[i];
+        if (genome_find_neuron(g, c->from) < 0)
+            continue; /* from a pixel: drawn with the channels */
         float df = g->neurons[genome_find_neuron(g, c->from)].depth;
         float dt = g->neurons[genome_find_neuron(g, c->to)].depth;
         int cls = genome_conn_class_of(layers, n_layers, df, dt);
@@ -138,6 +181,8 @@ static int write_graph(const struct genome *g, const char *title, const float *l
         rc = buf_printf(b, "    n%u -> n%u [label=\"%.3g\", penwidth=%.2f%s];\n", c->from, c->to,
                         (double)c->weight, pen, kind);
     }
+    if (!rc && g->n_channels)
+        rc = write_channels(g, b);
     if (!rc)
         rc = buf_printf(b, "}\n");
     return rc;

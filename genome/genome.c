@@ -1,6 +1,7 @@
 /* genome.c -- genes, canonical order, validation, sizes, starting genomes.
  * See genome.h for the invariants. */
 #include "genome.h"
+#include "delay.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -111,11 +112,11 @@ static int same_float(float a, float b)
 int genome_format_version(const struct genome *g)
 {
     if (g->n_channels)
-        return 3;
+        return 4;
     /* version 1 holds rate neurons, which have no parameters */
     for (size_t i = 0; i < g->n_neurons; i++)
         if (g->neurons[i].model != GENOME_MODEL_RATE)
-            return 2;
+            return genome_has_delays(g) ? 3 : 2;
     return 1;
 }
 
@@ -146,6 +147,7 @@ void genome_release(struct genome *g)
     free(g->channels);
     free(g->filters);
     free(g->coefs);
+    genome_delays_drop(g);
     genome_init(g);
 }
 
@@ -167,12 +169,14 @@ void genome_reset(struct genome *g)
     g->n_neurons = 0;
     g->n_conns = 0;
     g->n_channels = g->n_filters = g->n_coefs = 0;
+    genome_delays_drop(g);
 }
 
 int genome_reserve(struct genome *g, size_t n_neurons, size_t n_conns, struct tv_error *err)
 {
     if (tv_grow((void **)&g->neurons, &g->cap_neurons, n_neurons, sizeof *g->neurons, NULL) ||
-        tv_grow((void **)&g->conns, &g->cap_conns, n_conns, sizeof *g->conns, NULL))
+        tv_grow((void **)&g->conns, &g->cap_conns, n_conns, sizeof *g->conns, NULL) ||
+        genome_delays_fit(g))
         return tv_error_set(err, TV_ENOMEM,
                             "genome: out of memory for %zu neurons, %zu connections", n_neurons,
                             n_conns);
@@ -193,7 +197,8 @@ int genome_copy(struct genome *dst, const struct genome *src, struct tv_error *e
         memcpy(dst->conns, src->conns, src->n_conns * sizeof *src->conns);
     dst->n_neurons = src->n_neurons;
     dst->n_conns = src->n_conns;
-    return genome_copy_conv(dst, src, err);
+    rc = genome_delays_copy(dst, src, err);
+    return rc ? rc : genome_copy_conv(dst, src, err);
 }
 
 int genome_equal(const struct genome *a, const struct genome *b)
@@ -212,7 +217,7 @@ int genome_equal(const struct genome *a, const struct genome *b)
         if (x->from != y->from || x->to != y->to || !same_float(x->weight, y->weight))
             return 0;
     }
-    return genome_equal_conv(a, b);
+    return genome_delays_equal(a, b) && genome_equal_conv(a, b);
 }
 
 /* ---- lookups ----------------------------------------------------------- */
@@ -346,6 +351,7 @@ int genome_add_conn(struct genome *g, uint32_t from, uint32_t to, float weight,
     memmove(&g->conns[i + 1], &g->conns[i], (g->n_conns - i) * sizeof *g->conns);
     g->conns[i] = (struct genome_conn){from, to, weight};
     g->n_conns++;
+    genome_delays_inserted(g, i);
     return 0;
 }
 
@@ -360,6 +366,8 @@ int genome_push_neuron(struct genome *g, const struct genome_neuron *n, struct t
 int genome_push_conn(struct genome *g, const struct genome_conn *c, struct tv_error *err)
 {
     int rc = genome_reserve(g, 0, g->n_conns + 1, err);
+    if (!rc && g->delays)
+        g->delays[g->n_conns] = 1;
     if (!rc)
         g->conns[g->n_conns++] = *c;
     return rc;
@@ -369,6 +377,7 @@ void genome_remove_conn_at(struct genome *g, size_t i)
 {
     memmove(&g->conns[i], &g->conns[i + 1], (g->n_conns - i - 1) * sizeof *g->conns);
     g->n_conns--;
+    genome_delays_removed(g, i);
 }
 
 static int is_sorted_conns(const struct genome *g)
@@ -388,7 +397,9 @@ int genome_canonicalize(struct genome *g, struct tv_error *err)
             return tv_error_set(err, TV_EINVAL, "neuron %u is listed twice", g->neurons[i].id);
     /* Decoded and generated lists are usually sorted already: skip the sort. */
     if (!is_sorted_conns(g)) {
-        qsort(g->conns, g->n_conns, sizeof *g->conns, genome_conn_cmp);
+        int rc = genome_delays_sort(g, err);
+        if (rc)
+            return rc;
         for (size_t i = 1; i < g->n_conns; i++)
             if (g->conns[i].from == g->conns[i - 1].from && g->conns[i].to == g->conns[i - 1].to)
                 return tv_error_set(err, TV_EINVAL, "connection %u -> %u is listed twice",
@@ -505,7 +516,8 @@ static int validate_conn(const struct genome *g, const struct genome_idmap *map,
     if (!isfinite(c->weight))
         return tv_error_set(err, TV_EINVAL, "connection %zu (%u -> %u): weight is not finite", i,
                             c->from, c->to);
-    return 0;
+    int from_kind = f < 0 ? GENOME_HIDDEN : g->neurons[f].kind; /* (a pixel: not an input) */
+    return genome_delays_check(g, i, from_kind, g->neurons[t].model, err);
 }
 
 size_t genome_count_kind(const struct genome *g, int kind)

@@ -166,6 +166,8 @@ struct genome {
     size_t n_filters, cap_filters;
     struct genome_coef *coefs; /* [n_coefs], filter by filter in filter order */
     size_t n_coefs, cap_coefs;
+    uint16_t *delays; /* NULL (every delay 1) or [n_conns]: delay of conns[i] ("synaptic delays") */
+    size_t cap_delays;
 };
 
 /* Size limits, enforced before allocation when decoding and parsing. */
@@ -368,6 +370,9 @@ struct genome_mutation {
     double del_neuron_rate;      /* remove a random hidden neuron and its connections */
     double act_change_rate;      /* per hidden neuron */
     uint32_t act_choices;        /* bit mask of activations act_change may pick */
+    double delay_rate;           /* per connection that may have a delay (synaptic delays):
+                                    delay += 1 or -1 at random, held in [1, delay_max] */
+    size_t delay_max;            /* <= GENOME_MAX_DELAY; 0 or 1: delays are not mutated */
     int hidden_act;              /* activation of neurons made by a split */
     struct genome_limits limits; /* structural mutations stop at these sizes */
     /* Structural rates of the convolutional genes (genome_mutate_conv), each
@@ -556,6 +561,30 @@ int genome_mutate_conv(struct genome *g, const struct genome_mutation *cfg, stru
  * child's channels and filters are replaced. */
 int genome_crossover_conv(struct genome *child, const struct genome *fitter,
                           const struct genome *other, struct tv_rng *rng, struct tv_error *err);
+/* ---- synaptic delays --------------------------------------------------
+ * A connection of a spiking network may carry a delay: the steps a spike
+ * takes over it, 1..GENOME_MAX_DELAY (nn.h says when it arrives). The delays
+ * live beside the connections, g->delays[i] for g->conns[i], so that a
+ * connection stays 12 bytes and genomes without delays pay nothing: NULL
+ * means every delay is 1, and genome_reset() returns to NULL. A delay other
+ * than 1 is valid only on a connection from a non-input neuron into a cuba
+ * neuron: a rate network's only delay is the one step of its recurrent
+ * connections (depth decides it), and an input's value is a current of the
+ * step it is given. The functions of this header keep delays in step with
+ * the connections (add, push, remove, canonicalize, copy, equal, crossover
+ * carries a matching gene's delay with its weight, mutate); code that writes
+ * g->conns itself must see delays == NULL or keep them too. */
+#define GENOME_MAX_DELAY 1024
+/* The delay of connection i (1 when g has no delays). */
+static inline unsigned genome_conn_delay(const struct genome *g, size_t i)
+{
+    return g->delays ? g->delays[i] : 1u;
+}
+/* Sets the delay of connection i (< n_conns), making the delay array if g
+ * has none; the range is genome_validate()'s to check. 0 or TV_ENOMEM. */
+int genome_set_delay(struct genome *g, size_t i, unsigned delay, struct tv_error *err);
+/* 1 when some connection's delay is not 1. */
+int genome_has_delays(const struct genome *g);
 
 /* ---- format versions --------------------------------------------------
  * Version 1 (both forms) holds rate neurons only; version 2 adds each
@@ -563,11 +592,12 @@ int genome_crossover_conv(struct genome *child, const struct genome *fitter,
  * version that can express the genome: version 1 when every neuron is a rate
  * neuron with its parameters (none today) at their defaults, byte for byte
  * as before version 2 existed, so that databases, champions and messages of
- * such genomes do not change; version 2 otherwise. */
-#define GENOME_FORMAT_VERSION 3 /* the newest this program reads and writes */
-/* Version 3 adds channels and filters; it is written only for a genome that
- * has channels (neurons then as in version 2).
- * The version genome_encode() and genome_write_text() use for g: 1, 2 or 3. */
+ * such genomes do not change; version 2 otherwise. Version 3 adds the
+ * connections' delays and is written only when a delay is not 1. Version 4
+ * adds channels and filters and is written only for a genome that has
+ * channels (neurons as in version 2, delays as in version 3 when any). */
+#define GENOME_FORMAT_VERSION 4 /* the newest this program reads and writes */
+/* The version genome_encode() and genome_write_text() use for g: 1 to 4. */
 int genome_format_version(const struct genome *g);
 
 /* ---- msgpack codec ----------------------------------------------------- */
@@ -577,10 +607,13 @@ int genome_format_version(const struct genome *g);
  * where bin holds n_conns records of 12 bytes (from u32, to u32, weight f32,
  * little-endian). About 12 bytes per connection. In version 2 each neuron is
  *   [id, kind, act, bias, depth, model, param_0, ..., param_{n-1}]
- * with exactly the model's n_params parameters (float32). Version 3 (a
- * genome with channels) is an array of 6: neurons as in version 2, then
- *   [[id, kind, h, w, pool, act, bias, depth, first], ...]     channels
- *   [[from, to, kh, kw, stride, pad, bin], ...]               filters
+ * with exactly the model's n_params parameters (float32). Version 3 is
+ * version 2 with a fifth element, a bin of n_conns little-endian uint16
+ * delays: ["trevo-genome", 3, neurons, bin, delays]. Version 4 (a genome
+ * with channels) is an array of 7:
+ *   ["trevo-genome", 4, neurons, bin, delays or nil (every delay 1),
+ *    [[id, kind, h, w, pool, act, bias, depth, first], ...],     channels
+ *    [[from, to, kh, kw, stride, pad, bin], ...]]               filters
  * a filter's bin holding its coefficients, 6 bytes each (ky u8, kx u8, w f32
  * little-endian) in (ky, kx) order. */
 int genome_encode(const struct genome *g, struct tv_buf *out, struct tv_error *err);
@@ -607,7 +640,10 @@ int genome_decode_general(struct genome *g, const void *data, size_t len,
  *   neuron ID KIND DEPTH ACT BIAS MODEL NAME=VALUE...
  * (the writer gives every parameter; the reader takes them in any order,
  * defaults for those left out); a line without a model is a rate neuron.
- * Version 3 ("trevo-net 3", written for a genome with channels) adds
+ * Version 3 ("trevo-net 3") lets a connection line end with its delay,
+ *   conn FROM TO WEIGHT delay=D
+ * (the writer gives it when D is not 1; left out, the delay is 1). Version 4
+ * ("trevo-net 4", written for a genome with channels) adds
  *   channel ID in|hid H W POOL DEPTH ACT BIAS FIRST
  *   filter FROM TO KH KW STRIDE PAD KY,KX,W ...
  * a filter line giving every non-zero coefficient (at most KH x KW of them,
@@ -631,7 +667,12 @@ int genome_read_text(struct genome *g, const char *text, size_t len, const char 
  * with |weight|; each neuron is labelled with its id, activation, (if not
  * 0) bias and, unless it is a rate neuron, its model and every parameter
  * ("threshold=1"). Every connection is exactly one line "    nFROM -> nTO [...];", so
- * the edges can be counted with grep. title (may be NULL) is printed above the
+ * the edges can be counted with grep. A channel is one node "cID" (a box
+ * with its map, pooling and activation), a filter one edge "cFROM -> cTO"
+ * labelled with its coefficient count and kernel, and the connections from
+ * a hidden channel's pixels to a neuron one dotted edge "cID -> nTO"
+ * labelled with their count (so the "nFROM -> nTO" lines are the other
+ * connections). title (may be NULL) is printed above the
  * drawing, escaped. g is validated first: TV_EINVAL naming the bad gene if it
  * is not valid, TV_ENOMEM; on error out is as it was. */
 int genome_write_dot(const struct genome *g, const char *title, struct tv_buf *out,

@@ -2,6 +2,7 @@
  * every random choice comes from the rng passed in, so the same genome, rates
  * and stream give the same child, bit for bit. */
 #include "genome.h"
+#include "delay.h"
 
 #include <float.h>
 #include <math.h>
@@ -125,6 +126,7 @@ static int split_conn(struct genome *g, const struct genome_mutation *cfg, struc
         return 0;
     size_t ci = tv_rng_below(rng, (uint32_t)g->n_conns);
     struct genome_conn old = g->conns[ci];
+    unsigned old_delay = genome_conn_delay(g, ci);
     float df = 0; /* the source may be a channel's pixel */
     (void)genome_source_depth(g, old.from, &df);
     float dt = g->neurons[genome_find_neuron(g, old.to)].depth;
@@ -144,10 +146,15 @@ static int split_conn(struct genome *g, const struct genome_mutation *cfg, struc
     }
     genome_remove_conn_at(g, ci);
     int rc = genome_add_neuron(g, id, GENOME_HIDDEN, cfg->hidden_act, 0.0f, depth, err);
+    int model = g->neurons[genome_find_neuron(g, old.to)].model;
+    if (!rc && model != GENOME_MODEL_RATE) /* a spiking network stays one: the target's model */
+        genome_neuron_set_model(&g->neurons[genome_find_neuron(g, id)], model);
     if (!rc)
         rc = genome_add_conn(g, old.from, id, 1.0f, err);
     if (!rc)
         rc = genome_add_conn(g, id, old.to, old.weight, err);
+    if (!rc && old_delay != 1) /* the spike's path keeps its delay, plus one step */
+        rc = genome_set_delay(g, (size_t)genome_find_conn(g, id, old.to), old_delay, err);
     return rc;
 }
 
@@ -166,8 +173,11 @@ static void delete_neuron(struct genome *g, struct tv_rng *rng)
     g->n_neurons--;
     size_t w = 0;
     for (size_t r = 0; r < g->n_conns; r++)
-        if (g->conns[r].from != id && g->conns[r].to != id)
+        if (g->conns[r].from != id && g->conns[r].to != id) {
+            if (g->delays)
+                g->delays[w] = g->delays[r];
             g->conns[w++] = g->conns[r];
+        }
     g->n_conns = w;
 }
 
@@ -296,6 +306,7 @@ int genome_mutate(struct genome *g, const struct genome_mutation *cfg, struct tv
         mutate_weights(g, cfg, rng);
         mutate_biases(g, cfg, rng);
         mutate_activations(g, cfg, rng);
+        rc = genome_delays_mutate(g, cfg, rng, err);
     }
     if (!rc)
         rc = genome_mutate_conv(g, cfg, rng, err);

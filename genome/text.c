@@ -8,8 +8,10 @@
  *   conn FROM TO WEIGHT
  *
  * and, in version 2 ("trevo-net 2"), neuron lines that go on with a model
- * and its parameters: "neuron 7 hid 0.5 identity 0 lif threshold=1 ..."; in
- * version 3 ("trevo-net 3"), channel and filter lines (genome.h):
+ * and its parameters: "neuron 7 hid 0.5 identity 0 lif threshold=1 ...".
+ * Version 3 ("trevo-net 3") lets a connection line end with its delay:
+ * "conn 3 7 0.5 delay=4". Version 4 ("trevo-net 4") adds channel and filter
+ * lines (genome.h):
  *   channel ID in|hid H W POOL DEPTH ACTIVATION BIAS FIRST
  *   filter FROM TO KH KW STRIDE PAD KY,KX,W ...
  * Floats are written with %.9g, which reads back to the same float. Every
@@ -60,7 +62,10 @@ int genome_write_text(const struct genome *g, FILE *f, struct tv_error *err)
     }
     for (size_t i = 0; i < g->n_conns; i++) {
         const struct genome_conn *c = &g->conns[i];
-        fprintf(f, "conn %u %u %.9g\n", c->from, c->to, (double)c->weight);
+        fprintf(f, "conn %u %u %.9g", c->from, c->to, (double)c->weight);
+        if (genome_conn_delay(g, i) != 1)
+            fprintf(f, " delay=%u", genome_conn_delay(g, i));
+        fputc('\n', f);
     }
     write_conv(g, f);
     if (fflush(f) || ferror(f))
@@ -149,6 +154,7 @@ struct neuron_at {
 struct conn_at {
     struct genome_conn c;
     size_t line;
+    uint32_t delay;
 };
 
 struct lists {
@@ -266,10 +272,16 @@ static int parse_line(struct parser *p, struct tok *t, int nt, struct lists *l,
                          limits->max_neurons, "neurons");
     }
     if (tok_is(t[0], "conn")) {
-        if (nt != 4)
-            return tv_error_set(p->err, TV_EINVAL, "%s:%zu: expected 'conn FROM TO WEIGHT'",
-                                p->name, p->line);
-        struct conn_at a = {.line = p->line};
+        if (nt != 4 && (p->version < 3 || nt != 5))
+            return tv_error_set(p->err, TV_EINVAL, "%s:%zu: expected 'conn FROM TO WEIGHT%s'",
+                                p->name, p->line, p->version < 3 ? "" : " [delay=D]");
+        struct conn_at a = {.line = p->line, .delay = 1};
+        if (nt == 5 && (t[4].n < 7 || memcmp(t[4].s, "delay=", 6) ||
+                        parse_u32(p, (struct tok){t[4].s + 6, t[4].n - 6}, "delay", &a.delay) ||
+                        a.delay < 1 || a.delay > GENOME_MAX_DELAY))
+            return tv_error_set(
+                p->err, TV_EINVAL, "%s:%zu: expected delay=D with D in [1, %d]: '%.*s'", p->name,
+                p->line, GENOME_MAX_DELAY, (int)(t[4].n > 40 ? 40 : t[4].n), t[4].s);
         int rc = parse_u32(p, t[1], "connection source is not a neuron id", &a.c.from);
         if (!rc)
             rc = parse_u32(p, t[2], "connection target is not a neuron id", &a.c.to);
@@ -389,9 +401,10 @@ int genome_read_text(struct genome *g, const char *text, size_t len, const char 
                 rc = tv_error_set(err, TV_EFORMAT,
                                   "%s:%zu: not a trevo network (expected 'trevo-net 1')", p.name,
                                   p.line);
-            else if (!tok_is(t[1], "1") && !tok_is(t[1], "2") && !tok_is(t[1], "3"))
+            else if (!tok_is(t[1], "1") && !tok_is(t[1], "2") && !tok_is(t[1], "3") &&
+                     !tok_is(t[1], "4"))
                 rc = tv_error_set(err, TV_EFORMAT,
-                                  "%s:%zu: format version '%.*s', this program reads 1 to 3",
+                                  "%s:%zu: format version '%.*s', this program reads 1 to 4",
                                   p.name, p.line, (int)(t[1].n > 20 ? 20 : t[1].n), t[1].s);
             else
                 p.version = t[1].s[0] - '0';
@@ -414,7 +427,10 @@ int genome_read_text(struct genome *g, const char *text, size_t len, const char 
             g->neurons[g->n_neurons++] = l.neurons[i].n;
         for (size_t i = 0; i < l.n_conns; i++)
             g->conns[g->n_conns++] = l.conns[i].c;
-        rc = genome_copy_conv(g, &l.conv, err);
+        for (size_t i = 0; i < l.n_conns && !rc; i++)
+            rc = genome_set_delay(g, i, l.conns[i].delay, err);
+        if (!rc)
+            rc = genome_copy_conv(g, &l.conv, err);
         if (!rc)
             rc = genome_validate(g, limits, err);
         if (rc)
@@ -532,8 +548,8 @@ static int parse_filter(struct parser *p, const struct tok *t, int nt, struct ge
 static int parse_conv(struct parser *p, const struct tok *t, int nt, struct genome *conv,
                       const struct genome_limits *limits)
 {
-    if (p->version < 3)
-        return tv_error_set(p->err, TV_EINVAL, "%s:%zu: '%.*s' lines need 'trevo-net 3'", p->name,
+    if (p->version < 4)
+        return tv_error_set(p->err, TV_EINVAL, "%s:%zu: '%.*s' lines need 'trevo-net 4'", p->name,
                             p->line, (int)t[0].n, t[0].s);
     return tok_is(t[0], "channel") ? parse_channel(p, t, nt, conv)
                                    : parse_filter(p, t, nt, conv, limits);

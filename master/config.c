@@ -358,6 +358,9 @@ static int parse(struct master_config *c, const char *text, const char *file,
         snprintf(c->name, sizeof c->name, "%s", c->task_kind->name);
     if (c->worker.mutation.act_change_rate > 0 && !c->worker.mutation.act_choices)
         return key_error(&x, file, "genome", "act_change_rate", "needs act_choices", err);
+    if (c->worker.init_model == GENOME_MODEL_LIF)
+        return key_error(&x, file, "genome", "init_model",
+                         "lif neurons are read and written, not run (use cuba)", err);
     if (c->worker.init == WORKER_INIT_LAYERED && c->worker.n_init_hidden == 0 &&
         c->worker.init_density <= 0)
         return key_error(&x, file, "genome", "init_density", "a layered start needs density > 0",
@@ -514,6 +517,29 @@ void master_config_help(FILE *f)
     }
 }
 
+/* 1 when key k of c holds its default, as the dump writes values. */
+static int key_at_default(const struct master_config *c, const struct config_key *k)
+{
+    struct master_config *d = malloc(sizeof *d);
+    char *text[2] = {NULL, NULL}, why[256];
+    size_t len[2];
+    int same = 0;
+    if (d && !master_config_key_set(memcpy(d, c, sizeof *d), k, k->def, why, sizeof why)) {
+        for (int j = 0; j < 2; j++) {
+            FILE *f = open_memstream(&text[j], &len[j]);
+            if (f) {
+                master_config_key_format(f, j ? (const void *)d : (const void *)c, k);
+                fclose(f);
+            }
+        }
+        same = text[0] && text[1] && !strcmp(text[0], text[1]);
+    }
+    free(text[0]);
+    free(text[1]);
+    free(d);
+    return same;
+}
+
 int master_config_dump(const struct master_config *c, struct tv_buf *out, struct tv_error *err)
 {
     char *text = NULL;
@@ -525,6 +551,8 @@ int master_config_dump(const struct master_config *c, struct tv_buf *out, struct
     fprintf(f, "; the effective config of this run: every key and its value\n");
     for (size_t i = 0; i < MASTER_CONFIG_N_KEYS; i++) {
         const struct config_key *k = &master_config_keys[i];
+        if ((k->flags & K_QUIET) && key_at_default(c, k))
+            continue;
         if (strcmp(section, k->section)) {
             fprintf(f, "%s[%s]\n", *section ? "\n" : "", k->section);
             section = k->section;

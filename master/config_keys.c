@@ -44,6 +44,7 @@
 static const char *const selections[] = {"speciated", "generational", NULL};
 static const char *const inits[] = {"minimal", "layered", NULL};
 static const char *const syncs[] = {"normal", "full", NULL};
+static const char *const models[] = {"rate", "lif", "cuba", NULL}; /* enum genome_model */
 
 /* Every key but those of [task] (the task's own table). The default text is
  * parsed like a value, so it is checked too. */
@@ -144,6 +145,14 @@ static const struct config_key table[] = {
         "split a connection"),
     DBL("genome", "del_neuron_rate", worker.mutation.del_neuron_rate, 0, 1, "0.01", 0,
         "delete a hidden neuron"),
+    {"genome", "init_model", T_ENUM, FIELD(worker.init_model, int), 0, 0, 0, 0, "rate", models,
+     K_QUIET,
+     "model of the starting genomes' neurons: rate, or cuba (spiking, for spike_xor and "
+     "spike_pole1; its parameters marked to mutate move with the bias rates)"},
+    DBL("genome", "delay_rate", worker.mutation.delay_rate, 0, 1, "0", K_QUIET,
+        "per connection into a cuba neuron: its synaptic delay moves one step"),
+    {"genome", "delay_max", T_SIZE, FIELD(worker.mutation.delay_max, size_t), 0, 0, 1,
+     GENOME_MAX_DELAY, "1", NULL, K_QUIET, "longest synaptic delay in steps (1: no delays)"},
     SIZE("genome", "max_neurons", worker.limits.max_neurons, 1, 16777216, "100000",
          "limit on neurons per genome (structural mutations stop there)"),
     SIZE("genome", "max_conns", worker.limits.max_conns, 1, 134217728, "1000000",

@@ -32,7 +32,9 @@ enum key_type {
 enum {
     K_RESUMABLE = 1, /* may change with `trevo resume --set` */
     K_NAN = 2,       /* T_DOUBLE: nan is a value */
-    K_RUN_NAME = 4   /* T_STR: a run name (master_run_name_check), or empty */
+    K_RUN_NAME = 4,  /* T_STR: a run name (master_run_name_check), or empty */
+    K_QUIET = 8      /* left out of the dump at its default: a key added after runs were
+                        stored, so that their configs keep their bytes */
 };
 
 struct config_key {
@@ -49,7 +51,7 @@ struct config_key {
 };
 
 /* Every key but those of [task] (the task's own table), by section. */
-#define MASTER_CONFIG_N_KEYS 57
+#define MASTER_CONFIG_N_KEYS 60
 extern const struct config_key *const master_config_keys;
 
 /* Parses value into key k's field of the struct at base (a struct

@@ -66,9 +66,16 @@ struct nn_compile {
     uint32_t *chunk_of;              /* [n] by dense index (tiled plans) */
     uint32_t *t_cur;                 /* [2 n_chunks^2 + 1] tile counts, starts, cursors */
     size_t work;                     /* inner-loop iterations, for nn_plan_compile_work */
+    struct nn_conv_net *conv;        /* a convolutional plan's layers (else NULL) */
 };
 
 void nn_compile_free(struct nn_compile *c);
+/* Compiles g with options o (checked); conv (may be NULL) is placed after
+ * the order phase (nn_conv_net_place) and owned by the plan on success. */
+int nn_compile_run(const struct genome *g, const struct nn_opts *o, struct nn_conv_net *conv,
+                   struct nn_plan **out, struct tv_error *err);
+/* After the order phase: the dense indices and layers of conv's channels. */
+int nn_conv_net_place(struct nn_conv_net *net, const struct nn_compile *c);
 void nn_id_table_free(struct nn_id_table *t);
 
 static inline uint32_t nn_id_hash(uint32_t id, uint32_t mask)

@@ -268,8 +268,9 @@ void nn_reference_step(struct nn_reference *r, const float *in, float *out);
  * that a network imported from Brian2 follows the same trajectory.
  *
  * Compiled from a genome, neurons are numbered inputs first, then the others,
- * each by ascending id; every non-input must be a cuba neuron; every
- * connection has delay 1 (delays are not genes yet). Through nn_plan_compile,
+ * each by ascending id; every non-input must be a cuba neuron; a
+ * connection's delay is its gene (genome.h, "synaptic delays"; 1 when the
+ * genome has none). Through nn_plan_compile,
  * such a genome gives a plan of one NN_OP_SPIKE op, and nn_step's out[k] is
  * 1 if output k spiked in that step, else 0 (batch 1 only).
  *
@@ -314,6 +315,9 @@ int nn_spike_new_reference(const struct nn_spike_desc *d, struct nn_spike **out,
 int nn_spike_desc_from_genome(const struct genome *g, struct nn_spike_desc *d, uint32_t **out_idx,
                               struct tv_error *err);
 void nn_spike_desc_free(struct nn_spike_desc *d);
+/* 1 when p is the plan of a spiking network (nn_plan_compile of a genome
+ * with cuba neurons), else 0. */
+int nn_plan_spiking(const struct nn_plan *p);
 void nn_spike_free(struct nn_spike *s); /* NULL is a no-op */
 /* Back to rest: v = rest + bias, currents 0, no pending spike, no
  * refractory neuron, counters 0. */

@@ -26,7 +26,8 @@ enum nn_op_id {
     NN_OP_INT8 = 4,       /* the whole step of an int8 plan (int8.c, quant.h) */
     NN_OP_OBSERVE = 5,    /* records the step's ranges for a calibration (quant.c) */
     NN_OP_SPIKE = 6,      /* one step of the plan's spiking network (spike_genome.c) */
-    NN_OP_COUNT = 7
+    NN_OP_CONV = 7,       /* the channels of layer l0: filters, bias, act, pooling (conv_plan.c) */
+    NN_OP_COUNT = 8
 };
 
 /* One op of a plan. */
@@ -61,6 +62,7 @@ extern nn_op_fn *const nn_rowsb[], *const nn_rowsb_local[], *const nn_scatterb[]
                                                                 *const nn_tilesb[];
 extern nn_op_fn *const nn_int8_1[], *const nn_int8_b[], *const nn_observe[]; /* quant.h */
 extern nn_op_fn *const nn_spike_op[]; /* both directions: a spiking state has batch 1 */
+extern nn_op_fn *const nn_conv_op[];  /* both: the layers of nn/conv.h take any batch */
 
 /* Writes the op list of plan p (its layers, ways and chunks set) into ops,
  * or only counts it when ops is NULL; returns the number of ops. */
@@ -143,6 +145,9 @@ struct nn_plan {
     /* A spiking plan (a genome of cuba neurons): its network, at rest, which
      * each state copies; the plan's one op is NN_OP_SPIKE. NULL otherwise. */
     struct nn_spike *spike;
+    /* A convolutional plan (a genome with channels): its layers of filters
+     * and channels (conv_plan.c), which NN_OP_CONV ops run. NULL otherwise. */
+    struct nn_conv_net *conv;
 };
 
 #define NN_SLACK 8
@@ -164,8 +169,37 @@ struct nn_state {
     float *acc;           /* [n + 1][stride] scatter and tile contributions, 0 between steps */
     uint64_t *nz;         /* [n_layers] non-zero neurons counted since the reset */
     uint64_t steps;
-    struct nn_spike *spike; /* a spiking plan's network, this state's own copy (else NULL) */
+    struct nn_spike *spike;     /* a spiking plan's network, this state's own copy (else NULL) */
+    struct nn_conv_state *conv; /* a convolutional plan's layers and scratch (else NULL) */
 };
+
+/* ---- convolutional plans (conv_plan.c) ------------------------------------ */
+
+/* 0, or TV_EINVAL when g has channels, for the paths that run only plain
+ * triplets ("fn: a genome with channels (convolutional) is not supported"). */
+static inline int nn_no_channels(const struct genome *g, const char *fn, struct tv_error *err)
+{
+    return g->n_channels ? tv_error_set(err, TV_EINVAL,
+                                        "%s: a genome with channels (convolutional) is not "
+                                        "supported",
+                                        fn)
+                         : 0;
+}
+
+/* The plan of a genome with channels (nn_plan_compile calls it). */
+int nn_conv_plan_compile(const struct genome *g, const struct nn_opts *o, struct nn_plan **out,
+                         struct tv_error *err);
+/* g with every pooled pixel of a hidden channel as a neuron gene (hidden,
+ * identity, bias 0, the channel's depth) in gx (reset first): what the plan
+ * and the reference lay out. 0, TV_ENOMEM or TV_EINVAL (a repeated id). */
+int nn_conv_expand(const struct genome *g, struct genome *gx, struct tv_error *err);
+void nn_conv_net_free(struct nn_conv_net *net);
+/* 1 if an NN_OP_CONV runs after layer l's rows (net may be NULL). */
+int nn_conv_net_has_layer(const struct nn_conv_net *net, size_t l);
+/* A state's layers of plan p for rows of `stride` lanes; free with p. */
+int nn_conv_state_new(const struct nn_plan *p, size_t stride, struct nn_conv_state **out,
+                      struct tv_error *err);
+void nn_conv_state_free(const struct nn_plan *p, struct nn_conv_state *cs);
 
 /* One activation: the function on one value and on a row of values (the row
  * version exists so that cheap activations vectorize over a batch). */

@@ -18,6 +18,7 @@ const struct nn_op_kind nn_ops[NN_OP_COUNT] = {
     [NN_OP_OBSERVE] = {"observe", nn_observe, nn_observe, NULL},
 
     [NN_OP_SPIKE] = {"spike", nn_spike_op, nn_spike_op, NULL},
+    [NN_OP_CONV] = {"conv", nn_conv_op, nn_conv_op, NULL},
 };
 
 static void put_op(struct nn_op *ops, size_t k, uint32_t kind, size_t l0, size_t l1, size_t chunk)
@@ -34,9 +35,13 @@ size_t nn_plan_ops(const struct nn_plan *p, struct nn_op *ops)
         int chunk_starts = chunk < p->n_chunks && l == p->c_layer[chunk];
         /* the run of layers [l0, l) ends here: a layer 0 that scatters has
          * nothing to compute or count */
-        if (l > l0 && (l == p->n_layers || chunk_starts || p->layer_way[l - 1] == NN_WAY_SCATTER)) {
+        int conv = l > 0 && nn_conv_net_has_layer(p->conv, l - 1); /* its channels, after */
+        if (l > l0 &&
+            (l == p->n_layers || chunk_starts || p->layer_way[l - 1] == NN_WAY_SCATTER || conv)) {
             if (!(l == 1 && p->layer_way[0] == NN_WAY_SCATTER))
                 put_op(ops, k++, rows, l0, l, chunk ? chunk - 1 : 0);
+            if (conv)
+                put_op(ops, k++, NN_OP_CONV, l - 1, l, 0);
             if (p->layer_way[l - 1] == NN_WAY_SCATTER)
                 put_op(ops, k++, NN_OP_SCATTER, l - 1, l, 0);
             l0 = l;

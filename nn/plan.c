@@ -467,8 +467,10 @@ static int compile_phases(struct nn_compile *c, struct nn_plan **out)
     c->way = malloc(n + 1);
     if (!c->way)
         return tv_error_set(c->err, TV_ENOMEM, "out of memory compiling %zu neurons", n);
-    if ((rc = nn_compile_order(c)) || (rc = choose_ways(c)) || (rc = nn_compile_chunks(c)))
+    if ((rc = nn_compile_order(c)) || (c->conv && (rc = nn_conv_net_place(c->conv, c))) ||
+        (rc = choose_ways(c)) || (rc = nn_compile_chunks(c)))
         return rc;
+    c->hd.conv = c->conv;
     c->hd.row_bits = c->hd.n_chunks ? 16 : c->hd.index_bits;
     if ((rc = classify(c)))
         return rc;
@@ -493,8 +495,16 @@ int nn_plan_compile(const struct genome *g, const struct nn_opts *opts, struct n
     static const struct nn_opts defaults = {0};
     const struct nn_opts *o = opts ? opts : &defaults;
     *out = NULL;
+    if (g->n_channels)
+        return nn_conv_plan_compile(g, o, out, err);
     if (nn_genome_spiking(g))
         return nn_spike_plan_compile(g, o, out, err);
+    return nn_compile_run(g, o, NULL, out, err);
+}
+
+int nn_compile_run(const struct genome *g, const struct nn_opts *o, struct nn_conv_net *conv,
+                   struct nn_plan **out, struct tv_error *err)
+{
     int rc = check_opts(o, g, err);
     if (rc)
         return rc;
@@ -504,6 +514,7 @@ int nn_plan_compile(const struct genome *g, const struct nn_opts *opts, struct n
     c.err = err;
     c.hd.n = g->n_neurons;
     c.hd.trainable = o->trainable != 0;
+    c.conv = conv;
     rc = compile_phases(&c, out);
     nn_compile_free(&c);
     return rc;
@@ -514,6 +525,7 @@ void nn_plan_free(struct nn_plan *p)
     if (p) {
         free(p->param);
         nn_spike_free(p->spike);
+        nn_conv_net_free(p->conv);
     }
     free(p);
 }

@@ -7,7 +7,13 @@
 #include "nn_impl.h"
 
 struct nn_reference {
-    const struct genome *g; /* borrowed */
+    const struct genome *g; /* borrowed, or &gx */
+    /* A genome with channels: src, borrowed, runs as gx, its expansion
+     * (nn_conv_expand); px_chan[j] is the channel of src whose pixel neuron j
+     * of gx is, else -1. */
+    const struct genome *src;
+    struct genome gx;
+    int32_t *px_chan; /* [n] */
     size_t batch, n, n_in, n_out;
     uint32_t *order;     /* [n] neuron indices, inputs by id then by (depth, id) */
     uint32_t *from, *to; /* [n_conns] neuron index of each end */
@@ -31,6 +37,71 @@ static int by_depth(const void *pa, const void *pb)
     return u->id < v->id ? -1 : u->id > v->id;
 }
 
+/* r runs g's expansion; px_chan marks the pixels. */
+static int conv_reference(struct nn_reference *r, const struct genome *g, struct tv_error *err)
+{
+    r->src = g;
+    int rc = nn_conv_expand(g, &r->gx, err);
+    if (rc)
+        return rc;
+    r->g = &r->gx;
+    r->px_chan = malloc((r->gx.n_neurons + 1) * sizeof *r->px_chan);
+    if (!r->px_chan)
+        return tv_error_set(err, TV_ENOMEM, "nn_reference_new: out of memory");
+    for (size_t j = 0; j < r->gx.n_neurons; j++) {
+        ptrdiff_t c = genome_find_neuron(g, r->gx.neurons[j].id) < 0
+                          ? genome_pixel_channel(g, r->gx.neurons[j].id)
+                          : -1;
+        r->px_chan[j] = (int32_t)c;
+    }
+    return 0;
+}
+
+/* Pixel (py, px) of the pooled map of channel c in y (by neuron index of
+ * gx), 0 outside the map. */
+static double pixel(const struct nn_reference *r, const struct genome_channel *c, long py, long px,
+                    const float *y)
+{
+    size_t ph, pw;
+    genome_channel_pooled(c, &ph, &pw);
+    if (py < 0 || px < 0 || (size_t)py >= ph || (size_t)px >= pw)
+        return 0;
+    return y[genome_find_neuron(r->g, c->first + (uint32_t)((size_t)py * pw + (size_t)px))];
+}
+
+/* Channel c of the source genome, straight from genome.h's definition: at
+ * each pixel of its map, bias plus every coefficient of every filter into it
+ * times the shifted pixel of the filter's source, the activation, then the
+ * maximum over each pooling window, into its pixel neurons. */
+static void conv_channel(const struct nn_reference *r, const struct genome_channel *c, float *y)
+{
+    const struct genome *g = r->src;
+    size_t ph, pw, p = c->pool;
+    genome_channel_pooled(c, &ph, &pw);
+    for (size_t py = 0; py < ph; py++)
+        for (size_t px = 0; px < pw; px++) {
+            float best = 0;
+            for (size_t q = 0; q < p * p; q++) {
+                long yy = (long)(py * p + q / p), xx = (long)(px * p + q % p);
+                double z = c->bias;
+                for (size_t i = 0; i < g->n_filters; i++) {
+                    const struct genome_filter *f = &g->filters[i];
+                    if (f->to != c->id)
+                        continue;
+                    const struct genome_channel *s = &g->channels[genome_find_channel(g, f->from)];
+                    for (size_t k = 0; k < f->n_coefs; k++) {
+                        const struct genome_coef *w = &g->coefs[f->coef0 + k];
+                        z += (double)w->w * pixel(r, s, yy * f->stride + w->ky - f->pad,
+                                                  xx * f->stride + w->kx - f->pad, y);
+                    }
+                }
+                float v = nn_act_apply(c->act, (float)z);
+                best = q == 0 || v > best ? v : best;
+            }
+            y[genome_find_neuron(r->g, c->first + (uint32_t)(py * pw + px))] = best;
+        }
+}
+
 int nn_reference_new(const struct genome *g, size_t batch, struct nn_reference **out,
                      struct tv_error *err)
 {
@@ -46,6 +117,11 @@ int nn_reference_new(const struct genome *g, size_t batch, struct nn_reference *
     if (!r)
         return tv_error_set(err, TV_ENOMEM, "nn_reference_new: out of memory");
     r->g = g;
+    if (g->n_channels && (rc = conv_reference(r, g, err))) {
+        nn_reference_free(r);
+        return rc;
+    }
+    g = r->g;
     r->batch = batch;
     r->n = g->n_neurons;
     r->order = malloc(r->n * sizeof *r->order);
@@ -89,6 +165,8 @@ void nn_reference_free(struct nn_reference *r)
     free(r->to);
     free(r->y);
     free(r->y_prev);
+    free(r->px_chan);
+    genome_release(&r->gx);
     free(r);
 }
 
@@ -115,6 +193,11 @@ void nn_reference_step(struct nn_reference *r, const float *in, float *out)
             const struct genome_neuron *u = &g->neurons[j];
             if (u->kind == GENOME_INPUT) {
                 y[j] = in[b * r->n_in + k_in++];
+                continue;
+            }
+            if (r->px_chan && r->px_chan[j] >= 0) { /* a channel: all at its first pixel */
+                if (u->id == r->src->channels[r->px_chan[j]].first)
+                    conv_channel(r, &r->src->channels[r->px_chan[j]], y);
                 continue;
             }
             double sum = u->bias;

@@ -6,6 +6,8 @@
 
 #include "nn_impl.h"
 
+_Static_assert(GENOME_MAX_DELAY <= NN_SPIKE_MAX_DELAY, "a genome's delays fit the engine");
+
 void nn_spike_desc_free(struct nn_spike_desc *d)
 {
     free((void *)d->neurons);
@@ -19,7 +21,9 @@ int nn_spike_desc_from_genome(const struct genome *g, struct nn_spike_desc *d, u
     memset(d, 0, sizeof *d);
     if (out_idx)
         *out_idx = NULL;
-    int rc = genome_validate(g, NULL, err);
+    int rc = nn_no_channels(g, "spiking network", err);
+    if (!rc)
+        rc = genome_validate(g, NULL, err);
     if (rc)
         return rc;
     size_t n = g->n_neurons, n_in = genome_count_kind(g, GENOME_INPUT);
@@ -70,7 +74,8 @@ int nn_spike_desc_from_genome(const struct genome *g, struct nn_spike_desc *d, u
         start[j] += start[j - 1];
     for (size_t k = 0; k < g->n_conns; k++) {
         uint32_t to = idx[genome_find_neuron(g, g->conns[k].to)];
-        conns[start[from[k]]++] = (struct nn_spike_conn){from[k], to, g->conns[k].weight, 1};
+        conns[start[from[k]]++] =
+            (struct nn_spike_conn){from[k], to, g->conns[k].weight, genome_conn_delay(g, k)};
     }
     free(from);
     d->n = n;
@@ -91,6 +96,11 @@ done:
     free(start);
     free(outs);
     return rc;
+}
+
+int nn_plan_spiking(const struct nn_plan *p)
+{
+    return p->spike != NULL;
 }
 
 int nn_genome_spiking(const struct genome *g)

@@ -81,6 +81,14 @@ int nn_state_new(const struct nn_plan *p, size_t batch, struct nn_state **out, s
     s->steps = 0;
     s->in_rows = s->y;
     s->spike = NULL;
+    s->conv = NULL;
+    if (p->conv) {
+        int rc = nn_conv_state_new(p, stride, &s->conv, err);
+        if (rc) {
+            free(m);
+            return rc;
+        }
+    }
     if (p->spike) {
         int rc = nn_spike_clone(p->spike, &s->spike, err);
         if (rc) {
@@ -127,8 +135,10 @@ int nn_state_target(const struct nn_state *s)
 
 void nn_state_free(struct nn_state *s)
 {
-    if (s)
+    if (s) {
         nn_spike_free(s->spike);
+        nn_conv_state_free(s->plan, s->conv);
+    }
     free(s);
 }
 

@@ -370,7 +370,8 @@ int nn_trainer_new(const struct genome *g, const struct nn_train_opts *o, struct
 {
     *out = NULL;
     int rc = check_opts(o, err);
-    if (rc || (rc = genome_validate(g, NULL, err)))
+    if (rc || (rc = nn_no_channels(g, "nn_trainer_new", err)) ||
+        (rc = genome_validate(g, NULL, err)))
         return rc;
     struct nn_trainer *t = calloc(1, sizeof *t);
     size_t m = g->n_conns;

@@ -185,8 +185,8 @@ int nn_reference_grad(const struct genome *g, int loss, const float *x, const ui
                       const float *targets, size_t steps, size_t batch, size_t bptt,
                       double *loss_out, double *grad, double *bias_grad, struct tv_error *err)
 {
-    int rc = genome_validate(g, NULL, err);
-    if (rc)
+    int rc = nn_no_channels(g, "nn_reference_grad", err);
+    if (rc || (rc = genome_validate(g, NULL, err)))
         return rc;
     for (size_t i = 0; i < g->n_neurons; i++)
         if (nn_model_check(&g->neurons[i], 0, err))

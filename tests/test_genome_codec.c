@@ -619,9 +619,9 @@ static void test_genome_decode_wrong_version_fails(void **state)
     (void)state;
     struct tv_error err = {0};
     struct genome *g = small();
-    struct msg m = {MAGIC, 0, 4, g, 0};
-    assert_error(decode_msg(&m, NULL, &err), &err, TV_EFORMAT, "format version 4");
-    assert_msg_has(&err, "reads versions 1 to 3");
+    struct msg m = {MAGIC, 0, 5, g, 0};
+    assert_error(decode_msg(&m, NULL, &err), &err, TV_EFORMAT, "format version 5");
+    assert_msg_has(&err, "reads versions 1 to 4");
     m.version = 0;
     assert_error(decode_msg(&m, NULL, &err), &err, TV_EFORMAT, "format version 0");
     m.version = 4000000000;
@@ -637,14 +637,14 @@ static void test_genome_decode_wrong_root_fails(void **state)
     struct tv_error err = {0};
     struct genome g;
     genome_init(&g);
-    /* A map, an array of 3, an array of 5, a bare integer. */
+    /* A map, an array of 3, an array of 6, a bare integer. */
     static const uint8_t map[] = {0x81, 0x01, 0x02};
     assert_error(decode_exact(&g, map, sizeof map, NULL, &err), &err, TV_EFORMAT,
                  "expected an array of 4");
     static const uint8_t three[] = {0x93, 0x01, 0x02, 0x03};
     assert_error(decode_exact(&g, three, sizeof three, NULL, &err), &err, TV_EFORMAT,
                  "expected an array of 4");
-    static const uint8_t five[] = {0x95, 0x01, 0x02, 0x03, 0x04, 0x05};
+    static const uint8_t five[] = {0x96, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06};
     assert_error(decode_exact(&g, five, sizeof five, NULL, &err), &err, TV_EFORMAT,
                  "expected an array of 4");
     static const uint8_t one[] = {0x01};

@@ -10,13 +10,16 @@
 
 #include "failalloc.h"
 #include "genome.h"
+#include "nn.h"
+#include "quant.h"
 #include "testutil.h"
+#include "train.h"
 
 /* A 6x6 image (input neurons 0..35), two outputs (36, 37); channel 0 is the
  * image, channel 2 a 6x6 map (3x3, pad 1) at depth 0.25, channel 1 a 4x4 map
  * pooled 2x2 to 2x2 (pixels 100..103) at depth 0.5, fed from 0 and 2; a head
  * of plain connections from pixels. */
-static const char *const CONV_TEXT = "trevo-net 3\n"
+static const char *const CONV_TEXT = "trevo-net 4\n"
                                      "inputs 36\n"
                                      "outputs 2\n"
                                      "neuron 36 out 1 identity 0\n"
@@ -106,7 +109,7 @@ static void test_genome_read_text_conv_genes_in_order(void **state)
     assert_int_equal(g->n_channels, 3);
     assert_int_equal(g->n_filters, 3);
     assert_int_equal(g->n_coefs, 6);
-    assert_int_equal(genome_format_version(g), 3);
+    assert_int_equal(genome_format_version(g), 4);
     /* filter 0 -> 1: coefficients sorted by (ky, kx) */
     assert_int_equal(g->filters[0].from, 0);
     assert_int_equal(g->filters[0].to, 1);
@@ -210,8 +213,8 @@ static void test_genome_read_text_conv_lines_need_version_3(void **state)
 {
     (void)state;
     struct tv_error err = {0};
-    assert_error(read_changed("trevo-net 3\n", "trevo-net 2\n", &err), &err, TV_EINVAL,
-                 "c.txt:47: 'channel' lines need 'trevo-net 3'");
+    assert_error(read_changed("trevo-net 4\n", "trevo-net 3\n", &err), &err, TV_EINVAL,
+                 "c.txt:47: 'channel' lines need 'trevo-net 4'");
 }
 
 static void test_genome_validate_conv_feed_forward_head(void **state)
@@ -256,7 +259,7 @@ static void test_genome_write_text_conv_round_trip(void **state)
     struct genome *g = conv_genome(), *h = genome_new();
     struct tv_error err = {0};
     char *a = write_text(g);
-    assert_non_null(strstr(a, "trevo-net 3\n"));
+    assert_non_null(strstr(a, "trevo-net 4\n"));
     assert_non_null(strstr(a, "channel 1 hid 4 4 2 0.5 relu 0.100000001 100\n"));
     assert_non_null(strstr(a, "filter 0 1 3 3 1 0 0,0,0.5 1,1,-1 2,2,0.25\n"));
     assert_ok(genome_read_text(h, a, strlen(a), "a.txt", NULL, &err), &err);
@@ -276,7 +279,7 @@ static void test_genome_encode_conv_round_trip(void **state)
     struct tv_error err = {0};
     struct tv_buf a = {0}, b = {0};
     assert_ok(genome_encode(g, &a, &err), &err);
-    assert_int_equal(a.data[0], 0x96); /* an array of 6 */
+    assert_int_equal(a.data[0], 0x97); /* an array of 7 */
     assert_ok(genome_decode(h, a.data, a.len, NULL, &err), &err);
     assert_true(genome_equal(g, h));
     assert_ok(genome_decode_general(h, a.data, a.len, NULL, 1, &err), &err);
@@ -288,7 +291,7 @@ static void test_genome_encode_conv_round_trip(void **state)
     struct genome_limits few = {1000, 5};
     assert_error(genome_decode(h, a.data, a.len, &few, &err), &err, TV_ELIMIT,
                  "genome: 6 filter coefficients, more than the limit of 5");
-    /* a version 3 message must be an array of 6 */
+    /* a version 4 message must be an array of 7 */
     a.data[0] = 0x94;
     assert_int_not_equal(genome_decode(h, a.data, a.len, NULL, &err), 0);
     tv_buf_free(&a);
@@ -510,6 +513,142 @@ static void test_genome_conv_alloc_failures(void **state)
     genome_free(g);
 }
 
+static void test_genome_write_dot_conv_channels_as_nodes(void **state)
+{
+    (void)state;
+    struct genome *g = conv_genome();
+    struct tv_buf b = {0};
+    struct tv_error err = {0};
+    assert_ok(genome_write_dot(g, "conv", &b, &err), &err);
+    assert_ok(tv_buf_append(&b, "", 1), &err);
+    const char *s = (const char *)b.data;
+    assert_non_null(strstr(s, "    c1 [label=\"channel 1\\n4x4\\nrelu\\npool 2: 2x2\\nb=0.1\", "
+                              "shape=box3d];\n"));
+    assert_non_null(strstr(s, "    c0 -> c1 [label=\"3 of 3x3\", penwidth=2];\n"));
+    assert_non_null(strstr(s, "    c1 -> n36 [label=\"2\", style=dotted];\n"));
+    assert_non_null(strstr(s, "    c2 -> n37 [label=\"1\", style=dotted];\n"));
+    assert_non_null(strstr(s, "    n5 -> n36 ["));
+    assert_null(strstr(s, "n100"));
+    tv_buf_free(&b);
+    genome_free(g);
+}
+
+/* ---- plans ------------------------------------------------------------- */
+
+/* The plan of g against the reference, `steps` steps of random inputs of a
+ * batch (nn_step and, batched, nn_step_feature_major). */
+static void check_plan(const struct genome *g, size_t batch, uint64_t seed)
+{
+    struct tv_error err = {0};
+    struct nn_plan *p = NULL;
+    struct nn_state *s = NULL, *sf = NULL;
+    struct nn_reference *r = NULL;
+    assert_ok(nn_plan_compile(g, NULL, &p, &err), &err);
+    assert_ok(nn_state_new(p, batch, &s, &err), &err);
+    assert_ok(nn_state_new(p, batch, &sf, &err), &err);
+    assert_ok(nn_reference_new(g, batch, &r, &err), &err);
+    size_t n_in = nn_plan_n_inputs(p), n_out = nn_plan_n_outputs(p);
+    float *in = malloc(n_in * batch * sizeof *in), *fm = malloc(n_in * batch * sizeof *fm);
+    float *a = malloc(n_out * batch * sizeof *a), *b = malloc(n_out * batch * sizeof *b);
+    float *c = malloc(n_out * batch * sizeof *c);
+    assert_true(in && fm && a && b && c);
+    struct tv_rng rng;
+    tv_rng_init(&rng, seed, 7, 7);
+    for (int step = 0; step < 3; step++) {
+        for (size_t k = 0; k < n_in * batch; k++)
+            in[k] = (float)(2 * tv_rng_uniform(&rng) - 1);
+        for (size_t bi = 0; bi < batch; bi++)
+            for (size_t k = 0; k < n_in; k++)
+                fm[k * batch + bi] = in[bi * n_in + k];
+        nn_step(s, in, a);
+        nn_reference_step(r, in, b);
+        nn_step_feature_major(sf, fm, c);
+        for (size_t bi = 0; bi < batch; bi++)
+            for (size_t k = 0; k < n_out; k++) {
+                float x = a[bi * n_out + k], y = b[bi * n_out + k], z = c[k * batch + bi];
+                if (!(fabsf(x - y) <= 1e-5f * (1 + fabsf(y))) ||
+                    !(fabsf(z - y) <= 1e-5f * (1 + fabsf(y))))
+                    fail_msg("seed %llu batch %zu step %d sample %zu output %zu: plan %g, "
+                             "feature-major %g, reference %g",
+                             (unsigned long long)seed, batch, step, bi, k, (double)x, (double)z,
+                             (double)y);
+            }
+    }
+    free(in);
+    free(fm);
+    free(a);
+    free(b);
+    free(c);
+    nn_reference_free(r);
+    nn_state_free(s);
+    nn_state_free(sf);
+    nn_plan_free(p);
+}
+
+static void test_nn_plan_conv_matches_reference(void **state)
+{
+    (void)state;
+    struct genome *g = conv_genome();
+    check_plan(g, 1, 0);
+    check_plan(g, 5, 1);
+    check_plan(g, 17, 2);
+    genome_free(g);
+}
+
+/* Random small convolutional genomes: the base grown and pruned by the
+ * convolutional and the ordinary operators. */
+static void test_nn_plan_conv_random_genomes_match_reference(void **state)
+{
+    (void)state;
+    struct genome_mutation m = conv_mutation();
+    m.conv.add_coef_rate = 1;
+    struct tv_error err = {0};
+    for (uint64_t seed = 0; seed < 12; seed++) {
+        struct genome *g = conv_genome();
+        struct tv_rng rng;
+        tv_rng_init(&rng, seed, 3, 4);
+        for (uint64_t k = 0; k < 5 + seed * 3; k++)
+            assert_ok(genome_mutate(g, &m, &rng, &err), &err);
+        check_plan(g, 1 + (seed % 3) * 7, seed);
+        genome_free(g);
+    }
+}
+
+static void test_nn_plan_conv_trainable_fails(void **state)
+{
+    (void)state;
+    struct genome *g = conv_genome();
+    struct tv_error err = {0};
+    struct nn_plan *p = NULL;
+    struct nn_opts o = {.trainable = 1};
+    assert_error(nn_plan_compile(g, &o, &p, &err), &err, TV_EINVAL,
+                 "nn_opts.trainable: a genome with channels");
+    assert_null(p);
+    genome_free(g);
+}
+
+/* The paths that run plain triplets only refuse a genome with channels. */
+static void test_nn_triplet_only_paths_refuse_channels(void **state)
+{
+    (void)state;
+    struct genome *g = conv_genome();
+    struct tv_error err = {0};
+    struct nn_trainer *t = NULL;
+    struct nn_train_opts o = {0};
+    o.lr = 0.1f;
+    o.max_batch = 1;
+    assert_error(nn_trainer_new(g, &o, &t, &err), &err, TV_EINVAL,
+                 "nn_trainer_new: a genome with channels (convolutional) is not supported");
+    struct nn_calib *c = NULL;
+    assert_error(nn_calib_new(g, NULL, &c, &err), &err, TV_EINVAL,
+                 "calibration: a genome with channels");
+    struct tv_buf b = {0};
+    assert_error(nn_net_export_c(g, "net", &b, &err), &err, TV_EINVAL,
+                 "export: a genome with channels");
+    tv_buf_free(&b);
+    genome_free(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -528,6 +667,11 @@ int main(void)
         cmocka_unit_test(test_genome_mutate_conv_perturbs_coefficients),
         cmocka_unit_test(test_genome_crossover_conv_aligns_by_key),
         cmocka_unit_test(test_genome_conv_alloc_failures),
+        cmocka_unit_test(test_genome_write_dot_conv_channels_as_nodes),
+        cmocka_unit_test(test_nn_plan_conv_matches_reference),
+        cmocka_unit_test(test_nn_plan_conv_random_genomes_match_reference),
+        cmocka_unit_test(test_nn_plan_conv_trainable_fails),
+        cmocka_unit_test(test_nn_triplet_only_paths_refuse_channels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

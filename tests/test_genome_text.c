@@ -261,8 +261,8 @@ static void test_genome_read_text_wrong_version_fails(void **state)
 {
     (void)state;
     struct tv_error err = {0};
-    assert_error(parse("trevo-net 4\n" NEURONS, &err), &err, TV_EFORMAT,
-                 "t.txt:1: format version '4', this program reads 1 to 3");
+    assert_error(parse("trevo-net 5\n" NEURONS, &err), &err, TV_EFORMAT,
+                 "t.txt:1: format version '5', this program reads 1 to 4");
     assert_error(parse("\ntrevo-net 01\n", &err), &err, TV_EFORMAT, "t.txt:2: format version '01'");
     assert_error(parse("trevo-net 1.0\n", &err), &err, TV_EFORMAT, "version '1.0'");
 }

@@ -62,6 +62,24 @@ static void random_cuba_genome(struct genome *g, struct tv_rng *rng)
     assert_ok(genome_validate(g, NULL, &err), &err);
 }
 
+/* Gives connections of g that may have one (from a non-input into a cuba
+ * neuron) a random delay of 1..max steps, as genes. Returns how many are not 1. */
+static size_t random_delays(struct genome *g, struct tv_rng *rng, uint32_t max)
+{
+    struct tv_error err = {0};
+    size_t n = 0;
+    for (size_t k = 0; k < g->n_conns; k++) {
+        const struct genome_neuron *f = &g->neurons[genome_find_neuron(g, g->conns[k].from)];
+        if (f->kind == GENOME_INPUT)
+            continue;
+        uint32_t delay = 1 + tv_rng_below(rng, max);
+        assert_ok(genome_set_delay(g, k, delay, &err), &err);
+        n += delay > 1;
+    }
+    assert_ok(genome_validate(g, NULL, &err), &err);
+    return n;
+}
+
 /* Runs the engine and the reference of d side by side for `steps` steps of
  * random inputs: the spikes of every step and every potential are the same
  * bits. Returns the spikes counted. */
@@ -113,14 +131,13 @@ static void test_nn_spike_step_matches_reference_on_random_networks(void **state
         random_cuba_genome(&g, &rng);
         struct tv_error err = {0};
         struct nn_spike_desc d;
+        /* half the networks get delays of 1..8 steps, as genes */
+        size_t genes = net % 2 ? random_delays(&g, &rng, 8) : 0, n_delayed = 0;
         assert_ok(nn_spike_desc_from_genome(&g, &d, NULL, &err), &err);
-        /* half the networks get delays of 1..8 steps */
-        if (net % 2)
-            for (size_t k = 0; k < d.n_conns; k++) {
-                uint32_t delay = 1 + tv_rng_below(&rng, 8);
-                ((struct nn_spike_conn *)d.conns)[k].delay = delay;
-                delayed += delay > 1;
-            }
+        for (size_t k = 0; k < d.n_conns; k++)
+            n_delayed += d.conns[k].delay > 1;
+        assert_int_equal(n_delayed, genes); /* the description reads the genes */
+        delayed += genes;
         spikes += compare_engine_reference(&d, &rng, 150);
         nn_spike_desc_free(&d);
     }
@@ -450,6 +467,191 @@ static void test_genome_cuba_round_trips_both_formats(void **state)
     genome_release(&back);
 }
 
+/* ---- delays as genes ----------------------------------------------------------- */
+
+static void test_genome_delays_round_trip_both_formats(void **state)
+{
+    (void)state;
+    struct tv_rng rng;
+    tv_rng_init(&rng, 1903, 0, 0);
+    struct genome g, back;
+    genome_init(&g);
+    genome_init(&back);
+    struct tv_error err = {0};
+    for (int net = 0; net < 20; net++) {
+        random_cuba_genome(&g, &rng);
+        size_t n = random_delays(&g, &rng, net % 2 ? 3 : 1024);
+        assert_int_equal(genome_format_version(&g), n ? 3 : 2);
+        size_t len;
+        char *text = tu_text_of(&g, &len);
+        assert_true(!n || strstr(text, "trevo-net 3\n") != NULL);
+        assert_true(!n || strstr(text, " delay=") != NULL);
+        assert_ok(genome_read_text(&back, text, len, "d.txt", NULL, &err), &err);
+        assert_true(genome_equal(&g, &back));
+        free(text);
+        struct tv_buf buf = {0};
+        assert_ok(genome_encode(&g, &buf, &err), &err);
+        for (int general = 0; general < 2; general++) {
+            assert_ok(genome_decode_general(&back, buf.data, buf.len, NULL, general, &err), &err);
+            assert_true(genome_equal(&g, &back));
+            for (size_t k = 0; k < g.n_conns; k++)
+                assert_int_equal(genome_conn_delay(&back, k), genome_conn_delay(&g, k));
+        }
+        tv_buf_free(&buf);
+    }
+    genome_release(&g);
+    genome_release(&back);
+}
+
+/* A genome whose delays are all 1 writes version 2, byte for byte as a
+ * genome that never had a delay array; a version 2 file reads with delays 1. */
+static void test_genome_delays_of_one_keep_version_2_bytes(void **state)
+{
+    (void)state;
+    struct tv_rng rng;
+    tv_rng_init(&rng, 1904, 0, 0);
+    struct genome g, with;
+    genome_init(&g);
+    genome_init(&with);
+    struct tv_error err = {0};
+    random_cuba_genome(&g, &rng);
+    assert_ok(genome_copy(&with, &g, &err), &err);
+    assert_true(with.n_conns > 0);
+    assert_ok(genome_set_delay(&with, 0, 5, &err), &err);
+    assert_false(genome_equal(&g, &with));
+    assert_ok(genome_set_delay(&with, 0, 1, &err), &err);
+    assert_non_null(with.delays);
+    assert_true(genome_equal(&g, &with));
+    assert_int_equal(genome_format_version(&with), 2);
+    struct tv_buf a = {0}, b = {0};
+    assert_ok(genome_encode(&g, &a, &err), &err);
+    assert_ok(genome_encode(&with, &b, &err), &err);
+    assert_int_equal(a.len, b.len);
+    assert_memory_equal(a.data, b.data, a.len);
+    assert_ok(genome_decode(&with, a.data, a.len, NULL, &err), &err);
+    assert_null(with.delays);
+    tv_buf_free(&a);
+    tv_buf_free(&b);
+    /* "delay=" is a version 3 word */
+    const char *v2 = "trevo-net 2\ninputs 1\noutputs 1\nneuron 0 in 0 identity 0\n"
+                     "neuron 1 out 1 identity 0 cuba\nconn 1 1 1 delay=2\n";
+    assert_error(genome_read_text(&with, v2, strlen(v2), "d.txt", NULL, &err), &err, TV_EINVAL,
+                 "d.txt:6: expected 'conn FROM TO WEIGHT'");
+    genome_release(&g);
+    genome_release(&with);
+}
+
+static void test_genome_validate_bad_delays_fail(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    struct genome g;
+    genome_init(&g);
+    const char *net = "trevo-net 3\ninputs 1\noutputs 2\nneuron 0 in 0 identity 0\n"
+                      "neuron 1 out 1 identity 0 cuba\nneuron 2 out 1 identity 0\n"
+                      "conn 0 1 1\nconn 1 1 0.5 delay=3\nconn 1 2 1\n";
+    assert_ok(genome_read_text(&g, net, strlen(net), "d.txt", NULL, &err), &err);
+    assert_int_equal(genome_conn_delay(&g, 1), 3);
+    assert_ok(genome_set_delay(&g, 1, 1025, &err), &err);
+    assert_error(genome_validate(&g, NULL, &err), &err, TV_EINVAL,
+                 "connection 1 (1 -> 1): delay 1025 is outside [1, 1024]");
+    assert_ok(genome_set_delay(&g, 1, 0, &err), &err);
+    assert_error(genome_validate(&g, NULL, &err), &err, TV_EINVAL,
+                 "connection 1 (1 -> 1): delay 0 is outside [1, 1024]");
+    assert_ok(genome_set_delay(&g, 1, 1, &err), &err);
+    assert_ok(genome_set_delay(&g, 0, 2, &err), &err); /* from an input */
+    assert_error(genome_validate(&g, NULL, &err), &err, TV_EINVAL,
+                 "connection 0 (0 -> 1): delay 2, but only a connection from a non-input into "
+                 "a cuba neuron may have a delay other than 1");
+    assert_ok(genome_set_delay(&g, 0, 1, &err), &err);
+    assert_ok(genome_set_delay(&g, 2, 2, &err), &err); /* into a rate neuron */
+    assert_error(genome_validate(&g, NULL, &err), &err, TV_EINVAL,
+                 "connection 2 (1 -> 2): delay 2");
+    const char *bad[] = {"conn 1 1 1 delay=0\n", "conn 1 1 1 delay=1025\n", "conn 1 1 1 delay=x\n",
+                         "conn 1 1 1 lag=2\n"};
+    for (size_t i = 0; i < 4; i++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "trevo-net 3\ninputs 1\noutputs 1\nneuron 0 in 0 identity 0\n"
+                 "neuron 1 out 1 identity 0 cuba\n%s",
+                 bad[i]);
+        assert_error(genome_read_text(&g, text, strlen(text), "d.txt", NULL, &err), &err, TV_EINVAL,
+                     "d.txt:6: expected delay=D with D in [1, 1024]");
+    }
+    /* a version 3 message must have its delay bin */
+    assert_ok(genome_read_text(&g, net, strlen(net), "d.txt", NULL, &err), &err);
+    struct tv_buf buf = {0};
+    assert_ok(genome_encode(&g, &buf, &err), &err);
+    assert_int_equal(buf.data[0], 0x95);
+    buf.data[0] = 0x94;
+    assert_error(genome_decode(&g, buf.data, buf.len - 8, NULL, &err), &err, TV_EFORMAT,
+                 "genome: format version 3 is an array of 5");
+    tv_buf_free(&buf);
+    genome_release(&g);
+}
+
+/* Mutation moves delays by one step within [1, delay_max], only where a
+ * delay may be, and draws nothing at rate 0; crossover carries them; the
+ * list operations keep them with their connections. */
+static void test_genome_mutate_and_crossover_carry_delays(void **state)
+{
+    (void)state;
+    struct tv_rng rng, r1, r2;
+    tv_rng_init(&rng, 1905, 0, 0);
+    struct genome g, h, child;
+    genome_init(&g);
+    genome_init(&h);
+    genome_init(&child);
+    struct tv_error err = {0};
+    random_cuba_genome(&g, &rng);
+    while (g.n_conns < 20)
+        random_cuba_genome(&g, &rng);
+    struct genome_mutation m = {0};
+    m.delay_max = 4;
+    assert_ok(genome_copy(&h, &g, &err), &err);
+    r1 = rng;
+    assert_ok(genome_mutate(&h, &m, &rng, &err), &err); /* rate 0 */
+    assert_true(genome_equal(&g, &h));
+    assert_memory_equal(&r1, &rng, sizeof rng);
+    m.delay_rate = 1;
+    size_t moved = 0;
+    for (int round = 0; round < 30; round++) {
+        assert_ok(genome_mutate(&h, &m, &rng, &err), &err);
+        assert_ok(genome_validate(&h, NULL, &err), &err);
+        for (size_t k = 0; k < h.n_conns; k++) {
+            assert_true(genome_conn_delay(&h, k) >= 1 && genome_conn_delay(&h, k) <= 4);
+            moved += genome_conn_delay(&h, k) > 1;
+        }
+    }
+    assert_true(moved > 0);
+    assert_int_equal(genome_format_version(&h), 3);
+    /* crossover of h with a delay-free copy: each matching gene's delay is
+     * h's or 1, and over many children both occur */
+    size_t from_h = 0, from_g = 0;
+    for (int c = 0; c < 20; c++) {
+        r2 = rng;
+        assert_ok(genome_crossover(&child, &h, &g, &r2, &err), &err);
+        rng = r2;
+        assert_ok(genome_validate(&child, NULL, &err), &err);
+        for (size_t k = 0; k < child.n_conns; k++) {
+            unsigned d = genome_conn_delay(&child, k), dh = genome_conn_delay(&h, k);
+            assert_true(d == dh || d == 1);
+            from_h += dh > 1 && d == dh;
+            from_g += dh > 1 && d == 1;
+        }
+    }
+    assert_true(from_h > 0 && from_g > 0);
+    /* removing and adding connections keeps each delay with its connection */
+    struct genome_conn last = h.conns[h.n_conns - 1];
+    unsigned last_delay = genome_conn_delay(&h, h.n_conns - 1);
+    genome_remove_conn_at(&h, 0);
+    assert_int_equal(genome_conn_delay(&h, h.n_conns - 1), last_delay);
+    assert_int_equal(h.conns[h.n_conns - 1].to, last.to);
+    genome_release(&g);
+    genome_release(&h);
+    genome_release(&child);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -463,6 +665,10 @@ int main(void)
         cmocka_unit_test(test_nn_plan_compile_spiking_failures),
         cmocka_unit_test(test_nn_spike_new_bad_description_fails),
         cmocka_unit_test(test_genome_cuba_round_trips_both_formats),
+        cmocka_unit_test(test_genome_delays_round_trip_both_formats),
+        cmocka_unit_test(test_genome_delays_of_one_keep_version_2_bytes),
+        cmocka_unit_test(test_genome_validate_bad_delays_fail),
+        cmocka_unit_test(test_genome_mutate_and_crossover_carry_delays),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

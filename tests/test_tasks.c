@@ -617,12 +617,121 @@ static void test_task_dpnv_champion_test_lqg_solves(void **state)
     nn_plan_free(p);
 }
 
+/* ---- spiking tasks ----------------------------------------------------------- */
+
+/* XOR by hand in cuba neurons: the output integrates x1 and x2 (weight 1.2
+ * each: one input crosses the threshold at step 18 of 20); a fast hidden
+ * neuron (tau_m 1) spikes only when both are on, and inhibits the output
+ * over a connection of delay 3 before it gets there. */
+static const char SPIKE_XOR[] = "trevo-net 3\ninputs 3\noutputs 1\n"
+                                "neuron 0 in 0 identity 0\nneuron 1 in 0 identity 0\n"
+                                "neuron 2 in 0 identity 0\nneuron 3 out 1 identity 0 cuba\n"
+                                "neuron 4 hid 0.5 identity 0 cuba tau_m=1\n"
+                                "conn 1 3 1.2\nconn 2 3 1.2\nconn 1 4 1\nconn 2 4 1\n"
+                                "conn 4 3 -30 delay=3\n";
+
+/* pole1's bang-bang LQR as one fast cuba neuron (tau_m 0.5): its potential
+ * follows bias + sum w x within the 5 steps of an action, so it spikes
+ * exactly when the rate network's output is above 0.5, its threshold. */
+static const char SPIKE_LQR_POLE1[] = "trevo-net 2\ninputs 5\noutputs 1\n"
+                                      "neuron 0 in 0 identity 0\nneuron 1 in 0 identity 0\n"
+                                      "neuron 2 in 0 identity 0\nneuron 3 in 0 identity 0\n"
+                                      "neuron 4 in 0 identity 0\n"
+                                      "neuron 10 out 1 identity -1.30328512 cuba tau_m=0.5 "
+                                      "threshold=0.5 refractory=0\n"
+                                      "conn 1 10 0.436860663\nconn 2 10 0.319873204\n"
+                                      "conn 3 10 1.25437708\nconn 4 10 1.5683011\n";
+
+static void test_task_spike_xor_hand_network_solves(void **state)
+{
+    (void)state;
+    struct nn_plan *p = plan_of_text(SPIKE_XOR);
+    struct task_result r;
+    evaluate("spike_xor", p, 1, &r, 0);
+    assert_true(r.solved);
+    assert_true(figure(&r, "spikes_00") == 0 && figure(&r, "spikes_11") == 0);
+    assert_true(figure(&r, "spikes_01") == 1 && figure(&r, "spikes_10") == 1);
+    assert_near(r.fitness, (4 - 4.0 / 3) * (4 - 4.0 / 3), 1e-12); /* 1 spike of 3 each */
+    nn_plan_free(p);
+    /* a window too short for the output to reach its threshold: silent */
+    struct task_instance *t = open_task("spike_xor");
+    t->params.v[task_key_find(t->kind, "window")].i = 10;
+    p = plan_of_text(SPIKE_XOR);
+    evaluate_on(t, p, 1, &r);
+    assert_false(r.solved);
+    assert_true(figure(&r, "spikes_01") == 0);
+    nn_plan_free(p);
+    task_close(t);
+}
+
+static void test_task_spike_pole1_lqr_network_balances(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    struct nn_plan *p = plan_of_text(SPIKE_LQR_POLE1), *zero = plan_constant(5, 0.0f);
+    struct task_instance *t = open_task("spike_pole1");
+    assert_int_equal(t->n_inputs, 5);
+    assert_true(t->max_fitness == 100000);
+    size_t solved = 0;
+    for (uint64_t seed = 1; seed <= 10; seed++) {
+        struct task_result r;
+        evaluate_on(t, p, seed, &r);
+        solved += r.solved;
+        assert_true(r.solved == (r.fitness == 100000));
+    }
+    assert_true(solved >= 3); /* the starts near the ends of the track are lost */
+    /* a silent network pushes left at every action, as pole1's output 0 does */
+    const char *silent = "trevo-net 2\ninputs 5\noutputs 1\nneuron 0 in 0 identity 0\n"
+                         "neuron 1 in 0 identity 0\nneuron 2 in 0 identity 0\n"
+                         "neuron 3 in 0 identity 0\nneuron 4 in 0 identity 0\n"
+                         "neuron 10 out 1 identity 0 cuba\n";
+    nn_plan_free(p);
+    p = plan_of_text(silent);
+    for (uint64_t seed = 1; seed <= 5; seed++) {
+        struct task_result r;
+        struct tv_rng rng;
+        tv_rng_init(&rng, seed, 0, 0);
+        struct task_cart1 start;
+        task_pole1_start(&rng, &start);
+        size_t steps;
+        assert_ok(task_pole1_run(zero, &start, 100000, &steps, &err), &err);
+        evaluate_on(t, p, seed, &r);
+        assert_true(r.fitness == (double)steps);
+        assert_true(figure(&r, "output_spikes") == 0);
+    }
+    nn_plan_free(p);
+    nn_plan_free(zero);
+    task_close(t);
+}
+
+/* A rate network on a spiking task is refused, naming the key to set. */
+static void test_task_spiking_tasks_refuse_rate_networks(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"spike_xor", "spike_pole1"};
+    for (size_t i = 0; i < 2; i++) {
+        struct task_instance *t = open_task(names[i]);
+        struct nn_plan *p = plan_constant(t->n_inputs, 1.0f);
+        struct tv_error err = {0};
+        struct tv_rng rng;
+        tv_rng_init(&rng, 1, 0, 0);
+        struct task_result r;
+        memset(&r, 0, sizeof r);
+        assert_error(t->kind->evaluate(t, p, &rng, &r, &err), &err, TV_EINVAL, names[i]);
+        assert_msg_has(&err, ": the network has no spiking neuron (start the search from cuba "
+                             "neurons: [genome] init_model = cuba)");
+        nn_plan_free(p);
+        task_close(t);
+    }
+}
+
 /* ---- the registry ---------------------------------------------------------- */
 
 static void test_task_find_every_name(void **state)
 {
     (void)state;
-    static const char *const names[] = {"xor", "null", "spin", "pole1", "dpv", "dpnv", "classify"};
+    static const char *const names[] = {"xor",  "null",     "spin",      "pole1",      "dpv",
+                                        "dpnv", "classify", "spike_xor", "spike_pole1"};
     size_t n;
     const struct task_kind *const *all = task_all(&n);
     assert_int_equal(n, sizeof names / sizeof names[0]);
@@ -833,6 +942,9 @@ int main(void)
         cmocka_unit_test(test_task_dpnv_evaluate_lqg_network),
         cmocka_unit_test(test_task_dpnv_champion_test_constant_fails_long_run),
         cmocka_unit_test(test_task_dpnv_champion_test_lqg_solves),
+        cmocka_unit_test(test_task_spike_xor_hand_network_solves),
+        cmocka_unit_test(test_task_spike_pole1_lqr_network_balances),
+        cmocka_unit_test(test_task_spiking_tasks_refuse_rate_networks),
         cmocka_unit_test(test_task_find_every_name),
         cmocka_unit_test(test_task_pole_inputs_outputs_and_hooks),
         cmocka_unit_test(test_task_open_max_steps_key),

@@ -50,13 +50,24 @@ static int decode_parent(const struct worker_params *p, const uint8_t *bytes, si
     return rc;
 }
 
+/* Every non-input neuron of g becomes a `model` neuron with its defaults. */
+static void set_models(struct genome *g, int model)
+{
+    for (size_t i = 0; i < g->n_neurons && model != GENOME_MODEL_RATE; i++)
+        if (g->neurons[i].kind != GENOME_INPUT)
+            genome_neuron_set_model(&g->neurons[i], model);
+}
+
 static int build_initial(const struct worker_params *p, struct tv_rng *rng, struct genome *child,
                          struct tv_error *err)
 {
     const struct task_instance *t = p->task;
-    if (p->init == WORKER_INIT_MINIMAL)
-        return genome_build_minimal(child, (uint32_t)t->n_inputs, (uint32_t)t->n_outputs,
-                                    t->out_act, p->init_weight_sd, rng, err);
+    if (p->init == WORKER_INIT_MINIMAL) {
+        int rc = genome_build_minimal(child, (uint32_t)t->n_inputs, (uint32_t)t->n_outputs,
+                                      t->out_act, p->init_weight_sd, rng, err);
+        set_models(child, p->init_model);
+        return rc;
+    }
     uint32_t sizes[WORKER_MAX_HIDDEN_LAYERS + 2];
     size_t n = 0;
     sizes[n++] = (uint32_t)t->n_inputs;
@@ -71,7 +82,9 @@ static int build_initial(const struct worker_params *p, struct tv_rng *rng, stru
                                        p->mutation.hidden_act,
                                        t->out_act,
                                        p->init_weight_sd};
-    return genome_build_layered(child, &spec, rng, err);
+    int rc = genome_build_layered(child, &spec, rng, err);
+    set_models(child, p->init_model);
+    return rc;
 }
 
 int worker_breed(const struct worker_params *p, const struct worker_task *t,

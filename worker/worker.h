@@ -49,6 +49,7 @@ struct worker_params {
     struct genome_mutation mutation;
     struct genome_limits limits;
     int init;              /* enum worker_init */
+    int init_model;        /* enum genome_model of the starting genomes' non-inputs */
     double init_weight_sd; /* starting weights ~ N(0, sd^2) */
     /* WORKER_INIT_LAYERED: hidden layer sizes between inputs and outputs */
     uint32_t init_hidden[WORKER_MAX_HIDDEN_LAYERS];
