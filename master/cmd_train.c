@@ -4,6 +4,7 @@
  * `trevo net test`: a network's accuracy on a data set, by the engine of
  * `trevo net eval` (nn.h), not by the trainer. docs/training.md. */
 #include "cli.h"
+#include "cmd_cnn.h"
 #include "data.h"
 #include "fit.h"
 #include "nn.h"
@@ -117,7 +118,8 @@ static void init_usage(FILE *f)
                "  --hidden     hidden activation (default relu)\n"
                "  --outputs    output activation (default identity: softmax is the loss's)\n"
                "  --seed       random seed (default 1)\n"
-               "  --format     of NET (default msgpack)\n");
+               "  --format     of NET (default msgpack)\n"
+               "With --conv SPEC, a convolutional network: trevo net init --conv x --help.\n");
 }
 
 /* Every weight w (drawn N(0, 1)) becomes w * sqrt(gain / fan-in of its
@@ -245,6 +247,9 @@ static int add_epsilon_pairs(struct genome *g, const struct genome_layered_spec 
 
 int master_cmd_net_init(int argc, char **argv)
 {
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--conv")) /* a convolutional network: cmd_cnn.c */
+            return master_cmd_net_init_conv(argc, argv);
     struct init_args a = {0};
     int st = command_front(argc, argv, "init", init_usage, parse_init_args, &a);
     if (st >= 0)
@@ -478,6 +483,16 @@ int master_cmd_net_train(int argc, char **argv)
     struct nn_trainer *t = NULL;
     struct data_set train = {0}, test = {0};
     int rc = master_load_net(a.net, &g, &err);
+    if (!rc && g.n_channels) { /* a convolutional network: cmd_cnn.c */
+        rc = cnn_train_net(&g, &a.opts, &a.fit, a.data, a.labels, a.test, a.test_labels, &err);
+        if (!rc)
+            rc = master_write_net(&g, a.format, NULL, a.out, &err);
+        if (!rc)
+            printf("%s: %zu neurons, %zu connections, %zu filters, %zu coefficients\n", a.out,
+                   g.n_neurons, g.n_conns, g.n_filters, g.n_coefs);
+        genome_release(&g);
+        return rc ? master_fail(&err) : 0;
+    }
     if (!rc)
         rc = nn_trainer_new(&g, &a.opts, &t, &err);
     size_t n_in = t ? nn_trainer_n_inputs(t) : 0, n_out = t ? nn_trainer_n_outputs(t) : 0;
@@ -595,4 +610,28 @@ int master_cmd_net_test(int argc, char **argv)
     nn_plan_free(plan);
     genome_release(&g);
     return rc ? master_fail(&err) : 0;
+}
+
+/* ---- for cmd_cnn.c (cmd_cnn.h) -------------------------------------------------- */
+
+int master_net_scale_weights(struct genome *g, struct tv_error *err)
+{
+    return scale_weights(g, err);
+}
+
+int master_net_parse_count(const char *opt, const char *s, double lo, double hi, double *out,
+                           struct tv_error *err)
+{
+    return parse_count(opt, s, lo, hi, out, err);
+}
+
+int master_net_parse_real(const char *opt, const char *s, double lo, int lo_open, double hi,
+                          double *out, struct tv_error *err)
+{
+    return parse_real(opt, s, lo, lo_open, hi, out, err);
+}
+
+int master_net_parse_layers(const char *s, uint32_t *sizes, size_t *n, struct tv_error *err)
+{
+    return parse_layers(s, sizes, n, err);
 }

@@ -516,6 +516,12 @@ int nn_trainer_step(struct nn_trainer *t, const float *x, const uint32_t *labels
     int rc = grad(t, "nn_trainer_step", x, labels, targets, steps, batch, loss, err);
     if (rc)
         return rc;
+    nn_trainer_update(t);
+    return 0;
+}
+
+void nn_trainer_update(struct nn_trainer *t)
+{
     t->n_steps++;
     float c1 = (float)(1.0 - pow((double)t->o.beta1, (double)t->n_steps));
     float c2 = (float)(1.0 - pow((double)t->o.beta2, (double)t->n_steps));
@@ -523,6 +529,26 @@ int nn_trainer_step(struct nn_trainer *t, const float *x, const uint32_t *labels
     nn_tr_update[t->target](&t->o, c1, c2, t->w, t->grad, t->om, t->ov, t->m);
     nn_tr_update[t->target](&t->o, c1, c2, t->bias + ni, t->bias_grad + ni, t->bias_m + ni,
                             t->bias_v + ni, t->n - ni);
+}
+
+int nn_trainer_input_grad(const struct nn_trainer *t, float *dx, struct tv_error *err)
+{
+    if (!t->v_batch)
+        return tv_error_set(err, TV_ESTATE,
+                            "nn_trainer_input_grad: no deltas kept (no grad/step call yet, or "
+                            "nn_trainer_keep_values(t, 0))");
+    size_t nb = t->v_batch;
+    memset(dx, 0, nb * t->n_in * sizeof *dx);
+    for (size_t j = t->n_in; j < t->n; j++) {
+        const float *d = t->v_delta + j * nb;
+        for (uint32_t k = t->row[j]; k < t->rec[j]; k++) {
+            if (t->src[k] >= t->n_in)
+                break; /* sorted by source: the inputs come first */
+            float w = t->w[k], *dxk = dx + (size_t)t->src[k] * nb;
+            for (size_t b = 0; b < nb; b++)
+                dxk[b] += w * d[b];
+        }
+    }
     return 0;
 }
 

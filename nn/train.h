@@ -84,6 +84,17 @@ int nn_trainer_grad(struct nn_trainer *t, const float *x, const uint32_t *labels
 int nn_trainer_step(struct nn_trainer *t, const float *x, const uint32_t *labels,
                     const float *targets, size_t steps, size_t batch, double *loss,
                     struct tv_error *err);
+/* The optimizer step of nn_trainer_step alone, on the gradients of the last
+ * nn_trainer_grad: grad, then what needs those gradients (such as
+ * nn_trainer_input_grad, which reads the weights before the step), then
+ * update is exactly nn_trainer_step. */
+void nn_trainer_update(struct nn_trainer *t);
+/* dx [n_inputs][batch] (overwritten; the view's layout, inputs by id) =
+ * dL/d(input value) of the last grad/step call's last time step, through the
+ * feed-forward connections (exact for one-step samples: the gradient a layer
+ * in front of the trainer, such as a convolution, needs), batch as in the view. TV_ESTATE when the
+ * view holds no deltas (no grad/step call yet, or nn_trainer_keep_values(t, 0)). */
+int nn_trainer_input_grad(const struct nn_trainer *t, float *dx, struct tv_error *err);
 /* Forward only, from a reset state: out [steps][batch][n_outputs]. */
 int nn_trainer_predict(struct nn_trainer *t, const float *x, size_t steps, size_t batch, float *out,
                        struct tv_error *err);

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# trevo net init --conv / net train of a convolutional network through the
+# real binary, on small image data made here: a sparse start that validates
+# and is the same for the same seed; training that learns, keeps the number
+# of coefficients under rigl, writes a genome with channels and filters that
+# validates, and gives the same bytes for the same seed; the errors.
+set -u
+: "${TREVO:?TREVO must name the trevo binary}"
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+# ---- data: 6x6 images of a bar, horizontal (class 0), vertical (1) or both
+# (2), at a place from an LCG (exact in awk's doubles).
+bars_csv() { # ROWS SEED: rows of 36 pixels, then the class
+    awk -v s="$2" -v n="$1" 'BEGIN {
+        for (k = 0; k < 36; k++) printf "p%d,", k
+        print "label"
+        for (i = 0; i < n; i++) {
+            s = (s * 16807) % 2147483647; c = s % 3
+            s = (s * 16807) % 2147483647; p = s % 6
+            for (y = 0; y < 6; y++) for (x = 0; x < 6; x++)
+                printf "%d,", ((c != 1 && y == p) || (c != 0 && x == p)) ? 1 : 0
+            print c
+        }
+    }'
+}
+bars_csv 300 7 >"$dir/train.csv"
+bars_csv 90 99 >"$dir/test.csv"
+
+# ---- net init --conv
+spec=1x6x6,4k3p1,pool2,6k2
+"$TREVO" net init --conv $spec --layers 3 --density 0.5 --seed 3 --format text \
+    -o "$dir/a.net" >"$dir/out" || fail "init exited $?"
+grep -q "a.net: [0-9]* coefficients of 132 (.*), head 72 connections" "$dir/out" ||
+    fail "init: $(cat "$dir/out")"
+"$TREVO" net validate "$dir/a.net" >/dev/null || fail "init: the network does not validate"
+grep -q "^filter " "$dir/a.net" || fail "init: no filter line"
+"$TREVO" net init --conv $spec --layers 3 --density 0.5 --seed 3 --format text \
+    -o "$dir/a2.net" >/dev/null
+cmp -s "$dir/a.net" "$dir/a2.net" || fail "init: the same seed gave different networks"
+
+# ---- net train: learns, rigl keeps the count, same bytes for the same seed
+train() { # OUT
+    "$TREVO" net train "$dir/a.net" --data "$dir/train.csv" --test "$dir/test.csv" \
+        --epochs 8 --batch 16 --optimizer adam --lr 0.02 --regrow rigl:0.3 --seed 5 \
+        --format text -o "$1"
+}
+train "$dir/b.net" >"$dir/log" || fail "train exited $?: $(cat "$dir/log")"
+grep -q "^epoch 8/8: loss [0-9.]* test_acc [0-9.]* coefficients [0-9]* connections 72 " \
+    "$dir/log" || fail "train: $(cat "$dir/log")"
+n=$(grep -c "coefficients $(sed -n 's/.*: \([0-9]*\) coefficients of.*/\1/p' "$dir/out") " \
+    "$dir/log")
+[ "$n" = 8 ] || fail "train: rigl changed the number of coefficients: $(cat "$dir/log")"
+acc=$(sed -n 's/^epoch 8\/8: .* test_acc \([0-9.]*\) .*/\1/p' "$dir/log")
+awk -v a="$acc" 'BEGIN { exit !(a >= 0.8) }' || fail "train: test accuracy $acc < 0.8"
+"$TREVO" net validate "$dir/b.net" >/dev/null || fail "train: the result does not validate"
+train "$dir/b2.net" >/dev/null
+cmp -s "$dir/b.net" "$dir/b2.net" || fail "train: the same seed gave different networks"
+
+# ---- errors
+expect_err() { # WHAT TEXT cmd...
+    what=$1 text=$2
+    shift 2
+    "$@" >"$dir/eo" 2>"$dir/ee" && fail "$what: exited 0"
+    grep -qF -- "$text" "$dir/ee" || fail "$what: $(cat "$dir/ee")"
+}
+expect_err "bad spec" "--conv: '4k3x': expected NkK[sS][pP]" \
+    "$TREVO" net init --conv 1x6x6,4k3x --layers 3 -o "$dir/x"
+expect_err "no input" "--conv: '4k3': expected the input CxHxW first" \
+    "$TREVO" net init --conv 4k3 --layers 3 -o "$dir/x"
+expect_err "does not fit" "convolution 2 (6k5s1p0, pool 1) does not fit its 3x3 input" \
+    "$TREVO" net init --conv 1x6x6,4k3p1,pool2,6k5 --layers 3 -o "$dir/x"
+expect_err "density" "--density: expected 1 or 2 numbers in (0, 1], got '0'" \
+    "$TREVO" net init --conv $spec --layers 3 --density 0 -o "$dir/x"
+expect_err "layers" "--layers: expected 1 to 16 comma-separated sizes" \
+    "$TREVO" net init --conv $spec --layers 0 -o "$dir/x"
+bars_csv 10 1 | cut -d, -f2- >"$dir/narrow.csv"
+expect_err "data" "narrow.csv: the data set has 35 features per row, the network 36 inputs" \
+    "$TREVO" net train "$dir/a.net" --data "$dir/narrow.csv" -o "$dir/x"
+echo "it_net_cnn: ok"
