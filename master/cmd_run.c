@@ -446,7 +446,7 @@ int master_cmd_best(int argc, char **argv)
                  "run '%s', generation %" PRId64 ": %s %" PRId64 ", fitness %.6g", info.name,
                  g.generation, id == g.champion ? "champion" : "best solver", id, fitness);
         qa.out = out;
-        qa.config = info.name;
+        qa.config = "the run's config"; /* task:NAME: the run's [task] values */
         qa.config_text = info.config;
         rc = int8 ? master_quantize_net(net, &qa, &err)
                   : master_write_net(net, format, title, out, &err);
