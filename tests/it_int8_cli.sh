@@ -12,11 +12,11 @@ trap 'rm -rf "$dir"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
 # ---- a classify task (as tests/it_task_eval.sh): label 0 when x0 > x1 --------------
-printf '# x0,x1,label\n' >"$dir/train.csv"
-for i in 1 2 3 4 5 6 7 8 9 10; do
-    a=$((i % 4)) b=$((i * 3 % 5))
-    echo "$a,$b,$([ $a -gt $b ] && echo 0 || echo 1)"
-done >>"$dir/train.csv"
+# the rows of tests/it_task_eval.sh's classify: (i % 4, 3 i % 5) for i = 1..10
+{
+    echo '# x0,x1,label'
+    printf '%s\n' 1,3,1 2,1,0 3,4,1 0,2,1 1,0,0 2,3,1 3,1,0 0,4,1 1,2,1 2,0,0
+} >"$dir/train.csv"
 printf 'x0,x1,label\n3,1,0\n1,4,1\n2,0,0\n5,1,1\n' >"$dir/test.csv"
 printf 'trevo-net 1\ninputs 2\noutputs 2\nneuron 0 in 0 identity 0\nneuron 1 in 0 identity 0\n' \
     >"$dir/cls.txt"
