@@ -36,16 +36,30 @@ int master_cmd_net_eval(int argc, char **argv);
 /* net: the engine against dense OpenBLAS (cmd_bench.c) */
 int master_cmd_net_bench(int argc, char **argv);
 /* net: int8 networks (cmd_quant.c): `net quantize`; 1 if the file at path is a
- * NET.q; a plan of either kind of file; the C export of either; `task eval`
- * of a NET.q on an opened task (prints as master_cmd_task_eval). */
+ * NET.q; a plan of either kind of file; the C export of either. */
 int master_cmd_net_quantize(int argc, char **argv);
 int master_net_is_int8(const char *path);
 struct nn_plan;
 struct task_instance;
 int master_load_plan(const char *path, struct nn_plan **plan, struct tv_error *err);
 int master_export_c(const char *in, const char *prefix, const char *out, struct tv_error *err);
-int master_task_eval_int8(struct task_instance *t, const char *path, uint64_t seed,
-                          struct tv_error *err);
+/* `net quantize` of g and `best --int8`: calibrate (DATA or task:NAME, the
+ * task's [task] values from config / config_text and sets), quantize, write
+ * out; one line on stderr. */
+struct master_quant_args {
+    const char *calibrate, *samples, *percentile, *out, *config, *config_text;
+    const char *const *sets;
+    size_t n_sets;
+};
+int master_quantize_net(const struct genome *g, const struct master_quant_args *qa,
+                        struct tv_error *err);
+/* task eval (cmd_task.c): opens task with its [task] values: the config's
+ * (the file config, or config_text named config when not NULL), then each
+ * KEY=VALUE of sets; task NULL takes the config's, else must be the same. */
+struct master_config;
+int master_task_open_args(const char *task, const char *config, const char *config_text,
+                          const char *const *sets, size_t n_sets, struct master_config *c,
+                          struct task_instance **t, struct tv_error *err);
 
 /* net: a sparse random start, training, test accuracy (cmd_train.c) */
 int master_cmd_net_init(int argc, char **argv);

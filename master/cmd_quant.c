@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "master.h"
 #include "quant.h"
 #include "task.h"
 
@@ -80,60 +81,23 @@ int master_export_c(const char *in, const char *prefix, const char *out, struct 
     return rc;
 }
 
-int master_task_eval_int8(struct task_instance *t, const char *path, uint64_t seed,
-                          struct tv_error *err)
-{
-    struct nn_plan *plan;
-    int rc = master_load_plan(path, &plan, err);
-    if (rc)
-        return rc;
-    if (nn_plan_n_inputs(plan) != t->n_inputs || nn_plan_n_outputs(plan) != t->n_outputs) {
-        rc = tv_error_set(err, TV_EINVAL,
-                          "%s: the network has %zu inputs and %zu outputs; task %s takes %zu "
-                          "inputs and %zu outputs",
-                          path, nn_plan_n_inputs(plan), nn_plan_n_outputs(plan), t->kind->name,
-                          t->n_inputs, t->n_outputs);
-        nn_plan_free(plan);
-        return rc;
-    }
-    /* what task_evaluate() does, on the int8 plan */
-    struct tv_rng rng;
-    tv_rng_init(&rng, seed, TASK_STREAM_EVAL, 0);
-    struct task_result res = {0};
-    rc = t->kind->evaluate(t, plan, &rng, &res, err);
-    if (!rc) {
-        printf("fitness: %.9g\nsolved: %s\n", res.fitness, res.solved ? "yes" : "no");
-        for (size_t i = 0; i < res.n_figures; i++)
-            printf("%s: %.9g\n", res.figure_names[i], res.figures[i]);
-    }
-    if (!rc && t->kind->champion_test) {
-        memset(&res, 0, sizeof res);
-        rc = t->kind->champion_test(t, plan, &res, err);
-        if (rc)
-            tv_error_prefix(err, "task %s: champion test", t->kind->name);
-        for (size_t i = 0; !rc && i < res.n_figures; i++)
-            printf("%s: %.9g\n", res.figure_names[i], res.figures[i]);
-        if (!rc)
-            printf("champion_solved: %s\n", res.solved ? "yes" : "no");
-    }
-    nn_plan_free(plan);
-    return rc;
-}
-
 /* ---- trevo net quantize ------------------------------------------------------ */
 
 static const char quantize_usage[] =
     "usage: trevo net quantize NET --calibrate DATA|task:NAME [--samples N]\n"
-    "                          [--percentile P] -o NET.q\n\n"
+    "                          [--percentile P] [--config FILE] [--set KEY=VALUE]...\n"
+    "                          -o NET.q\n\n"
     "Quantizes the float network NET (text or msgpack) to int8 and writes NET.q\n"
     "(nn/quant.h describes the format). The activation ranges come from running\n"
     "NET on calibration inputs:\n"
     "  DATA        a file of input rows, one time step per line: the network's inputs\n"
     "              as comma-separated numbers; an empty line starts a new sequence;\n"
     "              --samples N: the first N rows (default: all)\n"
-    "  task:NAME   the inputs the built-in task NAME gives the network: N evaluations\n"
-    "              with the seeds 1..N (--samples, default 16), as `trevo task eval`\n"
-    "              runs them\n"
+    "  task:NAME   the inputs the task NAME gives the network: N evaluations with\n"
+    "              the seeds 1..N and generations 0..N-1 (--samples, default 16), as\n"
+    "              `trevo task eval --seed S --generation G` runs them, with the task's default "
+    "[task] values, or FILE's\n"
+    "              (--config FILE: a run's config) and --set's (as in task eval)\n"
     "  --percentile P   the central P per cent of the values set each range\n"
     "                   (default 100: min-max)\n";
 
@@ -190,20 +154,19 @@ static int calibrate_rows(struct nn_calib *c, const char *path, size_t max_rows,
     return rc;
 }
 
-/* task:NAME: n evaluations of the task on the calibration plan. */
-static int calibrate_task(struct nn_calib *c, const char *name, size_t n, struct tv_error *err)
+/* task:NAME: n evaluations of the task on the calibration plan, the task
+ * opened with the [task] values of qa (config, sets). */
+static int calibrate_task(struct nn_calib *c, const char *name, size_t n,
+                          const struct master_quant_args *qa, struct tv_error *err)
 {
-    const struct task_kind *k = task_find(name);
-    if (!k)
-        return tv_error_set(err, TV_ENOTFOUND,
-                            "--calibrate task:%s: unknown task (`trevo task list` names them)",
-                            name);
-    struct task_params params;
-    task_params_defaults(k, &params);
-    struct task_instance *t;
-    int rc = task_open(k, &params, &t, err);
+    struct master_config *cfg = calloc(1, sizeof *cfg);
+    struct task_instance *t = NULL;
+    int rc = cfg ? master_task_open_args(name, qa->config, qa->config_text, qa->sets, qa->n_sets,
+                                         cfg, &t, err)
+                 : tv_error_set(err, TV_ENOMEM, "out of memory");
+    free(cfg);
     if (rc)
-        return rc;
+        return tv_error_prefix(err, "--calibrate task:%s", name);
     const struct nn_plan *p = nn_calib_plan(c);
     if (nn_plan_n_inputs(p) != t->n_inputs || nn_plan_n_outputs(p) != t->n_outputs)
         rc = tv_error_set(err, TV_EINVAL,
@@ -216,56 +179,95 @@ static int calibrate_task(struct nn_calib *c, const char *name, size_t n, struct
         tv_rng_init(&rng, i + 1, TASK_STREAM_EVAL, 0);
         struct task_result res;
         memset(&res, 0, sizeof res);
-        rc = k->evaluate(t, p, &rng, &res, err);
+        /* classify: evaluation i draws the rows of generation i */
+        rc = t->kind->evaluate_generation
+                 ? t->kind->evaluate_generation(t, p, (int64_t)i, &rng, &res, err)
+                 : t->kind->evaluate(t, p, &rng, &res, err);
     }
     task_close(t);
     return rc;
 }
 
+int master_quantize_net(const struct genome *g, const struct master_quant_args *qa,
+                        struct tv_error *err)
+{
+    const char *cal = qa->calibrate;
+    int is_task = !strncmp(cal, "task:", 5);
+    double n = is_task ? 16 : 1e15, percentile = 100;
+    struct nn_quant_opts qo = {0};
+    if ((qa->samples && parse_count("--samples", qa->samples, 1, 1e15, &n, err)) ||
+        (qa->percentile && parse_count("--percentile", qa->percentile, 1, 100, &percentile, err)))
+        return err->code;
+    qo.percentile = percentile;
+    struct nn_calib *c = NULL;
+    struct nn_qnet *q = NULL;
+    struct tv_buf buf = {0};
+    int rc = nn_calib_new(g, &qo, &c, err);
+    if (!rc)
+        rc = is_task ? calibrate_task(c, cal + 5, (size_t)n, qa, err)
+                     : calibrate_rows(c, cal, (size_t)n, err);
+    if (!rc)
+        rc = nn_quantize(c, &q, err);
+    if (!rc)
+        rc = nn_qnet_write(q, &buf, err);
+    if (!rc)
+        rc = master_write_file(qa->out, buf.data, buf.len, err);
+    if (!rc)
+        fprintf(stderr, "%s: %zu neurons, %zu edges, %zu tables, calibrated on %zu values\n",
+                qa->out, q->n, q->n_edges, q->n_tables, nn_calib_n_observed(c));
+    tv_buf_free(&buf);
+    nn_qnet_free(q);
+    nn_calib_free(c);
+    return rc;
+}
+
 int master_cmd_net_quantize(int argc, char **argv)
 {
-    const char *net = NULL, *cal = NULL, *samples = NULL, *pct = NULL, *out = NULL;
-    const struct master_opt opts[] = {
-        {"--calibrate", &cal}, {"--samples", &samples}, {"--percentile", &pct}, {"-o", &out}};
-    int st =
-        master_parse_args(argc, argv, opts, sizeof opts / sizeof opts[0], &net, quantize_usage);
-    if (st >= 0)
-        return st;
-    if (!net || !cal || !out) {
+    if (master_wants_help(argc, argv)) {
+        fputs(quantize_usage, stdout);
+        return 0;
+    }
+    const char *net = NULL;
+    struct master_quant_args qa = {0};
+    const char **sets = calloc((size_t)argc, sizeof *sets);
+    if (!sets) {
+        fprintf(stderr, "trevo: out of memory\n");
+        return 1;
+    }
+    struct {
+        const char *name, **value;
+    } opts[] = {{"--calibrate", &qa.calibrate},
+                {"--samples", &qa.samples},
+                {"--percentile", &qa.percentile},
+                {"-o", &qa.out},
+                {"--config", &qa.config}};
+    int bad = 0;
+    for (int i = 1; i < argc && !bad; i++) {
+        size_t o = 0, n_opts = sizeof opts / sizeof opts[0];
+        while (o < n_opts && strcmp(argv[i], opts[o].name))
+            o++;
+        if (i + 1 < argc && o < n_opts)
+            *opts[o].value = argv[++i];
+        else if (i + 1 < argc && !strcmp(argv[i], "--set"))
+            sets[qa.n_sets++] = argv[++i];
+        else if (argv[i][0] != '-' && !net)
+            net = argv[i];
+        else
+            bad = 1;
+    }
+    qa.sets = sets;
+    if (bad || !net || !qa.calibrate || !qa.out) {
+        free(sets);
         fputs(quantize_usage, stderr);
         return 2;
     }
     struct tv_error err = {0};
-    int is_task = !strncmp(cal, "task:", 5);
-    double n = is_task ? 16 : 1e15, percentile = 100;
-    struct nn_quant_opts qo = {0};
-    if ((samples && parse_count("--samples", samples, 1, 1e15, &n, &err)) ||
-        (pct && parse_count("--percentile", pct, 1, 100, &percentile, &err)))
-        return master_fail(&err);
-    qo.percentile = percentile;
     struct genome g;
     genome_init(&g);
-    struct nn_calib *c = NULL;
-    struct nn_qnet *q = NULL;
-    struct tv_buf buf = {0};
     int rc = master_load_net(net, &g, &err);
     if (!rc)
-        rc = nn_calib_new(&g, &qo, &c, &err);
-    if (!rc)
-        rc = is_task ? calibrate_task(c, cal + 5, (size_t)n, &err)
-                     : calibrate_rows(c, cal, (size_t)n, &err);
-    if (!rc)
-        rc = nn_quantize(c, &q, &err);
-    if (!rc)
-        rc = nn_qnet_write(q, &buf, &err);
-    if (!rc)
-        rc = master_write_file(out, buf.data, buf.len, &err);
-    if (!rc)
-        fprintf(stderr, "%s: %zu neurons, %zu edges, %zu tables, calibrated on %zu values\n", out,
-                q->n, q->n_edges, q->n_tables, nn_calib_n_observed(c));
-    tv_buf_free(&buf);
-    nn_qnet_free(q);
-    nn_calib_free(c);
+        rc = master_quantize_net(&g, &qa, &err);
     genome_release(&g);
+    free(sets);
     return rc ? master_fail(&err) : 0;
 }

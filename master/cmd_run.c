@@ -441,15 +441,30 @@ int master_cmd_best(int argc, char **argv)
         "Writes the champion of the run's last closed generation (text by default;\n"
         "dot: a Graphviz drawing, e.g. `trevo best DB --format dot | dot -Tsvg -o net.svg`).\n"
         "For a solved run that is its best solver, the fittest member that solves the\n"
-        "task (stderr says so when it is not the fittest); --by fitness: the fittest.\n";
+        "task (stderr says so when it is not the fittest); --by fitness: the fittest.\n"
+        "  --int8 --calibrate DATA|task:NAME [--samples N] [--percentile P] -o NET.q\n"
+        "        quantizes that champion as `trevo net quantize` does (task:NAME with\n"
+        "        the run's [task] values) and writes the int8 NET.q.\n";
     const char *db = NULL, *name = NULL, *out = "-", *format = "text", *by = "solver";
-    const struct master_opt opts[] = {
-        {"--name", &name}, {"-o", &out}, {"--format", &format}, {"--by", &by}};
-    int status = master_parse_args(argc, argv, opts, 4, &db, usage);
+    struct master_quant_args qa = {0}; /* --int8 (cmd_quant.c) */
+    const struct master_opt opts[] = {{"--name", &name},
+                                      {"-o", &out},
+                                      {"--format", &format},
+                                      {"--by", &by},
+                                      {"--calibrate", &qa.calibrate},
+                                      {"--samples", &qa.samples},
+                                      {"--percentile", &qa.percentile}};
+    int int8 = 0; /* --int8: a flag, taken out before the options */
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--int8")) {
+            memmove(argv + i, argv + i + 1, (size_t)(argc - i) * sizeof *argv);
+            argc--, i--, int8 = 1;
+        }
+    int status = master_parse_args(argc, argv, opts, 7, &db, usage);
     if (status >= 0)
         return status;
     if (!db || !master_net_format_known(format) ||
-        (strcmp(by, "solver") && strcmp(by, "fitness"))) {
+        (strcmp(by, "solver") && strcmp(by, "fitness")) || int8 != !!qa.calibrate) {
         fputs(usage, stderr);
         return 2;
     }
@@ -478,7 +493,11 @@ int master_cmd_best(int argc, char **argv)
         snprintf(title, sizeof title,
                  "run '%s', generation %" PRId64 ": %s %" PRId64 ", fitness %.6g", info.name,
                  g.generation, id == g.champion ? "champion" : "best solver", id, fitness);
-        rc = master_write_net(net, format, title, out, &err);
+        qa.out = out;
+        qa.config = "the run's config"; /* task:NAME: the run's [task] values */
+        qa.config_text = info.config;
+        rc = int8 ? master_quantize_net(net, &qa, &err)
+                  : master_write_net(net, format, title, out, &err);
     }
     genome_free(net);
     store_run_info_release(&info);

@@ -119,68 +119,138 @@ static int parse_eval_args(int argc, char **argv, struct eval_args *a)
 static int open_eval_task(const struct eval_args *a, struct master_config *c,
                           struct task_instance **t, struct tv_error *err)
 {
+    return master_task_open_args(a->task, a->config, NULL, a->sets, a->n_sets, c, t, err);
+}
+
+int master_task_open_args(const char *task, const char *config, const char *config_text,
+                          const char *const *sets, size_t n_sets, struct master_config *c,
+                          struct task_instance **t, struct tv_error *err)
+{
     *t = NULL;
     const struct task_kind *k = NULL;
     int rc = 0;
-    if (a->config) {
+    if (config) {
         struct tv_buf text = {0};
-        rc = master_read_file(a->config, 1 << 20, &text, err);
-        if (!rc && memchr(text.data, 0, text.len))
-            rc = tv_error_set(err, TV_EFORMAT, "%s: a NUL byte: not a text config file", a->config);
+        if (!config_text) {
+            rc = master_read_file(config, 1 << 20, &text, err);
+            if (!rc && memchr(text.data, 0, text.len))
+                rc =
+                    tv_error_set(err, TV_EFORMAT, "%s: a NUL byte: not a text config file", config);
+            config_text = (const char *)text.data;
+        }
         master_config_defaults(c);
         /* without --set, the instance the parse opens is the one evaluated */
         if (!rc)
-            rc = a->n_sets
-                     ? master_config_parse(c, (const char *)text.data, a->config, err)
-                     : master_config_parse_task(c, (const char *)text.data, a->config, t, err);
+            rc = n_sets ? master_config_parse(c, config_text, config, err)
+                        : master_config_parse_task(c, config_text, config, t, err);
         tv_buf_free(&text);
         if (rc)
             return rc;
-        if (a->task && strcmp(a->task, c->task)) {
+        if (task && strcmp(task, c->task)) {
             task_close(*t);
             *t = NULL;
             return tv_error_set(err, TV_EINVAL,
                                 "task %s: %s's [run] task is %s (omit TASK, or name the same)",
-                                a->task, a->config, c->task);
+                                task, config, c->task);
         }
         k = c->task_kind;
     } else {
-        if (task_is_plugin(a->task) && (rc = task_plugin_load(a->task, &k, err))) /* a file */
+        if (task_is_plugin(task) && (rc = task_plugin_load(task, &k, err))) /* a file */
             return rc;
         if (!k)
-            k = task_find(a->task);
+            k = task_find(task);
         if (!k)
             return tv_error_set(err, TV_ENOTFOUND,
-                                "unknown task '%s' (`trevo task list` names them)", a->task);
+                                "unknown task '%s' (`trevo task list` names them)", task);
         task_params_defaults(k, &c->task_params);
     }
     if (*t)
         return 0;
-    for (size_t i = 0; i < a->n_sets; i++)
-        if ((rc = master_config_task_set(k, &c->task_params, a->sets[i], err)))
+    for (size_t i = 0; i < n_sets; i++)
+        if ((rc = master_config_task_set(k, &c->task_params, sets[i], err)))
             return rc;
     return task_open(k, &c->task_params, t, err);
 }
 
-/* Prints what the task's champion test and final test say of g (after the
- * evaluation's figures, res). */
+/* The champion test (final 0) or final test (final 1) of g, or of plan
+ * when g is NULL (an int8 NET.q): *out zeroed if the kind has none. */
+static int run_test(const struct task_instance *t, const struct genome *g,
+                    const struct nn_plan *plan, int final, struct task_result *out,
+                    struct tv_error *err)
+{
+    if (g)
+        return final ? task_final_test(t, g, out, err) : task_champion_test(t, g, out, err);
+    memset(out, 0, sizeof *out);
+    int (*test)(const struct task_instance *, const struct nn_plan *, struct task_result *,
+                struct tv_error *) = final ? t->kind->final_test : t->kind->champion_test;
+    return test ? test(t, plan, out, err) : 0;
+}
+
+/* Prints what the task's champion test and final test say of g (or plan)
+ * after the evaluation's figures, res. */
 static int eval_tests(const struct task_instance *t, const struct genome *g,
-                      const struct task_result *res, struct tv_error *err)
+                      const struct nn_plan *plan, const struct task_result *res,
+                      struct tv_error *err)
 {
     struct task_result out;
     const struct task_kind *k = t->kind;
     if (k->champion_test) {
-        if (task_champion_test(t, g, &out, err))
+        if (run_test(t, g, plan, 0, &out, err))
             return tv_error_prefix(err, "task %s: champion test", k->name);
         print_figures(&out, NULL, res);
         printf("champion_solved: %s\n", out.solved ? "yes" : "no");
     }
     if (k->final_test) {
-        if (task_final_test(t, g, &out, err))
+        if (run_test(t, g, plan, 1, &out, err))
             return tv_error_prefix(err, "task %s: final test", k->name);
         print_figures(&out, "final_", NULL);
     }
     return 0;
+}
+
+/* The evaluation's lines. */
+static void print_eval(const struct task_instance *t, uint64_t generation,
+                       const struct task_result *res)
+{
+    if (t->kind->evaluate_generation)
+        printf("generation: %" PRIu64 "\n", generation);
+    printf("fitness: %.9g\nsolved: %s\n", res->fitness, res->solved ? "yes" : "no");
+    print_figures(res, "", NULL);
+    fflush(stdout);
+}
+
+/* `task eval` of an int8 NET.q (nn/quant.h): what task_evaluate_generation
+ * and the tests do, on its int8 plan. */
+static int eval_int8(const struct task_instance *t, const char *path, uint64_t seed,
+                     uint64_t generation, struct tv_error *err)
+{
+    struct nn_plan *plan;
+    int rc = master_load_plan(path, &plan, err);
+    if (rc)
+        return rc;
+    const struct task_kind *k = t->kind;
+    struct task_result res = {0};
+    if (nn_plan_n_inputs(plan) != t->n_inputs || nn_plan_n_outputs(plan) != t->n_outputs) {
+        rc = tv_error_set(err, TV_EINVAL,
+                          "%s: the network has %zu inputs and %zu outputs; task %s takes %zu "
+                          "inputs and %zu outputs",
+                          path, nn_plan_n_inputs(plan), nn_plan_n_outputs(plan), k->name,
+                          t->n_inputs, t->n_outputs);
+    } else {
+        struct tv_rng rng;
+        tv_rng_init(&rng, seed, TASK_STREAM_EVAL, 0);
+        rc = k->evaluate_generation
+                 ? k->evaluate_generation(t, plan, (int64_t)generation, &rng, &res, err)
+                 : k->evaluate(t, plan, &rng, &res, err);
+        if (rc)
+            tv_error_prefix(err, "%s", path);
+    }
+    if (!rc) {
+        print_eval(t, generation, &res);
+        rc = eval_tests(t, NULL, plan, &res, err);
+    }
+    nn_plan_free(plan);
+    return rc;
 }
 
 int master_cmd_task_eval(int argc, char **argv)
@@ -216,11 +286,12 @@ int master_cmd_task_eval(int argc, char **argv)
     if (rc)
         return master_fail(&err);
     if (master_net_is_int8(a.net)) { /* an int8 NET.q (cmd_quant.c) */
-        rc = t->kind->evaluate ? master_task_eval_int8(t, a.net, seed, &err)
-                               : tv_error_set(&err, TV_EINVAL,
-                                              "%s: task %s takes no int8 network (it evaluates "
-                                              "by generation)",
-                                              a.net, t->kind->name);
+        rc = t->kind->evaluate || t->kind->evaluate_generation
+                 ? eval_int8(t, a.net, seed, generation, &err)
+                 : tv_error_set(&err, TV_EINVAL,
+                                "%s: task %s takes no int8 network (it evaluates "
+                                "by generation)",
+                                a.net, t->kind->name);
         task_close(t);
         return rc ? master_fail(&err) : 0;
     }
@@ -232,12 +303,8 @@ int master_cmd_task_eval(int argc, char **argv)
     if (!rc && (rc = task_evaluate_generation(t, &g, seed, (int64_t)generation, &res, &err)))
         tv_error_prefix(&err, "%s", a.net);
     if (!rc) {
-        if (t->kind->evaluate_generation)
-            printf("generation: %" PRIu64 "\n", generation);
-        printf("fitness: %.9g\nsolved: %s\n", res.fitness, res.solved ? "yes" : "no");
-        print_figures(&res, "", NULL);
-        fflush(stdout);
-        rc = eval_tests(t, &g, &res, &err);
+        print_eval(t, generation, &res);
+        rc = eval_tests(t, &g, NULL, &res, &err);
     }
     genome_release(&g);
     task_close(t);

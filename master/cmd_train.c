@@ -525,7 +525,9 @@ static void test_usage(FILE *f)
                "for net train): each row one time step from a reset state, run by the\n"
                "engine of `trevo net eval` in batches of B rows (default 128); the class\n"
                "is the output of largest value (ties: the lower class), k-th output by id.\n"
-               "Prints accuracy, mean softmax cross-entropy and connections.\n");
+               "Prints accuracy, mean softmax cross-entropy and connections.\n"
+               "NET may be an int8 NET.q (`trevo net quantize`): its int8 engine runs it,\n"
+               "the softmax over its dequantized outputs.\n");
 }
 
 /* Accuracy and loss of plan on d, batches of `batch` rows run by nn_step. */
@@ -596,8 +598,9 @@ int master_cmd_net_test(int argc, char **argv)
     struct data_set d = {0};
     size_t correct = 0;
     double loss = 0;
-    int rc = master_load_net(net, &g, &err);
-    if (!rc)
+    int int8 = master_net_is_int8(net); /* an int8 NET.q: its int8 plan (cmd_quant.c) */
+    int rc = int8 ? master_load_plan(net, &plan, &err) : master_load_net(net, &g, &err);
+    if (!rc && !int8)
         rc = nn_plan_compile(&g, NULL, &plan, &err);
     if (!rc)
         rc = load_data(spec, labels, nn_plan_n_inputs(plan), nn_plan_n_outputs(plan), &d, &err);
@@ -605,7 +608,8 @@ int master_cmd_net_test(int argc, char **argv)
         rc = plan_accuracy(plan, &d, (size_t)batch, &correct, &loss, &err);
     if (!rc)
         printf("accuracy %.4f (%zu of %zu) loss %.6f connections %zu\n",
-               (double)correct / (double)d.n_rows, correct, d.n_rows, loss, g.n_conns);
+               (double)correct / (double)d.n_rows, correct, d.n_rows, loss,
+               int8 ? nn_plan_n_conns(plan) : g.n_conns);
     data_free(&d);
     nn_plan_free(plan);
     genome_release(&g);
