@@ -116,7 +116,7 @@ void nn_conv_im2col(const struct nn_conv_shape *s, const float *x, size_t batch,
  * AVX-512 (BENCHMARKS.md, "conv": 32 -> 64 channels, 3x3, 28x28 and 14x14):
  * at batch 64 our dense layer catches up between densities 0.7 and 1.0
  * (about 0.85); at batch 1 the sparse layer is faster at every density (2.2x
- * to 3x at 1.0: no im2col). Against im2col and OpenBLAS sgemm, which the
+ * to 2.6x at 1.0: no im2col). Against im2col and OpenBLAS sgemm, which the
  * plan does not use, dense wins at batch 64 from a density of about 0.5. A
  * plan picks per layer with nn_conv_prefer_dense. */
 #define NN_CONV_DENSE_ABOVE 0.85
