@@ -519,27 +519,18 @@ void master_config_help(FILE *f)
     }
 }
 
-/* 1 when key k of c holds its default, as the dump writes values. */
+/* 1 when key k of c holds its default (the same bits; keys of text and
+ * lists never count as at their default). No allocation. */
 static int key_at_default(const struct master_config *c, const struct config_key *k)
 {
-    struct master_config *d = malloc(sizeof *d);
-    char *text[2] = {NULL, NULL}, why[256];
-    size_t len[2];
-    int same = 0;
-    if (d && !master_config_key_set(memcpy(d, c, sizeof *d), k, k->def, why, sizeof why)) {
-        for (int j = 0; j < 2; j++) {
-            FILE *f = open_memstream(&text[j], &len[j]);
-            if (f) {
-                master_config_key_format(f, j ? (const void *)d : (const void *)c, k);
-                fclose(f);
-            }
-        }
-        same = text[0] && text[1] && !strcmp(text[0], text[1]);
-    }
-    free(text[0]);
-    free(text[1]);
-    free(d);
-    return same;
+    size_t size = k->type == T_BOOL || k->type == T_ENUM || k->type == T_ACT || k->type == T_ACTS
+                      ? sizeof(int)
+                  : k->type == T_STR || k->type == T_LIST ? 0
+                                                          : sizeof(double);
+    struct master_config d = *c;
+    char why[256];
+    return size && !master_config_key_set(&d, k, k->def, why, sizeof why) &&
+           !memcmp((const char *)&d + k->offset, (const char *)c + k->offset, size);
 }
 
 int master_config_dump(const struct master_config *c, struct tv_buf *out, struct tv_error *err)
