@@ -297,8 +297,8 @@ void nn_conv_state_free(const struct nn_plan *p, struct nn_conv_state *cs)
     if (!cs)
         return;
     for (size_t i = 0; p && i < p->conv->n_groups; i++) {
-        nn_conv_free(cs->sparse[i]);
-        nn_conv_dense_free(cs->dense[i]);
+        nn_conv_free(cs->sparse ? cs->sparse[i] : NULL);
+        nn_conv_dense_free(cs->dense ? cs->dense[i] : NULL);
     }
     free(cs->sparse);
     free(cs->dense);

@@ -649,6 +649,40 @@ static void test_nn_triplet_only_paths_refuse_channels(void **state)
     genome_free(g);
 }
 
+/* Every allocation of compiling a conv plan and making its state may fail:
+ * TV_ENOMEM, nothing left allocated. */
+static void test_nn_plan_conv_alloc_failures(void **state)
+{
+    (void)state;
+    struct genome *g = conv_genome();
+    struct tv_error err = {0};
+    for (unsigned long k = 1;; k++) {
+        struct nn_plan *p = NULL;
+        struct nn_state *s = NULL;
+        failalloc_track(1);
+        size_t live = failalloc_live();
+        failalloc_arm(k);
+        int rc = nn_plan_compile(g, NULL, &p, &err);
+        if (!rc)
+            rc = nn_state_new(p, 3, &s, &err);
+        int fired = failalloc_fired();
+        failalloc_disarm();
+        if (!fired) {
+            assert_ok(rc, &err);
+            nn_state_free(s);
+            nn_plan_free(p);
+            failalloc_track(0);
+            break;
+        }
+        assert_int_equal(rc, TV_ENOMEM);
+        nn_state_free(s);
+        nn_plan_free(p);
+        assert_int_equal(failalloc_live(), live);
+        failalloc_track(0);
+    }
+    genome_free(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -672,6 +706,7 @@ int main(void)
         cmocka_unit_test(test_nn_plan_conv_random_genomes_match_reference),
         cmocka_unit_test(test_nn_plan_conv_trainable_fails),
         cmocka_unit_test(test_nn_triplet_only_paths_refuse_channels),
+        cmocka_unit_test(test_nn_plan_conv_alloc_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -95,6 +95,18 @@ struct bad_key {
 };
 
 static const struct bad_key bad_keys[] = {
+    {"genome", "add_filter_rate", "lots", "expected a number, got 'lots'", "-0.5",
+     "-0.5 is out of range [0, 1]", "1.5", "1.5 is out of range [0, 1]", 0},
+    {"genome", "del_filter_rate", "lots", "expected a number, got 'lots'", "-0.5",
+     "-0.5 is out of range [0, 1]", "1.5", "1.5 is out of range [0, 1]", 0},
+    {"genome", "add_coef_rate", "lots", "expected a number, got 'lots'", "-0.5",
+     "-0.5 is out of range [0, 1]", "1.5", "1.5 is out of range [0, 1]", 0},
+    {"genome", "del_coef_rate", "lots", "expected a number, got 'lots'", "-0.5",
+     "-0.5 is out of range [0, 1]", "1.5", "1.5 is out of range [0, 1]", 0},
+    {"genome", "add_channel_rate", "lots", "expected a number, got 'lots'", "-0.5",
+     "-0.5 is out of range [0, 1]", "1.5", "1.5 is out of range [0, 1]", 0},
+    {"genome", "del_channel_rate", "lots", "expected a number, got 'lots'", "-0.5",
+     "-0.5 is out of range [0, 1]", "1.5", "1.5 is out of range [0, 1]", 0},
     {"run", "task", "nope", "no task named 'nope'", NULL, NULL, NULL, "longer than 127 characters",
      128},
     {"run", "name", NULL, NULL, NULL, NULL, NULL, "longer than 63 characters", 64},
