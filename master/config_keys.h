@@ -25,14 +25,17 @@ enum key_type {
     T_ENUM,   /* int, an index into choices */
     T_ACT,    /* int, enum genome_act */
     T_ACTS,   /* uint32_t, a bit mask of activations */
-    T_LIST    /* uint32_t[size], with its size_t count at offset aux */
+    T_LIST,   /* uint32_t[size], with its size_t count at offset aux */
+    T_DLIST   /* double[size], with its size_t count at offset aux */
 };
 
 /* Flags of a key. */
 enum {
     K_RESUMABLE = 1, /* may change with `trevo resume --set` */
     K_NAN = 2,       /* T_DOUBLE: nan is a value */
-    K_RUN_NAME = 4   /* T_STR: a run name (master_run_name_check), or empty */
+    K_RUN_NAME = 4,  /* T_STR: a run name (master_run_name_check), or empty */
+    K_IF_SET = 8     /* the dump writes it only when not at its default, so that
+                        the configs runs stored before it existed keep their bytes */
 };
 
 struct config_key {
@@ -49,7 +52,7 @@ struct config_key {
 };
 
 /* Every key but those of [task] (the task's own table), by section. */
-#define MASTER_CONFIG_N_KEYS 57
+#define MASTER_CONFIG_N_KEYS 65
 extern const struct config_key *const master_config_keys;
 
 /* Parses value into key k's field of the struct at base (a struct

@@ -71,7 +71,9 @@ static int build_initial(const struct worker_params *p, struct tv_rng *rng, stru
                                        p->mutation.hidden_act,
                                        t->out_act,
                                        p->init_weight_sd};
-    return genome_build_layered(child, &spec, rng, err);
+    struct genome_layer_pairs pairs = {p->n_init_densities ? p->init_densities : NULL,
+                                       p->n_init_skip_densities ? p->init_skip_densities : NULL};
+    return genome_build_layered_pairs(child, &spec, &pairs, rng, err);
 }
 
 int worker_breed(const struct worker_params *p, const struct worker_task *t,
