@@ -482,16 +482,22 @@ static int bulk_split(struct genome *g, const struct genome_mutation *cfg, struc
         return 0;
     struct gaps s;
     gaps_init(&s, cfg->add_neuron_per_neuron * (double)g->n_neurons / (double)n);
-    size_t *pick = NULL, cap = 0, k = 0; /* [k] indices of the connections to split */
-    for (size_t i = gaps_next(&s, rng, 0, n); i < n && k < room; i = gaps_next(&s, rng, i + 1, n)) {
-        if (tv_grow((void **)&pick, &cap, k + 1, sizeof *pick, NULL)) {
-            free(pick);
-            return out_of_memory(err);
-        }
-        pick[k++] = i;
-    }
-    if (k == 0)
+    /* the picks counted on a copy of the stream first: one allocation */
+    struct tv_rng probe = *rng;
+    size_t k = 0;
+    for (size_t i = gaps_next(&s, &probe, 0, n); i < n && k < room;
+         i = gaps_next(&s, &probe, i + 1, n))
+        k++;
+    if (k == 0) {
+        *rng = probe;
         return 0;
+    }
+    size_t *pick = malloc(k * sizeof *pick); /* [k] indices of the connections to split */
+    if (!pick)
+        return out_of_memory(err);
+    pick[0] = gaps_next(&s, rng, 0, n);
+    for (size_t t = 1; t < k; t++)
+        pick[t] = gaps_next(&s, rng, pick[t - 1] + 1, n);
     struct genome_neuron *nn = malloc(k * sizeof *nn);   /* [k] the new neurons */
     struct genome_conn *nc = malloc(2 * k * sizeof *nc); /* [2k] their connections */
     struct keyset ids = {0};
