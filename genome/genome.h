@@ -380,8 +380,10 @@ struct genome_mutation {
      * geometric gaps (O(count) draws, not one per gene). 0 turns an operator
      * off without any draw: configs without these give the same children. They
      * run after the rates above, deletions first: connections, hidden neurons,
-     * then splits, then new connections. Each call costs
-     * O(neurons + connections + k log k) for k genes made. */
+     * then splits, then new connections (fewer than drawn where 32 tries find
+     * no free pair of neurons). The new genes are sorted once and merged in:
+     * a call costs O(connections + neurons log neurons + k log connections)
+     * for k genes made, and a fixed number of allocations. */
     double add_local_per_conn;     /* new local connections: Binomial(n_conns, rate) */
     double add_skip_per_conn;      /* new skip connections: Binomial(n_conns, rate) */
     double add_recurrent_per_conn; /* new recurrent connections: Binomial(n_conns, rate) */

@@ -286,12 +286,47 @@ static int depth_index_build(struct depth_index *d, const struct genome *g, stru
     return 0;
 }
 
+/* What a batch of new connections checks a pair against: the genome's
+ * rows, row[i] the first connection from neuron i (neurons and connections
+ * are both in id order: one merge pass makes them), so that a lookup
+ * searches one neuron's few connections, not the whole list; and the keys
+ * the batch made. */
+struct conn_batch {
+    size_t *row; /* [n_neurons + 1] */
+    struct keyset keys;
+};
+
+static void conn_rows(const struct genome *g, size_t *row)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < g->n_neurons; i++) {
+        while (c < g->n_conns && g->conns[c].from < g->neurons[i].id)
+            c++;
+        row[i] = c;
+    }
+    row[g->n_neurons] = g->n_conns;
+}
+
+/* 1 if g has the connection from neuron index src to neuron id `to`. */
+static int row_has(const struct genome *g, const size_t *row, size_t src, uint32_t to)
+{
+    size_t lo = row[src], hi = row[src + 1];
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (g->conns[mid].to < to)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < row[src + 1] && g->conns[lo].to == to;
+}
+
 /* Draws a connection of class cls (enum genome_conn_class) between random
  * neurons not yet connected in g nor (batch given) earlier in the batch,
  * which then holds its key. 1 and *out, or 0 if ADD_CONN_TRIES draws find no
  * such pair. */
 static int draw_conn(const struct genome *g, const struct genome_mutation *cfg, int cls,
-                     const struct depth_index *d, struct keyset *batch, struct tv_rng *rng,
+                     const struct depth_index *d, struct conn_batch *batch, struct tv_rng *rng,
                      struct genome_conn *out)
 {
     for (int t = 0; t < ADD_CONN_TRIES; t++) {
@@ -307,8 +342,9 @@ static int draw_conn(const struct genome *g, const struct genome_mutation *cfg, 
         if (g->neurons[dst].kind == GENOME_INPUT)
             continue;
         uint32_t from = g->neurons[src].id, to = g->neurons[dst].id;
-        if (genome_find_conn(g, from, to) >= 0 ||
-            (batch && keyset_insert(batch, conn_key(from, to))))
+        if (batch
+                ? row_has(g, batch->row, src, to) || keyset_insert(&batch->keys, conn_key(from, to))
+                : genome_find_conn(g, from, to) >= 0)
             continue;
         float w = clamp(cfg->weight_init_sd * tv_rng_normal(rng), cfg->weight_max);
         *out = (struct genome_conn){from, to, w};
@@ -394,9 +430,12 @@ static size_t room_under(size_t limit, size_t have)
 }
 
 /* Merges the sorted add[0..k) into the sorted base[0..n), which has room
- * for n + k elements of `size` bytes, from the back: O(n + k). */
-static void merge_back(void *base_, size_t n, const void *add_, size_t k, size_t size,
-                       int (*cmp)(const void *, const void *))
+ * for n + k elements of `size` bytes, from the back: O(n + k). Inlined into
+ * each caller, where size and cmp are constants: no call per element. */
+static inline __attribute__((always_inline)) void merge_back(void *base_, size_t n,
+                                                             const void *add_, size_t k,
+                                                             size_t size,
+                                                             int (*cmp)(const void *, const void *))
 {
     char *base = base_;
     const char *add = add_;
@@ -558,24 +597,27 @@ static int bulk_add_conns(struct genome *g, const struct genome_mutation *cfg, s
     if (total == 0)
         return 0;
     struct genome_conn *nc = malloc(total * sizeof *nc); /* [total] the new connections */
-    struct keyset keys = {0};
+    struct conn_batch batch = {malloc((g->n_neurons + 1) * sizeof *batch.row), {0}};
     struct depth_index d = {0};
-    int rc = !nc || keyset_init(&keys, total) ? out_of_memory(err) : 0;
+    int rc = !nc || !batch.row || keyset_init(&batch.keys, total) ? out_of_memory(err) : 0;
     if (!rc)
         rc = depth_index_build(&d, g, err);
     if (!rc)
         rc = genome_reserve(g, 0, g->n_conns + total, err);
+    if (!rc)
+        conn_rows(g, batch.row);
     size_t m = 0;
     for (int c = 0; c < GENOME_CONN_CLASSES && !rc; c++)
         for (size_t i = 0; i < want[c]; i++)
-            m += (size_t)draw_conn(g, cfg, c, &d, &keys, rng, &nc[m]);
+            m += (size_t)draw_conn(g, cfg, c, &d, &batch, rng, &nc[m]);
     if (!rc) {
         qsort(nc, m, sizeof *nc, genome_conn_cmp);
         merge_back(g->conns, g->n_conns, nc, m, sizeof *nc, genome_conn_cmp);
         g->n_conns += m;
     }
     depth_index_free(&d);
-    free(keys.keys);
+    free(batch.keys.keys);
+    free(batch.row);
     free(nc);
     return rc;
 }
