@@ -725,11 +725,51 @@ static int sample_pairs(struct genome *g, uint32_t a0, uint32_t n_a, uint32_t b0
     return 0;
 }
 
+/* The probability of a connection from layer a to layer b: the pair's own
+ * density where pairs has a table for its kind, else the spec's rate. *skip
+ * counts the skip pairs met so far (their order in pairs->skip). */
+static double pair_rate(const struct genome_layered_spec *spec,
+                        const struct genome_layer_pairs *pairs, size_t a, size_t b, size_t *skip)
+{
+    if (b <= a)
+        return spec->recurrent_rate;
+    if (b == a + 1)
+        return pairs && pairs->adjacent ? pairs->adjacent[a] : spec->density;
+    size_t k = (*skip)++;
+    return pairs && pairs->skip ? pairs->skip[k] : spec->skip_rate;
+}
+
+/* Every entry of the per-pair tables in [0, 1]. */
+static int check_pairs(const struct genome_layered_spec *spec,
+                       const struct genome_layer_pairs *pairs, struct tv_error *err)
+{
+    size_t skip = 0;
+    for (size_t a = 0; pairs && a < spec->n_layers; a++)
+        for (size_t b = a + 1; b < spec->n_layers; b++) {
+            size_t k = skip;
+            double p = pair_rate(spec, pairs, a, b, &skip);
+            if (!(p >= 0 && p <= 1))
+                return tv_error_set(err, TV_EINVAL,
+                                    "layered genome: %s density %zu (pair %zu -> %zu) must be in "
+                                    "[0, 1], got %g",
+                                    b == a + 1 ? "adjacent" : "skip", b == a + 1 ? a : k, a, b, p);
+        }
+    return 0;
+}
+
 int genome_build_layered(struct genome *g, const struct genome_layered_spec *spec,
                          struct tv_rng *rng, struct tv_error *err)
 {
+    return genome_build_layered_pairs(g, spec, NULL, rng, err);
+}
+
+int genome_build_layered_pairs(struct genome *g, const struct genome_layered_spec *spec,
+                               const struct genome_layer_pairs *pairs, struct tv_rng *rng,
+                               struct tv_error *err)
+{
     genome_reset(g);
     size_t L = spec->n_layers;
+    int rc = 0;
     if (L < 2)
         return tv_error_set(err, TV_EINVAL, "layered genome: need at least 2 layers, got %zu", L);
     uint64_t total = 0;
@@ -749,10 +789,13 @@ int genome_build_layered(struct genome *g, const struct genome_layered_spec *spe
                                 : i == 1 ? "skip_rate"
                                          : "recurrent_rate",
                                 rates[i]);
+    rc = check_pairs(spec, pairs, err);
+    if (rc)
+        return rc;
     if (spec->hidden_act < 0 || spec->hidden_act >= GENOME_ACT_COUNT || spec->out_act < 0 ||
         spec->out_act >= GENOME_ACT_COUNT)
         return tv_error_set(err, TV_EINVAL, "layered genome: unknown activation");
-    int rc = genome_reserve(g, (size_t)total, 0, err);
+    rc = genome_reserve(g, (size_t)total, 0, err);
     if (rc)
         return rc;
     /* Ids: inputs, outputs, then hidden layers; first[l] is layer l's first id. */
@@ -775,11 +818,10 @@ int genome_build_layered(struct genome *g, const struct genome_layered_spec *spe
                 .id = first[l] + i, .kind = (uint8_t)kind, .act = (uint8_t)act, .depth = depth};
     }
     qsort(g->neurons, g->n_neurons, sizeof *g->neurons, genome_neuron_cmp);
+    size_t skip_pair = 0; /* index of (a, b) among the skip pairs */
     for (size_t a = 0; a < L && !rc; a++) {
         for (size_t b = 1; b < L && !rc; b++) {
-            double p = b == a + 1  ? spec->density
-                       : b > a + 1 ? spec->skip_rate
-                                   : spec->recurrent_rate;
+            double p = pair_rate(spec, pairs, a, b, &skip_pair);
             rc = sample_pairs(g, first[a], spec->sizes[a], first[b], spec->sizes[b], p,
                               spec->weight_sd, rng, err);
         }

@@ -333,6 +333,22 @@ struct genome_layered_spec {
 int genome_build_layered(struct genome *g, const struct genome_layered_spec *spec,
                          struct tv_rng *rng, struct tv_error *err);
 
+/* A density per layer pair, in place of a spec's single rates (a NULL table
+ * keeps its rate). A struct of its own, not fields of the spec, so that the
+ * spec's positional initializers stay complete. Entries in [0, 1]. */
+struct genome_layer_pairs {
+    const double *adjacent; /* [n_layers - 1]: pair (l, l + 1), in place of density */
+    /* [(n_layers - 1) * (n_layers - 2) / 2]: the skip pairs (a, b >= a + 2) in
+     * the order (0, 2), (0, 3), ..., (1, 3), ..., in place of skip_rate */
+    const double *skip;
+};
+/* genome_build_layered() with densities per pair (pairs NULL: the same
+ * genome as genome_build_layered(), draw for draw). TV_EINVAL names a bad
+ * entry: "layered genome: skip density 1 (pair 0 -> 3) must be in [0, 1], got 2". */
+int genome_build_layered_pairs(struct genome *g, const struct genome_layered_spec *spec,
+                               const struct genome_layer_pairs *pairs, struct tv_rng *rng,
+                               struct tv_error *err);
+
 /* A NEAT-style random graph, for tests and benchmarks: n_in inputs, n_out
  * outputs and the rest hidden, the hidden neurons spread over n_levels
  * depths; about n_conns distinct connections, of which a share rec_rate is
@@ -387,6 +403,28 @@ struct genome_mutation {
         double add_channel_rate; /* a hidden channel fed by one filter from an existing one */
         double del_channel_rate; /* a hidden channel, its filters and its connections */
     } conv;
+
+    /* Structural rates that scale with the genome, for large genomes: one call
+     * may add or remove many genes. Each is a probability per gene, so the
+     * number of genes an operator acts on is Binomial(genes, rate), drawn with
+     * geometric gaps (O(count) draws, not one per gene). 0 turns an operator
+     * off without any draw: configs without these give the same children. They
+     * run after the rates above (on genomes without synaptic delays or channels:
+     * they leave those alone), deletions first: connections, hidden neurons,
+     * then splits, then new connections (fewer than drawn where 32 tries find
+     * no free pair of neurons). The new genes are sorted once and merged in:
+     * a call costs O(connections + neurons log neurons + k log connections)
+     * for k genes made, and a fixed number of allocations. */
+    double add_local_per_conn;     /* new local connections: Binomial(n_conns, rate) */
+    double add_skip_per_conn;      /* new skip connections: Binomial(n_conns, rate) */
+    double add_recurrent_per_conn; /* new recurrent connections: Binomial(n_conns, rate) */
+    double del_conn_per_conn;      /* each connection removed with this probability */
+    /* Bulk neuron insertion by splitting (as add_neuron_rate does, one id per
+     * split key): each connection is split with probability
+     * min(1, rate * n_neurons / n_conns), so rate * n_neurons new neurons are
+     * expected, the distinct connections they split drawn at once. */
+    double add_neuron_per_neuron;
+    double del_neuron_per_neuron; /* each hidden neuron removed, with its connections */
 };
 
 /* Mutates g in place; g stays valid. Only TV_ENOMEM can fail. */

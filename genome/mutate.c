@@ -116,6 +116,73 @@ static void mutate_activations(struct genome *g, const struct genome_mutation *c
 
 /* ---- structural operators ---------------------------------------------- */
 
+/* A set of 64-bit keys (connection keys, neuron ids) made in one call, so
+ * that a batch never makes the same gene twice: open addressing, at most
+ * half full. */
+struct keyset {
+    uint64_t *keys; /* [mask + 1], KEYSET_EMPTY marks a free slot */
+    size_t mask;
+};
+#define KEYSET_EMPTY UINT64_MAX /* no connection key nor id */
+
+/* Room for n keys. 0 or -1 (out of memory). */
+static int keyset_init(struct keyset *s, size_t n)
+{
+    size_t cap = 16;
+    while (cap < 2 * n)
+        cap *= 2;
+    s->keys = malloc(cap * sizeof *s->keys);
+    if (!s->keys)
+        return -1;
+    memset(s->keys, 0xff, cap * sizeof *s->keys);
+    s->mask = cap - 1;
+    return 0;
+}
+
+/* 1 if key was in the set; else 0, and key is in it now. */
+static int keyset_insert(struct keyset *s, uint64_t key)
+{
+    size_t i = (size_t)tv_mix64(key) & s->mask;
+    for (; s->keys[i] != KEYSET_EMPTY; i = (i + 1) & s->mask)
+        if (s->keys[i] == key)
+            return 1;
+    s->keys[i] = key;
+    return 0;
+}
+
+static uint64_t conn_key(uint32_t from, uint32_t to)
+{
+    return (uint64_t)from << 32 | to;
+}
+
+/* The depth of the neuron that splits c: feed-forward, halfway; recurrent,
+ * below the target, so that a -> h keeps the one-step delay and h -> b is
+ * feed-forward. The split must keep the delays: a feed-forward edge needs a
+ * depth strictly between its ends, a recurrent one a depth strictly below
+ * its target. 1 and *depth, or 0 where floats leave no room (no split). */
+static int split_depth(const struct genome *g, const struct genome_conn *c, float *depth)
+{
+    float df = 0; /* the source may be a channel's pixel */
+    (void)genome_source_depth(g, c->from, &df);
+    float dt = g->neurons[genome_find_neuron(g, c->to)].depth;
+    float d = df < dt ? (float)(((double)df + dt) / 2) : (float)(dt / 2.0);
+    *depth = d;
+    return df < dt ? d > df && d < dt : d < dt;
+}
+
+/* The id of the neuron that splits c: the first attempt of genome_split_id
+ * that is neither in g nor (batch given) made earlier in the batch, which
+ * then holds it. */
+static uint32_t split_id(const struct genome *g, const struct genome_conn *c, struct keyset *batch)
+{
+    for (uint32_t attempt = 0;; attempt++) {
+        uint32_t id = genome_split_id(c->from, c->to, attempt);
+        if (genome_find_neuron(g, id) < 0 && genome_pixel_channel(g, id) < 0 &&
+            !(batch && keyset_insert(batch, id)))
+            return id;
+    }
+}
+
 /* Splits a random connection a -> b into a -> h (weight 1) and h -> b (the
  * old weight), NEAT's add-node: the network's function barely changes. */
 static int split_conn(struct genome *g, const struct genome_mutation *cfg, struct tv_rng *rng,
@@ -127,23 +194,10 @@ static int split_conn(struct genome *g, const struct genome_mutation *cfg, struc
     size_t ci = tv_rng_below(rng, (uint32_t)g->n_conns);
     struct genome_conn old = g->conns[ci];
     unsigned old_delay = genome_conn_delay(g, ci);
-    float df = 0; /* the source may be a channel's pixel */
-    (void)genome_source_depth(g, old.from, &df);
-    float dt = g->neurons[genome_find_neuron(g, old.to)].depth;
-    /* Feed-forward: halfway. Recurrent: below the target, so that a -> h
-     * keeps the one-step delay and h -> b is feed-forward. */
-    float depth = df < dt ? (float)(((double)df + dt) / 2) : (float)(dt / 2.0);
-    /* The split must keep the delays: a feed-forward edge needs a depth
-     * strictly between its ends, a recurrent one a depth strictly below its
-     * target. Where floats leave no room, this mutation does nothing. */
-    if (df < dt ? !(depth > df && depth < dt) : !(depth < dt))
+    float depth;
+    if (!split_depth(g, &old, &depth))
         return 0;
-    uint32_t id = 0;
-    for (uint32_t attempt = 0;; attempt++) {
-        id = genome_split_id(old.from, old.to, attempt);
-        if (genome_find_neuron(g, id) < 0 && genome_pixel_channel(g, id) < 0)
-            break;
-    }
+    uint32_t id = split_id(g, &old, NULL);
     genome_remove_conn_at(g, ci);
     int rc = genome_add_neuron(g, id, GENOME_HIDDEN, cfg->hidden_act, 0.0f, depth, err);
     int model = g->neurons[genome_find_neuron(g, old.to)].model;
@@ -244,13 +298,49 @@ static int depth_index_build(struct depth_index *d, const struct genome *g, stru
     return 0;
 }
 
-/* Adds one connection of class cls (enum genome_conn_class) between random neurons that are not
- * yet connected; does nothing if ADD_CONN_TRIES draws find no such pair. */
-static int add_conn(struct genome *g, const struct genome_mutation *cfg, int cls,
-                    const struct depth_index *d, struct tv_rng *rng, struct tv_error *err)
+/* What a batch of new connections checks a pair against: the genome's
+ * rows, row[i] the first connection from neuron i (neurons and connections
+ * are both in id order: one merge pass makes them), so that a lookup
+ * searches one neuron's few connections, not the whole list; and the keys
+ * the batch made. */
+struct conn_batch {
+    size_t *row; /* [n_neurons + 1] */
+    struct keyset keys;
+};
+
+static void conn_rows(const struct genome *g, size_t *row)
 {
-    if (g->n_conns + 1 > max_conns_of(cfg))
-        return 0;
+    size_t c = 0;
+    for (size_t i = 0; i < g->n_neurons; i++) {
+        while (c < g->n_conns && g->conns[c].from < g->neurons[i].id)
+            c++;
+        row[i] = c;
+    }
+    row[g->n_neurons] = g->n_conns;
+}
+
+/* 1 if g has the connection from neuron index src to neuron id `to`. */
+static int row_has(const struct genome *g, const size_t *row, size_t src, uint32_t to)
+{
+    size_t lo = row[src], hi = row[src + 1];
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (g->conns[mid].to < to)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < row[src + 1] && g->conns[lo].to == to;
+}
+
+/* Draws a connection of class cls (enum genome_conn_class) between random
+ * neurons not yet connected in g nor (batch given) earlier in the batch,
+ * which then holds its key. 1 and *out, or 0 if ADD_CONN_TRIES draws find no
+ * such pair. */
+static int draw_conn(const struct genome *g, const struct genome_mutation *cfg, int cls,
+                     const struct depth_index *d, struct conn_batch *batch, struct tv_rng *rng,
+                     struct genome_conn *out)
+{
     for (int t = 0; t < ADD_CONN_TRIES; t++) {
         size_t src = tv_rng_below(rng, (uint32_t)g->n_neurons);
         size_t l = d->layer[src];
@@ -264,12 +354,26 @@ static int add_conn(struct genome *g, const struct genome_mutation *cfg, int cls
         if (g->neurons[dst].kind == GENOME_INPUT)
             continue;
         uint32_t from = g->neurons[src].id, to = g->neurons[dst].id;
-        if (genome_find_conn(g, from, to) >= 0)
+        if (batch
+                ? row_has(g, batch->row, src, to) || keyset_insert(&batch->keys, conn_key(from, to))
+                : genome_find_conn(g, from, to) >= 0)
             continue;
         float w = clamp(cfg->weight_init_sd * tv_rng_normal(rng), cfg->weight_max);
-        return genome_add_conn(g, from, to, w, err);
+        *out = (struct genome_conn){from, to, w};
+        return 1;
     }
     return 0;
+}
+
+/* Adds one connection of class cls between random neurons that are not yet
+ * connected; does nothing if ADD_CONN_TRIES draws find no such pair. */
+static int add_conn(struct genome *g, const struct genome_mutation *cfg, int cls,
+                    const struct depth_index *d, struct tv_rng *rng, struct tv_error *err)
+{
+    struct genome_conn c;
+    if (g->n_conns + 1 > max_conns_of(cfg) || !draw_conn(g, cfg, cls, d, NULL, rng, &c))
+        return 0;
+    return genome_add_conn(g, c.from, c.to, c.weight, err);
 }
 
 static int add_conns(struct genome *g, const struct genome_mutation *cfg, struct tv_rng *rng,
@@ -290,6 +394,249 @@ static int add_conns(struct genome *g, const struct genome_mutation *cfg, struct
     return rc;
 }
 
+/* ---- operators that scale with the genome ------------------------------
+ * Each picks every gene with a probability p by drawing the geometric gaps
+ * between picks: O(picks) draws, and none at all when p is 0. New genes are
+ * made into a batch, sorted once and merged into the genome's sorted lists
+ * from the back, in place: O(genes + k log k) for k new genes, never
+ * O(genes * k). Every allocation comes before the genome changes, so out of
+ * memory leaves it as it was. */
+
+struct gaps {
+    double log_q; /* log(1 - p) */
+    int all;      /* p >= 1: every gene */
+};
+
+static void gaps_init(struct gaps *s, double p)
+{
+    s->all = p >= 1;
+    s->log_q = s->all ? 0 : log1p(-p);
+}
+
+/* The next picked index in [from, n), or n (no draw once from >= n). */
+static size_t gaps_next(const struct gaps *s, struct tv_rng *rng, size_t from, size_t n)
+{
+    if (from >= n || s->all)
+        return from < n ? from : n;
+    double gap = floor(log(1.0 - tv_rng_uniform(rng)) / s->log_q);
+    return gap < (double)(n - from) ? from + (size_t)gap : n;
+}
+
+/* Binomial(n, p) by its gaps: the count of picks. 0 without a draw if p <= 0. */
+static size_t binomial(struct tv_rng *rng, size_t n, double p)
+{
+    if (!(p > 0))
+        return 0;
+    struct gaps s;
+    gaps_init(&s, p);
+    size_t k = 0;
+    for (size_t i = gaps_next(&s, rng, 0, n); i < n; i = gaps_next(&s, rng, i + 1, n))
+        k++;
+    return k;
+}
+
+/* How many more genes fit under limit. */
+static size_t room_under(size_t limit, size_t have)
+{
+    return limit > have ? limit - have : 0;
+}
+
+/* Merges the sorted add[0..k) into the sorted base[0..n), which has room
+ * for n + k elements of `size` bytes, from the back: O(n + k). Inlined into
+ * each caller, where size and cmp are constants: no call per element. */
+static inline __attribute__((always_inline)) void merge_back(void *base_, size_t n,
+                                                             const void *add_, size_t k,
+                                                             size_t size,
+                                                             int (*cmp)(const void *, const void *))
+{
+    char *base = base_;
+    const char *add = add_;
+    for (size_t w = n + k; k > 0;) {
+        if (n > 0 && cmp(base + (n - 1) * size, add + (k - 1) * size) > 0)
+            memcpy(base + --w * size, base + --n * size, size);
+        else
+            memcpy(base + --w * size, add + --k * size, size);
+    }
+}
+
+static int out_of_memory(struct tv_error *err)
+{
+    return tv_error_set(err, TV_ENOMEM, "mutation: out of memory");
+}
+
+static void bulk_delete_conns(struct genome *g, double rate, struct tv_rng *rng)
+{
+    if (!(rate > 0))
+        return;
+    struct gaps s;
+    gaps_init(&s, rate);
+    size_t n = g->n_conns, w = gaps_next(&s, rng, 0, n);
+    for (size_t r = w, next = w; r < n; r++) {
+        if (r == next)
+            next = gaps_next(&s, rng, r + 1, n);
+        else
+            g->conns[w++] = g->conns[r];
+    }
+    g->n_conns = w;
+}
+
+/* Removes each hidden neuron with probability rate, and every connection
+ * touching one removed. */
+static int bulk_delete_neurons(struct genome *g, double rate, struct tv_rng *rng,
+                               struct tv_error *err)
+{
+    if (!(rate > 0))
+        return 0;
+    size_t n_hidden = genome_count_kind(g, GENOME_HIDDEN);
+    struct gaps s;
+    gaps_init(&s, rate);
+    size_t pick = gaps_next(&s, rng, 0, n_hidden);
+    if (pick == n_hidden)
+        return 0;
+    unsigned char *dead = calloc(g->n_neurons, 1);
+    struct genome_idmap map = {0};
+    if (!dead || genome_idmap_build(&map, g)) {
+        free(dead);
+        return out_of_memory(err);
+    }
+    for (size_t i = 0, h = 0; i < g->n_neurons; i++)
+        if (g->neurons[i].kind == GENOME_HIDDEN && h++ == pick) {
+            dead[i] = 1;
+            pick = gaps_next(&s, rng, h, n_hidden);
+        }
+    size_t w = 0;
+    for (size_t r = 0; r < g->n_conns; r++) {
+        const struct genome_conn *c = &g->conns[r];
+        if (!dead[genome_idmap_find(&map, c->from)] && !dead[genome_idmap_find(&map, c->to)])
+            g->conns[w++] = *c;
+    }
+    g->n_conns = w;
+    w = 0;
+    for (size_t r = 0; r < g->n_neurons; r++)
+        if (!dead[r])
+            g->neurons[w++] = g->neurons[r];
+    g->n_neurons = w;
+    genome_idmap_free(&map);
+    free(dead);
+    return 0;
+}
+
+/* Splits each connection with probability add_neuron_per_neuron * n_neurons
+ * / n_conns (at most 1), as split_conn splits one, while the limits allow. */
+static int bulk_split(struct genome *g, const struct genome_mutation *cfg, struct tv_rng *rng,
+                      struct tv_error *err)
+{
+    size_t n = g->n_conns, room = room_under(max_neurons_of(cfg), g->n_neurons);
+    if (room_under(max_conns_of(cfg), n) < room)
+        room = room_under(max_conns_of(cfg), n); /* a split adds one connection */
+    if (!(cfg->add_neuron_per_neuron > 0) || n == 0 || room == 0)
+        return 0;
+    struct gaps s;
+    gaps_init(&s, cfg->add_neuron_per_neuron * (double)g->n_neurons / (double)n);
+    /* the picks counted on a copy of the stream first: one allocation */
+    struct tv_rng probe = *rng;
+    size_t k = 0;
+    for (size_t i = gaps_next(&s, &probe, 0, n); i < n && k < room;
+         i = gaps_next(&s, &probe, i + 1, n))
+        k++;
+    if (k == 0) {
+        *rng = probe;
+        return 0;
+    }
+    size_t *pick = malloc(k * sizeof *pick); /* [k] indices of the connections to split */
+    if (!pick)
+        return out_of_memory(err);
+    pick[0] = gaps_next(&s, rng, 0, n);
+    for (size_t t = 1; t < k; t++)
+        pick[t] = gaps_next(&s, rng, pick[t - 1] + 1, n);
+    struct genome_neuron *nn = malloc(k * sizeof *nn);   /* [k] the new neurons */
+    struct genome_conn *nc = malloc(2 * k * sizeof *nc); /* [2k] their connections */
+    struct keyset ids = {0};
+    int rc = !nn || !nc || keyset_init(&ids, k) ? out_of_memory(err) : 0;
+    if (!rc)
+        rc = genome_reserve(g, g->n_neurons + k, n + k, err);
+    size_t m = 0; /* splits made; pick[0..m) their connections */
+    for (size_t t = 0; t < k && !rc; t++) {
+        struct genome_conn old = g->conns[pick[t]];
+        float depth;
+        if (!split_depth(g, &old, &depth))
+            continue;
+        uint32_t id = split_id(g, &old, &ids);
+        nn[m] = (struct genome_neuron){
+            .id = id, .kind = GENOME_HIDDEN, .act = (uint8_t)cfg->hidden_act, .depth = depth};
+        int model = g->neurons[genome_find_neuron(g, old.to)].model;
+        if (model != GENOME_MODEL_RATE) /* as split_conn: the target's model */
+            genome_neuron_set_model(&nn[m], model);
+        nc[2 * m] = (struct genome_conn){old.from, id, 1.0f};
+        nc[2 * m + 1] = (struct genome_conn){id, old.to, old.weight};
+        pick[m++] = pick[t];
+    }
+    if (!rc && m > 0) {
+        size_t w = pick[0];
+        for (size_t r = pick[0], t = 0; r < n; r++) {
+            if (t < m && r == pick[t])
+                t++;
+            else
+                g->conns[w++] = g->conns[r];
+        }
+        qsort(nc, 2 * m, sizeof *nc, genome_conn_cmp);
+        merge_back(g->conns, n - m, nc, 2 * m, sizeof *nc, genome_conn_cmp);
+        g->n_conns = n + m;
+        qsort(nn, m, sizeof *nn, genome_neuron_cmp);
+        merge_back(g->neurons, g->n_neurons, nn, m, sizeof *nn, genome_neuron_cmp);
+        g->n_neurons += m;
+    }
+    free(ids.keys);
+    free(nc);
+    free(nn);
+    free(pick);
+    return rc;
+}
+
+/* New connections of each class, Binomial(n_conns, rate) of them (fewer
+ * where draws find no free pair), while the limit allows. */
+static int bulk_add_conns(struct genome *g, const struct genome_mutation *cfg, struct tv_rng *rng,
+                          struct tv_error *err)
+{
+    /* indexed by enum genome_conn_class */
+    const double rates[GENOME_CONN_CLASSES] = {cfg->add_local_per_conn, cfg->add_skip_per_conn,
+                                               cfg->add_recurrent_per_conn};
+    size_t want[GENOME_CONN_CLASSES], total = 0;
+    size_t room = room_under(max_conns_of(cfg), g->n_conns);
+    for (int c = 0; c < GENOME_CONN_CLASSES; c++) {
+        want[c] = binomial(rng, g->n_conns, rates[c]);
+        if (want[c] > room - total)
+            want[c] = room - total;
+        total += want[c];
+    }
+    if (total == 0)
+        return 0;
+    struct genome_conn *nc = malloc(total * sizeof *nc); /* [total] the new connections */
+    struct conn_batch batch = {malloc((g->n_neurons + 1) * sizeof *batch.row), {0}};
+    struct depth_index d = {0};
+    int rc = !nc || !batch.row || keyset_init(&batch.keys, total) ? out_of_memory(err) : 0;
+    if (!rc)
+        rc = depth_index_build(&d, g, err);
+    if (!rc)
+        rc = genome_reserve(g, 0, g->n_conns + total, err);
+    if (!rc)
+        conn_rows(g, batch.row);
+    size_t m = 0;
+    for (int c = 0; c < GENOME_CONN_CLASSES && !rc; c++)
+        for (size_t i = 0; i < want[c]; i++)
+            m += (size_t)draw_conn(g, cfg, c, &d, &batch, rng, &nc[m]);
+    if (!rc) {
+        qsort(nc, m, sizeof *nc, genome_conn_cmp);
+        merge_back(g->conns, g->n_conns, nc, m, sizeof *nc, genome_conn_cmp);
+        g->n_conns += m;
+    }
+    depth_index_free(&d);
+    free(batch.keys.keys);
+    free(batch.row);
+    free(nc);
+    return rc;
+}
+
 int genome_mutate(struct genome *g, const struct genome_mutation *cfg, struct tv_rng *rng,
                   struct tv_error *err)
 {
@@ -302,6 +649,17 @@ int genome_mutate(struct genome *g, const struct genome_mutation *cfg, struct tv
         rc = add_conns(g, cfg, rng, err);
     if (!rc && g->n_conns > 0 && tv_rng_chance(rng, cfg->del_conn_rate))
         genome_remove_conn_at(g, tv_rng_below(rng, (uint32_t)g->n_conns));
+    /* The per-gene operators move connections in bulk without a delay array
+     * or channels' pixels beside them: they leave such genomes alone. */
+    int bulk = !g->delays && g->n_channels == 0;
+    if (!rc && bulk) {
+        bulk_delete_conns(g, cfg->del_conn_per_conn, rng);
+        rc = bulk_delete_neurons(g, cfg->del_neuron_per_neuron, rng, err);
+    }
+    if (!rc && bulk)
+        rc = bulk_split(g, cfg, rng, err);
+    if (!rc && bulk)
+        rc = bulk_add_conns(g, cfg, rng, err);
     if (!rc) {
         mutate_weights(g, cfg, rng);
         mutate_biases(g, cfg, rng);

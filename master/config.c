@@ -236,19 +236,21 @@ static int check_start_size(const struct parse_ctx *x, const char *file,
                             struct tv_error *err)
 {
     static const char *const neuron_keys[] = {"init_hidden", "max_neurons"};
-    static const char *const conn_keys[] = {"init_hidden", "init_density", "max_conns"};
+    static const char *const conn_keys[] = {"init_hidden", "init_density", "init_densities",
+                                            "max_conns"};
     const struct worker_params *w = &c->worker;
     int layered = w->init == WORKER_INIT_LAYERED;
     double in = (double)t->n_inputs, out = (double)t->n_outputs;
     double neurons = in + out, conns = in * out;
     if (layered) {
-        double prev = in, pairs = 0;
-        for (size_t i = 0; i < w->n_init_hidden; i++) {
-            neurons += w->init_hidden[i];
-            pairs += prev * w->init_hidden[i];
-            prev = w->init_hidden[i];
+        double prev = in;
+        conns = 0;
+        for (size_t i = 0; i <= w->n_init_hidden; i++) {
+            double next = i < w->n_init_hidden ? w->init_hidden[i] : out;
+            neurons += i < w->n_init_hidden ? next : 0;
+            conns += (w->n_init_densities ? w->init_densities[i] : w->init_density) * prev * next;
+            prev = next;
         }
-        conns = w->init_density * (pairs + prev * out);
     }
     char why[160];
     if (neurons > (double)w->limits.max_neurons) {
@@ -261,9 +263,28 @@ static int check_start_size(const struct parse_ctx *x, const char *file,
         snprintf(why, sizeof why, "a starting genome of %s%.0f connections is over max_conns = %zu",
                  layered ? "about " : "", conns, w->limits.max_conns);
         return key_error(x, file, "genome",
-                         given_key(x, conn_keys + 2 * !layered, 3 - 2 * (size_t)!layered), why,
+                         given_key(x, conn_keys + 3 * !layered, 4 - 3 * (size_t)!layered), why,
                          err);
     }
+    return 0;
+}
+
+/* init_densities and init_skip_densities, when given, have one value per
+ * pair of the layers init_hidden makes. */
+static int check_pair_densities(const struct parse_ctx *x, const char *file,
+                                const struct worker_params *w, struct tv_error *err)
+{
+    size_t h = w->n_init_hidden;
+    const size_t given[2] = {w->n_init_densities, w->n_init_skip_densities};
+    const size_t want[2] = {h + 1, h * (h + 1) / 2}; /* adjacent, skip pairs of h + 2 layers */
+    static const char *const names[2] = {"init_densities", "init_skip_densities"};
+    for (int t = 0; t < 2; t++)
+        if (given[t] && given[t] != want[t]) {
+            char why[160];
+            snprintf(why, sizeof why, "%zu values for the %zu %s layer pairs of %zu hidden layers",
+                     given[t], want[t], t ? "skip" : "adjacent", h);
+            return key_error(x, file, "genome", names[t], why, err);
+        }
     return 0;
 }
 
@@ -363,10 +384,14 @@ static int parse(struct master_config *c, const char *text, const char *file,
     if (c->worker.init_model == GENOME_MODEL_LIF)
         return key_error(&x, file, "genome", "init_model",
                          "lif neurons are read and written, not run (use cuba)", err);
+    rc = check_pair_densities(&x, file, &c->worker, err);
+    if (rc)
+        return rc;
     if (c->worker.init == WORKER_INIT_LAYERED && c->worker.n_init_hidden == 0 &&
-        c->worker.init_density <= 0)
-        return key_error(&x, file, "genome", "init_density", "a layered start needs density > 0",
-                         err);
+        (c->worker.n_init_densities ? c->worker.init_densities[0] : c->worker.init_density) <= 0)
+        return key_error(&x, file, "genome",
+                         c->worker.n_init_densities ? "init_densities" : "init_density",
+                         "a layered start needs density > 0", err);
     /* The task declares its inputs and outputs once open. */
     struct task_instance *t;
     rc = task_open(c->task_kind, &c->task_params, &t, err);
@@ -520,9 +545,12 @@ void master_config_help(FILE *f)
 }
 
 /* 1 when key k of c holds its default (the same bits; keys of text and
- * lists never count as at their default). No allocation. */
+ * layer-size lists never count as at their default; a list of densities is
+ * at its default, empty, when it has no element). No allocation. */
 static int key_at_default(const struct master_config *c, const struct config_key *k)
 {
+    if (k->type == T_DLIST)
+        return *(const size_t *)(const void *)((const char *)c + k->aux) == 0;
     size_t size = k->type == T_BOOL || k->type == T_ENUM || k->type == T_ACT || k->type == T_ACTS
                       ? sizeof(int)
                   : k->type == T_STR || k->type == T_LIST ? 0

@@ -36,6 +36,13 @@
         s, n, T_STR, FIELD(f[0], char), sizeof(((struct master_config *)NULL)->f), 0, 0, 0, def,   \
             NULL, fl, doc                                                                          \
     }
+/* A list of numbers in [0, 1], written by the dump only when given. */
+#define DLIST(s, n, f, count, doc)                                                                 \
+    {                                                                                              \
+        s, n, T_DLIST, FIELD(f[0], double),                                                        \
+            sizeof(((struct master_config *)NULL)->f) / sizeof(double), FIELD(count, size_t), 0,   \
+            1, "", NULL, K_QUIET, doc                                                              \
+    }
 #define ENUM(s, n, f, names, def, doc)                                                             \
     {                                                                                              \
         s, n, T_ENUM, FIELD(f, int), 0, 0, 0, 0, def, names, 0, doc                                \
@@ -112,6 +119,12 @@ static const struct config_key table[] = {
         "layered: density of skip connections"),
     DBL("genome", "init_recurrent_rate", worker.init_recurrent_rate, 0, 1, "0", 0,
         "layered: density of recurrent connections"),
+    DLIST("genome", "init_densities", worker.init_densities, worker.n_init_densities,
+          "layered: a density per adjacent layer pair, in order (inputs-first hidden, ..., "
+          "last hidden-outputs), in place of init_density (empty: init_density)"),
+    DLIST("genome", "init_skip_densities", worker.init_skip_densities, worker.n_init_skip_densities,
+          "layered: a density per skip pair (a, b >= a + 2) in the order (0,2), (0,3), ..., (1,3), "
+          "..., in place of init_skip_rate (empty: init_skip_rate)"),
     {"genome", "hidden_act", T_ACT, FIELD(worker.mutation.hidden_act, int), 0, 0, 0, 0,
      "neat_sigmoid", NULL, 0, "activation of new hidden neurons"},
     {"genome", "act_choices", T_ACTS, FIELD(worker.mutation.act_choices, uint32_t), 0, 0, 0, 0, "",
@@ -168,6 +181,22 @@ static const struct config_key table[] = {
         "a hidden channel fed from an existing one (convolutional genomes)"),
     DBL("genome", "del_channel_rate", worker.mutation.conv.del_channel_rate, 0, 1, "0", K_QUIET,
         "delete a hidden channel (convolutional genomes)"),
+
+    DBL("genome", "add_local_per_conn", worker.mutation.add_local_per_conn, 0, 1, "0", K_QUIET,
+        "per connection: the number of new local connections is Binomial(connections, rate)"),
+    DBL("genome", "add_skip_per_conn", worker.mutation.add_skip_per_conn, 0, 1, "0", K_QUIET,
+        "per connection: the number of new skip connections is Binomial(connections, rate)"),
+    DBL("genome", "add_recurrent_per_conn", worker.mutation.add_recurrent_per_conn, 0, 1, "0",
+        K_QUIET,
+        "per connection: the number of new recurrent connections is Binomial(connections, rate)"),
+    DBL("genome", "del_conn_per_conn", worker.mutation.del_conn_per_conn, 0, 1, "0", K_QUIET,
+        "per connection: each is deleted with this probability"),
+    DBL("genome", "add_neuron_per_neuron", worker.mutation.add_neuron_per_neuron, 0, 1, "0",
+        K_QUIET,
+        "per neuron: about rate x neurons new neurons in one child, each splitting a distinct "
+        "connection"),
+    DBL("genome", "del_neuron_per_neuron", worker.mutation.del_neuron_per_neuron, 0, 1, "0",
+        K_QUIET, "per hidden neuron: each is deleted, with its connections, with this probability"),
     SIZE("genome", "max_neurons", worker.limits.max_neurons, 1, 16777216, "100000",
          "limit on neurons per genome (structural mutations stop there)"),
     SIZE("genome", "max_conns", worker.limits.max_conns, 1, 134217728, "1000000",
@@ -177,7 +206,8 @@ static const struct config_key table[] = {
          "normal (fast; may lose the last commits on power loss) or full"),
     I64("store", "commit_batch", commit_batch, 1, 1e7, "1024", 0,
         "results per store transaction (at most, and at most a second's worth)"),
-    {"store", "genomes", T_ENUM, FIELD(keep_genomes, int), 0, 0, 0, 0, "all", keeps, K_RESUMABLE,
+    {"store", "genomes", T_ENUM, FIELD(keep_genomes, int), 0, 0, 0, 0, "all", keeps,
+     K_RESUMABLE | K_QUIET,
      "genome bytes kept: all, population (the checkpoint's) or champions (also each champion)"},
     I64("farm", "batch", batch, 0, 1e6, "0", 0, "children per message (0: automatic)"),
     I64("farm", "inflight", inflight, 1, 64, "2", 0, "messages in flight per worker"),
@@ -204,13 +234,37 @@ int master_run_name_check(const char *name, char *why, size_t why_len)
     return bad ? -1 : 0;
 }
 
-/* Parses one list item of T_ACTS (an activation: its bit in *mask) or T_LIST
- * (a layer size: appended to list[*n]). */
+/* v in the fewest significant digits that read back to the same double. */
+static void format_short(char buf[32], double v)
+{
+    for (int digits = 15; digits <= 17; digits++) {
+        snprintf(buf, 32, "%.*g", digits, v);
+        if (strtod(buf, NULL) == v)
+            return;
+    }
+}
+
+/* Parses one list item of T_ACTS (an activation: its bit in *mask), T_LIST
+ * (a layer size: appended to list[*n]) or T_DLIST (a number: to dlist[*n]). */
 static int set_item(const struct config_key *k, const char *p, size_t len, uint32_t *mask,
-                    uint32_t *list, size_t *n, char *why, size_t why_len)
+                    uint32_t *list, double *dlist, size_t *n, char *why, size_t why_len)
 {
     char item[64], *end;
     snprintf(item, sizeof item, "%.*s", (int)(len < 63 ? len : 63), p);
+    if (k->type == T_DLIST) {
+        errno = 0;
+        double v = strtod(item, &end);
+        if (*end || errno || len > 63 || !(v >= k->min && v <= k->max)) {
+            snprintf(why, why_len, "'%s' is not a number in [%g, %g]", item, k->min, k->max);
+            return -1;
+        }
+        if (*n == k->size) {
+            snprintf(why, why_len, "more than %zu values", k->size);
+            return -1;
+        }
+        dlist[(*n)++] = v;
+        return 0;
+    }
     if (k->type == T_ACTS) {
         int a = genome_act_parse(p, len);
         if (a < 0) {
@@ -233,21 +287,36 @@ static int set_item(const struct config_key *k, const char *p, size_t len, uint3
     return 0;
 }
 
-/* T_ACTS and T_LIST: comma- or space-separated items. */
+/* T_ACTS, T_LIST and T_DLIST: comma- or space-separated items. */
 static int set_list(char *base, const struct config_key *k, const char *value, char *why,
                     size_t why_len)
 {
     uint32_t mask = 0, list[WORKER_MAX_HIDDEN_LAYERS];
+    double dlist[WORKER_MAX_SKIP_PAIRS];
     size_t n = 0;
     for (const char *p = value; *p;) {
         p += strspn(p, " ,");
         size_t len = strcspn(p, " ,");
-        if (len && set_item(k, p, len, &mask, list, &n, why, why_len))
+        if (len && set_item(k, p, len, &mask, list, dlist, &n, why, why_len))
             return -1;
         p += len;
     }
     if (k->type == T_ACTS) {
         *(uint32_t *)(base + k->offset) = mask;
+    } else if (k->type == T_DLIST) {
+        /* the dump writes "name = v1,v2,..." on one line: it must fit too */
+        size_t line = strlen(k->name) + 3;
+        for (size_t j = 0; j < n; j++) {
+            char buf[32];
+            format_short(buf, dlist[j]);
+            line += strlen(buf) + (j > 0);
+        }
+        if (line > LINE_MAX_CHARS) {
+            snprintf(why, why_len, "%zu values do not fit on one line of the stored config", n);
+            return -1;
+        }
+        memcpy(base + k->offset, dlist, n * sizeof *dlist);
+        *(size_t *)(base + k->aux) = n;
     } else {
         memcpy(base + k->offset, list, n * sizeof *list);
         *(size_t *)(base + k->aux) = n;
@@ -378,6 +447,7 @@ int master_config_key_set(void *base_, const struct config_key *k, const char *v
     }
     case T_ACTS:
     case T_LIST:
+    case T_DLIST:
         return set_list(base, k, value, why, why_len);
     }
     return -1;
@@ -419,10 +489,17 @@ void master_config_key_format(FILE *f, const void *base_, const struct config_ke
                 first = 0;
             }
         break;
-    case T_LIST: {
+    case T_LIST:
+    case T_DLIST: {
         size_t n = *(const size_t *)((const char *)base_ + k->aux);
         for (size_t j = 0; j < n; j++)
-            fprintf(f, "%s%u", j ? "," : "", ((const uint32_t *)base)[j]);
+            if (k->type == T_LIST) {
+                fprintf(f, "%s%u", j ? "," : "", ((const uint32_t *)base)[j]);
+            } else {
+                char buf[32];
+                format_short(buf, ((const double *)base)[j]);
+                fprintf(f, "%s%s", j ? "," : "", buf);
+            }
         break;
     }
     }

@@ -25,7 +25,8 @@ enum key_type {
     T_ENUM,   /* int, an index into choices */
     T_ACT,    /* int, enum genome_act */
     T_ACTS,   /* uint32_t, a bit mask of activations */
-    T_LIST    /* uint32_t[size], with its size_t count at offset aux */
+    T_LIST,   /* uint32_t[size], with its size_t count at offset aux */
+    T_DLIST   /* double[size], with its size_t count at offset aux */
 };
 
 /* Flags of a key. */
@@ -51,7 +52,7 @@ struct config_key {
 };
 
 /* Every key but those of [task] (the task's own table), by section. */
-#define MASTER_CONFIG_N_KEYS 67
+#define MASTER_CONFIG_N_KEYS 75
 extern const struct config_key *const master_config_keys;
 
 /* Parses value into key k's field of the struct at base (a struct

@@ -170,6 +170,10 @@ static const struct bad_key bad_keys[] = {
      "-0.5 is out of range [0, 1]", "1.5", "1.5 is out of range [0, 1]", 0},
     {"genome", "init_recurrent_rate", "lots", "expected a number, got 'lots'", "-0.5",
      "-0.5 is out of range [0, 1]", "1.5", "1.5 is out of range [0, 1]", 0},
+    {"genome", "init_densities", "0.1,x", "'x' is not a number in [0, 1]", "-0.5",
+     "'-0.5' is not a number in [0, 1]", "0.5,1.5", "'1.5' is not a number in [0, 1]", 0},
+    {"genome", "init_skip_densities", "0.1,x", "'x' is not a number in [0, 1]", "-0.5",
+     "'-0.5' is not a number in [0, 1]", "0.5,1.5", "'1.5' is not a number in [0, 1]", 0},
     {"genome", "hidden_act", "tanhh", "unknown activation 'tanhh'", NULL, NULL, NULL, NULL, 0},
     {"genome", "act_choices", "tanh,nope", "unknown activation 'nope'", NULL, NULL, NULL, NULL, 0},
     {"genome", "act_change_rate", "lots", "expected a number, got 'lots'", "-0.5",
@@ -210,6 +214,19 @@ static const struct bad_key bad_keys[] = {
      "-0.5 is out of range [0, 1]", "1.5", "1.5 is out of range [0, 1]", 0},
     {"genome", "delay_max", "ten", "expected an integer, got 'ten'", "0",
      "0 is out of range [1, 1024]", "1025", "1025 is out of range [1, 1024]", 0},
+
+    {"genome", "add_local_per_conn", "lots", "expected a number, got 'lots'", "-0.5",
+     "-0.5 is out of range [0, 1]", "1.5", "1.5 is out of range [0, 1]", 0},
+    {"genome", "add_skip_per_conn", "lots", "expected a number, got 'lots'", "-0.5",
+     "-0.5 is out of range [0, 1]", "1.5", "1.5 is out of range [0, 1]", 0},
+    {"genome", "add_recurrent_per_conn", "lots", "expected a number, got 'lots'", "-0.5",
+     "-0.5 is out of range [0, 1]", "1.5", "1.5 is out of range [0, 1]", 0},
+    {"genome", "del_conn_per_conn", "lots", "expected a number, got 'lots'", "-0.5",
+     "-0.5 is out of range [0, 1]", "1.5", "1.5 is out of range [0, 1]", 0},
+    {"genome", "add_neuron_per_neuron", "lots", "expected a number, got 'lots'", "-0.5",
+     "-0.5 is out of range [0, 1]", "1.5", "1.5 is out of range [0, 1]", 0},
+    {"genome", "del_neuron_per_neuron", "lots", "expected a number, got 'lots'", "-0.5",
+     "-0.5 is out of range [0, 1]", "1.5", "1.5 is out of range [0, 1]", 0},
     {"genome", "max_neurons", "ten", "expected an integer, got 'ten'", "0",
      "0 is out of range [1, 16777216]", "16777217", "16777217 is out of range [1, 16777216]", 0},
     {"genome", "max_conns", "ten", "expected an integer, got 'ten'", "0",
@@ -511,6 +528,72 @@ static void test_config_start_over_the_genome_limits_refused(void **state)
     parse_ok(&c, "[run]\ntask = xor\n[genome]\nmax_neurons = 4\nmax_conns = 3\n");
 }
 
+/* ---- config: the keys for large genomes -------------------------------- */
+
+/* A density per layer pair: one value per pair of the layers init_hidden
+ * makes, refused naming the key and its line otherwise; the start's size
+ * estimate reads them. xor has 3 inputs and 1 output. */
+static void test_config_pair_densities(void **state)
+{
+    (void)state;
+    struct master_config c;
+    parse_ok(&c, "[run]\ntask = xor\n[genome]\ninit = layered\ninit_hidden = 4,2\n"
+                 "init_densities = 0.5, 0.25,1\ninit_skip_densities = 0.1,0.2,0.3\n");
+    assert_int_equal(c.worker.n_init_densities, 3);
+    assert_true(c.worker.init_densities[1] == 0.25);
+    assert_int_equal(c.worker.n_init_skip_densities, 3);
+    assert_true(c.worker.init_skip_densities[2] == 0.3);
+    assert_dump_round_trips(&c);
+    parse_refused("[run]\ntask = xor\n[genome]\ninit = layered\ninit_hidden = 4,2\n\n"
+                  "init_densities = 0.5,0.25\n",
+                  "x.ini:7: init_densities: 2 values for the 3 adjacent layer pairs of 2 hidden "
+                  "layers");
+    parse_refused("[run]\ntask = xor\n[genome]\ninit = layered\ninit_hidden = 4,2\n"
+                  "init_skip_densities = 0.5\n",
+                  "x.ini:6: init_skip_densities: 1 values for the 3 skip layer pairs of 2 hidden "
+                  "layers");
+    parse_refused("[run]\ntask = xor\n[genome]\ninit = layered\ninit_densities = 0\n",
+                  "x.ini:5: init_densities: a layered start needs density > 0");
+    /* 3 x 2000 x 0.01 + 2000 x 2000 x 0.1 + 2000 x 1 x 1 = 402060 */
+    parse_refused("[run]\ntask = xor\n[genome]\ninit = layered\ninit_hidden = 2000,2000\n"
+                  "init_densities = 0.01,0.1,1\nmax_conns = 400000\n",
+                  "x.ini:5: init_hidden: a starting genome of about 402060 connections is over "
+                  "max_conns = 400000");
+    /* 1e-9 is written back as 1e-09: 34 of them fit on a line as given, not
+     * on the stored config's line */
+    char text[512] = "[run]\ntask = xor\n[genome]\ninit_skip_densities=";
+    for (int i = 0; i < 34; i++)
+        strcat(text, i ? ",1e-9" : "1e-9");
+    strcat(text, "\n");
+    parse_refused(text, "x.ini:4: init_skip_densities: 34 values do not fit on one line of the "
+                        "stored config");
+}
+
+/* The keys for large genomes are written by the dump only when set: the
+ * stored config of a run that does not use them keeps its bytes. */
+static void test_config_dump_leaves_out_unset_scale_keys(void **state)
+{
+    (void)state;
+    struct master_config c;
+    parse_ok(&c, "[run]\ntask = xor\n");
+    char *d = dump_of(&c);
+    assert_null(strstr(d, "per_conn"));
+    assert_null(strstr(d, "per_neuron"));
+    assert_null(strstr(d, "densities"));
+    free(d);
+    parse_ok(&c, "[run]\ntask = xor\n[genome]\ndel_conn_per_conn = 0.01\n"
+                 "add_neuron_per_neuron = 0.002\ninit_densities = 0.05\n");
+    assert_true(c.worker.mutation.del_conn_per_conn == 0.01);
+    assert_true(c.worker.mutation.add_neuron_per_neuron == 0.002);
+    d = dump_of(&c);
+    assert_non_null(strstr(d, "\ninit_densities = 0.05\n"));
+    assert_non_null(strstr(d, "\ndel_conn_per_conn = 0.01"));
+    assert_non_null(strstr(d, "\nadd_neuron_per_neuron = 0.002"));
+    assert_null(strstr(d, "add_local_per_conn"));
+    free(d);
+    assert_dump_round_trips(&c);
+}
+
 /* ---- config: regressions from fuzz_config ------------------------------ */
 
 /* A subnormal value (strtod: ERANGE) was accepted when written in hex and
@@ -686,6 +769,8 @@ int main(void)
         cmocka_unit_test(test_config_syntax_errors_refused),
         cmocka_unit_test(test_config_cross_key_errors_name_the_line),
         cmocka_unit_test(test_config_start_over_the_genome_limits_refused),
+        cmocka_unit_test(test_config_pair_densities),
+        cmocka_unit_test(test_config_dump_leaves_out_unset_scale_keys),
         cmocka_unit_test(test_config_subnormal_double_round_trips),
         cmocka_unit_test(test_config_long_string_dump_round_trips),
         cmocka_unit_test(test_config_string_starting_with_semicolon_refused),

@@ -82,7 +82,9 @@ static int build_initial(const struct worker_params *p, struct tv_rng *rng, stru
                                        p->mutation.hidden_act,
                                        t->out_act,
                                        p->init_weight_sd};
-    int rc = genome_build_layered(child, &spec, rng, err);
+    struct genome_layer_pairs pairs = {p->n_init_densities ? p->init_densities : NULL,
+                                       p->n_init_skip_densities ? p->init_skip_densities : NULL};
+    int rc = genome_build_layered_pairs(child, &spec, &pairs, rng, err);
     set_models(child, p->init_model);
     return rc;
 }

@@ -41,6 +41,8 @@ enum worker_op {
 enum worker_init { WORKER_INIT_MINIMAL = 0, WORKER_INIT_LAYERED = 1 };
 
 #define WORKER_MAX_HIDDEN_LAYERS 8
+/* skip pairs (a, b >= a + 2) of WORKER_MAX_HIDDEN_LAYERS + 2 layers */
+#define WORKER_MAX_SKIP_PAIRS ((WORKER_MAX_HIDDEN_LAYERS + 1) * WORKER_MAX_HIDDEN_LAYERS / 2)
 
 /* Everything a worker needs to breed and evaluate: one struct passed by
  * const pointer (built from the config by master/). */
@@ -56,6 +58,12 @@ struct worker_params {
     size_t n_init_hidden;
     double init_density, init_skip_rate, init_recurrent_rate;
     size_t max_message_bytes; /* cap on any message received */
+    /* WORKER_INIT_LAYERED: a density per layer pair (genome_layer_pairs), in
+     * place of init_density / init_skip_rate when the count is not 0 */
+    double init_densities[WORKER_MAX_HIDDEN_LAYERS + 1]; /* adjacent pairs */
+    size_t n_init_densities;
+    double init_skip_densities[WORKER_MAX_SKIP_PAIRS]; /* (0, 2), (0, 3), ..., (1, 3), ... */
+    size_t n_init_skip_densities;
 };
 
 struct worker_task {
