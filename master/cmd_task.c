@@ -46,6 +46,7 @@ static void eval_usage(FILE *f)
             "                  draws its `samples` rows by generation.\n\n"
             "Without --config the [task] values are the task's defaults and --set's.\n"
             "NET must have as many inputs and outputs as TASK (`trevo task list`).\n"
+            "NET may be an int8 NET.q (`trevo net quantize`): its int8 engine runs it.\n"
             "TASK may be a plugin's file (./libNAME.so: docs/plugins.md).\n");
 }
 
