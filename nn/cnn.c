@@ -694,16 +694,17 @@ static int check_level(const struct cnn_src *s, size_t l, struct tv_error *err)
     return 0;
 }
 
+/* (out, in, ky, kx) packed so that its order is the layer's (channels are
+ * fewer than 2^16, GENOME_MAX_CHANNELS) */
+static uint64_t coef_key(const struct nn_conv_coef *c)
+{
+    return (uint64_t)c->out << 48 | (uint64_t)c->in << 16 | (uint64_t)c->ky << 8 | c->kx;
+}
+
 static int cmp_coef(const void *a, const void *b)
 {
-    const struct nn_conv_coef *x = a, *y = b;
-    if (x->out != y->out)
-        return x->out < y->out ? -1 : 1;
-    if (x->in != y->in)
-        return x->in < y->in ? -1 : 1;
-    if (x->ky != y->ky)
-        return x->ky < y->ky ? -1 : 1;
-    return (x->kx > y->kx) - (x->kx < y->kx);
+    uint64_t x = coef_key(a), y = coef_key(b);
+    return (x > y) - (x < y);
 }
 
 /* Layer l (level l-1 -> level l) of the description, its coefficients into
