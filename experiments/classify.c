@@ -26,8 +26,9 @@
  * cross-entropy, the optimizer and lr of the keys), then the trained
  * network is scored on the `samples` rows at positions g * samples, ... of
  * the validation split (wrapping; all of it when samples >= its rows), never
- * on rows it trained on. The seed of the permutations and the policies is
- * the first tv_rng_u64 of the evaluation stream (TASK_STREAM_EVAL) of the
+ * on rows it trained on. A genome with channels (a convolutional network)
+ * is trained the same way as a CNN (nn/cnn.h, fit_cnn_run of fit.h). The seed of the permutations
+ * and the policies is the first tv_rng_u64 of the evaluation stream (TASK_STREAM_EVAL) of the
  * child's seed: a function of the child alone, whichever rank trains it.
  * lamarckian 1: the trained network (its weights, biases and the topology
  * the policies left) replaces the child's genome; 0 (Baldwinian): the
@@ -44,6 +45,7 @@
 #include <string.h>
 
 #include "data.h"
+#include "cnn.h"
 #include "fit.h"
 #include "tasks.h"
 
@@ -469,14 +471,26 @@ static int genome_finite(const struct genome *g)
     return 1;
 }
 
+/* A genome with channels: trained as a CNN (nn/cnn.h, fit_cnn_run). */
+static int train_cnn(const struct genome *g, const struct nn_train_opts *topts,
+                     const struct data_set *train, const struct fit_opts *o, struct genome *out,
+                     struct tv_error *err)
+{
+    struct nn_cnn *cnn;
+    int rc = nn_cnn_from_genome(g, topts, &cnn, err);
+    if (rc)
+        return rc;
+    rc = fit_cnn_run(cnn, train, NULL, o, NULL, NULL, err);
+    if (!rc)
+        rc = nn_cnn_write_genome(cnn, out, err);
+    nn_cnn_free(cnn);
+    return rc;
+}
+
 /* Trains a copy of g (classify.c's header) into *out, seeded by seed. */
 static int train_child(const struct classify *c, const struct genome *g, uint64_t seed,
                        struct genome *out, struct tv_error *err)
 {
-    struct nn_trainer *tr;
-    int rc = nn_trainer_new(g, &c->topts, &tr, err);
-    if (rc)
-        return rc;
     struct fit_opts o;
     fit_opts_default(&o);
     size_t per_pass = (c->n_train + c->train_batch - 1) / c->train_batch;
@@ -490,6 +504,12 @@ static int train_child(const struct classify *c, const struct genome *g, uint64_
     o.n_rows = c->n_train;
     o.shift = c->shift;
     o.mul = c->mul;
+    if (g->n_channels)
+        return train_cnn(g, &c->topts, &c->train, &o, out, err);
+    struct nn_trainer *tr;
+    int rc = nn_trainer_new(g, &c->topts, &tr, err);
+    if (rc)
+        return rc;
     rc = fit_run(tr, &c->train, NULL, &o, NULL, NULL, err);
     if (!rc)
         rc = nn_trainer_write_genome(tr, out, err);

@@ -189,22 +189,28 @@ struct fit_run {
     size_t n_out;
     size_t n_rows;      /* samples of an epoch: o->n_rows with a view of rows */
     size_t steps_taken; /* in all epochs, against o->max_steps */
+    size_t total_steps; /* of the run, for the schedule (fit.h) */
+    float lr;           /* the trainer's rate at the start */
 };
 
-/* Samples perm[0..n) of the training view into the batch buffers (fit.h:
- * the view's rows, scaled when it has shift and mul). */
-static void gather_train(struct fit_run *f, const size_t *perm, size_t n)
+void fit_gather(const struct data_set *train, const struct fit_opts *o, const size_t *perm,
+                size_t n, size_t *rows, float *x, uint32_t *labels)
 {
-    const struct fit_opts *o = f->o;
-    const size_t nf = f->train->n_features;
+    const size_t nf = train->n_features;
     for (size_t s = 0; s < n; s++)
-        f->b.rows[s] = o->rows ? o->rows[perm[s]] : perm[s];
-    gather_rows(f->train, f->b.rows, n, f->b.x, f->b.labels);
+        rows[s] = o->rows ? o->rows[perm[s]] : perm[s];
+    gather_rows(train, rows, n, x, labels);
     if (!o->shift)
         return;
     for (size_t s = 0; s < n; s++)
         for (size_t j = 0; j < nf; j++)
-            f->b.x[s * nf + j] = (f->b.x[s * nf + j] - o->shift[j]) * o->mul[j];
+            x[s * nf + j] = (x[s * nf + j] - o->shift[j]) * o->mul[j];
+}
+
+/* Samples perm[0..n) of the training view into the batch buffers. */
+static void gather_train(struct fit_run *f, const size_t *perm, size_t n)
+{
+    fit_gather(f->train, f->o, perm, n, f->b.rows, f->b.x, f->b.labels);
 }
 
 /* 1 once the step budget is spent. */
@@ -239,7 +245,10 @@ static int one_epoch(struct fit_run *f, size_t epoch, struct tv_error *err)
         if (!f->report && r0 + n == n_rows && nn_sparsifier_needs_values(f->sp))
             nn_trainer_keep_values(f->t, 1);
         double loss;
-        rc = nn_trainer_step(f->t, f->b.x, f->b.labels, NULL, 1, n, &loss, err);
+        rc = nn_trainer_set_lr(
+            f->t, nn_lr_at(f->lr, f->o->lr_schedule, f->steps_taken, f->total_steps), err);
+        if (!rc)
+            rc = nn_trainer_step(f->t, f->b.x, f->b.labels, NULL, 1, n, &loss, err);
         if (rc)
             break;
         f->steps_taken++;
@@ -271,10 +280,15 @@ static int one_epoch(struct fit_run *f, size_t epoch, struct tv_error *err)
     return stop(f, &r, err);
 }
 
-int fit_run(struct nn_trainer *t, const struct data_set *train, const struct data_set *test,
-            const struct fit_opts *o, fit_report_fn report, void *ctx, struct tv_error *err)
+size_t fit_total_steps(const struct fit_opts *o, size_t n_rows)
 {
-    size_t n_in = nn_trainer_n_inputs(t), n_out = nn_trainer_n_outputs(t);
+    size_t total = o->epochs * ((n_rows + o->batch - 1) / o->batch);
+    return o->max_steps && o->max_steps < total ? o->max_steps : total;
+}
+
+int fit_check_opts(const struct data_set *train, const struct data_set *test, size_t n_in,
+                   size_t n_out, const struct fit_opts *o, struct tv_error *err)
+{
     int rc = fit_check_data(train, n_in, n_out, err);
     if (rc)
         return tv_error_prefix(err, "training data");
@@ -290,11 +304,25 @@ int fit_run(struct nn_trainer *t, const struct data_set *train, const struct dat
         return tv_error_set(err, TV_ELIMIT, "fit: %zu rows, more than %u", n_rows, UINT32_MAX);
     if (!o->shift != !o->mul)
         return tv_error_set(err, TV_EINVAL, "fit: a scale needs both shift and mul");
+    if (o->lr_schedule != NN_LR_NONE && o->lr_schedule != NN_LR_COSINE)
+        return tv_error_set(err, TV_EINVAL, "fit: unknown learning-rate schedule %d",
+                            o->lr_schedule);
     for (size_t i = 0; o->rows && i < n_rows; i++)
         if (o->rows[i] >= train->n_rows)
             return tv_error_set(err, TV_EINVAL,
                                 "training data: row %zu of the view is %u, past its %zu rows", i,
                                 (unsigned)o->rows[i], train->n_rows);
+    return 0;
+}
+
+int fit_run(struct nn_trainer *t, const struct data_set *train, const struct data_set *test,
+            const struct fit_opts *o, fit_report_fn report, void *ctx, struct tv_error *err)
+{
+    size_t n_out = nn_trainer_n_outputs(t);
+    int rc = fit_check_opts(train, test, nn_trainer_n_inputs(t), n_out, o, err);
+    if (rc)
+        return rc;
+    size_t n_rows = o->rows ? o->n_rows : train->n_rows;
     struct fit_run f = {.t = t,
                         .train = train,
                         .test = test,
@@ -302,7 +330,9 @@ int fit_run(struct nn_trainer *t, const struct data_set *train, const struct dat
                         .report = report,
                         .ctx = ctx,
                         .n_out = n_out,
-                        .n_rows = n_rows};
+                        .n_rows = n_rows,
+                        .lr = nn_trainer_lr(t)};
+    f.total_steps = fit_total_steps(o, n_rows);
     rc = nn_sparsifier_new(o->policies, o->n_policies, o->seed, &f.sp, err);
     if (!rc)
         rc = batch_buf_new(&f.b, o->batch, train->n_features, err);
@@ -317,6 +347,7 @@ int fit_run(struct nn_trainer *t, const struct data_set *train, const struct dat
     for (size_t e = 1; e <= o->epochs && !rc && !budget_spent(&f); e++)
         rc = one_epoch(&f, e, err);
     nn_trainer_keep_values(t, 1);
+    nn_trainer_set_lr(t, f.lr, NULL);
     nn_sparsifier_free(f.sp);
     batch_buf_free(&f.b);
     free(f.perm);

@@ -65,9 +65,15 @@ struct fit_opts {
     const uint32_t *rows;
     size_t n_rows;
     const float *shift, *mul;
+    /* The learning rate's schedule (enum nn_lr_schedule of train.h): step s
+     * of the run (0-based, over all epochs) is taken at nn_lr_at(lr, .., s,
+     * S), lr the trainer's rate when fit_run starts, S the run's steps
+     * (epochs x ceil(n_rows / batch), or max_steps when that is fewer);
+     * the trainer's rate is lr again when fit_run returns. */
+    int lr_schedule;
 };
 /* epochs 1, batch 128, seed 1, shuffle 1, no policies, no step budget, the
- * whole training set. */
+ * whole training set, a constant learning rate. */
 void fit_opts_default(struct fit_opts *o);
 
 /* What the callback sees: after every step (done 0) and once at the end of
@@ -96,6 +102,46 @@ typedef int (*fit_report_fn)(void *ctx, const struct fit_report *r);
  * callback asked. t keeps what was trained so far on error. */
 int fit_run(struct nn_trainer *t, const struct data_set *train, const struct data_set *test,
             const struct fit_opts *o, fit_report_fn report, void *ctx, struct tv_error *err);
+
+/* The checks fit_run makes before it trains, for a network of n_in inputs
+ * and n_out outputs (the data sets, the options, the view of rows), with
+ * fit_run's messages. */
+int fit_check_opts(const struct data_set *train, const struct data_set *test, size_t n_in,
+                   size_t n_out, const struct fit_opts *o, struct tv_error *err);
+/* The optimizer steps of a run over a view of n_rows samples (the
+ * schedule's S above). */
+size_t fit_total_steps(const struct fit_opts *o, size_t n_rows);
+/* Samples perm[0..n) of the view of train into x [n][n_features] and
+ * labels [n] (scaled when o has shift and mul), rows [n] their row numbers. */
+void fit_gather(const struct data_set *train, const struct fit_opts *o, const size_t *perm,
+                size_t n, size_t *rows, float *x, uint32_t *labels);
+
+/* ---- a convolutional network (nn/cnn.h): fit_cnn.c ---- */
+
+/* What the callback sees at the end of each epoch. */
+struct fit_cnn_report {
+    size_t epoch, epochs;
+    double loss, test_acc; /* test_acc NAN without a test set */
+    size_t coefs, conns;   /* convolution coefficients, head connections now */
+    double seconds;        /* the epoch's steps and policies */
+};
+typedef int (*fit_cnn_report_fn)(void *ctx, const struct fit_cnn_report *r);
+
+/* fit_run's loop for a CNN, with the same options and exact semantics
+ * (order, view of rows and scale, step budget, learning-rate schedule on
+ * the head's rate, which the convolutions share; the policies on the head
+ * after each step and each epoch but the last); a set or rigl policy also
+ * regrows each convolution layer at the end of each epoch but the last,
+ * with the fraction F/2 (1 + cos(pi e / E)) at epoch e of E (RigL's decay).
+ * report may be NULL. Errors as fit_run. */
+struct nn_cnn;
+int fit_cnn_run(struct nn_cnn *c, const struct data_set *train, const struct data_set *test,
+                const struct fit_opts *o, fit_cnn_report_fn report, void *ctx,
+                struct tv_error *err);
+/* The share of d's rows whose argmax output is the label, forward passes of
+ * `batch` rows. */
+int fit_cnn_evaluate(struct nn_cnn *c, const struct data_set *d, size_t batch, double *acc,
+                     struct tv_error *err);
 
 /* The mean softmax cross-entropy and the accuracy of t on d (semantics
  * above), forward passes of `batch` rows (1 .. the trainer's max_batch; the

@@ -695,6 +695,13 @@ int genome_write_text(const struct genome *g, FILE *f, struct tv_error *err);
 int genome_read_text(struct genome *g, const char *text, size_t len, const char *name,
                      const struct genome_limits *limits, struct tv_error *err);
 
+/* A network file's bytes, either form: msgpack (its first byte is the
+ * fixarray of the header, 0x94, 0x95 or 0x97; text never starts so, being
+ * printable) through genome_decode, else text through genome_read_text;
+ * `name` prefixes the messages. */
+int genome_load(struct genome *g, const void *data, size_t len, const char *name,
+                const struct genome_limits *limits, struct tv_error *err);
+
 /* ---- Graphviz drawing -------------------------------------------------- */
 
 /* Appends g drawn as a Graphviz `dot` graph to out (for `trevo best --format

@@ -554,3 +554,14 @@ static int parse_conv(struct parser *p, const struct tok *t, int nt, struct geno
     return tok_is(t[0], "channel") ? parse_channel(p, t, nt, conv)
                                    : parse_filter(p, t, nt, conv, limits);
 }
+
+int genome_load(struct genome *g, const void *data, size_t len, const char *name,
+                const struct genome_limits *limits, struct tv_error *err)
+{
+    const uint8_t *b = data;
+    if (len > 0 && (b[0] == 0x94 || b[0] == 0x95 || b[0] == 0x97)) {
+        int rc = genome_decode(g, data, len, limits, err);
+        return rc ? tv_error_prefix(err, "%s", name) : 0;
+    }
+    return genome_read_text(g, data, len, name, limits, err);
+}

@@ -196,17 +196,8 @@ int master_load_net(const char *path, struct genome *g, struct tv_error *err)
 {
     struct tv_buf buf = {0};
     int rc = master_read_file(path, MASTER_NET_FILE_MAX, &buf, err);
-    if (!rc) {
-        /* The msgpack form starts with a fixarray of 4 (0x94; version 3:
-         * 5, 0x95; version 4: 7, 0x97); text never does, as it is printable. */
-        if (buf.len > 0 && (buf.data[0] == 0x94 || buf.data[0] == 0x95 || buf.data[0] == 0x97)) {
-            rc = genome_decode(g, buf.data, buf.len, NULL, err);
-            if (rc)
-                tv_error_prefix(err, "%s", path);
-        } else {
-            rc = genome_read_text(g, (const char *)buf.data, buf.len, path, NULL, err);
-        }
-    }
+    if (!rc)
+        rc = genome_load(g, buf.data, buf.len, path, NULL, err);
     tv_buf_free(&buf);
     return rc;
 }

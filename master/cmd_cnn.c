@@ -1,8 +1,8 @@
 /* cmd_cnn.c -- the convolutional side of `trevo net init` and `trevo net
- * train`: a sparse starting CNN from a spec (--conv), and the training loop
- * of a CNN (nn/cnn.h) on a classification data set, with the sparsity
- * policies on its coefficients (rigl, set) and on its head (nn/sparsify.h).
- * docs/training.md. */
+ * train`: a sparse starting CNN from a spec (--conv), and its training on a
+ * classification data set by the loop of experiments/fit_cnn.c, with the
+ * sparsity policies on its coefficients (rigl, set) and on its head
+ * (nn/sparsify.h). docs/training.md. */
 #include "cmd_cnn.h"
 #include "cli.h"
 
@@ -200,137 +200,6 @@ size_t cnn_model_dense_coefs(const struct cnn_model *m)
         n += s->out_ch * s->in_ch * s->k_h * s->k_w;
     }
     return n;
-}
-
-/* ---- the training loop ----------------------------------------------------------- */
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static size_t argmax(const float *v, size_t n)
-{
-    size_t best = 0;
-    for (size_t k = 1; k < n; k++)
-        if (v[k] > v[best])
-            best = k;
-    return best;
-}
-
-int cnn_evaluate(struct nn_cnn *c, const struct data_set *d, size_t batch, double *acc,
-                 struct tv_error *err)
-{
-    size_t n_in = nn_cnn_n_inputs(c), n_out = nn_cnn_n_outputs(c), right = 0;
-    float *x = malloc(batch * n_in * sizeof *x), *out = malloc(batch * n_out * sizeof *out);
-    int rc = x && out ? 0 : tv_error_set(err, TV_ENOMEM, "out of memory for the test pass");
-    for (size_t r0 = 0; r0 < d->n_rows && !rc; r0 += batch) {
-        size_t nb = d->n_rows - r0 < batch ? d->n_rows - r0 : batch;
-        for (size_t b = 0; b < nb; b++)
-            data_row(d, r0 + b, x + b * n_in);
-        if (!(rc = nn_cnn_predict(c, x, nb, out, err)))
-            for (size_t b = 0; b < nb; b++)
-                right += argmax(out + b * n_out, n_out) == d->labels[r0 + b];
-    }
-    free(x);
-    free(out);
-    *acc = rc ? 0 : (double)right / (double)d->n_rows;
-    return rc;
-}
-
-/* The coefficients' regrowth at the end of epoch e of E: each layer of n
- * coefficients loses the floor(f n) smallest and grows as many (rigl: the
- * largest gradients of the epoch's last batch; set: at random), f = F/2
- * (1 + cos(pi e / E)), RigL's cosine decay. */
-static int regrow(struct nn_cnn *c, const struct nn_sparsity *p, size_t e, size_t epochs,
-                  uint64_t seed, struct tv_error *err)
-{
-    double f = p->a * 0.5 * (1.0 + cos(M_PI * (double)e / (double)epochs));
-    struct tv_rng rng;
-    tv_rng_init(&rng, seed, 0x636e6e67726f77ULL, e);
-    for (size_t l = 0; l < nn_cnn_n_layers(c); l++) {
-        struct nn_cnn_layer_view v;
-        int rc = nn_cnn_layer(c, l, &v, err);
-        size_t k = (size_t)floor(f * (double)v.n_coefs);
-        float sigma = 0;
-        if (p->kind == NN_SPARSE_SET) {
-            double ss = 0;
-            for (size_t j = 0; j < v.n_coefs; j++)
-                ss += (double)v.w[j] * v.w[j];
-            sigma = p->b >= 0 ? (float)p->b : (float)sqrt(ss / (double)(v.n_coefs + !v.n_coefs));
-        }
-        if (rc || (rc = nn_cnn_prune(c, l, k, err)) ||
-            (rc =
-                 nn_cnn_grow(c, l, k, p->kind == NN_SPARSE_SET ? NN_CNN_GROW_SET : NN_CNN_GROW_RIGL,
-                             sigma, &rng, NULL, err)))
-            return rc;
-    }
-    return 0;
-}
-
-int cnn_fit(struct nn_cnn *c, const struct data_set *train, const struct data_set *test,
-            const struct fit_opts *o, cnn_report_fn report, void *ctx, struct tv_error *err)
-{
-    size_t n_in = nn_cnn_n_inputs(c), n = train->n_rows, batch = o->batch;
-    struct nn_sparsifier *sp = NULL;
-    size_t *perm = malloc(n * sizeof *perm);
-    float *x = malloc(batch * n_in * sizeof *x);
-    uint32_t *labels = malloc(batch * sizeof *labels);
-    int rc = perm && x && labels ? 0 : tv_error_set(err, TV_ENOMEM, "out of memory");
-    /* the head runs every policy but the regrowth, which cnn_fit runs on the
-     * coefficients too (regrow above) */
-    struct nn_sparsity head_p[32];
-    size_t n_head = 0;
-    const struct nn_sparsity *grow = NULL;
-    for (size_t k = 0; k < o->n_policies && k < 32; k++) {
-        head_p[n_head++] = o->policies[k];
-        if (o->policies[k].kind == NN_SPARSE_SET || o->policies[k].kind == NN_SPARSE_RIGL)
-            grow = &o->policies[k];
-    }
-    if (!rc)
-        rc = nn_sparsifier_new(head_p, n_head, o->seed, &sp, err);
-    for (size_t e = 1; e <= o->epochs && !rc; e++) {
-        struct cnn_report r = {0};
-        r.epoch = e;
-        r.epochs = o->epochs;
-        double t0 = now_seconds(), loss_sum = 0;
-        fit_order(perm, n, o->seed, o->shuffle, e);
-        for (size_t r0 = 0; r0 < n && !rc; r0 += batch) {
-            size_t nb = n - r0 < batch ? n - r0 : batch;
-            for (size_t b = 0; b < nb; b++) {
-                data_row(train, perm[r0 + b], x + b * n_in);
-                labels[b] = train->labels[perm[r0 + b]];
-            }
-            double loss;
-            if (!(rc = nn_cnn_step(c, x, labels, NULL, nb, &loss, err)))
-                rc = nn_sparsifier_step(sp, nn_cnn_head(c), err);
-            loss_sum += loss * (double)nb;
-        }
-        if (!rc && e < o->epochs && grow)
-            rc = regrow(c, grow, e, o->epochs, o->seed, err);
-        if (!rc && e < o->epochs)
-            rc = nn_sparsifier_epoch(sp, nn_cnn_head(c), err);
-        r.seconds = now_seconds() - t0;
-        r.loss = loss_sum / (double)n;
-        r.test_acc = NAN;
-        if (!rc && test)
-            rc = cnn_evaluate(c, test, batch, &r.test_acc, err);
-        for (size_t l = 0; l < nn_cnn_n_layers(c) && !rc; l++) {
-            struct nn_cnn_layer_view v;
-            nn_cnn_layer(c, l, &v, NULL);
-            r.coefs += v.n_coefs;
-        }
-        r.conns = nn_trainer_n_conns(nn_cnn_head(c));
-        if (!rc && report && report(ctx, &r))
-            rc = tv_error_set(err, TV_ESTOP, "stopped");
-    }
-    nn_sparsifier_free(sp);
-    free(perm);
-    free(x);
-    free(labels);
-    return rc;
 }
 
 /* ---- net init --conv -------------------------------------------------------------- */
@@ -593,7 +462,7 @@ int cnn_model_write(const struct cnn_model *m, const char *format, const char *p
 
 /* ---- net train of a convolutional network ---------------------------------------- */
 
-static int cnn_report_line(void *ctx, const struct cnn_report *r)
+static int cnn_report_line(void *ctx, const struct fit_cnn_report *r)
 {
     (void)ctx;
     printf("epoch %zu/%zu: loss %.6f", r->epoch, r->epochs, r->loss);
@@ -627,7 +496,7 @@ int cnn_train_net(struct genome *g, const struct nn_train_opts *o, const struct 
     if (!rc && test)
         rc = cnn_load(test, test_labels, c, &te, err);
     if (!rc)
-        rc = cnn_fit(c, &tr, test ? &te : NULL, f, cnn_report_line, NULL, err);
+        rc = fit_cnn_run(c, &tr, test ? &te : NULL, f, cnn_report_line, NULL, err);
     if (!rc)
         rc = nn_cnn_write_genome(c, g, err);
     nn_cnn_free(c);

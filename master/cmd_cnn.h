@@ -44,25 +44,6 @@ void cnn_model_desc(const struct cnn_model *m, struct nn_cnn_desc *d);
 size_t cnn_model_coefs(const struct cnn_model *m);
 size_t cnn_model_dense_coefs(const struct cnn_model *m);
 
-/* What the callback sees at the end of each epoch. */
-struct cnn_report {
-    size_t epoch, epochs;
-    double loss, test_acc; /* test_acc NAN without a test set */
-    size_t coefs, conns;   /* convolution coefficients, head connections now */
-    double seconds;        /* the epoch's steps and policies */
-};
-typedef int (*cnn_report_fn)(void *ctx, const struct cnn_report *r);
-
-/* fit_run's loop (fit.h: order, batches, the policies on the head after
- * each step and each epoch but the last) for a CNN; a set or rigl policy
- * also regrows each convolution layer at the end of each epoch but the
- * last, with the fraction F/2 (1 + cos(pi e / E)) at epoch e of E. */
-int cnn_fit(struct nn_cnn *c, const struct data_set *train, const struct data_set *test,
-            const struct fit_opts *o, cnn_report_fn report, void *ctx, struct tv_error *err);
-/* Test accuracy: the share of rows whose argmax output is the label. */
-int cnn_evaluate(struct nn_cnn *c, const struct data_set *d, size_t batch, double *acc,
-                 struct tv_error *err);
-
 /* --layers of net init --conv: the head's sizes after the convolutions. */
 #define CNN_MAX_HEAD 16
 /* The head of spec s: sizes[0..n) after its inputs (s->out_size), layered at
@@ -78,7 +59,7 @@ int cnn_model_to_genome(const struct cnn_model *m, struct genome *g, struct tv_e
 int cnn_model_write(const struct cnn_model *m, const char *format, const char *path,
                     struct tv_error *err);
 /* `trevo net train` of a genome with channels: the trainer of nn_cnn_from_genome
- * on DATA (and TEST), cnn_fit with one line per epoch on stdout, the trained
+ * on DATA (and TEST), fit_cnn_run (fit.h) with one line per epoch on stdout, the trained
  * network written back into g. */
 int cnn_train_net(struct genome *g, const struct nn_train_opts *o, const struct fit_opts *f,
                   const char *data, const char *labels, const char *test, const char *test_labels,

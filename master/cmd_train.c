@@ -285,7 +285,8 @@ static void train_usage(FILE *f)
     fprintf(f, "usage: trevo net train NET --data DATA [--labels FILE] [--test DATA\n"
                "                       [--test-labels FILE]] [--epochs N] [--batch B] [--lr X]\n"
                "                       [--optimizer sgd|momentum|adam] [--momentum M]\n"
-               "                       [--seed S] [--no-shuffle] [--sparsify SPEC]...\n"
+               "                       [--lr-schedule none|cosine] [--seed S] [--no-shuffle] "
+               "[--sparsify SPEC]...\n"
                "                       [--regrow SPEC] [--format text|msgpack] -o OUT\n\n"
                "Trains the network NET to classify DATA (softmax cross-entropy over the\n"
                "output neurons' values, class k = the k-th output by id) and writes the\n"
@@ -299,6 +300,8 @@ static void train_usage(FILE *f)
                "  --lr            learning rate (default 0.01)\n"
                "  --optimizer     sgd (default), momentum or adam\n"
                "  --momentum      of --optimizer momentum (default 0.9)\n"
+               "  --lr-schedule   none (default): --lr throughout; cosine: step s of the\n"
+               "                  run's S steps at lr (1 + cos(pi s / S)) / 2\n"
                "  --seed          shuffling and the policies' draws (default 1)\n"
                "  --no-shuffle    consecutive rows in file order, the last batch short\n"
                "  --sparsify SPEC a policy after each step: l1:D lp:D,P threshold:T\n"
@@ -357,6 +360,14 @@ static int train_option(struct train_args *a, const char *o, const char *v, stru
         return parse_optimizer(v, &a->opts.optimizer, err);
     if (!strcmp(o, "--sparsify") || !strcmp(o, "--regrow"))
         return add_policy(a, o, v, err);
+    if (!strcmp(o, "--lr-schedule")) {
+        a->fit.lr_schedule = nn_lr_schedule_parse(v);
+        return a->fit.lr_schedule < 0 ? tv_error_set(err, TV_EINVAL,
+                                                     "--lr-schedule: expected none or "
+                                                     "cosine, got '%s'",
+                                                     v)
+                                      : 0;
+    }
     double x;
     int rc;
     if (!strcmp(o, "--epochs")) {

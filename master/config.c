@@ -231,6 +231,23 @@ static const char *given_key(const struct parse_ctx *x, const char *const *names
  * fit the genome limits. Its neurons are known exactly; of its connections,
  * the mean number between adjacent layers (a lower bound of the mean count:
  * skip and recurrent ones come on top). */
+/* init = net: the file reads, within the limits, and fits the task. */
+static int check_start_net(const struct parse_ctx *x, const char *file,
+                           const struct master_config *c, const struct task_instance *t,
+                           struct tv_error *err)
+{
+    struct genome g;
+    genome_init(&g);
+    struct tv_error e = {0};
+    int rc = worker_load_net(c->worker.init_net, &c->worker.limits, &g, &e);
+    if (!rc)
+        rc = task_check_shape(t, &g, &e);
+    genome_release(&g);
+    if (rc == TV_ENOMEM)
+        return tv_error_set(err, rc, "%s: init_net: %s", file, e.msg);
+    return rc ? key_error(x, file, "genome", "init_net", e.msg, err) : 0;
+}
+
 static int check_start_size(const struct parse_ctx *x, const char *file,
                             const struct master_config *c, const struct task_instance *t,
                             struct tv_error *err)
@@ -387,6 +404,11 @@ static int parse(struct master_config *c, const char *text, const char *file,
     rc = check_pair_densities(&x, file, &c->worker, err);
     if (rc)
         return rc;
+    if ((c->worker.init == WORKER_INIT_NET) != !!c->worker.init_net[0])
+        return key_error(&x, file, "genome", c->worker.init_net[0] ? "init_net" : "init",
+                         c->worker.init_net[0] ? "is read only with init = net"
+                                               : "init = net needs init_net, a network file",
+                         err);
     if (c->worker.init == WORKER_INIT_LAYERED && c->worker.n_init_hidden == 0 &&
         (c->worker.n_init_densities ? c->worker.init_densities[0] : c->worker.init_density) <= 0)
         return key_error(&x, file, "genome",
@@ -397,7 +419,8 @@ static int parse(struct master_config *c, const char *text, const char *file,
     rc = task_open(c->task_kind, &c->task_params, &t, err);
     if (rc)
         return tv_error_prefix(err, "%s", file);
-    rc = check_start_size(&x, file, c, t, err);
+    rc = c->worker.init == WORKER_INIT_NET ? check_start_net(&x, file, c, t, err)
+                                           : check_start_size(&x, file, c, t, err);
     if (rc || !keep) {
         task_close(t);
         return rc;

@@ -49,7 +49,7 @@
     }
 
 static const char *const selections[] = {"speciated", "generational", NULL};
-static const char *const inits[] = {"minimal", "layered", NULL};
+static const char *const inits[] = {"minimal", "layered", "net", NULL};
 static const char *const syncs[] = {"normal", "full", NULL};
 /* in the order of enum store_genomes */
 static const char *const keeps[] = {"all", "population", "champions", NULL};
@@ -107,7 +107,11 @@ static const struct config_key table[] = {
     I64("speciation", "elitism_min_size", elitism_min_size, 0, 1e9, "5", 0,
         "species smaller than this keep no elite"),
     ENUM("genome", "init", worker.init, inits, "minimal",
-         "starting genomes: minimal (inputs joined to outputs) or layered"),
+         "starting genomes: minimal (inputs joined to outputs), layered, or net (mutants of "
+         "init_net)"),
+    STR("genome", "init_net", worker.init_net, "", K_QUIET,
+        "init = net: a network file (text or msgpack, as trevo net writes them); each "
+        "starting genome is it, mutated once"),
     DBL("genome", "init_weight_sd", worker.init_weight_sd, 0, 1e6, "1.0", 0,
         "starting weights ~ N(0, sd^2)"),
     {"genome", "init_hidden", T_LIST, FIELD(worker.init_hidden[0], uint32_t),

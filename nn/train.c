@@ -24,6 +24,43 @@ void nn_train_opts_default(struct nn_train_opts *o)
     o->bptt = 0;
 }
 
+int nn_trainer_set_lr(struct nn_trainer *t, float lr, struct tv_error *err)
+{
+    if (!isfinite(lr) || lr < 0)
+        return tv_error_set(err, TV_EINVAL, "nn_trainer_set_lr: %g is not a rate (finite, >= 0)",
+                            (double)lr);
+    t->o.lr = lr;
+    return 0;
+}
+
+float nn_trainer_lr(const struct nn_trainer *t)
+{
+    return t->o.lr;
+}
+
+float nn_lr_at(float lr, int schedule, uint64_t step, uint64_t total)
+{
+    if (schedule != NN_LR_COSINE || total == 0)
+        return lr;
+    double f = 0.5 * (1.0 + cos(M_PI * (double)step / (double)total));
+    return (float)((double)lr * f);
+}
+
+static const char *const lr_schedule_names[] = {"none", "cosine"};
+
+int nn_lr_schedule_parse(const char *s)
+{
+    for (int k = 0; k < 2; k++)
+        if (!strcmp(s, lr_schedule_names[k]))
+            return k;
+    return -1;
+}
+
+const char *nn_lr_schedule_name(int schedule)
+{
+    return schedule >= 0 && schedule < 2 ? lr_schedule_names[schedule] : "?";
+}
+
 int nn_trainer_set_target(struct nn_trainer *t, int target, struct tv_error *err)
 {
     if (target < 0 || target >= NN_TARGET_COUNT || !nn_target_supported(target))

@@ -114,6 +114,23 @@ int nn_trainer_predict(struct nn_trainer *t, const float *x, size_t steps, size_
 enum nn_transpose { NN_TRANSPOSE_MAP = 0, NN_TRANSPOSE_SCATTER = 1, NN_TRANSPOSE_BUILD = 2 };
 /* TV_EINVAL for an unknown way. */
 int nn_trainer_set_transpose(struct nn_trainer *t, int way, struct tv_error *err);
+/* The learning rate of the steps that follow (the options' lr at first):
+ * what a schedule (nn_lr_at) changes between steps. TV_EINVAL for a rate
+ * that is negative or not finite. */
+int nn_trainer_set_lr(struct nn_trainer *t, float lr, struct tv_error *err);
+float nn_trainer_lr(const struct nn_trainer *t);
+/* Learning-rate schedules over a run of `total` optimizer steps; stored and
+ * printed as their names ("none", "cosine"). */
+enum nn_lr_schedule { NN_LR_NONE = 0, NN_LR_COSINE = 1 };
+/* The rate of the 0-based step `step` of `total` (step < total): lr for
+ * NN_LR_NONE; lr (1 + cos(pi step / total)) / 2 for NN_LR_COSINE (SGDR's
+ * cosine annealing, Loshchilov & Hutter 2017, one cycle, no restart), in
+ * double, then rounded to float: lr at the first step, lr (1 + cos(pi (T-1)
+ * / T)) / 2 > 0 at the last. */
+float nn_lr_at(float lr, int schedule, uint64_t step, uint64_t total);
+/* "none" or "cosine" into enum nn_lr_schedule; -1 for anything else. */
+int nn_lr_schedule_parse(const char *s);
+const char *nn_lr_schedule_name(int schedule); /* "?" when unknown */
 /* The kernels of another SIMD target (enum nn_target of nn.h; a new trainer
  * runs the best its CPU has); every target gives the same bits. TV_EINVAL
  * for an unknown target or one this CPU cannot run. */

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cnn.h"
 #include "failalloc.h"
 #include "fit.h"
 #include "testutil.h"
@@ -446,6 +447,170 @@ static void test_fit_run_view_of_rows_is_that_data_set(void **state)
     genome_release(&g);
 }
 
+/* The cosine schedule: fit_run's steps equal steps taken by hand at
+ * lr (1 + cos(pi s / S)) / 2, S = 2 epochs x 3 batches (no shuffle, batch 8
+ * of 23 rows), computed here in double; the trainer's rate is lr again
+ * afterwards; the rates of nn_lr_at, the names, the refusals. */
+static void test_fit_run_cosine_schedule_by_hand(void **state)
+{
+    (void)state;
+    struct fixture f, g;
+    fixture_init(&f, 8, 2);
+    fixture_init(&g, 8, 2);
+    f.o.shuffle = 0;
+    f.o.lr_schedule = NN_LR_COSINE;
+    assert_ok(fit_run(f.t, &f.d, NULL, &f.o, NULL, NULL, &f.err), &f.err);
+    assert_true(nn_trainer_lr(f.t) == 0.1f);
+    for (size_t s = 0; s < 6; s++) {
+        size_t r0 = (s % 3) * 8, n = r0 + 8 <= ROWS ? 8 : ROWS - r0;
+        float lr = (float)(0.1f * 0.5 * (1.0 + cos(M_PI * (double)s / 6.0)));
+        assert_true(nn_lr_at(0.1f, NN_LR_COSINE, s, 6) == lr);
+        assert_ok(nn_trainer_set_lr(g.t, lr, &g.err), &g.err);
+        uint32_t lab[8];
+        for (size_t k = 0; k < n; k++)
+            lab[k] = k_y[r0 + k];
+        double loss;
+        assert_ok(nn_trainer_step(g.t, k_x + r0 * 3, lab, NULL, 1, n, &loss, &g.err), &g.err);
+    }
+    struct genome a, b;
+    genome_init(&a);
+    genome_init(&b);
+    assert_ok(nn_trainer_write_genome(f.t, &a, &f.err), &f.err);
+    assert_ok(nn_trainer_write_genome(g.t, &b, &g.err), &g.err);
+    assert_true(genome_equal(&a, &b));
+    /* the constant rate gives another network */
+    f.o.lr_schedule = NN_LR_NONE;
+    fixture_release(&g);
+    fixture_init(&g, 8, 2);
+    g.o.shuffle = 0;
+    assert_ok(fit_run(g.t, &g.d, NULL, &g.o, NULL, NULL, &g.err), &g.err);
+    genome_release(&b);
+    genome_init(&b);
+    assert_ok(nn_trainer_write_genome(g.t, &b, &g.err), &g.err);
+    assert_false(genome_equal(&a, &b));
+    assert_true(nn_lr_at(0.1f, NN_LR_NONE, 5, 6) == 0.1f);
+    assert_true(nn_lr_at(0.1f, NN_LR_COSINE, 0, 6) == 0.1f);
+    assert_true(nn_lr_at(0.1f, NN_LR_COSINE, 3, 6) == 0.05f);
+    assert_int_equal(nn_lr_schedule_parse("cosine"), NN_LR_COSINE);
+    assert_int_equal(nn_lr_schedule_parse("none"), NN_LR_NONE);
+    assert_int_equal(nn_lr_schedule_parse("Cosine"), -1);
+    assert_string_equal(nn_lr_schedule_name(NN_LR_COSINE), "cosine");
+    assert_string_equal(nn_lr_schedule_name(7), "?");
+    assert_error(nn_trainer_set_lr(f.t, -1, &f.err), &f.err, TV_EINVAL,
+                 "nn_trainer_set_lr: -1 is not a rate (finite, >= 0)");
+    assert_error(nn_trainer_set_lr(f.t, NAN, &f.err), &f.err, TV_EINVAL, "is not a rate");
+    f.o.lr_schedule = 2;
+    assert_error(fit_run(f.t, &f.d, NULL, &f.o, NULL, NULL, &f.err), &f.err, TV_EINVAL,
+                 "fit: unknown learning-rate schedule 2");
+    genome_release(&a);
+    genome_release(&b);
+    fixture_release(&f);
+    fixture_release(&g);
+}
+
+/* ---- fit_cnn_run ------------------------------------------------------------ */
+
+/* A 4x4 image, one 3x3 filter (padding 1, relu, 2x2 pooling: pixels
+ * 100..103), its four pooled pixels to two outputs. */
+static const char CNN[] =
+    "trevo-net 4\ninputs 16\noutputs 2\n"
+    "neuron 0 in 0 identity 0\nneuron 1 in 0 identity 0\nneuron 2 in 0 identity 0\n"
+    "neuron 3 in 0 identity 0\nneuron 4 in 0 identity 0\nneuron 5 in 0 identity 0\n"
+    "neuron 6 in 0 identity 0\nneuron 7 in 0 identity 0\nneuron 8 in 0 identity 0\n"
+    "neuron 9 in 0 identity 0\nneuron 10 in 0 identity 0\nneuron 11 in 0 identity 0\n"
+    "neuron 12 in 0 identity 0\nneuron 13 in 0 identity 0\nneuron 14 in 0 identity 0\n"
+    "neuron 15 in 0 identity 0\nneuron 16 out 1 identity 0\nneuron 17 out 1 identity 0\n"
+    "conn 100 16 0.5\nconn 101 16 -0.25\nconn 102 16 0.75\nconn 103 16 0.1\n"
+    "conn 100 17 -0.5\nconn 101 17 0.25\nconn 102 17 -0.3\nconn 103 17 0.6\n"
+    "channel 0 in 4 4 1 0 identity 0 0\nchannel 1 hid 4 4 2 0.5 relu 0.1 100\n"
+    "filter 0 1 3 3 1 1 0,0,0.3 0,2,-0.2 1,1,0.8 2,0,0.4 2,2,0.5\n";
+
+static void cnn_train(const struct genome *g, const struct data_set *d, const struct fit_opts *o,
+                      struct genome *out)
+{
+    struct nn_train_opts to;
+    nn_train_opts_default(&to);
+    to.optimizer = NN_OPT_ADAM;
+    to.lr = 0.05f;
+    to.max_batch = o->batch;
+    struct nn_cnn *c = NULL;
+    struct tv_error err = {0};
+    assert_ok(nn_cnn_from_genome(g, &to, &c, &err), &err);
+    assert_ok(fit_cnn_run(c, d, NULL, o, NULL, NULL, &err), &err);
+    assert_true(nn_trainer_lr(nn_cnn_head(c)) == 0.05f);
+    genome_init(out);
+    assert_ok(nn_cnn_write_genome(c, out, &err), &err);
+    nn_cnn_free(c);
+}
+
+/* A CNN trained on a view of rows (scaled), with a step budget that ends
+ * inside the second epoch and the cosine schedule, gives the same bits as
+ * one trained on those rows written out as a data set of their own. */
+static void test_fit_cnn_run_view_budget_schedule(void **state)
+{
+    (void)state;
+    enum { ALL = 30, N = 9 };
+    static float x[ALL * 16], own_x[N * 16];
+    static uint16_t y[ALL], own_y[N];
+    struct tv_rng rng;
+    tv_rng_init(&rng, 8, 0, 0);
+    for (size_t r = 0; r < ALL; r++) {
+        for (size_t j = 0; j < 16; j++)
+            x[r * 16 + j] = (float)tv_rng_uniform(&rng);
+        y[r] = x[r * 16 + 5] > x[r * 16 + 10];
+    }
+    const uint32_t rows[N] = {3, 29, 0, 17, 17, 8, 21, 5, 12};
+    float shift[16], mul[16];
+    for (size_t j = 0; j < 16; j++) {
+        shift[j] = 0.5f;
+        mul[j] = j % 2 ? 2 : 0.5f;
+    }
+    for (size_t i = 0; i < N; i++) {
+        own_y[i] = y[rows[i]];
+        for (size_t j = 0; j < 16; j++)
+            own_x[i * 16 + j] = (x[rows[i] * 16 + j] - shift[j]) * mul[j];
+    }
+    struct genome g, a, b;
+    parse(&g, CNN);
+    struct fit_opts o;
+    fit_opts_default(&o);
+    o.batch = 4;
+    o.epochs = 3;
+    o.seed = 6;
+    o.max_steps = 5; /* 3 steps an epoch: ends inside the second */
+    o.lr_schedule = NN_LR_COSINE;
+    struct data_set own = dataset(own_x, own_y, N, 16, 2), all = dataset(x, y, ALL, 16, 2);
+    cnn_train(&g, &own, &o, &a);
+    o.rows = rows;
+    o.n_rows = N;
+    o.shift = shift;
+    o.mul = mul;
+    cnn_train(&g, &all, &o, &b);
+    assert_true(genome_equal(&a, &b));
+    assert_false(genome_equal(&a, &g));
+    assert_int_equal(a.n_channels, 2);
+    genome_release(&b);
+    o.max_steps = 6;
+    cnn_train(&g, &all, &o, &b);
+    assert_false(genome_equal(&a, &b));
+    /* the checks fit_run makes */
+    struct nn_train_opts to;
+    nn_train_opts_default(&to);
+    struct nn_cnn *c = NULL;
+    struct tv_error err = {0};
+    assert_ok(nn_cnn_from_genome(&g, &to, &c, &err), &err);
+    o.mul = NULL;
+    assert_error(fit_cnn_run(c, &all, NULL, &o, NULL, NULL, &err), &err, TV_EINVAL,
+                 "fit: a scale needs both shift and mul");
+    struct data_set narrow = dataset(x, y, ALL, 15, 2);
+    assert_error(fit_cnn_run(c, &narrow, NULL, &o, NULL, NULL, &err), &err, TV_EINVAL,
+                 "training data");
+    nn_cnn_free(c);
+    genome_release(&a);
+    genome_release(&b);
+    genome_release(&g);
+}
+
 /* Every allocation of fit_run (with a policy, a test pass) failed in turn:
  * TV_ENOMEM (or the trainer's or sparsifier's out of memory), nothing
  * leaked, and the trainer still usable. */
@@ -520,6 +685,8 @@ int main(void)
         cmocka_unit_test(test_fit_run_no_regrowth_after_the_last_epoch),
         cmocka_unit_test(test_fit_run_step_budget_stops_inside_an_epoch),
         cmocka_unit_test(test_fit_run_view_of_rows_is_that_data_set),
+        cmocka_unit_test(test_fit_run_cosine_schedule_by_hand),
+        cmocka_unit_test(test_fit_cnn_run_view_budget_schedule),
         cmocka_unit_test(test_fit_run_allocation_failures_leak_nothing),
         cmocka_unit_test(test_fit_evaluate_identity_network_exact),
     };

@@ -2,6 +2,8 @@
  * job on one task batch, shared by MPI workers and the in-process master. */
 #include "worker.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -58,10 +60,41 @@ static void set_models(struct genome *g, int model)
             genome_neuron_set_model(&g->neurons[i], model);
 }
 
+int worker_load_net(const char *path, const struct genome_limits *limits, struct genome *g,
+                    struct tv_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return tv_error_set(err, TV_EIO, "%s: cannot open: %s", path, strerror(errno));
+    struct tv_buf buf = {0};
+    int rc = 0;
+    for (size_t n = 1; n > 0 && !rc;) {
+        if (tv_buf_reserve(&buf, 65536))
+            rc = tv_error_set(err, TV_ENOMEM, "%s: out of memory reading the file", path);
+        else if ((n = fread(buf.data + buf.len, 1, 65536, f)) > 0)
+            buf.len += n;
+        else if (ferror(f))
+            rc = tv_error_set(err, TV_EIO, "%s: read error: %s", path, strerror(errno));
+    }
+    fclose(f);
+    if (!rc)
+        rc = genome_load(g, buf.data, buf.len, path, limits, err);
+    tv_buf_free(&buf);
+    return rc;
+}
+
 static int build_initial(const struct worker_params *p, struct tv_rng *rng, struct genome *child,
                          struct tv_error *err)
 {
     const struct task_instance *t = p->task;
+    if (p->init == WORKER_INIT_NET) { /* a mutant of the file's network */
+        int rc = worker_load_net(p->init_net, &p->limits, child, err);
+        if (!rc)
+            rc = task_check_shape(t, child, err);
+        if (!rc)
+            rc = genome_mutate(child, &p->mutation, rng, err);
+        return rc;
+    }
     if (p->init == WORKER_INIT_MINIMAL) {
         int rc = genome_build_minimal(child, (uint32_t)t->n_inputs, (uint32_t)t->n_outputs,
                                       t->out_act, p->init_weight_sd, rng, err);

@@ -38,7 +38,9 @@ enum worker_op {
 };
 
 /* Starting genomes. */
-enum worker_init { WORKER_INIT_MINIMAL = 0, WORKER_INIT_LAYERED = 1 };
+enum worker_init { WORKER_INIT_MINIMAL = 0, WORKER_INIT_LAYERED = 1, WORKER_INIT_NET = 2 };
+/* The longest init_net path, NUL included. */
+#define WORKER_PATH_MAX 256
 
 #define WORKER_MAX_HIDDEN_LAYERS 8
 /* skip pairs (a, b >= a + 2) of WORKER_MAX_HIDDEN_LAYERS + 2 layers */
@@ -64,7 +66,15 @@ struct worker_params {
     size_t n_init_densities;
     double init_skip_densities[WORKER_MAX_SKIP_PAIRS]; /* (0, 2), (0, 3), ..., (1, 3), ... */
     size_t n_init_skip_densities;
+    /* WORKER_INIT_NET: the network file every starting genome is a mutant of
+     * (read by each rank, as a task's data files are) */
+    char init_net[WORKER_PATH_MAX];
 };
+
+/* The network file `path` (text or msgpack, genome_load) into g, within
+ * limits; TV_EIO naming the file when it cannot be read. */
+int worker_load_net(const char *path, const struct genome_limits *limits, struct genome *g,
+                    struct tv_error *err);
 
 struct worker_task {
     int64_t child_id;

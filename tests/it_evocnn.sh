@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# A convolutional network evolved and trained through the farm: `[genome]
+# init = net` starts the population from a `trevo net init --conv` network
+# (each starting genome that network mutated once), classify trains every
+# child as a CNN (fit_cnn_run) on small bar images made here, Lamarckian.
+# The same seed gives the same run alone and under `mpirun -n 3`; the
+# stored genomes keep their channels and filters, trained (the champion
+# scores its fitness on the validation split) and learning (the final test
+# beats chance); init_net errors name the key and the file.
+set -u
+: "${TREVO:?TREVO must name the trevo binary}"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib_classify.sh"
+dir=$(mktemp -d)
+trap '[ -n "${KEEP:-}" ] || rm -rf "$dir"' EXIT
+cd "$dir"
+[ -z "${KEEP:-}" ] || echo "it_evocnn: keeping $dir"
+fail() { echo "FAIL: $*"; exit 1; }
+
+# 6x6 images of a bar: horizontal (class 0), vertical (1) or both (2)
+bars_csv() { # ROWS SEED
+    awk -v s="$2" -v n="$1" 'BEGIN {
+        for (k = 0; k < 36; k++) printf "p%d,", k
+        print "label"
+        for (i = 0; i < n; i++) {
+            s = (s * 16807) % 2147483647; c = s % 3
+            s = (s * 16807) % 2147483647; p = s % 6
+            for (y = 0; y < 6; y++) for (x = 0; x < 6; x++)
+                printf "%d,", ((c != 1 && y == p) || (c != 0 && x == p)) ? 1 : 0
+            print c
+        }
+    }'
+}
+bars_csv 300 7 >train.csv
+bars_csv 90 99 >test.csv
+"$TREVO" net init --conv 1x6x6,4k3p1,pool2 --layers 3 --density 0.5 --seed 3 \
+    -o start.net >/dev/null || fail "net init --conv"
+cat >cnn.ini <<INI
+[run]
+task = classify
+seed = 4
+generations = 5
+stop_on_solve = false
+[population]
+size = 8
+crossover_rate = 0.0
+[genome]
+init = net
+init_net = $dir/start.net
+weight_perturb_rate = 0.0
+weight_replace_rate = 0.0
+bias_perturb_rate = 0.0
+bias_replace_rate = 0.0
+add_local_rate = 0.0
+add_skip_rate = 0.0
+add_neuron_rate = 0.0
+del_neuron_rate = 0.0
+del_conn_rate = 0.2
+add_coef_rate = 0.3
+del_coef_rate = 0.2
+del_filter_rate = 0.05
+[task]
+train = $dir/train.csv
+test = $dir/test.csv
+validation = 0.2
+samples = 1000
+train_steps = 30
+train_batch = 16
+optimizer = adam
+lr = 0.01
+lamarckian = 1
+[store]
+db = unused.db
+INI
+
+"$TREVO" run cnn.ini --db one.db --quiet 2>one.log || fail "alone: $(tail -3 one.log)"
+classify_signature one.db >one.sig
+mpirun --oversubscribe ${MPIRUN_ASAN:-} -n 3 "$TREVO" run cnn.ini --db mpi3.db \
+    >mpi3.log 2>&1 || fail "mpirun -n 3: $(tail -3 mpi3.log)"
+classify_signature mpi3.db >mpi3.sig
+diff one.sig mpi3.sig >/dev/null || fail "alone and mpirun -n 3 differ: $(diff one.sig mpi3.sig | head -5)"
+
+# every stored genome is a convolutional network; the champion is trained
+"$TREVO" best one.db --format text -o best.net >/dev/null || fail "best: $?"
+grep -q '^filter ' best.net || fail "the champion has no filter line"
+"$TREVO" net validate best.net >/dev/null || fail "the champion does not validate"
+[ "$(sqlite3 one.db 'select count(*) from generations where best = champion_test')" = 5 ] ||
+    fail "a stored best does not score its fitness: $(sqlite3 one.db 'select generation, best, champion_test from generations')"
+acc=$(sqlite3 one.db "select value from run_notes where key = 'final_test'")
+awk -v a="$acc" 'BEGIN { exit !(a > 0.6) }' || fail "final test $acc: no better than chance (1/3)"
+
+# ---- init_net refused with the key and the file named, before any database
+refused() { # WANT SED
+    sed "$2" cnn.ini >bad.ini
+    "$TREVO" run bad.ini --db bad.db >bad.log 2>&1 && fail "[$2]: accepted"
+    grep -qF -- "$1" bad.log || fail "[$2]: want [$1] in [$(cat bad.log)]"
+    [ ! -e bad.db ] || fail "[$2]: a database was created"
+}
+refused "init = net needs init_net" "/^init_net = /d"
+refused "init_net: is read only with init = net" "s/^init = net/init = minimal/"
+refused "init_net: $dir/none.net: cannot open" "s|^init_net = .*|init_net = $dir/none.net|"
+"$TREVO" net init --layers 5,3 --density 1 -o five.net >/dev/null
+refused "init_net: " "s|^init_net = .*|init_net = $dir/five.net|"
+printf 'trevo-net 9\n' >junk.net
+refused "junk.net" "s|^init_net = .*|init_net = $dir/junk.net|"
+echo "it_evocnn: ok"
