@@ -624,8 +624,20 @@ static size_t coef_limit(const struct genome_mutation *cfg)
     return cfg->limits.max_conns ? cfg->limits.max_conns : GENOME_DEFAULT_MAX_CONNS;
 }
 
-/* A filter of one coefficient between a random channel and a random deeper
- * hidden one that none joins yet, with a geometry that fits (a few draws). */
+/* The smallest channel depth above d (d itself when none is). */
+static float next_level(const struct genome *g, float d)
+{
+    float next = d;
+    for (size_t k = 0; k < g->n_channels; k++)
+        if (g->channels[k].depth > d && (next == d || g->channels[k].depth < next))
+            next = g->channels[k].depth;
+    return next;
+}
+
+/* A filter of one coefficient between a random channel and a random hidden
+ * one of the next level of depth (the layered form the CNN trainer,
+ * nn/cnn.h, takes) that none joins yet, with a geometry that fits (a few
+ * draws). */
 static int add_filter(struct genome *g, const struct genome_mutation *cfg, struct tv_rng *rng,
                       struct tv_error *err)
 {
@@ -636,6 +648,7 @@ static int add_filter(struct genome *g, const struct genome_mutation *cfg, struc
         const struct genome_channel *b = &g->channels[tv_rng_below(rng, (uint32_t)g->n_channels)];
         struct genome_filter f;
         if (b->kind != GENOME_CHANNEL_HIDDEN || !(a->depth < b->depth) ||
+            b->depth != next_level(g, a->depth) ||
             genome_find_filter(g, a->id, b->id) >= 0 || !fit_geometry(a, b, &f))
             continue;
         struct genome_coef c = draw_coef(&f, cfg, rng);

@@ -55,12 +55,13 @@ bias_perturb_rate = 0.0
 bias_replace_rate = 0.0
 add_local_rate = 0.0
 add_skip_rate = 0.0
-add_neuron_rate = 0.0
+add_neuron_rate = 0.1
 del_neuron_rate = 0.0
 del_conn_rate = 0.2
 add_coef_rate = 0.3
 del_coef_rate = 0.2
 del_filter_rate = 0.05
+add_filter_rate = 0.2
 [task]
 train = $dir/train.csv
 test = $dir/test.csv
