@@ -6,7 +6,9 @@
 # The same seed gives the same run alone and under `mpirun -n 3`; the
 # stored genomes keep their channels and filters, trained (the champion
 # scores its fitness on the validation split) and learning (the final test
-# beats chance); init_net errors name the key and the file.
+# beats chance); a run killed with kill -9 and resumed ends as the
+# uninterrupted one (tests/faults/kill9.sh); init_net errors name the key
+# and the file.
 set -u
 : "${TREVO:?TREVO must name the trevo binary}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -91,6 +93,12 @@ grep -q '^filter ' best.net || fail "the champion has no filter line"
     fail "a stored best does not score its fitness: $(sqlite3 one.db 'select generation, best, champion_test from generations')"
 acc=$(sqlite3 one.db "select value from run_notes where key = 'final_test'")
 awk -v a="$acc" 'BEGIN { exit !(a > 0.6) }' || fail "final test $acc: no better than chance (1/3)"
+
+# ---- kill -9 and resume: the run ends as the uninterrupted one
+sed -e 's/^generations = 5/generations = 60/' -e 's/^size = 8/size = 40/' \
+    -e 's/^db = unused.db/db = unused.db\ncommit_batch = 8/' cnn.ini >kill.ini
+KILLS=2 KILLS_PER_CHAIN=2 bash "$here/faults/kill9.sh" --config kill.ini "$TREVO" >kill.log 2>&1 ||
+    fail "kill -9 and resume: $(grep -E 'FAIL|passed' kill.log | head -5)"
 
 # ---- init_net refused with the key and the file named, before any database
 refused() { # WANT SED
