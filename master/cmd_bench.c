@@ -56,6 +56,9 @@ static void bench_usage(FILE *f)
                "                         (trevo net bench --cuba --help)\n"
                "  --conv IN,OUT,K,H,W    a sparse convolution layer against im2col + sgemm\n"
                "                         instead (trevo net bench --conv --help)\n"
+               "  --spike-layers L,N,F   a layered spiking network, frustum tiles against\n"
+               "                         layer by layer (trevo net bench --spike-layers\n"
+               "                         --help)\n"
                "OPENBLAS_CORETYPE is set from the CPU's flags unless already set.\n");
 }
 
