@@ -648,8 +648,8 @@ static int add_filter(struct genome *g, const struct genome_mutation *cfg, struc
         const struct genome_channel *b = &g->channels[tv_rng_below(rng, (uint32_t)g->n_channels)];
         struct genome_filter f;
         if (b->kind != GENOME_CHANNEL_HIDDEN || !(a->depth < b->depth) ||
-            b->depth != next_level(g, a->depth) ||
-            genome_find_filter(g, a->id, b->id) >= 0 || !fit_geometry(a, b, &f))
+            b->depth != next_level(g, a->depth) || genome_find_filter(g, a->id, b->id) >= 0 ||
+            !fit_geometry(a, b, &f))
             continue;
         struct genome_coef c = draw_coef(&f, cfg, rng);
         return genome_add_filter(g, &f, &c, 1, err);
