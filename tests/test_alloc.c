@@ -62,8 +62,15 @@ typedef void (*case_fn)(struct trial *t, void *ctx);
 static void sweep(const char *name, case_fn fn, void *ctx)
 {
     failalloc_track(1);
-    /* once without failure: lazy one-time state (SQLite's) is made here */
+    /* twice without failure: lazy one-time state (SQLite's) is made by the
+     * first call, which may also reuse memory an earlier test freed (pages
+     * SQLite's page cache kept), so that it counts fewer allocations than
+     * the calls after it (seen once: 0 against 2 in store_close); the second
+     * call's count is the one every trial must end with */
     struct trial t0 = {0};
+    fn(&t0, ctx);
+    assert_ok(t0.rc, &t0.err);
+    t0 = (struct trial){0};
     fn(&t0, ctx);
     assert_ok(t0.rc, &t0.err);
     unsigned long k, absorbed = 0;
