@@ -204,12 +204,14 @@ valgrind: $(TREVO)
 # ---- fuzzing (clang + libFuzzer) ---------------------------------------
 # Every parser has a target (tests/fuzz/fuzz_*.c, seeds in tests/fuzz/corpus/).
 # The libraries are compiled once with the fuzzer's coverage; no MPI: worker/
-# contributes only its codec (msg.c) and master/ only its config (config.c, config_keys.c).
+# contributes its codec (msg.c) and worker.c (the config reads init_net through it), master/
+# only its config (config.c, config_keys.c).
 FUZZ_BUILD = $(BUILD)/fuzz
 FUZZ_FLAGS = -std=c11 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined \
              -ffp-contract=off -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L
 FUZZ_INC = -Imaster -Iworker -Iexperiments -Idata -Inn -Igenome
-FUZZ_LIBSRC = $(GENOME_SRC) $(NN_SRC) $(DATA_SRC) $(TASKS_SRC) worker/msg.c master/config.c master/config_keys.c \
+FUZZ_LIBSRC = $(GENOME_SRC) $(NN_SRC) $(DATA_SRC) $(TASKS_SRC) worker/msg.c worker/worker.c master/config.c \
+              master/config_keys.c \
               master/state.c master/pop.c master/row.c
 FUZZ_OBJ = $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(FUZZ_LIBSRC))
 FUZZERS = $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/%,$(FUZZ_SRC))
