@@ -112,6 +112,7 @@ refused "init_net: is read only with init = net" "s/^init = net/init = minimal/"
 refused "init_net: $dir/none.net: cannot open" "s|^init_net = .*|init_net = $dir/none.net|"
 "$TREVO" net init --layers 5,3 --density 1 -o five.net >/dev/null
 refused "init_net: " "s|^init_net = .*|init_net = $dir/five.net|"
+refused "init_net: /dev/zero: larger than 268435456 bytes" "s|^init_net = .*|init_net = /dev/zero|"
 printf 'trevo-net 9\n' >junk.net
 refused "junk.net" "s|^init_net = .*|init_net = $dir/junk.net|"
 echo "it_evocnn: ok"

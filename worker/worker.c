@@ -71,9 +71,11 @@ int worker_load_net(const char *path, const struct genome_limits *limits, struct
     for (size_t n = 1; n > 0 && !rc;) {
         if (tv_buf_reserve(&buf, 65536))
             rc = tv_error_set(err, TV_ENOMEM, "%s: out of memory reading the file", path);
-        else if ((n = fread(buf.data + buf.len, 1, 65536, f)) > 0)
-            buf.len += n;
-        else if (ferror(f))
+        else if ((n = fread(buf.data + buf.len, 1, 65536, f)) > 0 &&
+                 (buf.len += n) > WORKER_NET_FILE_MAX)
+            rc = tv_error_set(err, TV_ELIMIT, "%s: larger than %zu bytes", path,
+                              (size_t)WORKER_NET_FILE_MAX);
+        else if (n == 0 && ferror(f))
             rc = tv_error_set(err, TV_EIO, "%s: read error: %s", path, strerror(errno));
     }
     fclose(f);

@@ -71,8 +71,12 @@ struct worker_params {
     char init_net[WORKER_PATH_MAX];
 };
 
+/* The largest init_net file read (a device or a huge file is refused, not
+ * read to its end). */
+#define WORKER_NET_FILE_MAX ((size_t)256 << 20)
 /* The network file `path` (text or msgpack, genome_load) into g, within
- * limits; TV_EIO naming the file when it cannot be read. */
+ * limits; TV_EIO naming the file when it cannot be read, TV_ELIMIT when it
+ * is larger than WORKER_NET_FILE_MAX. */
 int worker_load_net(const char *path, const struct genome_limits *limits, struct genome *g,
                     struct tv_error *err);
 
