@@ -27,9 +27,10 @@
  * network is scored on the `samples` rows at positions g * samples, ... of
  * the validation split (wrapping; all of it when samples >= its rows), never
  * on rows it trained on. A genome with channels (a convolutional network)
- * is trained the same way as a CNN (nn/cnn.h, fit_cnn_run of fit.h). The seed of the permutations
- * and the policies is the first tv_rng_u64 of the evaluation stream (TASK_STREAM_EVAL) of the
- * child's seed: a function of the child alone, whichever rank trains it.
+ * is trained the same way as a CNN (nn/cnn.h, fit_cnn_run of fit.h). The
+ * seed of the permutations and the policies is the first tv_rng_u64 of the
+ * evaluation stream (TASK_STREAM_EVAL) of the child's seed: a function of
+ * the child alone, whichever rank trains it.
  * lamarckian 1: the trained network (its weights, biases and the topology
  * the policies left) replaces the child's genome; 0 (Baldwinian): the
  * genome stays as it was bred, only its fitness is the trained network's.
@@ -44,8 +45,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "data.h"
 #include "cnn.h"
+#include "data.h"
 #include "fit.h"
 #include "tasks.h"
 

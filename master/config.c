@@ -227,10 +227,6 @@ static const char *given_key(const struct parse_ctx *x, const char *const *names
     return names[0];
 }
 
-/* The worker builds the starting genome before any limit applies: it must
- * fit the genome limits. Its neurons are known exactly; of its connections,
- * the mean number between adjacent layers (a lower bound of the mean count:
- * skip and recurrent ones come on top). */
 /* init = net: the file reads, within the limits, and fits the task. */
 static int check_start_net(const struct parse_ctx *x, const char *file,
                            const struct master_config *c, const struct task_instance *t,
@@ -248,6 +244,10 @@ static int check_start_net(const struct parse_ctx *x, const char *file,
     return rc ? key_error(x, file, "genome", "init_net", e.msg, err) : 0;
 }
 
+/* The worker builds the starting genome before any limit applies: it must
+ * fit the genome limits. Its neurons are known exactly; of its connections,
+ * the mean number between adjacent layers (a lower bound of the mean count:
+ * skip and recurrent ones come on top). */
 static int check_start_size(const struct parse_ctx *x, const char *file,
                             const struct master_config *c, const struct task_instance *t,
                             struct tv_error *err)

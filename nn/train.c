@@ -50,7 +50,7 @@ static const char *const lr_schedule_names[] = {"none", "cosine"};
 
 int nn_lr_schedule_parse(const char *s)
 {
-    for (int k = 0; k < 2; k++)
+    for (int k = 0; k < (int)(sizeof lr_schedule_names / sizeof lr_schedule_names[0]); k++)
         if (!strcmp(s, lr_schedule_names[k]))
             return k;
     return -1;
@@ -58,7 +58,9 @@ int nn_lr_schedule_parse(const char *s)
 
 const char *nn_lr_schedule_name(int schedule)
 {
-    return schedule >= 0 && schedule < 2 ? lr_schedule_names[schedule] : "?";
+    return schedule >= 0 && schedule < (int)(sizeof lr_schedule_names / sizeof lr_schedule_names[0])
+               ? lr_schedule_names[schedule]
+               : "?";
 }
 
 int nn_trainer_set_target(struct nn_trainer *t, int target, struct tv_error *err)

@@ -2,7 +2,7 @@
 # A convolutional network evolved and trained through the farm: `[genome]
 # init = net` starts the population from a `trevo net init --conv` network
 # (each starting genome that network mutated once), classify trains every
-# child as a CNN (fit_cnn_run) on small bar images made here, Lamarckian.
+# child as a CNN (fit_cnn_run) on small bar images (bars_csv), Lamarckian.
 # The same seed gives the same run alone and under `mpirun -n 3`; the
 # stored genomes keep their channels and filters, trained (the champion
 # scores its fitness on the validation split) and learning (the final test
@@ -21,20 +21,6 @@ cd "$dir"
 [ -z "${KEEP:-}" ] || echo "it_evocnn: keeping $dir"
 fail() { echo "FAIL: $*"; exit 1; }
 
-# 6x6 images of a bar: horizontal (class 0), vertical (1) or both (2)
-bars_csv() { # ROWS SEED
-    awk -v s="$2" -v n="$1" 'BEGIN {
-        for (k = 0; k < 36; k++) printf "p%d,", k
-        print "label"
-        for (i = 0; i < n; i++) {
-            s = (s * 16807) % 2147483647; c = s % 3
-            s = (s * 16807) % 2147483647; p = s % 6
-            for (y = 0; y < 6; y++) for (x = 0; x < 6; x++)
-                printf "%d,", ((c != 1 && y == p) || (c != 0 && x == p)) ? 1 : 0
-            print c
-        }
-    }'
-}
 bars_csv 300 7 >train.csv
 bars_csv 90 99 >test.csv
 "$TREVO" net init --conv 1x6x6,4k3p1,pool2 --layers 3 --density 0.5 --seed 3 \

@@ -1,30 +1,17 @@
 #!/usr/bin/env bash
 # trevo net init --conv / net train of a convolutional network through the
-# real binary, on small image data made here: a sparse start that validates
-# and is the same for the same seed; training that learns, keeps the number
-# of coefficients under rigl, writes a genome with channels and filters that
-# validates, and gives the same bytes for the same seed; the errors.
+# real binary, on small bar images (bars_csv of tests/lib_classify.sh): a
+# sparse start that validates and is the same for the same seed; training
+# that learns, keeps the number of coefficients under rigl, writes a genome
+# with channels and filters that validates, and gives the same bytes for the
+# same seed; the errors.
 set -u
 : "${TREVO:?TREVO must name the trevo binary}"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
+. "$(cd "$(dirname "$0")" && pwd)/lib_classify.sh"
 
-# ---- data: 6x6 images of a bar, horizontal (class 0), vertical (1) or both
-# (2), at a place from an LCG (exact in awk's doubles).
-bars_csv() { # ROWS SEED: rows of 36 pixels, then the class
-    awk -v s="$2" -v n="$1" 'BEGIN {
-        for (k = 0; k < 36; k++) printf "p%d,", k
-        print "label"
-        for (i = 0; i < n; i++) {
-            s = (s * 16807) % 2147483647; c = s % 3
-            s = (s * 16807) % 2147483647; p = s % 6
-            for (y = 0; y < 6; y++) for (x = 0; x < 6; x++)
-                printf "%d,", ((c != 1 && y == p) || (c != 0 && x == p)) ? 1 : 0
-            print c
-        }
-    }'
-}
 bars_csv 300 7 >"$dir/train.csv"
 bars_csv 90 99 >"$dir/test.csv"
 

@@ -1,5 +1,6 @@
-# tests/lib_classify.sh -- shell shared by the classify integration tests
-# (tests/it_classify.sh, tests/it_evotrain.sh); sourced, not run.
+# tests/lib_classify.sh -- shell shared by the classify and CNN integration
+# tests (tests/it_classify.sh, it_evotrain.sh, it_evocnn.sh, it_net_cnn.sh);
+# sourced, not run.
 
 # classify_csv FILE ROWS SEED [HEADER]: ROWS rows of 3 classes of 4 features
 # (class k shifts feature k by 0.8), awk's rand() seeded with SEED; HEADER 1
@@ -21,4 +22,21 @@ classify_signature() {
     "$TREVO" best "$1" | sha256sum
     sqlite3 "$1" "select id, hex(data) from genomes order by id" | sha256sum
     sqlite3 "$1" "select key, value from run_notes"
+}
+
+# bars_csv ROWS SEED: 6x6 images of a bar at a place from an LCG (exact in
+# awk's doubles), horizontal (class 0), vertical (1) or both (2): a header,
+# then rows of 36 pixels and the class.
+bars_csv() {
+    awk -v s="$2" -v n="$1" 'BEGIN {
+        for (k = 0; k < 36; k++) printf "p%d,", k
+        print "label"
+        for (i = 0; i < n; i++) {
+            s = (s * 16807) % 2147483647; c = s % 3
+            s = (s * 16807) % 2147483647; p = s % 6
+            for (y = 0; y < 6; y++) for (x = 0; x < 6; x++)
+                printf "%d,", ((c != 1 && y == p) || (c != 0 && x == p)) ? 1 : 0
+            print c
+        }
+    }'
 }

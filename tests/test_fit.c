@@ -479,7 +479,6 @@ static void test_fit_run_cosine_schedule_by_hand(void **state)
     assert_ok(nn_trainer_write_genome(g.t, &b, &g.err), &g.err);
     assert_true(genome_equal(&a, &b));
     /* the constant rate gives another network */
-    f.o.lr_schedule = NN_LR_NONE;
     fixture_release(&g);
     fixture_init(&g, 8, 2);
     g.o.shuffle = 0;

@@ -10,6 +10,10 @@
 
 struct worker_scratch {
     struct genome p1, p2, child;
+    /* init = net: the file's network, read and checked once for the params
+     * start_of points to (not again for every starting genome) */
+    struct genome start;
+    const struct worker_params *start_of;
     struct tv_buf out; /* encoded children of the current batch, back to back */
     struct worker_result *results;
     size_t cap_results;
@@ -27,6 +31,7 @@ void worker_scratch_free(struct worker_scratch *s)
     genome_release(&s->p1);
     genome_release(&s->p2);
     genome_release(&s->child);
+    genome_release(&s->start);
     tv_buf_free(&s->out);
     free(s->results);
     free(s);
@@ -85,14 +90,20 @@ int worker_load_net(const char *path, const struct genome_limits *limits, struct
     return rc;
 }
 
-static int build_initial(const struct worker_params *p, struct tv_rng *rng, struct genome *child,
-                         struct tv_error *err)
+static int build_initial(const struct worker_params *p, struct worker_scratch *s,
+                         struct tv_rng *rng, struct genome *child, struct tv_error *err)
 {
     const struct task_instance *t = p->task;
     if (p->init == WORKER_INIT_NET) { /* a mutant of the file's network */
-        int rc = worker_load_net(p->init_net, &p->limits, child, err);
+        int rc = 0;
+        if (s->start_of != p) {
+            s->start_of = NULL;
+            if (!(rc = worker_load_net(p->init_net, &p->limits, &s->start, err)) &&
+                !(rc = task_check_shape(t, &s->start, err)))
+                s->start_of = p;
+        }
         if (!rc)
-            rc = task_check_shape(t, child, err);
+            rc = genome_copy(child, &s->start, err);
         if (!rc)
             rc = genome_mutate(child, &p->mutation, rng, err);
         return rc;
@@ -132,7 +143,7 @@ int worker_breed(const struct worker_params *p, const struct worker_task *t,
     int rc = 0;
     switch (t->op) {
     case WORKER_OP_INIT:
-        rc = build_initial(p, &rng, child, err);
+        rc = build_initial(p, s, &rng, child, err);
         break;
     case WORKER_OP_MUTATE:
         rc = decode_parent(p, t->genome1, t->genome1_len, t->parent1, &s->p1, err);
