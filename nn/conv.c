@@ -23,6 +23,15 @@
  * padded phase form is, per plane, the sum over the coefficients reading
  * that plane of w * dL/dy shifted back (the list sorted by plane, perm);
  * dL/dw of a coefficient is one dot product of dL/dy with its input run.
+ *
+ * At stride 1 with a batch of a multiple of 16 (the batched training case),
+ * the direct kernel (direct_*) skips the padded copy: it reads x (and dL/dy
+ * for dL/dx) in place, a pixel being whole vectors of 16 lanes, and leaves
+ * out the terms whose source is outside the map, tested per row and per
+ * vector only in the blocks at the borders. Copying the input and writing
+ * the output had made a batch of 64 memory-bound; now each output channel's
+ * row is written in one run while the rows it reads stay in L2. The sums
+ * are the padded form's, term for term, so the bits are the same.
  */
 #include "conv_impl.h"
 
@@ -46,6 +55,8 @@ struct nn_conv {
     uint32_t *pl_start;     /* [n_planes + 1] perm's first entry of each plane */
     size_t *off;            /* [n] scratch: offsets of the runs of one call */
     float *wt;              /* [n] scratch: the weights in perm order */
+    ptrdiff_t *doff, *ddr;  /* [n] scratch of the direct kernel: offsets, row shifts */
+    size_t *dlo, *dhi;      /* [n] its column ranges */
     float *xp;              /* the input planes (also scratch of dw) */
     float *dxp;             /* dL/dx planes */
     float *yp;              /* output / dL/dy maps of wq-pixel rows */
@@ -204,6 +215,85 @@ NN_INLINE void gather_body(const struct conv_gather *j)
 }
 CONV_TARGETS(conv_gather, gather_body, struct conv_gather)
 
+/* The direct kernel, for stride 1 and batches of a multiple of 16: reads
+ * its source in place, no padded copy. For each row r < rows, block j0 <
+ * len (CONV_J floats; len a multiple of 16) and group g < groups:
+ *   dst[g gstride + r dstride + j0 + i] = sum over k in [start[g], start[g + 1])
+ *                                          of w[k] src[r sstride + off[k] + j0 + i],
+ * in order of k, counting only the terms whose source is in the map: row
+ * r + dr[k] in [0, src_h) and column j0 + i in [lo[k], hi[k]) (multiples of
+ * 16, so that each vector of 16 lanes counts whole or not at all). A term
+ * left out is one the padded form would add as w * 0: the same bits. */
+struct conv_direct {
+    const float *src;
+    const ptrdiff_t *off; /* [n] the source channel and the shift, in floats */
+    const ptrdiff_t *dr;  /* [n] the row shift */
+    const size_t *lo, *hi;
+    const float *w;
+    const uint32_t *start;
+    size_t groups, rows, len;
+    size_t src_h, sstride;    /* source rows, floats per source row */
+    ptrdiff_t dr_min, dr_max; /* over all k: rows r with both in range test none */
+    size_t lo_max, hi_min;    /* over all k: blocks within need no column test */
+    float *dst;
+    size_t gstride, dstride, cols;
+};
+
+NN_INLINE void direct_body(const struct conv_direct *j)
+{
+    for (size_t c0 = 0; c0 < j->len; c0 += j->cols)
+        for (size_t r = 0; r < j->rows; r++) {
+            ptrdiff_t base = (ptrdiff_t)(r * j->sstride), rr = (ptrdiff_t)r;
+            int rows_ok = rr + j->dr_min >= 0 && rr + j->dr_max < (ptrdiff_t)j->src_h;
+            for (size_t g = 0; g < j->groups; g++)
+                for (size_t j0 = c0; j0 < j->len && j0 < c0 + j->cols; j0 += CONV_J) {
+                    float *dst = j->dst + r * j->dstride + j0;
+                    size_t m = j->len - j0 < CONV_J ? j->len - j0 : CONV_J;
+                    int inner = rows_ok && j0 >= j->lo_max && j0 + CONV_J <= j->hi_min;
+                    v16f a[4] = {{0}, {0}, {0}, {0}};
+                    if (inner) {
+                        for (uint32_t k = j->start[g]; k < j->start[g + 1]; k++) {
+                            const float *p = j->src + (base + j->off[k] + (ptrdiff_t)j0);
+                            float w = j->w[k];
+                            a[0] += w * *(const v16fu *)p;
+                            a[1] += w * *(const v16fu *)(p + 16);
+                            a[2] += w * *(const v16fu *)(p + 32);
+                            a[3] += w * *(const v16fu *)(p + 48);
+                        }
+                    } else {
+                        for (uint32_t k = j->start[g]; k < j->start[g + 1]; k++) {
+                            ptrdiff_t sr = rr + j->dr[k];
+                            if (sr < 0 || sr >= (ptrdiff_t)j->src_h)
+                                continue;
+                            float w = j->w[k];
+                            if (m == CONV_J && j0 >= j->lo[k] && j0 + CONV_J <= j->hi[k]) {
+                                const float *p = j->src + (base + j->off[k] + (ptrdiff_t)j0);
+                                a[0] += w * *(const v16fu *)p;
+                                a[1] += w * *(const v16fu *)(p + 16);
+                                a[2] += w * *(const v16fu *)(p + 32);
+                                a[3] += w * *(const v16fu *)(p + 48);
+                                continue;
+                            }
+#pragma GCC unroll 4
+                            for (size_t q = 0; q < 4; q++) {
+                                size_t c = j0 + 16 * q;
+                                if (16 * q < m && c >= j->lo[k] && c < j->hi[k])
+                                    a[q] += w * *(const v16fu *)(j->src +
+                                                                 (base + j->off[k] + (ptrdiff_t)c));
+                            }
+                        }
+                    }
+                    float *q = dst + g * j->gstride;
+#pragma GCC unroll 4
+                    for (size_t v = 0; v < 4; v++)
+                        if (16 * v < m)
+                            *(v16fu *)(q + 16 * v) = a[v];
+                }
+        }
+}
+
+CONV_TARGETS(conv_direct, direct_body, struct conv_direct)
+
 /* dw[k] = sum over i < n_flat of a[k][i] b[k][i], a[k] = dy + c[k].out
  * dy_stride, b[k] = x + off[k]: in blocks of CONV_DW_BLOCK floats (each
  * block's rows of dy and x stay in cache while every coefficient reads
@@ -327,21 +417,26 @@ int nn_conv_new(const struct nn_conv_shape *s, const struct nn_conv_coef *c, siz
     l->perm = malloc(nn1 * sizeof *l->perm);
     l->off = malloc(nn1 * sizeof *l->off);
     l->wt = malloc(nn1 * sizeof *l->wt);
+    l->doff = malloc(nn1 * sizeof *l->doff);
+    l->ddr = malloc(nn1 * sizeof *l->ddr);
+    l->dlo = malloc(nn1 * sizeof *l->dlo);
+    l->dhi = malloc(nn1 * sizeof *l->dhi);
     l->co_start = calloc(s->out_ch + 1, sizeof *l->co_start);
     l->pl_start = calloc(l->n_planes + 1, sizeof *l->pl_start);
     l->xp = malloc(xf * sizeof *l->xp);
     l->dxp = malloc(xf * sizeof *l->dxp);
     l->yp = malloc(yf * sizeof *l->yp);
     l->acc = malloc(nn1 * sizeof *l->acc);
-    if (!l->c || !l->w || !l->plane || !l->pix || !l->perm || !l->off || !l->wt || !l->co_start ||
-        !l->pl_start || !l->xp || !l->dxp || !l->yp || !l->acc) {
+    if (!l->c || !l->w || !l->plane || !l->pix || !l->perm || !l->off || !l->wt || !l->doff ||
+        !l->ddr || !l->dlo || !l->dhi || !l->co_start || !l->pl_start || !l->xp || !l->dxp ||
+        !l->yp || !l->acc) {
         nn_conv_free(l);
         return tv_error_set(err, TV_ENOMEM, "%s: out of memory for a layer of %zu coefficients", fn,
                             n);
     }
     l->bytes = sizeof *l +
-               nn1 * (sizeof *l->c + 2 * sizeof(float) + 3 * sizeof(uint32_t) + sizeof(size_t) +
-                      sizeof(double)) +
+               nn1 * (sizeof *l->c + 2 * sizeof(float) + 3 * sizeof(uint32_t) + 3 * sizeof(size_t) +
+                      2 * sizeof(ptrdiff_t) + sizeof(double)) +
                (s->out_ch + l->n_planes + 2) * sizeof(uint32_t) + (2 * xf + yf) * sizeof(float);
     if (n)
         memcpy(l->c, c, n * sizeof *c);
@@ -379,6 +474,10 @@ void nn_conv_free(struct nn_conv *l)
     free(l->perm);
     free(l->off);
     free(l->wt);
+    free(l->doff);
+    free(l->ddr);
+    free(l->dlo);
+    free(l->dhi);
     free(l->co_start);
     free(l->pl_start);
     free(l->xp);
@@ -481,11 +580,80 @@ static int by_rows(size_t row_floats)
     return row_floats % CONV_J == 0 || row_floats >= 8 * CONV_J;
 }
 
+/* Whether the direct kernel takes a batch of b (conv_direct). */
+static int direct_ok(const struct nn_conv *l, size_t b)
+{
+    return l->s.stride == 1 && b % 16 == 0;
+}
+
+/* j for the direct kernel over a batch of b: forward (the list in order,
+ * from x into y) or not (dL/dx: the list sorted by input channel, from dL/dy
+ * into dx). */
+static void direct_setup(struct nn_conv *l, size_t b, int forward, const float *src, float *dst,
+                         struct conv_direct *j)
+{
+    const struct nn_conv_shape *s = &l->s;
+    size_t src_ch = forward ? s->in_ch : s->out_ch, src_h = forward ? s->in_h : l->out_h;
+    size_t src_w = forward ? s->in_w : l->out_w, dst_h = forward ? l->out_h : s->in_h;
+    size_t dst_w = forward ? l->out_w : s->in_w, dst_ch = forward ? s->out_ch : s->in_ch;
+    ptrdiff_t pad = (ptrdiff_t)s->pad, sw = (ptrdiff_t)src_w, bb = (ptrdiff_t)b;
+    *j = (struct conv_direct){src,
+                              l->doff,
+                              l->ddr,
+                              l->dlo,
+                              l->dhi,
+                              forward ? l->w : l->wt,
+                              forward ? l->co_start : l->pl_start,
+                              dst_ch,
+                              dst_h,
+                              dst_w * b,
+                              src_h,
+                              src_w * b,
+                              0,
+                              0,
+                              0,
+                              dst_w * b,
+                              dst,
+                              dst_h * dst_w * b,
+                              dst_w * b,
+                              pass_cols(l, src_ch, b)};
+    for (size_t i = 0; i < l->n; i++) {
+        const struct nn_conv_coef *c = &l->c[forward ? i : l->perm[i]];
+        ptrdiff_t ky = c->ky, kx = c->kx, dr = forward ? ky - pad : pad - ky;
+        ptrdiff_t dc = forward ? kx - pad : pad - kx; /* source pixel = destination + dc */
+        ptrdiff_t lo = dc < 0 ? -dc : 0,
+                  hi = sw - dc < (ptrdiff_t)dst_w ? sw - dc : (ptrdiff_t)dst_w;
+        if (hi < lo)
+            hi = lo;
+        l->doff[i] =
+            (ptrdiff_t)((forward ? c->in : c->out) * src_h) * sw * bb + dr * sw * bb + dc * bb;
+        l->ddr[i] = dr;
+        l->dlo[i] = (size_t)(lo * bb);
+        l->dhi[i] = (size_t)(hi * bb);
+        if (!forward)
+            l->wt[i] = l->w[l->perm[i]];
+        if (!i || dr < j->dr_min)
+            j->dr_min = dr;
+        if (!i || dr > j->dr_max)
+            j->dr_max = dr;
+        if (l->dlo[i] > j->lo_max)
+            j->lo_max = l->dlo[i];
+        if (l->dhi[i] < j->hi_min)
+            j->hi_min = l->dhi[i];
+    }
+}
+
 void nn_conv_forward(struct nn_conv *l, const float *x, size_t batch, float *y)
 {
     const struct nn_conv_shape *s = &l->s;
     size_t b = batch, ps = plane_floats(l, b), ms = map_floats(l, b), f = front_floats(l, b);
     size_t run = l->out_w * b, oh = l->out_h;
+    if (direct_ok(l, b)) {
+        struct conv_direct j;
+        direct_setup(l, b, 1, x, y, &j);
+        conv_direct[l->target](&j);
+        return;
+    }
     pack_input(l, x, b);
     for (size_t k = 0; k < l->n; k++)
         l->off[k] = l->plane[k] * ps + l->pix[k] * b;
@@ -511,13 +679,17 @@ void nn_conv_backward(struct nn_conv *l, const float *x, const float *dy, size_t
     const struct nn_conv_shape *s = &l->s;
     size_t b = batch, ps = plane_floats(l, b), ms = map_floats(l, b), f = front_floats(l, b);
     size_t run = l->out_w * b;
+    int direct = dx && direct_ok(l, b);
     /* dy into rows of wq pixels, zeros around */
-    if (l->yp_batch != b)
+    if (l->yp_batch != b && (dw || !direct))
         memset(l->yp, 0, s->out_ch * ms * sizeof *l->yp);
-    l->yp_batch = b;
-    for (size_t co = 0; co < s->out_ch; co++)
-        for (size_t oy = 0; oy < l->out_h; oy++)
-            copy_run(l->yp + co * ms + f + oy * l->wq * b, dy + (co * l->out_h + oy) * run, run);
+    if (dw || !direct) {
+        l->yp_batch = b;
+        for (size_t co = 0; co < s->out_ch; co++)
+            for (size_t oy = 0; oy < l->out_h; oy++)
+                copy_run(l->yp + co * ms + f + oy * l->wq * b, dy + (co * l->out_h + oy) * run,
+                         run);
+    }
     if (dw) {
         pack_input(l, x, b);
         for (size_t k = 0; k < l->n; k++)
@@ -528,6 +700,12 @@ void nn_conv_backward(struct nn_conv *l, const float *x, const float *dy, size_t
     }
     if (!dx)
         return;
+    if (direct) {
+        struct conv_direct j;
+        direct_setup(l, b, 0, dy, dx, &j);
+        conv_direct[l->target](&j);
+        return;
+    }
     size_t st = s->stride, xrun = s->in_w * b;
     /* stride 1 and long rows: dx's rows in place, at (pad, pad) of the planes */
     size_t base = st == 1 && by_rows(xrun) ? (s->pad * l->wq + s->pad) * b : 0;

@@ -236,6 +236,15 @@ static const struct conv_case cases[] = {
     {2, 3, 7, 6, 3, 5, 1, 2, 0.5, 64},
     /* rows longer than one pass of columns (48 planes or maps, 13 x 64 floats a row) */
     {48, 48, 5, 13, 3, 3, 1, 1, 0.05, 64},
+    /* stride 1, batches of a multiple of 16: read in place (the direct kernel),
+     * with the borders' tests: pads up to k - 1 (rows and columns with no
+     * input at all), maps narrower than the kernel, a 1-row kernel */
+    {3, 4, 7, 9, 3, 3, 1, 1, 0.5, 16},
+    {2, 3, 5, 2, 3, 3, 1, 2, 0.7, 32},
+    {4, 3, 1, 6, 1, 3, 1, 0, 0.6, 16},
+    {3, 2, 9, 4, 5, 5, 1, 2, 0.5, 48},
+    {3, 3, 6, 6, 5, 5, 1, 4, 0.5, 16},
+    {5, 4, 3, 3, 3, 3, 1, 1, 1.0, 32},
 };
 
 static void test_nn_conv_matches_reference(void **state)
