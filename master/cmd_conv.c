@@ -192,16 +192,18 @@ static int conv_bench_make(struct conv_bench *b, struct tv_error *err)
     size_t all = s->out_ch * b->kk;
     b->c = malloc(all * sizeof *b->c);
     b->w = calloc(all, sizeof *b->w);
-    b->x = malloc(b->nx * sizeof *b->x);
-    b->dy = malloc(b->ny * sizeof *b->dy);
-    b->y_sparse = malloc(b->ny * sizeof *b->y_sparse);
-    b->y_dense = malloc(b->ny * sizeof *b->y_dense);
-    b->y_own = malloc(b->ny * sizeof *b->y_own);
-    b->dx = malloc(b->nx * sizeof *b->dx);
+    /* every side's maps 64-byte aligned, as a caller of nn_conv_alloc has
+     * them (BENCHMARKS.md: what 16-byte aligned maps cost at batch 64) */
+    b->x = nn_conv_alloc(b->nx);
+    b->dy = nn_conv_alloc(b->ny);
+    b->y_sparse = nn_conv_alloc(b->ny);
+    b->y_dense = nn_conv_alloc(b->ny);
+    b->y_own = nn_conv_alloc(b->ny);
+    b->dx = nn_conv_alloc(b->nx);
     b->dw = malloc(all * sizeof *b->dw);
     b->dwd = malloc(all * sizeof *b->dwd);
-    b->col = malloc(b->kk * b->ncol * sizeof *b->col);
-    b->dcol = malloc(b->kk * b->ncol * sizeof *b->dcol);
+    b->col = nn_conv_alloc(b->kk * b->ncol);
+    b->dcol = nn_conv_alloc(b->kk * b->ncol);
     if (!b->c || !b->w || !b->x || !b->dy || !b->y_sparse || !b->y_dense || !b->y_own || !b->dx ||
         !b->dw || !b->dwd || !b->col || !b->dcol)
         return tv_error_set(err, TV_ENOMEM, "out of memory for the layer");

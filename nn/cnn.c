@@ -151,11 +151,11 @@ static int layer_init(struct cnn_layer *l, const struct nn_cnn_layer *d, size_t 
     ok &= (l->bm = calloc(oc, sizeof(float))) != NULL;
     ok &= (l->bv = calloc(oc, sizeof(float))) != NULL;
     if (i == 0)
-        ok &= (l->x = malloc(d->s.in_ch * d->s.in_h * d->s.in_w * mb * sizeof(float))) != NULL;
-    ok &= (l->z = malloc(nz * sizeof(float))) != NULL;
-    ok &= (l->gz = malloc(nz * sizeof(float))) != NULL;
-    ok &= (l->p = malloc(np * sizeof(float))) != NULL;
-    ok &= (l->gp = malloc(np * sizeof(float))) != NULL;
+        ok &= (l->x = nn_conv_alloc(d->s.in_ch * d->s.in_h * d->s.in_w * mb)) != NULL;
+    ok &= (l->z = nn_conv_alloc(nz)) != NULL;
+    ok &= (l->gz = nn_conv_alloc(nz)) != NULL;
+    ok &= (l->p = nn_conv_alloc(np)) != NULL;
+    ok &= (l->gp = nn_conv_alloc(np)) != NULL;
     ok &= (l->arg = malloc(np * sizeof(uint32_t))) != NULL;
     if (!ok)
         return tv_error_set(err, TV_ENOMEM, "nn_cnn_new: layer %zu: out of memory", i);

@@ -232,9 +232,9 @@ struct conv_direct {
     const float *w;
     const uint32_t *start;
     size_t groups, rows, len;
-    size_t src_h, sstride;    /* source rows, floats per source row */
-    ptrdiff_t dr_min, dr_max; /* over all k: rows r with both in range test none */
-    size_t lo_max, hi_min;    /* over all k: blocks within need no column test */
+    size_t src_h, sstride, src_ch; /* source rows, floats per source row, channels */
+    ptrdiff_t dr_min, dr_max;      /* over all k: rows r with both in range test none */
+    size_t lo_max, hi_min;         /* over all k: blocks within need no column test */
     float *dst;
     size_t gstride, dstride, cols;
 };
@@ -245,9 +245,42 @@ NN_INLINE void direct_body(const struct conv_direct *j)
         for (size_t r = 0; r < j->rows; r++) {
             ptrdiff_t base = (ptrdiff_t)(r * j->sstride), rr = (ptrdiff_t)r;
             int rows_ok = rr + j->dr_min >= 0 && rr + j->dr_max < (ptrdiff_t)j->src_h;
-            for (size_t g = 0; g < j->groups; g++)
-                for (size_t j0 = c0; j0 < j->len && j0 < c0 + j->cols; j0 += CONV_J) {
-                    float *dst = j->dst + r * j->dstride + j0;
+            for (size_t g = 0; g < j->groups; g++) {
+                /* the source row the next output row reads first, a share
+                 * of its channels per group: at a batch of 64 the maps do not
+                 * stay in cache between calls, and the hardware's prefetch
+                 * does not follow this many streams */
+                ptrdiff_t nr = rr + 1 + j->dr_max;
+                if (nr >= 0 && nr < (ptrdiff_t)j->src_h)
+                    for (size_t c = g * j->src_ch / j->groups; c < (g + 1) * j->src_ch / j->groups;
+                         c++)
+                        for (size_t x0 = c0; x0 < c0 + j->cols && x0 < j->len; x0 += 16)
+                            __builtin_prefetch(j->src + (c * j->src_h + (size_t)nr) * j->sstride +
+                                               x0);
+                size_t c1 = c0 + j->cols < j->len ? c0 + j->cols : j->len;
+                float *dst = j->dst + g * j->gstride + r * j->dstride;
+                size_t j0 = c0;
+                /* two blocks at a time inside the borders: one pass over
+                 * the group's coefficients for 128 floats */
+                if (rows_ok)
+                    for (; j0 + 2 * CONV_J <= c1; j0 += 2 * CONV_J) {
+                        if (j0 < j->lo_max)
+                            break;
+                        if (j0 + 2 * CONV_J > j->hi_min)
+                            break;
+                        v16f a[8] = {{0}, {0}, {0}, {0}, {0}, {0}, {0}, {0}};
+                        for (uint32_t k = j->start[g]; k < j->start[g + 1]; k++) {
+                            const float *p = j->src + (base + j->off[k] + (ptrdiff_t)j0);
+                            float w = j->w[k];
+#pragma GCC unroll 8
+                            for (size_t v = 0; v < 8; v++)
+                                a[v] += w * *(const v16fu *)(p + 16 * v);
+                        }
+#pragma GCC unroll 8
+                        for (size_t v = 0; v < 8; v++)
+                            *(v16fu *)(dst + j0 + 16 * v) = a[v];
+                    }
+                for (; j0 < c1; j0 += CONV_J) {
                     size_t m = j->len - j0 < CONV_J ? j->len - j0 : CONV_J;
                     int inner = rows_ok && j0 >= j->lo_max && j0 + CONV_J <= j->hi_min;
                     v16f a[4] = {{0}, {0}, {0}, {0}};
@@ -283,12 +316,12 @@ NN_INLINE void direct_body(const struct conv_direct *j)
                             }
                         }
                     }
-                    float *q = dst + g * j->gstride;
 #pragma GCC unroll 4
                     for (size_t v = 0; v < 4; v++)
                         if (16 * v < m)
-                            *(v16fu *)(q + 16 * v) = a[v];
+                            *(v16fu *)(dst + j0 + 16 * v) = a[v];
                 }
+            }
         }
 }
 
@@ -382,6 +415,12 @@ static size_t front_floats(const struct nn_conv *l, size_t b)
 static size_t map_floats(const struct nn_conv *l, size_t b)
 {
     return front_floats(l, b) + plane_floats(l, b);
+}
+
+float *nn_conv_alloc(size_t n)
+{
+    size_t bytes = (n * sizeof(float) + 63) & ~(size_t)63;
+    return aligned_alloc(64, bytes ? bytes : 64);
 }
 
 int nn_conv_new(const struct nn_conv_shape *s, const struct nn_conv_coef *c, size_t n,
@@ -609,6 +648,7 @@ static void direct_setup(struct nn_conv *l, size_t b, int forward, const float *
                               dst_w * b,
                               src_h,
                               src_w * b,
+                              src_ch,
                               0,
                               0,
                               0,

@@ -83,7 +83,10 @@ int nn_conv_set_target(struct nn_conv *l, int target, struct tv_error *err);
 int nn_conv_target(const struct nn_conv *l);
 
 /* y = conv(x) for `batch` (1..max_batch) samples: x [in_ch][in_h][in_w][batch],
- * y [out_ch][out_h][out_w][batch] (overwritten). */
+ * y [out_ch][out_h][out_w][batch] (overwritten). Any float alignment works;
+ * buffers from nn_conv_alloc run fastest (at a batch of 64, a vector store
+ * into a buffer only 16-byte aligned splits two cache lines, and the layer
+ * is bound by its stores). */
 void nn_conv_forward(struct nn_conv *l, const float *x, size_t batch, float *y);
 /* The backward pass of the forward above, given x and dL/dy:
  * dx (may be NULL) = dL/dx, overwritten; dw (may be NULL) = dL/dw of each
@@ -91,6 +94,10 @@ void nn_conv_forward(struct nn_conv *l, const float *x, size_t batch, float *y);
  * coefficients the layer has. */
 void nn_conv_backward(struct nn_conv *l, const float *x, const float *dy, size_t batch, float *dx,
                       float *dw);
+
+/* n floats (at least 1), 64-byte aligned, uninitialised; release with
+ * free(). NULL when out of memory. */
+float *nn_conv_alloc(size_t n);
 
 /* The plain nested loops (sums in double), same arguments and layouts. */
 int nn_conv_ref_forward(const struct nn_conv_shape *s, const struct nn_conv_coef *c, size_t n,

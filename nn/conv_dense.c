@@ -111,8 +111,8 @@ int nn_conv_dense_new(const struct nn_conv_shape *s, const float *w, size_t max_
     d->kk = s->in_ch * s->k_h * s->k_w;
     d->max_batch = max_batch;
     d->target = nn_target_best();
-    d->w = malloc(s->out_ch * d->kk * sizeof *d->w);
-    d->col = malloc(d->kk * d->out_h * d->out_w * max_batch * sizeof *d->col);
+    d->w = nn_conv_alloc(s->out_ch * d->kk);
+    d->col = nn_conv_alloc(d->kk * d->out_h * d->out_w * max_batch);
     if (!d->w || !d->col) {
         nn_conv_dense_free(d);
         return tv_error_set(err, TV_ENOMEM, "%s: out of memory", fn);

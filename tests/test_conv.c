@@ -459,6 +459,20 @@ static void test_nn_conv_ref_bad_arguments(void **state)
                  "nn_conv_dense_new: padding 3");
 }
 
+static void test_nn_conv_alloc_aligned(void **state)
+{
+    (void)state;
+    static const size_t sizes[] = {0, 1, 15, 16, 17, 1000};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        float *p = nn_conv_alloc(sizes[i]);
+        assert_non_null(p);
+        assert_int_equal((uintptr_t)p % 64, 0);
+        for (size_t k = 0; k < sizes[i]; k++) /* writable to its end (ASan) */
+            p[k] = (float)k;
+        free(p);
+    }
+}
+
 static void test_nn_conv_out_size(void **state)
 {
     (void)state;
@@ -599,6 +613,7 @@ int main(void)
         cmocka_unit_test(test_nn_conv_new_bad_shape),
         cmocka_unit_test(test_nn_conv_new_bad_coefficients),
         cmocka_unit_test(test_nn_conv_ref_bad_arguments),
+        cmocka_unit_test(test_nn_conv_alloc_aligned),
         cmocka_unit_test(test_nn_conv_out_size),
         cmocka_unit_test(test_nn_conv_prefer_dense_at_threshold),
         cmocka_unit_test(test_nn_conv_new_out_of_memory),
