@@ -3,10 +3,19 @@
  *
  * An int8 plan is one allocation: a struct nn_plan header (so that
  * nn_state_new, nn_step and the tasks run it as any plan), the flat form of
- * quant_impl.h, and its arrays: per non-input neuron 16 bytes (row start,
- * folded bias, multiplier, shift, pre-activation zero point, table), per edge
- * 3 bytes (a 16-bit value slot and an int8 weight) when 2 (n + 1) <= 65536,
- * 5 bytes otherwise, and 256 bytes per distinct table.
+ * quant_impl.h without its rows, and its arrays: per non-input neuron 12
+ * bytes (folded bias, multiplier, shift, pre-activation zero point, table),
+ * per edge 3 bytes (a 16-bit value slot and an int8 weight) when
+ * 2 (n + 1) <= 65536, 5 bytes otherwise, 256 bytes per distinct table.
+ *
+ * The edges are kept in chunks (a sliced ELLPACK form): within each layer
+ * the neurons are numbered by falling fan-in (the plan's own order; out_map
+ * and every slot follow it), and each run of up to 16 of them is a chunk of
+ * `lanes` neurons and `len` steps (its first neuron's fan-in): edge t of lane
+ * l at cbase[c] + t lanes + l, the missing ones padded with weight 0. A step
+ * of a chunk is then one vector of 16 neurons' edges (batch 1), and a
+ * neuron's edges are every lanes-th entry (batches). Per chunk 4 bytes
+ * (cbase).
  *
  * A state of an int8 plan keeps u = q + 128 of every neuron in its scatter
  * buffer (s->acc, unused by int8 plans): this step's values [n + 1][stride]
@@ -29,9 +38,20 @@
 
 struct nn_qplan {
     struct nn_plan plan; /* first: the kernels get a struct nn_plan * */
-    struct nn_qflat f;
+    struct nn_qflat f;   /* row unused; idx and w: [n_slots] in chunk order */
+    uint32_t *cbase;     /* [n_chunks + 1] each chunk's first slot */
+    size_t n_chunks, n_slots;
     struct nn_op op;
 };
+
+#define CHUNK 16
+
+/* The chunk starting at neuron j0 of the layer ending at neuron `end`: its
+ * lanes, and its steps from cbase[c]. */
+static inline uint32_t chunk_lanes(uint32_t j0, uint32_t end)
+{
+    return end - j0 < CHUNK ? end - j0 : CHUNK;
+}
 
 #define ALIGN 64
 static size_t up(size_t x)
@@ -50,16 +70,16 @@ static size_t layout(struct nn_qplan *qp, unsigned char *base)
             ptr = (void *)(base + off);                                                            \
         off += up((count) * sizeof *(ptr));                                                        \
     } while (0)
-    PLACE(f->row, n + 1);
+    PLACE(qp->cbase, qp->n_chunks + 1);
     PLACE(f->fbias, n);
     PLACE(f->mult, n);
     PLACE(f->shift, n);
     PLACE(f->pzp, n);
     PLACE(f->tab, n);
-    PLACE(f->w, f->n_edges);
+    PLACE(f->w, qp->n_slots);
     if (base)
         f->idx = base + off;
-    off += up(f->n_edges * (size_t)f->idx_bits / 8);
+    off += up(qp->n_slots * (size_t)f->idx_bits / 8);
     PLACE(f->tables, f->n_tables * 256 + 64);
     PLACE(f->lstart, f->n_layers + 1);
     PLACE(f->lzero, f->n_layers);
@@ -69,22 +89,174 @@ static size_t layout(struct nn_qplan *qp, unsigned char *base)
     return off;
 }
 
+/* Lays out the arrays of the row form t in base (NULL only measures); the
+ * widest elements first, so that each array is aligned. */
+static size_t row_layout(struct nn_qflat *t, unsigned char *base)
+{
+    size_t n = t->n - t->n_in, off = 0;
+#define TAKE(ptr, count)                                                                           \
+    do {                                                                                           \
+        if (base)                                                                                  \
+            ptr = (void *)(base + off);                                                            \
+        off += (count) * sizeof *(ptr);                                                            \
+    } while (0)
+    TAKE(t->row, n + 1);
+    TAKE(t->fbias, n);
+    TAKE(t->mult, n);
+    TAKE(t->lstart, t->n_layers + 1);
+    TAKE(t->out_map, t->n_out);
+    if (base)
+        t->idx = base + off;
+    off += t->n_edges * (size_t)t->idx_bits / 8;
+    TAKE(t->tab, n);
+    TAKE(t->w, t->n_edges);
+    TAKE(t->shift, n);
+    TAKE(t->pzp, n);
+    TAKE(t->lzero, t->n_layers);
+    TAKE(t->tables, t->n_tables * 256 + 64);
+#undef TAKE
+    return off;
+}
+
+/* The row form of q (quant_impl.h) into t, in memory *mem of its own (free
+ * it). */
+static int row_form(const struct nn_qnet *q, struct nn_qflat *t, unsigned char **mem,
+                    struct tv_error *err)
+{
+    int rc = nn_qflat_sizes(q, t, err);
+    if (rc)
+        return rc;
+    size_t bytes = row_layout(t, NULL);
+    unsigned char *m = malloc(bytes ? bytes : 1);
+    if (!m)
+        return tv_error_set(err, TV_ENOMEM, "int8 plan: out of memory (%zu bytes)", bytes);
+    row_layout(t, m);
+    nn_qflat_fill(q, t);
+    *mem = m;
+    return 0;
+}
+
+static uint32_t row_slot(const struct nn_qflat *t, uint32_t k)
+{
+    return t->idx_bits == 16 ? ((const uint16_t *)t->idx)[k] : ((const uint32_t *)t->idx)[k];
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The plan's order of each layer: by falling fan-in, ties in the row form's
+ * order. old[j'] is the row form's neuron at j', nw[j] the inverse (both of
+ * n entries; inputs stay). key: scratch of n entries. */
+static void order_by_fan_in(const struct nn_qflat *t, uint32_t *old, uint32_t *nw, uint64_t *key)
+{
+    for (uint32_t j = 0; j < t->n_in; j++)
+        old[j] = j;
+    for (size_t l = 1; l < t->n_layers; l++) {
+        uint32_t a = t->lstart[l], b = t->lstart[l + 1];
+        for (uint32_t j = a; j < b; j++) {
+            uint32_t d = t->row[j - t->n_in + 1] - t->row[j - t->n_in];
+            key[j] = (uint64_t)(UINT32_MAX - d) << 32 | j;
+        }
+        qsort(key + a, b - a, sizeof *key, cmp_u64);
+        for (uint32_t j = a; j < b; j++)
+            old[j] = (uint32_t)key[j];
+    }
+    for (uint32_t j = 0; j < t->n; j++)
+        nw[old[j]] = j;
+}
+
 int nn_qplan_compile(const struct nn_qnet *q, struct nn_plan **out, struct tv_error *err)
 {
     *out = NULL;
-    struct nn_qplan hd = {0};
-    int rc = nn_qflat_sizes(q, &hd.f, err);
+    struct nn_qflat t;
+    unsigned char *tm = NULL;
+    int rc = row_form(q, &t, &tm, err);
     if (rc)
         return rc;
+    uint32_t *old = malloc((t.n + 1) * sizeof *old), *nw = malloc((t.n + 1) * sizeof *nw);
+    uint64_t *key = malloc((t.n + 1) * sizeof *key);
+    if (!old || !nw || !key) {
+        free(tm);
+        free(old);
+        free(nw);
+        free(key);
+        return tv_error_set(err, TV_ENOMEM, "int8 plan: out of memory");
+    }
+    order_by_fan_in(&t, old, nw, key);
+    free(key);
+    struct nn_qplan hd = {0};
+    hd.f = t;
+    for (size_t l = 1; l < t.n_layers; l++)
+        for (uint32_t j0 = t.lstart[l]; j0 < t.lstart[l + 1]; j0 += CHUNK) {
+            uint32_t lanes = chunk_lanes(j0, t.lstart[l + 1]);
+            uint32_t i = old[j0] - (uint32_t)t.n_in;
+            hd.n_chunks++;
+            hd.n_slots += (size_t)lanes * (t.row[i + 1] - t.row[i]);
+        }
     size_t bytes = layout(&hd, NULL);
     unsigned char *m = aligned_alloc(ALIGN, bytes);
-    if (!m)
+    if (!m) {
+        free(tm);
+        free(old);
+        free(nw);
         return tv_error_set(err, TV_ENOMEM, "int8 plan: out of memory (%zu bytes)", bytes);
+    }
     memset(m, 0, bytes);
     struct nn_qplan *qp = (struct nn_qplan *)m;
     *qp = hd;
     layout(qp, m);
-    nn_qflat_fill(q, &qp->f);
+    struct nn_qflat *f = &qp->f;
+    f->row = NULL;
+    /* the chunks: slots renumbered to the plan's order (a recurrent slot is
+     * n + 1 + its source), padding with weight 0 reading slot 0 */
+    uint32_t slots = 0, c = 0;
+    for (size_t l = 1; l < t.n_layers; l++)
+        for (uint32_t j0 = t.lstart[l]; j0 < t.lstart[l + 1]; j0 += CHUNK, c++) {
+            uint32_t lanes = chunk_lanes(j0, t.lstart[l + 1]);
+            uint32_t len = t.row[old[j0] - t.n_in + 1] - t.row[old[j0] - t.n_in];
+            qp->cbase[c] = slots;
+            for (uint32_t ln = 0; ln < lanes; ln++) {
+                uint32_t i = old[j0 + ln] - (uint32_t)t.n_in;
+                for (uint32_t e = 0; e < len; e++) {
+                    size_t k = slots + (size_t)e * lanes + ln;
+                    uint32_t sl = 0;
+                    int8_t w = 0;
+                    if (t.row[i] + e < t.row[i + 1]) {
+                        uint32_t s0 = row_slot(&t, t.row[i] + e);
+                        sl = s0 < t.n    ? nw[s0]
+                             : s0 == t.n ? s0
+                                         : (uint32_t)t.n + 1 + nw[s0 - t.n - 1];
+                        w = t.w[t.row[i] + e];
+                    }
+                    if (f->idx_bits == 16)
+                        ((uint16_t *)f->idx)[k] = (uint16_t)sl;
+                    else
+                        ((uint32_t *)f->idx)[k] = sl;
+                    f->w[k] = w;
+                }
+            }
+            slots += lanes * len;
+        }
+    qp->cbase[c] = slots;
+    for (uint32_t j = (uint32_t)t.n_in; j < t.n; j++) {
+        uint32_t i = j - (uint32_t)t.n_in, io = old[j] - (uint32_t)t.n_in;
+        f->fbias[i] = t.fbias[io];
+        f->mult[i] = t.mult[io];
+        f->shift[i] = t.shift[io];
+        f->pzp[i] = t.pzp[io];
+        f->tab[i] = t.tab[io];
+    }
+    memcpy(f->tables, t.tables, t.n_tables * 256 + 64);
+    memcpy(f->lstart, t.lstart, (t.n_layers + 1) * sizeof *f->lstart);
+    memcpy(f->lzero, t.lzero, t.n_layers);
+    for (size_t k = 0; k < t.n_out; k++)
+        f->out_map[k] = nw[t.out_map[k]];
+    free(tm);
+    free(old);
+    free(nw);
     struct nn_plan *p = &qp->plan;
     p->n = q->n;
     p->n_in = q->n_in;
@@ -100,7 +272,7 @@ int nn_qplan_compile(const struct nn_qnet *q, struct nn_plan **out, struct tv_er
     memset(p->layer_way, NN_WAY_GATHER, q->n_layers);
     p->out_contiguous = 1;
     for (size_t k = 1; k < q->n_out; k++)
-        p->out_contiguous &= q->out_map[k] == q->out_map[0] + k;
+        p->out_contiguous &= f->out_map[k] == f->out_map[0] + k;
     qp->op = (struct nn_op){NN_OP_INT8, 0, (uint32_t)q->n_layers, 0};
     p->ops = &qp->op;
     p->n_ops = 1;
@@ -186,41 +358,40 @@ static inline uint8_t neuron_out(const struct nn_qflat *f, uint32_t i, int32_t a
 static void int8_one(const struct nn_plan *p, struct nn_state *s, const struct nn_op *op)
 {
     (void)op;
-    const struct nn_qflat *f = &((const struct nn_qplan *)p)->f;
+    const struct nn_qplan *qp = (const struct nn_qplan *)p;
+    const struct nn_qflat *f = &qp->f;
     begin(p, f, s, qrow);
     uint8_t *v = values(s);
-    const int8_t *w = f->w;
-    for (uint32_t j = (uint32_t)f->n_in; j < f->n; j++) {
-        uint32_t i = j - (uint32_t)f->n_in;
-        int32_t a0 = f->fbias[i], a1 = 0, a2 = 0, a3 = 0;
-        uint32_t k = f->row[i], e = f->row[i + 1];
-        if (f->idx_bits == 16) {
-            const uint16_t *ix = f->idx;
-            for (; k + 4 <= e; k += 4) {
-                a0 += w[k] * v[ix[k]];
-                a1 += w[k + 1] * v[ix[k + 1]];
-                a2 += w[k + 2] * v[ix[k + 2]];
-                a3 += w[k + 3] * v[ix[k + 3]];
-            }
+    size_t c = 0;
+    for (size_t l = 1; l < f->n_layers; l++)
+        for (uint32_t j0 = f->lstart[l]; j0 < f->lstart[l + 1]; j0 += CHUNK, c++) {
+            uint32_t lanes = chunk_lanes(j0, f->lstart[l + 1]), i0 = j0 - (uint32_t)f->n_in;
+            uint32_t base = qp->cbase[c], end = qp->cbase[c + 1];
+            int32_t a[CHUNK];
+            for (uint32_t ln = 0; ln < lanes; ln++)
+                a[ln] = f->fbias[i0 + ln];
+            for (uint32_t k = base; k < end; k += lanes)
+                for (uint32_t ln = 0; ln < lanes; ln++)
+                    a[ln] += f->w[k + ln] * v[slot(f, k + ln)];
+            for (uint32_t ln = 0; ln < lanes; ln++)
+                v[j0 + ln] = neuron_out(f, i0 + ln, a[ln]);
         }
-        for (; k < e; k++)
-            a0 += w[k] * v[slot(f, k)];
-        v[j] = neuron_out(f, i, (a0 + a1) + (a2 + a3));
-    }
     finish(f, s, drow);
 }
 
 /* ---- batches --------------------------------------------------------------- */
 
-/* Samples [b0, b0 + nb) (nb <= 64) of neuron j, portably. */
+/* Samples [b0, b0 + nb) (nb <= 64) of neuron j, portably: its edges are
+ * k, k + lanes, ... below end. */
 static inline __attribute__((always_inline)) void
-block_portable(const struct nn_qflat *f, uint8_t *v, size_t st, uint32_t j, size_t b0, size_t nb)
+block_portable(const struct nn_qflat *f, uint8_t *v, size_t st, uint32_t j, uint32_t k,
+               uint32_t end, uint32_t lanes, size_t b0, size_t nb)
 {
     int32_t a[64];
     uint32_t i = j - (uint32_t)f->n_in;
     for (size_t b = 0; b < nb; b++)
         a[b] = f->fbias[i];
-    for (uint32_t k = f->row[i]; k < f->row[i + 1]; k++) {
+    for (; k < end; k += lanes) {
         const uint8_t *x = v + (size_t)slot(f, k) * st + b0;
         int32_t wk = f->w[k];
         for (size_t b = 0; b < nb; b++)
@@ -234,16 +405,22 @@ block_portable(const struct nn_qflat *f, uint8_t *v, size_t st, uint32_t j, size
 static void int8_batch(const struct nn_plan *p, struct nn_state *s, const struct nn_op *op)
 {
     (void)op;
-    const struct nn_qflat *f = &((const struct nn_qplan *)p)->f;
+    const struct nn_qplan *qp = (const struct nn_qplan *)p;
+    const struct nn_qflat *f = &qp->f;
     begin(p, f, s, qrow);
     uint8_t *v = values(s);
-    size_t st = s->stride;
-    for (uint32_t j = (uint32_t)f->n_in; j < f->n; j++)
-        for (size_t b0 = 0; b0 < st; b0 += 64) {
-            if (st - b0 >= 64) /* a constant count: the loops vectorize */
-                block_portable(f, v, st, j, b0, 64);
-            else
-                block_portable(f, v, st, j, b0, st - b0);
+    size_t st = s->stride, c = 0;
+    for (size_t l = 1; l < f->n_layers; l++)
+        for (uint32_t j0 = f->lstart[l]; j0 < f->lstart[l + 1]; j0 += CHUNK, c++) {
+            uint32_t lanes = chunk_lanes(j0, f->lstart[l + 1]), end = qp->cbase[c + 1];
+            for (uint32_t ln = 0; ln < lanes; ln++)
+                for (size_t b0 = 0; b0 < st; b0 += 64) {
+                    uint32_t k = qp->cbase[c] + ln;
+                    if (st - b0 >= 64) /* a constant count: the loops vectorize */
+                        block_portable(f, v, st, j0 + ln, k, end, lanes, b0, 64);
+                    else
+                        block_portable(f, v, st, j0 + ln, k, end, lanes, b0, st - b0);
+                }
         }
     finish(f, s, drow);
 }
@@ -293,74 +470,106 @@ VNNI_TARGET static void drow_avx512(const uint8_t *u, size_t n, float *y, float 
     }
 }
 
-/* Batch 1 with 16-bit slots: 16 edges at a time, the values gathered as
- * dwords at byte offsets (the state's buffer has room past its last value)
- * and their low byte kept. */
+/* The requantization of 16 lanes, each with its own multiplier, shift (as
+ * 32-bit lanes) and zero point, split for 64-bit lanes: even lanes (the low
+ * dword of each qword) and odd ones. */
+struct rq16 {
+    __m512i mult, she, sho, hale, halo, pzp;
+};
+
+VNNI_TARGET static inline struct rq16 rq16_make(__m512i mult, __m512i sh, __m512i pzp)
+{
+    const __m512i one = _mm512_set1_epi64(1), low32 = _mm512_set1_epi64(0xffffffff);
+    struct rq16 q = {mult, _mm512_and_si512(sh, low32), _mm512_srli_epi64(sh, 32), one, one, pzp};
+    /* 2^(sh - 1), 0 for sh = 0 (a count past 63 shifts everything out) */
+    q.hale = _mm512_sllv_epi64(one, _mm512_sub_epi64(q.she, one));
+    q.halo = _mm512_sllv_epi64(one, _mm512_sub_epi64(q.sho, one));
+    return q;
+}
+
+/* 16 sums to 16 table indices u (nn_q_requant, lane-wise). */
+VNNI_TARGET static inline __m512i rq16_apply(const struct rq16 *q, __m512i acc)
+{
+    const __m512i lo = _mm512_set1_epi64(-256), hi = _mm512_set1_epi64(256);
+    __m512i ev = _mm512_mul_epi32(acc, q->mult);
+    __m512i od = _mm512_mul_epi32(_mm512_srli_epi64(acc, 32), _mm512_srli_epi64(q->mult, 32));
+    ev = _mm512_add_epi64(ev, q->hale);
+    od = _mm512_add_epi64(od, q->halo);
+    ev = _mm512_max_epi64(_mm512_min_epi64(_mm512_srav_epi64(ev, q->she), hi), lo);
+    od = _mm512_max_epi64(_mm512_min_epi64(_mm512_srav_epi64(od, q->sho), hi), lo);
+    __m512i r = _mm512_mask_blend_epi32(0xAAAA, ev, _mm512_slli_epi64(od, 32));
+    r = _mm512_add_epi32(r, q->pzp);
+    r = _mm512_max_epi32(_mm512_min_epi32(r, _mm512_set1_epi32(127)), _mm512_set1_epi32(-128));
+    return _mm512_add_epi32(r, _mm512_set1_epi32(128));
+}
+
+/* Batch 1 with 16-bit slots: a chunk at a time, one step = one edge of each
+ * of its (up to 16) neurons: the values gathered as dwords at byte offsets
+ * (the state's buffer has room past its last value), multiplied by the
+ * weights in the low byte of each dword with vpdpbusd (the other bytes 0),
+ * then the 16 sums requantized and looked up in their tables together. */
 VNNI_TARGET static void int8_one_avx512(const struct nn_plan *p, struct nn_state *s,
                                         const struct nn_op *op)
 {
     (void)op;
-    const struct nn_qflat *f = &((const struct nn_qplan *)p)->f;
+    const struct nn_qplan *qp = (const struct nn_qplan *)p;
+    const struct nn_qflat *f = &qp->f;
     begin(p, f, s, qrow_avx512);
     uint8_t *v = values(s);
     const uint16_t *ix = f->idx;
-    const __m512i low = _mm512_set1_epi32(0xff);
-    for (uint32_t j = (uint32_t)f->n_in; j < f->n; j++) {
-        __m512i acc = _mm512_setzero_si512();
-        uint32_t i = j - (uint32_t)f->n_in, e = f->row[i + 1];
-        for (uint32_t k = f->row[i]; k < e; k += 16) {
-            __mmask16 m = TAIL16(e, k);
-            __m512i sl = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, ix + k));
-            __m512i g = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, sl, v, 1);
-            __m512i w = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, f->w + k));
-            acc = _mm512_add_epi32(acc, _mm512_mullo_epi32(_mm512_and_si512(g, low), w));
+    const uint8_t *w = (const uint8_t *)f->w;
+    size_t c = 0;
+    for (size_t l = 1; l < f->n_layers; l++)
+        for (uint32_t j0 = f->lstart[l]; j0 < f->lstart[l + 1]; j0 += CHUNK, c++) {
+            uint32_t lanes = chunk_lanes(j0, f->lstart[l + 1]), i0 = j0 - (uint32_t)f->n_in;
+            uint32_t base = qp->cbase[c], end = qp->cbase[c + 1];
+            __mmask16 m = (__mmask16)((1u << lanes) - 1);
+            __m512i acc = _mm512_maskz_loadu_epi32(m, f->fbias + i0);
+            for (uint32_t k = base; k < end; k += lanes) {
+                __m512i sl = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, ix + k));
+                __m512i g = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, sl, v, 1);
+                __m512i wv = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, w + k));
+                acc = _mm512_dpbusd_epi32(acc, g, wv);
+            }
+            __m512i mult = _mm512_maskz_loadu_epi32(m, f->mult + i0);
+            __m512i sh = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, f->shift + i0));
+            __m512i pzp = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, f->pzp + i0));
+            struct rq16 rq = rq16_make(mult, sh, pzp);
+            __m512i u = rq16_apply(&rq, acc);
+            __m512i tab = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, f->tab + i0));
+            __m512i at = _mm512_add_epi32(_mm512_slli_epi32(tab, 8), u);
+            __m512i out = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, at, f->tables, 1);
+            _mm512_mask_cvtepi32_storeu_epi8(v + j0, m, out);
         }
-        v[j] = neuron_out(f, i, f->fbias[i] + _mm512_reduce_add_epi32(acc));
-    }
     finish(f, s, drow);
-}
-
-/* 16 sums to 16 table indices u (nn_q_requant, lane-wise). */
-VNNI_TARGET static inline __m512i requant16(__m512i acc, __m512i mult, __m512i half, __m128i sh,
-                                            __m512i pzp)
-{
-    const __m512i lo = _mm512_set1_epi64(-256), hi = _mm512_set1_epi64(256);
-    __m512i ev = _mm512_mul_epi32(acc, mult);
-    __m512i od = _mm512_mul_epi32(_mm512_srli_epi64(acc, 32), mult);
-    ev = _mm512_max_epi64(_mm512_min_epi64(_mm512_sra_epi64(_mm512_add_epi64(ev, half), sh), hi),
-                          lo);
-    od = _mm512_max_epi64(_mm512_min_epi64(_mm512_sra_epi64(_mm512_add_epi64(od, half), sh), hi),
-                          lo);
-    __m512i r = _mm512_mask_blend_epi32(0xAAAA, ev, _mm512_slli_epi64(od, 32));
-    r = _mm512_add_epi32(r, pzp);
-    r = _mm512_max_epi32(_mm512_min_epi32(r, _mm512_set1_epi32(127)), _mm512_set1_epi32(-128));
-    return _mm512_add_epi32(r, _mm512_set1_epi32(128));
 }
 
 /* Samples [b0, b0 + 64) of neuron j: 4 edges at a time into 4 sums of 16
  * samples. Sum m, lane 4i + r holds sample 16i + 4m + r (the order the byte
  * and word interleaves leave); the bytes are put back in order at the end. */
 VNNI_TARGET static void block_vnni(const struct nn_qflat *f, uint8_t *v, size_t st, uint32_t j,
-                                   size_t b0)
+                                   uint32_t k, uint32_t len, uint32_t d, size_t b0)
 {
     uint32_t i = j - (uint32_t)f->n_in;
     __m512i a0 = _mm512_set1_epi32(f->fbias[i]), a1 = a0, a2 = a0, a3 = a0;
-    uint32_t k = f->row[i], e = f->row[i + 1];
-    const uint8_t *vb = v + b0;
-    while (k < e) {
-        uint32_t t = e - k < 4 ? e - k : 4;
+    const uint8_t *vb = v + b0, *wb = (const uint8_t *)f->w;
+    /* edges k, k + d, ..., len of them */
+    for (uint32_t left = len; left;) {
+        uint32_t t = left < 4 ? left : 4;
         const uint8_t *p0 = vb + (size_t)slot(f, k) * st;
-        const uint8_t *p1 = t > 1 ? vb + (size_t)slot(f, k + 1) * st : p0;
-        const uint8_t *p2 = t > 2 ? vb + (size_t)slot(f, k + 2) * st : p0;
-        const uint8_t *p3 = t > 3 ? vb + (size_t)slot(f, k + 3) * st : p0;
-        uint32_t w4 = 0;
-        if (t == 4)
-            memcpy(&w4, f->w + k, 4);
-        else
-            memcpy(&w4, f->w + k, t);
-        if (k + 8 <= e) /* the next group's rows */
+        const uint8_t *p1 = t > 1 ? vb + (size_t)slot(f, k + d) * st : p0;
+        const uint8_t *p2 = t > 2 ? vb + (size_t)slot(f, k + 2 * d) * st : p0;
+        const uint8_t *p3 = t > 3 ? vb + (size_t)slot(f, k + 3 * d) * st : p0;
+        uint32_t w4 = wb[k];
+        if (t > 1)
+            w4 |= (uint32_t)wb[k + d] << 8;
+        if (t > 2)
+            w4 |= (uint32_t)wb[k + 2 * d] << 16;
+        if (t > 3)
+            w4 |= (uint32_t)wb[k + 3 * d] << 24;
+        if (left >= 8) /* the next group's rows */
             for (uint32_t q = 4; q < 8; q++)
-                _mm_prefetch((const char *)(vb + (size_t)slot(f, k + q) * st), _MM_HINT_T0);
+                _mm_prefetch((const char *)(vb + (size_t)slot(f, k + q * d) * st), _MM_HINT_T0);
         __m512i wv = _mm512_set1_epi32((int32_t)w4);
         __m512i x0 = _mm512_loadu_si512(p0), x1 = _mm512_loadu_si512(p1);
         __m512i x2 = _mm512_loadu_si512(p2), x3 = _mm512_loadu_si512(p3);
@@ -370,17 +579,15 @@ VNNI_TARGET static void block_vnni(const struct nn_qflat *f, uint8_t *v, size_t 
         a1 = _mm512_dpbusd_epi32(a1, _mm512_unpackhi_epi16(l01, l23), wv);
         a2 = _mm512_dpbusd_epi32(a2, _mm512_unpacklo_epi16(h01, h23), wv);
         a3 = _mm512_dpbusd_epi32(a3, _mm512_unpackhi_epi16(h01, h23), wv);
-        k += t;
+        k += t * d;
+        left -= t;
     }
-    unsigned sh = f->shift[i];
-    __m512i mult = _mm512_set1_epi64(f->mult[i]);
-    __m512i half = _mm512_set1_epi64(sh ? (int64_t)1 << (sh - 1) : 0);
-    __m128i shv = _mm_cvtsi32_si128((int)sh);
-    __m512i pzp = _mm512_set1_epi32(f->pzp[i]);
-    __m512i z = _mm512_castsi128_si512(_mm512_cvtepi32_epi8(requant16(a0, mult, half, shv, pzp)));
-    z = _mm512_inserti32x4(z, _mm512_cvtepi32_epi8(requant16(a1, mult, half, shv, pzp)), 1);
-    z = _mm512_inserti32x4(z, _mm512_cvtepi32_epi8(requant16(a2, mult, half, shv, pzp)), 2);
-    z = _mm512_inserti32x4(z, _mm512_cvtepi32_epi8(requant16(a3, mult, half, shv, pzp)), 3);
+    struct rq16 rq = rq16_make(_mm512_set1_epi32(f->mult[i]), _mm512_set1_epi32(f->shift[i]),
+                               _mm512_set1_epi32(f->pzp[i]));
+    __m512i z = _mm512_castsi128_si512(_mm512_cvtepi32_epi8(rq16_apply(&rq, a0)));
+    z = _mm512_inserti32x4(z, _mm512_cvtepi32_epi8(rq16_apply(&rq, a1)), 1);
+    z = _mm512_inserti32x4(z, _mm512_cvtepi32_epi8(rq16_apply(&rq, a2)), 2);
+    z = _mm512_inserti32x4(z, _mm512_cvtepi32_epi8(rq16_apply(&rq, a3)), 3);
     /* sample 16i + 4m + r is byte 16m + 4i + r of z */
     static const uint8_t order[64] __attribute__((aligned(64))) = {
         0,  1,  2,  3,  16, 17, 18, 19, 32, 33, 34, 35, 48, 49, 50, 51, 4,  5,  6,  7,  20, 21,
@@ -399,16 +606,23 @@ VNNI_TARGET static void int8_batch_vnni(const struct nn_plan *p, struct nn_state
                                         const struct nn_op *op)
 {
     (void)op;
-    const struct nn_qflat *f = &((const struct nn_qplan *)p)->f;
+    const struct nn_qplan *qp = (const struct nn_qplan *)p;
+    const struct nn_qflat *f = &qp->f;
     begin(p, f, s, qrow_avx512);
     uint8_t *v = values(s);
-    size_t st = s->stride, full = st / 64 * 64;
-    for (uint32_t j = (uint32_t)f->n_in; j < f->n; j++) {
-        for (size_t b0 = 0; b0 < full; b0 += 64)
-            block_vnni(f, v, st, j, b0);
-        if (full < st)
-            block_portable(f, v, st, j, full, st - full);
-    }
+    size_t st = s->stride, full = st / 64 * 64, c = 0;
+    for (size_t l = 1; l < f->n_layers; l++)
+        for (uint32_t j0 = f->lstart[l]; j0 < f->lstart[l + 1]; j0 += CHUNK, c++) {
+            uint32_t lanes = chunk_lanes(j0, f->lstart[l + 1]), end = qp->cbase[c + 1];
+            uint32_t len = (end - qp->cbase[c]) / lanes;
+            for (uint32_t ln = 0; ln < lanes; ln++) {
+                uint32_t k = qp->cbase[c] + ln;
+                for (size_t b0 = 0; b0 < full; b0 += 64)
+                    block_vnni(f, v, st, j0 + ln, k, len, lanes, b0);
+                if (full < st)
+                    block_portable(f, v, st, j0 + ln, k, end, lanes, full, st - full);
+            }
+        }
     finish(f, s, drow_avx512);
 }
 

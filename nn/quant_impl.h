@@ -1,7 +1,8 @@
 /*
  * quant_impl.h -- private to nn/ (quant.c, qnet.c, int8.c, export.c): the
  * integer arithmetic every int8 path shares, and the flat form of a
- * quantized network that the engine keeps and the C export prints.
+ * quantized network that the C export prints and the engine keeps (without
+ * its rows: int8.c stores the edges in chunks of 16 neurons).
  *
  * The flat form codes each value as u = q + 128 (uint8), so that a sum is
  *     acc_j = fbias_j + sum_edges w * u_src        (fbias folds -w (z_src + 128))

@@ -8,6 +8,7 @@
 
 #include <cmocka.h>
 
+#include "failalloc.h"
 #include "nn.h"
 #include "quant.h"
 #include "testutil.h"
@@ -316,6 +317,70 @@ static void test_nn_qplan_every_path_gives_the_reference_bits(void **state)
         print_message("note: no AVX-512 VNNI on this CPU: only the portable paths ran\n");
 }
 
+/* Wide layers (several chunks of 16 neurons, the last one partial, fan-ins
+ * from 0 up) through every path, and nn_qplan_compile with each of its
+ * allocations failing: TV_ENOMEM saying so, nothing leaked. */
+static void test_nn_qplan_wide_layers_and_out_of_memory(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    struct tv_rng rng;
+    tv_rng_init(&rng, 5, 0, 0);
+    struct genome g;
+    genome_init(&g);
+    struct genome_graph_spec sp = {0};
+    sp.n_in = 7;
+    sp.n_out = 3;
+    sp.n_neurons = 90;
+    sp.n_conns = 700;
+    sp.n_levels = 2;
+    sp.rec_rate = 0.2;
+    sp.weight_sd = 1.0;
+    sp.hidden_act = GENOME_ACT_TANH;
+    sp.out_act = GENOME_ACT_SIGMOID;
+    assert_ok(genome_build_graph(&g, &sp, &rng, &err), &err);
+    struct nn_qnet *q = quantize(&g, 100, 40, &rng);
+    size_t widest = 0;
+    for (size_t l = 1; l < q->n_layers; l++) {
+        size_t w = q->layers[l].end - q->layers[l].start;
+        widest = w > widest ? w : widest;
+    }
+    assert_true(widest > 32);
+    for (unsigned long k = 1;; k++) {
+        struct nn_plan *p = (struct nn_plan *)1;
+        failalloc_track(1);
+        size_t live = failalloc_live();
+        failalloc_arm(k);
+        int rc = nn_qplan_compile(q, &p, &err);
+        failalloc_disarm();
+        int fired = failalloc_fired();
+        if (fired) {
+            assert_error(rc, &err, TV_ENOMEM, "out of memory");
+            assert_null(p);
+        } else {
+            assert_ok(rc, &err);
+            for (int t = 0; t < NN_TARGET_COUNT; t++) {
+                struct nn_state *s;
+                assert_ok(nn_state_new(p, 1, &s, &err), &err);
+                int ok = nn_state_set_target(s, t, &(struct tv_error){0}) == 0;
+                nn_state_free(s);
+                if (ok)
+                    for (size_t b = 1; b <= 65; b += 64)
+                        expect_engine_matches_reference(q, p, b, t, &rng);
+            }
+            nn_plan_free(p);
+        }
+        assert_int_equal(failalloc_live(), live);
+        failalloc_track(0);
+        if (!fired) {
+            assert_true(k > 4); /* the row form, two orders, a key, the plan */
+            break;
+        }
+    }
+    nn_qnet_free(q);
+    genome_release(&g);
+}
+
 /* The int8 network stays close to the float one it was calibrated on. */
 static void test_nn_qplan_is_close_to_the_float_network(void **state)
 {
@@ -529,6 +594,7 @@ int main(void)
         cmocka_unit_test(test_nn_quantize_tables_fold_every_activation),
         cmocka_unit_test(test_nn_quantize_stores_identical_tables_once),
         cmocka_unit_test(test_nn_qplan_every_path_gives_the_reference_bits),
+        cmocka_unit_test(test_nn_qplan_wide_layers_and_out_of_memory),
         cmocka_unit_test(test_nn_qplan_is_close_to_the_float_network),
         cmocka_unit_test(test_nn_qnet_write_read_round_trip),
         cmocka_unit_test(test_nn_qnet_read_rejects_bad_files),
