@@ -31,7 +31,8 @@
  * vector only in the blocks at the borders. Copying the input and writing
  * the output had made a batch of 64 memory-bound; now each output channel's
  * row is written in one run while the rows it reads stay in L2. The sums
- * are the padded form's, term for term, so the bits are the same.
+ * are the padded form's less its terms w * 0, which add nothing to a sum
+ * that starts at +0: the same bits, for finite weights.
  */
 #include "conv_impl.h"
 
@@ -246,28 +247,24 @@ NN_INLINE void direct_body(const struct conv_direct *j)
             ptrdiff_t base = (ptrdiff_t)(r * j->sstride), rr = (ptrdiff_t)r;
             int rows_ok = rr + j->dr_min >= 0 && rr + j->dr_max < (ptrdiff_t)j->src_h;
             for (size_t g = 0; g < j->groups; g++) {
-                /* the source row the next output row reads first, a share
-                 * of its channels per group: at a batch of 64 the maps do not
-                 * stay in cache between calls, and the hardware's prefetch
-                 * does not follow this many streams */
+                /* the source row that the next output row is the first to
+                 * read, a share of its channels per group: at a batch of 64
+                 * the maps do not stay in cache between calls, and the
+                 * hardware's prefetch does not follow this many streams */
                 ptrdiff_t nr = rr + 1 + j->dr_max;
                 if (nr >= 0 && nr < (ptrdiff_t)j->src_h)
                     for (size_t c = g * j->src_ch / j->groups; c < (g + 1) * j->src_ch / j->groups;
                          c++)
-                        for (size_t x0 = c0; x0 < c0 + j->cols && x0 < j->len; x0 += 16)
+                        for (size_t x0 = c0; x0 < c0 + j->cols && x0 < j->sstride; x0 += 16)
                             __builtin_prefetch(j->src + (c * j->src_h + (size_t)nr) * j->sstride +
                                                x0);
                 size_t c1 = c0 + j->cols < j->len ? c0 + j->cols : j->len;
                 float *dst = j->dst + g * j->gstride + r * j->dstride;
-                size_t j0 = c0;
-                /* two blocks at a time inside the borders: one pass over
-                 * the group's coefficients for 128 floats */
-                if (rows_ok)
-                    for (; j0 + 2 * CONV_J <= c1; j0 += 2 * CONV_J) {
-                        if (j0 < j->lo_max)
-                            break;
-                        if (j0 + 2 * CONV_J > j->hi_min)
-                            break;
+                for (size_t j0 = c0; j0 < c1;) {
+                    /* two blocks at a time inside the borders: one pass over
+                     * the group's coefficients for 128 floats */
+                    if (rows_ok && j0 >= j->lo_max && j0 + 2 * CONV_J <= c1 &&
+                        j0 + 2 * CONV_J <= j->hi_min) {
                         v16f a[8] = {{0}, {0}, {0}, {0}, {0}, {0}, {0}, {0}};
                         for (uint32_t k = j->start[g]; k < j->start[g + 1]; k++) {
                             const float *p = j->src + (base + j->off[k] + (ptrdiff_t)j0);
@@ -279,8 +276,9 @@ NN_INLINE void direct_body(const struct conv_direct *j)
 #pragma GCC unroll 8
                         for (size_t v = 0; v < 8; v++)
                             *(v16fu *)(dst + j0 + 16 * v) = a[v];
+                        j0 += 2 * CONV_J;
+                        continue;
                     }
-                for (; j0 < c1; j0 += CONV_J) {
                     size_t m = j->len - j0 < CONV_J ? j->len - j0 : CONV_J;
                     int inner = rows_ok && j0 >= j->lo_max && j0 + CONV_J <= j->hi_min;
                     v16f a[4] = {{0}, {0}, {0}, {0}};
@@ -320,6 +318,7 @@ NN_INLINE void direct_body(const struct conv_direct *j)
                     for (size_t v = 0; v < 4; v++)
                         if (16 * v < m)
                             *(v16fu *)(dst + j0 + 16 * v) = a[v];
+                    j0 += CONV_J;
                 }
             }
         }
@@ -419,6 +418,8 @@ static size_t map_floats(const struct nn_conv *l, size_t b)
 
 float *nn_conv_alloc(size_t n)
 {
+    if (n > (SIZE_MAX - 63) / sizeof(float))
+        return NULL;
     size_t bytes = (n * sizeof(float) + 63) & ~(size_t)63;
     return aligned_alloc(64, bytes ? bytes : 64);
 }

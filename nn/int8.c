@@ -5,8 +5,9 @@
  * nn_state_new, nn_step and the tasks run it as any plan), the flat form of
  * quant_impl.h without its rows, and its arrays: per non-input neuron 12
  * bytes (folded bias, multiplier, shift, pre-activation zero point, table),
- * per edge 3 bytes (a 16-bit value slot and an int8 weight) when
- * 2 (n + 1) <= 65536, 5 bytes otherwise, 256 bytes per distinct table.
+ * per edge slot (the edges and the chunks' padding) 3 bytes (a 16-bit value
+ * slot and an int8 weight) when 2 (n + 1) <= 65536, 5 bytes otherwise, 256
+ * bytes per distinct table.
  *
  * The edges are kept in chunks (a sliced ELLPACK form): within each layer
  * the neurons are numbered by falling fan-in (the plan's own order; out_map
@@ -20,15 +21,17 @@
  * A state of an int8 plan keeps u = q + 128 of every neuron in its scatter
  * buffer (s->acc, unused by int8 plans): this step's values [n + 1][stride]
  * then last step's [n + 1][stride]. A step quantizes the inputs (s->y, or the
- * caller's rows in place), computes every neuron in dense order, and writes
+ * caller's rows in place), computes the neurons layer by layer, a chunk at a
+ * time (the plan's order within a layer), and writes
  * the dequantized outputs where nn_state_read finds them (s->y). With
  * recurrent edges, a step first copies this step's values to last step's (or,
  * after a reset, every layer's zero code).
  *
- * Paths: batch 1 is one portable loop on every target; batches run a
- * portable loop, or, on target avx512f of a CPU with AVX-512 VNNI and VBMI,
- * 64 samples at a time with vpdpbusd (4 edges x 64 samples per 4
- * instructions). The sums are exact integers (|acc| < 2^31 by the limits of
+ * Paths: batch 1 runs a portable loop, or, on target avx512f of a CPU with
+ * AVX-512 VNNI and VBMI and with 16-bit slots, one gather and one vpdpbusd
+ * per step of a chunk; batches run a portable loop, or, on target avx512f
+ * of a CPU with VNNI and VBMI, 64 samples at a time with vpdpbusd (4 edges
+ * x 64 samples per 4 instructions). The sums are exact integers (|acc| < 2^31 by the limits of
  * quant.h), so every path gives the same bits.
  */
 #include <stdlib.h>
@@ -46,8 +49,8 @@ struct nn_qplan {
 
 #define CHUNK 16
 
-/* The chunk starting at neuron j0 of the layer ending at neuron `end`: its
- * lanes, and its steps from cbase[c]. */
+/* The lanes (neurons) of the chunk starting at neuron j0 of the layer that
+ * ends at neuron `end`; its steps are (cbase[c + 1] - cbase[c]) / lanes. */
 static inline uint32_t chunk_lanes(uint32_t j0, uint32_t end)
 {
     return end - j0 < CHUNK ? end - j0 : CHUNK;
@@ -196,6 +199,14 @@ int nn_qplan_compile(const struct nn_qnet *q, struct nn_plan **out, struct tv_er
             hd.n_chunks++;
             hd.n_slots += (size_t)lanes * (t.row[i + 1] - t.row[i]);
         }
+    if (hd.n_slots > UINT32_MAX) { /* chunk offsets are 32-bit */
+        free(tm);
+        free(old);
+        free(nw);
+        return tv_error_set(err, TV_ELIMIT,
+                            "int8 plan: %zu edge slots (edges and padding), more than %u",
+                            hd.n_slots, (unsigned)UINT32_MAX);
+    }
     size_t bytes = layout(&hd, NULL);
     unsigned char *m = aligned_alloc(ALIGN, bytes);
     if (!m) {

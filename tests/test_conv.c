@@ -272,13 +272,16 @@ static void test_nn_conv_no_coefficients_gives_zeros(void **state)
 }
 
 /* Every target the CPU has gives the same bits as the default one. */
-static void test_nn_conv_targets_same_bits(void **state)
+/* The same bits on every target for the layer of shape s at `batch`; with
+ * per_sample, also each sample's y and dL/dx are the bits of that sample
+ * run alone (batch 1: the padded form, where the batch takes the direct
+ * kernel). */
+static void check_targets(const struct nn_conv_shape *s, size_t batch, uint64_t seed,
+                          int per_sample)
 {
-    (void)state;
-    struct nn_conv_shape s = {5, 6, 11, 9, 3, 3, 2, 1};
     struct layer L;
     struct tv_error err = {0};
-    struct nn_conv *l = layer_with_conv(&L, &s, 17, 11);
+    struct nn_conv *l = layer_with_conv(&L, s, batch, seed);
     float *y0 = fmalloc(L.ny), *dx0 = fmalloc(L.nx), *dw0 = fmalloc(L.n);
     float *y = fmalloc(L.ny), *dx = fmalloc(L.nx), *dw = fmalloc(L.n);
     assert_ok(nn_conv_set_target(l, NN_TARGET_DEFAULT, &err), &err);
@@ -296,8 +299,24 @@ static void test_nn_conv_targets_same_bits(void **state)
     }
     assert_error(nn_conv_set_target(l, NN_TARGET_COUNT, &err), &err, TV_EINVAL,
                  "nn_conv_set_target: unknown target 3");
-    /* a smaller batch through the same layer: the sample's outputs are the
-     * same bits as in the larger batch (the sums' order does not depend on it) */
+    size_t px = L.nx / batch, py = L.ny / batch; /* floats per sample */
+    for (size_t b = 0; per_sample && b < batch; b++) {
+        float *x1 = fmalloc(px), *dy1 = fmalloc(py), *y1 = fmalloc(py), *dx1 = fmalloc(px);
+        for (size_t i = 0; i < px; i++)
+            x1[i] = L.x[i * batch + b];
+        for (size_t i = 0; i < py; i++)
+            dy1[i] = L.dy[i * batch + b];
+        nn_conv_forward(l, x1, 1, y1);
+        nn_conv_backward(l, x1, dy1, 1, dx1, NULL);
+        for (size_t i = 0; i < py; i++)
+            assert_memory_equal(&y1[i], &y0[i * batch + b], sizeof *y1);
+        for (size_t i = 0; i < px; i++)
+            assert_memory_equal(&dx1[i], &dx0[i * batch + b], sizeof *dx1);
+        free(x1);
+        free(dy1);
+        free(y1);
+        free(dx1);
+    }
     nn_conv_free(l);
     free(y0);
     free(dx0);
@@ -306,6 +325,17 @@ static void test_nn_conv_targets_same_bits(void **state)
     free(dx);
     free(dw);
     layer_free(&L);
+}
+
+static void test_nn_conv_targets_same_bits(void **state)
+{
+    (void)state;
+    struct nn_conv_shape padded = {5, 6, 11, 9, 3, 3, 2, 1};
+    check_targets(&padded, 17, 11, 0);
+    /* the direct kernel: rows of 15 pixels x 32 floats, 7 blocks, pads 1 and 2 */
+    struct nn_conv_shape direct = {5, 6, 7, 15, 3, 3, 1, 1}, wide = {3, 4, 6, 13, 5, 5, 1, 2};
+    check_targets(&direct, 32, 12, 1);
+    check_targets(&wide, 64, 13, 1);
 }
 
 /* One layer, batches of changing size in turn (its scratch is laid out per
@@ -471,6 +501,7 @@ static void test_nn_conv_alloc_aligned(void **state)
             p[k] = (float)k;
         free(p);
     }
+    assert_null(nn_conv_alloc(SIZE_MAX / 4)); /* its size does not wrap */
 }
 
 static void test_nn_conv_out_size(void **state)
