@@ -121,11 +121,12 @@ void nn_conv_im2col(const struct nn_conv_shape *s, const float *x, size_t batch,
  * coefficients (n / (in_ch out_ch k_h k_w)) the dense layer (im2col and our
  * GEMM) is faster than the sparse one. Measured on a 2-core AMD EPYC with
  * AVX-512 (BENCHMARKS.md, "conv": 32 -> 64 channels, 3x3, 28x28 and 14x14):
- * at batch 64 our dense layer catches up from about 0.75 (14x14) to 0.95
- * (28x28); at batch 1 the sparse layer is faster at every density (2.2x to
- * 2.4x at 1.0: no im2col). Against im2col and OpenBLAS sgemm, which the
- * plan does not use, dense wins at batch 64 from a density of about 0.6. A
- * plan picks per layer with nn_conv_prefer_dense. */
+ * at batch 64 our dense layer catches up from about 0.8 on 14x14 maps, and
+ * not on 28x28 (the sparse layer 1.2x at density 1.0); at batch 1 the
+ * sparse layer is faster at every density (2.1x to 2.4x at 1.0: no im2col).
+ * Against im2col and OpenBLAS sgemm, which the plan does not use, dense
+ * wins at batch 64 from a density of about 0.65. A plan picks per layer
+ * with nn_conv_prefer_dense. */
 #define NN_CONV_DENSE_ABOVE 0.85
 /* 1 if a layer of shape s with n coefficients runs faster dense. */
 int nn_conv_prefer_dense(const struct nn_conv_shape *s, size_t n);
