@@ -97,17 +97,6 @@ static void row_step(float *v, size_t n)
         v[i] = act_step(v[i]);
 }
 
-void nn_relu_grad_row(float *g, const float *z, size_t n)
-{
-    size_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        row_v16 x = *(const row_v16 *)(z + i);
-        *(row_v16 *)(g + i) = (row_v16)(*(row_i16 *)(g + i) & (x > (row_v16){0}));
-    }
-    for (; i < n; i++)
-        g[i] = z[i] > 0.0f ? g[i] : 0.0f;
-}
-
 #define NN_ACT(id, name, zeros) [id] = {act_##name, row_##name, zeros}
 
 const struct nn_act_entry nn_acts[] = {

@@ -292,7 +292,7 @@ static void backward(struct nn_cnn *c, size_t batch)
             float *g = l->gz + ch * plane;
             const float *z = l->z + ch * plane;
             if (l->act == GENOME_ACT_RELU)
-                nn_relu_grad_row(g, z, plane);
+                nn_conv_relu_grad(g, z, plane);
             l->bg[ch] = sum8(g, plane);
         }
         const float *in = i ? c->l[i - 1].p : c->l[0].x;

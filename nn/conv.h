@@ -141,6 +141,8 @@ void nn_conv_bias_act(float *y, size_t ch, size_t h, size_t w, size_t batch, con
  * one in row order on ties), for the backward pass. */
 void nn_conv_pool_max(const float *x, size_t ch, size_t h, size_t w, size_t batch, size_t p,
                       float *y, uint32_t *arg);
+/* g[k] = z[k] > 0 ? g[k] : 0 for k < n: relu's gradient at the sums z. */
+void nn_conv_relu_grad(float *g, const float *z, size_t n);
 /* dx (zeroed first, [ch][h][w][batch]) receives dy through arg. */
 void nn_conv_pool_max_backward(const float *dy, const uint32_t *arg, size_t n_out, float *dx,
                                size_t n_in);

@@ -88,11 +88,99 @@ int nn_conv_ref_backward(const struct nn_conv_shape *s, const struct nn_conv_coe
 
 /* ---- around a convolution ----------------------------------------------------- */
 
+/* The row kernels around a convolution, once per SIMD target (conv_impl.h):
+ * selections and one add per value, so the same bits on every target. They
+ * run in vectors of 16 with masks, not a branch per value: a branch on the
+ * sign or the order of values of random sign is mispredicted half the time
+ * (relu, its gradient and max pooling were 60 % of a CNN's training step). */
+typedef int32_t v16iu __attribute__((vector_size(64), aligned(4), may_alias));
+
+struct conv_rows {
+    float *y;
+    const float *x;
+    uint32_t *arg;
+    uint32_t i;
+    size_t n;
+    float bias;
+};
+
+/* y[b] = relu(y[b] + bias) for b < n; a lane is all ones where the sum is
+ * > 0, and the sum's bits and-ed with it are the sum or +0, as act_relu. */
+NN_INLINE void bias_relu_body(const struct conv_rows *j)
+{
+    float *y = j->y;
+    size_t b = 0;
+    for (; b + 16 <= j->n; b += 16) {
+        v16f s = *(v16fu *)(y + b) + j->bias;
+        *(v16fu *)(y + b) = (v16f)((v16i)s & (s > (v16f){0}));
+    }
+    for (; b < j->n; b++) {
+        float s = y[b] + j->bias;
+        y[b] = s > 0.0f ? s : 0.0f;
+    }
+}
+CONV_TARGETS(conv_bias_relu, bias_relu_body, struct conv_rows)
+
+/* y[b] = x[b] > 0 ? y[b] : 0 for b < n (relu's gradient, x the sums). */
+NN_INLINE void relu_grad_body(const struct conv_rows *j)
+{
+    float *g = j->y;
+    size_t b = 0;
+    for (; b + 16 <= j->n; b += 16) {
+        v16f z = *(const v16fu *)(j->x + b);
+        *(v16fu *)(g + b) = (v16f)(*(v16iu *)(g + b) & (z > (v16f){0}));
+    }
+    for (; b < j->n; b++)
+        g[b] = j->x[b] > 0.0f ? g[b] : 0.0f;
+}
+CONV_TARGETS(conv_relu_grad, relu_grad_body, struct conv_rows)
+
+/* For b < n: where x[b] > y[b], y[b] = x[b] and arg[b] = i + b (arg may be
+ * NULL); the first maximum kept, NaN never taken. */
+NN_INLINE void pool_run_body(const struct conv_rows *j)
+{
+    const v16i iota = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    float *y = j->y;
+    const float *x = j->x;
+    size_t b = 0;
+    for (; b + 16 <= j->n; b += 16) {
+        v16f xv = *(const v16fu *)(x + b), yv = *(v16fu *)(y + b);
+        v16i m = xv > yv;
+        *(v16iu *)(y + b) = ((v16i)xv & m) | ((v16i)yv & ~m);
+        if (j->arg) {
+            /* the index's bits, as uint32_t: i + b < 2^32 */
+            v16i at = iota + (int32_t)(uint32_t)(j->i + b), old = *(v16iu *)(j->arg + b);
+            *(v16iu *)(j->arg + b) = (at & m) | (old & ~m);
+        }
+    }
+    for (; b < j->n; b++)
+        if (x[b] > y[b]) {
+            y[b] = x[b];
+            if (j->arg)
+                j->arg[b] = j->i + (uint32_t)b;
+        }
+}
+CONV_TARGETS(conv_pool_run, pool_run_body, struct conv_rows)
+
+void nn_conv_relu_grad(float *g, const float *z, size_t n)
+{
+    struct conv_rows j = {g, z, NULL, 0, n, 0};
+    conv_relu_grad[nn_target_best()](&j);
+}
+
 void nn_conv_bias_act(float *y, size_t ch, size_t h, size_t w, size_t batch, const float *bias,
                       int act)
 {
     size_t m = h * w * batch;
     int a = act >= 0 && act < GENOME_ACT_COUNT ? act : GENOME_ACT_IDENTITY;
+    if (a == GENOME_ACT_RELU) {
+        void (*run)(const struct conv_rows *) = conv_bias_relu[nn_target_best()];
+        for (size_t c = 0; c < ch; c++) {
+            struct conv_rows j = {y + c * m, NULL, NULL, 0, m, bias ? bias[c] : 0.0f};
+            run(&j);
+        }
+        return;
+    }
     for (size_t c = 0; c < ch; c++) {
         float *row = y + c * m;
         if (bias)
@@ -103,39 +191,11 @@ void nn_conv_bias_act(float *y, size_t ch, size_t h, size_t w, size_t batch, con
     }
 }
 
-typedef float pool_v16 __attribute__((vector_size(64), aligned(4), may_alias));
-typedef int32_t pool_i16 __attribute__((vector_size(64), aligned(4), may_alias));
-typedef uint32_t pool_u16 __attribute__((vector_size(64), aligned(4), may_alias));
-
-/* For b < n: where x[b] > y[b], y[b] = x[b] and arg[b] = i + b (arg may be
- * NULL); the first maximum kept, NaN never taken. In vectors of 16 with
- * masks, not a branch per value (one on random data is mispredicted half
- * the time). */
-static void pool_max_run(float *y, uint32_t *arg, const float *x, uint32_t i, size_t n)
-{
-    const pool_u16 iota = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
-    size_t b = 0;
-    for (; b + 16 <= n; b += 16) {
-        pool_v16 xv = *(const pool_v16 *)(x + b), yv = *(pool_v16 *)(y + b);
-        pool_i16 m = xv > yv;
-        *(pool_i16 *)(y + b) = ((pool_i16)xv & m) | ((pool_i16)yv & ~m);
-        if (arg) {
-            pool_u16 at = iota + (i + (uint32_t)b), old = *(pool_u16 *)(arg + b);
-            *(pool_u16 *)(arg + b) = (at & (pool_u16)m) | (old & ~(pool_u16)m);
-        }
-    }
-    for (; b < n; b++)
-        if (x[b] > y[b]) {
-            y[b] = x[b];
-            if (arg)
-                arg[b] = i + (uint32_t)b;
-        }
-}
-
 void nn_conv_pool_max(const float *x, size_t ch, size_t h, size_t w, size_t batch, size_t p,
                       float *y, uint32_t *arg)
 {
     size_t oh = h / p, ow = w / p;
+    void (*pool_run)(const struct conv_rows *) = conv_pool_run[nn_target_best()];
     for (size_t c = 0; c < ch; c++)
         for (size_t oy = 0; oy < oh; oy++)
             for (size_t ox = 0; ox < ow; ox++) {
@@ -150,7 +210,9 @@ void nn_conv_pool_max(const float *x, size_t ch, size_t h, size_t w, size_t batc
                 for (size_t dy = 0; dy < p; dy++)
                     for (size_t dx = dy ? 0 : 1; dx < p; dx++) {
                         size_t i = ((c * h + oy * p + dy) * w + ox * p + dx) * batch;
-                        pool_max_run(yo, arg ? arg + o : NULL, x + i, (uint32_t)i, batch);
+                        struct conv_rows j = {yo,          x + i, arg ? arg + o : NULL,
+                                              (uint32_t)i, batch, 0};
+                        pool_run(&j);
                     }
             }
 }

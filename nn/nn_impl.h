@@ -210,9 +210,6 @@ struct nn_act_entry {
 };
 /* Indexed by enum genome_act; GENOME_ACT_COUNT entries (act.c). */
 extern const struct nn_act_entry nn_acts[];
-/* g[k] = z[k] > 0 ? g[k] : 0 for k < n (relu's backward), without a branch
- * (act.c). */
-void nn_relu_grad_row(float *g, const float *z, size_t n);
 
 /* 0 if the engine runs neuron u's model in a network of rate neurons
  * (spiking 0: rate neurons only) or in a spiking one (spiking 1: cuba

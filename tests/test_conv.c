@@ -592,6 +592,63 @@ static void test_nn_conv_bias_act_relu(void **state)
     assert_true(z[0] == tanhf(-1) && z[1] == tanhf(2));
 }
 
+/* Bias + relu, relu's gradient and max pooling on maps of a batch of 37
+ * (vectors of 16 and a tail), with ties, -0, NaN and values of both signs,
+ * against the plain per-value formulas, bit for bit. */
+static void test_nn_conv_row_kernels_match_plain_loops(void **state)
+{
+    (void)state;
+    enum { CH = 3, H = 5, W = 6, B = 37, N = CH * H * W * B };
+    struct tv_rng rng;
+    tv_rng_init(&rng, 21, 0, 0);
+    float *x = fmalloc(N), *y = fmalloc(N), *g = fmalloc(N), *want = fmalloc(N);
+    for (size_t i = 0; i < N; i++) {
+        uint32_t r = tv_rng_below(&rng, 20);
+        x[i] = r == 0 ? -0.0f : r == 1 ? NAN : r < 5 ? 1.0f : (float)tv_rng_normal(&rng);
+        g[i] = (float)tv_rng_normal(&rng);
+    }
+    const float bias[CH] = {0.25f, -0.5f, 0.0f};
+    memcpy(y, x, N * sizeof *y);
+    nn_conv_bias_act(y, CH, H, W, B, bias, GENOME_ACT_RELU);
+    for (size_t i = 0; i < N; i++) {
+        float s = x[i] + bias[i / (H * W * B)];
+        want[i] = s > 0.0f ? s : 0.0f;
+    }
+    assert_memory_equal(y, want, N * sizeof *y);
+    memcpy(y, g, N * sizeof *y);
+    nn_conv_relu_grad(y, x, N);
+    for (size_t i = 0; i < N; i++)
+        want[i] = x[i] > 0.0f ? g[i] : 0.0f;
+    assert_memory_equal(y, want, N * sizeof *y);
+    /* 2 x 2 pooling (the last row dropped): the first maximum in row order */
+    enum { OH = H / 2, OW = W / 2, NO = CH * OH * OW * B };
+    float *p = fmalloc(NO), *pw = fmalloc(NO);
+    uint32_t arg[NO], aw[NO];
+    nn_conv_pool_max(x, CH, H, W, B, 2, p, arg);
+    for (size_t c = 0; c < CH; c++)
+        for (size_t oy = 0; oy < OH; oy++)
+            for (size_t ox = 0; ox < OW; ox++)
+                for (size_t b = 0; b < B; b++) {
+                    size_t o = ((c * OH + oy) * OW + ox) * B + b, best = SIZE_MAX;
+                    for (size_t dy = 0; dy < 2; dy++)
+                        for (size_t dx = 0; dx < 2; dx++) {
+                            size_t i = ((c * H + 2 * oy + dy) * W + 2 * ox + dx) * B + b;
+                            if (best == SIZE_MAX || x[i] > x[best])
+                                best = i;
+                        }
+                    pw[o] = x[best];
+                    aw[o] = (uint32_t)best;
+                }
+    assert_memory_equal(p, pw, NO * sizeof *p);
+    assert_memory_equal(arg, aw, sizeof arg);
+    free(x);
+    free(y);
+    free(g);
+    free(want);
+    free(p);
+    free(pw);
+}
+
 static void test_nn_conv_pool_max_forward_backward(void **state)
 {
     (void)state;
@@ -649,6 +706,7 @@ int main(void)
         cmocka_unit_test(test_nn_conv_prefer_dense_at_threshold),
         cmocka_unit_test(test_nn_conv_new_out_of_memory),
         cmocka_unit_test(test_nn_conv_bias_act_relu),
+        cmocka_unit_test(test_nn_conv_row_kernels_match_plain_loops),
         cmocka_unit_test(test_nn_conv_pool_max_forward_backward),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
