@@ -59,43 +59,14 @@ static inline float act_step(float x)
             v[i] = act_##name(v[i]);                                                               \
     }
 NN_ROW(identity)
+NN_ROW(relu)
 NN_ROW(tanh)
 NN_ROW(sigmoid)
 NN_ROW(neat_sigmoid)
 NN_ROW(gauss)
 NN_ROW(sin)
 NN_ROW(abs)
-
-/* relu and step in vectors of 16, without a branch: a branch on the sign of
- * values of random sign is mispredicted half the time (it was a fifth of a
- * CNN's training step). x > 0 is all ones or all zeros per lane; and-ing x's
- * bits (or 1.0f's) with it is x (1) or +0, as act_relu (act_step) gives,
- * NaN included. */
-typedef float row_v16 __attribute__((vector_size(64), aligned(4), may_alias));
-typedef int32_t row_i16 __attribute__((vector_size(64), aligned(4), may_alias));
-
-static void row_relu(float *v, size_t n)
-{
-    size_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        row_v16 x = *(row_v16 *)(v + i);
-        *(row_v16 *)(v + i) = (row_v16)((row_i16)x & (x > (row_v16){0}));
-    }
-    for (; i < n; i++)
-        v[i] = act_relu(v[i]);
-}
-
-static void row_step(float *v, size_t n)
-{
-    const row_v16 one = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
-    size_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        row_v16 x = *(row_v16 *)(v + i);
-        *(row_v16 *)(v + i) = (row_v16)((row_i16)one & (x > (row_v16){0}));
-    }
-    for (; i < n; i++)
-        v[i] = act_step(v[i]);
-}
+NN_ROW(step)
 
 #define NN_ACT(id, name, zeros) [id] = {act_##name, row_##name, zeros}
 

@@ -637,27 +637,24 @@ static void direct_setup(struct nn_conv *l, size_t b, int forward, const float *
     size_t src_w = forward ? s->in_w : l->out_w, dst_h = forward ? l->out_h : s->in_h;
     size_t dst_w = forward ? l->out_w : s->in_w, dst_ch = forward ? s->out_ch : s->in_ch;
     ptrdiff_t pad = (ptrdiff_t)s->pad, sw = (ptrdiff_t)src_w, bb = (ptrdiff_t)b;
-    *j = (struct conv_direct){src,
-                              l->doff,
-                              l->ddr,
-                              l->dlo,
-                              l->dhi,
-                              forward ? l->w : l->wt,
-                              forward ? l->co_start : l->pl_start,
-                              dst_ch,
-                              dst_h,
-                              dst_w * b,
-                              src_h,
-                              src_w * b,
-                              src_ch,
-                              0,
-                              0,
-                              0,
-                              dst_w * b,
-                              dst,
-                              dst_h * dst_w * b,
-                              dst_w * b,
-                              pass_cols(l, src_ch, b)};
+    *j = (struct conv_direct){.src = src,
+                              .off = l->doff,
+                              .dr = l->ddr,
+                              .lo = l->dlo,
+                              .hi = l->dhi,
+                              .w = forward ? l->w : l->wt,
+                              .start = forward ? l->co_start : l->pl_start,
+                              .groups = dst_ch,
+                              .rows = dst_h,
+                              .len = dst_w * b,
+                              .src_h = src_h,
+                              .sstride = src_w * b,
+                              .src_ch = src_ch,
+                              .hi_min = dst_w * b, /* dr_min, dr_max, lo_max: the loop's */
+                              .dst = dst,
+                              .gstride = dst_h * dst_w * b,
+                              .dstride = dst_w * b,
+                              .cols = pass_cols(l, src_ch, b)};
     for (size_t i = 0; i < l->n; i++) {
         const struct nn_conv_coef *c = &l->c[forward ? i : l->perm[i]];
         ptrdiff_t ky = c->ky, kx = c->kx, dr = forward ? ky - pad : pad - ky;

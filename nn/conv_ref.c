@@ -93,8 +93,6 @@ int nn_conv_ref_backward(const struct nn_conv_shape *s, const struct nn_conv_coe
  * run in vectors of 16 with masks, not a branch per value: a branch on the
  * sign or the order of values of random sign is mispredicted half the time
  * (relu, its gradient and max pooling were 60 % of a CNN's training step). */
-typedef int32_t v16iu __attribute__((vector_size(64), aligned(4), may_alias));
-
 struct conv_rows {
     float *y;
     const float *x;

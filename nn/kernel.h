@@ -59,6 +59,7 @@
 typedef float v16f __attribute__((vector_size(64), may_alias));
 typedef int32_t v16i __attribute__((vector_size(64), may_alias));
 typedef float v16fu __attribute__((vector_size(64), aligned(4), may_alias));
+typedef int32_t v16iu __attribute__((vector_size(64), aligned(4), may_alias));
 
 /* Entry k of an index array of `bits` (16 or 32) bits. */
 NN_INLINE uint32_t nn_idx(const void *base, int bits, size_t k)
