@@ -41,19 +41,45 @@
 
 struct nn_qplan {
     struct nn_plan plan; /* first: the kernels get a struct nn_plan * */
-    struct nn_qflat f;   /* row unused; idx and w: [n_slots] in chunk order */
-    uint32_t *cbase;     /* [n_chunks + 1] each chunk's first slot */
-    size_t n_chunks, n_slots;
+    struct nn_qflat f;   /* row and idx unused; w: [n_edges + 64] in entry order */
+    uint8_t *off;        /* [n_edges + 64] each edge's source: its offset in its window */
+    uint8_t *ent;        /* [n_ents * ENT + 8] the windows' entries */
+    uint32_t *cent;      /* [n_chunks + 1] each chunk's first entry */
+    uint32_t *cedge;     /* [n_chunks + 1] each chunk's first edge */
+    size_t n_chunks, n_ents, n_edges;
     struct nn_op op;
 };
 
 #define CHUNK 16
+#define WIN 256 /* values a window holds: source slot s is offset s % WIN of window s / WIN */
+#define ENT 7   /* bytes of an entry: the window step, then 16 counts of 3 bits */
+#define ENT_MAX 7
 
 /* The lanes (neurons) of the chunk starting at neuron j0 of the layer that
- * ends at neuron `end`; its steps are (cbase[c + 1] - cbase[c]) / lanes. */
+ * ends at neuron `end`. */
 static inline uint32_t chunk_lanes(uint32_t j0, uint32_t end)
 {
     return end - j0 < CHUNK ? end - j0 : CHUNK;
+}
+
+/* Entry k of e: its window step (bits 0..7) and lane l's count at bits
+ * 8 + 3 l (8 bytes read: the array has one of slack). */
+static inline uint64_t entry(const uint8_t *e, size_t k)
+{
+    uint64_t x;
+    memcpy(&x, e + k * ENT, sizeof x);
+    return x & 0x00ffffffffffffffu;
+}
+
+static inline uint32_t ent_count(uint64_t x, uint32_t lane)
+{
+    return (uint32_t)(x >> (8 + 3 * lane)) & 7;
+}
+
+/* Edges of a lane of count c in the entry's step h (0 or 1): up to 4. */
+static inline uint32_t step_count(uint32_t c, uint32_t h)
+{
+    return c <= 4 * h ? 0 : c - 4 * h > 4 ? 4 : c - 4 * h;
 }
 
 #define ALIGN 64
@@ -73,16 +99,16 @@ static size_t layout(struct nn_qplan *qp, unsigned char *base)
             ptr = (void *)(base + off);                                                            \
         off += up((count) * sizeof *(ptr));                                                        \
     } while (0)
-    PLACE(qp->cbase, qp->n_chunks + 1);
+    PLACE(qp->cent, qp->n_chunks + 1);
+    PLACE(qp->cedge, qp->n_chunks + 1);
     PLACE(f->fbias, n);
     PLACE(f->mult, n);
     PLACE(f->shift, n);
     PLACE(f->pzp, n);
     PLACE(f->tab, n);
-    PLACE(f->w, qp->n_slots);
-    if (base)
-        f->idx = base + off;
-    off += up(qp->n_slots * (size_t)f->idx_bits / 8);
+    PLACE(f->w, qp->n_edges + 64); /* the vector path reads 64 bytes at any edge */
+    PLACE(qp->off, qp->n_edges + 64);
+    PLACE(qp->ent, qp->n_ents * ENT + 8);
     PLACE(f->tables, f->n_tables * 256 + 64);
     PLACE(f->lstart, f->n_layers + 1);
     PLACE(f->lzero, f->n_layers);
@@ -171,6 +197,112 @@ static void order_by_fan_in(const struct nn_qflat *t, uint32_t *old, uint32_t *n
         nw[old[j]] = j;
 }
 
+/* The keys of the edges of the chunk of `lanes` neurons from plan neuron j0:
+ * window << 40 | lane << 32 | offset << 8 | weight byte, each slot
+ * renumbered to the plan's order (a recurrent slot is n + 1 + its source).
+ * Returns how many. */
+static size_t chunk_keys(const struct nn_qflat *t, const uint32_t *old, const uint32_t *nw,
+                         uint32_t j0, uint32_t lanes, uint64_t *key)
+{
+    size_t k = 0;
+    for (uint32_t ln = 0; ln < lanes; ln++) {
+        uint32_t i = old[j0 + ln] - (uint32_t)t->n_in;
+        for (uint32_t e = t->row[i]; e < t->row[i + 1]; e++) {
+            uint32_t s0 = row_slot(t, e);
+            uint32_t sl = s0 < t->n    ? nw[s0]
+                          : s0 == t->n ? s0
+                                       : (uint32_t)t->n + 1 + nw[s0 - t->n - 1];
+            key[k++] = (uint64_t)(sl / WIN) << 40 | (uint64_t)ln << 32 | (uint64_t)(sl % WIN) << 8 |
+                       (uint8_t)t->w[e];
+        }
+    }
+    qsort(key, k, sizeof *key, cmp_u64);
+    return k;
+}
+
+/* The entries and edges of a chunk from its sorted keys: per window, while
+ * a lane has edges left, an entry of up to ENT_MAX of each lane's, then its
+ * edges in its two steps (lanes in order, up to 4 each a step). A window
+ * more than 255 past the last one is reached by entries of step 255 and no
+ * edges. With ent NULL only counts: returns the entries, adds the edges to
+ * *edges. */
+static size_t chunk_emit(const uint64_t *key, size_t n, uint8_t *ent, uint8_t *off, int8_t *w,
+                         size_t *edges)
+{
+    size_t ne = 0, p = 0;
+    uint32_t win = 0;
+    for (size_t k = 0; k < n;) {
+        uint32_t wd = (uint32_t)(key[k] >> 40);
+        size_t lo[CHUNK] = {0}, hi[CHUNK] = {0}, end = k;
+        for (; end < n && (uint32_t)(key[end] >> 40) == wd; end++) {
+            uint32_t ln = (uint32_t)(key[end] >> 32) & 0xff;
+            if (hi[ln] == 0)
+                lo[ln] = end;
+            hi[ln] = end + 1;
+        }
+        for (;;) {
+            uint64_t x = 0;
+            for (uint32_t ln = 0; ln < CHUNK; ln++) {
+                size_t c = hi[ln] - lo[ln] < ENT_MAX ? hi[ln] - lo[ln] : ENT_MAX;
+                x |= (uint64_t)c << (8 + 3 * ln);
+            }
+            if (x == 0)
+                break;
+            for (; wd - win > 255; win += 255, ne++)
+                if (ent) {
+                    uint64_t hop = 255;
+                    memcpy(ent + ne * ENT, &hop, ENT);
+                }
+            x |= wd - win;
+            win = wd;
+            if (ent)
+                memcpy(ent + ne * ENT, &x, ENT);
+            ne++;
+            for (uint32_t h = 0; h < 2; h++)
+                for (uint32_t ln = 0; ln < CHUNK; ln++)
+                    for (uint32_t r = 0; r < step_count(ent_count(x, ln), h); r++, p++)
+                        if (ent) {
+                            uint64_t kk = key[lo[ln] + 4 * h + r];
+                            off[p] = (uint8_t)(kk >> 8);
+                            w[p] = (int8_t)(uint8_t)kk;
+                        }
+            for (uint32_t ln = 0; ln < CHUNK; ln++)
+                lo[ln] += ent_count(x, ln);
+        }
+        k = end;
+    }
+    *edges += p;
+    return ne;
+}
+
+/* Pass 0 counts the entries and edges of every chunk into qp; pass 1 lays
+ * them out (qp's arrays placed). */
+static void chunks(const struct nn_qflat *t, const uint32_t *old, const uint32_t *nw, uint64_t *key,
+                   struct nn_qplan *qp, int pass)
+{
+    size_t c = 0, ne = 0, edges = 0;
+    for (size_t l = 1; l < t->n_layers; l++)
+        for (uint32_t j0 = t->lstart[l]; j0 < t->lstart[l + 1]; j0 += CHUNK, c++) {
+            size_t n = chunk_keys(t, old, nw, j0, chunk_lanes(j0, t->lstart[l + 1]), key);
+            if (pass) {
+                qp->cent[c] = (uint32_t)ne;
+                qp->cedge[c] = (uint32_t)edges;
+                ne += chunk_emit(key, n, qp->ent + ne * ENT, qp->off + edges, qp->f.w + edges,
+                                 &edges);
+            } else {
+                ne += chunk_emit(key, n, NULL, NULL, NULL, &edges);
+            }
+        }
+    if (pass) {
+        qp->cent[c] = (uint32_t)ne;
+        qp->cedge[c] = (uint32_t)edges;
+    } else {
+        qp->n_chunks = c;
+        qp->n_ents = ne;
+        qp->n_edges = edges;
+    }
+}
+
 int nn_qplan_compile(const struct nn_qnet *q, struct nn_plan **out, struct tv_error *err)
 {
     *out = NULL;
@@ -179,8 +311,20 @@ int nn_qplan_compile(const struct nn_qnet *q, struct nn_plan **out, struct tv_er
     int rc = row_form(q, &t, &tm, err);
     if (rc)
         return rc;
+    /* keys: a chunk's edges (at most CHUNK x the largest fan-in), and n + 1
+     * for the fan-in order */
+    size_t most = 0;
+    for (size_t i = 0; i + t.n_in < t.n; i++)
+        most = t.row[i + 1] - t.row[i] > most ? t.row[i + 1] - t.row[i] : most;
+    if (most > 2 * (t.n + 1)) { /* the batch kernels' lists have room for 2 (n + 1) */
+        free(tm);
+        return tv_error_set(err, TV_ELIMIT,
+                            "int8 plan: a neuron has %zu edges, more than its %zu source slots",
+                            most, 2 * (t.n + 1));
+    }
+    most = most * CHUNK > t.n + 1 ? most * CHUNK : t.n + 1;
     uint32_t *old = malloc((t.n + 1) * sizeof *old), *nw = malloc((t.n + 1) * sizeof *nw);
-    uint64_t *key = malloc((t.n + 1) * sizeof *key);
+    uint64_t *key = malloc(most * sizeof *key);
     if (!old || !nw || !key) {
         free(tm);
         free(old);
@@ -189,23 +333,16 @@ int nn_qplan_compile(const struct nn_qnet *q, struct nn_plan **out, struct tv_er
         return tv_error_set(err, TV_ENOMEM, "int8 plan: out of memory");
     }
     order_by_fan_in(&t, old, nw, key);
-    free(key);
     struct nn_qplan hd = {0};
     hd.f = t;
-    for (size_t l = 1; l < t.n_layers; l++)
-        for (uint32_t j0 = t.lstart[l]; j0 < t.lstart[l + 1]; j0 += CHUNK) {
-            uint32_t lanes = chunk_lanes(j0, t.lstart[l + 1]);
-            uint32_t i = old[j0] - (uint32_t)t.n_in;
-            hd.n_chunks++;
-            hd.n_slots += (size_t)lanes * (t.row[i + 1] - t.row[i]);
-        }
-    if (hd.n_slots > UINT32_MAX) { /* chunk offsets are 32-bit */
+    chunks(&t, old, nw, key, &hd, 0);
+    if (hd.n_edges > UINT32_MAX || hd.n_ents > UINT32_MAX) { /* chunk offsets are 32-bit */
         free(tm);
         free(old);
         free(nw);
-        return tv_error_set(err, TV_ELIMIT,
-                            "int8 plan: %zu edge slots (edges and padding), more than %u",
-                            hd.n_slots, (unsigned)UINT32_MAX);
+        free(key);
+        return tv_error_set(err, TV_ELIMIT, "int8 plan: %zu edges in %zu entries, more than %u",
+                            hd.n_edges, hd.n_ents, (unsigned)UINT32_MAX);
     }
     size_t bytes = layout(&hd, NULL);
     unsigned char *m = aligned_alloc(ALIGN, bytes);
@@ -213,6 +350,7 @@ int nn_qplan_compile(const struct nn_qnet *q, struct nn_plan **out, struct tv_er
         free(tm);
         free(old);
         free(nw);
+        free(key);
         return tv_error_set(err, TV_ENOMEM, "int8 plan: out of memory (%zu bytes)", bytes);
     }
     memset(m, 0, bytes);
@@ -221,37 +359,9 @@ int nn_qplan_compile(const struct nn_qnet *q, struct nn_plan **out, struct tv_er
     layout(qp, m);
     struct nn_qflat *f = &qp->f;
     f->row = NULL;
-    /* the chunks: slots renumbered to the plan's order (a recurrent slot is
-     * n + 1 + its source), padding with weight 0 reading slot 0 */
-    uint32_t slots = 0, c = 0;
-    for (size_t l = 1; l < t.n_layers; l++)
-        for (uint32_t j0 = t.lstart[l]; j0 < t.lstart[l + 1]; j0 += CHUNK, c++) {
-            uint32_t lanes = chunk_lanes(j0, t.lstart[l + 1]);
-            uint32_t len = t.row[old[j0] - t.n_in + 1] - t.row[old[j0] - t.n_in];
-            qp->cbase[c] = slots;
-            for (uint32_t ln = 0; ln < lanes; ln++) {
-                uint32_t i = old[j0 + ln] - (uint32_t)t.n_in;
-                for (uint32_t e = 0; e < len; e++) {
-                    size_t k = slots + (size_t)e * lanes + ln;
-                    uint32_t sl = 0;
-                    int8_t w = 0;
-                    if (t.row[i] + e < t.row[i + 1]) {
-                        uint32_t s0 = row_slot(&t, t.row[i] + e);
-                        sl = s0 < t.n    ? nw[s0]
-                             : s0 == t.n ? s0
-                                         : (uint32_t)t.n + 1 + nw[s0 - t.n - 1];
-                        w = t.w[t.row[i] + e];
-                    }
-                    if (f->idx_bits == 16)
-                        ((uint16_t *)f->idx)[k] = (uint16_t)sl;
-                    else
-                        ((uint32_t *)f->idx)[k] = sl;
-                    f->w[k] = w;
-                }
-            }
-            slots += lanes * len;
-        }
-    qp->cbase[c] = slots;
+    f->idx = NULL;
+    chunks(&t, old, nw, key, qp, 1);
+    free(key);
     for (uint32_t j = (uint32_t)t.n_in; j < t.n; j++) {
         uint32_t i = j - (uint32_t)t.n_in, io = old[j] - (uint32_t)t.n_in;
         f->fbias[i] = t.fbias[io];
@@ -277,7 +387,9 @@ int nn_qplan_compile(const struct nn_qnet *q, struct nn_plan **out, struct tv_er
     p->n_recurrent = q->n_recurrent;
     p->n_gather = q->n_edges;
     p->bytes = bytes;
-    p->index_bits = p->row_bits = qp->f.idx_bits;
+    /* the edge lists (see lists_of) */
+    p->state_extra = (q->n - q->n_in + 1 + qp->n_edges) * sizeof(uint32_t) + qp->n_edges + 8;
+    p->index_bits = p->row_bits = 8; /* offsets in windows of WIN values */
     p->out_map = qp->f.out_map;
     p->layer_start = qp->f.lstart;
     memset(p->layer_way, NN_WAY_GATHER, q->n_layers);
@@ -352,16 +464,66 @@ static void finish(const struct nn_qflat *f, struct nn_state *s, drow_fn *d)
     }
 }
 
-static inline uint32_t slot(const struct nn_qflat *f, uint32_t k)
-{
-    return f->idx_bits == 16 ? ((const uint16_t *)f->idx)[k] : ((const uint32_t *)f->idx)[k];
-}
-
 /* The table entry of neuron j for the sum acc. */
 static inline uint8_t neuron_out(const struct nn_qflat *f, uint32_t i, int32_t acc)
 {
     uint32_t u = nn_q_requant(acc, f->mult[i], f->shift[i], f->pzp[i]);
     return f->tables[(size_t)f->tab[i] * 256 + u];
+}
+
+/* ---- edge lists -------------------------------------------------------------- */
+
+/* The portable paths and the batches run a neuron at a time over its edges,
+ * listed in the state's extra (plan->state_extra bytes) from the entries on
+ * the first step that needs them: start[i] ([n - n_in + 1], neuron j = n_in
+ * + i has edges [start[i], start[i + 1])), slot[n_edges], w[n_edges + 8].
+ * 9 bytes an edge, in the state, not the plan: the vector batch-1 path
+ * reads the plan's entries in place. */
+struct lists {
+    const uint32_t *start, *slot;
+    const int8_t *w;
+};
+
+static struct lists lists_of(const struct nn_qplan *qp, struct nn_state *s)
+{
+    const struct nn_qflat *f = &qp->f;
+    size_t nn = f->n - f->n_in;
+    uint32_t *start = (uint32_t *)(void *)s->extra, *slot = start + nn + 1;
+    int8_t *w = (int8_t *)(slot + qp->n_edges);
+    if (!s->extra_ready) {
+        size_t c = 0;
+        memset(start, 0, (nn + 1) * sizeof *start);
+        for (size_t l = 1; l < f->n_layers; l++)
+            for (uint32_t j0 = f->lstart[l]; j0 < f->lstart[l + 1]; j0 += CHUNK, c++) {
+                uint32_t lanes = chunk_lanes(j0, f->lstart[l + 1]), i0 = j0 - (uint32_t)f->n_in;
+                for (uint32_t k = qp->cent[c]; k < qp->cent[c + 1]; k++)
+                    for (uint32_t ln = 0; ln < lanes; ln++)
+                        start[i0 + ln + 1] += ent_count(entry(qp->ent, k), ln);
+            }
+        for (size_t i = 0; i < nn; i++)
+            start[i + 1] += start[i];
+        c = 0;
+        for (size_t l = 1; l < f->n_layers; l++)
+            for (uint32_t j0 = f->lstart[l]; j0 < f->lstart[l + 1]; j0 += CHUNK, c++) {
+                uint32_t lanes = chunk_lanes(j0, f->lstart[l + 1]), i0 = j0 - (uint32_t)f->n_in;
+                uint32_t e = qp->cedge[c], fill[CHUNK];
+                size_t win = 0;
+                for (uint32_t ln = 0; ln < lanes; ln++)
+                    fill[ln] = start[i0 + ln];
+                for (uint32_t k = qp->cent[c]; k < qp->cent[c + 1]; k++) {
+                    uint64_t x = entry(qp->ent, k);
+                    win += x & 0xff;
+                    for (uint32_t h = 0; h < 2; h++)
+                        for (uint32_t ln = 0; ln < lanes; ln++)
+                            for (uint32_t r = step_count(ent_count(x, ln), h); r; r--, e++) {
+                                slot[fill[ln]] = (uint32_t)(win * WIN + qp->off[e]);
+                                w[fill[ln]++] = f->w[e];
+                            }
+                }
+            }
+        s->extra_ready = 1;
+    }
+    return (struct lists){start, slot, w};
 }
 
 /* ---- batch 1 --------------------------------------------------------------- */
@@ -371,40 +533,34 @@ static void int8_one(const struct nn_plan *p, struct nn_state *s, const struct n
     (void)op;
     const struct nn_qplan *qp = (const struct nn_qplan *)p;
     const struct nn_qflat *f = &qp->f;
+    struct lists g = lists_of(qp, s);
     begin(p, f, s, qrow);
     uint8_t *v = values(s);
-    size_t c = 0;
-    for (size_t l = 1; l < f->n_layers; l++)
-        for (uint32_t j0 = f->lstart[l]; j0 < f->lstart[l + 1]; j0 += CHUNK, c++) {
-            uint32_t lanes = chunk_lanes(j0, f->lstart[l + 1]), i0 = j0 - (uint32_t)f->n_in;
-            uint32_t base = qp->cbase[c], end = qp->cbase[c + 1];
-            int32_t a[CHUNK];
-            for (uint32_t ln = 0; ln < lanes; ln++)
-                a[ln] = f->fbias[i0 + ln];
-            for (uint32_t k = base; k < end; k += lanes)
-                for (uint32_t ln = 0; ln < lanes; ln++)
-                    a[ln] += f->w[k + ln] * v[slot(f, k + ln)];
-            for (uint32_t ln = 0; ln < lanes; ln++)
-                v[j0 + ln] = neuron_out(f, i0 + ln, a[ln]);
-        }
+    for (uint32_t j = (uint32_t)f->n_in; j < f->n; j++) {
+        uint32_t i = j - (uint32_t)f->n_in;
+        int32_t a = f->fbias[i];
+        for (uint32_t k = g.start[i]; k < g.start[i + 1]; k++)
+            a += g.w[k] * v[g.slot[k]];
+        v[j] = neuron_out(f, i, a);
+    }
     finish(f, s, drow);
 }
 
 /* ---- batches --------------------------------------------------------------- */
 
 /* Samples [b0, b0 + nb) (nb <= 64) of neuron j, portably: its edges are
- * k, k + lanes, ... below end. */
+ * slot[0..len), w[0..len). */
 static inline __attribute__((always_inline)) void
-block_portable(const struct nn_qflat *f, uint8_t *v, size_t st, uint32_t j, uint32_t k,
-               uint32_t end, uint32_t lanes, size_t b0, size_t nb)
+block_portable(const struct nn_qflat *f, uint8_t *v, size_t st, uint32_t j, const uint32_t *slot,
+               const int8_t *w, uint32_t len, size_t b0, size_t nb)
 {
     int32_t a[64];
     uint32_t i = j - (uint32_t)f->n_in;
     for (size_t b = 0; b < nb; b++)
         a[b] = f->fbias[i];
-    for (; k < end; k += lanes) {
-        const uint8_t *x = v + (size_t)slot(f, k) * st + b0;
-        int32_t wk = f->w[k];
+    for (uint32_t k = 0; k < len; k++) {
+        const uint8_t *x = v + (size_t)slot[k] * st + b0;
+        int32_t wk = w[k];
         for (size_t b = 0; b < nb; b++)
             a[b] += wk * x[b];
     }
@@ -418,28 +574,27 @@ static void int8_batch(const struct nn_plan *p, struct nn_state *s, const struct
     (void)op;
     const struct nn_qplan *qp = (const struct nn_qplan *)p;
     const struct nn_qflat *f = &qp->f;
+    struct lists g = lists_of(qp, s);
     begin(p, f, s, qrow);
     uint8_t *v = values(s);
-    size_t st = s->stride, c = 0;
-    for (size_t l = 1; l < f->n_layers; l++)
-        for (uint32_t j0 = f->lstart[l]; j0 < f->lstart[l + 1]; j0 += CHUNK, c++) {
-            uint32_t lanes = chunk_lanes(j0, f->lstart[l + 1]), end = qp->cbase[c + 1];
-            for (uint32_t ln = 0; ln < lanes; ln++)
-                for (size_t b0 = 0; b0 < st; b0 += 64) {
-                    uint32_t k = qp->cbase[c] + ln;
-                    if (st - b0 >= 64) /* a constant count: the loops vectorize */
-                        block_portable(f, v, st, j0 + ln, k, end, lanes, b0, 64);
-                    else
-                        block_portable(f, v, st, j0 + ln, k, end, lanes, b0, st - b0);
-                }
+    size_t st = s->stride;
+    for (uint32_t j = (uint32_t)f->n_in; j < f->n; j++) {
+        uint32_t i = j - (uint32_t)f->n_in, k = g.start[i], len = g.start[i + 1] - k;
+        for (size_t b0 = 0; b0 < st; b0 += 64) {
+            if (st - b0 >= 64) /* a constant count: the loops vectorize */
+                block_portable(f, v, st, j, g.slot + k, g.w + k, len, b0, 64);
+            else
+                block_portable(f, v, st, j, g.slot + k, g.w + k, len, b0, st - b0);
         }
+    }
     finish(f, s, drow);
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
-#define VNNI_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi")))
+#define VNNI_TARGET                                                                                \
+    __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi,avx512vbmi2")))
 
 /* The tail mask of lanes [i, n) of a group of 16. */
 #define TAIL16(n, i) ((n) - (i) >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << ((n) - (i))) - 1))
@@ -514,11 +669,39 @@ VNNI_TARGET static inline __m512i rq16_apply(const struct rq16 *q, __m512i acc)
     return _mm512_add_epi32(r, _mm512_set1_epi32(128));
 }
 
-/* Batch 1 with 16-bit slots: a chunk at a time, one step = one edge of each
- * of its (up to 16) neurons: the values gathered as dwords at byte offsets
- * (the state's buffer has room past its last value), multiplied by the
- * weights in the low byte of each dword with vpdpbusd (the other bytes 0),
- * then the 16 sums requantized and looked up in their tables together. */
+/* The 64 values of quarter q of a window from vb, of which `left` are in
+ * the state (a masked load past the buffer's end does not fault). */
+VNNI_TARGET static inline __m512i window_part(const uint8_t *vb, size_t left, size_t q)
+{
+    if (left >= WIN)
+        return _mm512_loadu_si512(vb + 64 * q);
+    size_t a = left > 64 * q ? left - 64 * q : 0;
+    return _mm512_maskz_loadu_epi8(a >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << a) - 1),
+                                   vb + 64 * q);
+}
+
+/* One step of an entry: the edges of mask m (a lane's in its dword, from
+ * its low byte) expanded from e on, their values looked up in the window
+ * t (offset bit 7 picks the half) and multiplied into acc. */
+VNNI_TARGET static inline __m512i window_step(__m512i acc, __mmask64 m, const uint8_t *off,
+                                              const int8_t *w, __m512i t0, __m512i t1, __m512i t2,
+                                              __m512i t3)
+{
+    __m512i io = _mm512_loadu_si512(off), wo = _mm512_loadu_si512(w);
+    __asm__("" : "+v"(io), "+v"(wo)); /* the register form of vpexpandb */
+    __m512i iv = _mm512_maskz_expand_epi8(m, io);
+    __m512i wv = _mm512_maskz_expand_epi8(m, wo);
+    __m512i lo = _mm512_permutex2var_epi8(t0, iv, t1);
+    __m512i hi = _mm512_permutex2var_epi8(t2, iv, t3);
+    return _mm512_dpbusd_epi32(acc, _mm512_mask_blend_epi8(_mm512_movepi8_mask(iv), lo, hi), wv);
+}
+
+/* Batch 1: a chunk at a time; per entry its window's 256 values in four
+ * registers, and per step the edges (up to 4 of each of the 16 neurons, a
+ * neuron's in its dword) expanded from the stream into place, looked up
+ * with vpermi2b and multiplied with vpdpbusd; then the 16 sums requantized
+ * and looked up in their tables together. The step masks come from the
+ * entry's counts: lane l's byte r is an edge of step h if r + 4 h < count. */
 VNNI_TARGET static void int8_one_avx512(const struct nn_plan *p, struct nn_state *s,
                                         const struct nn_op *op)
 {
@@ -527,21 +710,44 @@ VNNI_TARGET static void int8_one_avx512(const struct nn_plan *p, struct nn_state
     const struct nn_qflat *f = &qp->f;
     begin(p, f, s, qrow_avx512);
     uint8_t *v = values(s);
-    const uint16_t *ix = f->idx;
-    const uint8_t *w = (const uint8_t *)f->w;
-    size_t c = 0;
+    size_t nv = 2 * (f->n + 1), c = 0;
+    /* byte B of the counts vector: bits 3 (B / 4) of the counts (its lane's) */
+    uint8_t cs[64], rp[64];
+    for (int b = 0; b < 64; b++) {
+        cs[b] = (uint8_t)(3 * (b / 4));
+        rp[b] = (uint8_t)(b % 4);
+    }
+    const __m512i ctrl = _mm512_loadu_si512(cs), r0 = _mm512_loadu_si512(rp);
+    const __m512i r4 = _mm512_add_epi8(r0, _mm512_set1_epi8(4)), seven = _mm512_set1_epi8(7);
     for (size_t l = 1; l < f->n_layers; l++)
         for (uint32_t j0 = f->lstart[l]; j0 < f->lstart[l + 1]; j0 += CHUNK, c++) {
             uint32_t lanes = chunk_lanes(j0, f->lstart[l + 1]), i0 = j0 - (uint32_t)f->n_in;
-            uint32_t base = qp->cbase[c], end = qp->cbase[c + 1];
             __mmask16 m = (__mmask16)((1u << lanes) - 1);
-            __m512i acc = _mm512_maskz_loadu_epi32(m, f->fbias + i0);
-            for (uint32_t k = base; k < end; k += lanes) {
-                __m512i sl = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, ix + k));
-                __m512i g = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, sl, v, 1);
-                __m512i wv = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, w + k));
-                acc = _mm512_dpbusd_epi32(acc, g, wv);
+            /* two sums, entries alternating: vpdpbusd's latency is not a chain */
+            __m512i acc = _mm512_maskz_loadu_epi32(m, f->fbias + i0), acc2 = _mm512_setzero_si512();
+            uint32_t e = qp->cedge[c];
+            size_t win = 0;
+            for (uint32_t k = qp->cent[c]; k < qp->cent[c + 1]; k++) {
+                uint64_t x = entry(qp->ent, k);
+                win += x & 0xff;
+                const uint8_t *vb = v + win * WIN;
+                size_t left = nv - win * WIN;
+                __m512i t0 = window_part(vb, left, 0), t1 = window_part(vb, left, 1);
+                __m512i t2 = window_part(vb, left, 2), t3 = window_part(vb, left, 3);
+                __m512i cb = _mm512_and_si512(
+                    _mm512_multishift_epi64_epi8(ctrl, _mm512_set1_epi64((long long)(x >> 8))),
+                    seven);
+                __mmask64 m0 = _mm512_cmplt_epu8_mask(r0, cb), m1 = _mm512_cmplt_epu8_mask(r4, cb);
+                __m512i a = window_step(acc2, m0, qp->off + e, f->w + e, t0, t1, t2, t3);
+                e += (uint32_t)__builtin_popcountll(m0);
+                if (m1) {
+                    a = window_step(a, m1, qp->off + e, f->w + e, t0, t1, t2, t3);
+                    e += (uint32_t)__builtin_popcountll(m1);
+                }
+                acc2 = acc;
+                acc = a;
             }
+            acc = _mm512_add_epi32(acc, acc2);
             __m512i mult = _mm512_maskz_loadu_epi32(m, f->mult + i0);
             __m512i sh = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, f->shift + i0));
             __m512i pzp = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, f->pzp + i0));
@@ -557,30 +763,27 @@ VNNI_TARGET static void int8_one_avx512(const struct nn_plan *p, struct nn_state
 
 /* Samples [b0, b0 + 64) of neuron j: 4 edges at a time into 4 sums of 16
  * samples. Sum m, lane 4i + r holds sample 16i + 4m + r (the order the byte
- * and word interleaves leave); the bytes are put back in order at the end. */
+ * and word interleaves leave); the bytes are put back in order at the end.
+ * Its edges: slot[0..len), w[0..len) (w readable 3 bytes past). */
 VNNI_TARGET static void block_vnni(const struct nn_qflat *f, uint8_t *v, size_t st, uint32_t j,
-                                   uint32_t k, uint32_t len, uint32_t d, size_t b0)
+                                   const uint32_t *slot, const int8_t *w, uint32_t len, size_t b0)
 {
     uint32_t i = j - (uint32_t)f->n_in;
     __m512i a0 = _mm512_set1_epi32(f->fbias[i]), a1 = a0, a2 = a0, a3 = a0;
-    const uint8_t *vb = v + b0, *wb = (const uint8_t *)f->w;
-    /* edges k, k + d, ..., len of them */
-    for (uint32_t left = len; left;) {
-        uint32_t t = left < 4 ? left : 4;
-        const uint8_t *p0 = vb + (size_t)slot(f, k) * st;
-        const uint8_t *p1 = t > 1 ? vb + (size_t)slot(f, k + d) * st : p0;
-        const uint8_t *p2 = t > 2 ? vb + (size_t)slot(f, k + 2 * d) * st : p0;
-        const uint8_t *p3 = t > 3 ? vb + (size_t)slot(f, k + 3 * d) * st : p0;
-        uint32_t w4 = wb[k];
-        if (t > 1)
-            w4 |= (uint32_t)wb[k + d] << 8;
-        if (t > 2)
-            w4 |= (uint32_t)wb[k + 2 * d] << 16;
-        if (t > 3)
-            w4 |= (uint32_t)wb[k + 3 * d] << 24;
-        if (left >= 8) /* the next group's rows */
+    const uint8_t *vb = v + b0;
+    for (uint32_t k = 0; k < len; k += 4) {
+        uint32_t t = len - k < 4 ? len - k : 4;
+        const uint8_t *p0 = vb + (size_t)slot[k] * st;
+        const uint8_t *p1 = t > 1 ? vb + (size_t)slot[k + 1] * st : p0;
+        const uint8_t *p2 = t > 2 ? vb + (size_t)slot[k + 2] * st : p0;
+        const uint8_t *p3 = t > 3 ? vb + (size_t)slot[k + 3] * st : p0;
+        uint32_t w4;
+        memcpy(&w4, w + k, sizeof w4);
+        if (t < 4)
+            w4 &= (1u << (8 * t)) - 1;
+        if (k + 8 <= len) /* the next group's rows */
             for (uint32_t q = 4; q < 8; q++)
-                _mm_prefetch((const char *)(vb + (size_t)slot(f, k + q * d) * st), _MM_HINT_T0);
+                _mm_prefetch((const char *)(vb + (size_t)slot[k + q] * st), _MM_HINT_T0);
         __m512i wv = _mm512_set1_epi32((int32_t)w4);
         __m512i x0 = _mm512_loadu_si512(p0), x1 = _mm512_loadu_si512(p1);
         __m512i x2 = _mm512_loadu_si512(p2), x3 = _mm512_loadu_si512(p3);
@@ -590,8 +793,6 @@ VNNI_TARGET static void block_vnni(const struct nn_qflat *f, uint8_t *v, size_t 
         a1 = _mm512_dpbusd_epi32(a1, _mm512_unpackhi_epi16(l01, l23), wv);
         a2 = _mm512_dpbusd_epi32(a2, _mm512_unpacklo_epi16(h01, h23), wv);
         a3 = _mm512_dpbusd_epi32(a3, _mm512_unpackhi_epi16(h01, h23), wv);
-        k += t * d;
-        left -= t;
     }
     struct rq16 rq = rq16_make(_mm512_set1_epi32(f->mult[i]), _mm512_set1_epi32(f->shift[i]),
                                _mm512_set1_epi32(f->pzp[i]));
@@ -619,21 +820,17 @@ VNNI_TARGET static void int8_batch_vnni(const struct nn_plan *p, struct nn_state
     (void)op;
     const struct nn_qplan *qp = (const struct nn_qplan *)p;
     const struct nn_qflat *f = &qp->f;
+    struct lists g = lists_of(qp, s);
     begin(p, f, s, qrow_avx512);
     uint8_t *v = values(s);
-    size_t st = s->stride, full = st / 64 * 64, c = 0;
-    for (size_t l = 1; l < f->n_layers; l++)
-        for (uint32_t j0 = f->lstart[l]; j0 < f->lstart[l + 1]; j0 += CHUNK, c++) {
-            uint32_t lanes = chunk_lanes(j0, f->lstart[l + 1]), end = qp->cbase[c + 1];
-            uint32_t len = (end - qp->cbase[c]) / lanes;
-            for (uint32_t ln = 0; ln < lanes; ln++) {
-                uint32_t k = qp->cbase[c] + ln;
-                for (size_t b0 = 0; b0 < full; b0 += 64)
-                    block_vnni(f, v, st, j0 + ln, k, len, lanes, b0);
-                if (full < st)
-                    block_portable(f, v, st, j0 + ln, k, end, lanes, full, st - full);
-            }
-        }
+    size_t st = s->stride, full = st / 64 * 64;
+    for (uint32_t j = (uint32_t)f->n_in; j < f->n; j++) {
+        uint32_t i = j - (uint32_t)f->n_in, k = g.start[i], len = g.start[i + 1] - k;
+        for (size_t b0 = 0; b0 < full; b0 += 64)
+            block_vnni(f, v, st, j, g.slot + k, g.w + k, len, b0);
+        if (full < st)
+            block_portable(f, v, st, j, g.slot + k, g.w + k, len, full, st - full);
+    }
     finish(f, s, drow_avx512);
 }
 
@@ -647,8 +844,7 @@ static int has_vnni(void)
 static void int8_one_avx512_entry(const struct nn_plan *p, struct nn_state *s,
                                   const struct nn_op *op)
 {
-    const struct nn_qflat *f = &((const struct nn_qplan *)p)->f;
-    if (has_vnni() && f->idx_bits == 16)
+    if (has_vnni() && __builtin_cpu_supports("avx512vbmi2"))
         int8_one_avx512(p, s, op);
     else
         int8_one(p, s, op);

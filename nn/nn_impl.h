@@ -79,6 +79,7 @@ struct nn_plan {
     size_t n_gather, n_scatter, n_rec; /* entries of each kind */
     size_t bytes;                      /* the whole allocation (with param's) */
     size_t compile_work;               /* nn_plan_compile_work */
+    size_t state_extra;                /* bytes of extra each state has for its ops (int8) */
     int index_bits;                    /* 16 or 32 */
     int row_bits;                      /* of g_idx and r_idx: index_bits, or 16 if tiled */
     int out_contiguous;                /* out_map[k] == out_map[0] + k */
@@ -168,6 +169,9 @@ struct nn_state {
     float *y_prev;        /* [n + 1][stride] last step, 0 after a reset (row n is 0) */
     float *acc;           /* [n + 1][stride] scatter and tile contributions, 0 between steps */
     uint64_t *nz;         /* [n_layers] non-zero neurons counted since the reset */
+    unsigned char *extra; /* [plan->state_extra], NULL if 0: the ops' own (an int8 plan's
+                           * edge lists), made from the plan alone: a reset keeps it */
+    int extra_ready;      /* extra is made */
     uint64_t steps;
     struct nn_spike *spike;     /* a spiking plan's network, this state's own copy (else NULL) */
     struct nn_conv_state *conv; /* a convolutional plan's layers and scratch (else NULL) */

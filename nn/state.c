@@ -66,6 +66,11 @@ int nn_state_new(const struct nn_plan *p, size_t batch, struct nn_state **out, s
     size_t vals = (((p->n + 1) * stride * sizeof(float)) + 63) & ~(size_t)63;
     size_t bytes = head + 3 * vals + p->n_layers * sizeof(uint64_t);
     bytes = (bytes + 63) & ~(size_t)63;
+    size_t at_extra = bytes;
+    if (p->state_extra > SIZE_MAX - 64 - bytes)
+        return tv_error_set(err, TV_EINVAL, "nn_state_new: %zu bytes of extra are too many",
+                            p->state_extra);
+    bytes += (p->state_extra + 63) & ~(size_t)63;
     unsigned char *m = aligned_alloc(64, bytes);
     if (!m)
         return tv_error_set(err, TV_ENOMEM, "nn_state_new: out of memory (%zu bytes)", bytes);
@@ -77,7 +82,9 @@ int nn_state_new(const struct nn_plan *p, size_t batch, struct nn_state **out, s
     s->y_prev = (float *)(m + head + vals);
     s->acc = (float *)(m + head + 2 * vals);
     s->nz = (uint64_t *)(m + head + 3 * vals);
-    memset(m + head, 0, bytes - head);
+    memset(m + head, 0, at_extra - head);
+    s->extra = p->state_extra ? m + at_extra : NULL;
+    s->extra_ready = 0;
     s->steps = 0;
     s->in_rows = s->y;
     s->spike = NULL;

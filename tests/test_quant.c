@@ -58,10 +58,11 @@ static void ref_step(const struct nn_qnet *q, int8_t *cur, int8_t *prev, size_t 
     for (size_t k = 0; k < q->n_in; k++) {
         float x = in[k] / L0->scale;
         x = x > 1000.0f ? 1000.0f : x < -1000.0f ? -1000.0f : x;
-        long r = (long)x; /* half away from zero */
-        if (x - (float)r >= 0.5f)
+        long r = (long)x; /* half away from zero: x - r once (ties at +-0.5 occur) */
+        float fr = x - (float)r;
+        if (fr >= 0.5f)
             r++;
-        if (x - (float)r <= -0.5f)
+        else if (fr <= -0.5f)
             r--;
         r += L0->zp;
         cur[k] = (int8_t)(r < -128 ? -128 : r > 127 ? 127 : r);
@@ -381,6 +382,64 @@ static void test_nn_qplan_wide_layers_and_out_of_memory(void **state)
     genome_release(&g);
 }
 
+/* Every path against the reference at batches 1 and 65 (all targets this
+ * CPU runs). */
+static void expect_all_paths(const struct nn_qnet *q, struct tv_rng *rng)
+{
+    struct tv_error err = {0};
+    struct nn_plan *p;
+    assert_ok(nn_qplan_compile(q, &p, &err), &err);
+    assert_int_equal(nn_plan_n_conns(p), q->n_edges);
+    for (int t = 0; t < NN_TARGET_COUNT; t++) {
+        struct nn_state *s;
+        assert_ok(nn_state_new(p, 1, &s, &err), &err);
+        int ok = nn_state_set_target(s, t, &(struct tv_error){0}) == 0;
+        nn_state_free(s);
+        if (ok)
+            for (size_t b = 1; b <= 65; b += 64)
+                expect_engine_matches_reference(q, p, b, t, rng);
+    }
+    nn_plan_free(p);
+}
+
+/* The windows of the plan (nn/int8.c): sources over several windows of 256
+ * values; lanes with more than 7 edges in one window (several entries),
+ * with 5 to 7 (two steps) and with fewer; and a chunk whose two windows are
+ * more than 255 apart (inputs at slots 0 and 1, a recurrent source at slot
+ * near 2 (n + 1), past 66,000: an entry that only steps). */
+static void test_nn_qplan_windows_entries_and_hops(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    struct tv_rng rng;
+    tv_rng_init(&rng, 11, 0, 0);
+    struct genome g;
+    genome_init(&g);
+    static const uint32_t sizes[] = {600, 40, 5};
+    struct genome_layered_spec sp = {sizes,           3,   0.5, 0.01, 0.02, GENOME_ACT_RELU,
+                                     GENOME_ACT_TANH, 0.05};
+    assert_ok(genome_build_layered(&g, &sp, &rng, &err), &err);
+    struct nn_qnet *q = quantize(&g, 100, 20, &rng);
+    expect_all_paths(q, &rng);
+    nn_qnet_free(q);
+
+    uint32_t n_in = 33000, a = n_in, b = n_in + 1;
+    genome_reset(&g);
+    for (uint32_t i = 0; i < n_in; i++)
+        assert_ok(genome_add_neuron(&g, i, GENOME_INPUT, GENOME_ACT_IDENTITY, 0, 0, &err), &err);
+    assert_ok(genome_add_neuron(&g, a, GENOME_OUTPUT, GENOME_ACT_TANH, 0.1f, 1, &err), &err);
+    assert_ok(genome_add_neuron(&g, b, GENOME_OUTPUT, GENOME_ACT_TANH, -0.1f, 1, &err), &err);
+    assert_ok(genome_add_conn(&g, 0, a, 0.7f, &err), &err);
+    assert_ok(genome_add_conn(&g, b, a, -0.6f, &err), &err); /* recurrent: last step's b */
+    assert_ok(genome_add_conn(&g, 0, b, 0.5f, &err), &err);
+    assert_ok(genome_add_conn(&g, 1, b, -0.8f, &err), &err);
+    q = quantize(&g, 100, 4, &rng);
+    assert_int_equal(q->n_recurrent, 1);
+    expect_all_paths(q, &rng);
+    nn_qnet_free(q);
+    genome_release(&g);
+}
+
 /* The int8 network stays close to the float one it was calibrated on. */
 static void test_nn_qplan_is_close_to_the_float_network(void **state)
 {
@@ -595,6 +654,7 @@ int main(void)
         cmocka_unit_test(test_nn_quantize_stores_identical_tables_once),
         cmocka_unit_test(test_nn_qplan_every_path_gives_the_reference_bits),
         cmocka_unit_test(test_nn_qplan_wide_layers_and_out_of_memory),
+        cmocka_unit_test(test_nn_qplan_windows_entries_and_hops),
         cmocka_unit_test(test_nn_qplan_is_close_to_the_float_network),
         cmocka_unit_test(test_nn_qnet_write_read_round_trip),
         cmocka_unit_test(test_nn_qnet_read_rejects_bad_files),
