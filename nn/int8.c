@@ -3,36 +3,40 @@
  *
  * An int8 plan is one allocation: a struct nn_plan header (so that
  * nn_state_new, nn_step and the tasks run it as any plan), the flat form of
- * quant_impl.h without its rows, and its arrays: per non-input neuron 12
- * bytes (folded bias, multiplier, shift, pre-activation zero point, table),
- * per edge slot (the edges and the chunks' padding) 3 bytes (a 16-bit value
- * slot and an int8 weight) when 2 (n + 1) <= 65536, 5 bytes otherwise, 256
- * bytes per distinct table.
+ * quant_impl.h without its rows and slots, and its arrays: per non-input
+ * neuron 12 bytes (folded bias, multiplier, shift, pre-activation zero point,
+ * table), per edge 2 bytes (its source's offset in its window, its int8
+ * weight), per entry 7 bytes, per chunk 8, per distinct table 256.
  *
- * The edges are kept in chunks (a sliced ELLPACK form): within each layer
- * the neurons are numbered by falling fan-in (the plan's own order; out_map
- * and every slot follow it), and each run of up to 16 of them is a chunk of
- * `lanes` neurons and `len` steps (its first neuron's fan-in): edge t of lane
- * l at cbase[c] + t lanes + l, the missing ones padded with weight 0. A step
- * of a chunk is then one vector of 16 neurons' edges (batch 1), and a
- * neuron's edges are every lanes-th entry (batches). Per chunk 4 bytes
- * (cbase).
+ * The values a step reads (this step's, then last step's for recurrent
+ * edges: 2 (n + 1) slots) are cut into windows of WIN = 256. Within each
+ * layer the neurons are numbered by falling fan-in (the plan's own order;
+ * out_map and every slot follow it), and each run of up to 16 of them is a
+ * chunk. A chunk's edges are grouped by window: per window it touches, an
+ * entry (or more, if a neuron has more than 7 edges there) holds how far the
+ * window is past the last one (1 byte; a gap over 255 takes entries with no
+ * edges) and how many edges each of its 16 neurons has there (3 bits each).
+ * The entry's edges follow in two steps: first up to 4 of each neuron (the
+ * neurons in order), then the rest; so a step is at most 64 edges, a
+ * neuron's at most 4, the bytes of one vpdpbusd lane.
  *
  * A state of an int8 plan keeps u = q + 128 of every neuron in its scatter
  * buffer (s->acc, unused by int8 plans): this step's values [n + 1][stride]
  * then last step's [n + 1][stride]. A step quantizes the inputs (s->y, or the
- * caller's rows in place), computes the neurons layer by layer, a chunk at a
- * time (the plan's order within a layer), and writes
- * the dequantized outputs where nn_state_read finds them (s->y). With
- * recurrent edges, a step first copies this step's values to last step's (or,
- * after a reset, every layer's zero code).
+ * caller's rows in place), computes the neurons layer by layer (the plan's
+ * order within a layer), and writes the dequantized outputs where
+ * nn_state_read finds them (s->y). With recurrent edges, a step first copies
+ * this step's values to last step's (or, after a reset, every layer's zero
+ * code).
  *
- * Paths: batch 1 runs a portable loop, or, on target avx512f of a CPU with
- * AVX-512 VNNI and VBMI and with 16-bit slots, one gather and one vpdpbusd
- * per step of a chunk; batches run a portable loop, or, on target avx512f
- * of a CPU with VNNI and VBMI, 64 samples at a time with vpdpbusd (4 edges
- * x 64 samples per 4 instructions). The sums are exact integers (|acc| < 2^31 by the limits of
- * quant.h), so every path gives the same bits.
+ * Paths: batch 1 on target avx512f of a CPU with AVX-512 VNNI, VBMI and
+ * VBMI2 runs a chunk at a time: per entry the window's 256 values in four
+ * registers, per step the edges expanded into their lanes (vpexpandb), the
+ * values looked up (vpermi2b) and multiplied (vpdpbusd): no gathers. The
+ * other paths (portable, and batches, 64 samples at a time with vpdpbusd on
+ * VNNI) run a neuron at a time over its edge list, which each state lists
+ * once from the entries (lists_of). The sums are exact integers (|acc| <
+ * 2^31 by the limits of quant.h), so every path gives the same bits.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -754,9 +758,22 @@ VNNI_TARGET static void int8_one_avx512(const struct nn_plan *p, struct nn_state
             struct rq16 rq = rq16_make(mult, sh, pzp);
             __m512i u = rq16_apply(&rq, acc);
             __m512i tab = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, f->tab + i0));
-            __m512i at = _mm512_add_epi32(_mm512_slli_epi32(tab, 8), u);
-            __m512i out = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, at, f->tables, 1);
-            _mm512_mask_cvtepi32_storeu_epi8(v + j0, m, out);
+            if (_mm512_mask_cmpeq_epi32_mask(m, tab, _mm512_set1_epi32(f->tab[i0])) == m) {
+                /* one table (the common case): looked up in registers */
+                const uint8_t *tb = f->tables + (size_t)f->tab[i0] * 256;
+                __m512i z = _mm512_castsi128_si512(_mm512_cvtepi32_epi8(u));
+                __m512i lo = _mm512_permutex2var_epi8(_mm512_loadu_si512(tb), z,
+                                                      _mm512_loadu_si512(tb + 64));
+                __m512i hi = _mm512_permutex2var_epi8(_mm512_loadu_si512(tb + 128), z,
+                                                      _mm512_loadu_si512(tb + 192));
+                __m512i o = _mm512_mask_blend_epi8(_mm512_movepi8_mask(z), lo, hi);
+                _mm_mask_storeu_epi8(v + j0, m, _mm512_castsi512_si128(o));
+            } else {
+                __m512i at = _mm512_add_epi32(_mm512_slli_epi32(tab, 8), u);
+                __m512i out =
+                    _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, at, f->tables, 1);
+                _mm512_mask_cvtepi32_storeu_epi8(v + j0, m, out);
+            }
         }
     finish(f, s, drow);
 }
@@ -781,9 +798,6 @@ VNNI_TARGET static void block_vnni(const struct nn_qflat *f, uint8_t *v, size_t 
         memcpy(&w4, w + k, sizeof w4);
         if (t < 4)
             w4 &= (1u << (8 * t)) - 1;
-        if (k + 8 <= len) /* the next group's rows */
-            for (uint32_t q = 4; q < 8; q++)
-                _mm_prefetch((const char *)(vb + (size_t)slot[k + q] * st), _MM_HINT_T0);
         __m512i wv = _mm512_set1_epi32((int32_t)w4);
         __m512i x0 = _mm512_loadu_si512(p0), x1 = _mm512_loadu_si512(p1);
         __m512i x2 = _mm512_loadu_si512(p2), x3 = _mm512_loadu_si512(p3);

@@ -192,8 +192,8 @@ static void bench_case(const char *name, int layer, const size_t *batches, const
                 name, batches[i], d.int8_ms, d.float_ms, d.ratio);
         }
     }
-    printf("| %s: bytes per connection | int8 plan %.2f (%d-bit indices; float plan %.2f) | "
-           "export data %.2f | | <= 3.5 (int8 plan) | %s |\n",
+    printf("| %s: bytes per connection | int8 plan %.2f (%d-bit offsets in windows of 256; "
+           "float plan %.2f) | export data %.2f | | <= 3.5 (int8 plan) | %s |\n",
            name, (double)nn_plan_bytes(qp) / (double)conns, nn_plan_index_bits(qp),
            (double)nn_plan_bytes(fp) / (double)nn_plan_n_conns(fp),
            (double)export_bytes(q) / (double)conns,
@@ -215,8 +215,8 @@ int main(void)
            "(CLOCK_THREAD_CPUTIME_ID; up to 3 s a case); times are medians per step, the ratio "
            "the median over rounds of float / int8. The cases are those of "
            "`trevo net bench --layer 4096 --density 0.01` and `--graph 10000,200000` (seed 1). "
-           "The int8 state runs its CPU's best path (AVX-512 gathers at batch 1, VNNI for "
-           "batches, when present); the portable rows force the plain path.\n\n");
+           "The int8 state runs its CPU's best path (AVX-512 window lookups at batch 1, VNNI "
+           "for batches, when present); the portable rows force the plain path.\n\n");
     printf("| case | int8 | float | float / int8 | target | met |\n|---|---|---|---|---|---|\n");
     static const size_t b2[] = {1, 64};
     static const double t2[] = {1.5, 3.0};
