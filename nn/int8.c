@@ -391,8 +391,10 @@ int nn_qplan_compile(const struct nn_qnet *q, struct nn_plan **out, struct tv_er
     p->n_recurrent = q->n_recurrent;
     p->n_gather = q->n_edges;
     p->bytes = bytes;
-    /* the edge lists (see lists_of) */
+    /* the edge lists (see lists_of), and at least WIN bytes that a window
+     * past the values (batch 1) may read */
     p->state_extra = (q->n - q->n_in + 1 + qp->n_edges) * sizeof(uint32_t) + qp->n_edges + 8;
+    p->state_extra = p->state_extra < WIN ? WIN : p->state_extra;
     p->index_bits = p->row_bits = 8; /* offsets in windows of WIN values */
     p->out_map = qp->f.out_map;
     p->layer_start = qp->f.lstart;
@@ -673,17 +675,6 @@ VNNI_TARGET static inline __m512i rq16_apply(const struct rq16 *q, __m512i acc)
     return _mm512_add_epi32(r, _mm512_set1_epi32(128));
 }
 
-/* The 64 values of quarter q of a window from vb, of which `left` are in
- * the state (a masked load past the buffer's end does not fault). */
-VNNI_TARGET static inline __m512i window_part(const uint8_t *vb, size_t left, size_t q)
-{
-    if (left >= WIN)
-        return _mm512_loadu_si512(vb + 64 * q);
-    size_t a = left > 64 * q ? left - 64 * q : 0;
-    return _mm512_maskz_loadu_epi8(a >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << a) - 1),
-                                   vb + 64 * q);
-}
-
 /* One step of an entry: the edges of mask m (a lane's in its dword, from
  * its low byte) expanded from e on, their values looked up in the window
  * t (offset bit 7 picks the half) and multiplied into acc. */
@@ -714,7 +705,7 @@ VNNI_TARGET static void int8_one_avx512(const struct nn_plan *p, struct nn_state
     const struct nn_qflat *f = &qp->f;
     begin(p, f, s, qrow_avx512);
     uint8_t *v = values(s);
-    size_t nv = 2 * (f->n + 1), c = 0;
+    size_t c = 0;
     /* byte B of the counts vector: bits 3 (B / 4) of the counts (its lane's) */
     uint8_t cs[64], rp[64];
     for (int b = 0; b < 64; b++) {
@@ -734,10 +725,11 @@ VNNI_TARGET static void int8_one_avx512(const struct nn_plan *p, struct nn_state
             for (uint32_t k = qp->cent[c]; k < qp->cent[c + 1]; k++) {
                 uint64_t x = entry(qp->ent, k);
                 win += x & 0xff;
+                /* a window past the values reads the state's next bytes (at least
+                 * WIN: state_extra), never an edge's */
                 const uint8_t *vb = v + win * WIN;
-                size_t left = nv - win * WIN;
-                __m512i t0 = window_part(vb, left, 0), t1 = window_part(vb, left, 1);
-                __m512i t2 = window_part(vb, left, 2), t3 = window_part(vb, left, 3);
+                __m512i t0 = _mm512_loadu_si512(vb), t1 = _mm512_loadu_si512(vb + 64);
+                __m512i t2 = _mm512_loadu_si512(vb + 128), t3 = _mm512_loadu_si512(vb + 192);
                 __m512i cb = _mm512_and_si512(
                     _mm512_multishift_epi64_epi8(ctrl, _mm512_set1_epi64((long long)(x >> 8))),
                     seven);
