@@ -22,12 +22,11 @@
  *
  * A state of an int8 plan keeps u = q + 128 of every neuron in its scatter
  * buffer (s->acc, unused by int8 plans): this step's values [n + 1][stride]
- * then last step's [n + 1][stride]. A step quantizes the inputs (s->y, or the
- * caller's rows in place), computes the neurons layer by layer (the plan's
- * order within a layer), and writes the dequantized outputs where
- * nn_state_read finds them (s->y). With recurrent edges, a step first copies
- * this step's values to last step's (or, after a reset, every layer's zero
- * code).
+ * then last step's [n + 1][stride]. A step quantizes the inputs, computes
+ * the neurons layer by layer (the plan's order within a layer), and at
+ * batch 1 or feature-major writes the dequantized outputs where
+ * nn_state_read and nn_step_feature_major find them (s->y). With recurrent edges, a step first
+ * copies this step's values to last step's (or, after a reset, every layer's zero code).
  *
  * Paths: batch 1 on target avx512f of a CPU with AVX-512 VNNI, VBMI and
  * VBMI2 runs a chunk at a time: per entry the window's 256 values in four
@@ -35,8 +34,12 @@
  * values looked up (vpermi2b) and multiplied (vpdpbusd): no gathers. The
  * other paths (portable, and batches, 64 samples at a time with vpdpbusd on
  * VNNI) run a neuron at a time over its edge list, which each state lists
- * once from the entries (lists_of). The sums are exact integers (|acc| <
- * 2^31 by the limits of quant.h), so every path gives the same bits.
+ * once from the entries (lists_of). At batches nn_step hands the op its
+ * caller's rows (plan->own_io): they are quantized straight into the
+ * values' columns (qcols), and nn_state_read dequantizes the outputs from
+ * them (nn_int8_read), with no float copy in the state. The sums are exact
+ * integers (|acc| < 2^31 by the limits of quant.h), so every path gives the
+ * same bits.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -393,12 +396,14 @@ int nn_qplan_compile(const struct nn_qnet *q, struct nn_plan **out, struct tv_er
     p->bytes = bytes;
     /* the edge lists (see lists_of), and at least WIN bytes that a window
      * past the values (batch 1) may read */
-    p->state_extra = (q->n - q->n_in + 1 + qp->n_edges) * sizeof(uint32_t) + qp->n_edges + 8;
+    size_t cap = qp->n_edges + 3 * (q->n - q->n_in);
+    p->state_extra = (q->n - q->n_in + 1 + cap) * sizeof(uint32_t) + cap;
     p->state_extra = p->state_extra < WIN ? WIN : p->state_extra;
     p->index_bits = p->row_bits = 8; /* offsets in windows of WIN values */
     p->out_map = qp->f.out_map;
     p->layer_start = qp->f.lstart;
     memset(p->layer_way, NN_WAY_GATHER, q->n_layers);
+    p->own_io = 1;
     p->out_contiguous = 1;
     for (size_t k = 1; k < q->n_out; k++)
         p->out_contiguous &= f->out_map[k] == f->out_map[0] + k;
@@ -425,6 +430,9 @@ static uint8_t *values(const struct nn_state *s)
 /* Quantizes x[0..n) into u (nn_q_input), and dequantizes u[0..n) into y. */
 typedef void qrow_fn(const float *x, size_t n, uint8_t *u, float scale, int32_t zp);
 typedef void drow_fn(const uint8_t *u, size_t n, float *y, float scale, int32_t zp);
+/* Quantizes a caller's rows in[batch][n_in] into the columns u[k * st + b]. */
+typedef void qcols_fn(const float *in, size_t n_in, size_t batch, size_t st, uint8_t *u,
+                      float scale, int32_t zp);
 
 static void qrow(const float *x, size_t n, uint8_t *u, float scale, int32_t zp)
 {
@@ -438,9 +446,24 @@ static void drow(const uint8_t *u, size_t n, float *y, float scale, int32_t zp)
         y[i] = (float)((int32_t)u[i] - 128 - zp) * scale;
 }
 
+/* Tiles of 16 samples x 16 inputs (as nn_step's transposition). */
+static void qcols(const float *in, size_t n_in, size_t batch, size_t st, uint8_t *u, float scale,
+                  int32_t zp)
+{
+    for (size_t b0 = 0; b0 < batch; b0 += 16)
+        for (size_t k0 = 0; k0 < n_in; k0 += 16)
+            for (size_t b = b0; b < b0 + 16 && b < batch; b++)
+                for (size_t k = k0; k < k0 + 16 && k < n_in; k++)
+                    u[k * st + b] = nn_q_input(in[b * n_in + k], scale, zp);
+}
+
 /* Before a step: last step's values from this one's (or the zero codes
- * after a reset), then the inputs quantized. */
-static void begin(const struct nn_plan *p, const struct nn_qflat *f, struct nn_state *s, qrow_fn *q)
+ * after a reset), then the inputs quantized: at batch 1 from s->y, at
+ * batches from the rows s->in_rows ([n_in][stride]), or, when nn_step
+ * leaves those NULL (plan->own_io), from its caller's s->in_sample
+ * ([batch][n_in]). */
+static void begin(const struct nn_plan *p, const struct nn_qflat *f, struct nn_state *s, qrow_fn *q,
+                  qcols_fn *qc)
 {
     size_t st = s->stride, n = f->n;
     uint8_t *cur = values(s), *prev = cur + (n + 1) * st;
@@ -455,6 +478,10 @@ static void begin(const struct nn_plan *p, const struct nn_qflat *f, struct nn_s
         q(s->y, f->n_in, cur, f->in_scale, f->in_zp);
         return;
     }
+    if (!s->in_rows) {
+        qc(s->in_sample, f->n_in, s->batch, st, cur, f->in_scale, f->in_zp);
+        return;
+    }
     for (size_t k = 0; k < f->n_in; k++)
         q(s->in_rows + k * st, s->batch, cur + k * st, f->in_scale, f->in_zp);
 }
@@ -462,6 +489,8 @@ static void begin(const struct nn_plan *p, const struct nn_qflat *f, struct nn_s
 /* After a step: the dequantized outputs into s->y. */
 static void finish(const struct nn_qflat *f, struct nn_state *s, drow_fn *d)
 {
+    if (s->batch > 1 && !s->in_rows)
+        return; /* nn_step's caller reads them with nn_int8_read */
     size_t st = s->stride;
     const uint8_t *cur = values(s);
     for (size_t k = 0; k < f->n_out; k++) {
@@ -481,10 +510,12 @@ static inline uint8_t neuron_out(const struct nn_qflat *f, uint32_t i, int32_t a
 
 /* The portable paths and the batches run a neuron at a time over its edges,
  * listed in the state's extra (plan->state_extra bytes) from the entries on
- * the first step that needs them: start[i] ([n - n_in + 1], neuron j = n_in
- * + i has edges [start[i], start[i + 1])), slot[n_edges], w[n_edges + 8].
- * 9 bytes an edge, in the state, not the plan: the vector batch-1 path
- * reads the plan's entries in place. */
+ * the first step that needs them: start[i] ([n - n_in + 1]: neuron j = n_in
+ * + i has edges [start[i], start[i + 1])), then slot[] and w[], each list
+ * padded to a multiple of 4 with slot 0 and weight 0 (so the VNNI kernel
+ * takes 4 at a time with no tail): 5 bytes an edge and up to 15 a neuron,
+ * in the state, not the plan; the vector batch-1 path reads the plan's
+ * entries in place. */
 struct lists {
     const uint32_t *start, *slot;
     const int8_t *w;
@@ -494,8 +525,9 @@ static struct lists lists_of(const struct nn_qplan *qp, struct nn_state *s)
 {
     const struct nn_qflat *f = &qp->f;
     size_t nn = f->n - f->n_in;
+    size_t cap = qp->n_edges + 3 * nn;
     uint32_t *start = (uint32_t *)(void *)s->extra, *slot = start + nn + 1;
-    int8_t *w = (int8_t *)(slot + qp->n_edges);
+    int8_t *w = (int8_t *)(slot + cap);
     if (!s->extra_ready) {
         size_t c = 0;
         memset(start, 0, (nn + 1) * sizeof *start);
@@ -506,8 +538,10 @@ static struct lists lists_of(const struct nn_qplan *qp, struct nn_state *s)
                     for (uint32_t ln = 0; ln < lanes; ln++)
                         start[i0 + ln + 1] += ent_count(entry(qp->ent, k), ln);
             }
-        for (size_t i = 0; i < nn; i++)
-            start[i + 1] += start[i];
+        for (size_t i = 0; i < nn; i++) /* each list padded to a multiple of 4 */
+            start[i + 1] = start[i] + ((start[i + 1] + 3) & ~(uint32_t)3);
+        memset(slot, 0, cap * sizeof *slot);
+        memset(w, 0, cap);
         c = 0;
         for (size_t l = 1; l < f->n_layers; l++)
             for (uint32_t j0 = f->lstart[l]; j0 < f->lstart[l + 1]; j0 += CHUNK, c++) {
@@ -540,7 +574,7 @@ static void int8_one(const struct nn_plan *p, struct nn_state *s, const struct n
     const struct nn_qplan *qp = (const struct nn_qplan *)p;
     const struct nn_qflat *f = &qp->f;
     struct lists g = lists_of(qp, s);
-    begin(p, f, s, qrow);
+    begin(p, f, s, qrow, qcols);
     uint8_t *v = values(s);
     for (uint32_t j = (uint32_t)f->n_in; j < f->n; j++) {
         uint32_t i = j - (uint32_t)f->n_in;
@@ -581,7 +615,7 @@ static void int8_batch(const struct nn_plan *p, struct nn_state *s, const struct
     const struct nn_qplan *qp = (const struct nn_qplan *)p;
     const struct nn_qflat *f = &qp->f;
     struct lists g = lists_of(qp, s);
-    begin(p, f, s, qrow);
+    begin(p, f, s, qrow, qcols);
     uint8_t *v = values(s);
     size_t st = s->stride;
     for (uint32_t j = (uint32_t)f->n_in; j < f->n; j++) {
@@ -605,28 +639,104 @@ static void int8_batch(const struct nn_plan *p, struct nn_state *s, const struct
 /* The tail mask of lanes [i, n) of a group of 16. */
 #define TAIL16(n, i) ((n) - (i) >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << ((n) - (i))) - 1))
 
-/* qrow, 16 values at a time: the same operations lane-wise (IEEE division,
- * truncation, exact differences), so the same bits. */
+/* nn_q_input of 16 values (m: which), lane-wise: the same operations (IEEE
+ * division, truncation, exact differences), so the same bits. */
+VNNI_TARGET static inline __m128i q16(const float *x, __mmask16 m, float scale, int32_t zp)
+{
+    const __m512 lo = _mm512_set1_ps(-1000.0f), hi = _mm512_set1_ps(1000.0f);
+    const __m512i one = _mm512_set1_epi32(1);
+    __m512 t = _mm512_div_ps(_mm512_maskz_loadu_ps(m, x), _mm512_set1_ps(scale));
+    t = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(t, t, _CMP_ORD_Q), t); /* NaN: 0 */
+    t = _mm512_min_ps(_mm512_max_ps(t, lo), hi);
+    __m512 r = _mm512_roundscale_ps(t, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    __m512 fr = _mm512_sub_ps(t, r);
+    __m512i q = _mm512_cvttps_epi32(r);
+    q = _mm512_mask_add_epi32(q, _mm512_cmp_ps_mask(fr, _mm512_set1_ps(0.5f), _CMP_GE_OQ), q, one);
+    q = _mm512_mask_sub_epi32(q, _mm512_cmp_ps_mask(fr, _mm512_set1_ps(-0.5f), _CMP_LE_OQ), q, one);
+    q = _mm512_add_epi32(q, _mm512_set1_epi32(zp));
+    q = _mm512_max_epi32(_mm512_min_epi32(q, _mm512_set1_epi32(127)), _mm512_set1_epi32(-128));
+    return _mm512_cvtepi32_epi8(_mm512_add_epi32(q, _mm512_set1_epi32(128)));
+}
+
 VNNI_TARGET static void qrow_avx512(const float *x, size_t n, uint8_t *u, float scale, int32_t zp)
 {
-    const __m512 sc = _mm512_set1_ps(scale), lo = _mm512_set1_ps(-1000.0f);
-    const __m512 hi = _mm512_set1_ps(1000.0f), half = _mm512_set1_ps(0.5f);
-    const __m512 mhalf = _mm512_set1_ps(-0.5f);
-    const __m512i z = _mm512_set1_epi32(zp), one = _mm512_set1_epi32(1);
     for (size_t i = 0; i < n; i += 16) {
         __mmask16 m = TAIL16(n, i);
-        __m512 t = _mm512_div_ps(_mm512_maskz_loadu_ps(m, x + i), sc);
-        t = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(t, t, _CMP_ORD_Q), t); /* NaN: 0 */
-        t = _mm512_min_ps(_mm512_max_ps(t, lo), hi);
-        __m512 r = _mm512_roundscale_ps(t, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-        __m512 fr = _mm512_sub_ps(t, r);
-        __m512i q = _mm512_cvttps_epi32(r);
-        q = _mm512_mask_add_epi32(q, _mm512_cmp_ps_mask(fr, half, _CMP_GE_OQ), q, one);
-        q = _mm512_mask_sub_epi32(q, _mm512_cmp_ps_mask(fr, mhalf, _CMP_LE_OQ), q, one);
-        q = _mm512_add_epi32(q, z);
-        q = _mm512_max_epi32(_mm512_min_epi32(q, _mm512_set1_epi32(127)), _mm512_set1_epi32(-128));
-        _mm512_mask_cvtepi32_storeu_epi8(u + i, m, _mm512_add_epi32(q, _mm512_set1_epi32(128)));
+        _mm_mask_storeu_epi8(u + i, m, q16(x + i, m, scale, zp));
     }
+}
+
+/* Rows r[0..16) of 16 bytes to columns, in place. */
+VNNI_TARGET static inline __attribute__((always_inline)) void transpose16(__m128i r[16])
+{
+    __m128i t[16];
+    for (int i = 0; i < 8; i++) {
+        t[i] = _mm_unpacklo_epi8(r[2 * i], r[2 * i + 1]);
+        t[i + 8] = _mm_unpackhi_epi8(r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 4; i++) {
+        r[i] = _mm_unpacklo_epi16(t[2 * i], t[2 * i + 1]);
+        r[i + 4] = _mm_unpackhi_epi16(t[2 * i], t[2 * i + 1]);
+        r[i + 8] = _mm_unpacklo_epi16(t[2 * i + 8], t[2 * i + 9]);
+        r[i + 12] = _mm_unpackhi_epi16(t[2 * i + 8], t[2 * i + 9]);
+    }
+    for (int i = 0; i < 8; i++) {
+        t[i] = _mm_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+        t[i + 8] = _mm_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 4; i++) {
+        r[4 * i] = _mm_unpacklo_epi64(t[2 * i], t[2 * i + 1]);
+        r[4 * i + 1] = _mm_unpackhi_epi64(t[2 * i], t[2 * i + 1]);
+        r[4 * i + 2] = _mm_unpacklo_epi64(t[2 * i + 8], t[2 * i + 9]);
+        r[4 * i + 3] = _mm_unpackhi_epi64(t[2 * i + 8], t[2 * i + 9]);
+    }
+}
+
+/* qcols with tiles of 16 x 16 quantized a row at a time and transposed in
+ * registers; the edges of the tiling value by value. */
+VNNI_TARGET static void qcols_avx512(const float *in, size_t n_in, size_t batch, size_t st,
+                                     uint8_t *u, float scale, int32_t zp)
+{
+    size_t bf = batch / 16 * 16, kf = n_in / 16 * 16;
+    for (size_t b0 = 0; b0 < bf; b0 += 16)
+        for (size_t k0 = 0; k0 < kf; k0 += 16) {
+            __m128i r[16];
+            for (size_t b = 0; b < 16; b++)
+                r[b] = q16(in + (b0 + b) * n_in + k0, 0xFFFF, scale, zp);
+            transpose16(r);
+            for (size_t k = 0; k < 16; k++)
+                _mm_storeu_si128((__m128i *)(void *)(u + (k0 + k) * st + b0), r[k]);
+        }
+    for (size_t b = 0; b < batch; b++)
+        for (size_t k = b < bf ? kf : 0; k < n_in; k++)
+            u[k * st + b] = nn_q_input(in[b * n_in + k], scale, zp);
+}
+
+/* The outputs out[batch][n_out] from the columns u[out_map[k] * st + b]:
+ * tiles of 16 x 16 transposed in registers and dequantized as drow does
+ * (the same bits), the edges of the tiling value by value. */
+VNNI_TARGET static void dcols_avx512(const uint8_t *u, const uint32_t *out_map, size_t n_out,
+                                     size_t batch, size_t st, float *out, float scale, int32_t zp)
+{
+    size_t bf = batch / 16 * 16, kf = n_out / 16 * 16;
+    const __m512 sc = _mm512_set1_ps(scale);
+    const __m512i off = _mm512_set1_epi32(128 + zp);
+    for (size_t b0 = 0; b0 < bf; b0 += 16)
+        for (size_t k0 = 0; k0 < kf; k0 += 16) {
+            __m128i r[16];
+            for (size_t k = 0; k < 16; k++)
+                r[k] =
+                    _mm_loadu_si128((const __m128i *)(const void *)(u + out_map[k0 + k] * st + b0));
+            transpose16(r);
+            for (size_t b = 0; b < 16; b++) {
+                __m512 d = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_cvtepu8_epi32(r[b]), off));
+                _mm512_storeu_ps(out + (b0 + b) * n_out + k0, _mm512_mul_ps(d, sc));
+            }
+        }
+    for (size_t b = 0; b < batch; b++)
+        for (size_t k = b < bf ? kf : 0; k < n_out; k++)
+            out[b * n_out + k] =
+                (float)((int32_t)u[(size_t)out_map[k] * st + b] - 128 - zp) * scale;
 }
 
 /* drow, 16 values at a time (exact conversions, one IEEE multiply). */
@@ -703,7 +813,7 @@ VNNI_TARGET static void int8_one_avx512(const struct nn_plan *p, struct nn_state
     (void)op;
     const struct nn_qplan *qp = (const struct nn_qplan *)p;
     const struct nn_qflat *f = &qp->f;
-    begin(p, f, s, qrow_avx512);
+    begin(p, f, s, qrow_avx512, qcols_avx512);
     uint8_t *v = values(s);
     size_t c = 0;
     /* byte B of the counts vector: bits 3 (B / 4) of the counts (its lane's) */
@@ -773,7 +883,7 @@ VNNI_TARGET static void int8_one_avx512(const struct nn_plan *p, struct nn_state
 /* Samples [b0, b0 + 64) of neuron j: 4 edges at a time into 4 sums of 16
  * samples. Sum m, lane 4i + r holds sample 16i + 4m + r (the order the byte
  * and word interleaves leave); the bytes are put back in order at the end.
- * Its edges: slot[0..len), w[0..len) (w readable 3 bytes past). */
+ * Its edges: slot[0..len), w[0..len), len a multiple of 4 (lists_of pads). */
 VNNI_TARGET static void block_vnni(const struct nn_qflat *f, uint8_t *v, size_t st, uint32_t j,
                                    const uint32_t *slot, const int8_t *w, uint32_t len, size_t b0)
 {
@@ -781,15 +891,10 @@ VNNI_TARGET static void block_vnni(const struct nn_qflat *f, uint8_t *v, size_t 
     __m512i a0 = _mm512_set1_epi32(f->fbias[i]), a1 = a0, a2 = a0, a3 = a0;
     const uint8_t *vb = v + b0;
     for (uint32_t k = 0; k < len; k += 4) {
-        uint32_t t = len - k < 4 ? len - k : 4;
-        const uint8_t *p0 = vb + (size_t)slot[k] * st;
-        const uint8_t *p1 = t > 1 ? vb + (size_t)slot[k + 1] * st : p0;
-        const uint8_t *p2 = t > 2 ? vb + (size_t)slot[k + 2] * st : p0;
-        const uint8_t *p3 = t > 3 ? vb + (size_t)slot[k + 3] * st : p0;
+        const uint8_t *p0 = vb + (size_t)slot[k] * st, *p1 = vb + (size_t)slot[k + 1] * st;
+        const uint8_t *p2 = vb + (size_t)slot[k + 2] * st, *p3 = vb + (size_t)slot[k + 3] * st;
         uint32_t w4;
         memcpy(&w4, w + k, sizeof w4);
-        if (t < 4)
-            w4 &= (1u << (8 * t)) - 1;
         __m512i wv = _mm512_set1_epi32((int32_t)w4);
         __m512i x0 = _mm512_loadu_si512(p0), x1 = _mm512_loadu_si512(p1);
         __m512i x2 = _mm512_loadu_si512(p2), x3 = _mm512_loadu_si512(p3);
@@ -827,7 +932,7 @@ VNNI_TARGET static void int8_batch_vnni(const struct nn_plan *p, struct nn_state
     const struct nn_qplan *qp = (const struct nn_qplan *)p;
     const struct nn_qflat *f = &qp->f;
     struct lists g = lists_of(qp, s);
-    begin(p, f, s, qrow_avx512);
+    begin(p, f, s, qrow_avx512, qcols_avx512);
     uint8_t *v = values(s);
     size_t st = s->stride, full = st / 64 * 64;
     for (uint32_t j = (uint32_t)f->n_in; j < f->n; j++) {
@@ -881,6 +986,26 @@ int nn_int8_uses_vnni(int target)
 
 nn_op_fn *const nn_int8_1[NN_TARGET_COUNT] = {int8_one, int8_one, int8_one_avx512_entry};
 nn_op_fn *const nn_int8_b[NN_TARGET_COUNT] = {int8_batch, int8_batch, int8_batch_avx512};
+
+void nn_int8_read(const struct nn_state *s, float *out)
+{
+    const struct nn_qflat *f = &((const struct nn_qplan *)s->plan)->f;
+    const uint8_t *u = values(s);
+    size_t st = s->stride, n_out = f->n_out;
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (s->target == NN_TARGET_AVX512F && has_vnni()) {
+        dcols_avx512(u, f->out_map, n_out, s->batch, st, out, f->out_scale, f->out_zp);
+        return;
+    }
+#endif
+    for (size_t b0 = 0; b0 < s->batch; b0 += 16) /* tiles, as qcols */
+        for (size_t k0 = 0; k0 < n_out; k0 += 16)
+            for (size_t b = b0; b < b0 + 16 && b < s->batch; b++)
+                for (size_t k = k0; k < k0 + 16 && k < n_out; k++)
+                    out[b * n_out + k] =
+                        (float)((int32_t)u[(size_t)f->out_map[k] * st + b] - 128 - f->out_zp) *
+                        f->out_scale;
+}
 
 void nn_qstate_read_int8(const struct nn_state *s, int8_t *out)
 {

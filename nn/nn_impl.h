@@ -80,13 +80,16 @@ struct nn_plan {
     size_t bytes;                      /* the whole allocation (with param's) */
     size_t compile_work;               /* nn_plan_compile_work */
     size_t state_extra;                /* bytes of extra each state has for its ops (int8) */
-    int index_bits;                    /* 16 or 32 */
-    int row_bits;                      /* of g_idx and r_idx: index_bits, or 16 if tiled */
-    int out_contiguous;                /* out_map[k] == out_map[0] + k */
-    int rec_reads_input;               /* some recurrent edge leaves an input */
-    size_t n_ops;                      /* of ops */
-    struct nn_op *ops;                 /* [n_ops] what a step runs, in order */
-    uint32_t *out_map;                 /* [n_out] dense index of the k-th output */
+    int own_io;          /* batch > 1: nn_step hands its op the caller's rows (s->in_sample) and
+                          * nn_state_read asks nn_int8_read: an int8 plan quantizes and dequantizes
+                          * them itself, with no float copy in the state */
+    int index_bits;      /* 16 or 32 */
+    int row_bits;        /* of g_idx and r_idx: index_bits, or 16 if tiled */
+    int out_contiguous;  /* out_map[k] == out_map[0] + k */
+    int rec_reads_input; /* some recurrent edge leaves an input */
+    size_t n_ops;        /* of ops */
+    struct nn_op *ops;   /* [n_ops] what a step runs, in order */
+    uint32_t *out_map;   /* [n_out] dense index of the k-th output */
     /* A trainable plan (nn_opts.trainable): bias, g_w, r_w, s_w and t_w are
      * not in the plan's block but in param, a block of their own that the
      * caller may change (nn_plan_params); conn_of maps each float of it to
@@ -162,20 +165,26 @@ struct nn_plan {
 struct nn_state {
     const struct nn_plan *plan; /* borrowed */
     size_t batch, stride;
-    int target;           /* enum nn_target: whose kernels the steps call */
-    const float *in_rows; /* batch > 1: the inputs' rows, [n_in][stride], for this step
-                           * (y, or a caller's feature-major buffer read in place) */
-    float *y;             /* [n + 1][stride] this step (inputs at j < n_in; row n is 0) */
-    float *y_prev;        /* [n + 1][stride] last step, 0 after a reset (row n is 0) */
-    float *acc;           /* [n + 1][stride] scatter and tile contributions, 0 between steps */
-    uint64_t *nz;         /* [n_layers] non-zero neurons counted since the reset */
-    unsigned char *extra; /* [plan->state_extra], NULL if 0: the ops' own (an int8 plan's
-                           * edge lists), made from the plan alone: a reset keeps it */
-    int extra_ready;      /* extra is made */
+    int target;             /* enum nn_target: whose kernels the steps call */
+    const float *in_rows;   /* batch > 1: the inputs' rows, [n_in][stride], for this step
+                             * (y, or a caller's feature-major buffer read in place); NULL
+                             * when the op reads in_sample (plan->own_io) */
+    const float *in_sample; /* then: nn_step's inputs [batch][n_in] */
+    float *y;               /* [n + 1][stride] this step (inputs at j < n_in; row n is 0) */
+    float *y_prev;          /* [n + 1][stride] last step, 0 after a reset (row n is 0) */
+    float *acc;             /* [n + 1][stride] scatter and tile contributions, 0 between steps */
+    uint64_t *nz;           /* [n_layers] non-zero neurons counted since the reset */
+    unsigned char *extra;   /* [plan->state_extra], NULL if 0: the ops' own (an int8 plan's
+                             * edge lists), made from the plan alone: a reset keeps it */
+    int extra_ready;        /* extra is made */
     uint64_t steps;
     struct nn_spike *spike;     /* a spiking plan's network, this state's own copy (else NULL) */
     struct nn_conv_state *conv; /* a convolutional plan's layers and scratch (else NULL) */
 };
+
+/* The outputs of an int8 plan's state of batch > 1, [batch][n_out],
+ * dequantized from its values (int8.c; nn_state_read for plan->own_io). */
+void nn_int8_read(const struct nn_state *s, float *out);
 
 /* ---- convolutional plans (conv_plan.c) ------------------------------------ */
 

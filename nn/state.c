@@ -185,6 +185,10 @@ void nn_step(struct nn_state *s, const float *in, float *out)
     if (s->batch == 1) {
         memcpy(s->y, in, p->n_in * sizeof *in);
         run_ops(s);
+    } else if (p->own_io) { /* the op reads the caller's rows itself */
+        s->in_rows = NULL;
+        s->in_sample = in;
+        run_ops(s);
     } else {
         /* [batch][n_in] -> [n_in][stride] in tiles of 8 samples x 16 inputs:
          * rows of `in` a multiple of 4 KB apart share one L1 set, so no more
@@ -245,6 +249,10 @@ void nn_state_read(const struct nn_state *s, float *out)
     if (s->batch == 1) {
         for (size_t k = 0; k < p->n_out; k++)
             out[k] = s->y[p->out_map[k]];
+        return;
+    }
+    if (p->own_io) {
+        nn_int8_read(s, out);
         return;
     }
     size_t n_out = p->n_out, st = s->stride;

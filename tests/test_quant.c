@@ -402,6 +402,73 @@ static void expect_all_paths(const struct nn_qnet *q, struct tv_rng *rng)
     nn_plan_free(p);
 }
 
+/* A batch's inputs and outputs: nn_step (the plan quantizes the caller's
+ * rows itself, in tiles of 16 x 16 and their edges) against
+ * nn_step_feature_major on the same rows transposed, bit for bit, and
+ * nn_state_read after either; every target this CPU runs. */
+static void test_nn_qplan_batch_io_in_tiles(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    struct tv_rng rng;
+    tv_rng_init(&rng, 12, 0, 0);
+    struct genome g;
+    genome_init(&g);
+    static const uint32_t sizes[] = {40, 20, 37};
+    struct genome_layered_spec sp = {
+        sizes, 3, 0.3, 0.05, 0.05, GENOME_ACT_TANH, GENOME_ACT_IDENTITY, 0.3};
+    assert_ok(genome_build_layered(&g, &sp, &rng, &err), &err);
+    struct nn_qnet *q = quantize(&g, 100, 20, &rng);
+    expect_all_paths(q, &rng);
+    struct nn_plan *p;
+    assert_ok(nn_qplan_compile(q, &p, &err), &err);
+    static const size_t batches[] = {2, 16, 33, 65};
+    size_t n_in = 40, n_out = 37;
+    for (size_t i = 0; i < sizeof batches / sizeof batches[0]; i++)
+        for (int t = 0; t < NN_TARGET_COUNT; t++) {
+            size_t bn = batches[i];
+            struct nn_state *a, *b;
+            assert_ok(nn_state_new(p, bn, &a, &err), &err);
+            assert_ok(nn_state_new(p, bn, &b, &err), &err);
+            if (nn_state_set_target(a, t, &(struct tv_error){0}) ||
+                nn_state_set_target(b, t, &(struct tv_error){0})) {
+                nn_state_free(a);
+                nn_state_free(b);
+                continue;
+            }
+            float *in = malloc(bn * n_in * sizeof *in), *fm = malloc(bn * n_in * sizeof *fm);
+            float *oa = malloc(bn * n_out * sizeof *oa), *ob = malloc(bn * n_out * sizeof *ob);
+            float *rd = malloc(bn * n_out * sizeof *rd);
+            assert_true(in && fm && oa && ob && rd);
+            for (int step = 0; step < 3; step++) {
+                random_rows(&rng, in, bn * n_in);
+                for (size_t r = 0; r < bn; r++)
+                    for (size_t k = 0; k < n_in; k++)
+                        fm[k * bn + r] = in[r * n_in + k];
+                nn_step(a, in, oa);
+                nn_step_feature_major(b, fm, ob);
+                nn_state_read(b, rd);
+                for (size_t r = 0; r < bn; r++)
+                    for (size_t k = 0; k < n_out; k++) {
+                        assert_memory_equal(&oa[r * n_out + k], &ob[k * bn + r], sizeof(float));
+                        assert_memory_equal(&oa[r * n_out + k], &rd[r * n_out + k], sizeof(float));
+                    }
+                nn_state_read(a, rd);
+                assert_memory_equal(oa, rd, bn * n_out * sizeof(float));
+            }
+            free(in);
+            free(fm);
+            free(oa);
+            free(ob);
+            free(rd);
+            nn_state_free(a);
+            nn_state_free(b);
+        }
+    nn_plan_free(p);
+    nn_qnet_free(q);
+    genome_release(&g);
+}
+
 /* The windows of the plan (nn/int8.c): sources over several windows of 256
  * values; lanes with more than 7 edges in one window (several entries),
  * with 5 to 7 (two steps) and with fewer; and a chunk whose two windows are
@@ -655,6 +722,7 @@ int main(void)
         cmocka_unit_test(test_nn_qplan_every_path_gives_the_reference_bits),
         cmocka_unit_test(test_nn_qplan_wide_layers_and_out_of_memory),
         cmocka_unit_test(test_nn_qplan_windows_entries_and_hops),
+        cmocka_unit_test(test_nn_qplan_batch_io_in_tiles),
         cmocka_unit_test(test_nn_qplan_is_close_to_the_float_network),
         cmocka_unit_test(test_nn_qnet_write_read_round_trip),
         cmocka_unit_test(test_nn_qnet_read_rejects_bad_files),
