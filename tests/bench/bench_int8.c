@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "nn.h"
@@ -206,8 +207,69 @@ static void bench_case(const char *name, int layer, const size_t *batches, const
     genome_release(&g);
 }
 
-int main(void)
+/* `bench_int8 one layer|graph BATCH int8|float SECONDS`: one side of one
+ * case stepped alone for SECONDS of CPU time (for perf and A/B of a
+ * change); prints ms per step. */
+static int one_side(char **argv)
 {
+    int layer = strcmp(argv[2], "layer") == 0, q8 = strcmp(argv[4], "int8") == 0;
+    size_t batch = (size_t)atoi(argv[3]);
+    double secs = atof(argv[5]);
+    if ((!layer && strcmp(argv[2], "graph")) || (!q8 && strcmp(argv[4], "float")) || batch < 1 ||
+        !(secs > 0)) {
+        fprintf(stderr, "usage: bench_int8 one layer|graph BATCH int8|float SECONDS\n");
+        return 2;
+    }
+    struct tv_error err = {0};
+    struct genome g;
+    genome_init(&g);
+    build(&g, layer, &err);
+    struct nn_calib *c;
+    struct nn_qnet *q;
+    struct nn_plan *fp, *qp;
+    if (nn_calib_new(&g, NULL, &c, &err))
+        die(&err);
+    size_t n_in = nn_plan_n_inputs(nn_calib_plan(c)), rows = 64;
+    float *cal = malloc(rows * n_in * sizeof *cal);
+    struct tv_rng rng;
+    tv_rng_init(&rng, 3, 0, 0);
+    for (size_t i = 0; cal && i < rows * n_in; i++)
+        cal[i] = (float)(2.0 * tv_rng_uniform(&rng) - 1.0);
+    if (!cal || nn_calib_run(c, cal, rows, 0, &err) || nn_quantize(c, &q, &err) ||
+        nn_plan_compile(&g, NULL, &fp, &err) || nn_qplan_compile(q, &qp, &err))
+        die(&err);
+    size_t n_out = nn_plan_n_outputs(fp);
+    float *in = malloc(batch * n_in * sizeof *in), *out = malloc(batch * n_out * sizeof *out);
+    if (!in || !out)
+        exit(1);
+    for (size_t i = 0; i < batch * n_in; i++)
+        in[i] = (float)(2.0 * tv_rng_uniform(&rng) - 1.0);
+    struct run r = {NULL, in, out};
+    if (nn_state_new(q8 ? qp : fp, batch, &r.s, &err))
+        die(&err);
+    double t0 = cpu_now();
+    long n = 0;
+    for (; cpu_now() - t0 < secs; n += 20)
+        for (int i = 0; i < 20; i++)
+            step(&r);
+    printf("%s %s batch %zu: %.4f ms a step (%ld steps)\n", argv[2], argv[4], batch,
+           (cpu_now() - t0) / (double)n * 1e3, n);
+    nn_state_free(r.s);
+    free(in);
+    free(out);
+    free(cal);
+    nn_plan_free(fp);
+    nn_plan_free(qp);
+    nn_qnet_free(q);
+    nn_calib_free(c);
+    genome_release(&g);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 6 && strcmp(argv[1], "one") == 0)
+        return one_side(argv);
     printf("### int8 engine vs float engine: single core\n\n"
            "`build/bench/bench_int8` (made and run by `make bench`): each case is quantized "
            "(calibrated on 64 random input rows in [-1, 1], min-max) and both engines step the "
