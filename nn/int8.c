@@ -24,8 +24,8 @@
  * buffer (s->acc, unused by int8 plans): this step's values [n + 1][stride]
  * then last step's [n + 1][stride]. A step quantizes the inputs, computes
  * the neurons layer by layer (the plan's order within a layer), and at
- * batch 1 or feature-major writes the dequantized outputs where
- * nn_state_read and nn_step_feature_major find them (s->y). With recurrent edges, a step first
+ * batch 1 or feature-major writes the dequantized outputs to s->y, where
+ * nn_state_read (batch 1) and nn_step_feature_major find them. With recurrent edges, a step first
  * copies this step's values to last step's (or, after a reset, every layer's zero code).
  *
  * Paths: batch 1 on target avx512f of a CPU with AVX-512 VNNI, VBMI and
@@ -323,12 +323,6 @@ int nn_qplan_compile(const struct nn_qnet *q, struct nn_plan **out, struct tv_er
     size_t most = 0;
     for (size_t i = 0; i + t.n_in < t.n; i++)
         most = t.row[i + 1] - t.row[i] > most ? t.row[i + 1] - t.row[i] : most;
-    if (most > 2 * (t.n + 1)) { /* the batch kernels' lists have room for 2 (n + 1) */
-        free(tm);
-        return tv_error_set(err, TV_ELIMIT,
-                            "int8 plan: a neuron has %zu edges, more than its %zu source slots",
-                            most, 2 * (t.n + 1));
-    }
     most = most * CHUNK > t.n + 1 ? most * CHUNK : t.n + 1;
     uint32_t *old = malloc((t.n + 1) * sizeof *old), *nw = malloc((t.n + 1) * sizeof *nw);
     uint64_t *key = malloc(most * sizeof *key);
@@ -513,7 +507,7 @@ static inline uint8_t neuron_out(const struct nn_qflat *f, uint32_t i, int32_t a
  * the first step that needs them: start[i] ([n - n_in + 1]: neuron j = n_in
  * + i has edges [start[i], start[i + 1])), then slot[] and w[], each list
  * padded to a multiple of 4 with slot 0 and weight 0 (so the VNNI kernel
- * takes 4 at a time with no tail): 5 bytes an edge and up to 15 a neuron,
+ * takes 4 at a time with no tail): 5 bytes an edge and up to 19 a neuron,
  * in the state, not the plan; the vector batch-1 path reads the plan's
  * entries in place. */
 struct lists {
@@ -633,7 +627,9 @@ static void int8_batch(const struct nn_plan *p, struct nn_state *s, const struct
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
-#define VNNI_TARGET                                                                                \
+#define VNNI_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi")))
+/* the batch-1 window path (vpexpandb) only: has_vbmi2 guards it */
+#define VBMI2_TARGET                                                                               \
     __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi,avx512vbmi2")))
 
 /* The tail mask of lanes [i, n) of a group of 16. */
@@ -788,9 +784,9 @@ VNNI_TARGET static inline __m512i rq16_apply(const struct rq16 *q, __m512i acc)
 /* One step of an entry: the edges of mask m (a lane's in its dword, from
  * its low byte) expanded from e on, their values looked up in the window
  * t (offset bit 7 picks the half) and multiplied into acc. */
-VNNI_TARGET static inline __m512i window_step(__m512i acc, __mmask64 m, const uint8_t *off,
-                                              const int8_t *w, __m512i t0, __m512i t1, __m512i t2,
-                                              __m512i t3)
+VBMI2_TARGET static inline __m512i window_step(__m512i acc, __mmask64 m, const uint8_t *off,
+                                               const int8_t *w, __m512i t0, __m512i t1, __m512i t2,
+                                               __m512i t3)
 {
     __m512i io = _mm512_loadu_si512(off), wo = _mm512_loadu_si512(w);
     __asm__("" : "+v"(io), "+v"(wo)); /* the register form of vpexpandb */
@@ -807,8 +803,8 @@ VNNI_TARGET static inline __m512i window_step(__m512i acc, __mmask64 m, const ui
  * with vpermi2b and multiplied with vpdpbusd; then the 16 sums requantized
  * and looked up in their tables together. The step masks come from the
  * entry's counts: lane l's byte r is an edge of step h if r + 4 h < count. */
-VNNI_TARGET static void int8_one_avx512(const struct nn_plan *p, struct nn_state *s,
-                                        const struct nn_op *op)
+VBMI2_TARGET static void int8_one_avx512(const struct nn_plan *p, struct nn_state *s,
+                                         const struct nn_op *op)
 {
     (void)op;
     const struct nn_qplan *qp = (const struct nn_qplan *)p;
@@ -992,6 +988,10 @@ void nn_int8_read(const struct nn_state *s, float *out)
     const struct nn_qflat *f = &((const struct nn_qplan *)s->plan)->f;
     const uint8_t *u = values(s);
     size_t st = s->stride, n_out = f->n_out;
+    if (s->steps == 0) { /* new or reset: 0, as nn.h promises (and batch 1 gives) */
+        memset(out, 0, s->batch * n_out * sizeof *out);
+        return;
+    }
 #if defined(__x86_64__) && defined(__GNUC__)
     if (s->target == NN_TARGET_AVX512F && has_vnni()) {
         dcols_avx512(u, f->out_map, n_out, s->batch, st, out, f->out_scale, f->out_zp);

@@ -83,7 +83,7 @@ struct nn_plan {
     int own_io;          /* batch > 1: nn_step hands its op the caller's rows (s->in_sample) and
                           * nn_state_read asks nn_int8_read: an int8 plan quantizes and dequantizes
                           * them itself, with no float copy in the state */
-    int index_bits;      /* 16 or 32 */
+    int index_bits;      /* 16 or 32 (8 in an int8 plan: offsets in windows) */
     int row_bits;        /* of g_idx and r_idx: index_bits, or 16 if tiled */
     int out_contiguous;  /* out_map[k] == out_map[0] + k */
     int rec_reads_input; /* some recurrent edge leaves an input */
