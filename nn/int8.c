@@ -89,6 +89,13 @@ static inline uint32_t step_count(uint32_t c, uint32_t h)
     return c <= 4 * h ? 0 : c - 4 * h > 4 ? 4 : c - 4 * h;
 }
 
+/* Entries of a state's edge lists (lists_of): every edge, and up to 3 of
+ * padding a non-input neuron. */
+static size_t list_cap(const struct nn_qplan *qp)
+{
+    return qp->n_edges + 3 * (qp->f.n - qp->f.n_in);
+}
+
 #define ALIGN 64
 static size_t up(size_t x)
 {
@@ -326,33 +333,26 @@ int nn_qplan_compile(const struct nn_qnet *q, struct nn_plan **out, struct tv_er
     most = most * CHUNK > t.n + 1 ? most * CHUNK : t.n + 1;
     uint32_t *old = malloc((t.n + 1) * sizeof *old), *nw = malloc((t.n + 1) * sizeof *nw);
     uint64_t *key = malloc(most * sizeof *key);
+    unsigned char *m = NULL;
+    struct nn_qplan hd = {0};
+    size_t bytes = 0;
     if (!old || !nw || !key) {
-        free(tm);
-        free(old);
-        free(nw);
-        free(key);
-        return tv_error_set(err, TV_ENOMEM, "int8 plan: out of memory");
+        rc = tv_error_set(err, TV_ENOMEM, "int8 plan: out of memory");
+        goto fail;
     }
     order_by_fan_in(&t, old, nw, key);
-    struct nn_qplan hd = {0};
     hd.f = t;
     chunks(&t, old, nw, key, &hd, 0);
     if (hd.n_edges > UINT32_MAX || hd.n_ents > UINT32_MAX) { /* chunk offsets are 32-bit */
-        free(tm);
-        free(old);
-        free(nw);
-        free(key);
-        return tv_error_set(err, TV_ELIMIT, "int8 plan: %zu edges in %zu entries, more than %u",
-                            hd.n_edges, hd.n_ents, (unsigned)UINT32_MAX);
+        rc = tv_error_set(err, TV_ELIMIT, "int8 plan: %zu edges in %zu entries, more than %u",
+                          hd.n_edges, hd.n_ents, (unsigned)UINT32_MAX);
+        goto fail;
     }
-    size_t bytes = layout(&hd, NULL);
-    unsigned char *m = aligned_alloc(ALIGN, bytes);
+    bytes = layout(&hd, NULL);
+    m = aligned_alloc(ALIGN, bytes);
     if (!m) {
-        free(tm);
-        free(old);
-        free(nw);
-        free(key);
-        return tv_error_set(err, TV_ENOMEM, "int8 plan: out of memory (%zu bytes)", bytes);
+        rc = tv_error_set(err, TV_ENOMEM, "int8 plan: out of memory (%zu bytes)", bytes);
+        goto fail;
     }
     memset(m, 0, bytes);
     struct nn_qplan *qp = (struct nn_qplan *)m;
@@ -390,7 +390,7 @@ int nn_qplan_compile(const struct nn_qnet *q, struct nn_plan **out, struct tv_er
     p->bytes = bytes;
     /* the edge lists (see lists_of), and at least WIN bytes that a window
      * past the values (batch 1) may read */
-    size_t cap = qp->n_edges + 3 * (q->n - q->n_in);
+    size_t cap = list_cap(qp);
     p->state_extra = (q->n - q->n_in + 1 + cap) * sizeof(uint32_t) + cap;
     p->state_extra = p->state_extra < WIN ? WIN : p->state_extra;
     p->index_bits = p->row_bits = 8; /* offsets in windows of WIN values */
@@ -406,6 +406,12 @@ int nn_qplan_compile(const struct nn_qnet *q, struct nn_plan **out, struct tv_er
     p->n_ops = 1;
     *out = p;
     return 0;
+fail:
+    free(tm);
+    free(old);
+    free(nw);
+    free(key);
+    return rc;
 }
 
 int nn_plan_is_int8(const struct nn_plan *p)
@@ -519,7 +525,7 @@ static struct lists lists_of(const struct nn_qplan *qp, struct nn_state *s)
 {
     const struct nn_qflat *f = &qp->f;
     size_t nn = f->n - f->n_in;
-    size_t cap = qp->n_edges + 3 * nn;
+    size_t cap = list_cap(qp);
     uint32_t *start = (uint32_t *)(void *)s->extra, *slot = start + nn + 1;
     int8_t *w = (int8_t *)(slot + cap);
     if (!s->extra_ready) {

@@ -159,17 +159,21 @@ static const char *mark(int met)
     return met ? "yes" : "**no**";
 }
 
-static void bench_case(const char *name, int layer, const size_t *batches, const double *targets,
-                       size_t n_batches)
-{
-    struct tv_error err = {0};
+/* A case's genome, its float plan, and its int8 network and plan
+ * (calibrated on 64 random input rows in [-1, 1], min-max). */
+struct case_plans {
     struct genome g;
-    genome_init(&g);
-    build(&g, layer, &err);
-    struct nn_calib *c;
     struct nn_qnet *q;
     struct nn_plan *fp, *qp;
-    if (nn_calib_new(&g, NULL, &c, &err))
+};
+
+static void case_open(struct case_plans *k, int layer)
+{
+    struct tv_error err = {0};
+    genome_init(&k->g);
+    build(&k->g, layer, &err);
+    struct nn_calib *c;
+    if (nn_calib_new(&k->g, NULL, &c, &err))
         die(&err);
     size_t n_in = nn_plan_n_inputs(nn_calib_plan(c)), rows = 64;
     float *cal = malloc(rows * n_in * sizeof *cal);
@@ -177,9 +181,28 @@ static void bench_case(const char *name, int layer, const size_t *batches, const
     tv_rng_init(&rng, 3, 0, 0);
     for (size_t i = 0; cal && i < rows * n_in; i++)
         cal[i] = (float)(2.0 * tv_rng_uniform(&rng) - 1.0);
-    if (!cal || nn_calib_run(c, cal, rows, 0, &err) || nn_quantize(c, &q, &err) ||
-        nn_plan_compile(&g, NULL, &fp, &err) || nn_qplan_compile(q, &qp, &err))
+    if (!cal || nn_calib_run(c, cal, rows, 0, &err) || nn_quantize(c, &k->q, &err) ||
+        nn_plan_compile(&k->g, NULL, &k->fp, &err) || nn_qplan_compile(k->q, &k->qp, &err))
         die(&err);
+    free(cal);
+    nn_calib_free(c);
+}
+
+static void case_close(struct case_plans *k)
+{
+    nn_plan_free(k->fp);
+    nn_plan_free(k->qp);
+    nn_qnet_free(k->q);
+    genome_release(&k->g);
+}
+
+static void bench_case(const char *name, int layer, const size_t *batches, const double *targets,
+                       size_t n_batches)
+{
+    struct case_plans k;
+    case_open(&k, layer);
+    struct nn_qnet *q = k.q;
+    struct nn_plan *fp = k.fp, *qp = k.qp;
     size_t conns = nn_plan_n_conns(qp);
     for (size_t i = 0; i < n_batches; i++) {
         struct pair p = time_pair(fp, qp, batches[i], -1);
@@ -199,12 +222,7 @@ static void bench_case(const char *name, int layer, const size_t *batches, const
            (double)nn_plan_bytes(fp) / (double)nn_plan_n_conns(fp),
            (double)export_bytes(q) / (double)conns,
            mark((double)nn_plan_bytes(qp) / (double)conns <= 3.5));
-    free(cal);
-    nn_plan_free(fp);
-    nn_plan_free(qp);
-    nn_qnet_free(q);
-    nn_calib_free(c);
-    genome_release(&g);
+    case_close(&k);
 }
 
 /* `bench_int8 one layer|graph BATCH int8|float SECONDS`: one side of one
@@ -220,32 +238,19 @@ static int one_side(char **argv)
         fprintf(stderr, "usage: bench_int8 one layer|graph BATCH int8|float SECONDS\n");
         return 2;
     }
+    struct case_plans k;
+    case_open(&k, layer);
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
-    build(&g, layer, &err);
-    struct nn_calib *c;
-    struct nn_qnet *q;
-    struct nn_plan *fp, *qp;
-    if (nn_calib_new(&g, NULL, &c, &err))
-        die(&err);
-    size_t n_in = nn_plan_n_inputs(nn_calib_plan(c)), rows = 64;
-    float *cal = malloc(rows * n_in * sizeof *cal);
     struct tv_rng rng;
-    tv_rng_init(&rng, 3, 0, 0);
-    for (size_t i = 0; cal && i < rows * n_in; i++)
-        cal[i] = (float)(2.0 * tv_rng_uniform(&rng) - 1.0);
-    if (!cal || nn_calib_run(c, cal, rows, 0, &err) || nn_quantize(c, &q, &err) ||
-        nn_plan_compile(&g, NULL, &fp, &err) || nn_qplan_compile(q, &qp, &err))
-        die(&err);
-    size_t n_out = nn_plan_n_outputs(fp);
+    tv_rng_init(&rng, 2, 0, 0); /* time_pair's inputs */
+    size_t n_in = nn_plan_n_inputs(k.fp), n_out = nn_plan_n_outputs(k.fp);
     float *in = malloc(batch * n_in * sizeof *in), *out = malloc(batch * n_out * sizeof *out);
     if (!in || !out)
         exit(1);
     for (size_t i = 0; i < batch * n_in; i++)
         in[i] = (float)(2.0 * tv_rng_uniform(&rng) - 1.0);
     struct run r = {NULL, in, out};
-    if (nn_state_new(q8 ? qp : fp, batch, &r.s, &err))
+    if (nn_state_new(q8 ? k.qp : k.fp, batch, &r.s, &err))
         die(&err);
     double t0 = cpu_now();
     long n = 0;
@@ -257,12 +262,7 @@ static int one_side(char **argv)
     nn_state_free(r.s);
     free(in);
     free(out);
-    free(cal);
-    nn_plan_free(fp);
-    nn_plan_free(qp);
-    nn_qnet_free(q);
-    nn_calib_free(c);
-    genome_release(&g);
+    case_close(&k);
     return 0;
 }
 
