@@ -44,24 +44,38 @@ LDLIBS = -lsqlite3 -lmsgpackc -linih -lz -ldl -lm -lpthread
 LDFLAGS = $(if $(filter 1,$(SAN)),-fsanitize=address$(,)undefined)
 , := ,
 
+NN_DIRS = nn nn/train nn/conv nn/spike nn/deploy
 GENOME_SRC = $(wildcard genome/*.c)
-NN_SRC = $(wildcard nn/*.c)
+NN_SRC = $(foreach d,$(NN_DIRS),$(wildcard $(d)/*.c))
 DATA_SRC = $(wildcard data/*.c)
 STORE_SRC = $(wildcard store/*.c)
-TASKS_SRC = $(wildcard experiments/*.c)
+TASKS_SRC = $(wildcard tasks/*.c)
 WORKER_SRC = $(wildcard worker/*.c)
-MASTER_SRC = $(filter-out master/main.c,$(wildcard master/*.c))
+MASTER_SRC = $(wildcard master/*.c)
+CLI_SRC = $(filter-out cli/main.c,$(wildcard cli/*.c))
 TEST_SRC = $(wildcard tests/test_*.c)
 BENCH_SRC = $(wildcard tests/bench/bench_*.c)
 FUZZ_SRC = $(wildcard tests/fuzz/fuzz_*.c)
 
+# Each folder's include path: its own headers and those of the folders below
+# it (docs/architecture.md); `make layers` checks the includes against it.
+INC_GENOME = -Igenome
+INC_NN = $(addprefix -I,$(NN_DIRS)) $(INC_GENOME)
+INC_DATA = -Idata $(INC_GENOME)
+INC_STORE = -Istore $(INC_GENOME)
+INC_TASKS = -Itasks -Idata $(INC_NN)
+INC_WORKER = -Iworker $(INC_TASKS)
+INC_MASTER = -Imaster -Istore $(INC_WORKER)
+INC_CLI = -Icli $(INC_MASTER)
+
 H_GENOME = $(wildcard genome/*.h)
-H_NN = $(H_GENOME) $(wildcard nn/*.h)
+H_NN = $(H_GENOME) $(foreach d,$(NN_DIRS),$(wildcard $(d)/*.h))
 H_STORE = $(H_GENOME) $(wildcard store/*.h)
 H_DATA = $(H_GENOME) $(wildcard data/*.h)
-H_TASKS = $(H_NN) $(H_DATA) $(wildcard experiments/*.h)
+H_TASKS = $(H_NN) $(H_DATA) $(wildcard tasks/*.h)
 H_WORKER = $(H_TASKS) $(wildcard worker/*.h)
-H_ALL = $(H_WORKER) $(wildcard store/*.h master/*.h tests/*.h)
+H_MASTER = $(H_WORKER) $(wildcard store/*.h master/*.h)
+H_ALL = $(H_MASTER) $(wildcard cli/*.h tests/*.h)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 LIB_GENOME = $(BUILD)/libgenome.a
@@ -69,8 +83,11 @@ LIB_NN = $(BUILD)/libnn.a
 LIB_DATA = $(BUILD)/libdata.a
 LIB_STORE = $(BUILD)/libstore.a
 LIB_TASKS = $(BUILD)/libtasks.a
+LIB_WORKER = $(BUILD)/libworker.a
 LIB_MASTER = $(BUILD)/libmaster.a
-LIBS = $(LIB_MASTER) $(LIB_TASKS) $(LIB_DATA) $(LIB_STORE) $(LIB_NN) $(LIB_GENOME)
+LIB_CLI = $(BUILD)/libcli.a
+LIBS = $(LIB_CLI) $(LIB_MASTER) $(LIB_WORKER) $(LIB_TASKS) $(LIB_DATA) $(LIB_STORE) $(LIB_NN) \
+       $(LIB_GENOME)
 TREVO = $(BUILD)/trevo
 TESTS = $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 BENCHES = $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
@@ -84,32 +101,37 @@ all: $(TREVO)
 # ---- libraries, one per module, each with only its own include paths ----
 $(BUILD)/obj/genome/%.o: genome/%.c $(H_GENOME)
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) -Igenome -c $< -o $@
+	$(CC) $(BASE_CFLAGS) $(INC_GENOME) -c $< -o $@
 $(BUILD)/obj/nn/%.o: nn/%.c $(H_NN)
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) -Inn -Igenome -c $< -o $@
+	$(CC) $(BASE_CFLAGS) $(INC_NN) -c $< -o $@
 $(BUILD)/obj/data/%.o: data/%.c $(H_DATA)
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) -Idata -Igenome -c $< -o $@
+	$(CC) $(BASE_CFLAGS) $(INC_DATA) -c $< -o $@
 $(BUILD)/obj/store/%.o: store/%.c $(H_STORE)
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) -Istore -Igenome -c $< -o $@
-$(BUILD)/obj/experiments/%.o: experiments/%.c $(H_TASKS)
+	$(CC) $(BASE_CFLAGS) $(INC_STORE) -c $< -o $@
+$(BUILD)/obj/tasks/%.o: tasks/%.c $(H_TASKS)
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) -Iexperiments -Idata -Inn -Igenome -c $< -o $@
+	$(CC) $(BASE_CFLAGS) $(INC_TASKS) -c $< -o $@
 $(BUILD)/obj/worker/%.o: worker/%.c $(H_WORKER)
 	@mkdir -p $(@D)
-	$(MPICC) $(BASE_CFLAGS) -Iworker -Iexperiments -Inn -Igenome -c $< -o $@
-$(BUILD)/obj/master/%.o: master/%.c $(H_ALL)
+	$(MPICC) $(BASE_CFLAGS) $(INC_WORKER) -c $< -o $@
+$(BUILD)/obj/master/%.o: master/%.c $(H_MASTER)
 	@mkdir -p $(@D)
-	$(MPICC) $(BASE_CFLAGS) $(OPENBLAS_CFLAGS) -Imaster -Iworker -Istore -Iexperiments -Idata -Inn -Igenome -c $< -o $@
+	$(MPICC) $(BASE_CFLAGS) $(INC_MASTER) -c $< -o $@
+$(BUILD)/obj/cli/%.o: cli/%.c $(H_ALL)
+	@mkdir -p $(@D)
+	$(MPICC) $(BASE_CFLAGS) $(OPENBLAS_CFLAGS) $(INC_CLI) -c $< -o $@
 
 $(LIB_GENOME): $(call obj,$(GENOME_SRC))
 $(LIB_NN): $(call obj,$(NN_SRC))
 $(LIB_DATA): $(call obj,$(DATA_SRC))
 $(LIB_STORE): $(call obj,$(STORE_SRC))
 $(LIB_TASKS): $(call obj,$(TASKS_SRC))
-$(LIB_MASTER): $(call obj,$(MASTER_SRC) $(WORKER_SRC))
+$(LIB_WORKER): $(call obj,$(WORKER_SRC))
+$(LIB_MASTER): $(call obj,$(MASTER_SRC))
+$(LIB_CLI): $(call obj,$(CLI_SRC))
 $(BUILD)/lib%.a:
 	@mkdir -p $(@D)
 	rm -f $@
@@ -119,11 +141,11 @@ $(BUILD)/lib%.a:
 # task_ and data_ functions: exported (-rdynamic), their libraries linked in whole.
 PLUGIN_API_LIBS = $(LIB_TASKS) $(LIB_DATA) $(LIB_NN) $(LIB_GENOME)
 PLUGIN_API = -rdynamic -Wl,--whole-archive $(PLUGIN_API_LIBS) -Wl,--no-whole-archive
-$(TREVO): $(call obj,master/main.c) $(LIBS)
+$(TREVO): $(call obj,cli/main.c) $(LIBS)
 	$(MPICC) $(LDFLAGS) -o $@ $(filter-out $(PLUGIN_API_LIBS),$^) $(PLUGIN_API) $(LDLIBS)
 
 # ---- tests, benchmarks -------------------------------------------------
-INC_ALL = -Imaster -Iworker -Istore -Iexperiments -Idata -Inn -Igenome -Itests
+INC_ALL = $(INC_CLI) -Itests
 # Test binaries only (not the benchmarks, fuzzers or trevo): the allocation
 # functions are wrapped, so that calls from our libraries and the tests go to
 # tests/failalloc.c, which can fail the k-th one and count live blocks
@@ -160,9 +182,9 @@ check: layers unit integration $(BENCHES)
 
 # genome/ and nn/ must never reach MPI or SQLite (STYLE.md rule 9).
 layers:
-	@bad=$$(grep -lE '#include *[<"](mpi|sqlite3)\.h' genome/*.[ch] nn/*.[ch] 2>/dev/null); \
+	@bad=$$(grep -lE '#include *[<"](mpi|sqlite3)\.h' genome/*.[ch] $(addsuffix /*.[ch],$(NN_DIRS)) 2>/dev/null); \
 	if [ -n "$$bad" ]; then echo "layer violation (MPI/SQLite in genome/ or nn/): $$bad"; exit 1; fi
-	@bad=$$(grep -lE '#include *[<"](zlib|data)\.h' genome/*.[ch] nn/*.[ch] 2>/dev/null); \
+	@bad=$$(grep -lE '#include *[<"](zlib|data)\.h' genome/*.[ch] $(addsuffix /*.[ch],$(NN_DIRS)) 2>/dev/null); \
 	if [ -n "$$bad" ]; then echo "layer violation (data files in genome/ or nn/): $$bad"; exit 1; fi
 
 unit: $(TESTS)
@@ -209,10 +231,10 @@ valgrind: $(TREVO)
 FUZZ_BUILD = $(BUILD)/fuzz
 FUZZ_FLAGS = -std=c11 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined \
              -ffp-contract=off -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L
-FUZZ_INC = -Imaster -Iworker -Iexperiments -Idata -Inn -Igenome
+FUZZ_INC = -Icli $(INC_MASTER)
 FUZZ_LIBSRC = $(GENOME_SRC) $(NN_SRC) $(DATA_SRC) $(TASKS_SRC) worker/msg.c worker/worker.c master/config.c \
               master/config_keys.c \
-              master/state.c master/pop.c master/row.c
+              master/state.c master/pop.c cli/row.c
 FUZZ_OBJ = $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(FUZZ_LIBSRC))
 FUZZERS = $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/%,$(FUZZ_SRC))
 .SECONDARY: $(FUZZ_OBJ)
@@ -227,8 +249,8 @@ fuzz: $(FUZZERS)
 	@tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZERS)
 
 # ---- formatting --------------------------------------------------------
-FORMAT_FILES = $(wildcard genome/*.[ch] nn/*.[ch] data/*.[ch] store/*.[ch] master/*.[ch] worker/*.[ch] \
-               experiments/*.[ch] tests/*.[ch] tests/*/*.[ch])
+FORMAT_FILES = $(wildcard genome/*.[ch] $(addsuffix /*.[ch],$(NN_DIRS)) data/*.[ch] store/*.[ch] \
+               tasks/*.[ch] worker/*.[ch] master/*.[ch] cli/*.[ch] tests/*.[ch] tests/*/*.[ch])
 format:
 	clang-format -i $(FORMAT_FILES)
 format-check:
@@ -239,7 +261,7 @@ clean:
 
 # ---- the library, `make install`, `make uninstall` -----------------------
 # libtrevo (static and shared) holds what a program or a task plugin links
-# with: genome/, nn/, experiments/ (the tasks) and data/ (data sets). Not the
+# with: genome/, nn/, tasks/ and data/ (data sets). Not the
 # store (SQLite) nor master/ and worker/ (MPI): a program reads a run's
 # champion from the file `trevo best` writes. Its objects are compiled again
 # with -fPIC under $(BUILD)/pic/, so build/trevo's own objects do not change.
@@ -253,16 +275,16 @@ DESTDIR ?=
 TREVO_VERSION = 0.1.0
 TREVO_SOVERSION = 0
 LIBTREVO_SRC = $(GENOME_SRC) $(NN_SRC) $(TASKS_SRC) $(wildcard data/*.c)
-LIBTREVO_HDR = $(wildcard genome/tv.h genome/genome.h nn/nn.h nn/train.h nn/sparsify.h \
-                          experiments/task.h experiments/plugin.h experiments/sha256.h data/data.h)
+LIBTREVO_HDR = $(wildcard genome/tv.h genome/genome.h nn/nn.h nn/train/train.h nn/train/sparsify.h \
+                          tasks/task.h tasks/plugin.h tasks/sha256.h data/data.h)
 LIBTREVO_LIBS = -lmsgpackc -lm $(if $(wildcard data/*.c),-lz)
 LIBTREVO_A = $(BUILD)/libtrevo.a
 LIBTREVO_SO = $(BUILD)/libtrevo.so.$(TREVO_SOVERSION)
 LIBTREVO_OBJ = $(patsubst %.c,$(BUILD)/pic/%.o,$(LIBTREVO_SRC))
-PIC_INC_genome = -Igenome
-PIC_INC_nn = -Inn -Igenome
-PIC_INC_experiments = -Iexperiments -Idata -Inn -Igenome
-PIC_INC_data = -Idata -Igenome
+PIC_INC_genome = $(INC_GENOME)
+PIC_INC_nn = $(INC_NN)
+PIC_INC_tasks = $(INC_TASKS)
+PIC_INC_data = $(INC_DATA)
 # Every file install writes, and the directories it may make (parents first).
 INSTALL_FILES = bin/trevo $(addprefix include/trevo/,$(notdir $(LIBTREVO_HDR))) lib/libtrevo.a \
                 lib/libtrevo.so.$(TREVO_SOVERSION) lib/libtrevo.so lib/pkgconfig/trevo.pc \

@@ -636,7 +636,7 @@ static float next_level(const struct genome *g, float d)
 
 /* A filter of one coefficient between a random channel and a random hidden
  * one of the next level of depth (the layered form the CNN trainer,
- * nn/cnn.h, takes) that none joins yet, with a geometry that fits (a few
+ * nn/conv/cnn.h, takes) that none joins yet, with a geometry that fits (a few
  * draws). */
 static int add_filter(struct genome *g, const struct genome_mutation *cfg, struct tv_rng *rng,
                       struct tv_error *err)

@@ -509,7 +509,7 @@ size_t genome_sketch_first_below(const struct genome_sketch *mine, const struct 
  * the same bytes in every format, the same mutation and crossover draws. */
 enum genome_channel_kind { GENOME_CHANNEL_INPUT = 0, GENOME_CHANNEL_HIDDEN = 1 };
 #define GENOME_CHANNEL_MAX_SIDE 4096 /* h, w */
-#define GENOME_FILTER_MAX_K 16       /* kh, kw (nn/conv.h's NN_CONV_MAX_K) */
+#define GENOME_FILTER_MAX_K 16       /* kh, kw (nn/conv/conv.h's NN_CONV_MAX_K) */
 #define GENOME_FILTER_MAX_STRIDE 16
 #define GENOME_POOL_MAX 16
 #define GENOME_MAX_CHANNELS 65536

@@ -62,7 +62,7 @@ extern nn_op_fn *const nn_rowsb[], *const nn_rowsb_local[], *const nn_scatterb[]
                                                                 *const nn_tilesb[];
 extern nn_op_fn *const nn_int8_1[], *const nn_int8_b[], *const nn_observe[]; /* quant.h */
 extern nn_op_fn *const nn_spike_op[]; /* both directions: a spiking state has batch 1 */
-extern nn_op_fn *const nn_conv_op[];  /* both: the layers of nn/conv.h take any batch */
+extern nn_op_fn *const nn_conv_op[];  /* both: the layers of nn/conv/conv.h take any batch */
 
 /* Writes the op list of plan p (its layers, ways and chunks set) into ops,
  * or only counts it when ops is NULL; returns the number of ops. */

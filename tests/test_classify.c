@@ -1,4 +1,4 @@
-/* test_classify.c -- the classify task (experiments/classify.c) on small data
+/* test_classify.c -- the classify task (tasks/classify.c) on small data
  * sets written here and hand-made networks whose outputs are worked out by
  * hand: the shape, accuracy and xent, the scales, the samples of a
  * generation, the champion and final tests, and every refusal with its

@@ -1,10 +1,10 @@
-/* test_cnn.c -- the trainer of sparse convolutional networks (nn/cnn.h):
+/* test_cnn.c -- the trainer of sparse convolutional networks (nn/conv/cnn.h):
  * its gradients (coefficients, biases, the head) against central finite
  * differences of its own loss on a tiny network with padding, stride,
  * pooling and an empty filter; a few steps reduce the loss on a toy set;
  * pruning and growth change the layer physically; the same calls give the
  * same bits; the error paths with their code and message. Also the two
- * functions it added to nn/train.h (nn_trainer_update, nn_trainer_input_grad). */
+ * functions it added to nn/train/train.h (nn_trainer_update, nn_trainer_input_grad). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* test_conv.c -- the convolution layer (nn/conv.h): the sparse engine and the
+/* test_conv.c -- the convolution layer (nn/conv/conv.h): the sparse engine and the
  * dense layer against the plain-loop reference on random layers (strides,
  * padding, odd sizes, 1x1 to 5x5 kernels, empty filters, no coefficients,
  * batches of 1 to 64), forward and backward; the same bits on every SIMD

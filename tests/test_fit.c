@@ -1,4 +1,4 @@
-/* test_fit.c -- the training loop of experiments/fit.h: the row order of an
+/* test_fit.c -- the training loop of tasks/fit.h: the row order of an
  * epoch (file order, the Fisher-Yates shuffle written out again here), the
  * batches the steps see (consecutive, the last one short), one SGD step
  * computed by hand, the reports, determinism, the test pass on a network

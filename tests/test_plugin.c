@@ -1,5 +1,5 @@
-/* test_plugin.c -- plugin tasks (experiments/plugin.c), SHA-256
- * (experiments/sha256.c), and what a search does with them
+/* test_plugin.c -- plugin tasks (tasks/plugin.c), SHA-256
+ * (tasks/sha256.c), and what a search does with them
  * (master/task_run.c: ranks that disagree, the hash kept with the run and
  * checked on resume; master/config.c: `task = FILE`, --set
  * task.plugin_sha256).
@@ -127,7 +127,7 @@ static void test_task_sha256_lengths_byte_by_byte(void **state)
 
 /* ---- the plugins, built for the tests ------------------------------------ */
 
-static char root[512]; /* the repository: tests/plugins/, experiments/, ... */
+static char root[512]; /* the repository: tests/plugins/, tasks/, ... */
 
 static int group_setup(void **state)
 {
@@ -159,7 +159,7 @@ static const char *build(const char *file, const char *flags)
         return path;
     char cmd[4096];
     snprintf(cmd, sizeof cmd,
-             "cc -std=c11 -Wall -Werror -I%sexperiments -I%snn -I%sgenome %s "
+             "cc -std=c11 -Wall -Werror -I%stasks -I%snn -I%sgenome %s "
              "%stests/plugins/test_task.c -o '%s'",
              root, root, root, flags, root, path);
     if (system(cmd) != 0) {

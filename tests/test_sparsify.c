@@ -1,4 +1,4 @@
-/* test_sparsify.c -- the sparsity policies (nn/sparsify.h): the parser, each
+/* test_sparsify.c -- the sparsity policies (nn/train/sparsify.h): the parser, each
  * rule checked exactly on small hand-made cases, the lock set, rigl's top-k
  * selection, and the sparsifier driving a real trainer (removal, regrowth,
  * dead neurons) with the genome written back checked. */

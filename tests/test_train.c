@@ -1,4 +1,4 @@
-/* test_train.c -- the sparse trainer (nn/train.h): its gradients against the
+/* test_train.c -- the sparse trainer (nn/train/train.h): its gradients against the
  * reference trainer on thousands of random networks (local, skip and
  * recurrent connections, single and batched, several time steps, truncated
  * windows, both losses, every way of the transposed product and every SIMD

@@ -1,4 +1,4 @@
-/* bench_int8.c -- the int8 engine (nn/quant.h) against the float engine on
+/* bench_int8.c -- the int8 engine (nn/deploy/quant.h) against the float engine on
  * the cases of `trevo net bench`: the 4096 x 4096 layer at 1 % (batch 1 and
  * 64) and the NEAT-style graph of 10 k neurons and 200 k connections; and the
  * bytes per connection of the int8 plan and of an exported C file's data.

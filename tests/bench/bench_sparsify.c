@@ -1,4 +1,4 @@
-/* bench_sparsify.c -- what the sparsity policies (nn/sparsify.h) cost on
+/* bench_sparsify.c -- what the sparsity policies (nn/train/sparsify.h) cost on
  * 784-1000-1000-10 at 2 % density, against one training step (batch 128,
  * SGD) of the same network. Prints markdown for BENCHMARKS.md. */
 #include <stdio.h>

@@ -3,7 +3,7 @@
  * A training step (forward, backward, SGD update; batch 128) of the
  * 784-1000-1000-10 multilayer perceptron (ReLU hidden, softmax
  * cross-entropy), one core:
- *   - trevo's sparse trainer (nn/train.h) on the sparse random start of
+ *   - trevo's sparse trainer (nn/train/train.h) on the sparse random start of
  *     `trevo net init` at 1, 2, 5 and 10 % density;
  *   - the dense C baseline on OpenBLAS sgemm (dense_train.h), timed in
  *     rounds alternating with the sparse one in the same process
@@ -13,7 +13,7 @@
  * Batches are Fashion-MNIST's first training rows (random pixels when the
  * data set is not installed: the table says which). A Fashion-MNIST epoch
  * is ceil(60000 / 128) = 469 steps; each sparse row also runs one real
- * epoch through the training loop (experiments/fit.h: shuffling, batch
+ * epoch through the training loop (tasks/fit.h: shuffling, batch
  * gathering, all 60,000 rows) and reports its time.
  *
  * Usage: bench_train [--densities D1,D2,...] [--seconds T] [--no-torch]

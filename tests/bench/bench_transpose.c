@@ -1,5 +1,5 @@
 /* bench_transpose.c -- the transposed product of the sparse trainer
- * (nn/train.h) three ways, for BENCHMARKS.md: the backward pass reads W
+ * (nn/train/train.h) three ways, for BENCHMARKS.md: the backward pass reads W
  * transposed (the dL/dy of a source from the deltas of its destinations)
  *   map:     through the index map (4 bytes per connection, no copy of W);
  *   scatter: as a scatter over the by-destination rows (the default);
@@ -153,7 +153,7 @@ int main(void)
         labels[b] = (uint32_t)(b % 10);
     printf("### Sparse training: the transposed product three ways\n\n");
     printf("`build/bench/bench_transpose` (`make bench`): one core, float32, %d rounds that "
-           "alternate the ways; the trainer of `nn/train.h` with the view's copy off "
+           "alternate the ways; the trainer of `nn/train/train.h` with the view's copy off "
            "(`nn_trainer_keep_values(t, 0)`). Every way gives the same bits. Load average when "
            "measured: ",
            ROUNDS);

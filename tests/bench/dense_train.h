@@ -1,13 +1,13 @@
 /* dense_train.h -- the dense C baseline of a training step, on OpenBLAS.
  *
  * A dense multilayer perceptron (ReLU hidden layers, identity outputs,
- * softmax cross-entropy, the loss of nn/train.h) trained one batch at a time
+ * softmax cross-entropy, the loss of nn/train/train.h) trained one batch at a time
  * the plain way: every product is one cblas_sgemm (master_blas, one thread),
  *   forward   Z_l = A_{l-1} W_l^T + b_l,  A_l = relu(Z_l)
  *   output    G_L = (softmax(Z_L) - onehot(label)) / batch
  *   backward  dW_l = G_l^T A_{l-1},  db_l = sum over the batch of G_l,
  *             G_{l-1} = (G_l W_l) * (Z_{l-1} > 0)   (not for the inputs)
- *   update    SGD w <- w - lr g, or Adam (the formulas of nn/train.h),
+ *   update    SGD w <- w - lr g, or Adam (the formulas of nn/train/train.h),
  * with W_l stored [out][in] row-major and samples row-major. This is the
  * step PyTorch runs for the same network, without Python around it: what
  * dense training costs in C on this machine. Included by bench_train.c.

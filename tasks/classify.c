@@ -19,7 +19,7 @@
  * (also a sample whose outputs are not finite).
  *
  * Training inside evaluation (train_steps > 0): the child is first trained
- * on the training split (experiments/fit.h: fit_run with a step budget of
+ * on the training split (tasks/fit.h: fit_run with a step budget of
  * train_steps optimizer steps of train_batch rows, the rows of each pass in
  * the order of a permutation of the split drawn from the child's seed, the
  * sparsity policies after each step and each pass but the last; softmax
@@ -27,7 +27,7 @@
  * network is scored on the `samples` rows at positions g * samples, ... of
  * the validation split (wrapping; all of it when samples >= its rows), never
  * on rows it trained on. A genome with channels (a convolutional network)
- * is trained the same way as a CNN (nn/cnn.h, fit_cnn_run of fit.h). The
+ * is trained the same way as a CNN (nn/conv/cnn.h, fit_cnn_run of fit.h). The
  * seed of the permutations and the policies is the first tv_rng_u64 of the
  * evaluation stream (TASK_STREAM_EVAL) of the child's seed: a function of
  * the child alone, whichever rank trains it.
@@ -472,7 +472,7 @@ static int genome_finite(const struct genome *g)
     return 1;
 }
 
-/* A genome with channels: trained as a CNN (nn/cnn.h, fit_cnn_run). */
+/* A genome with channels: trained as a CNN (nn/conv/cnn.h, fit_cnn_run). */
 static int train_cnn(const struct genome *g, const struct nn_train_opts *topts,
                      const struct data_set *train, const struct fit_opts *o, struct genome *out,
                      struct tv_error *err)

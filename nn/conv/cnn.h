@@ -1,7 +1,7 @@
 /*
  * cnn.h -- training a sparse convolutional network: sparse convolution
  * layers (conv.h) with their bias, activation and max pooling, in front of
- * a head of plain triplets trained by nn/train.h.
+ * a head of plain triplets trained by nn/train/train.h.
  *
  * The network: layer 0 reads a sample of in_ch x in_h x in_w pixels (a data
  * row, channel by channel, row by row); layer l computes
@@ -19,7 +19,7 @@
  * optimizer state goes), nn_cnn_grow adds absent ones: by the magnitude of
  * their gradient on the last batch (RigL: the dense gradient of the layer,
  * computed once per call) or at random (SET). The head's connections are
- * a trainer's (nn_cnn_head), so nn/sparsify.h's policies run on it as on
+ * a trainer's (nn_cnn_head), so nn/train/sparsify.h's policies run on it as on
  * any trainer.
  *
  * Deterministic: the same description, options, data and calls give the

@@ -220,7 +220,7 @@ static void print_eval(const struct task_instance *t, uint64_t generation,
     fflush(stdout);
 }
 
-/* `task eval` of an int8 NET.q (nn/quant.h): what task_evaluate_generation
+/* `task eval` of an int8 NET.q (nn/deploy/quant.h): what task_evaluate_generation
  * and the tests do, on its int8 plan. */
 static int eval_int8(const struct task_instance *t, const char *path, uint64_t seed,
                      uint64_t generation, struct tv_error *err)

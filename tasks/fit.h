@@ -1,6 +1,6 @@
 /*
  * fit.h -- the training loop: epochs of mini-batches of a data set through a
- * trainer (nn/train.h), the sparsity policies (nn/sparsify.h) after each
+ * trainer (nn/train/train.h), the sparsity policies (nn/train/sparsify.h) after each
  * step and each epoch, and the accuracy on a test set after each epoch.
  * What `trevo net train` runs; it never prints: a callback sees the progress.
  *
@@ -116,7 +116,7 @@ size_t fit_total_steps(const struct fit_opts *o, size_t n_rows);
 void fit_gather(const struct data_set *train, const struct fit_opts *o, const size_t *perm,
                 size_t n, size_t *rows, float *x, uint32_t *labels);
 
-/* ---- a convolutional network (nn/cnn.h): fit_cnn.c ---- */
+/* ---- a convolutional network (nn/conv/cnn.h): fit_cnn.c ---- */
 
 /* What the callback sees at the end of each epoch. */
 struct fit_cnn_report {

@@ -1,8 +1,8 @@
 /* cmd_cnn.c -- the convolutional side of `trevo net init` and `trevo net
  * train`: a sparse starting CNN from a spec (--conv), and its training on a
- * classification data set by the loop of experiments/fit_cnn.c, with the
+ * classification data set by the loop of tasks/fit_cnn.c, with the
  * sparsity policies on its coefficients (rigl, set) and on its head
- * (nn/sparsify.h). docs/training.md. */
+ * (nn/train/sparsify.h). docs/training.md. */
 #include "cmd_cnn.h"
 #include "cli.h"
 

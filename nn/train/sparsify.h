@@ -5,7 +5,7 @@
  * A policy is parsed from a short spec ("l1:1e-4", "set:0.3") into a
  * struct nn_sparsity; a struct nn_sparsifier holds a list of them and their
  * state (the lock set, scratch arrays) and drives a trainer only through
- * nn/train.h (nn_trainer_view, _remove, _add, _zero_neurons,
+ * nn/train/train.h (nn_trainer_view, _remove, _add, _zero_neurons,
  * _remove_neurons). Removal is physical: the connection leaves the trainer
  * (its weight and optimizer state with it) and so the genome written back.
  * Policies touch weights only, never biases.

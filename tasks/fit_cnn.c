@@ -1,5 +1,5 @@
 /* fit_cnn.c -- the training loop of a convolutional network (fit.h,
- * nn/cnn.h): fit_run's batches, view, budget and schedule, the sparsity
+ * nn/conv/cnn.h): fit_run's batches, view, budget and schedule, the sparsity
  * policies on the head, and the regrowth of the coefficients. */
 #include <math.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* cmd_conv.c -- `trevo net bench --conv`: the sparse convolution layer
- * (nn/conv.h) against the dense one, im2col and OpenBLAS's sgemm, on the
+ * (nn/conv/conv.h) against the dense one, im2col and OpenBLAS's sgemm, on the
  * same random layer in the same run; and against our own dense layer (im2col
  * and our GEMM), which stands in for OpenBLAS when it is not installed. */
 #include "bench.h"

@@ -5,7 +5,7 @@
  * pixel of a hidden channel becomes a plan neuron at the channel's depth
  * (identity, no bias, no rows of its own), so that the triplet head gathers
  * or scatters from pixels like from any neuron. The filters become layers of
- * nn/conv.h: filters whose targets share a depth and whose geometry (source
+ * nn/conv/conv.h: filters whose targets share a depth and whose geometry (source
  * map, kernel, stride, pad) is the same form one layer of in_ch sources and
  * out_ch targets. The op list (ops.c) ends a run of layers at every layer
  * that holds channels, and puts there one NN_OP_CONV: it runs the layers of
@@ -18,7 +18,7 @@
  * The layers keep scratch, so they belong to the state, not to the plan: a
  * plan stays immutable and shareable. Pixel maps of B samples are the
  * state's rows: pixel j's lanes at y[j * stride ..], consecutive pixels
- * consecutive rows, which is nn/conv.h's [ch][h][w][batch] with batch =
+ * consecutive rows, which is nn/conv/conv.h's [ch][h][w][batch] with batch =
  * stride (padding lanes are computed and never read out).
  */
 #include <stdlib.h>
@@ -39,7 +39,7 @@ struct conv_chan {
     size_t acc;        /* offset of its map in the state's acc, in pixels */
 };
 
-/* One layer of nn/conv.h. */
+/* One layer of nn/conv/conv.h. */
 struct conv_group {
     struct nn_conv_shape shape;
     float depth; /* of its targets */

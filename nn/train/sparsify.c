@@ -2,7 +2,7 @@
  * sparsify.c -- the sparsity policies of sparsify.h: their parser, the rules
  * as pure functions over weight arrays, the lock set, rigl's top-k
  * selection, and the sparsifier that runs them on a trainer through
- * nn/train.h only.
+ * nn/train/train.h only.
  */
 #include "sparsify.h"
 

@@ -1,6 +1,6 @@
 /* cmd_train.c -- `trevo net init`: a layered sparse random network;
  * `trevo net train`: a network trained on a classification data set
- * (experiments/fit.h over nn/train.h, with the policies of nn/sparsify.h);
+ * (tasks/fit.h over nn/train/train.h, with the policies of nn/train/sparsify.h);
  * `trevo net test`: a network's accuracy on a data set, by the engine of
  * `trevo net eval` (nn.h), not by the trainer. docs/training.md. */
 #include "cli.h"

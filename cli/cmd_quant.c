@@ -1,6 +1,6 @@
 /* cmd_quant.c -- int8 networks on the command line: `trevo net quantize`,
  * and what `net eval`, `net export --format c` and `task eval` need to take
- * a NET.q file (nn/quant.h). */
+ * a NET.q file (nn/deploy/quant.h). */
 #include "cli.h"
 
 #include <errno.h>
@@ -88,7 +88,7 @@ static const char quantize_usage[] =
     "                          [--percentile P] [--config FILE] [--set KEY=VALUE]...\n"
     "                          -o NET.q\n\n"
     "Quantizes the float network NET (text or msgpack) to int8 and writes NET.q\n"
-    "(nn/quant.h describes the format). The activation ranges come from running\n"
+    "(nn/deploy/quant.h describes the format). The activation ranges come from running\n"
     "NET on calibration inputs:\n"
     "  DATA        a file of input rows, one time step per line: the network's inputs\n"
     "              as comma-separated numbers; an empty line starts a new sequence;\n"
