@@ -33,7 +33,7 @@ static const char *coretype_from_flags(void)
 
 /* Sets OPENBLAS_CORETYPE from the CPU's flags (unless the user set it) and
  * one thread, before the library is loaded. */
-void master_blas_coretype_choose(void)
+void cli_blas_coretype_choose(void)
 {
     if (!getenv("OPENBLAS_NUM_THREADS"))
         setenv("OPENBLAS_NUM_THREADS", "1", 1);
@@ -46,9 +46,9 @@ void master_blas_coretype_choose(void)
     setenv("TREVO_CORETYPE_FROM", "CPU flags", 1);
 }
 
-struct master_blas master_blas;
+struct cli_blas cli_blas;
 
-int master_blas_load(struct tv_error *err)
+int cli_blas_load(struct tv_error *err)
 {
     static const char *const names[] = {"libopenblas.so.0", "libopenblas.so"};
     void *h = NULL;
@@ -59,13 +59,13 @@ int master_blas_load(struct tv_error *err)
                             "cannot load OpenBLAS (%s): the dense baseline needs it "
                             "(Debian: apt-get install libopenblas0)",
                             dlerror());
-    *(void **)&master_blas.sgemv = dlsym(h, "cblas_sgemv");
-    *(void **)&master_blas.sgemm = dlsym(h, "cblas_sgemm");
-    *(void **)&master_blas.set_num_threads = dlsym(h, "openblas_set_num_threads");
-    *(void **)&master_blas.get_num_threads = dlsym(h, "openblas_get_num_threads");
-    *(void **)&master_blas.get_corename = dlsym(h, "openblas_get_corename");
-    if (!master_blas.sgemv || !master_blas.sgemm || !master_blas.set_num_threads ||
-        !master_blas.get_num_threads || !master_blas.get_corename)
+    *(void **)&cli_blas.sgemv = dlsym(h, "cblas_sgemv");
+    *(void **)&cli_blas.sgemm = dlsym(h, "cblas_sgemm");
+    *(void **)&cli_blas.set_num_threads = dlsym(h, "openblas_set_num_threads");
+    *(void **)&cli_blas.get_num_threads = dlsym(h, "openblas_get_num_threads");
+    *(void **)&cli_blas.get_corename = dlsym(h, "openblas_get_corename");
+    if (!cli_blas.sgemv || !cli_blas.sgemm || !cli_blas.set_num_threads ||
+        !cli_blas.get_num_threads || !cli_blas.get_corename)
         return tv_error_set(err, TV_ENOTFOUND,
                             "the OpenBLAS found lacks cblas_sgemv, "
                             "cblas_sgemm or the openblas_* functions");

@@ -1,5 +1,5 @@
 /*
- * blas.h -- private to master/: OpenBLAS loaded at run time, for the dense
+ * blas.h -- private to cli/: OpenBLAS loaded at run time, for the dense
  * baseline of `trevo net bench` (blas.c says why not linked).
  */
 #ifndef TREVO_MASTER_BLAS_H
@@ -9,8 +9,8 @@
 
 #include "genome.h"
 
-/* The functions used, set by master_blas_load(). */
-struct master_blas {
+/* The functions used, set by cli_blas_load(). */
+struct cli_blas {
     void (*sgemv)(enum CBLAS_ORDER, enum CBLAS_TRANSPOSE, blasint, blasint, float, const float *,
                   blasint, const float *, blasint, float, float *, blasint);
     void (*sgemm)(enum CBLAS_ORDER, enum CBLAS_TRANSPOSE, enum CBLAS_TRANSPOSE, blasint, blasint,
@@ -20,15 +20,15 @@ struct master_blas {
     int (*get_num_threads)(void);
     char *(*get_corename)(void);
 };
-extern struct master_blas master_blas;
+extern struct cli_blas cli_blas;
 
 /* Sets OPENBLAS_CORETYPE from the CPU's flags (unless the user set it; then
  * TREVO_CORETYPE_FROM is left unset) and OPENBLAS_NUM_THREADS to 1 (unless
  * set), before the library is loaded. */
-void master_blas_coretype_choose(void);
+void cli_blas_coretype_choose(void);
 
-/* Loads OpenBLAS into master_blas. TV_ENOTFOUND if it or a function is
+/* Loads OpenBLAS into cli_blas. TV_ENOTFOUND if it or a function is
  * missing. */
-int master_blas_load(struct tv_error *err);
+int cli_blas_load(struct tv_error *err);
 
 #endif

@@ -17,24 +17,24 @@ struct command {
 /* Every command, in the order --help lists them. Adding one touches only
  * this table (and the file that implements it). */
 static const struct command commands[] = {
-    {NULL, "run", master_cmd_run, "CONFIG: run an experiment (under mpirun or alone)"},
-    {NULL, "resume", master_cmd_resume, "DB: continue a stopped or killed run"},
-    {NULL, "status", master_cmd_status, "DB: the runs in a database"},
-    {NULL, "best", master_cmd_best, "DB: write the champion network"},
-    {NULL, "plot", master_cmd_plot, "DB -o FILE.png: fitness and complexity per generation"},
-    {"task", "eval", master_cmd_task_eval, "TASK NET: evaluate one network on a task"},
-    {"task", "list", master_cmd_task_list, "the registered tasks"},
-    {"task", "new", master_cmd_task_new, "NAME [DIR]: write a task plugin to start from"},
-    {"net", "import", master_cmd_net_import, "FILE.txt -o NET: text network to msgpack"},
-    {"net", "export", master_cmd_net_export, "NET [--format text|msgpack] [-o FILE]"},
-    {"net", "validate", master_cmd_net_validate, "NET: check a network file, print its sizes"},
-    {"net", "eval", master_cmd_net_eval, "NET: run input rows from stdin through the network"},
-    {"net", "bench", master_cmd_net_bench, "sparse engine vs dense OpenBLAS on a random layer"},
-    {"net", "quantize", master_cmd_net_quantize, "NET --calibrate DATA|task:NAME -o NET.q: int8"},
+    {NULL, "run", cli_cmd_run, "CONFIG: run an experiment (under mpirun or alone)"},
+    {NULL, "resume", cli_cmd_resume, "DB: continue a stopped or killed run"},
+    {NULL, "status", cli_cmd_status, "DB: the runs in a database"},
+    {NULL, "best", cli_cmd_best, "DB: write the champion network"},
+    {NULL, "plot", cli_cmd_plot, "DB -o FILE.png: fitness and complexity per generation"},
+    {"task", "eval", cli_cmd_task_eval, "TASK NET: evaluate one network on a task"},
+    {"task", "list", cli_cmd_task_list, "the registered tasks"},
+    {"task", "new", cli_cmd_task_new, "NAME [DIR]: write a task plugin to start from"},
+    {"net", "import", cli_cmd_net_import, "FILE.txt -o NET: text network to msgpack"},
+    {"net", "export", cli_cmd_net_export, "NET [--format text|msgpack] [-o FILE]"},
+    {"net", "validate", cli_cmd_net_validate, "NET: check a network file, print its sizes"},
+    {"net", "eval", cli_cmd_net_eval, "NET: run input rows from stdin through the network"},
+    {"net", "bench", cli_cmd_net_bench, "sparse engine vs dense OpenBLAS on a random layer"},
+    {"net", "quantize", cli_cmd_net_quantize, "NET --calibrate DATA|task:NAME -o NET.q: int8"},
 
-    {"net", "init", master_cmd_net_init, "--layers ... --density D -o NET: a sparse random start"},
-    {"net", "train", master_cmd_net_train, "NET --data DATA -o OUT: train on a data set"},
-    {"net", "test", master_cmd_net_test, "NET --data DATA: accuracy on a data set"},
+    {"net", "init", cli_cmd_net_init, "--layers ... --density D -o NET: a sparse random start"},
+    {"net", "train", cli_cmd_net_train, "NET --data DATA -o OUT: train on a data set"},
+    {"net", "test", cli_cmd_net_test, "NET --data DATA: accuracy on a data set"},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
@@ -53,7 +53,7 @@ static void usage(FILE *f)
     fprintf(f, "\n`trevo COMMAND --help` describes one command.\n");
 }
 
-int master_cli(int argc, char **argv)
+int cli_main(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
         !strcmp(argv[1], "help")) {
@@ -86,7 +86,7 @@ int master_cli(int argc, char **argv)
     return 2;
 }
 
-int master_wants_help(int argc, char **argv)
+int cli_wants_help(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
@@ -94,8 +94,8 @@ int master_wants_help(int argc, char **argv)
     return 0;
 }
 
-int master_parse_args(int argc, char **argv, const struct master_opt *opts, size_t n_opts,
-                      const char **positional, const char *usage)
+int cli_parse_args(int argc, char **argv, const struct cli_opt *opts, size_t n_opts,
+                   const char **positional, const char *usage)
 {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -118,13 +118,13 @@ int master_parse_args(int argc, char **argv, const struct master_opt *opts, size
     return -1;
 }
 
-int master_fail(const struct tv_error *err)
+int cli_fail(const struct tv_error *err)
 {
     fprintf(stderr, "trevo: %s\n", err->msg[0] ? err->msg : tv_code_name(err->code));
     return 1;
 }
 
-int master_read_file(const char *path, size_t max_bytes, struct tv_buf *out, struct tv_error *err)
+int cli_read_file(const char *path, size_t max_bytes, struct tv_buf *out, struct tv_error *err)
 {
     int is_stdin = !strcmp(path, "-");
     FILE *f = is_stdin ? stdin : fopen(path, "rb");
@@ -157,7 +157,7 @@ int master_read_file(const char *path, size_t max_bytes, struct tv_buf *out, str
     return rc;
 }
 
-int master_write_file(const char *path, const void *data, size_t len, struct tv_error *err)
+int cli_write_file(const char *path, const void *data, size_t len, struct tv_error *err)
 {
     if (!strcmp(path, "-")) {
         if (fwrite(data, 1, len, stdout) != len || fflush(stdout))
@@ -192,42 +192,42 @@ int master_write_file(const char *path, const void *data, size_t len, struct tv_
  * of msgpack; text is about three times that. Files beyond are refused. */
 #define MASTER_NET_FILE_MAX ((size_t)4 << 30)
 
-int master_load_net(const char *path, struct genome *g, struct tv_error *err)
+int cli_load_net(const char *path, struct genome *g, struct tv_error *err)
 {
     struct tv_buf buf = {0};
-    int rc = master_read_file(path, MASTER_NET_FILE_MAX, &buf, err);
+    int rc = cli_read_file(path, MASTER_NET_FILE_MAX, &buf, err);
     if (!rc)
         rc = genome_load(g, buf.data, buf.len, path, NULL, err);
     tv_buf_free(&buf);
     return rc;
 }
 
-int master_write_dot_file(const struct genome *g, const char *title, const char *path,
-                          struct tv_error *err)
+int cli_write_dot_file(const struct genome *g, const char *title, const char *path,
+                       struct tv_error *err)
 {
     struct tv_buf buf = {0};
     int rc = genome_write_dot(g, title, &buf, err);
     if (!rc)
-        rc = master_write_file(path, buf.data, buf.len, err);
+        rc = cli_write_file(path, buf.data, buf.len, err);
     tv_buf_free(&buf);
     return rc;
 }
 
-int master_net_format_known(const char *format)
+int cli_net_format_known(const char *format)
 {
     return !strcmp(format, "text") || !strcmp(format, "msgpack") || !strcmp(format, "dot");
 }
 
-int master_write_net(const struct genome *g, const char *format, const char *title,
-                     const char *path, struct tv_error *err)
+int cli_write_net(const struct genome *g, const char *format, const char *title, const char *path,
+                  struct tv_error *err)
 {
     if (!strcmp(format, "dot"))
-        return master_write_dot_file(g, title, path, err);
+        return cli_write_dot_file(g, title, path, err);
     if (!strcmp(format, "msgpack")) {
         struct tv_buf buf = {0};
         int rc = genome_encode(g, &buf, err);
         if (!rc)
-            rc = master_write_file(path, buf.data, buf.len, err);
+            rc = cli_write_file(path, buf.data, buf.len, err);
         tv_buf_free(&buf);
         return rc;
     }
@@ -240,7 +240,7 @@ int master_write_net(const struct genome *g, const char *format, const char *tit
     if (fclose(mem) && !rc)
         rc = tv_error_set(err, TV_ENOMEM, "out of memory");
     if (!rc)
-        rc = master_write_file(path, text, len, err);
+        rc = cli_write_file(path, text, len, err);
     free(text);
     return rc;
 }

@@ -1,99 +1,97 @@
 /*
- * cli.h -- private to master/: the `trevo` subcommands and the helpers they
- * share. Each command is `int master_cmd_NAME(int argc, char **argv)` with
+ * cli.h -- private to cli/: the `trevo` subcommands and the helpers they
+ * share. Each command is `int cli_cmd_NAME(int argc, char **argv)` with
  * argv[0] the command's own name; it returns the process exit status (0 ok,
  * 1 error, 2 usage) and is the only layer that prints. Library calls return
  * codes with a struct tv_error; the command prints "trevo: <message>".
  */
-#ifndef TREVO_MASTER_CLI_H
-#define TREVO_MASTER_CLI_H
+#ifndef TREVO_CLI_H
+#define TREVO_CLI_H
 
 #include <stddef.h>
 
 #include "genome.h"
 
 /* The whole dispatch: `trevo CMD [SUB] args...`. */
-int master_cli(int argc, char **argv);
+int cli_main(int argc, char **argv);
 
 /* the search (cmd_run.c) */
-int master_cmd_run(int argc, char **argv);
-int master_cmd_resume(int argc, char **argv);
-int master_cmd_status(int argc, char **argv);
-int master_cmd_best(int argc, char **argv);
+int cli_cmd_run(int argc, char **argv);
+int cli_cmd_resume(int argc, char **argv);
+int cli_cmd_status(int argc, char **argv);
+int cli_cmd_best(int argc, char **argv);
 /* plots (cmd_plot.c) */
-int master_cmd_plot(int argc, char **argv);
+int cli_cmd_plot(int argc, char **argv);
 /* tasks (cmd_task.c) */
-int master_cmd_task_eval(int argc, char **argv);
-int master_cmd_task_list(int argc, char **argv);
+int cli_cmd_task_eval(int argc, char **argv);
+int cli_cmd_task_list(int argc, char **argv);
 /* a task plugin to start from (cmd_task_new.c) */
-int master_cmd_task_new(int argc, char **argv);
+int cli_cmd_task_new(int argc, char **argv);
 /* net: genome files (cmd_net.c) */
-int master_cmd_net_import(int argc, char **argv);
-int master_cmd_net_export(int argc, char **argv);
-int master_cmd_net_validate(int argc, char **argv);
+int cli_cmd_net_import(int argc, char **argv);
+int cli_cmd_net_export(int argc, char **argv);
+int cli_cmd_net_validate(int argc, char **argv);
 /* net: genome files and the engine (cmd_net.c) */
-int master_cmd_net_eval(int argc, char **argv);
+int cli_cmd_net_eval(int argc, char **argv);
 /* net: the engine against dense OpenBLAS (cmd_bench.c) */
-int master_cmd_net_bench(int argc, char **argv);
+int cli_cmd_net_bench(int argc, char **argv);
 /* net: int8 networks (cmd_quant.c): `net quantize`; 1 if the file at path is a
  * NET.q; a plan of either kind of file; the C export of either. */
-int master_cmd_net_quantize(int argc, char **argv);
-int master_net_is_int8(const char *path);
+int cli_cmd_net_quantize(int argc, char **argv);
+int cli_net_is_int8(const char *path);
 struct nn_plan;
 struct task_instance;
-int master_load_plan(const char *path, struct nn_plan **plan, struct tv_error *err);
-int master_export_c(const char *in, const char *prefix, const char *out, struct tv_error *err);
+int cli_load_plan(const char *path, struct nn_plan **plan, struct tv_error *err);
+int cli_export_c(const char *in, const char *prefix, const char *out, struct tv_error *err);
 /* `net quantize` of g and `best --int8`: calibrate (DATA or task:NAME, the
  * task's [task] values from config / config_text and sets), quantize, write
  * out; one line on stderr. */
-struct master_quant_args {
+struct cli_quant_args {
     const char *calibrate, *samples, *percentile, *out, *config, *config_text;
     const char *const *sets;
     size_t n_sets;
 };
-int master_quantize_net(const struct genome *g, const struct master_quant_args *qa,
-                        struct tv_error *err);
+int cli_quantize_net(const struct genome *g, const struct cli_quant_args *qa, struct tv_error *err);
 /* task eval (cmd_task.c): opens task with its [task] values: the config's
  * (the file config, or config_text named config when not NULL), then each
  * KEY=VALUE of sets; task NULL takes the config's, else must be the same. */
 struct master_config;
-int master_task_open_args(const char *task, const char *config, const char *config_text,
-                          const char *const *sets, size_t n_sets, struct master_config *c,
-                          struct task_instance **t, struct tv_error *err);
+int cli_task_open_args(const char *task, const char *config, const char *config_text,
+                       const char *const *sets, size_t n_sets, struct master_config *c,
+                       struct task_instance **t, struct tv_error *err);
 
 /* net: a sparse random start, training, test accuracy (cmd_train.c) */
-int master_cmd_net_init(int argc, char **argv);
-int master_cmd_net_train(int argc, char **argv);
-int master_cmd_net_test(int argc, char **argv);
+int cli_cmd_net_init(int argc, char **argv);
+int cli_cmd_net_train(int argc, char **argv);
+int cli_cmd_net_test(int argc, char **argv);
 
 /* Reads a whole file ("-" is stdin) into *out (NUL-terminated, not counted in
  * out->len). At most max_bytes; TV_ELIMIT past that. */
-int master_read_file(const char *path, size_t max_bytes, struct tv_buf *out, struct tv_error *err);
+int cli_read_file(const char *path, size_t max_bytes, struct tv_buf *out, struct tv_error *err);
 /* Writes data to path atomically (temporary file + rename); "-" is stdout. */
-int master_write_file(const char *path, const void *data, size_t len, struct tv_error *err);
-/* genome_write_dot() into the file at path, as master_write_file(). */
-int master_write_dot_file(const struct genome *g, const char *title, const char *path,
-                          struct tv_error *err);
+int cli_write_file(const char *path, const void *data, size_t len, struct tv_error *err);
+/* genome_write_dot() into the file at path, as cli_write_file(). */
+int cli_write_dot_file(const struct genome *g, const char *title, const char *path,
+                       struct tv_error *err);
 /* Loads a network file in either format (msgpack or text, told apart by the
  * first byte) and validates it. */
-int master_load_net(const char *path, struct genome *g, struct tv_error *err);
+int cli_load_net(const char *path, struct genome *g, struct tv_error *err);
 /* Parses one input row: `n_vals` comma-separated finite numbers (blanks
  * around them allowed) from line[0..len), into vals. TV_EINVAL with a message
  * such as "expected 3 numbers, got 2" or "value 2 ('x1'): not a number". */
-int master_row_parse(const char *line, size_t len, float *vals, size_t n_vals,
-                     struct tv_error *err);
-/* 1 if format names a network format master_write_net writes: "text",
+int cli_row_parse(const char *line, size_t len, float *vals, size_t n_vals, struct tv_error *err);
+/* 1 if format names a network format cli_write_net writes: "text",
  * "msgpack" or "dot". */
-int master_net_format_known(const char *format);
-/* Writes g to path ("-" is stdout; atomically, as master_write_file) in
+int cli_net_format_known(const char *format);
+/* Writes g to path ("-" is stdout; atomically, as cli_write_file) in
  * format: text, msgpack or dot (a Graphviz drawing titled title, which may
  * be NULL). */
-int master_write_net(const struct genome *g, const char *format, const char *title,
-                     const char *path, struct tv_error *err);
+int cli_write_net(const struct genome *g, const char *format, const char *title, const char *path,
+                  struct tv_error *err);
 /* Prints "trevo: MESSAGE" to stderr and returns 1. */
-int master_fail(const struct tv_error *err);
+int cli_fail(const struct tv_error *err);
 /* An option that takes a value: `name VALUE` sets *value. */
-struct master_opt {
+struct cli_opt {
     const char *name;
     const char **value;
 };
@@ -101,9 +99,9 @@ struct master_opt {
  * returns 0; an option of opts[0..n_opts) with its value sets it; the first
  * argument not starting with '-' sets *positional; anything else prints
  * usage on stderr and returns 2. Returns -1 when every argument was taken. */
-int master_parse_args(int argc, char **argv, const struct master_opt *opts, size_t n_opts,
-                      const char **positional, const char *usage);
+int cli_parse_args(int argc, char **argv, const struct cli_opt *opts, size_t n_opts,
+                   const char **positional, const char *usage);
 /* 1 if argv[i] is -h or --help. */
-int master_wants_help(int argc, char **argv);
+int cli_wants_help(int argc, char **argv);
 
 #endif

@@ -200,8 +200,7 @@ static void sparse_close(struct sparse_ctx *c)
     nn_plan_free(c->plan);
 }
 
-static void print_sparse(const char *label, const struct master_timed *t, size_t conns,
-                         size_t batch)
+static void print_sparse(const char *label, const struct cli_timed *t, size_t conns, size_t batch)
 {
     printf("%s: median %.6f ms over %d runs, %.3f G connections/s per sample, %.3f G "
            "connection-samples/s\n",
@@ -220,10 +219,10 @@ static void dense_run(void *p)
     struct dense_ctx *c = p;
     int n = (int)c->n, b = (int)c->batch;
     if (b == 1)
-        master_blas.sgemv(CblasRowMajor, CblasNoTrans, n, n, 1.0f, c->w, n, c->x, 1, 0.0f, c->y, 1);
+        cli_blas.sgemv(CblasRowMajor, CblasNoTrans, n, n, 1.0f, c->w, n, c->x, 1, 0.0f, c->y, 1);
     else
-        master_blas.sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, b, n, 1.0f, c->w, n, c->x,
-                          b, 0.0f, c->y, b);
+        cli_blas.sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, b, n, 1.0f, c->w, n, c->x, b,
+                       0.0f, c->y, b);
 }
 
 /* Builds the case's genome into g and says what it is; *n_dense: the side
@@ -276,13 +275,13 @@ static int bench_compile(const struct genome *g, const struct nn_opts *opts, str
     for (int i = 0; i < 7 && !rc; i++) {
         nn_plan_free(p);
         p = NULL;
-        double t0 = master_bench_now();
+        double t0 = cli_bench_now();
         rc = nn_plan_compile(g, opts, &p, err);
-        ct[i] = master_bench_now() - t0;
+        ct[i] = cli_bench_now() - t0;
     }
     if (rc)
         return rc;
-    double median = master_bench_median(ct, 7);
+    double median = cli_bench_median(ct, 7);
     size_t m = nn_plan_n_conns(p);
     printf("connections: %zu (%zu recurrent), %zu neurons, %zu layers, %d-bit indices\n", m,
            nn_plan_n_recurrent(p), nn_plan_n_neurons(p), nn_plan_n_layers(p),
@@ -350,13 +349,13 @@ static int bench_ways(const struct bench_args *a, const struct genome *g, struct
     if (!rc)
         rc = sparse_open(&ss, g, &os, in, in_fm, a->batch, err);
     if (!rc) {
-        struct master_timed tg = {sparse_run, &sg, 0, 0}, tsc = {sparse_run, &ss, 0, 0};
-        double r = master_bench_time_pair(&tsc, &tg, a->seconds);
+        struct cli_timed tg = {sparse_run, &sg, 0, 0}, tsc = {sparse_run, &ss, 0, 0};
+        double r = cli_bench_time_pair(&tsc, &tg, a->seconds);
         print_sparse("sparse gather", &tg, m, a->batch);
         print_sparse("sparse scatter", &tsc, m, a->batch);
         printf("scatter_speedup: %.3f (gather time / scatter time)\n", r);
-        struct master_timed tau = {sparse_run, sp, 0, 0};
-        r = master_bench_time_pair(&tau, &tg, a->seconds);
+        struct cli_timed tau = {sparse_run, sp, 0, 0};
+        r = cli_bench_time_pair(&tau, &tg, a->seconds);
         print_sparse("sparse auto", &tau, m, a->batch);
         printf("zero_skip_speedup: %.3f (gather time / time of the way auto chose)\n", r);
     }
@@ -385,8 +384,8 @@ static int bench_dense(const struct bench_args *a, const struct genome *g, struc
             for (size_t s = 0; s < b; s++)
                 x[k * b + s] = k < n_in ? sp->in[s * n_in + k] : 0.0f;
         struct dense_ctx dc = {n, b, w, x, y};
-        struct master_timed ts = {sparse_run, sp, 0, 0}, td = {dense_run, &dc, 0, 0};
-        *ratio = master_bench_time_pair(&ts, &td, a->seconds);
+        struct cli_timed ts = {sparse_run, sp, 0, 0}, td = {dense_run, &dc, 0, 0};
+        *ratio = cli_bench_time_pair(&ts, &td, a->seconds);
         print_sparse("sparse", &ts, m, a->batch);
         printf("dense %s: median %.6f ms over %d runs (%zu x %zu, batch %zu)\n",
                b == 1 ? "sgemv" : "sgemm", td.median * 1e3, td.runs, n, n, b);
@@ -446,8 +445,8 @@ static int run_bench(const struct bench_args *a, struct tv_error *err)
     } else if (!rc && a->dense) {
         rc = bench_dense(a, &g, &sp, n_dense, m, &ratio, err);
     } else if (!rc) {
-        struct master_timed ts = {sparse_run, &sp, 0, 0};
-        master_bench_time_pair(&ts, NULL, a->seconds);
+        struct cli_timed ts = {sparse_run, &sp, 0, 0};
+        cli_bench_time_pair(&ts, NULL, a->seconds);
         print_sparse("sparse", &ts, m, a->batch);
     }
     sparse_close(&sp);
@@ -461,16 +460,16 @@ static int run_bench(const struct bench_args *a, struct tv_error *err)
     return rc;
 }
 
-int master_cmd_net_bench(int argc, char **argv)
+int cli_cmd_net_bench(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--cuba"))
-            return master_cmd_net_bench_cuba(argc, argv);
+            return cli_cmd_net_bench_cuba(argc, argv);
         else if (!strcmp(argv[i], "--spike-layers"))
-            return master_cmd_net_bench_layers(argc, argv);
+            return cli_cmd_net_bench_layers(argc, argv);
         else if (!strcmp(argv[i], "--conv"))
-            return master_cmd_net_bench_conv(argc, argv);
-    if (master_wants_help(argc, argv)) {
+            return cli_cmd_net_bench_conv(argc, argv);
+    if (cli_wants_help(argc, argv)) {
         bench_usage(stdout);
         return 0;
     }
@@ -481,27 +480,27 @@ int master_cmd_net_bench(int argc, char **argv)
         bench_usage(stderr);
         return 2;
     }
-    if (master_bench_blas_open(&err))
-        return master_fail(&err);
+    if (cli_bench_blas_open(&err))
+        return cli_fail(&err);
     if (run_bench(&a, &err))
-        return master_fail(&err);
+        return cli_fail(&err);
     return 0;
 }
 
-int master_bench_blas_open(struct tv_error *err)
+int cli_bench_blas_open(struct tv_error *err)
 {
-    master_blas_coretype_choose();
-    if (master_blas_load(err))
+    cli_blas_coretype_choose();
+    if (cli_blas_load(err))
         return err->code;
-    master_blas.set_num_threads(1);
+    cli_blas.set_num_threads(1);
     const char *asked = getenv("OPENBLAS_CORETYPE");
-    const char *used = master_blas.get_corename();
+    const char *used = cli_blas.get_corename();
     const char *from = getenv("TREVO_CORETYPE_FROM");
     printf("openblas: core %s (OPENBLAS_CORETYPE=%s, %s), %d thread\n", used ? used : "?",
            asked ? asked : "unset",
            asked ? (from ? "set from the CPU flags" : "set by the user")
                  : "OpenBLAS's own detection",
-           master_blas.get_num_threads());
+           cli_blas.get_num_threads());
     if (asked && used && strcasecmp(asked, used))
         printf("warning: OpenBLAS uses core %s, not the %s asked for\n", used, asked);
     return 0;

@@ -14,7 +14,7 @@
 
 /* ---- the spec --------------------------------------------------------------------- */
 
-void cnn_model_release(struct cnn_model *m)
+void cli_cnn_model_release(struct cli_cnn_model *m)
 {
     for (size_t i = 0; i < m->n_layers; i++) {
         free(m->coef[i]);
@@ -25,7 +25,7 @@ void cnn_model_release(struct cnn_model *m)
     genome_init(&m->head);
 }
 
-void cnn_model_desc(const struct cnn_model *m, struct nn_cnn_desc *d)
+void cli_cnn_model_desc(const struct cli_cnn_model *m, struct nn_cnn_desc *d)
 {
     d->n_layers = m->n_layers;
     d->layer = m->layer;
@@ -48,7 +48,7 @@ static int spec_number(const char **p, size_t lo, size_t hi, size_t *out)
 }
 
 /* One item of the spec after the input: "Nk3[s1][p1]" or "poolP". */
-static int spec_item(const char *item, struct cnn_spec *s, struct tv_error *err)
+static int spec_item(const char *item, struct cli_cnn_spec *s, struct tv_error *err)
 {
     const char *p = item;
     size_t v;
@@ -62,8 +62,8 @@ static int spec_item(const char *item, struct cnn_spec *s, struct tv_error *err)
         s->pool[s->n_layers - 1] = v;
         return (int)(p - item);
     }
-    if (s->n_layers == CNN_MAX_LAYERS)
-        return tv_error_set(err, TV_ELIMIT, "--conv: at most %d convolutions", CNN_MAX_LAYERS);
+    if (s->n_layers == CLI_CNN_MAX_LAYERS)
+        return tv_error_set(err, TV_ELIMIT, "--conv: at most %d convolutions", CLI_CNN_MAX_LAYERS);
     struct nn_conv_shape *c = &s->shape[s->n_layers];
     c->stride = 1;
     c->pad = 0;
@@ -87,7 +87,7 @@ bad:
                         (int)strcspn(item, ","), item);
 }
 
-int cnn_spec_parse(const char *text, struct cnn_spec *s, struct tv_error *err)
+int cli_cnn_spec_parse(const char *text, struct cli_cnn_spec *s, struct tv_error *err)
 {
     memset(s, 0, sizeof *s);
     const char *p = text;
@@ -131,7 +131,7 @@ int cnn_spec_parse(const char *text, struct cnn_spec *s, struct tv_error *err)
 /* The coefficients of one layer: each position present with probability
  * density, weights N(0, 2 / k), k the coefficients its output channel has
  * (He, as net init scales connections). */
-static int init_layer(struct cnn_model *m, size_t i, double density, struct tv_rng *rng,
+static int init_layer(struct cli_cnn_model *m, size_t i, double density, struct tv_rng *rng,
                       struct tv_error *err)
 {
     const struct nn_conv_shape *s = &m->layer[i].s;
@@ -161,8 +161,8 @@ static int init_layer(struct cnn_model *m, size_t i, double density, struct tv_r
     return 0;
 }
 
-int cnn_model_init(struct cnn_model *m, const struct cnn_spec *s, const double *density,
-                   const struct genome *head, uint64_t seed, struct tv_error *err)
+int cli_cnn_model_init(struct cli_cnn_model *m, const struct cli_cnn_spec *s, const double *density,
+                       const struct genome *head, uint64_t seed, struct tv_error *err)
 {
     memset(m, 0, sizeof *m);
     genome_init(&m->head);
@@ -179,11 +179,11 @@ int cnn_model_init(struct cnn_model *m, const struct cnn_spec *s, const double *
     if (!rc)
         rc = genome_copy(&m->head, head, err);
     if (rc)
-        cnn_model_release(m);
+        cli_cnn_model_release(m);
     return rc;
 }
 
-size_t cnn_model_coefs(const struct cnn_model *m)
+size_t cli_cnn_model_coefs(const struct cli_cnn_model *m)
 {
     size_t n = 0;
     for (size_t i = 0; i < m->n_layers; i++)
@@ -191,7 +191,7 @@ size_t cnn_model_coefs(const struct cnn_model *m)
     return n;
 }
 
-size_t cnn_model_dense_coefs(const struct cnn_model *m)
+size_t cli_cnn_model_dense_coefs(const struct cli_cnn_model *m)
 {
     size_t n = 0;
     for (size_t i = 0; i < m->n_layers; i++) {
@@ -229,14 +229,14 @@ static int parse_densities(const char *text, size_t n, double *d, struct tv_erro
     return 0;
 }
 
-int cnn_init_head(const struct cnn_spec *s, const uint32_t *sizes, size_t n_sizes,
-                  double head_density, uint64_t seed, struct genome *g, struct tv_error *err)
+int cli_cnn_init_head(const struct cli_cnn_spec *s, const uint32_t *sizes, size_t n_sizes,
+                      double head_density, uint64_t seed, struct genome *g, struct tv_error *err)
 {
-    uint32_t all[CNN_MAX_HEAD + 1];
-    if (n_sizes < 1 || n_sizes > CNN_MAX_HEAD)
+    uint32_t all[CLI_CNN_MAX_HEAD + 1];
+    if (n_sizes < 1 || n_sizes > CLI_CNN_MAX_HEAD)
         return tv_error_set(err, TV_EINVAL,
                             "--layers: expected 1 to %d sizes after the convolutions",
-                            CNN_MAX_HEAD);
+                            CLI_CNN_MAX_HEAD);
     all[0] = (uint32_t)s->out_size;
     memcpy(all + 1, sizes, n_sizes * sizeof *sizes);
     struct genome_layered_spec spec = {.sizes = all,
@@ -248,7 +248,7 @@ int cnn_init_head(const struct cnn_spec *s, const uint32_t *sizes, size_t n_size
     struct tv_rng rng;
     tv_rng_init(&rng, seed, 0x6e6574696e6974ULL, 0);
     int rc = genome_build_layered(g, &spec, &rng, err);
-    return rc ? rc : master_net_scale_weights(g, err);
+    return rc ? rc : cli_net_scale_weights(g, err);
 }
 
 static void init_conv_usage(FILE *f)
@@ -283,28 +283,28 @@ static int parse_head(const char *text, uint32_t *sizes, size_t *n, struct tv_er
     size_t n_all = 0;
     if (snprintf(buf, sizeof buf, "1,%s", text) >= (int)sizeof buf)
         return tv_error_set(err, TV_EINVAL, "--layers: '%.40s...' is too long", text);
-    int rc = master_net_parse_layers(buf, all, &n_all, err);
-    if (rc || n_all - 1 > CNN_MAX_HEAD)
+    int rc = cli_net_parse_layers(buf, all, &n_all, err);
+    if (rc || n_all - 1 > CLI_CNN_MAX_HEAD)
         return tv_error_set(
             err, TV_EINVAL,
             "--layers: expected 1 to %d comma-separated sizes (hidden..., outputs), "
             "got '%s'",
-            CNN_MAX_HEAD, text);
+            CLI_CNN_MAX_HEAD, text);
     *n = n_all - 1;
     memcpy(sizes, all + 1, *n * sizeof *sizes);
     return 0;
 }
 
-int master_cmd_net_init_conv(int argc, char **argv)
+int cli_cmd_net_init_conv(int argc, char **argv)
 {
     struct init_conv_args a = {0};
-    const struct master_opt opts[] = {{"--conv", &a.conv},
-                                      {"--layers", &a.layers},
-                                      {"--density", &a.density},
-                                      {"--head-density", &a.head_density},
-                                      {"--seed", &a.seed},
-                                      {"--format", &a.format},
-                                      {"-o", &a.out}};
+    const struct cli_opt opts[] = {{"--conv", &a.conv},
+                                   {"--layers", &a.layers},
+                                   {"--density", &a.density},
+                                   {"--head-density", &a.head_density},
+                                   {"--seed", &a.seed},
+                                   {"--format", &a.format},
+                                   {"-o", &a.out}};
     char usage[2048];
     FILE *uf = fmemopen(usage, sizeof usage, "w");
     if (uf) {
@@ -312,25 +312,25 @@ int master_cmd_net_init_conv(int argc, char **argv)
         fclose(uf);
     }
     const char *pos = NULL;
-    int st = master_parse_args(argc, argv, opts, sizeof opts / sizeof opts[0], &pos, usage);
+    int st = cli_parse_args(argc, argv, opts, sizeof opts / sizeof opts[0], &pos, usage);
     if (st >= 0)
         return st;
     struct tv_error err = {0};
-    struct cnn_spec spec;
-    double density[CNN_MAX_LAYERS], hd = 1, seed = 1;
-    uint32_t sizes[CNN_MAX_HEAD];
+    struct cli_cnn_spec spec;
+    double density[CLI_CNN_MAX_LAYERS], hd = 1, seed = 1;
+    uint32_t sizes[CLI_CNN_MAX_HEAD];
     size_t n_sizes = 0;
     int rc = pos ? tv_error_set(&err, TV_EINVAL, "unexpected argument '%s'", pos) : 0;
     if (!rc && (!a.conv || !a.layers || !a.out))
         rc = tv_error_set(&err, TV_EINVAL, "--conv, --layers and -o are required");
     if (!rc)
-        rc = cnn_spec_parse(a.conv, &spec, &err);
+        rc = cli_cnn_spec_parse(a.conv, &spec, &err);
     if (!rc)
         rc = parse_densities(a.density ? a.density : "1", spec.n_layers, density, &err);
     if (!rc && a.head_density)
-        rc = master_net_parse_real("--head-density", a.head_density, 0, 1, 1, &hd, &err);
+        rc = cli_net_parse_real("--head-density", a.head_density, 0, 1, 1, &hd, &err);
     if (!rc && a.seed)
-        rc = master_net_parse_count("--seed", a.seed, 0, 9007199254740992.0, &seed, &err);
+        rc = cli_net_parse_count("--seed", a.seed, 0, 9007199254740992.0, &seed, &err);
     if (!rc)
         rc = parse_head(a.layers, sizes, &n_sizes, &err);
     if (rc) {
@@ -340,27 +340,27 @@ int master_cmd_net_init_conv(int argc, char **argv)
     }
     struct genome head;
     genome_init(&head);
-    struct cnn_model m;
+    struct cli_cnn_model m;
     memset(&m, 0, sizeof m);
     genome_init(&m.head);
-    rc = cnn_init_head(&spec, sizes, n_sizes, hd, (uint64_t)seed, &head, &err);
+    rc = cli_cnn_init_head(&spec, sizes, n_sizes, hd, (uint64_t)seed, &head, &err);
     if (!rc)
-        rc = cnn_model_init(&m, &spec, density, &head, (uint64_t)seed, &err);
+        rc = cli_cnn_model_init(&m, &spec, density, &head, (uint64_t)seed, &err);
     if (!rc)
-        rc = cnn_model_write(&m, a.format ? a.format : "msgpack", a.out, &err);
+        rc = cli_cnn_model_write(&m, a.format ? a.format : "msgpack", a.out, &err);
     if (!rc)
         printf("%s: %zu coefficients of %zu (%.2f %%), head %zu connections\n", a.out,
-               cnn_model_coefs(&m), cnn_model_dense_coefs(&m),
-               100.0 * (double)cnn_model_coefs(&m) / (double)cnn_model_dense_coefs(&m),
+               cli_cnn_model_coefs(&m), cli_cnn_model_dense_coefs(&m),
+               100.0 * (double)cli_cnn_model_coefs(&m) / (double)cli_cnn_model_dense_coefs(&m),
                m.head.n_conns);
-    cnn_model_release(&m);
+    cli_cnn_model_release(&m);
     genome_release(&head);
-    return rc ? master_fail(&err) : 0;
+    return rc ? cli_fail(&err) : 0;
 }
 
 /* ---- the model as a genome with channels ------------------------------------------ */
 
-int cnn_model_to_genome(const struct cnn_model *m, struct genome *g, struct tv_error *err)
+int cli_cnn_model_to_genome(const struct cli_cnn_model *m, struct genome *g, struct tv_error *err)
 {
     genome_reset(g);
     const struct nn_conv_shape *s0 = &m->layer[0].s;
@@ -447,14 +447,14 @@ int cnn_model_to_genome(const struct cnn_model *m, struct genome *g, struct tv_e
     return rc;
 }
 
-int cnn_model_write(const struct cnn_model *m, const char *format, const char *path,
-                    struct tv_error *err)
+int cli_cnn_model_write(const struct cli_cnn_model *m, const char *format, const char *path,
+                        struct tv_error *err)
 {
     struct genome g;
     genome_init(&g);
-    int rc = cnn_model_to_genome(m, &g, err);
+    int rc = cli_cnn_model_to_genome(m, &g, err);
     if (!rc)
-        rc = master_write_net(&g, format, NULL, path, err);
+        rc = cli_write_net(&g, format, NULL, path, err);
     genome_release(&g);
     return rc;
 }
@@ -483,9 +483,9 @@ static int cnn_load(const char *spec, const char *labels, const struct nn_cnn *c
     return rc;
 }
 
-int cnn_train_net(struct genome *g, const struct nn_train_opts *o, const struct fit_opts *f,
-                  const char *data, const char *labels, const char *test, const char *test_labels,
-                  struct tv_error *err)
+int cli_cnn_train_net(struct genome *g, const struct nn_train_opts *o, const struct fit_opts *f,
+                      const char *data, const char *labels, const char *test,
+                      const char *test_labels, struct tv_error *err)
 {
     struct nn_cnn *c = NULL;
     struct data_set tr = {0}, te = {0};

@@ -253,8 +253,8 @@ static void run_blas(void *p)
     struct conv_bench *b = p;
     int m = (int)b->a.s.out_ch, n = (int)b->ncol, k = (int)b->kk;
     nn_conv_im2col(&b->a.s, b->x, b->a.batch, b->col);
-    master_blas.sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, b->w, k, b->col, n,
-                      0.0f, b->y_dense, n);
+    cli_blas.sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, b->w, k, b->col, n,
+                   0.0f, b->y_dense, n);
 }
 
 /* dW = dy col^T, dcol = W^T dy (col2im not counted). */
@@ -263,10 +263,10 @@ static void run_blas_backward(void *p)
     struct conv_bench *b = p;
     int m = (int)b->a.s.out_ch, n = (int)b->ncol, k = (int)b->kk;
     nn_conv_im2col(&b->a.s, b->x, b->a.batch, b->col);
-    master_blas.sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, k, n, 1.0f, b->dy, n, b->col, n,
-                      0.0f, b->dwd, k);
-    master_blas.sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, k, n, m, 1.0f, b->w, k, b->dy, n,
-                      0.0f, b->dcol, n);
+    cli_blas.sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, k, n, 1.0f, b->dy, n, b->col, n,
+                   0.0f, b->dwd, k);
+    cli_blas.sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, k, n, m, 1.0f, b->w, k, b->dy, n, 0.0f,
+                   b->dcol, n);
 }
 
 /* max |a - b| / (1 + |b|) */
@@ -280,7 +280,7 @@ static double worst_diff(const float *a, const float *b, size_t n)
     return worst;
 }
 
-static void print_side(const char *label, const struct master_timed *t, const struct conv_bench *b)
+static void print_side(const char *label, const struct cli_timed *t, const struct conv_bench *b)
 {
     double macs = (double)b->n * (double)b->ncol; /* multiply-adds the sparse layer does */
     printf("%s: median %.6f ms over %d runs, %.3f ns per output, %.3f ns per coefficient "
@@ -305,10 +305,9 @@ static int run_conv_bench(struct conv_bench *b, struct tv_error *err)
     printf("layer: %zu bytes (sparse, with scratch); target %d; times in %s seconds\n",
            nn_conv_bytes(b->sparse), nn_conv_target(b->sparse),
            b->a.wall ? "wall-clock" : "thread CPU");
-    master_bench_cpu_clock = !b->a.wall;
-    struct master_timed ts = {run_sparse, b, 0, 0}, to = {run_own, b, 0, 0},
-                        td = {run_blas, b, 0, 0};
-    double r_own = master_bench_time_pair(&ts, &to, b->a.seconds), ratio = r_own;
+    cli_bench_cpu_clock = !b->a.wall;
+    struct cli_timed ts = {run_sparse, b, 0, 0}, to = {run_own, b, 0, 0}, td = {run_blas, b, 0, 0};
+    double r_own = cli_bench_time_pair(&ts, &to, b->a.seconds), ratio = r_own;
     print_side("sparse", &ts, b);
     print_side("dense ours (im2col + GEMM)", &to, b);
     printf("ratio_vs_own_dense: %.3f\n", r_own);
@@ -317,7 +316,7 @@ static int run_conv_bench(struct conv_bench *b, struct tv_error *err)
     printf("check: max |sparse - ours| / (1 + |ours|) = %.3g\n",
            worst_diff(b->y_sparse, b->y_own, b->ny));
     if (b->blas) {
-        ratio = master_bench_time_pair(&ts, &td, b->a.seconds);
+        ratio = cli_bench_time_pair(&ts, &td, b->a.seconds);
         print_side("sparse", &ts, b);
         print_side("dense openblas (im2col + sgemm)", &td, b);
         run_blas(b);
@@ -325,9 +324,8 @@ static int run_conv_bench(struct conv_bench *b, struct tv_error *err)
                worst_diff(b->y_sparse, b->y_dense, b->ny));
     }
     if (b->a.backward) {
-        struct master_timed tsb = {run_sparse_backward, b, 0, 0},
-                            tdb = {run_blas_backward, b, 0, 0};
-        double rb = master_bench_time_pair(&tsb, b->blas ? &tdb : NULL, b->a.seconds);
+        struct cli_timed tsb = {run_sparse_backward, b, 0, 0}, tdb = {run_blas_backward, b, 0, 0};
+        double rb = cli_bench_time_pair(&tsb, b->blas ? &tdb : NULL, b->a.seconds);
         print_side("sparse backward (dx, dw)", &tsb, b);
         if (b->blas) {
             print_side("dense openblas backward (im2col + 2 sgemm)", &tdb, b);
@@ -338,9 +336,9 @@ static int run_conv_bench(struct conv_bench *b, struct tv_error *err)
     return 0;
 }
 
-int master_cmd_net_bench_conv(int argc, char **argv)
+int cli_cmd_net_bench_conv(int argc, char **argv)
 {
-    if (master_wants_help(argc, argv)) {
+    if (cli_wants_help(argc, argv)) {
         conv_usage(stdout);
         return 0;
     }
@@ -355,10 +353,10 @@ int master_cmd_net_bench_conv(int argc, char **argv)
         fprintf(stderr, "trevo net bench: %s\n", err.msg);
         return 2;
     }
-    b.blas = !master_bench_blas_open(&err);
+    b.blas = !cli_bench_blas_open(&err);
     if (!b.blas)
         printf("openblas: not found (%s); the dense side is our own GEMM\n", err.msg);
     int rc = run_conv_bench(&b, &err);
     conv_bench_free(&b);
-    return rc ? master_fail(&err) : 0;
+    return rc ? cli_fail(&err) : 0;
 }

@@ -15,11 +15,11 @@ static int usage_error(const char *cmd, const char *usage)
     return 2;
 }
 
-int master_cmd_net_import(int argc, char **argv)
+int cli_cmd_net_import(int argc, char **argv)
 {
     static const char usage[] = "FILE.txt -o NET\n"
                                 "Reads a network in text form and writes its msgpack form.";
-    if (master_wants_help(argc, argv)) {
+    if (cli_wants_help(argc, argv)) {
         printf("usage: trevo net import %s\n", usage);
         return 0;
     }
@@ -37,17 +37,17 @@ int master_cmd_net_import(int argc, char **argv)
     struct tv_error err = {0};
     struct genome *g = genome_new();
     struct tv_buf buf = {0};
-    int rc = g ? master_load_net(in, g, &err) : tv_error_set(&err, TV_ENOMEM, "out of memory");
+    int rc = g ? cli_load_net(in, g, &err) : tv_error_set(&err, TV_ENOMEM, "out of memory");
     if (!rc)
         rc = genome_encode(g, &buf, &err);
     if (!rc)
-        rc = master_write_file(out, buf.data, buf.len, &err);
+        rc = cli_write_file(out, buf.data, buf.len, &err);
     tv_buf_free(&buf);
     genome_free(g);
-    return rc ? master_fail(&err) : 0;
+    return rc ? cli_fail(&err) : 0;
 }
 
-int master_cmd_net_export(int argc, char **argv)
+int cli_cmd_net_export(int argc, char **argv)
 {
     static const char usage[] = "NET [--format text|msgpack|dot|c] [-o FILE] [--prefix NAME]\n"
                                 "Writes a network (either form) as text (default), msgpack or\n"
@@ -56,7 +56,7 @@ int master_cmd_net_export(int argc, char **argv)
                                 "libm, malloc or stdio (NET or an int8 NET.q; functions\n"
                                 "NAME_predict, NAME_predict_int8, NAME_reset; default\n"
                                 "trevo_net).";
-    if (master_wants_help(argc, argv)) {
+    if (cli_wants_help(argc, argv)) {
         printf("usage: trevo net export %s\n", usage);
         return 0;
     }
@@ -73,24 +73,24 @@ int master_cmd_net_export(int argc, char **argv)
         else
             return usage_error("export", usage);
     }
-    if (!in || (!master_net_format_known(format) && strcmp(format, "c")))
+    if (!in || (!cli_net_format_known(format) && strcmp(format, "c")))
         return usage_error("export", usage);
     struct tv_error err = {0};
     if (!strcmp(format, "c")) /* cmd_quant.c */
-        return master_export_c(in, prefix, out, &err) ? master_fail(&err) : 0;
+        return cli_export_c(in, prefix, out, &err) ? cli_fail(&err) : 0;
     struct genome *g = genome_new();
-    int rc = g ? master_load_net(in, g, &err) : tv_error_set(&err, TV_ENOMEM, "out of memory");
+    int rc = g ? cli_load_net(in, g, &err) : tv_error_set(&err, TV_ENOMEM, "out of memory");
     if (!rc)
-        rc = master_write_net(g, format, NULL, out, &err);
+        rc = cli_write_net(g, format, NULL, out, &err);
     genome_free(g);
-    return rc ? master_fail(&err) : 0;
+    return rc ? cli_fail(&err) : 0;
 }
 
-int master_cmd_net_validate(int argc, char **argv)
+int cli_cmd_net_validate(int argc, char **argv)
 {
     static const char usage[] = "NET\n"
                                 "Checks a network file (either form) and prints its sizes.";
-    if (master_wants_help(argc, argv)) {
+    if (cli_wants_help(argc, argv)) {
         printf("usage: trevo net validate %s\n", usage);
         return 0;
     }
@@ -99,7 +99,7 @@ int master_cmd_net_validate(int argc, char **argv)
     struct tv_error err = {0};
     struct genome *g = genome_new();
     struct genome_stats st;
-    int rc = g ? master_load_net(argv[1], g, &err) : tv_error_set(&err, TV_ENOMEM, "out of memory");
+    int rc = g ? cli_load_net(argv[1], g, &err) : tv_error_set(&err, TV_ENOMEM, "out of memory");
     if (!rc)
         rc = genome_stats(g, &st, &err);
     if (!rc)
@@ -108,7 +108,7 @@ int master_cmd_net_validate(int argc, char **argv)
                argv[1], st.n_neurons, st.n_inputs, st.n_outputs, st.n_hidden, st.n_conns,
                st.n_local, st.n_skip, st.n_recurrent, st.n_layers);
     genome_free(g);
-    return rc ? master_fail(&err) : 0;
+    return rc ? cli_fail(&err) : 0;
 }
 
 static void eval_usage(FILE *f)
@@ -122,9 +122,9 @@ static void eval_usage(FILE *f)
                "outputs (%%.9g), in the order of the output neurons' ids.\n");
 }
 
-int master_cmd_net_eval(int argc, char **argv)
+int cli_cmd_net_eval(int argc, char **argv)
 {
-    if (master_wants_help(argc, argv)) {
+    if (cli_wants_help(argc, argv)) {
         eval_usage(stdout);
         return 0;
     }
@@ -141,7 +141,7 @@ int master_cmd_net_eval(int argc, char **argv)
     char *line = NULL;
     size_t cap = 0;
     int status = 1;
-    if (master_load_plan(argv[1], &plan, &err) || nn_state_new(plan, 1, &st, &err))
+    if (cli_load_plan(argv[1], &plan, &err) || nn_state_new(plan, 1, &st, &err))
         goto done;
     size_t n_in = nn_plan_n_inputs(plan), n_out = nn_plan_n_outputs(plan);
     in = malloc(n_in * sizeof *in);
@@ -165,7 +165,7 @@ int master_cmd_net_eval(int argc, char **argv)
             nn_state_reset(st);
             continue;
         }
-        if (master_row_parse(line + b, n - b, in, n_in, &err)) {
+        if (cli_row_parse(line + b, n - b, in, n_in, &err)) {
             tv_error_prefix(&err, "stdin:%zu", lineno);
             goto done;
         }
@@ -190,5 +190,5 @@ done:
     nn_state_free(st);
     nn_plan_free(plan);
     genome_release(&g);
-    return status ? master_fail(&err) : 0;
+    return status ? cli_fail(&err) : 0;
 }

@@ -7,7 +7,7 @@
  * started with posix_spawnp: no shell, and neither the database path nor the
  * run name ever reaches a command line (in the script they are quoted text
  * of a title). gnuplot writes into the temporary directory; the PNG is then
- * moved into place atomically by master_write_file(). */
+ * moved into place atomically by cli_write_file(). */
 #include "cli.h"
 #include "store.h"
 
@@ -264,7 +264,7 @@ static void log_tail(const char *path, char *msg, size_t size)
 {
     struct tv_buf b = {0};
     msg[0] = '\0';
-    if (master_read_file(path, 1 << 20, &b, NULL) || !b.len) {
+    if (cli_read_file(path, 1 << 20, &b, NULL) || !b.len) {
         tv_buf_free(&b);
         snprintf(msg, size, "(no output)");
         return;
@@ -352,10 +352,10 @@ static void plot_tmp_remove(const struct plot_tmp *t)
     rmdir(t->dir);
 }
 
-int master_cmd_plot(int argc, char **argv)
+int cli_cmd_plot(int argc, char **argv)
 {
     const char *db = NULL, *name = NULL, *out = NULL;
-    const struct master_opt opts[] = {{"--name", &name}, {"-o", &out}};
+    const struct cli_opt opts[] = {{"--name", &name}, {"-o", &out}};
     /* --front, the one option without a value, is taken out first */
     int front = 0, n_args = 0;
     char **args = malloc(((size_t)argc + 1) * sizeof *args);
@@ -369,7 +369,7 @@ int master_cmd_plot(int argc, char **argv)
         else
             args[n_args++] = argv[i];
     args[n_args] = NULL;
-    int status = master_parse_args(n_args, args, opts, 2, &db, plot_usage);
+    int status = cli_parse_args(n_args, args, opts, 2, &db, plot_usage);
     free(args);
     if (status >= 0)
         return status;
@@ -382,7 +382,7 @@ int master_cmd_plot(int argc, char **argv)
     struct store_options so = {.flags = STORE_READONLY};
     int rc = store_open(db, &so, &st, &err);
     if (rc)
-        return master_fail(&err);
+        return cli_fail(&err);
     struct store_run_info info;
     memset(&info, 0, sizeof info);
     struct plot_tmp t;
@@ -407,11 +407,11 @@ int master_cmd_plot(int argc, char **argv)
         rc = plot_run_gnuplot(&t, &err);
     struct tv_buf png = {0};
     if (!rc)
-        rc = master_read_file(t.png, PLOT_PNG_MAX, &png, &err);
+        rc = cli_read_file(t.png, PLOT_PNG_MAX, &png, &err);
     if (!rc)
-        rc = master_write_file(out, png.data, png.len, &err);
+        rc = cli_write_file(out, png.data, png.len, &err);
     tv_buf_free(&png);
     plot_tmp_remove(&t);
     store_run_info_release(&info);
-    return rc ? master_fail(&err) : 0;
+    return rc ? cli_fail(&err) : 0;
 }

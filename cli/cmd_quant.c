@@ -16,7 +16,7 @@
 /* NET.q files are text; the largest we read. */
 #define QNET_FILE_MAX ((size_t)4 << 30)
 
-int master_net_is_int8(const char *path)
+int cli_net_is_int8(const char *path)
 {
     FILE *f = strcmp(path, "-") ? fopen(path, "rb") : NULL;
     if (!f)
@@ -30,17 +30,17 @@ int master_net_is_int8(const char *path)
 static int load_qnet(const char *path, struct nn_qnet **q, struct tv_error *err)
 {
     struct tv_buf buf = {0};
-    int rc = master_read_file(path, QNET_FILE_MAX, &buf, err);
+    int rc = cli_read_file(path, QNET_FILE_MAX, &buf, err);
     if (!rc)
         rc = nn_qnet_read((const char *)buf.data, buf.len, path, q, err);
     tv_buf_free(&buf);
     return rc;
 }
 
-int master_load_plan(const char *path, struct nn_plan **plan, struct tv_error *err)
+int cli_load_plan(const char *path, struct nn_plan **plan, struct tv_error *err)
 {
     *plan = NULL;
-    if (master_net_is_int8(path)) {
+    if (cli_net_is_int8(path)) {
         struct nn_qnet *q;
         int rc = load_qnet(path, &q, err);
         if (!rc)
@@ -50,18 +50,18 @@ int master_load_plan(const char *path, struct nn_plan **plan, struct tv_error *e
     }
     struct genome g;
     genome_init(&g);
-    int rc = master_load_net(path, &g, err);
+    int rc = cli_load_net(path, &g, err);
     if (!rc)
         rc = nn_plan_compile(&g, NULL, plan, err);
     genome_release(&g);
     return rc;
 }
 
-int master_export_c(const char *in, const char *prefix, const char *out, struct tv_error *err)
+int cli_export_c(const char *in, const char *prefix, const char *out, struct tv_error *err)
 {
     struct tv_buf buf = {0};
     int rc;
-    if (master_net_is_int8(in)) {
+    if (cli_net_is_int8(in)) {
         struct nn_qnet *q;
         rc = load_qnet(in, &q, err);
         if (!rc)
@@ -70,13 +70,13 @@ int master_export_c(const char *in, const char *prefix, const char *out, struct 
     } else {
         struct genome g;
         genome_init(&g);
-        rc = master_load_net(in, &g, err);
+        rc = cli_load_net(in, &g, err);
         if (!rc && (rc = nn_net_export_c(&g, prefix, &buf, err)))
             tv_error_prefix(err, "%s", in);
         genome_release(&g);
     }
     if (!rc)
-        rc = master_write_file(out, buf.data, buf.len, err);
+        rc = cli_write_file(out, buf.data, buf.len, err);
     tv_buf_free(&buf);
     return rc;
 }
@@ -123,7 +123,7 @@ static int calibrate_rows(struct nn_calib *c, const char *path, size_t max_rows,
     const struct nn_plan *p = nn_calib_plan(c);
     size_t n_in = nn_plan_n_inputs(p);
     float *in = malloc(n_in * sizeof *in);
-    int rc = in ? master_read_file(path, QNET_FILE_MAX, &buf, err)
+    int rc = in ? cli_read_file(path, QNET_FILE_MAX, &buf, err)
                 : tv_error_set(err, TV_ENOMEM, "out of memory");
     if (!rc)
         rc = nn_state_new(p, 1, &s, err);
@@ -138,7 +138,7 @@ static int calibrate_rows(struct nn_calib *c, const char *path, size_t max_rows,
             b++;
         if (b == len) {
             nn_state_reset(s);
-        } else if ((rc = master_row_parse(t, len, in, n_in, err))) {
+        } else if ((rc = cli_row_parse(t, len, in, n_in, err))) {
             tv_error_prefix(err, "%s:%zu", path, line);
         } else {
             nn_step(s, in, NULL);
@@ -157,12 +157,12 @@ static int calibrate_rows(struct nn_calib *c, const char *path, size_t max_rows,
 /* task:NAME: n evaluations of the task on the calibration plan, the task
  * opened with the [task] values of qa (config, sets). */
 static int calibrate_task(struct nn_calib *c, const char *name, size_t n,
-                          const struct master_quant_args *qa, struct tv_error *err)
+                          const struct cli_quant_args *qa, struct tv_error *err)
 {
     struct master_config *cfg = calloc(1, sizeof *cfg);
     struct task_instance *t = NULL;
-    int rc = cfg ? master_task_open_args(name, qa->config, qa->config_text, qa->sets, qa->n_sets,
-                                         cfg, &t, err)
+    int rc = cfg ? cli_task_open_args(name, qa->config, qa->config_text, qa->sets, qa->n_sets, cfg,
+                                      &t, err)
                  : tv_error_set(err, TV_ENOMEM, "out of memory");
     free(cfg);
     if (rc)
@@ -188,8 +188,7 @@ static int calibrate_task(struct nn_calib *c, const char *name, size_t n,
     return rc;
 }
 
-int master_quantize_net(const struct genome *g, const struct master_quant_args *qa,
-                        struct tv_error *err)
+int cli_quantize_net(const struct genome *g, const struct cli_quant_args *qa, struct tv_error *err)
 {
     const char *cal = qa->calibrate;
     int is_task = !strncmp(cal, "task:", 5);
@@ -211,7 +210,7 @@ int master_quantize_net(const struct genome *g, const struct master_quant_args *
     if (!rc)
         rc = nn_qnet_write(q, &buf, err);
     if (!rc)
-        rc = master_write_file(qa->out, buf.data, buf.len, err);
+        rc = cli_write_file(qa->out, buf.data, buf.len, err);
     if (!rc)
         fprintf(stderr, "%s: %zu neurons, %zu edges, %zu tables, calibrated on %zu values\n",
                 qa->out, q->n, q->n_edges, q->n_tables, nn_calib_n_observed(c));
@@ -221,14 +220,14 @@ int master_quantize_net(const struct genome *g, const struct master_quant_args *
     return rc;
 }
 
-int master_cmd_net_quantize(int argc, char **argv)
+int cli_cmd_net_quantize(int argc, char **argv)
 {
-    if (master_wants_help(argc, argv)) {
+    if (cli_wants_help(argc, argv)) {
         fputs(quantize_usage, stdout);
         return 0;
     }
     const char *net = NULL;
-    struct master_quant_args qa = {0};
+    struct cli_quant_args qa = {0};
     const char **sets = calloc((size_t)argc, sizeof *sets);
     if (!sets) {
         fprintf(stderr, "trevo: out of memory\n");
@@ -264,10 +263,10 @@ int master_cmd_net_quantize(int argc, char **argv)
     struct tv_error err = {0};
     struct genome g;
     genome_init(&g);
-    int rc = master_load_net(net, &g, &err);
+    int rc = cli_load_net(net, &g, &err);
     if (!rc)
-        rc = master_quantize_net(&g, &qa, &err);
+        rc = cli_quantize_net(&g, &qa, &err);
     genome_release(&g);
     free(sets);
-    return rc ? master_fail(&err) : 0;
+    return rc ? cli_fail(&err) : 0;
 }

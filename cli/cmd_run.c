@@ -37,31 +37,6 @@ static int launched_by_mpi(void)
     return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
 }
 
-int master_worker_main(struct tv_error *err)
-{
-    int len = 0;
-    MPI_Bcast(&len, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    if (len <= 0)
-        return 0; /* the master could not start and says why */
-    char *text = malloc((size_t)len);
-    if (!text)
-        return tv_error_set(err, TV_ENOMEM, "worker: out of memory");
-    MPI_Bcast(text, len, MPI_CHAR, 0, MPI_COMM_WORLD);
-    text[len - 1] = '\0';
-    struct master_config cfg;
-    struct task_instance *task;
-    int rc = master_config_parse_task(&cfg, text, "config from rank 0", &task, err);
-    free(text);
-    /* Rank 0 compares what every rank opened (and reports a failure here)
-     * before any evaluation. */
-    if (!master_ranks_report(task, rc, err))
-        rc = 0;
-    else
-        rc = worker_serve(&cfg.worker, err);
-    task_close(task);
-    return rc;
-}
-
 /* "12.3 MB" into buf: bytes in B, kB, MB or GB (powers of 1000). */
 static void human_bytes(char *buf, size_t cap, double bytes)
 {
@@ -78,8 +53,8 @@ static void human_bytes(char *buf, size_t cap, double bytes)
  * individual)": a database's size and its growth over n_gens generations
  * and n_inds individuals (without "+growth" when it is the whole size; the
  * rates only when there were some). */
-static void master_db_growth(char *buf, size_t cap, int64_t bytes, int64_t growth, int64_t n_gens,
-                             int64_t n_inds)
+static void db_growth(char *buf, size_t cap, int64_t bytes, int64_t growth, int64_t n_gens,
+                      int64_t n_inds)
 {
     char size[32], grown[40] = "", per_gen[32], per_ind[32];
     human_bytes(size, sizeof size, (double)bytes);
@@ -123,8 +98,7 @@ static void print_progress(void *ctx, const struct master_progress *p)
         if (p->final_tested)
             snprintf(final, sizeof final, "; final test %.6g", p->final_score);
         char db[256];
-        master_db_growth(db, sizeof db, p->db_bytes, p->db_growth, p->generations_run,
-                         (int64_t)p->evals);
+        db_growth(db, sizeof db, p->db_bytes, p->db_growth, p->generations_run, (int64_t)p->evals);
         fprintf(stderr,
                 "trevo: %s after generation %" PRId64 ": best fitness %.9g (individual %" PRId64
                 ", %u neurons, %u connections); %" PRIu64 " evaluations in %.3f s, master CPU "
@@ -204,7 +178,7 @@ static const char run_usage[] =
     "alone, one process does everything. SIGUSR1, SIGTERM or SIGINT stop it cleanly (what has\n"
     "arrived is committed; exit status 0); `trevo resume DB` continues.\n";
 
-int master_cmd_run(int argc, char **argv)
+int cli_cmd_run(int argc, char **argv)
 {
     struct master_run_opts o = {0};
     o.seed = -1;
@@ -255,7 +229,7 @@ int master_cmd_run(int argc, char **argv)
      * broadcast, and on a cluster the file may exist on rank 0's host only. */
     const char *rank_env = getenv("OMPI_COMM_WORLD_RANK");
     int is_worker = rank_env && strcmp(rank_env, "0") != 0;
-    int rc = is_worker ? 0 : master_read_file(config, 1 << 20, &text, &err);
+    int rc = is_worker ? 0 : cli_read_file(config, 1 << 20, &text, &err);
     const char *nul = rc || is_worker ? NULL : memchr(text.data, 0, text.len);
     if (nul) {
         size_t line = 1;
@@ -266,7 +240,7 @@ int master_cmd_run(int argc, char **argv)
     }
     if (rc) {
         tv_buf_free(&text);
-        return master_fail(&err);
+        return cli_fail(&err);
     }
     o.config_text = is_worker ? "" : (const char *)text.data;
     o.config_file = config;
@@ -275,7 +249,7 @@ int master_cmd_run(int argc, char **argv)
     return status;
 }
 
-int master_cmd_resume(int argc, char **argv)
+int cli_cmd_resume(int argc, char **argv)
 {
     static const char usage[] =
         "usage: trevo resume DB [--name RUN] [--set KEY=VALUE]... [--quiet]\n"
@@ -345,9 +319,9 @@ static int best_solver(struct store *st, int64_t run, int64_t *id, double *fitne
     return rc;
 }
 
-int master_cmd_status(int argc, char **argv)
+int cli_cmd_status(int argc, char **argv)
 {
-    if (argc != 2 || master_wants_help(argc, argv)) {
+    if (argc != 2 || cli_wants_help(argc, argv)) {
         fprintf(argc == 2 ? stdout : stderr,
                 "usage: trevo status DB\nLists the runs in DB: generation, best fitness, "
                 "state, and which individual solves a solved run (its best solver).\n");
@@ -358,7 +332,7 @@ int master_cmd_status(int argc, char **argv)
     struct store_options so = {.flags = STORE_READONLY};
     int rc = store_open(argv[1], &so, &st, &err);
     if (rc)
-        return master_fail(&err);
+        return cli_fail(&err);
     struct store_run_info *runs = NULL;
     size_t n = 0;
     int any_interrupted = 0;
@@ -395,7 +369,7 @@ int master_cmd_status(int argc, char **argv)
     struct store_usage u;
     if (!rc && !(rc = store_usage_get(st, -1, &u, &err))) {
         char line[256], free_b[32];
-        master_db_growth(line, sizeof line, u.bytes, u.bytes, u.generations, u.individuals);
+        db_growth(line, sizeof line, u.bytes, u.bytes, u.generations, u.individuals);
         human_bytes(free_b, sizeof free_b, (double)u.free_bytes);
         printf("%s; %" PRId64 " generations, %" PRId64 " individuals, %" PRId64
                " with their genome; %s free\n",
@@ -404,7 +378,7 @@ int master_cmd_status(int argc, char **argv)
     store_runs_free(runs, n);
     if (store_close(st, rc ? NULL : &err) && !rc)
         rc = err.code;
-    return rc ? master_fail(&err) : 0;
+    return rc ? cli_fail(&err) : 0;
 }
 
 /* The individual `trevo best` writes: the champion (the fittest) or, for a
@@ -433,7 +407,7 @@ static int best_pick(struct store *st, const struct store_run_info *info,
     return 0;
 }
 
-int master_cmd_best(int argc, char **argv)
+int cli_cmd_best(int argc, char **argv)
 {
     static const char usage[] =
         "usage: trevo best DB [--name RUN] [-o NET] [--format text|msgpack|dot]\n"
@@ -446,25 +420,25 @@ int master_cmd_best(int argc, char **argv)
         "        quantizes that champion as `trevo net quantize` does (task:NAME with\n"
         "        the run's [task] values) and writes the int8 NET.q.\n";
     const char *db = NULL, *name = NULL, *out = "-", *format = "text", *by = "solver";
-    struct master_quant_args qa = {0}; /* --int8 (cmd_quant.c) */
-    const struct master_opt opts[] = {{"--name", &name},
-                                      {"-o", &out},
-                                      {"--format", &format},
-                                      {"--by", &by},
-                                      {"--calibrate", &qa.calibrate},
-                                      {"--samples", &qa.samples},
-                                      {"--percentile", &qa.percentile}};
+    struct cli_quant_args qa = {0}; /* --int8 (cmd_quant.c) */
+    const struct cli_opt opts[] = {{"--name", &name},
+                                   {"-o", &out},
+                                   {"--format", &format},
+                                   {"--by", &by},
+                                   {"--calibrate", &qa.calibrate},
+                                   {"--samples", &qa.samples},
+                                   {"--percentile", &qa.percentile}};
     int int8 = 0; /* --int8: a flag, taken out before the options */
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--int8")) {
             memmove(argv + i, argv + i + 1, (size_t)(argc - i) * sizeof *argv);
             argc--, i--, int8 = 1;
         }
-    int status = master_parse_args(argc, argv, opts, 7, &db, usage);
+    int status = cli_parse_args(argc, argv, opts, 7, &db, usage);
     if (status >= 0)
         return status;
-    if (!db || !master_net_format_known(format) ||
-        (strcmp(by, "solver") && strcmp(by, "fitness")) || int8 != !!qa.calibrate) {
+    if (!db || !cli_net_format_known(format) || (strcmp(by, "solver") && strcmp(by, "fitness")) ||
+        int8 != !!qa.calibrate) {
         fputs(usage, stderr);
         return 2;
     }
@@ -473,7 +447,7 @@ int master_cmd_best(int argc, char **argv)
     struct store_options so = {.flags = STORE_READONLY};
     int rc = store_open(db, &so, &st, &err);
     if (rc)
-        return master_fail(&err);
+        return cli_fail(&err);
     struct store_run_info info;
     memset(&info, 0, sizeof info);
     rc = store_run_pick(st, name, &info, &err);
@@ -496,12 +470,11 @@ int master_cmd_best(int argc, char **argv)
         qa.out = out;
         qa.config = "the run's config"; /* task:NAME: the run's [task] values */
         qa.config_text = info.config;
-        rc = int8 ? master_quantize_net(net, &qa, &err)
-                  : master_write_net(net, format, title, out, &err);
+        rc = int8 ? cli_quantize_net(net, &qa, &err) : cli_write_net(net, format, title, out, &err);
     }
     genome_free(net);
     store_run_info_release(&info);
     if (store_close(st, rc ? NULL : &err) && !rc)
         rc = err.code;
-    return rc ? master_fail(&err) : 0;
+    return rc ? cli_fail(&err) : 0;
 }

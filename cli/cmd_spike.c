@@ -325,16 +325,16 @@ static double cpu_now(void)
  * wall and CPU times of a run. */
 static void time_runs(struct cuba_run *r, double budget, double *wall, double *cpu, int *runs)
 {
-    double w[101], c[101], start = master_bench_now();
+    double w[101], c[101], start = cli_bench_now();
     int k = 0;
-    while (k < 101 && (k < 5 || master_bench_now() - start < budget)) {
-        double w0 = master_bench_now(), c0 = cpu_now();
+    while (k < 101 && (k < 5 || cli_bench_now() - start < budget)) {
+        double w0 = cli_bench_now(), c0 = cpu_now();
         cuba_run_once(r);
         c[k] = cpu_now() - c0;
-        w[k++] = master_bench_now() - w0;
+        w[k++] = cli_bench_now() - w0;
     }
-    *wall = master_bench_median(w, k);
-    *cpu = master_bench_median(c, k);
+    *wall = cli_bench_median(w, k);
+    *cpu = cli_bench_median(c, k);
     *runs = k;
 }
 
@@ -458,9 +458,9 @@ static int parse_cuba_args(int argc, char **argv, struct cuba_args *a, struct tv
     return 0;
 }
 
-int master_cmd_net_bench_cuba(int argc, char **argv)
+int cli_cmd_net_bench_cuba(int argc, char **argv)
 {
-    if (master_wants_help(argc, argv)) {
+    if (cli_wants_help(argc, argv)) {
         cuba_usage(stdout);
         return 0;
     }
@@ -502,7 +502,7 @@ int master_cmd_net_bench_cuba(int argc, char **argv)
     if (made)
         unlink(tmp);
     cuba_free(&c);
-    return rc ? master_fail(&err) : 0;
+    return rc ? cli_fail(&err) : 0;
 }
 
 /* ---- trevo net bench --spike-layers: frustum tiles against layer by layer --- */
@@ -609,13 +609,13 @@ static int time_layers(struct nn_spike_layers *s, size_t steps, size_t window, s
             return rc;
         w[r] = cpu_now() - t0;
     }
-    *wall = master_bench_median(w, reps);
+    *wall = cli_bench_median(w, reps);
     return 0;
 }
 
-int master_cmd_net_bench_layers(int argc, char **argv)
+int cli_cmd_net_bench_layers(int argc, char **argv)
 {
-    if (master_wants_help(argc, argv)) {
+    if (cli_wants_help(argc, argv)) {
         layers_usage(stdout);
         return 0;
     }
@@ -671,5 +671,5 @@ int master_cmd_net_bench_layers(int argc, char **argv)
     }
     free(v);
     nn_spike_layers_free(s);
-    return rc ? master_fail(&err) : 0;
+    return rc ? cli_fail(&err) : 0;
 }

@@ -120,12 +120,12 @@ static int parse_eval_args(int argc, char **argv, struct eval_args *a)
 static int open_eval_task(const struct eval_args *a, struct master_config *c,
                           struct task_instance **t, struct tv_error *err)
 {
-    return master_task_open_args(a->task, a->config, NULL, a->sets, a->n_sets, c, t, err);
+    return cli_task_open_args(a->task, a->config, NULL, a->sets, a->n_sets, c, t, err);
 }
 
-int master_task_open_args(const char *task, const char *config, const char *config_text,
-                          const char *const *sets, size_t n_sets, struct master_config *c,
-                          struct task_instance **t, struct tv_error *err)
+int cli_task_open_args(const char *task, const char *config, const char *config_text,
+                       const char *const *sets, size_t n_sets, struct master_config *c,
+                       struct task_instance **t, struct tv_error *err)
 {
     *t = NULL;
     const struct task_kind *k = NULL;
@@ -133,7 +133,7 @@ int master_task_open_args(const char *task, const char *config, const char *conf
     if (config) {
         struct tv_buf text = {0};
         if (!config_text) {
-            rc = master_read_file(config, 1 << 20, &text, err);
+            rc = cli_read_file(config, 1 << 20, &text, err);
             if (!rc && memchr(text.data, 0, text.len))
                 rc =
                     tv_error_set(err, TV_EFORMAT, "%s: a NUL byte: not a text config file", config);
@@ -226,7 +226,7 @@ static int eval_int8(const struct task_instance *t, const char *path, uint64_t s
                      uint64_t generation, struct tv_error *err)
 {
     struct nn_plan *plan;
-    int rc = master_load_plan(path, &plan, err);
+    int rc = cli_load_plan(path, &plan, err);
     if (rc)
         return rc;
     const struct task_kind *k = t->kind;
@@ -254,9 +254,9 @@ static int eval_int8(const struct task_instance *t, const char *path, uint64_t s
     return rc;
 }
 
-int master_cmd_task_eval(int argc, char **argv)
+int cli_cmd_task_eval(int argc, char **argv)
 {
-    if (master_wants_help(argc, argv)) {
+    if (cli_wants_help(argc, argv)) {
         eval_usage(stdout);
         return 0;
     }
@@ -285,8 +285,8 @@ int master_cmd_task_eval(int argc, char **argv)
     free(c);
     free(a.sets);
     if (rc)
-        return master_fail(&err);
-    if (master_net_is_int8(a.net)) { /* an int8 NET.q (cmd_quant.c) */
+        return cli_fail(&err);
+    if (cli_net_is_int8(a.net)) { /* an int8 NET.q (cmd_quant.c) */
         rc = t->kind->evaluate || t->kind->evaluate_generation
                  ? eval_int8(t, a.net, seed, generation, &err)
                  : tv_error_set(&err, TV_EINVAL,
@@ -294,12 +294,12 @@ int master_cmd_task_eval(int argc, char **argv)
                                 "by generation)",
                                 a.net, t->kind->name);
         task_close(t);
-        return rc ? master_fail(&err) : 0;
+        return rc ? cli_fail(&err) : 0;
     }
     struct genome g;
     genome_init(&g);
     struct task_result res;
-    rc = master_load_net(a.net, &g, &err);
+    rc = cli_load_net(a.net, &g, &err);
     /* the evaluation of a search's workers */
     if (!rc && (rc = task_evaluate_generation(t, &g, seed, (int64_t)generation, &res, &err)))
         tv_error_prefix(&err, "%s", a.net);
@@ -309,12 +309,12 @@ int master_cmd_task_eval(int argc, char **argv)
     }
     genome_release(&g);
     task_close(t);
-    return rc ? master_fail(&err) : 0;
+    return rc ? cli_fail(&err) : 0;
 }
 
-int master_cmd_task_list(int argc, char **argv)
+int cli_cmd_task_list(int argc, char **argv)
 {
-    if (master_wants_help(argc, argv)) {
+    if (cli_wants_help(argc, argv)) {
         printf("usage: trevo task list\n\n"
                "The registered tasks: name, inputs -> outputs, and what each is.\n");
         return 0;

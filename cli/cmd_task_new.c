@@ -294,9 +294,9 @@ static const char new_usage[] =
     "exist are never overwritten: nothing is written if one of the three exists.\n"
     "docs/plugins.md (in trevo's source) is the guide.\n";
 
-int master_cmd_task_new(int argc, char **argv)
+int cli_cmd_task_new(int argc, char **argv)
 {
-    if (master_wants_help(argc, argv)) {
+    if (cli_wants_help(argc, argv)) {
         fputs(new_usage, stdout);
         return 0;
     }
@@ -311,12 +311,12 @@ int master_cmd_task_new(int argc, char **argv)
                      "task new: '%s' is not a task name (1 to %d characters a-z, 0-9, '_', '-', "
                      "starting with a letter)",
                      name, NAME_MAX_CHARS);
-        return master_fail(&err);
+        return cli_fail(&err);
     }
     if (mkdir(dir, 0755) && errno != EEXIST) {
         tv_error_set(&err, TV_EIO, "task new: %s: cannot make the directory: %s", dir,
                      strerror(errno));
-        return master_fail(&err);
+        return cli_fail(&err);
     }
     char paths[N_FILES][4096];
     for (size_t i = 0; i < N_FILES; i++) {
@@ -332,14 +332,14 @@ int master_cmd_task_new(int argc, char **argv)
                          "choose another NAME or DIR)",
                          paths[i]);
         if (err.code)
-            return master_fail(&err);
+            return cli_fail(&err);
     }
     for (size_t i = 0; i < N_FILES; i++)
         if (write_template(paths[i], files[i].lines, name, &err)) {
             while (i-- > 0) /* all three or none */
                 remove(paths[i]);
             tv_error_prefix(&err, "task new");
-            return master_fail(&err);
+            return cli_fail(&err);
         }
     printf("wrote %s, %s, %s\nnext: cd %s && make && trevo run %s.ini\n", paths[0], paths[1],
            paths[2], dir, name);

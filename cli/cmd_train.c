@@ -87,7 +87,7 @@ static int parse_layers(const char *s, uint32_t *sizes, size_t *n, struct tv_err
 static int command_front(int argc, char **argv, const char *cmd, void (*usage)(FILE *),
                          int (*parse)(int, char **, void *, struct tv_error *), void *args)
 {
-    if (master_wants_help(argc, argv)) {
+    if (cli_wants_help(argc, argv)) {
         usage(stdout);
         return 0;
     }
@@ -245,11 +245,11 @@ static int add_epsilon_pairs(struct genome *g, const struct genome_layered_spec 
     return rc ? rc : genome_canonicalize(g, err);
 }
 
-int master_cmd_net_init(int argc, char **argv)
+int cli_cmd_net_init(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--conv")) /* a convolutional network: cmd_cnn.c */
-            return master_cmd_net_init_conv(argc, argv);
+            return cli_cmd_net_init_conv(argc, argv);
     struct init_args a = {0};
     int st = command_front(argc, argv, "init", init_usage, parse_init_args, &a);
     if (st >= 0)
@@ -271,11 +271,11 @@ int master_cmd_net_init(int argc, char **argv)
     if (!rc)
         rc = scale_weights(g, &err);
     if (!rc)
-        rc = master_write_net(g, a.format, NULL, a.out, &err);
+        rc = cli_write_net(g, a.format, NULL, a.out, &err);
     if (!rc)
         printf("%s: %zu neurons, %zu connections\n", a.out, g->n_neurons, g->n_conns);
     genome_free(g);
-    return rc ? master_fail(&err) : 0;
+    return rc ? cli_fail(&err) : 0;
 }
 
 /* ---- net train -------------------------------------------------------------------- */
@@ -482,7 +482,7 @@ static int load_data(const char *spec, const char *labels, size_t n_in, size_t n
     return rc;
 }
 
-int master_cmd_net_train(int argc, char **argv)
+int cli_cmd_net_train(int argc, char **argv)
 {
     struct train_args a = {0};
     int st = command_front(argc, argv, "train", train_usage, parse_train_args, &a);
@@ -493,16 +493,16 @@ int master_cmd_net_train(int argc, char **argv)
     genome_init(&g);
     struct nn_trainer *t = NULL;
     struct data_set train = {0}, test = {0};
-    int rc = master_load_net(a.net, &g, &err);
+    int rc = cli_load_net(a.net, &g, &err);
     if (!rc && g.n_channels) { /* a convolutional network: cmd_cnn.c */
-        rc = cnn_train_net(&g, &a.opts, &a.fit, a.data, a.labels, a.test, a.test_labels, &err);
+        rc = cli_cnn_train_net(&g, &a.opts, &a.fit, a.data, a.labels, a.test, a.test_labels, &err);
         if (!rc)
-            rc = master_write_net(&g, a.format, NULL, a.out, &err);
+            rc = cli_write_net(&g, a.format, NULL, a.out, &err);
         if (!rc)
             printf("%s: %zu neurons, %zu connections, %zu filters, %zu coefficients\n", a.out,
                    g.n_neurons, g.n_conns, g.n_filters, g.n_coefs);
         genome_release(&g);
-        return rc ? master_fail(&err) : 0;
+        return rc ? cli_fail(&err) : 0;
     }
     if (!rc)
         rc = nn_trainer_new(&g, &a.opts, &t, &err);
@@ -517,14 +517,14 @@ int master_cmd_net_train(int argc, char **argv)
     if (!rc)
         rc = nn_trainer_write_genome(t, &g, &err);
     if (!rc)
-        rc = master_write_net(&g, a.format, NULL, a.out, &err);
+        rc = cli_write_net(&g, a.format, NULL, a.out, &err);
     if (!rc)
         printf("%s: %zu neurons, %zu connections\n", a.out, g.n_neurons, g.n_conns);
     data_free(&train);
     data_free(&test);
     nn_trainer_free(t);
     genome_release(&g);
-    return rc ? master_fail(&err) : 0;
+    return rc ? cli_fail(&err) : 0;
 }
 
 /* ---- net test ------------------------------------------------------------------- */
@@ -579,18 +579,17 @@ static int plan_accuracy(const struct nn_plan *plan, const struct data_set *d, s
     return rc;
 }
 
-int master_cmd_net_test(int argc, char **argv)
+int cli_cmd_net_test(int argc, char **argv)
 {
     static const char usage[] = "usage: trevo net test NET --data DATA [--labels FILE] "
                                 "[--batch B]\n";
-    if (master_wants_help(argc, argv)) {
+    if (cli_wants_help(argc, argv)) {
         test_usage(stdout);
         return 0;
     }
     const char *net = NULL, *spec = NULL, *labels = NULL, *batch_s = "128";
-    const struct master_opt opts[] = {
-        {"--data", &spec}, {"--labels", &labels}, {"--batch", &batch_s}};
-    int st = master_parse_args(argc, argv, opts, 3, &net, usage);
+    const struct cli_opt opts[] = {{"--data", &spec}, {"--labels", &labels}, {"--batch", &batch_s}};
+    int st = cli_parse_args(argc, argv, opts, 3, &net, usage);
     if (st >= 0)
         return st;
     struct tv_error err = {0};
@@ -609,8 +608,8 @@ int master_cmd_net_test(int argc, char **argv)
     struct data_set d = {0};
     size_t correct = 0;
     double loss = 0;
-    int int8 = master_net_is_int8(net); /* an int8 NET.q: its int8 plan (cmd_quant.c) */
-    int rc = int8 ? master_load_plan(net, &plan, &err) : master_load_net(net, &g, &err);
+    int int8 = cli_net_is_int8(net); /* an int8 NET.q: its int8 plan (cmd_quant.c) */
+    int rc = int8 ? cli_load_plan(net, &plan, &err) : cli_load_net(net, &g, &err);
     if (!rc && !int8)
         rc = nn_plan_compile(&g, NULL, &plan, &err);
     if (!rc)
@@ -624,29 +623,29 @@ int master_cmd_net_test(int argc, char **argv)
     data_free(&d);
     nn_plan_free(plan);
     genome_release(&g);
-    return rc ? master_fail(&err) : 0;
+    return rc ? cli_fail(&err) : 0;
 }
 
 /* ---- for cmd_cnn.c (cmd_cnn.h) -------------------------------------------------- */
 
-int master_net_scale_weights(struct genome *g, struct tv_error *err)
+int cli_net_scale_weights(struct genome *g, struct tv_error *err)
 {
     return scale_weights(g, err);
 }
 
-int master_net_parse_count(const char *opt, const char *s, double lo, double hi, double *out,
-                           struct tv_error *err)
+int cli_net_parse_count(const char *opt, const char *s, double lo, double hi, double *out,
+                        struct tv_error *err)
 {
     return parse_count(opt, s, lo, hi, out, err);
 }
 
-int master_net_parse_real(const char *opt, const char *s, double lo, int lo_open, double hi,
-                          double *out, struct tv_error *err)
+int cli_net_parse_real(const char *opt, const char *s, double lo, int lo_open, double hi,
+                       double *out, struct tv_error *err)
 {
     return parse_real(opt, s, lo, lo_open, hi, out, err);
 }
 
-int master_net_parse_layers(const char *s, uint32_t *sizes, size_t *n, struct tv_error *err)
+int cli_net_parse_layers(const char *s, uint32_t *sizes, size_t *n, struct tv_error *err)
 {
     return parse_layers(s, sizes, n, err);
 }

@@ -1,4 +1,4 @@
-/* main.c -- the trevo program. All of it is in master_cli(); this file only
+/* main.c -- the trevo program. All of it is in cli_main(); this file only
  * decides how the process ends. */
 #include "cli.h"
 
@@ -11,5 +11,5 @@ int main(int argc, char **argv)
      * the write fails with EFBIG instead, which the store reports like a
      * full disk (TV_ENOSPACE: a clear message, what was committed intact). */
     signal(SIGXFSZ, SIG_IGN);
-    return master_cli(argc, argv);
+    return cli_main(argc, argv);
 }

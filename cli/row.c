@@ -1,4 +1,4 @@
-/* row.c -- master_row_parse: one line of comma-separated numbers (the input
+/* row.c -- cli_row_parse: one line of comma-separated numbers (the input
  * rows of `trevo net eval`). Any bytes give 0 or an error, never a read
  * outside line[0..len). */
 #include <errno.h>
@@ -25,7 +25,7 @@ static const char *shown(const char *s, size_t n, char *buf)
     return buf;
 }
 
-int master_row_parse(const char *line, size_t len, float *vals, size_t n_vals, struct tv_error *err)
+int cli_row_parse(const char *line, size_t len, float *vals, size_t n_vals, struct tv_error *err)
 {
     size_t got = 0, pos = 0;
     char show[32];

@@ -1,4 +1,6 @@
-/* task_run.c -- every rank opened the same task; a plugin task's path and
+/* task_run.c -- the start of a run on every rank: the workers' side
+ * (master_worker_main: the config from rank 0, the task opened, then
+ * worker_serve), every rank opened the same task; a plugin task's path and
  * hash stored with its run and checked on resume (task_run.h). */
 #include "task_run.h"
 
@@ -122,5 +124,30 @@ int master_plugin_resume_check(struct store *st, int64_t run, const char *db, co
                           "trevo resume %s --name %s --set task.plugin_sha256=%s",
                           run_name, c->task, then ? then : "(none stored)", now, db, run_name, now);
     free(then);
+    return rc;
+}
+
+int master_worker_main(struct tv_error *err)
+{
+    int len = 0;
+    MPI_Bcast(&len, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (len <= 0)
+        return 0; /* the master could not start and says why */
+    char *text = malloc((size_t)len);
+    if (!text)
+        return tv_error_set(err, TV_ENOMEM, "worker: out of memory");
+    MPI_Bcast(text, len, MPI_CHAR, 0, MPI_COMM_WORLD);
+    text[len - 1] = '\0';
+    struct master_config cfg;
+    struct task_instance *task;
+    int rc = master_config_parse_task(&cfg, text, "config from rank 0", &task, err);
+    free(text);
+    /* Rank 0 compares what every rank opened (and reports a failure here)
+     * before any evaluation. */
+    if (!master_ranks_report(task, rc, err))
+        rc = 0;
+    else
+        rc = worker_serve(&cfg.worker, err);
+    task_close(task);
     return rc;
 }

@@ -240,7 +240,7 @@ static void test_master_write_dot_file_unwritable_path(void **state)
     struct genome *g = genome_new();
     tu_small_genome(g);
     struct tv_error err = {0};
-    int rc = master_write_dot_file(g, NULL, "/nonexistent-dir/net.dot", &err);
+    int rc = cli_write_dot_file(g, NULL, "/nonexistent-dir/net.dot", &err);
     assert_error(rc, &err, TV_EIO, "/nonexistent-dir/net.dot");
     assert_msg_has(&err, "cannot create");
     genome_free(g);

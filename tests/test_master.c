@@ -2305,7 +2305,7 @@ static void expect_row_error(const char *line, size_t n, const char *msg)
 {
     struct tv_error err = {0};
     float v[8];
-    assert_int_equal(master_row_parse(line, strlen(line), v, n, &err), TV_EINVAL);
+    assert_int_equal(cli_row_parse(line, strlen(line), v, n, &err), TV_EINVAL);
     assert_int_equal(err.code, TV_EINVAL);
     assert_string_equal(err.msg, msg);
 }
@@ -2316,11 +2316,11 @@ static void test_master_row_parse_reads_numbers(void **state)
     struct tv_error err = {0};
     float v[4];
     const char *line = " 1.5, -2e-3 ,0x1p-2,\t7 \r";
-    assert_int_equal(master_row_parse(line, strlen(line), v, 4, &err), 0);
+    assert_int_equal(cli_row_parse(line, strlen(line), v, 4, &err), 0);
     assert_true(v[0] == 1.5f && v[1] == -2e-3f && v[2] == 0.25f && v[3] == 7.0f);
     /* only len bytes are read: no NUL needed */
     const char buf[3] = {'4', ',', '5'};
-    assert_int_equal(master_row_parse(buf, 3, v, 2, &err), 0);
+    assert_int_equal(cli_row_parse(buf, 3, v, 2, &err), 0);
     assert_true(v[0] == 4.0f && v[1] == 5.0f);
 }
 

@@ -7,7 +7,7 @@
  *     `trevo net init` at 1, 2, 5 and 10 % density;
  *   - the dense C baseline on OpenBLAS sgemm (dense_train.h), timed in
  *     rounds alternating with the sparse one in the same process
- *     (master_bench_time_pair), on the same batches;
+ *     (cli_bench_time_pair), on the same batches;
  *   - PyTorch training the dense shape with one thread
  *     (peer_torch_train.py, run here; the row says so when torch is absent).
  * Batches are Fashion-MNIST's first training rows (random pixels when the
@@ -159,7 +159,7 @@ static int make_net(double density, struct genome *g, char *cmd, size_t size)
     char full[PATH_MAX + 256];
     snprintf(full, sizeof full, "%s%s -o %s >/dev/null", trevo, cmd + 5, path);
     struct tv_error err = {0};
-    int rc = system(full) == 0 ? master_load_net(path, g, &err) : -1;
+    int rc = system(full) == 0 ? cli_load_net(path, g, &err) : -1;
     if (rc)
         fprintf(stderr, "bench_train: %s: %s\n", full, err.msg);
     remove(path);
@@ -172,12 +172,12 @@ static double real_epoch(struct nn_trainer *t, const struct data_set *fm)
     struct fit_opts o;
     fit_opts_default(&o);
     struct tv_error err = {0};
-    double t0 = master_bench_now();
+    double t0 = cli_bench_now();
     if (fit_run(t, fm, NULL, &o, NULL, NULL, &err)) {
         fprintf(stderr, "bench_train: fit_run: %s\n", err.msg);
         return NAN;
     }
-    return master_bench_now() - t0;
+    return cli_bench_now() - t0;
 }
 
 static void run_row(struct row *r, struct batches *b, const struct data_set *fm, int real,
@@ -199,8 +199,8 @@ static void run_row(struct row *r, struct batches *b, const struct data_set *fm,
     }
     nn_trainer_keep_values(s.t, 0); /* a step needs no view (fit_run without a report too) */
     r->conns = nn_trainer_n_conns(s.t);
-    struct master_timed a = {sparse_step, &s, 0, 0}, bb = {dense_step, &d, 0, 0};
-    r->ratio_blas = master_bench_time_pair(&a, &bb, seconds);
+    struct cli_timed a = {sparse_step, &s, 0, 0}, bb = {dense_step, &d, 0, 0};
+    r->ratio_blas = cli_bench_time_pair(&a, &bb, seconds);
     r->sparse_ms = 1e3 * a.median;
     r->dense_ms = 1e3 * bb.median;
     r->epoch_s = real ? real_epoch(s.t, fm) : NAN;
@@ -249,12 +249,12 @@ int main(int argc, char **argv)
     }
     find_trevo();
     struct tv_error err = {0};
-    master_blas_coretype_choose();
-    if (master_blas_load(&err)) {
+    cli_blas_coretype_choose();
+    if (cli_blas_load(&err)) {
         fprintf(stderr, "bench_train: %s\n", err.msg);
         return 1;
     }
-    master_blas.set_num_threads(1);
+    cli_blas.set_num_threads(1);
     double load[3] = {NAN, NAN, NAN};
     FILE *lf = fopen("/proc/loadavg", "r");
     if (lf) {
@@ -292,7 +292,7 @@ int main(int argc, char **argv)
            "pass of `fit_run` over all of Fashion-MNIST (shuffle, gather, step). Load average "
            "when it started: %.2f %.2f %.2f (shared machine). The real epoch is one run, the "
            "other columns medians.\n\n",
-           BATCH, dense_w, master_blas.get_corename(), isnan(torch_ms) ? "PyTorch" : note,
+           BATCH, dense_w, cli_blas.get_corename(), isnan(torch_ms) ? "PyTorch" : note,
            real ? "16 fixed batches of Fashion-MNIST's first training rows, round robin"
                 : "random pixels, half 0 (Fashion-MNIST not installed)",
            EPOCH_STEPS, load[0], load[1], load[2]);

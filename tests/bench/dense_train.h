@@ -2,7 +2,7 @@
  *
  * A dense multilayer perceptron (ReLU hidden layers, identity outputs,
  * softmax cross-entropy, the loss of nn/train/train.h) trained one batch at a time
- * the plain way: every product is one cblas_sgemm (master_blas, one thread),
+ * the plain way: every product is one cblas_sgemm (cli_blas, one thread),
  *   forward   Z_l = A_{l-1} W_l^T + b_l,  A_l = relu(Z_l)
  *   output    G_L = (softmax(Z_L) - onehot(label)) / batch
  *   backward  dW_l = G_l^T A_{l-1},  db_l = sum over the batch of G_l,
@@ -118,8 +118,8 @@ static void dt_grad(struct dense_train *d, const float *x, const uint32_t *label
         float *z = d->a[l];
         for (int s = 0; s < B; s++)
             memcpy(z + (size_t)s * n, d->b[l], (size_t)n * sizeof(float));
-        master_blas.sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, n, k, 1.0f, d->a[l - 1], k,
-                          d->w[l], k, 1.0f, z, n);
+        cli_blas.sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, n, k, 1.0f, d->a[l - 1], k,
+                       d->w[l], k, 1.0f, z, n);
         if (l < L)
             for (size_t i = 0; i < (size_t)B * n; i++)
                 z[i] = z[i] > 0 ? z[i] : 0.0f;
@@ -144,16 +144,16 @@ static void dt_grad(struct dense_train *d, const float *x, const uint32_t *label
     d->loss = loss / B;
     for (size_t l = L; l >= 1; l--) {
         const int n = (int)d->sizes[l], k = (int)d->sizes[l - 1];
-        master_blas.sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n, k, B, 1.0f, d->g[l], n,
-                          d->a[l - 1], k, 0.0f, d->gw[l], k);
+        cli_blas.sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n, k, B, 1.0f, d->g[l], n,
+                       d->a[l - 1], k, 0.0f, d->gw[l], k);
         memset(d->gb[l], 0, (size_t)n * sizeof(float));
         for (int s = 0; s < B; s++)
             for (int j = 0; j < n; j++)
                 d->gb[l][j] += d->g[l][(size_t)s * n + j];
         if (l == 1)
             break;
-        master_blas.sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, k, n, 1.0f, d->g[l], n,
-                          d->w[l], k, 0.0f, d->g[l - 1], k);
+        cli_blas.sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, k, n, 1.0f, d->g[l], n,
+                       d->w[l], k, 0.0f, d->g[l - 1], k);
         for (size_t i = 0; i < (size_t)B * k; i++)
             d->g[l - 1][i] = d->a[l - 1][i] > 0 ? d->g[l - 1][i] : 0.0f;
     }

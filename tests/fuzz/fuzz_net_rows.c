@@ -1,4 +1,4 @@
-/* fuzz_net_rows.c -- libFuzzer target for master_row_parse, the parser of
+/* fuzz_net_rows.c -- libFuzzer target for cli_row_parse, the parser of
  * `trevo net eval` input rows. The first byte picks how many values the row
  * must hold (1..16); the rest is the row. Any bytes must give 0 or TV_EINVAL
  * with a message, never a crash or a read outside the row. */
@@ -21,7 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(line, data + 1, len);
     float vals[16];
     struct tv_error err = {0};
-    int rc = master_row_parse(line, len, vals, n_vals, &err);
+    int rc = cli_row_parse(line, len, vals, n_vals, &err);
     if (rc != 0 && (rc != TV_EINVAL || err.code != TV_EINVAL || err.msg[0] == '\0'))
         abort();
     if (rc == 0)
