@@ -3,15 +3,14 @@
 
 #include <math.h>
 #include <stdlib.h>
-#include <time.h>
+
+#include "tv.h"
 
 int cli_bench_cpu_clock;
 
 double cli_bench_now(void)
 {
-    struct timespec ts;
-    clock_gettime(cli_bench_cpu_clock ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    return cli_bench_cpu_clock ? tv_cpu_now() : tv_now();
 }
 
 static int cmp_double(const void *a, const void *b)

@@ -34,9 +34,4 @@ int cli_cmd_net_bench_layers(int argc, char **argv); /* --spike-layers, cmd_spik
 /* `trevo net bench --conv` (cmd_conv.c): argv as cli_cmd_net_bench got it. */
 int cli_cmd_net_bench_conv(int argc, char **argv);
 
-/* Loads OpenBLAS for a bench, one thread, and prints the core it uses.
- * 0, or the code of cli_blas_load with its message in err. */
-struct tv_error;
-int cli_bench_blas_open(struct tv_error *err);
-
 #endif

@@ -12,7 +12,9 @@
 #include "blas.h"
 
 #include <dlfcn.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <strings.h>
 
 /* The OpenBLAS core type for this CPU's flags, or NULL to leave OpenBLAS's
  * own detection. The AVX-512 kernels need F, BW, VL and DQ. */
@@ -69,5 +71,24 @@ int cli_blas_load(struct tv_error *err)
         return tv_error_set(err, TV_ENOTFOUND,
                             "the OpenBLAS found lacks cblas_sgemv, "
                             "cblas_sgemm or the openblas_* functions");
+    return 0;
+}
+
+int cli_blas_open(struct tv_error *err)
+{
+    cli_blas_coretype_choose();
+    if (cli_blas_load(err))
+        return err->code;
+    cli_blas.set_num_threads(1);
+    const char *asked = getenv("OPENBLAS_CORETYPE");
+    const char *used = cli_blas.get_corename();
+    const char *from = getenv("TREVO_CORETYPE_FROM");
+    printf("openblas: core %s (OPENBLAS_CORETYPE=%s, %s), %d thread\n", used ? used : "?",
+           asked ? asked : "unset",
+           asked ? (from ? "set from the CPU flags" : "set by the user")
+                 : "OpenBLAS's own detection",
+           cli_blas.get_num_threads());
+    if (asked && used && strcasecmp(asked, used))
+        printf("warning: OpenBLAS uses core %s, not the %s asked for\n", used, asked);
     return 0;
 }

@@ -31,4 +31,8 @@ void cli_blas_coretype_choose(void);
  * missing. */
 int cli_blas_load(struct tv_error *err);
 
+/* Loads OpenBLAS for a bench, one thread, and prints the core it uses.
+ * 0, or the code of cli_blas_load with its message in err. */
+int cli_blas_open(struct tv_error *err);
+
 #endif

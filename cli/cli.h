@@ -1,9 +1,12 @@
 /*
- * cli.h -- private to cli/: the `trevo` subcommands and the helpers they
- * share. Each command is `int cli_cmd_NAME(int argc, char **argv)` with
- * argv[0] the command's own name; it returns the process exit status (0 ok,
- * 1 error, 2 usage) and is the only layer that prints. Library calls return
- * codes with a struct tv_error; the command prints "trevo: <message>".
+ * cli.h -- private to cli/: the `trevo` program's commands and the helpers
+ * they share. The recipe for a new command: write `int cli_cmd_NAME(int
+ * argc, char **argv)` in a cmd_*.c file (argv[0] is the command's own name;
+ * it returns the process exit status: 0 ok, 1 error, 2 usage), declare it
+ * below, and add its row to main.c's table. A command parses its arguments
+ * with args.c, reads and writes files with files.c, and calls the library;
+ * it is the only layer that prints: library calls return codes with a
+ * struct tv_error, and the command prints "trevo: <message>" (cli_fail).
  */
 #ifndef TREVO_CLI_H
 #define TREVO_CLI_H
@@ -11,9 +14,6 @@
 #include <stddef.h>
 
 #include "genome.h"
-
-/* The whole dispatch: `trevo CMD [SUB] args...`. */
-int cli_main(int argc, char **argv);
 
 /* the search (cmd_run.c) */
 int cli_cmd_run(int argc, char **argv);
@@ -65,6 +65,11 @@ int cli_cmd_net_init(int argc, char **argv);
 int cli_cmd_net_train(int argc, char **argv);
 int cli_cmd_net_test(int argc, char **argv);
 
+/* The largest file a command reads whole (a network, NET.q, rows): a
+ * 1<<27-connection genome is ~1.6 GB of msgpack, text about three times
+ * that. Files beyond are refused. */
+#define CLI_FILE_MAX ((size_t)4 << 30)
+
 /* Reads a whole file ("-" is stdin) into *out (NUL-terminated, not counted in
  * out->len). At most max_bytes; TV_ELIMIT past that. */
 int cli_read_file(const char *path, size_t max_bytes, struct tv_buf *out, struct tv_error *err);
@@ -101,6 +106,29 @@ struct cli_opt {
  * usage on stderr and returns 2. Returns -1 when every argument was taken. */
 int cli_parse_args(int argc, char **argv, const struct cli_opt *opts, size_t n_opts,
                    const char **positional, const char *usage);
+/* The number parsers of every option (args.c); each refuses with
+ * "OPT: expected ..., got 'S'" (TV_EINVAL).
+ * A whole number in [lo, hi] (the range exact in a double: hi <= 2^53). */
+int cli_parse_whole(const char *opt, const char *s, double lo, double hi, double *out,
+                    struct tv_error *err);
+/* cli_parse_whole into a size_t. */
+int cli_parse_size(const char *opt, const char *s, size_t lo, size_t hi, size_t *out,
+                   struct tv_error *err);
+/* Exactly n comma-separated whole numbers in [lo, hi] into out[0..n) (form
+ * names them in the message: "IN,OUT,K,H,W"); a field that is not names
+ * itself ("OPT field K: ..."). */
+int cli_parse_size_list(const char *opt, const char *form, const char *s, size_t n, size_t lo,
+                        size_t hi, size_t *out, struct tv_error *err);
+/* A finite number in (lo, hi] (lo_open) or [lo, hi]. */
+int cli_parse_real(const char *opt, const char *s, double lo, int lo_open, double hi, double *out,
+                   struct tv_error *err);
+/* A whole number in [0, max] as 64 bits (seeds; the message is the
+ * config's: "expected a non-negative integer"). */
+int cli_parse_u64(const char *opt, const char *v, uint64_t max, uint64_t *out,
+                  struct tv_error *err);
+/* "784,1000,10" into sizes[0..*n): 2 to CLI_MAX_LAYERS sizes. */
+#define CLI_MAX_LAYERS 64
+int cli_parse_layers(const char *s, uint32_t *sizes, size_t *n, struct tv_error *err);
 /* 1 if argv[i] is -h or --help. */
 int cli_wants_help(int argc, char **argv);
 

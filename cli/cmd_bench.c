@@ -62,17 +62,6 @@ static void bench_usage(FILE *f)
                "OPENBLAS_CORETYPE is set from the CPU's flags unless already set.\n");
 }
 
-static int parse_size(const char *s, size_t *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || *end || errno || !(v >= 0) || v > 1e12 || v != floor(v))
-        return -1;
-    *out = (size_t)v;
-    return 0;
-}
-
 static int parse_bench_args(int argc, char **argv, struct bench_args *a, struct tv_error *err)
 {
     *a = (struct bench_args){0, 1, 0, 0, 32, 0.0, 0.0, 1, NN_WAY_AUTO, GENOME_ACT_RELU, 1, 0.5, 0};
@@ -86,18 +75,16 @@ static int parse_bench_args(int argc, char **argv, struct bench_args *a, struct 
         if (i + 1 >= argc)
             return tv_error_set(err, TV_EINVAL, "%s: expected a value", o);
         const char *v = argv[++i];
-        char *end;
         if (!strcmp(o, "--layer")) {
-            if (parse_size(v, &a->layer) || a->layer == 0 || a->layer > 65536)
-                return tv_error_set(err, TV_EINVAL, "--layer: expected 1..65536, got '%s'", v);
+            if (cli_parse_size(o, v, 1, 65536, &a->layer, err))
+                return err->code;
         } else if (!strcmp(o, "--density")) {
-            a->density = strtod(v, &end);
-            if (end == v || *end || !(a->density > 0 && a->density <= 1))
-                return tv_error_set(err, TV_EINVAL, "--density: expected (0, 1], got '%s'", v);
+            if (cli_parse_real(o, v, 0, 1, 1, &a->density, err))
+                return err->code;
             have_density = 1;
         } else if (!strcmp(o, "--batch")) {
-            if (parse_size(v, &a->batch) || a->batch == 0 || a->batch > 4096)
-                return tv_error_set(err, TV_EINVAL, "--batch: expected 1..4096, got '%s'", v);
+            if (cli_parse_size(o, v, 1, 4096, &a->batch, err))
+                return err->code;
         } else if (!strcmp(o, "--graph")) {
             const char *comma = strchr(v, ',');
             char head[64];
@@ -105,21 +92,18 @@ static int parse_bench_args(int argc, char **argv, struct bench_args *a, struct 
                 return tv_error_set(err, TV_EINVAL, "--graph: expected NEURONS,CONNECTIONS");
             memcpy(head, v, (size_t)(comma - v));
             head[comma - v] = '\0';
-            if (parse_size(head, &a->graph_neurons) || parse_size(comma + 1, &a->graph_conns) ||
-                a->graph_neurons < 16 || a->graph_neurons > ((size_t)1 << 24) ||
-                a->graph_conns > ((size_t)1 << 27))
+            if (cli_parse_size(o, head, 16, (size_t)1 << 24, &a->graph_neurons, err) ||
+                cli_parse_size(o, comma + 1, 0, (size_t)1 << 27, &a->graph_conns, err))
                 return tv_error_set(err, TV_EINVAL,
                                     "--graph: expected NEURONS,CONNECTIONS (16..2^24 neurons, at "
                                     "most 2^27 connections), got '%s'",
                                     v);
         } else if (!strcmp(o, "--levels")) {
-            if (parse_size(v, &a->levels) || a->levels == 0)
-                return tv_error_set(err, TV_EINVAL, "--levels: expected a positive count, got '%s'",
-                                    v);
+            if (cli_parse_size(o, v, 1, (size_t)1 << 24, &a->levels, err))
+                return err->code;
         } else if (!strcmp(o, "--zeros")) {
-            a->zeros = strtod(v, &end);
-            if (end == v || *end || !(a->zeros >= 0 && a->zeros <= 1))
-                return tv_error_set(err, TV_EINVAL, "--zeros: expected [0, 1], got '%s'", v);
+            if (cli_parse_real(o, v, 0, 0, 1, &a->zeros, err))
+                return err->code;
         } else if (!strcmp(o, "--way")) {
             if (!strcmp(v, "auto"))
                 a->way = NN_WAY_AUTO;
@@ -134,21 +118,18 @@ static int parse_bench_args(int argc, char **argv, struct bench_args *a, struct 
             if (a->act < 0)
                 return tv_error_set(err, TV_EINVAL, "--act: unknown activation '%s'", v);
         } else if (!strcmp(o, "--seed")) {
-            size_t s;
-            if (parse_size(v, &s))
-                return tv_error_set(err, TV_EINVAL, "--seed: expected an integer, got '%s'", v);
+            uint64_t s;
+            if (cli_parse_u64(o, v, UINT64_MAX, &s, err))
+                return err->code;
             a->seed = s;
         } else if (!strcmp(o, "--tile")) {
             if (!strcmp(v, "off"))
                 a->tile_neurons = SIZE_MAX;
-            else if (parse_size(v, &a->tile_neurons) || a->tile_neurons == 0)
-                return tv_error_set(
-                    err, TV_EINVAL,
-                    "--tile: expected a positive number of neurons or off, got '%s'", v);
+            else if (cli_parse_size(o, v, 1, (size_t)1 << 24, &a->tile_neurons, err))
+                return err->code;
         } else if (!strcmp(o, "--seconds")) {
-            a->seconds = strtod(v, &end);
-            if (end == v || *end || !(a->seconds > 0 && a->seconds <= 600))
-                return tv_error_set(err, TV_EINVAL, "--seconds: expected (0, 600], got '%s'", v);
+            if (cli_parse_real(o, v, 0, 1, 600, &a->seconds, err))
+                return err->code;
         } else {
             return tv_error_set(err, TV_EINVAL, "unknown option '%s'", o);
         }
@@ -480,28 +461,9 @@ int cli_cmd_net_bench(int argc, char **argv)
         bench_usage(stderr);
         return 2;
     }
-    if (cli_bench_blas_open(&err))
+    if (cli_blas_open(&err))
         return cli_fail(&err);
     if (run_bench(&a, &err))
         return cli_fail(&err);
-    return 0;
-}
-
-int cli_bench_blas_open(struct tv_error *err)
-{
-    cli_blas_coretype_choose();
-    if (cli_blas_load(err))
-        return err->code;
-    cli_blas.set_num_threads(1);
-    const char *asked = getenv("OPENBLAS_CORETYPE");
-    const char *used = cli_blas.get_corename();
-    const char *from = getenv("TREVO_CORETYPE_FROM");
-    printf("openblas: core %s (OPENBLAS_CORETYPE=%s, %s), %d thread\n", used ? used : "?",
-           asked ? asked : "unset",
-           asked ? (from ? "set from the CPU flags" : "set by the user")
-                 : "OpenBLAS's own detection",
-           cli_blas.get_num_threads());
-    if (asked && used && strcasecmp(asked, used))
-        printf("warning: OpenBLAS uses core %s, not the %s asked for\n", used, asked);
     return 0;
 }

@@ -32,16 +32,21 @@ void cli_cnn_model_desc(const struct cli_cnn_model *m, struct nn_cnn_desc *d)
     d->head = &m->head;
 }
 
-/* A whole number >= lo at *p, advancing *p. */
-static int spec_number(const char **p, size_t lo, size_t hi, size_t *out)
+/* A whole number at *p, advancing *p: 0; 1 when there is none (a syntax
+ * error the caller names); TV_EINVAL naming `what`, its limits and the
+ * item when it is outside lo..hi. The limits are the genome's own
+ * (genome.h): a spec that parses makes a valid genome. */
+static int spec_number(const char **p, const char *what, size_t lo, size_t hi, const char *item,
+                       size_t *out, struct tv_error *err)
 {
     char *end;
     errno = 0;
     if (**p < '0' || **p > '9')
-        return -1;
+        return 1;
     unsigned long long v = strtoull(*p, &end, 10);
     if (errno || v < lo || v > hi)
-        return -1;
+        return tv_error_set(err, TV_EINVAL, "--conv: '%.*s': %s must be in %zu..%zu, got %.*s",
+                            (int)strcspn(item, ","), item, what, lo, hi, (int)(end - *p), *p);
     *p = end;
     *out = (size_t)v;
     return 0;
@@ -52,13 +57,16 @@ static int spec_item(const char *item, struct cli_cnn_spec *s, struct tv_error *
 {
     const char *p = item;
     size_t v;
+    int rc;
     if (!strncmp(p, "pool", 4)) {
         p += 4;
-        if (!s->n_layers || s->pool[s->n_layers - 1] != 1 || spec_number(&p, 1, 64, &v) ||
-            (*p && *p != ','))
-            return tv_error_set(err, TV_EINVAL,
-                                "--conv: '%.*s': poolP (P in 1..64) follows a convolution, once",
+        if (!s->n_layers || s->pool[s->n_layers - 1] != 1)
+            return tv_error_set(err, TV_EINVAL, "--conv: '%.*s': poolP follows a convolution, once",
                                 (int)strcspn(item, ","), item);
+        if ((rc = spec_number(&p, "the pooling P", 1, GENOME_POOL_MAX, item, &v, err)) < 0)
+            return rc;
+        if (rc || (*p && *p != ','))
+            goto bad;
         s->pool[s->n_layers - 1] = v;
         return (int)(p - item);
     }
@@ -67,19 +75,28 @@ static int spec_item(const char *item, struct cli_cnn_spec *s, struct tv_error *
     struct nn_conv_shape *c = &s->shape[s->n_layers];
     c->stride = 1;
     c->pad = 0;
-    if (spec_number(&p, 1, 65536, &c->out_ch) || *p++ != 'k' ||
-        spec_number(&p, 1, NN_CONV_MAX_K, &c->k_h))
+    if ((rc = spec_number(&p, "the filters N", 1, GENOME_MAX_CHANNELS, item, &c->out_ch, err)))
+        goto fail;
+    if (*p++ != 'k')
         goto bad;
+    if ((rc = spec_number(&p, "the kernel K", 1, GENOME_FILTER_MAX_K, item, &c->k_h, err)))
+        goto fail;
     c->k_w = c->k_h;
     while (*p == 's' || *p == 'p') {
         char what = *p++;
-        if (spec_number(&p, what == 's' ? 1 : 0, 64, what == 's' ? &c->stride : &c->pad))
-            goto bad;
+        rc = what == 's' ? spec_number(&p, "the stride S", 1, GENOME_FILTER_MAX_STRIDE, item,
+                                       &c->stride, err)
+                         : spec_number(&p, "the padding P", 0, c->k_h - 1, item, &c->pad, err);
+        if (rc)
+            goto fail;
     }
     if (*p && *p != ',')
         goto bad;
     s->pool[s->n_layers++] = 1;
     return (int)(p - item);
+fail:
+    if (rc < 0)
+        return rc;
 bad:
     return tv_error_set(err, TV_EINVAL,
                         "--conv: '%.*s': expected NkK[sS][pP] (N filters of KxK, stride S, "
@@ -91,12 +108,21 @@ int cli_cnn_spec_parse(const char *text, struct cli_cnn_spec *s, struct tv_error
 {
     memset(s, 0, sizeof *s);
     const char *p = text;
-    if (spec_number(&p, 1, 65536, &s->in_ch) || *p++ != 'x' ||
-        spec_number(&p, 1, 65536, &s->in_h) || *p++ != 'x' || spec_number(&p, 1, 65536, &s->in_w) ||
-        (*p && *p != ','))
+    int rc = spec_number(&p, "the input channels C", 1, GENOME_MAX_CHANNELS, text, &s->in_ch, err);
+    if (!rc && *p++ != 'x')
+        rc = 1;
+    if (!rc)
+        rc = spec_number(&p, "the input side H", 1, GENOME_CHANNEL_MAX_SIDE, text, &s->in_h, err);
+    if (!rc && *p++ != 'x')
+        rc = 1;
+    if (!rc)
+        rc = spec_number(&p, "the input side W", 1, GENOME_CHANNEL_MAX_SIDE, text, &s->in_w, err);
+    if (rc == 1 || (!rc && *p && *p != ','))
         return tv_error_set(err, TV_EINVAL,
                             "--conv: '%s': expected the input CxHxW first (1x28x28,32k3p1,pool2)",
                             text);
+    if (rc < 0)
+        return rc;
     while (*p == ',') {
         p++;
         int n = spec_item(p, s, err);
@@ -248,7 +274,7 @@ int cli_cnn_init_head(const struct cli_cnn_spec *s, const uint32_t *sizes, size_
     struct tv_rng rng;
     tv_rng_init(&rng, seed, 0x6e6574696e6974ULL, 0);
     int rc = genome_build_layered(g, &spec, &rng, err);
-    return rc ? rc : cli_net_scale_weights(g, err);
+    return rc ? rc : genome_scale_fan_in(g, err);
 }
 
 static void init_conv_usage(FILE *f)
@@ -283,7 +309,7 @@ static int parse_head(const char *text, uint32_t *sizes, size_t *n, struct tv_er
     size_t n_all = 0;
     if (snprintf(buf, sizeof buf, "1,%s", text) >= (int)sizeof buf)
         return tv_error_set(err, TV_EINVAL, "--layers: '%.40s...' is too long", text);
-    int rc = cli_net_parse_layers(buf, all, &n_all, err);
+    int rc = cli_parse_layers(buf, all, &n_all, err);
     if (rc || n_all - 1 > CLI_CNN_MAX_HEAD)
         return tv_error_set(
             err, TV_EINVAL,
@@ -328,9 +354,9 @@ int cli_cmd_net_init_conv(int argc, char **argv)
     if (!rc)
         rc = parse_densities(a.density ? a.density : "1", spec.n_layers, density, &err);
     if (!rc && a.head_density)
-        rc = cli_net_parse_real("--head-density", a.head_density, 0, 1, 1, &hd, &err);
+        rc = cli_parse_real("--head-density", a.head_density, 0, 1, 1, &hd, &err);
     if (!rc && a.seed)
-        rc = cli_net_parse_count("--seed", a.seed, 0, 9007199254740992.0, &seed, &err);
+        rc = cli_parse_whole("--seed", a.seed, 0, 9007199254740992.0, &seed, &err);
     if (!rc)
         rc = parse_head(a.layers, sizes, &n_sizes, &err);
     if (rc) {

@@ -67,12 +67,4 @@ int cli_cnn_train_net(struct genome *g, const struct nn_train_opts *o, const str
 /* `trevo net init --conv ...` (net init hands over when it sees --conv). */
 int cli_cmd_net_init_conv(int argc, char **argv);
 
-/* cmd_train.c's helpers, shared with cmd_cnn.c. */
-int cli_net_scale_weights(struct genome *g, struct tv_error *err);
-int cli_net_parse_count(const char *opt, const char *s, double lo, double hi, double *out,
-                        struct tv_error *err);
-int cli_net_parse_real(const char *opt, const char *s, double lo, int lo_open, double hi,
-                       double *out, struct tv_error *err);
-int cli_net_parse_layers(const char *s, uint32_t *sizes, size_t *n, struct tv_error *err);
-
 #endif

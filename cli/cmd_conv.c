@@ -48,43 +48,11 @@ static void conv_usage(FILE *f)
                "OPENBLAS_CORETYPE is set from the CPU's flags unless already set.\n");
 }
 
-static int parse_num(const char *v, double lo, double hi, double *out)
-{
-    char *end;
-    errno = 0;
-    double d = strtod(v, &end);
-    if (end == v || *end || errno || !(d >= lo && d <= hi))
-        return -1;
-    *out = d;
-    return 0;
-}
-
-static int parse_count(const char *v, size_t lo, size_t hi, size_t *out)
-{
-    double d;
-    if (parse_num(v, (double)lo, (double)hi, &d) || d != floor(d))
-        return -1;
-    *out = (size_t)d;
-    return 0;
-}
-
 static int parse_geometry(const char *v, struct nn_conv_shape *s, struct tv_error *err)
 {
     size_t f[5];
-    const char *p = v;
-    for (int i = 0; i < 5; i++) {
-        char buf[32];
-        size_t len = strcspn(p, ",");
-        if (!len || len >= sizeof buf || (i < 4) != (p[len] == ','))
-            return tv_error_set(err, TV_EINVAL, "--conv: expected IN,OUT,K,H,W, got '%s'", v);
-        memcpy(buf, p, len);
-        buf[len] = '\0';
-        if (parse_count(buf, 1, 65536, &f[i]))
-            return tv_error_set(err, TV_EINVAL,
-                                "--conv: field %d of '%s' is not a whole number in 1..65536", i + 1,
-                                v);
-        p += len + (i < 4);
-    }
+    if (cli_parse_size_list("--conv", "IN,OUT,K,H,W", v, 5, 1, 65536, f, err))
+        return err->code;
     *s = (struct nn_conv_shape){f[0], f[1], f[3], f[4], f[2], f[2], 1, (f[2] - 1) / 2};
     return 0;
 }
@@ -107,36 +75,29 @@ static int parse_conv_args(int argc, char **argv, struct conv_args *a, struct tv
         if (i + 1 >= argc)
             return tv_error_set(err, TV_EINVAL, "%s: expected a value", o);
         const char *v = argv[++i];
-        double d;
-        size_t n;
         if (!strcmp(o, "--conv")) {
             if (parse_geometry(v, &a->s, err))
                 return err->code;
             have_conv = 1;
         } else if (!strcmp(o, "--density")) {
-            if (parse_num(v, 0, 1, &a->density))
-                return tv_error_set(err, TV_EINVAL, "--density: expected [0, 1], got '%s'", v);
+            if (cli_parse_real(o, v, 0, 0, 1, &a->density, err))
+                return err->code;
         } else if (!strcmp(o, "--batch")) {
-            if (parse_count(v, 1, 4096, &a->batch))
-                return tv_error_set(err, TV_EINVAL, "--batch: expected 1..4096, got '%s'", v);
+            if (cli_parse_size(o, v, 1, 4096, &a->batch, err))
+                return err->code;
         } else if (!strcmp(o, "--stride")) {
-            if (parse_count(v, 1, NN_CONV_MAX_K, &n))
-                return tv_error_set(err, TV_EINVAL, "--stride: expected 1..%d, got '%s'",
-                                    NN_CONV_MAX_K, v);
-            a->s.stride = n;
+            if (cli_parse_size(o, v, 1, NN_CONV_MAX_K, &a->s.stride, err))
+                return err->code;
         } else if (!strcmp(o, "--pad")) {
-            if (parse_count(v, 0, NN_CONV_MAX_K, &pad))
-                return tv_error_set(err, TV_EINVAL, "--pad: expected 0..%d, got '%s'",
-                                    NN_CONV_MAX_K, v);
+            if (cli_parse_size(o, v, 0, NN_CONV_MAX_K, &pad, err))
+                return err->code;
             have_pad = 1;
         } else if (!strcmp(o, "--seed")) {
-            if (parse_count(v, 0, 1e15, &n))
-                return tv_error_set(err, TV_EINVAL, "--seed: expected an integer, got '%s'", v);
-            a->seed = n;
+            if (cli_parse_u64(o, v, UINT64_MAX, &a->seed, err))
+                return err->code;
         } else if (!strcmp(o, "--seconds")) {
-            if (parse_num(v, 1e-3, 600, &d))
-                return tv_error_set(err, TV_EINVAL, "--seconds: expected (0, 600], got '%s'", v);
-            a->seconds = d;
+            if (cli_parse_real(o, v, 1e-3, 0, 600, &a->seconds, err))
+                return err->code;
         } else {
             return tv_error_set(err, TV_EINVAL, "unknown option '%s'", o);
         }
@@ -353,7 +314,7 @@ int cli_cmd_net_bench_conv(int argc, char **argv)
         fprintf(stderr, "trevo net bench: %s\n", err.msg);
         return 2;
     }
-    b.blas = !cli_bench_blas_open(&err);
+    b.blas = !cli_blas_open(&err);
     if (!b.blas)
         printf("openblas: not found (%s); the dense side is our own GEMM\n", err.msg);
     int rc = run_conv_bench(&b, &err);

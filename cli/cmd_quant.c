@@ -13,74 +13,6 @@
 #include "quant.h"
 #include "task.h"
 
-/* NET.q files are text; the largest we read. */
-#define QNET_FILE_MAX ((size_t)4 << 30)
-
-int cli_net_is_int8(const char *path)
-{
-    FILE *f = strcmp(path, "-") ? fopen(path, "rb") : NULL;
-    if (!f)
-        return 0;
-    char head[16];
-    size_t n = fread(head, 1, sizeof head, f);
-    fclose(f);
-    return nn_qnet_sniff(head, n);
-}
-
-static int load_qnet(const char *path, struct nn_qnet **q, struct tv_error *err)
-{
-    struct tv_buf buf = {0};
-    int rc = cli_read_file(path, QNET_FILE_MAX, &buf, err);
-    if (!rc)
-        rc = nn_qnet_read((const char *)buf.data, buf.len, path, q, err);
-    tv_buf_free(&buf);
-    return rc;
-}
-
-int cli_load_plan(const char *path, struct nn_plan **plan, struct tv_error *err)
-{
-    *plan = NULL;
-    if (cli_net_is_int8(path)) {
-        struct nn_qnet *q;
-        int rc = load_qnet(path, &q, err);
-        if (!rc)
-            rc = nn_qplan_compile(q, plan, err);
-        nn_qnet_free(q);
-        return rc;
-    }
-    struct genome g;
-    genome_init(&g);
-    int rc = cli_load_net(path, &g, err);
-    if (!rc)
-        rc = nn_plan_compile(&g, NULL, plan, err);
-    genome_release(&g);
-    return rc;
-}
-
-int cli_export_c(const char *in, const char *prefix, const char *out, struct tv_error *err)
-{
-    struct tv_buf buf = {0};
-    int rc;
-    if (cli_net_is_int8(in)) {
-        struct nn_qnet *q;
-        rc = load_qnet(in, &q, err);
-        if (!rc)
-            rc = nn_qnet_export_c(q, prefix, &buf, err);
-        nn_qnet_free(q);
-    } else {
-        struct genome g;
-        genome_init(&g);
-        rc = cli_load_net(in, &g, err);
-        if (!rc && (rc = nn_net_export_c(&g, prefix, &buf, err)))
-            tv_error_prefix(err, "%s", in);
-        genome_release(&g);
-    }
-    if (!rc)
-        rc = cli_write_file(out, buf.data, buf.len, err);
-    tv_buf_free(&buf);
-    return rc;
-}
-
 /* ---- trevo net quantize ------------------------------------------------------ */
 
 static const char quantize_usage[] =
@@ -101,19 +33,6 @@ static const char quantize_usage[] =
     "  --percentile P   the central P per cent of the values set each range\n"
     "                   (default 100: min-max)\n";
 
-static int parse_count(const char *opt, const char *v, double lo, double hi, double *out,
-                       struct tv_error *err)
-{
-    char *end;
-    errno = 0;
-    double x = strtod(v, &end);
-    if (!*v || *end || errno || !(x >= lo && x <= hi))
-        return tv_error_set(err, TV_EINVAL, "%s: expected a number in [%g, %g], got '%s'", opt, lo,
-                            hi, v);
-    *out = x;
-    return 0;
-}
-
 /* DATA: rows from a file, through the calibration plan. */
 static int calibrate_rows(struct nn_calib *c, const char *path, size_t max_rows,
                           struct tv_error *err)
@@ -123,7 +42,7 @@ static int calibrate_rows(struct nn_calib *c, const char *path, size_t max_rows,
     const struct nn_plan *p = nn_calib_plan(c);
     size_t n_in = nn_plan_n_inputs(p);
     float *in = malloc(n_in * sizeof *in);
-    int rc = in ? cli_read_file(path, QNET_FILE_MAX, &buf, err)
+    int rc = in ? cli_read_file(path, CLI_FILE_MAX, &buf, err)
                 : tv_error_set(err, TV_ENOMEM, "out of memory");
     if (!rc)
         rc = nn_state_new(p, 1, &s, err);
@@ -194,8 +113,9 @@ int cli_quantize_net(const struct genome *g, const struct cli_quant_args *qa, st
     int is_task = !strncmp(cal, "task:", 5);
     double n = is_task ? 16 : 1e15, percentile = 100;
     struct nn_quant_opts qo = {0};
-    if ((qa->samples && parse_count("--samples", qa->samples, 1, 1e15, &n, err)) ||
-        (qa->percentile && parse_count("--percentile", qa->percentile, 1, 100, &percentile, err)))
+    if ((qa->samples && cli_parse_whole("--samples", qa->samples, 1, 1e15, &n, err)) ||
+        (qa->percentile &&
+         cli_parse_real("--percentile", qa->percentile, 1, 0, 100, &percentile, err)))
         return err->code;
     qo.percentile = percentile;
     struct nn_calib *c = NULL;

@@ -178,6 +178,23 @@ static const char run_usage[] =
     "alone, one process does everything. SIGUSR1, SIGTERM or SIGINT stop it cleanly (what has\n"
     "arrived is committed; exit status 0); `trevo resume DB` continues.\n";
 
+/* --seed, --generations: a whole number in [min, 2^63 - 1] into *out; else
+ * the message on stderr and -1. */
+static int run_number(const char *opt, const char *v, uint64_t min, int64_t *out)
+{
+    struct tv_error err = {0};
+    uint64_t x;
+    if (!cli_parse_u64(opt, v, INT64_MAX, &x, &err) && x < min)
+        tv_error_set(&err, TV_EINVAL, "%s: expected at least %llu, got '%s'", opt,
+                     (unsigned long long)min, v);
+    if (err.code) {
+        fprintf(stderr, "trevo run: %s\n", err.msg);
+        return -1;
+    }
+    *out = (int64_t)x;
+    return 0;
+}
+
 int cli_cmd_run(int argc, char **argv)
 {
     struct master_run_opts o = {0};
@@ -197,19 +214,11 @@ int cli_cmd_run(int argc, char **argv)
         } else if (!strcmp(a, "--name") && more) {
             o.name = argv[++i];
         } else if (!strcmp(a, "--seed") && more) {
-            char *end;
-            o.seed = strtoll(argv[++i], &end, 10);
-            if (*end || o.seed < 0) {
-                fprintf(stderr, "trevo run: --seed: expected a non-negative integer\n");
+            if (run_number(a, argv[++i], 0, &o.seed))
                 return 2;
-            }
         } else if (!strcmp(a, "--generations") && more) {
-            char *end;
-            o.generations = strtoll(argv[++i], &end, 10);
-            if (*end || o.generations < 1) {
-                fprintf(stderr, "trevo run: --generations: expected a positive integer\n");
+            if (run_number(a, argv[++i], 1, &o.generations))
                 return 2;
-            }
         } else if (!strcmp(a, "--quiet")) {
             o.quiet = 1;
         } else if (a[0] != '-' && !config) {

@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "nn.h"
@@ -314,13 +313,6 @@ static void cuba_run_once(void *ctx)
     }
 }
 
-static double cpu_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* Runs r at least 5 times and for about budget seconds: the medians of the
  * wall and CPU times of a run. */
 static void time_runs(struct cuba_run *r, double budget, double *wall, double *cpu, int *runs)
@@ -328,9 +320,9 @@ static void time_runs(struct cuba_run *r, double budget, double *wall, double *c
     double w[101], c[101], start = cli_bench_now();
     int k = 0;
     while (k < 101 && (k < 5 || cli_bench_now() - start < budget)) {
-        double w0 = cli_bench_now(), c0 = cpu_now();
+        double w0 = cli_bench_now(), c0 = tv_cpu_now();
         cuba_run_once(r);
-        c[k] = cpu_now() - c0;
+        c[k] = tv_cpu_now() - c0;
         w[k++] = cli_bench_now() - w0;
     }
     *wall = cli_bench_median(w, k);
@@ -434,16 +426,12 @@ static int parse_cuba_args(int argc, char **argv, struct cuba_args *a, struct tv
         if (i + 1 >= argc)
             return tv_error_set(err, TV_EINVAL, "%s: expected a value", o);
         const char *v = argv[++i];
-        char *end;
-        errno = 0;
         if (!strcmp(o, "--seconds")) {
-            a->seconds = strtod(v, &end);
-            if (end == v || *end || !(a->seconds > 0 && a->seconds <= 1000))
-                return tv_error_set(err, TV_EINVAL, "--seconds: expected (0, 1000], got '%s'", v);
+            if (cli_parse_real(o, v, 0, 1, 1000, &a->seconds, err))
+                return err->code;
         } else if (!strcmp(o, "--seed")) {
-            a->seed = strtoull(v, &end, 10);
-            if (end == v || *end || errno)
-                return tv_error_set(err, TV_EINVAL, "--seed: expected an integer, got '%s'", v);
+            if (cli_parse_u64(o, v, UINT64_MAX, &a->seed, err))
+                return err->code;
         } else if (!strcmp(o, "--brian2-target")) {
             if (strcmp(v, "cpp_standalone") && strcmp(v, "cython") && strcmp(v, "numpy"))
                 return tv_error_set(err, TV_EINVAL,
@@ -525,20 +513,6 @@ struct layers_args {
     size_t window, tile, steps;
 };
 
-static int parse_size_list(const char *v, size_t *out, size_t n)
-{
-    for (size_t k = 0; k < n; k++) {
-        char *end;
-        errno = 0;
-        unsigned long long x = strtoull(v, &end, 10);
-        if (end == v || errno || x == 0 || x > (1ull << 31) || *end != (k + 1 < n ? ',' : '\0'))
-            return -1;
-        out[k] = (size_t)x;
-        v = end + 1;
-    }
-    return 0;
-}
-
 static int parse_layers_args(int argc, char **argv, struct layers_args *a, struct tv_error *err)
 {
     a->sp = (struct nn_spike_layers_spec){
@@ -555,18 +529,16 @@ static int parse_layers_args(int argc, char **argv, struct layers_args *a, struc
         const char *v = argv[++i];
         size_t x[3];
         if (!strcmp(o, "--spike-layers")) {
-            if (parse_size_list(v, x, 3))
-                return tv_error_set(err, TV_EINVAL,
-                                    "--spike-layers: expected L,N,FANOUT (positive), got '%s'", v);
+            if (cli_parse_size_list(o, "L,N,FANOUT", v, 3, 1, (size_t)1 << 31, x, err))
+                return err->code;
             a->sp.n_layers = x[0];
             a->sp.width = x[1];
             a->sp.fanout = x[2];
             have = 1;
         } else if (!strcmp(o, "--delay") || !strcmp(o, "--window") || !strcmp(o, "--tile") ||
                    !strcmp(o, "--steps") || !strcmp(o, "--seed")) {
-            if (parse_size_list(v, x, 1))
-                return tv_error_set(err, TV_EINVAL, "%s: expected a positive integer, got '%s'", o,
-                                    v);
+            if (cli_parse_size(o, v, 1, (size_t)1 << 31, x, err))
+                return err->code;
             if (!strcmp(o, "--delay"))
                 a->sp.delay = (uint32_t)(x[0] > NN_SPIKE_MAX_DELAY ? 0 : x[0]);
             else if (!strcmp(o, "--window"))
@@ -603,11 +575,11 @@ static int time_layers(struct nn_spike_layers *s, size_t steps, size_t window, s
     double w[9];
     for (int r = 0; r < reps; r++) {
         nn_spike_layers_reset(s);
-        double t0 = cpu_now();
+        double t0 = tv_cpu_now();
         int rc = nn_spike_layers_run(s, steps, window, tile, err);
         if (rc)
             return rc;
-        w[r] = cpu_now() - t0;
+        w[r] = tv_cpu_now() - t0;
     }
     *wall = cli_bench_median(w, reps);
     return 0;

@@ -50,20 +50,6 @@ static void eval_usage(FILE *f)
             "TASK may be a plugin's file (./libNAME.so: docs/plugins.md).\n");
 }
 
-/* A non-negative integer at most max: --seed, --generation. */
-static int parse_count(const char *opt, const char *v, uint64_t max, uint64_t *out,
-                       struct tv_error *err)
-{
-    char *end;
-    errno = 0;
-    unsigned long long s = strtoull(v, &end, 10);
-    if (v[0] < '0' || v[0] > '9' || *end || errno || s > max)
-        return tv_error_set(err, TV_EINVAL, "%s: expected a non-negative integer, got '%s'", opt,
-                            v);
-    *out = (uint64_t)s;
-    return 0;
-}
-
 /* r's figures; prefix before every name, or (prefix NULL) "champion_" before
  * a name that seen (the evaluation's figures) has too. */
 static void print_figures(const struct task_result *r, const char *prefix,
@@ -273,9 +259,9 @@ int cli_cmd_task_eval(int argc, char **argv)
     }
     struct tv_error err = {0};
     uint64_t seed = 1, generation = 0;
-    int rc = a.seed ? parse_count("--seed", a.seed, UINT64_MAX, &seed, &err) : 0;
+    int rc = a.seed ? cli_parse_u64("--seed", a.seed, UINT64_MAX, &seed, &err) : 0;
     if (!rc && a.generation)
-        rc = parse_count("--generation", a.generation, INT64_MAX, &generation, &err);
+        rc = cli_parse_u64("--generation", a.generation, INT64_MAX, &generation, &err);
     struct master_config *c = calloc(1, sizeof *c);
     struct task_instance *t = NULL;
     if (!rc && !c)

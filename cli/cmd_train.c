@@ -14,70 +14,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
-
-#define MAX_LAYERS 64
-
-/* A whole number in [lo, hi] from s. */
-static int parse_count(const char *opt, const char *s, double lo, double hi, double *out,
-                       struct tv_error *err)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || *end || errno || !(v >= lo && v <= hi) || v != floor(v))
-        return tv_error_set(err, TV_EINVAL, "%s: expected a whole number in %.0f..%.0f, got '%s'",
-                            opt, lo, hi, s);
-    *out = v;
-    return 0;
-}
-
-/* A finite number in (lo, hi] (lo_open) or [lo, hi]. */
-static int parse_real(const char *opt, const char *s, double lo, int lo_open, double hi,
-                      double *out, struct tv_error *err)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || *end || errno || !isfinite(v) || v < lo || (lo_open && v == lo) || v > hi)
-        return tv_error_set(err, TV_EINVAL, "%s: expected a number in %c%g, %g], got '%s'", opt,
-                            lo_open ? '(' : '[', lo, hi, s);
-    *out = v;
-    return 0;
-}
 
 static int parse_act(const char *opt, const char *s, int *act, struct tv_error *err)
 {
     *act = genome_act_parse(s, strlen(s));
     if (*act < 0)
         return tv_error_set(err, TV_EINVAL, "%s: unknown activation '%s'", opt, s);
-    return 0;
-}
-
-/* "784,1000,10" into sizes[0..*n). */
-static int parse_layers(const char *s, uint32_t *sizes, size_t *n, struct tv_error *err)
-{
-    *n = 0;
-    const char *p = s;
-    for (;;) {
-        char *end;
-        errno = 0;
-        unsigned long long v = strtoull(p, &end, 10);
-        if (end == p || *p == '-' || *p == '+' || errno || v == 0 ||
-            v > GENOME_DEFAULT_MAX_NEURONS || (*end && *end != ',') || *n == MAX_LAYERS)
-            return tv_error_set(err, TV_EINVAL,
-                                "--layers: expected 2 to %d comma-separated sizes (1..%zu), "
-                                "got '%s'",
-                                MAX_LAYERS, GENOME_DEFAULT_MAX_NEURONS, s);
-        sizes[(*n)++] = (uint32_t)v;
-        if (!*end)
-            break;
-        p = end + 1;
-    }
-    if (*n < 2)
-        return tv_error_set(err, TV_EINVAL,
-                            "--layers: expected at least 2 sizes (inputs, outputs), got '%s'", s);
     return 0;
 }
 
@@ -122,36 +65,8 @@ static void init_usage(FILE *f)
                "With --conv SPEC, a convolutional network: trevo net init --conv x --help.\n");
 }
 
-/* Every weight w (drawn N(0, 1)) becomes w * sqrt(gain / fan-in of its
- * destination), gain 2 into a relu neuron, 1 otherwise. */
-static int scale_weights(struct genome *g, struct tv_error *err)
-{
-    uint32_t max_id = 0;
-    for (size_t i = 0; i < g->n_neurons; i++)
-        max_id = g->neurons[i].id > max_id ? g->neurons[i].id : max_id;
-    uint32_t *fan = calloc((size_t)max_id + 1, sizeof *fan);
-    uint8_t *act = calloc((size_t)max_id + 1, 1);
-    if (!fan || !act) {
-        free(fan);
-        free(act);
-        return tv_error_set(err, TV_ENOMEM, "net init: out of memory");
-    }
-    for (size_t i = 0; i < g->n_neurons; i++)
-        act[g->neurons[i].id] = g->neurons[i].act;
-    for (size_t k = 0; k < g->n_conns; k++)
-        fan[g->conns[k].to]++;
-    for (size_t k = 0; k < g->n_conns; k++) {
-        uint32_t to = g->conns[k].to;
-        double gain = act[to] == GENOME_ACT_RELU ? 2.0 : 1.0;
-        g->conns[k].weight = (float)(g->conns[k].weight * sqrt(gain / fan[to]));
-    }
-    free(fan);
-    free(act);
-    return 0;
-}
-
 struct init_args {
-    uint32_t sizes[MAX_LAYERS];
+    uint32_t sizes[CLI_MAX_LAYERS];
     size_t n_layers;
     double density, epsilon, seed; /* one of density, epsilon is 0 */
     int hidden, outputs;
@@ -183,7 +98,7 @@ static int parse_init_args(int argc, char **argv, void *args, struct tv_error *e
         else if (!strcmp(o, "--outputs"))
             rc = parse_act(o, v, &a->outputs, err);
         else if (!strcmp(o, "--seed"))
-            rc = parse_count(o, v, 0, 9007199254740992.0, &a->seed, err);
+            rc = cli_parse_whole(o, v, 0, 9007199254740992.0, &a->seed, err);
         else if (!strcmp(o, "--format"))
             a->format = v;
         else if (!strcmp(o, "-o"))
@@ -201,11 +116,11 @@ static int parse_init_args(int argc, char **argv, void *args, struct tv_error *e
     if (strcmp(a->format, "text") && strcmp(a->format, "msgpack"))
         return tv_error_set(err, TV_EINVAL, "--format: expected text or msgpack, got '%s'",
                             a->format);
-    int rc = parse_layers(layers, a->sizes, &a->n_layers, err);
+    int rc = cli_parse_layers(layers, a->sizes, &a->n_layers, err);
     if (!rc && density)
-        rc = parse_real("--density", density, 0, 1, 1, &a->density, err);
+        rc = cli_parse_real("--density", density, 0, 1, 1, &a->density, err);
     if (!rc && epsilon)
-        rc = parse_real("--epsilon", epsilon, 0, 1, 1e9, &a->epsilon, err);
+        rc = cli_parse_real("--epsilon", epsilon, 0, 1, 1e9, &a->epsilon, err);
     return rc;
 }
 
@@ -217,7 +132,7 @@ static int add_epsilon_pairs(struct genome *g, const struct genome_layered_spec 
                              struct tv_rng *rng, struct tv_error *err)
 {
     size_t L = spec->n_layers;
-    uint32_t first[MAX_LAYERS], next = spec->sizes[0] + spec->sizes[L - 1];
+    uint32_t first[CLI_MAX_LAYERS], next = spec->sizes[0] + spec->sizes[L - 1];
     first[0] = 0;
     first[L - 1] = spec->sizes[0];
     for (size_t l = 1; l + 1 < L; l++) {
@@ -269,7 +184,7 @@ int cli_cmd_net_init(int argc, char **argv)
     if (!rc && a.epsilon > 0)
         rc = add_epsilon_pairs(g, &spec, a.epsilon, &rng, &err);
     if (!rc)
-        rc = scale_weights(g, &err);
+        rc = genome_scale_fan_in(g, &err);
     if (!rc)
         rc = cli_write_net(g, a.format, NULL, a.out, &err);
     if (!rc)
@@ -371,19 +286,19 @@ static int train_option(struct train_args *a, const char *o, const char *v, stru
     double x;
     int rc;
     if (!strcmp(o, "--epochs")) {
-        if (!(rc = parse_count(o, v, 1, 1e6, &x, err)))
+        if (!(rc = cli_parse_whole(o, v, 1, 1e6, &x, err)))
             a->fit.epochs = (size_t)x;
     } else if (!strcmp(o, "--batch")) {
-        if (!(rc = parse_count(o, v, 1, 65536, &x, err)))
+        if (!(rc = cli_parse_whole(o, v, 1, 65536, &x, err)))
             a->fit.batch = (size_t)x;
     } else if (!strcmp(o, "--seed")) {
-        if (!(rc = parse_count(o, v, 0, 9007199254740992.0, &x, err)))
+        if (!(rc = cli_parse_whole(o, v, 0, 9007199254740992.0, &x, err)))
             a->fit.seed = (uint64_t)x;
     } else if (!strcmp(o, "--lr")) {
-        if (!(rc = parse_real(o, v, 0, 1, 1e6, &x, err)))
+        if (!(rc = cli_parse_real(o, v, 0, 1, 1e6, &x, err)))
             a->opts.lr = (float)x;
     } else if (!strcmp(o, "--momentum")) {
-        if (!(rc = parse_real(o, v, 0, 0, 1, &x, err)))
+        if (!(rc = cli_parse_real(o, v, 0, 0, 1, &x, err)))
             a->opts.momentum = (float)x;
     } else {
         rc = tv_error_set(err, TV_EINVAL, "unknown option '%s'", o);
@@ -434,18 +349,11 @@ struct progress {
     double last;
 };
 
-static double wall(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static int train_report(void *ctx, const struct fit_report *r)
 {
     struct progress *p = ctx;
     if (!r->done) {
-        double now = wall();
+        double now = tv_now();
         if (!p->tty || now - p->last < 0.1)
             return 0;
         p->last = now;
@@ -598,7 +506,7 @@ int cli_cmd_net_test(int argc, char **argv)
         fputs(usage, stderr);
         return 2;
     }
-    if (parse_count("--batch", batch_s, 1, 65536, &batch, &err)) {
+    if (cli_parse_whole("--batch", batch_s, 1, 65536, &batch, &err)) {
         fprintf(stderr, "trevo net test: %s\n", err.msg);
         return 2;
     }
@@ -624,28 +532,4 @@ int cli_cmd_net_test(int argc, char **argv)
     nn_plan_free(plan);
     genome_release(&g);
     return rc ? cli_fail(&err) : 0;
-}
-
-/* ---- for cmd_cnn.c (cmd_cnn.h) -------------------------------------------------- */
-
-int cli_net_scale_weights(struct genome *g, struct tv_error *err)
-{
-    return scale_weights(g, err);
-}
-
-int cli_net_parse_count(const char *opt, const char *s, double lo, double hi, double *out,
-                        struct tv_error *err)
-{
-    return parse_count(opt, s, lo, hi, out, err);
-}
-
-int cli_net_parse_real(const char *opt, const char *s, double lo, int lo_open, double hi,
-                       double *out, struct tv_error *err)
-{
-    return parse_real(opt, s, lo, lo_open, hi, out, err);
-}
-
-int cli_net_parse_layers(const char *s, uint32_t *sizes, size_t *n, struct tv_error *err)
-{
-    return parse_layers(s, sizes, n, err);
 }

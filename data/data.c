@@ -1,7 +1,6 @@
-/* data.c -- what every format shares: the byte source (zlib's gzread, which
- * reads gzipped and plain files alike, or memory), the storage of a set, and
- * data_load's choice of format: "fashion-mnist:" names, else the IDX magic in
- * the first bytes, else CSV. */
+/* data.c -- data_load's choice of format: "fashion-mnist:" names, else the
+ * IDX magic in the first bytes, else CSV (csv.c, idx.c). The byte source is
+ * source.c, a set's storage and rows set.c. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -10,89 +9,6 @@
 #include <unistd.h>
 
 #include "data_impl.h"
-
-int data_src_open(struct data_src *s, const char *path, struct tv_error *err)
-{
-    memset(s, 0, sizeof *s);
-    s->name = path;
-    errno = 0;
-    s->gz = gzopen(path, "rb");
-    if (!s->gz)
-        return tv_error_set(err, errno ? TV_EIO : TV_ENOMEM, "%s: %s", path,
-                            errno ? strerror(errno) : "out of memory");
-    gzbuffer(s->gz, 1 << 17);
-    return 0;
-}
-
-void data_src_close(struct data_src *s)
-{
-    if (s->gz)
-        gzclose(s->gz);
-    s->gz = NULL;
-}
-
-int data_src_read(struct data_src *s, void *buf, size_t n, size_t *got, struct tv_error *err)
-{
-    *got = 0;
-    if (!s->gz) {
-        size_t k = n < s->len - s->pos ? n : s->len - s->pos;
-        if (k)
-            memcpy(buf, s->mem + s->pos, k);
-        s->pos += k;
-        *got = k;
-        return 0;
-    }
-    while (*got < n) {
-        size_t chunk = n - *got < (1u << 30) ? n - *got : (1u << 30);
-        int r = gzread(s->gz, (uint8_t *)buf + *got, (unsigned)chunk);
-        if (r < 0) {
-            int zerr;
-            const char *why = gzerror(s->gz, &zerr);
-            return tv_error_set(err, TV_EIO, "%s: byte offset %zu: %s", s->name, s->pos + *got,
-                                zerr == Z_ERRNO ? strerror(errno) : why);
-        }
-        if (r == 0)
-            break;
-        *got += (size_t)r;
-    }
-    s->pos += *got;
-    return 0;
-}
-
-size_t data_src_left(const struct data_src *s)
-{
-    return s->gz ? SIZE_MAX : s->len - s->pos;
-}
-
-int data_mem_new(struct data_set *d, const char *file, struct tv_error *err)
-{
-    d->mem = calloc(1, sizeof(struct data_mem));
-    return d->mem ? 0 : tv_error_set(err, TV_ENOMEM, "%s: out of memory", file);
-}
-
-void data_free(struct data_set *d)
-{
-    struct data_mem *m = d->mem;
-    if (m) {
-        free(m->u8);
-        free(m->f32);
-        free(m->labels);
-        free(m);
-    }
-    memset(d, 0, sizeof *d);
-}
-
-void data_row(const struct data_set *d, size_t r, float *out)
-{
-    size_t n = d->n_features;
-    if (d->pixels) {
-        const uint8_t *p = d->u8 + r * n;
-        for (size_t j = 0; j < n; j++)
-            out[j] = (float)p[j] / 255.0f;
-    } else {
-        memcpy(out, d->f32 + r * n, n * sizeof *out);
-    }
-}
 
 /* The whole (uncompressed) content of s, NUL-terminated, in *text. */
 static int read_all(struct data_src *s, char **text, size_t *len, struct tv_error *err)

@@ -2,13 +2,11 @@
  * See genome.h for the invariants. */
 #include "genome.h"
 #include "delay.h"
+#include "lookup.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-const struct genome_limits genome_default_limits = {GENOME_DEFAULT_MAX_NEURONS,
-                                                    GENOME_DEFAULT_MAX_CONNS};
 
 static const char *const act_names[GENOME_ACT_COUNT] = {
     [GENOME_ACT_IDENTITY] = "identity",
@@ -220,101 +218,6 @@ int genome_equal(const struct genome *a, const struct genome *b)
     return genome_delays_equal(a, b) && genome_equal_conv(a, b);
 }
 
-/* ---- lookups ----------------------------------------------------------- */
-
-/* First index whose neuron id is >= id. */
-static size_t neuron_lower(const struct genome *g, uint32_t id)
-{
-    size_t lo = 0, hi = g->n_neurons;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (g->neurons[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-/* First index whose key is >= (from, to). */
-static size_t conn_lower(const struct genome *g, uint32_t from, uint32_t to)
-{
-    const struct genome_conn key = {from, to, 0.0f};
-    size_t lo = 0, hi = g->n_conns;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (genome_conn_cmp(&g->conns[mid], &key) < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-ptrdiff_t genome_find_neuron(const struct genome *g, uint32_t id)
-{
-    size_t i = neuron_lower(g, id);
-    return i < g->n_neurons && g->neurons[i].id == id ? (ptrdiff_t)i : -1;
-}
-
-ptrdiff_t genome_find_conn(const struct genome *g, uint32_t from, uint32_t to)
-{
-    size_t i = conn_lower(g, from, to);
-    return i < g->n_conns && g->conns[i].from == from && g->conns[i].to == to ? (ptrdiff_t)i : -1;
-}
-
-static size_t idmap_slot(uint32_t id, size_t mask)
-{
-    return (size_t)((id * 0x9e3779b97f4a7c15ULL) >> 32) & mask;
-}
-
-int genome_idmap_build(struct genome_idmap *m, const struct genome *g)
-{
-    size_t cap = 16;
-    while (cap < 2 * g->n_neurons)
-        cap *= 2;
-    m->mask = cap - 1;
-    m->ids = malloc(cap * sizeof *m->ids);
-    m->idx = malloc(cap * sizeof *m->idx);
-    if (!m->ids || !m->idx) {
-        genome_idmap_free(m);
-        return TV_ENOMEM;
-    }
-    memset(m->ids, 0xff, cap * sizeof *m->ids);
-    for (size_t i = 0; i < g->n_neurons; i++) {
-        uint32_t id = g->neurons[i].id;
-        if (id == GENOME_ID_NONE)
-            continue;
-        size_t s = idmap_slot(id, m->mask);
-        while (m->ids[s] != GENOME_ID_NONE && m->ids[s] != id)
-            s = (s + 1) & m->mask;
-        if (m->ids[s] == GENOME_ID_NONE) {
-            m->ids[s] = id;
-            m->idx[s] = (uint32_t)i;
-        }
-    }
-    return 0;
-}
-
-ptrdiff_t genome_idmap_find(const struct genome_idmap *m, uint32_t id)
-{
-    if (id == GENOME_ID_NONE)
-        return -1;
-    for (size_t s = idmap_slot(id, m->mask);; s = (s + 1) & m->mask) {
-        if (m->ids[s] == id)
-            return m->idx[s];
-        if (m->ids[s] == GENOME_ID_NONE)
-            return -1;
-    }
-}
-
-void genome_idmap_free(struct genome_idmap *m)
-{
-    free(m->ids);
-    free(m->idx);
-    m->ids = m->idx = NULL;
-}
-
 /* ---- genes ------------------------------------------------------------- */
 
 int genome_add_neuron(struct genome *g, uint32_t id, int kind, int act, float bias, float depth,
@@ -322,7 +225,7 @@ int genome_add_neuron(struct genome *g, uint32_t id, int kind, int act, float bi
 {
     if (id == GENOME_ID_NONE)
         return tv_error_set(err, TV_EINVAL, "neuron id %u is reserved", id);
-    size_t i = neuron_lower(g, id);
+    size_t i = genome_neuron_lower(g, id);
     if (i < g->n_neurons && g->neurons[i].id == id)
         return tv_error_set(err, TV_EINVAL, "neuron %u already exists", id);
     int rc = genome_reserve(g, g->n_neurons + 1, 0, err);
@@ -342,7 +245,7 @@ int genome_add_conn(struct genome *g, uint32_t from, uint32_t to, float weight,
     if (no_from || genome_find_neuron(g, to) < 0)
         return tv_error_set(err, TV_EINVAL, "connection %u -> %u: neuron %u does not exist", from,
                             to, no_from ? from : to);
-    size_t i = conn_lower(g, from, to);
+    size_t i = genome_conn_lower(g, from, to);
     if (i < g->n_conns && g->conns[i].from == from && g->conns[i].to == to)
         return tv_error_set(err, TV_EINVAL, "connection %u -> %u already exists", from, to);
     int rc = genome_reserve(g, 0, g->n_conns + 1, err);
@@ -830,4 +733,30 @@ int genome_build_layered_pairs(struct genome *g, const struct genome_layered_spe
     if (!rc)
         rc = genome_canonicalize(g, err);
     return rc;
+}
+
+int genome_scale_fan_in(struct genome *g, struct tv_error *err)
+{
+    uint32_t max_id = 0;
+    for (size_t i = 0; i < g->n_neurons; i++)
+        max_id = g->neurons[i].id > max_id ? g->neurons[i].id : max_id;
+    uint32_t *fan = calloc((size_t)max_id + 1, sizeof *fan);
+    uint8_t *act = calloc((size_t)max_id + 1, 1);
+    if (!fan || !act) {
+        free(fan);
+        free(act);
+        return tv_error_set(err, TV_ENOMEM, "scale to fan-in: out of memory");
+    }
+    for (size_t i = 0; i < g->n_neurons; i++)
+        act[g->neurons[i].id] = g->neurons[i].act;
+    for (size_t k = 0; k < g->n_conns; k++)
+        fan[g->conns[k].to]++;
+    for (size_t k = 0; k < g->n_conns; k++) {
+        uint32_t to = g->conns[k].to;
+        double gain = act[to] == GENOME_ACT_RELU ? 2.0 : 1.0;
+        g->conns[k].weight = (float)(g->conns[k].weight * sqrt(gain / fan[to]));
+    }
+    free(fan);
+    free(act);
+    return 0;
 }

@@ -349,6 +349,12 @@ int genome_build_layered_pairs(struct genome *g, const struct genome_layered_spe
                                const struct genome_layer_pairs *pairs, struct tv_rng *rng,
                                struct tv_error *err);
 
+/* A starting genome's weights scaled to their destinations' fan-in (He's
+ * initialisation): every weight w (drawn N(0, 1)) becomes
+ * w * sqrt(gain / fan-in of its destination), gain 2 into a relu neuron, 1
+ * otherwise. 0 or TV_ENOMEM (g unchanged). */
+int genome_scale_fan_in(struct genome *g, struct tv_error *err);
+
 /* A NEAT-style random graph, for tests and benchmarks: n_in inputs, n_out
  * outputs and the rest hidden, the hidden neurons spread over n_levels
  * depths; about n_conns distinct connections, of which a share rec_rate is

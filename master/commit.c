@@ -36,8 +36,8 @@ int master_commit_queue(struct search *s, const struct store_individual *row, si
     /* Commit once commit_batch results wait, or the oldest waited a second
      * (slow evaluations: what arrived is soon safe from a crash). */
     if (s->n_rows == 1)
-        s->t_first_row = search_now();
-    if (s->n_rows >= (size_t)s->cfg.commit_batch || search_now() - s->t_first_row >= 1.0)
+        s->t_first_row = tv_now();
+    if (s->n_rows >= (size_t)s->cfg.commit_batch || tv_now() - s->t_first_row >= 1.0)
         return master_commit_flush(s, err);
     return 0;
 }

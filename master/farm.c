@@ -43,13 +43,6 @@ struct farm {
     double wait_cpu, work_cpu; /* see farm_cpu() */
 };
 
-static double thread_cpu(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 void farm_cpu(const struct farm *f, double *wait_cpu, double *work_cpu)
 {
     *wait_cpu = f->wait_cpu;
@@ -136,10 +129,10 @@ static int run_local(struct farm *f, const struct worker_task *tasks, size_t n, 
         f->in.len = f->out.len = 0;
         struct worker_results res;
         int rc = worker_tasks_encode(tasks + i, k, &f->in, err);
-        double t0 = thread_cpu();
+        double t0 = tv_cpu_now();
         if (!rc)
             rc = worker_process(f->wp, f->local, 0, f->in.data, f->in.len, &f->out, err);
-        f->work_cpu += thread_cpu() - t0;
+        f->work_cpu += tv_cpu_now() - t0;
         if (!rc)
             rc =
                 worker_results_decode(f->out.data, f->out.len, f->wp->max_message_bytes, &res, err);
@@ -237,9 +230,9 @@ static int run_mpi(struct farm *f, const struct worker_task *tasks, size_t n, fa
         }
     while (total_out > 0 && !rc) {
         MPI_Status st;
-        double t0 = thread_cpu();
+        double t0 = tv_cpu_now();
         rc = wait_message(&st, err);
-        f->wait_cpu += thread_cpu() - t0;
+        f->wait_cpu += tv_cpu_now() - t0;
         if (rc)
             break;
         int count = 0, src = st.MPI_SOURCE;

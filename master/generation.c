@@ -160,7 +160,7 @@ static int close_generation(struct search *s, int64_t gen, size_t n_evals, struc
                                      .median = median,
                                      .champion = p->m[champ].id,
                                      .n_evals = n_evals,
-                                     .wall_seconds = search_now() - s->t_gen,
+                                     .wall_seconds = tv_now() - s->t_gen,
                                      .solved = solved,
                                      .champion_tested = task->kind->champion_test != NULL,
                                      .champion_solved = test.solved,
@@ -187,7 +187,7 @@ static int close_generation(struct search *s, int64_t gen, size_t n_evals, struc
                                          .test_solved = test.solved,
                                          .test_score = test.fitness,
                                          .evals = s->evals_total,
-                                         .elapsed = search_now() - s->t_start};
+                                         .elapsed = tv_now() - s->t_start};
             master_search_report(s, &ev);
         }
     }
@@ -259,7 +259,7 @@ int master_generation_run(struct search *s, const struct store_set *pending, str
     size_t n_elites = 0, n_children = 0;
     struct master_child *children = NULL;
     int rc = 0;
-    s->t_gen = search_now();
+    s->t_gen = tv_now();
     s->solved = 0;
     if (gen == 0) {
         n_children = (size_t)s->cfg.pop_size;

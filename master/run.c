@@ -83,17 +83,6 @@ static int load_resume(struct search *s, struct store_set *pending, struct tv_er
     return rc;
 }
 
-/* Sends ev, with the run's names filled in, to the progress callback. */
-void master_search_report(const struct search *s, struct master_progress *ev)
-{
-    ev->run = s->cfg.name;
-    ev->db = s->db;
-    ev->task = s->cfg.task;
-    ev->pop_size = s->cfg.pop_size;
-    ev->n_ranks = s->n_ranks;
-    s->progress(s->progress_ctx, ev);
-}
-
 static int done(const struct search *s)
 {
     if (s->cfg.stop_on_solve && s->solved)
@@ -134,7 +123,7 @@ static int search_loop(struct search *s, struct tv_error *err)
     if (!rc && !store_usage_get(s->st, -1, &u, NULL))
         s->db_bytes_start = u.bytes;
     s->gen_start = s->gen;
-    s->t_start = search_now();
+    s->t_start = tv_now();
     s->cpu_start = process_cpu();
     int first = 1;
     while (!rc && !(s->gen >= 0 && done(s))) {
@@ -274,7 +263,7 @@ static void report_end(const struct search *s, int rc)
                                  .n_neurons = c->n_neurons,
                                  .n_conns = c->n_conns,
                                  .evals = s->evals_total,
-                                 .elapsed = search_now() - s->t_start,
+                                 .elapsed = tv_now() - s->t_start,
                                  .outcome = rc == TV_ESTOP ? MASTER_STOPPED
                                             : s->solved    ? MASTER_SOLVED
                                                            : MASTER_DONE,

@@ -9,8 +9,6 @@
 #ifndef TREVO_MASTER_SEARCH_H
 #define TREVO_MASTER_SEARCH_H
 
-#include <time.h>
-
 #include "master.h"
 #include "store.h"
 
@@ -53,17 +51,17 @@ struct search {
     struct task_result final; /* the task's final test, when it ran (final.n_figures > 0) */
 };
 
-/* Monotonic seconds. */
-static inline double search_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* Sends ev, with the run's names filled in, to the progress callback (which
  * must be set). */
-void master_search_report(const struct search *s, struct master_progress *ev);
+static inline void master_search_report(const struct search *s, struct master_progress *ev)
+{
+    ev->run = s->cfg.name;
+    ev->db = s->db;
+    ev->task = s->cfg.task;
+    ev->pop_size = s->cfg.pop_size;
+    ev->n_ranks = s->n_ranks;
+    s->progress(s->progress_ctx, ev);
+}
 
 /* Runs generation s->gen + 1 and closes it (statistics and checkpoint in one
  * transaction). pending: the run's committed individuals of later

@@ -43,6 +43,10 @@ struct nn_id_table {
 /* One compile: its inputs, the plan's header while sizes are counted, and
  * scratch freed as a whole (nn_compile_free). "old" indices are positions in
  * g->neurons, "dense" ones the plan's. */
+struct nn_compile;
+/* A phase a capability adds after the order phase (nn_compile_run). */
+typedef int nn_place_fn(struct nn_conv_net *net, const struct nn_compile *c);
+
 struct nn_compile {
     const struct genome *g;
     const struct nn_opts *o;
@@ -67,13 +71,17 @@ struct nn_compile {
     uint32_t *t_cur;                 /* [2 n_chunks^2 + 1] tile counts, starts, cursors */
     size_t work;                     /* inner-loop iterations, for nn_plan_compile_work */
     struct nn_conv_net *conv;        /* a convolutional plan's layers (else NULL) */
+    nn_place_fn *place;              /* conv's phase after the order (when conv is not NULL) */
 };
 
 void nn_compile_free(struct nn_compile *c);
-/* Compiles g with options o (checked); conv (may be NULL) is placed after
- * the order phase (nn_conv_net_place) and owned by the plan on success. */
+/* Compiles g with options o (checked): the plain compile, which knows no
+ * capability by name. conv (may be NULL) is placed by `place` after the
+ * order phase and owned by the plan on success: the convolutional compile
+ * (conv/conv_plan.c) passes its nn_conv_net_place, so that compile.c and
+ * conv_plan.c do not call each other. */
 int nn_compile_run(const struct genome *g, const struct nn_opts *o, struct nn_conv_net *conv,
-                   struct nn_plan **out, struct tv_error *err);
+                   nn_place_fn *place, struct nn_plan **out, struct tv_error *err);
 /* After the order phase: the dense indices and layers of conv's channels. */
 int nn_conv_net_place(struct nn_conv_net *net, const struct nn_compile *c);
 void nn_id_table_free(struct nn_id_table *t);

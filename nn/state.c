@@ -18,20 +18,6 @@
 
 #include "nn_impl.h"
 
-/* 1 if this CPU runs code built for target t (enum nn_target). */
-int nn_target_supported(int t)
-{
-#if defined(__x86_64__) && defined(__GNUC__)
-    if (t == NN_TARGET_AVX512F)
-        return __builtin_cpu_supports("avx512f");
-    if (t == NN_TARGET_AVX2)
-        return __builtin_cpu_supports("avx2");
-#endif
-    return t == NN_TARGET_DEFAULT;
-}
-
-static const char *const nn_target_names[NN_TARGET_COUNT] = {"default", "avx2", "avx512f"};
-
 /* Runs the ops of s's plan for one step. */
 static void run_ops(struct nn_state *s)
 {
@@ -106,24 +92,6 @@ int nn_state_new(const struct nn_plan *p, size_t batch, struct nn_state **out, s
     s->target = nn_target_best();
     *out = s;
     return 0;
-}
-
-int nn_target_check(int target, const char *fn, struct tv_error *err)
-{
-    if (target < 0 || target >= NN_TARGET_COUNT)
-        return tv_error_set(err, TV_EINVAL, "%s: unknown target %d", fn, target);
-    if (!nn_target_supported(target))
-        return tv_error_set(err, TV_EINVAL, "%s: this CPU cannot run %s code", fn,
-                            nn_target_names[target]);
-    return 0;
-}
-
-int nn_target_best(void)
-{
-    int t = NN_TARGET_COUNT - 1;
-    while (!nn_target_supported(t))
-        t--;
-    return t;
 }
 
 int nn_state_set_target(struct nn_state *s, int target, struct tv_error *err)

@@ -4,18 +4,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 void fit_opts_default(struct fit_opts *o)
 {
     *o = (struct fit_opts){.epochs = 1, .batch = 128, .seed = 1, .shuffle = 1};
-}
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 int fit_check_data(const struct data_set *d, size_t n_inputs, size_t n_outputs,
@@ -236,7 +228,7 @@ static int one_epoch(struct fit_run *f, size_t epoch, struct tv_error *err)
                            .test_loss = NAN,
                            .test_acc = NAN};
     fit_order(f->perm, n_rows, f->o->seed, f->o->shuffle, epoch);
-    double t0 = now_seconds(), loss_sum = 0;
+    double t0 = tv_now(), loss_sum = 0;
     size_t correct = 0;
     int rc = 0;
     for (size_t r0 = 0; r0 < n_rows && !rc && !budget_spent(f); r0 += batch) {
@@ -261,7 +253,7 @@ static int one_epoch(struct fit_run *f, size_t epoch, struct tv_error *err)
         r.loss = loss_sum / (double)r.rows;
         r.train_acc = (double)correct / (double)r.rows;
         r.conns = nn_trainer_n_conns(f->t);
-        r.seconds = now_seconds() - t0;
+        r.seconds = tv_now() - t0;
         if (!rc && r.step < r.n_steps && !budget_spent(f))
             rc = stop(f, &r, err);
     }
@@ -269,7 +261,7 @@ static int one_epoch(struct fit_run *f, size_t epoch, struct tv_error *err)
     if (!rc && epoch < f->o->epochs && !budget_spent(f))
         rc = nn_sparsifier_epoch(f->sp, f->t, err);
     nn_trainer_keep_values(f->t, f->report != NULL);
-    r.seconds = now_seconds() - t0;
+    r.seconds = tv_now() - t0;
     if (!rc && f->test)
         rc = fit_evaluate(f->t, f->test, batch, &r.test_loss, &r.test_acc, err);
     if (rc)

@@ -3,17 +3,9 @@
  * policies on the head, and the regrowth of the coefficients. */
 #include <math.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "cnn.h"
 #include "fit.h"
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static size_t argmax(const float *v, size_t n)
 {
@@ -143,10 +135,10 @@ int fit_cnn_run(struct nn_cnn *c, const struct data_set *train, const struct dat
         rc = nn_sparsifier_new(o->policies, o->n_policies, o->seed, &r.sp, err);
     for (size_t e = 1; e <= o->epochs && !rc && !spent(&r); e++) {
         struct fit_cnn_report rep = {.epoch = e, .epochs = o->epochs, .test_acc = NAN};
-        double t0 = now_seconds(), loss_sum = 0;
+        double t0 = tv_now(), loss_sum = 0;
         size_t seen = 0;
         rc = cnn_epoch(&r, e, &loss_sum, &seen, err);
-        rep.seconds = now_seconds() - t0;
+        rep.seconds = tv_now() - t0;
         rep.loss = seen ? loss_sum / (double)seen : 0;
         if (!rc && test)
             rc = fit_cnn_evaluate(c, test, o->batch, &rep.test_acc, err);

@@ -81,32 +81,6 @@ void task_close(struct task_instance *t)
     free(t);
 }
 
-int task_open_shape(struct task_instance *t, size_t n_in, size_t n_out, int out_act,
-                    double max_fitness)
-{
-    t->n_inputs = n_in;
-    t->n_outputs = n_out;
-    t->out_act = out_act;
-    t->max_fitness = max_fitness;
-    return 0;
-}
-
-int task_run_patterns(const struct nn_plan *plan, const float *in, size_t n_patterns, float *out,
-                      struct tv_error *err)
-{
-    struct nn_state *s;
-    int rc = nn_state_new(plan, 1, &s, err);
-    if (rc)
-        return rc;
-    size_t n_in = nn_plan_n_inputs(plan), n_out = nn_plan_n_outputs(plan);
-    for (size_t p = 0; p < n_patterns; p++) {
-        nn_state_reset(s); /* a new state is already reset: the same */
-        nn_step(s, in + p * n_in, out + p * n_out);
-    }
-    nn_state_free(s);
-    return 0;
-}
-
 /* "1 input", "5 inputs". */
 static const char *plural(size_t n)
 {
@@ -217,12 +191,4 @@ int task_final_test(const struct task_instance *t, const struct genome *g, struc
                     struct tv_error *err)
 {
     return run_test(t, g, t->kind->final_test, out, err);
-}
-
-void task_result_figure(struct task_result *r, const char *name, double value)
-{
-    if (r->n_figures < TASK_MAX_FIGURES) {
-        r->figure_names[r->n_figures] = name;
-        r->figures[r->n_figures++] = value;
-    }
 }

@@ -28,9 +28,9 @@ bad() { # expected message, then the arguments
     echo "$err" | grep -qF -- "$want" || fail "$*: '$err' lacks '$want'"
 }
 bad "--conv: expected IN,OUT,K,H,W, got '3,4,3'" --conv 3,4,3 --density 0.5
-bad "--conv: field 2 of '3,0,3,9,9' is not a whole number in 1..65536" --conv 3,0,3,9,9 --density 1
+bad "--conv field 2: expected a whole number in 1..65536, got '0'" --conv 3,0,3,9,9 --density 1
 bad "give --conv IN,OUT,K,H,W and --density D" --conv 3,4,3,9,9
-bad "--density: expected [0, 1], got '2'" --conv 3,4,3,9,9 --density 2
+bad "--density: expected a number in [0, 1], got '2'" --conv 3,4,3,9,9 --density 2
 bad "nn_conv_shape_check: padding 3: expected less than the kernel 3 x 3" --conv 3,4,3,9,9 \
     --density 1 --pad 3
 bad "does not fit the 2 x 2 map" --conv 1,1,5,2,2 --density 1 --pad 0

@@ -110,7 +110,7 @@ $MPIRUN -n 3 "$TREVO" resume k.db --set run.generations=40 --set "task.plugin_sh
 # ---- ranks that disagree: refused before any evaluation -------------------------
 cd "$dir"
 src="$root/tests/plugins/test_task.c"
-inc="-I$root/tasks -I$root/nn -I$root/genome"
+inc="-I$root/tasks -I$root/nn -I$root/genome -I$root/tv"
 cc -shared -fPIC $inc "$src" -o libplugtest.so || fail "cc test plugin"
 mkdir other empty
 cc -O2 -shared -fPIC $inc "$src" -o other/libplugtest.so || fail "cc other test plugin"

@@ -250,7 +250,7 @@ refused "bad generation" "--generation: expected a non-negative integer, got '-1
 
 # ---- a plugin's keys through --set (tests/plugins/test_task.c: fitness scale, -scale if flip)
 root=$(cd "$(dirname "$0")/.." && pwd)
-cc -shared -fPIC -I"$root/tasks" -I"$root/nn" -I"$root/genome" "$root/tests/plugins/test_task.c" \
+cc -shared -fPIC -I"$root/tasks" -I"$root/nn" -I"$root/genome" -I"$root/tv" "$root/tests/plugins/test_task.c" \
     -o "$dir/libplugtest.so" || fail "cc test plugin"
 constant 3 0 >"$dir/three.txt"
 expect "plugin --set" $'fitness: -2.5\nsolved: no' "$dir/libplugtest.so" "$dir/three.txt" \

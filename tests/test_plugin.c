@@ -159,9 +159,9 @@ static const char *build(const char *file, const char *flags)
         return path;
     char cmd[4096];
     snprintf(cmd, sizeof cmd,
-             "cc -std=c11 -Wall -Werror -I%stasks -I%snn -I%sgenome %s "
+             "cc -std=c11 -Wall -Werror -I%stasks -I%snn -I%sgenome -I%stv %s "
              "%stests/plugins/test_task.c -o '%s'",
-             root, root, root, flags, root, path);
+             root, root, root, root, flags, root, path);
     if (system(cmd) != 0) {
         print_error("could not build a test plugin: %s\n", cmd);
         fail();

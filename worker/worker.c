@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 struct worker_scratch {
     struct genome p1, p2, child;
@@ -178,13 +177,6 @@ int worker_evaluate(const struct worker_params *p, struct genome *child, uint64_
     return task_evaluate_genome(p->task, child, seed, generation, &p->limits, res, err);
 }
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 int worker_process(const struct worker_params *p, struct worker_scratch *s, int32_t rank,
                    const void *in, size_t in_len, struct tv_buf *out, struct tv_error *err)
 {
@@ -208,7 +200,7 @@ int worker_process(const struct worker_params *p, struct worker_scratch *s, int3
     for (size_t i = 0; i < tasks.n && !rc; i++) {
         const struct worker_task *t = &tasks.items[i];
         struct task_result res;
-        double t0 = now();
+        double t0 = tv_now();
         rc = worker_breed(p, t, s, &s->child, err);
         if (!rc && (rc = worker_evaluate(p, &s->child, t->seed, t->generation, s, &res, err)))
             tv_error_prefix(err, "child %lld", (long long)t->child_id); /* breed says it */
@@ -216,8 +208,13 @@ int worker_process(const struct worker_params *p, struct worker_scratch *s, int3
             break;
         offsets[i] = s->out.len;
         rc = genome_encode(&s->child, &s->out, err);
-        s->results[i] = (struct worker_result){
-            t->child_id, res.fitness, res.solved, now() - t0, rank, NULL, s->out.len - offsets[i]};
+        s->results[i] = (struct worker_result){t->child_id,
+                                               res.fitness,
+                                               res.solved,
+                                               tv_now() - t0,
+                                               rank,
+                                               NULL,
+                                               s->out.len - offsets[i]};
     }
     /* The genome bytes are only placed now: s->out may have moved while it grew. */
     for (size_t i = 0; i < tasks.n && !rc; i++)

@@ -109,6 +109,14 @@ void tv_buf_free(struct tv_buf *b);
  * when out of memory (the packer's convention). */
 int tv_buf_write(void *data, const char *bytes, size_t len);
 
+/* ---- clocks ------------------------------------------------------------- */
+
+/* Seconds of the monotonic clock (CLOCK_MONOTONIC): wall time between two
+ * calls. The one clock of progress lines, evaluation times and benches. */
+double tv_now(void);
+/* Seconds of CPU time of the calling thread (CLOCK_THREAD_CPUTIME_ID). */
+double tv_cpu_now(void);
+
 /* ---- msgpack framing --------------------------------------------------- */
 
 /* Checks, without allocating, that data[0..len) is exactly one well-formed

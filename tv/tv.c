@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 int tv_error_set(struct tv_error *err, int code, const char *fmt, ...)
 {
@@ -311,4 +312,23 @@ int tv_msgpack_check(const void *data, size_t len, unsigned max_depth, struct tv
         return tv_error_set(err, TV_EFORMAT, "msgpack: %zu trailing bytes after the object",
                             len - pos);
     return 0;
+}
+
+/* ---- clocks ------------------------------------------------------------- */
+
+static double clock_seconds(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+double tv_now(void)
+{
+    return clock_seconds(CLOCK_MONOTONIC);
+}
+
+double tv_cpu_now(void)
+{
+    return clock_seconds(CLOCK_THREAD_CPUTIME_ID);
 }

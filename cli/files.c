@@ -1,0 +1,193 @@
+/* files.c -- files as every command reads and writes them (cli.h): a whole
+ * file (or stdin) into memory, an atomic write (or stdout), a network in
+ * either format in and in any format out. */
+#include "cli.h"
+#include "quant.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int cli_read_file(const char *path, size_t max_bytes, struct tv_buf *out, struct tv_error *err)
+{
+    int is_stdin = !strcmp(path, "-");
+    FILE *f = is_stdin ? stdin : fopen(path, "rb");
+    if (!f)
+        return tv_error_set(err, TV_EIO, "%s: cannot open: %s", path, strerror(errno));
+    out->len = 0;
+    int rc = 0;
+    for (;;) {
+        if (tv_buf_reserve(out, 65536 + 1)) {
+            rc = tv_error_set(err, TV_ENOMEM, "%s: out of memory reading the file", path);
+            break;
+        }
+        size_t n = fread(out->data + out->len, 1, out->cap - out->len - 1, f);
+        out->len += n;
+        if (out->len > max_bytes) {
+            rc = tv_error_set(err, TV_ELIMIT, "%s: larger than the limit of %zu bytes", path,
+                              max_bytes);
+            break;
+        }
+        if (n == 0) {
+            if (ferror(f))
+                rc = tv_error_set(err, TV_EIO, "%s: read error: %s", path, strerror(errno));
+            break;
+        }
+    }
+    if (!rc)
+        out->data[out->len] = '\0';
+    if (!is_stdin)
+        fclose(f);
+    return rc;
+}
+
+int cli_write_file(const char *path, const void *data, size_t len, struct tv_error *err)
+{
+    if (!strcmp(path, "-")) {
+        if (fwrite(data, 1, len, stdout) != len || fflush(stdout))
+            return tv_error_set(err, TV_EIO, "stdout: write error: %s", strerror(errno));
+        return 0;
+    }
+    char tmp[4096];
+    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= sizeof tmp)
+        return tv_error_set(err, TV_EINVAL, "%s: path too long", path);
+    FILE *f = fopen(tmp, "wb");
+    if (!f)
+        return tv_error_set(err, TV_EIO, "%s: cannot create: %s", tmp, strerror(errno));
+    int ok = fwrite(data, 1, len, f) == len;
+    ok = (fflush(f) == 0) && ok;
+    ok = (fsync(fileno(f)) == 0) && ok;
+    int saved = errno;
+    ok = (fclose(f) == 0) && ok;
+    if (!ok) {
+        remove(tmp);
+        return tv_error_set(err, saved == ENOSPC ? TV_ENOSPACE : TV_EIO, "%s: write error: %s",
+                            path, strerror(saved));
+    }
+    if (rename(tmp, path)) {
+        saved = errno;
+        remove(tmp);
+        return tv_error_set(err, TV_EIO, "%s: cannot rename into place: %s", path, strerror(saved));
+    }
+    return 0;
+}
+
+int cli_load_net(const char *path, struct genome *g, struct tv_error *err)
+{
+    struct tv_buf buf = {0};
+    int rc = cli_read_file(path, CLI_FILE_MAX, &buf, err);
+    if (!rc)
+        rc = genome_load(g, buf.data, buf.len, path, NULL, err);
+    tv_buf_free(&buf);
+    return rc;
+}
+
+int cli_write_dot_file(const struct genome *g, const char *title, const char *path,
+                       struct tv_error *err)
+{
+    struct tv_buf buf = {0};
+    int rc = genome_write_dot(g, title, &buf, err);
+    if (!rc)
+        rc = cli_write_file(path, buf.data, buf.len, err);
+    tv_buf_free(&buf);
+    return rc;
+}
+
+int cli_net_format_known(const char *format)
+{
+    return !strcmp(format, "text") || !strcmp(format, "msgpack") || !strcmp(format, "dot");
+}
+
+int cli_write_net(const struct genome *g, const char *format, const char *title, const char *path,
+                  struct tv_error *err)
+{
+    if (!strcmp(format, "dot"))
+        return cli_write_dot_file(g, title, path, err);
+    if (!strcmp(format, "msgpack")) {
+        struct tv_buf buf = {0};
+        int rc = genome_encode(g, &buf, err);
+        if (!rc)
+            rc = cli_write_file(path, buf.data, buf.len, err);
+        tv_buf_free(&buf);
+        return rc;
+    }
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (!mem)
+        return tv_error_set(err, TV_ENOMEM, "out of memory");
+    int rc = genome_write_text(g, mem, err);
+    if (fclose(mem) && !rc)
+        rc = tv_error_set(err, TV_ENOMEM, "out of memory");
+    if (!rc)
+        rc = cli_write_file(path, text, len, err);
+    free(text);
+    return rc;
+}
+
+int cli_net_is_int8(const char *path)
+{
+    FILE *f = strcmp(path, "-") ? fopen(path, "rb") : NULL;
+    if (!f)
+        return 0;
+    char head[16];
+    size_t n = fread(head, 1, sizeof head, f);
+    fclose(f);
+    return nn_qnet_sniff(head, n);
+}
+
+static int load_qnet(const char *path, struct nn_qnet **q, struct tv_error *err)
+{
+    struct tv_buf buf = {0};
+    int rc = cli_read_file(path, CLI_FILE_MAX, &buf, err);
+    if (!rc)
+        rc = nn_qnet_read((const char *)buf.data, buf.len, path, q, err);
+    tv_buf_free(&buf);
+    return rc;
+}
+
+int cli_load_plan(const char *path, struct nn_plan **plan, struct tv_error *err)
+{
+    *plan = NULL;
+    if (cli_net_is_int8(path)) {
+        struct nn_qnet *q;
+        int rc = load_qnet(path, &q, err);
+        if (!rc)
+            rc = nn_qplan_compile(q, plan, err);
+        nn_qnet_free(q);
+        return rc;
+    }
+    struct genome g;
+    genome_init(&g);
+    int rc = cli_load_net(path, &g, err);
+    if (!rc)
+        rc = nn_plan_compile(&g, NULL, plan, err);
+    genome_release(&g);
+    return rc;
+}
+
+int cli_export_c(const char *in, const char *prefix, const char *out, struct tv_error *err)
+{
+    struct tv_buf buf = {0};
+    int rc;
+    if (cli_net_is_int8(in)) {
+        struct nn_qnet *q;
+        rc = load_qnet(in, &q, err);
+        if (!rc)
+            rc = nn_qnet_export_c(q, prefix, &buf, err);
+        nn_qnet_free(q);
+    } else {
+        struct genome g;
+        genome_init(&g);
+        rc = cli_load_net(in, &g, err);
+        if (!rc && (rc = nn_net_export_c(&g, prefix, &buf, err)))
+            tv_error_prefix(err, "%s", in);
+        genome_release(&g);
+    }
+    if (!rc)
+        rc = cli_write_file(out, buf.data, buf.len, err);
+    tv_buf_free(&buf);
+    return rc;
+}
