@@ -283,7 +283,8 @@ DESTDIR ?=
 TREVO_VERSION = 0.1.0
 TREVO_SOVERSION = 0
 LIBTREVO_SRC = $(TV_SRC) $(GENOME_SRC) $(NN_SRC) $(TASKS_SRC) $(wildcard data/*.c)
-LIBTREVO_HDR = $(wildcard tv/tv.h genome/genome.h nn/nn.h nn/train/train.h nn/train/sparsify.h \
+LIBTREVO_HDR = $(wildcard tv/tv.h genome/genome.h nn/nn.h nn/spike/spike.h nn/train/train.h \
+                          nn/train/sparsify.h \
                           tasks/task.h tasks/plugin.h tasks/sha256.h data/data.h)
 LIBTREVO_LIBS = -lmsgpackc -lm $(if $(wildcard data/*.c),-lz)
 LIBTREVO_A = $(BUILD)/libtrevo.a

@@ -19,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "nn.h"
+#include "spike.h"
 
 struct cuba_args {
     double seconds;

@@ -1,7 +1,8 @@
 /*
- * master.h -- rank 0: the experiment config, the evolution loop and the MPI
- * farm that feeds the workers; also the in-process search when trevo runs
- * alone.
+ * master.h -- master/: rank 0's search, and nothing else: the experiment's
+ * config, the evolution loop, the MPI farm that feeds the workers, the start
+ * of a run on every rank; also the in-process search when trevo runs alone.
+ * The `trevo` program that calls it is cli/.
  *
  * Config: INI sections by concern ([run], [population], [speciation],
  * [genome], [store], [farm], [log], and [task]: the keys the task declares in
@@ -12,8 +13,8 @@
  * run, so a resume needs no file; master_config_set() applies the keys that
  * may change on resume.
  *
- * Evolution (evolve.c) is plain computation over a population, with no MPI and
- * no SQLite, so that tests drive it with hand-made populations: NEAT
+ * Evolution (evolve.c, pop.c) is plain computation over a population, with no
+ * MPI and no SQLite, so that tests drive it with hand-made populations: NEAT
  * speciation (compatibility distance, threshold steered toward a target
  * species count), explicit fitness sharing, stagnation, elitism per species,
  * selection within species; or a plain generational GA. Every choice uses an
@@ -23,14 +24,15 @@
  *
  * The search (run.c, generation.c, commit.c, state.c; private search.h) runs
  * one generation after another with the store: plan, evaluate through the
- * farm or worker_process(), commit results in batches, speciate, close the
- * generation with its checkpoint (the master's state: state.c, a parser of
- * database bytes). It prints nothing: progress goes to
+ * farm (farm.c) or worker_process(), commit results in batches, speciate,
+ * close the generation with its checkpoint (the master's state: state.c, a
+ * parser of database bytes). It prints nothing: progress goes to
  * master_run_opts.progress, errors to the caller with the code that happened.
- * The command line is cli.c and cmd_*.c.
+ * task_run.c starts a run on every rank: the workers' side
+ * (master_worker_main) and the ranks' agreement on the task.
  *
- * master/ may include MPI (farm.c, run.c, cmd_run.c), the store, worker/ and
- * the tasks.
+ * master/ may include MPI (farm.c, run.c, task_run.c), the store, worker/
+ * and the tasks; never cli/.
  */
 #ifndef TREVO_MASTER_H
 #define TREVO_MASTER_H

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "compile.h"
+#include "spike.h"
 
 int nn_plan_compile(const struct genome *g, const struct nn_opts *opts, struct nn_plan **out,
                     struct tv_error *err)

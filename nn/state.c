@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "nn_impl.h"
+#include "spike.h"
 
 /* Runs the ops of s's plan for one step. */
 static void run_ops(struct nn_state *s)

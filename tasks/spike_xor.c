@@ -11,6 +11,7 @@
  * The spike-count window is shared with spike_pole1 (task_spike_window). */
 #include <string.h>
 
+#include "spike.h"
 #include "tasks.h"
 
 static const float patterns[4][3] = {{1, 0, 0}, {1, 0, 1}, {1, 1, 0}, {1, 1, 1}};

@@ -1,6 +1,10 @@
 /*
- * task.h -- the tasks (fitness functions) networks are evaluated on: kinds of
- * task, registered by name, and their instances.
+ * task.h -- tasks/: the tasks (fitness functions) networks are evaluated on:
+ * kinds of task, registered by name, and their instances. The folder holds
+ * every task's C code (xor, the pole tasks, classify on data sets, the
+ * spiking tasks), the training loop they and `net train` share (fit.h), and
+ * plugin tasks loaded from shared libraries (plugin.h); their configs,
+ * results and peer scripts are in experiments/.
  *
  * A task kind (struct task_kind) is one row of a table: its name, the keys of
  * its own `[task]` config section (struct task_key: name, type, default,

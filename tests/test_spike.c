@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "genome.h"
-#include "nn.h"
+#include "spike.h"
 #include "testutil.h"
 
 /* ---- helpers -------------------------------------------------------------- */

@@ -1,11 +1,12 @@
 /*
- * tv.h -- trevo's base layer: the one error type every module shares, the
- * explicit counter-based random generator, array growth and a growable byte
- * buffer (with the write callback msgpack-c's packer takes).
+ * tv.h -- tv/: trevo's base layer: the one error type every module shares,
+ * the explicit counter-based random generator, array growth, a growable byte
+ * buffer (with the write callback msgpack-c's packer takes), the clocks and
+ * the msgpack framing check.
  *
  * This is the root of the dependency graph: it includes nothing of trevo and
- * nothing but the C library. It lives in genome/ because genome/ is the lowest
- * module; every other module reaches it through genome/genome.h.
+ * nothing but the C library, and every other folder stands on it (data/
+ * directly; the rest through genome/genome.h).
  *
  * Errors: library functions return 0 or a negative TV_E* code and, when given
  * a non-NULL `struct tv_error *`, leave beside the code a message that names

@@ -17,7 +17,7 @@
  * A child's randomness is a pure function of its 64-bit seed, so a child is
  * the same whichever rank breeds it and whenever.
  *
- * worker/ knows genome/, nn/ and the tasks of experiments/; MPI only in
+ * worker/ knows genome/, nn/ and the tasks of tasks/; MPI only in
  * worker_serve(); never SQLite.
  */
 #ifndef TREVO_WORKER_H

@@ -1,5 +1,10 @@
 /*
- * conv.h -- sparse convolution: a layer of filters kept as triplets of
+ * conv.h -- nn/conv/: convolution. This header is the layer every part of
+ * the folder builds on; the folder also holds the plans of genomes with
+ * channels (conv_plan.c, conv_op.c: a convolutional genome run by nn_step)
+ * and the trainer of convolutional networks (cnn.h).
+ *
+ * Sparse convolution: a layer of filters kept as triplets of
  * (input channel, output channel, filter) whose filters keep only their
  * non-zero coefficients (ky, kx, w). The engine applies each coefficient on
  * its own: the input map shifted by (ky, kx), times w, added into the

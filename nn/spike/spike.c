@@ -14,7 +14,7 @@
 #include <immintrin.h>
 #endif
 
-#include "nn_impl.h"
+#include "spike_impl.h"
 
 /* Carves aligned arrays out of one block: a first pass with base NULL
  * counts, the second points into the block. */

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nn_impl.h"
+#include "spike_impl.h"
 
 _Static_assert(GENOME_MAX_DELAY <= NN_SPIKE_MAX_DELAY, "a genome's delays fit the engine");
 

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nn_impl.h"
+#include "spike_impl.h"
 
 struct nn_spike_layers {
     size_t n_layers, width, fanout, n, ring;

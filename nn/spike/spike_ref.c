@@ -3,7 +3,7 @@
  * step. Nothing is skipped; it shares with the engine only the network's
  * arrays and the coefficients (nn_spike_coef), and computes each expression
  * in the same order, so that the two give the same bits. */
-#include "nn_impl.h"
+#include "spike_impl.h"
 
 void nn_spike_ref_step(struct nn_spike *s, const float *in)
 {
