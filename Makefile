@@ -256,6 +256,21 @@ $(FUZZ_BUILD)/%: tests/fuzz/%.c $(FUZZ_OBJ) $(H_ALL)
 fuzz: $(FUZZERS)
 	@tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZERS)
 
+# ---- the engine's code that the C export writes (nn/deploy/export.c) ------
+# The int8 arithmetic: export.c writes out the text of nn/deploy/quant_arith.h,
+# the header the engine compiles, embedded by this rule as one C string per line
+# (quant_arith.h says why). The activations: nn/act.def, included by act.c and
+# export.c. Their objects (normal, PIC, fuzz) depend on these like on a header.
+GEN = $(BUILD)/gen
+INC_NN += -I$(GEN)
+EXPORT_OBJ = $(call obj,nn/deploy/export.c) $(BUILD)/pic/nn/deploy/export.o \
+             $(FUZZ_BUILD)/obj/nn/deploy/export.o
+$(EXPORT_OBJ): $(GEN)/quant_arith.inc
+$(EXPORT_OBJ) $(call obj,nn/act.c) $(BUILD)/pic/nn/act.o $(FUZZ_BUILD)/obj/nn/act.o: nn/act.def
+$(GEN)/quant_arith.inc: nn/deploy/quant_arith.h
+	@mkdir -p $(@D)
+	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/?/\\?/g' -e 's/^/"/' -e 's/$$/",/' $< >$@
+
 # ---- formatting --------------------------------------------------------
 FORMAT_FILES = $(wildcard tv/*.[ch] genome/*.[ch] $(addsuffix /*.[ch],$(NN_DIRS)) data/*.[ch] store/*.[ch] \
                tasks/*.[ch] worker/*.[ch] master/*.[ch] cli/*.[ch] tests/*.[ch] tests/*/*.[ch])

@@ -2,13 +2,17 @@
  * nn_qnet_export_c (int8, bit for bit the engine's outputs) and
  * nn_net_export_c (float, activations that need no libm).
  *
- * The int8 file holds the flat form of quant_impl.h as static const arrays
- * and the same integer arithmetic as the engine (int8.c), written out again
- * below in the generated text: nn_q_input, nn_q_floor_shift and
- * nn_q_requant. tests/it_export.sh checks that the two agree bit for bit.
- * Only <stdint.h> is included (a freestanding header). GCC may still turn a
- * copy loop into a call to memcpy, which even freestanding code must
- * provide. */
+ * Neither keeps a copy of the engine's formulas: the int8 file holds the flat
+ * form of quant_impl.h as static const arrays and the text of quant_arith.h,
+ * the integer arithmetic the engine compiles (the build embeds it, one string
+ * per line, in quant_arith.inc); the float file holds the bodies of act.def's
+ * activations, as the preprocessor's # writes them. tests/test_export.c
+ * compiles both kinds with cc and compares them bit for bit with the engine,
+ * on +-0, +-inf and NaN too; tests/it_export.sh compares the int8 file with
+ * `trevo net eval`. Only <stdint.h> is included (a freestanding header). GCC
+ * may still turn a copy loop into a call to memcpy, which even freestanding
+ * code must provide. */
+#include <assert.h>
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -118,91 +122,167 @@ static void emit_head(struct out *o, const char *P, const char *U, const char *k
          P, kind, P, U, n_in, U, n_out, P, P, P);
 }
 
-int nn_qnet_export_c(const struct nn_qnet *q, const char *P, struct tv_buf *b, struct tv_error *err)
+/* ---- the engine's formulas, as text ------------------------------------------ */
+
+/* quant_arith.h, one string per line (the Makefile makes quant_arith.inc). */
+static const char *const quant_arith_lines[] = {
+#include "quant_arith.inc"
+};
+
+/* The text of quant_arith.h between its two marks, each name that starts
+ * with nn_ starting with P_ instead. */
+static void emit_quant_arith(struct out *o, const char *P)
 {
-    char U[128];
-    struct nn_qflat f;
-    int rc = check_prefix(P, U, sizeof U, err);
-    if (!rc)
-        rc = nn_qflat_sizes(q, &f, err);
+    size_t n = sizeof quant_arith_lines / sizeof quant_arith_lines[0], i = 0;
+    while (i < n && !strstr(quant_arith_lines[i], "---- export: from here ----"))
+        i++;
+    assert(i < n); /* the header holds both marks */
+    for (i++; i < n && !strstr(quant_arith_lines[i], "---- export: to here ----"); i++) {
+        const char *line = quant_arith_lines[i], *s = line;
+        for (const char *t = strstr(s, "nn_"); t; t = strstr(t + 3, "nn_"))
+            if (t == line || !(isalnum((unsigned char)t[-1]) || t[-1] == '_')) {
+                emit(o, "%.*s%s_", (int)(t - s), s, P);
+                s = t + 3;
+            }
+        emit(o, "%s\n", s);
+    }
+}
+
+/* Each activation of act.def: its name, whether it needs libm, and its body
+ * as text (# keeps the tokens as written there). */
+struct act_text {
+    const char *name;
+    int needs_libm;
+    const char *body;
+};
+#define NN_ACT(id, name, makes_zeros, needs_libm, ...) [id] = {#name, needs_libm, #__VA_ARGS__},
+static const struct act_text act_text[] = {
+#include "act.def"
+};
+#undef NN_ACT
+static_assert(sizeof act_text / sizeof act_text[0] == GENOME_ACT_COUNT,
+              "one act_text entry per enum genome_act");
+
+/* 1 if the float export writes activation act (it needs no libm). */
+static int float_act(int act)
+{
+    return act >= 0 && act < GENOME_ACT_COUNT && !act_text[act].needs_libm;
+}
+
+/* `static float P_act_NAME(float x)` for each activation the float export
+ * writes: its act.def body, one statement per line. */
+static void emit_acts(struct out *o, const char *P)
+{
+    for (int a = 0; a < GENOME_ACT_COUNT; a++) {
+        if (!float_act(a))
+            continue;
+        emit(o, "static float %s_act_%s(float x)\n{\n    ", P, act_text[a].name);
+        const char *s = act_text[a].body;
+        int depth = 0;
+        for (const char *c = s; *c; c++) {
+            depth += (*c == '{') - (*c == '}');
+            if (*c == ';' && depth == 0 && c[1] == ' ') { /* the next statement */
+                emit(o, "%.*s\n    ", (int)(c + 1 - s), s);
+                s = c + 2;
+            }
+        }
+        emit(o, "%s\n}\n\n", s);
+    }
+}
+
+/* ---- int8 networks ----------------------------------------------------------- */
+
+/* The flat form of q, its arrays in one block (*mem, the caller frees it). */
+static int qflat_make(const struct nn_qnet *q, struct nn_qflat *f, unsigned char **mem,
+                      struct tv_error *err)
+{
+    int rc = nn_qflat_sizes(q, f, err);
     if (rc)
         return rc;
-    size_t n = f.n, nh = f.n - f.n_in, ib = (size_t)f.idx_bits / 8;
-    unsigned char *m = malloc(n * 16 + 4 + f.n_edges * (1 + ib) + f.n_tables * 256 + 64 +
-                              f.n_layers * 5 + 4 + f.n_out * 12);
-    if (!m)
+    size_t nh = f->n - f->n_in, ib = (size_t)f->idx_bits / 8;
+    unsigned char *x = malloc(f->n * 16 + 4 + f->n_edges * (1 + ib) + f->n_tables * 256 + 64 +
+                              f->n_layers * 5 + 4 + f->n_out * 12);
+    if (!x)
         return tv_error_set(err, TV_ENOMEM, "export: out of memory");
-    unsigned char *x = m;
+    *mem = x;
 #define TAKE(ptr, count)                                                                           \
     do {                                                                                           \
         ptr = (void *)x;                                                                           \
         x += (count) * sizeof *(ptr);                                                              \
     } while (0)
-    TAKE(f.row, nh + 1);
-    TAKE(f.fbias, nh);
-    TAKE(f.mult, nh);
-    TAKE(f.out_map, f.n_out);
-    TAKE(f.lstart, f.n_layers + 1);
-    f.idx = x; /* after 4-byte arrays only: aligned */
-    x += f.n_edges * ib;
-    TAKE(f.tab, nh);
-    TAKE(f.shift, nh);
-    TAKE(f.pzp, nh);
-    TAKE(f.w, f.n_edges);
-    TAKE(f.tables, f.n_tables * 256 + 64);
-    TAKE(f.lzero, f.n_layers);
+    TAKE(f->row, nh + 1);
+    TAKE(f->fbias, nh);
+    TAKE(f->mult, nh);
+    TAKE(f->out_map, f->n_out);
+    TAKE(f->lstart, f->n_layers + 1);
+    f->idx = x; /* after 4-byte arrays only: aligned */
+    x += f->n_edges * ib;
+    TAKE(f->tab, nh);
+    TAKE(f->shift, nh);
+    TAKE(f->pzp, nh);
+    TAKE(f->w, f->n_edges);
+    TAKE(f->tables, f->n_tables * 256 + 64);
+    TAKE(f->lzero, f->n_layers);
 #undef TAKE
-    nn_qflat_fill(q, &f);
-    struct out o = {b, 0, err};
-    emit_head(&o, P, U, "an int8", f.n_in, f.n_out);
-    emit(&o, "/* %zu neurons, %zu edges, %zu tables; values are u = q + 128 */\n", n, f.n_edges,
-         f.n_tables);
-    emit_array(&o, P, "row", E_U32, f.row, nh + 1);
-    emit_array(&o, P, "idx", f.idx_bits == 16 ? E_U16 : E_U32, f.idx, f.n_edges);
-    emit_array(&o, P, "w", E_I8, f.w, f.n_edges);
-    emit_array(&o, P, "fbias", E_I32, f.fbias, nh);
-    emit_array(&o, P, "mult", E_I32, f.mult, nh);
-    emit_array(&o, P, "shift", E_U8, f.shift, nh);
-    emit_array(&o, P, "pzp", E_I8, f.pzp, nh);
-    emit_array(&o, P, "tab", E_U16, f.tab, nh);
-    emit_array(&o, P, "tables", E_U8, f.tables, f.n_tables * 256);
-    if (q->n_recurrent) { /* read by the step's start only then */
-        emit_array(&o, P, "lstart", E_U32, f.lstart, f.n_layers + 1);
-        emit_array(&o, P, "lzero", E_U8, f.lzero, f.n_layers);
+    nn_qflat_fill(q, f);
+    return 0;
+}
+
+/* The flat form's arrays (lstart and lzero only for a recurrent network: only
+ * the step's start reads them), then the values and P_reset. */
+static void emit_qarrays(struct out *o, const char *P, const struct nn_qflat *f, int recurrent)
+{
+    size_t n = f->n, nh = f->n - f->n_in;
+    emit(o, "/* %zu neurons, %zu edges, %zu tables; values are u = q + 128 */\n", n, f->n_edges,
+         f->n_tables);
+    emit_array(o, P, "row", E_U32, f->row, nh + 1);
+    emit_array(o, P, "idx", f->idx_bits == 16 ? E_U16 : E_U32, f->idx, f->n_edges);
+    emit_array(o, P, "w", E_I8, f->w, f->n_edges);
+    emit_array(o, P, "fbias", E_I32, f->fbias, nh);
+    emit_array(o, P, "mult", E_I32, f->mult, nh);
+    emit_array(o, P, "shift", E_U8, f->shift, nh);
+    emit_array(o, P, "pzp", E_I8, f->pzp, nh);
+    emit_array(o, P, "tab", E_U16, f->tab, nh);
+    emit_array(o, P, "tables", E_U8, f->tables, f->n_tables * 256);
+    if (recurrent) {
+        emit_array(o, P, "lstart", E_U32, f->lstart, f->n_layers + 1);
+        emit_array(o, P, "lzero", E_U8, f->lzero, f->n_layers);
     }
-    emit_array(&o, P, "out_map", E_U32, f.out_map, f.n_out);
-    emit(&o,
+    emit_array(o, P, "out_map", E_U32, f->out_map, f->n_out);
+    emit(o,
          "\n/* this step's values, then last step's */\n"
          "static uint8_t %s_v[2 * %zu];\nstatic int %s_started;\n\n"
          "void %s_reset(void)\n{\n    %s_started = 0;\n}\n\n",
          P, n + 1, P, P, P);
-    /* the step: last step's values, then the inputs (by the caller), then the neurons */
-    emit(&o, "static void %s_begin(void)\n{\n", P);
-    if (q->n_recurrent)
-        emit(&o,
+}
+
+/* The step: last step's values (P_begin), then the inputs (by a predict),
+ * then the neurons (P_run); the two predicts. */
+static void emit_qstep(struct out *o, const char *P, const struct nn_qflat *f, int recurrent)
+{
+    size_t n = f->n;
+    emit(o, "static void %s_begin(void)\n{\n", P);
+    if (recurrent)
+        emit(o,
              "    uint32_t l, j;\n"
              "    for (l = 0; l < %zu; l++)\n"
              "        for (j = %s_lstart[l]; j < %s_lstart[l + 1]; j++)\n"
              "            %s_v[%zu + j] = %s_started ? %s_v[j] : %s_lzero[l];\n",
-             f.n_layers, P, P, P, n + 1, P, P, P);
-    emit(&o, "    %s_started = 1;\n}\n\n", P);
-    emit(&o,
+             f->n_layers, P, P, P, n + 1, P, P, P);
+    emit(o, "    %s_started = 1;\n}\n\n", P);
+    emit(o,
          "static void %s_run(void)\n{\n"
          "    uint32_t j, k;\n"
          "    for (j = %zu; j < %zu; j++) {\n"
-         "        uint32_t i = j - %zuu;\n"
+         "        uint32_t i = j - %zuu, t = %s_tab[i];\n"
          "        int32_t acc = %s_fbias[i];\n"
-         "        int64_t t, r;\n"
-         "        unsigned sh = %s_shift[i];\n"
          "        for (k = %s_row[i]; k < %s_row[i + 1]; k++)\n"
          "            acc += (int32_t)%s_w[k] * (int32_t)%s_v[%s_idx[k]];\n"
-         "        t = (int64_t)acc * %s_mult[i] + (sh ? (int64_t)1 << (sh - 1) : 0);\n"
-         "        r = (t >= 0 ? t >> sh : ~((~t) >> sh)) + %s_pzp[i];\n"
-         "        r = r < -128 ? -128 : r > 127 ? 127 : r;\n"
-         "        %s_v[j] = %s_tables[(uint32_t)%s_tab[i] * 256u + (uint32_t)(r + 128)];\n"
+         "        %s_v[j] = %s_tables[t * 256u + %s_q_requant(acc, %s_mult[i], %s_shift[i], "
+         "%s_pzp[i])];\n"
          "    }\n}\n\n",
-         P, f.n_in, n, f.n_in, P, P, P, P, P, P, P, P, P, P, P, P);
-    emit(&o,
+         P, f->n_in, n, f->n_in, P, P, P, P, P, P, P, P, P, P, P, P, P);
+    emit(o,
          "int %s_predict_int8(const int8_t *in, int8_t *out)\n{\n"
          "    uint32_t k;\n    %s_begin();\n"
          "    for (k = 0; k < %zu; k++)\n        %s_v[k] = (uint8_t)(in[k] + 128);\n"
@@ -210,64 +290,59 @@ int nn_qnet_export_c(const struct nn_qnet *q, const char *P, struct tv_buf *b, s
          "    for (k = 0; k < %zu; k++)\n        out[k] = (int8_t)((int32_t)%s_v[%s_out_map[k]] - "
          "128);\n"
          "    return 0;\n}\n\n",
-         P, P, f.n_in, P, P, f.n_out, P, P);
-    /* nn_q_input and the dequantization, as in quant_impl.h / int8.c */
-    emit(&o,
+         P, P, f->n_in, P, P, f->n_out, P, P);
+    emit(o,
          "int %s_predict(const float *in, float *out)\n{\n"
          "    uint32_t k;\n    %s_begin();\n"
-         "    for (k = 0; k < %zu; k++) {\n"
-         "        float x = in[k] / %af, fr;\n"
-         "        int32_t t;\n"
-         "        if (!(x == x))\n            x = 0.0f;\n"
-         "        x = x > 1000.0f ? 1000.0f : x < -1000.0f ? -1000.0f : x;\n"
-         "        t = (int32_t)x;\n        fr = x - (float)t;\n"
-         "        t += fr >= 0.5f ? 1 : fr <= -0.5f ? -1 : 0;\n"
-         "        t += %ld;\n        t = t < -128 ? -128 : t > 127 ? 127 : t;\n"
-         "        %s_v[k] = (uint8_t)(t + 128);\n    }\n"
+         "    for (k = 0; k < %zu; k++)\n        %s_v[k] = %s_q_input(in[k], %af, %ld);\n"
          "    %s_run();\n"
          "    for (k = 0; k < %zu; k++)\n"
-         "        out[k] = (float)((int32_t)%s_v[%s_out_map[k]] - 128 - %ld) * %af;\n"
+         "        out[k] = %s_q_output(%s_v[%s_out_map[k]], %af, %ld);\n"
          "    return 0;\n}\n",
-         P, P, f.n_in, (double)f.in_scale, (long)f.in_zp, P, P, f.n_out, P, P, (long)f.out_zp,
-         (double)f.out_scale);
-    free(m);
+         P, P, f->n_in, P, P, (double)f->in_scale, (long)f->in_zp, P, f->n_out, P, P, P,
+         (double)f->out_scale, (long)f->out_zp);
+}
+
+int nn_qnet_export_c(const struct nn_qnet *q, const char *P, struct tv_buf *b, struct tv_error *err)
+{
+    char U[128];
+    struct nn_qflat f;
+    unsigned char *mem = NULL;
+    int rc = check_prefix(P, U, sizeof U, err);
+    if (!rc)
+        rc = qflat_make(q, &f, &mem, err);
+    if (rc)
+        return rc;
+    struct out o = {b, 0, err};
+    emit_head(&o, P, U, "an int8", f.n_in, f.n_out);
+    emit_qarrays(&o, P, &f, q->n_recurrent > 0);
+    emit_quant_arith(&o, P);
+    emit(&o, "\n");
+    emit_qstep(&o, P, &f, q->n_recurrent > 0);
+    free(mem);
     return o.rc;
 }
 
 /* ---- float networks -------------------------------------------------------- */
 
-/* The activations the float export writes without libm, as C expressions of
- * v; NULL for the others. */
-static const char *float_act(int act)
-{
-    switch (act) {
-    case GENOME_ACT_IDENTITY:
-        return "v";
-    case GENOME_ACT_RELU:
-        return "(v > 0.0f ? v : 0.0f)";
-    case GENOME_ACT_ABS:
-        return "(v < 0.0f ? -v : v)";
-    case GENOME_ACT_STEP:
-        return "(v > 0.0f ? 1.0f : 0.0f)";
-    default:
-        return NULL;
-    }
-}
-
 /* The rows of the float export from a gather plan p: sources as value slots
- * (n + 1 + src for a recurrent edge, as the int8 form), weights, biases. */
+ * (n + 1 + src for a recurrent edge, as the int8 form), weights, biases; the
+ * feed-forward edges of j are [row[j], rec[j]), its recurrent ones
+ * [rec[j], row[j + 1]). */
 static int float_rows(const struct nn_plan *p, struct out *o, const char *P, struct tv_error *err)
 {
     size_t n = p->n, m = 0;
     for (size_t j = p->n_in; j < n; j++)
         m += (p->g_end[j] - p->g_row[j]) + (p->r_end[j] - p->r_row[j]);
-    uint32_t *row = malloc((n + 1) * sizeof *row), *src = malloc((m + 1) * sizeof *src);
+    uint32_t *row = malloc((n + 1) * sizeof *row), *rec = malloc((n + 1) * sizeof *rec);
+    uint32_t *src = malloc((m + 1) * sizeof *src);
     float *w = malloc((m + 1) * sizeof *w);
     uint8_t *act = malloc(n + 1);
-    int rc = row && src && w && act ? 0 : tv_error_set(err, TV_ENOMEM, "export: out of memory");
+    int rc =
+        row && rec && src && w && act ? 0 : tv_error_set(err, TV_ENOMEM, "export: out of memory");
     size_t k = 0;
     for (size_t j = 0; !rc && j < n; j++) {
-        row[j] = (uint32_t)k;
+        row[j] = rec[j] = (uint32_t)k;
         act[j] = p->act[j];
         if (j < p->n_in)
             continue;
@@ -280,6 +355,7 @@ static int float_rows(const struct nn_plan *p, struct out *o, const char *P, str
             src[k] = nn_idx(p->g_idx, p->row_bits, e);
             w[k] = p->g_w[e];
         }
+        rec[j] = (uint32_t)k;
         for (uint32_t e = p->r_row[j]; e < p->r_end[j]; e++, k++) {
             src[k] = (uint32_t)(n + 1) + nn_idx(p->r_idx, p->row_bits, e);
             w[k] = p->r_w[e];
@@ -288,6 +364,7 @@ static int float_rows(const struct nn_plan *p, struct out *o, const char *P, str
     if (!rc) {
         row[n] = (uint32_t)k;
         emit_array(o, P, "row", E_U32, row, n + 1);
+        emit_array(o, P, "rec", E_U32, rec, n);
         emit_array(o, P, "src", E_U32, src, m);
         emit_array(o, P, "w", E_F32, w, m);
         emit_array(o, P, "bias", E_F32, p->bias, n);
@@ -295,10 +372,45 @@ static int float_rows(const struct nn_plan *p, struct out *o, const char *P, str
         emit_array(o, P, "out_map", E_U32, p->out_map, p->n_out);
     }
     free(row);
+    free(rec);
     free(src);
     free(w);
     free(act);
     return rc;
+}
+
+/* P_predict of a float network of n neurons: v = (bias + feed-forward sum) +
+ * recurrent sum, each sum in row order from +0, as the engine's batched step
+ * adds them (stepb.c); then the activation. */
+static void emit_float_predict(struct out *o, const char *P, const struct nn_plan *p)
+{
+    size_t n = p->n;
+    emit(o,
+         "int %s_predict(const float *in, float *out)\n{\n"
+         "    uint32_t j, k;\n"
+         "    for (j = 0; j < %zu; j++)\n        %s_v[%zu + j] = %s_v[j];\n"
+         "    for (j = 0; j < %zu; j++)\n        %s_v[j] = in[j];\n"
+         "    for (j = %zu; j < %zu; j++) {\n"
+         "        float g = 0.0f, r = 0.0f, v;\n"
+         "        for (k = %s_row[j]; k < %s_rec[j]; k++)\n"
+         "            g += %s_w[k] * %s_v[%s_src[k]];\n"
+         "        v = %s_bias[j] + g;\n"
+         "        if (%s_rec[j] < %s_row[j + 1]) {\n"
+         "            for (k = %s_rec[j]; k < %s_row[j + 1]; k++)\n"
+         "                r += %s_w[k] * %s_v[%s_src[k]];\n"
+         "            v += r;\n"
+         "        }\n",
+         P, n, P, n + 1, P, p->n_in, P, p->n_in, n, P, P, P, P, P, P, P, P, P, P, P, P, P);
+    emit(o, "        switch (%s_act[j]) {\n", P);
+    for (int a = 0; a < GENOME_ACT_COUNT; a++)
+        if (float_act(a))
+            emit(o, "        case %d:\n            %s_v[j] = %s_act_%s(v);\n            break;\n",
+                 a, P, P, act_text[a].name);
+    emit(o,
+         "        default:\n            return -1;\n        }\n    }\n"
+         "    for (k = 0; k < %zu; k++)\n        out[k] = %s_v[%s_out_map[k]];\n"
+         "    return 0;\n}\n",
+         p->n_out, P, P);
 }
 
 int nn_net_export_c(const struct genome *g, const char *P, struct tv_buf *b, struct tv_error *err)
@@ -317,8 +429,9 @@ int nn_net_export_c(const struct genome *g, const char *P, struct tv_buf *b, str
     size_t n = p->n;
     emit_head(&o, P, U, "a float", p->n_in, p->n_out);
     emit(&o,
-         "/* %zu neurons; sums in row order, so the last bits may differ from trevo's\n"
-         " * engine; %s_predict_int8 is not available (-1) for a float network */\n",
+         "/* %zu neurons; the sums of trevo's batched engine, so its bits (a step of\n"
+         " * batch 1 sums rows of 3 or more edges in another order: the last bits may\n"
+         " * differ); %s_predict_int8 is not available (-1) for a float network */\n",
          n, P);
     rc = float_rows(p, &o, P, err);
     if (!rc) {
@@ -329,26 +442,8 @@ int nn_net_export_c(const struct genome *g, const char *P, struct tv_buf *b, str
              "int %s_predict_int8(const int8_t *in, int8_t *out)\n{\n"
              "    (void)in;\n    (void)out;\n    return -1;\n}\n\n",
              P, n + 1, P, n + 1, P, P);
-        emit(&o,
-             "int %s_predict(const float *in, float *out)\n{\n"
-             "    uint32_t j, k;\n"
-             "    for (j = 0; j < %zu; j++)\n        %s_v[%zu + j] = %s_v[j];\n"
-             "    for (j = 0; j < %zu; j++)\n        %s_v[j] = in[j];\n"
-             "    for (j = %zu; j < %zu; j++) {\n"
-             "        float v = %s_bias[j];\n"
-             "        for (k = %s_row[j]; k < %s_row[j + 1]; k++)\n"
-             "            v += %s_w[k] * %s_v[%s_src[k]];\n",
-             P, n, P, n + 1, P, p->n_in, P, p->n_in, n, P, P, P, P, P, P);
-        emit(&o, "        switch (%s_act[j]) {\n", P);
-        for (int a = 0; a < GENOME_ACT_COUNT; a++)
-            if (float_act(a))
-                emit(&o, "        case %d:\n            %s_v[j] = %s;\n            break;\n", a, P,
-                     float_act(a));
-        emit(&o,
-             "        default:\n            return -1;\n        }\n    }\n"
-             "    for (k = 0; k < %zu; k++)\n        out[k] = %s_v[%s_out_map[k]];\n"
-             "    return 0;\n}\n",
-             p->n_out, P, P);
+        emit_acts(&o, P);
+        emit_float_predict(&o, P, p);
         rc = o.rc;
     }
     nn_plan_free(p);

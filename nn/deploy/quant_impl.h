@@ -1,8 +1,9 @@
 /*
  * quant_impl.h -- private to nn/ (quant.c, qnet.c, int8.c, export.c): the
- * integer arithmetic every int8 path shares, and the flat form of a
- * quantized network that the C export prints and the engine keeps (without
- * its rows: int8.c stores the edges in chunks of 16 neurons).
+ * integer arithmetic every int8 path shares (quant_arith.h, which the C
+ * export also writes out), and the flat form of a quantized network that the
+ * C export prints and the engine keeps (without its rows: int8.c stores the
+ * edges in chunks of 16 neurons).
  *
  * The flat form codes each value as u = q + 128 (uint8), so that a sum is
  *     acc_j = fbias_j + sum_edges w * u_src        (fbias folds -w (z_src + 128))
@@ -19,49 +20,7 @@
 
 #include "nn_impl.h"
 #include "quant.h"
-
-/* Rounds half away from zero, for |x| < 2^23 (callers clamp first). */
-static inline int32_t nn_q_round(float x)
-{
-    int32_t t = (int32_t)x; /* toward zero */
-    float f = x - (float)t; /* exact */
-    if (f >= 0.5f)
-        t++;
-    else if (f <= -0.5f)
-        t--;
-    return t;
-}
-
-/* u = clamp(round(x / scale) + zp, -128, 127) + 128; NaN gives zp. */
-static inline uint8_t nn_q_input(float x, float scale, int32_t zp)
-{
-    float t = x / scale;
-    if (!(t == t))
-        t = 0.0f;
-    if (t > 1000.0f)
-        t = 1000.0f;
-    if (t < -1000.0f)
-        t = -1000.0f;
-    int32_t q = nn_q_round(t) + zp;
-    q = q < -128 ? -128 : q > 127 ? 127 : q;
-    return (uint8_t)(q + 128);
-}
-
-/* floor(x / 2^sh), without relying on the sign of >> on negative numbers. */
-static inline int64_t nn_q_floor_shift(int64_t x, unsigned sh)
-{
-    return x >= 0 ? x >> sh : ~((~x) >> sh);
-}
-
-/* The requantized pre-activation as a table index u in [0, 255]:
- * clamp(floor((acc * mult + 2^(sh-1)) / 2^sh) + pzp, -128, 127) + 128. */
-static inline uint32_t nn_q_requant(int32_t acc, int32_t mult, unsigned sh, int32_t pzp)
-{
-    int64_t t = (int64_t)acc * mult + (sh ? (int64_t)1 << (sh - 1) : 0);
-    int64_t r = nn_q_floor_shift(t, sh) + pzp;
-    r = r < -128 ? -128 : r > 127 ? 127 : r;
-    return (uint32_t)(r + 128);
-}
+#include "quant_arith.h" /* the integer arithmetic: nn_q_input, nn_q_requant, ... */
 
 /* The flat form (see the top of this file). The caller points the arrays at
  * memory of the sizes nn_qflat_sizes gives, and nn_qflat_fill fills them. */

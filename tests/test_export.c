@@ -1,0 +1,401 @@
+/* test_export.c -- nn/deploy/export.c: exported C files, compiled with cc and
+ * run, give the engine's bits. A network per activation: every one the float
+ * export writes, and every one through quantization (int8), on inputs that
+ * include +-0, +-inf and NaN, against the engine at batch 1 and batched, on
+ * every SIMD target this CPU runs; the activation functions of the float file
+ * against nn_act_apply; the float file's sums against the batched engine's.
+ * (The formulas have one home each, nn/act.def and nn/deploy/quant_arith.h,
+ * which the engine compiles and the export writes out.) */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "failalloc.h"
+#include "nn.h"
+#include "quant.h"
+#include "testutil.h"
+
+/* The inputs, as bits: the special values, then ordinary ones (some past any
+ * calibrated range). */
+static const uint32_t inputs[] = {
+    0x00000000u, /* +0 */
+    0x80000000u, /* -0 */
+    0x7f800000u, /* +inf */
+    0xff800000u, /* -inf */
+    0x7fc00000u, /* NaN */
+    0xffc00000u, /* -NaN */
+    0x7fc12345u, /* a NaN with a payload */
+    0xffa00001u, /* a negative signaling NaN */
+    0x3f800000u, /* 1 */
+    0xbf800000u, /* -1 */
+    0x3f000000u, /* 0.5 */
+    0xc0200000u, /* -2.5 */
+    0x00000001u, /* the smallest subnormal */
+    0x80000001u, /* its negative */
+    0x7f7fffffu, /* FLT_MAX */
+    0xff7fffffu, /* -FLT_MAX */
+    0x40490fdbu, /* pi */
+    0xc2c80000u, /* -100 */
+};
+#define N_INPUTS (sizeof inputs / sizeof inputs[0])
+
+static float f32(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static uint32_t bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+/* ---- the exported file, built and run ----------------------------------------- */
+
+/* The driver includes the exported file (prefix trevo_net, one output), so
+ * that it can call its static functions and read its static values. Each
+ * line of its input is a row: 1 to reset first (else 0), then the bits of
+ * the inputs in hex. For each row it prints the bits of the output of
+ * trevo_net_predict, then the output's int8 value (an int8 file) or the bits
+ * of ACT(first input) (a float file, ACT defined). */
+static const char driver_c[] =
+    "#include \"net.c\"\n"
+    "#include <stdio.h>\n"
+    "static float from_bits(unsigned long u)\n"
+    "{\n"
+    "    union { uint32_t u; float f; } b;\n"
+    "    b.u = (uint32_t)u;\n"
+    "    return b.f;\n"
+    "}\n"
+    "static unsigned long to_bits(float f)\n"
+    "{\n"
+    "    union { uint32_t u; float f; } b;\n"
+    "    b.f = f;\n"
+    "    return b.u;\n"
+    "}\n"
+    "int main(void)\n"
+    "{\n"
+    "    float in[TREVO_NET_N_INPUTS], out[1];\n"
+    "    unsigned long u;\n"
+    "    int reset, k;\n"
+    "    while (scanf(\"%d\", &reset) == 1) {\n"
+    "        for (k = 0; k < TREVO_NET_N_INPUTS; k++) {\n"
+    "            if (scanf(\"%lx\", &u) != 1)\n"
+    "                return 1;\n"
+    "            in[k] = from_bits(u);\n"
+    "        }\n"
+    "        if (reset)\n"
+    "            trevo_net_reset();\n"
+    "        if (trevo_net_predict(in, out))\n"
+    "            return 1;\n"
+    "#ifdef ACT\n"
+    "        printf(\"%08lx %08lx\\n\", to_bits(out[0]), to_bits(ACT(in[0])));\n"
+    "#else\n"
+    "        printf(\"%08lx %d\\n\", to_bits(out[0]), (int)trevo_net_v[trevo_net_out_map[0]] - "
+    "128);\n"
+    "#endif\n"
+    "    }\n"
+    "    return 0;\n"
+    "}\n";
+
+static void write_file(const char *name, const void *data, size_t n)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", tu_tmpdir(), name);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(data, 1, n, f), n);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* Rows for the driver. */
+struct rows {
+    size_t n, n_in;
+    const uint32_t *in; /* [n][n_in] bits */
+    const int *reset;   /* [n] 1: reset before the row; NULL: never */
+};
+
+/* The exported file c (one output) run on rows r: out[i] the bits of the
+ * output of row i, aux[i] its int8 value or the bits of act(first input)
+ * (act_fn: the name of the file's function, NULL for an int8 file). The file
+ * must compile as strict C99 without a warning, and link without libm. */
+static void run_export(const struct tv_buf *c, const char *act_fn, const struct rows *r,
+                       uint32_t *out, long *aux)
+{
+    write_file("net.c", c->data, c->len);
+    write_file("driver.c", driver_c, sizeof driver_c - 1);
+    char *text = malloc(r->n * (2 + 9 * r->n_in) + 1), *p = text;
+    assert_non_null(text);
+    for (size_t i = 0; i < r->n; i++) {
+        p += sprintf(p, "%d", r->reset ? r->reset[i] : 0);
+        for (size_t k = 0; k < r->n_in; k++)
+            p += sprintf(p, " %08lx", (unsigned long)r->in[i * r->n_in + k]);
+        *p++ = '\n';
+    }
+    write_file("in.txt", text, (size_t)(p - text));
+    free(text);
+    const char *cc = getenv("CC") ? getenv("CC") : "cc", *d = tu_tmpdir();
+    char cmd[2048], def[128] = "";
+    if (act_fn)
+        snprintf(def, sizeof def, "-DACT=%s", act_fn);
+    snprintf(cmd, sizeof cmd,
+             "%s -std=c99 -pedantic -Wall -Wextra -Werror -O2 -ffp-contract=off %s '%s/driver.c' "
+             "-o '%s/driver' && '%s/driver' <'%s/in.txt' >'%s/out.txt'",
+             cc, def, d, d, d, d, d);
+    if (system(cmd) != 0) {
+        print_error("could not build or run the export: %s\n", cmd);
+        fail();
+    }
+    char path[512];
+    snprintf(path, sizeof path, "%s/out.txt", d);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    for (size_t i = 0; i < r->n; i++) {
+        unsigned long o, x;
+        if (act_fn) {
+            assert_int_equal(fscanf(f, "%lx %lx", &o, &x), 2);
+            aux[i] = (long)x;
+        } else {
+            assert_int_equal(fscanf(f, "%lx %ld", &o, &aux[i]), 2);
+        }
+        out[i] = (uint32_t)o;
+    }
+    fclose(f);
+}
+
+/* ---- the engine ----------------------------------------------------------------- */
+
+/* Whether this CPU runs target t for plan p. */
+static int target_runs(const struct nn_plan *p, int t)
+{
+    struct tv_error err = {0};
+    struct nn_state *s;
+    assert_ok(nn_state_new(p, 1, &s, &err), &err);
+    int ok = nn_state_set_target(s, t, &(struct tv_error){0}) == 0;
+    nn_state_free(s);
+    return ok;
+}
+
+/* Plan p (one input, one output) on `inputs`, on every target this CPU runs:
+ * at batch 1 (an input per step) and batched (every input in one step), each
+ * checked against want (the bits of the outputs) and want8 (the int8 outputs
+ * of an int8 plan, else NULL). */
+static void expect_engine(const struct nn_plan *p, const uint32_t *want, const long *want8)
+{
+    struct tv_error err = {0};
+    float in[N_INPUTS], out[N_INPUTS];
+    int8_t o8[N_INPUTS] = {0};
+    for (size_t i = 0; i < N_INPUTS; i++)
+        in[i] = f32(inputs[i]);
+    for (int t = 0; t < NN_TARGET_COUNT; t++) {
+        if (!target_runs(p, t))
+            continue;
+        for (size_t batch = 1; batch <= N_INPUTS; batch += N_INPUTS - 1) {
+            struct nn_state *s;
+            assert_ok(nn_state_new(p, batch, &s, &err), &err);
+            assert_ok(nn_state_set_target(s, t, &err), &err);
+            for (size_t i = 0; i < N_INPUTS; i += batch) {
+                nn_step(s, in + i, out + i);
+                if (want8)
+                    nn_qstate_read_int8(s, o8 + i);
+            }
+            for (size_t i = 0; i < N_INPUTS; i++) {
+                if (bits(out[i]) != want[i] || (want8 && o8[i] != want8[i])) {
+                    print_error("input %08lx, target %d, batch %zu: the engine gives %08lx (int8 "
+                                "%d), the export %08lx (int8 %ld; 0 for a float network)\n",
+                                (unsigned long)inputs[i], t, batch, (unsigned long)bits(out[i]),
+                                o8[i], (unsigned long)want[i], want8 ? want8[i] : 0);
+                    fail();
+                }
+            }
+            nn_state_free(s);
+        }
+    }
+}
+
+/* in -> out: out = act(-0 + 1 * in), one connection, so that every sum is
+ * exact and the input reaches the activation as it is (the engine's sums
+ * start at +0, so a -0 arrives as +0). */
+static void build_one(struct genome *g, int act)
+{
+    struct tv_error err = {0};
+    genome_reset(g);
+    assert_ok(genome_add_neuron(g, 0, GENOME_INPUT, GENOME_ACT_IDENTITY, 0, 0, &err), &err);
+    assert_ok(genome_add_neuron(g, 1, GENOME_OUTPUT, act, -0.0f, 1, &err), &err);
+    assert_ok(genome_add_conn(g, 0, 1, 1.0f, &err), &err);
+}
+
+/* ---- the tests ------------------------------------------------------------------ */
+
+/* `inputs`, a row each. */
+static const struct rows one_input = {N_INPUTS, 1, inputs, NULL};
+
+static void test_nn_net_export_c_every_activation_gives_the_engine_bits(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    struct genome g;
+    genome_init(&g);
+    int written = 0;
+    for (int a = 0; a < GENOME_ACT_COUNT; a++) {
+        build_one(&g, a);
+        struct tv_buf c = {0};
+        int rc = nn_net_export_c(&g, "trevo_net", &c, &err);
+        if (rc) { /* the others need libm */
+            assert_error(rc, &err, TV_EINVAL, "which needs libm");
+            tv_buf_free(&c);
+            continue;
+        }
+        written++;
+        char fn[64];
+        snprintf(fn, sizeof fn, "trevo_net_act_%s", genome_act_name(a));
+        uint32_t out[N_INPUTS];
+        long act[N_INPUTS];
+        run_export(&c, fn, &one_input, out, act);
+        for (size_t i = 0; i < N_INPUTS; i++) { /* the formula itself, -0 too */
+            uint32_t want = bits(nn_act_apply(a, f32(inputs[i])));
+            if ((uint32_t)act[i] != want) {
+                print_error("%s(%08lx): the export gives %08lx, nn_act_apply %08lx\n", fn,
+                            (unsigned long)inputs[i], (unsigned long)act[i], (unsigned long)want);
+                fail();
+            }
+        }
+        if (a == GENOME_ACT_IDENTITY) { /* what reaches the activation */
+            assert_int_equal(out[0], 0x00000000u);
+            assert_int_equal(out[1], 0x00000000u); /* the sum turned -0 into +0 */
+            for (size_t i = 2; i < 8; i++)
+                assert_int_equal(out[i], inputs[i] | (i == 7 ? 0x00400000u : 0)); /* quieted */
+        }
+        for (int way = NN_WAY_AUTO; way <= NN_WAY_SCATTER; way++) {
+            struct nn_opts o = {.way = way};
+            struct nn_plan *p;
+            assert_ok(nn_plan_compile(&g, &o, &p, &err), &err);
+            expect_engine(p, out, NULL);
+            nn_plan_free(p);
+        }
+        tv_buf_free(&c);
+    }
+    assert_int_equal(written, 4); /* identity, relu, abs, step */
+    genome_release(&g);
+}
+
+static void test_nn_qnet_export_c_every_activation_gives_the_engine_bits(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    struct genome g;
+    genome_init(&g);
+    const float cal[] = {-3, -1.5f, -0.25f, 0, 0.5f, 1, 2, 3};
+    for (int a = 0; a < GENOME_ACT_COUNT; a++) {
+        build_one(&g, a);
+        struct nn_calib *cb;
+        assert_ok(nn_calib_new(&g, NULL, &cb, &err), &err);
+        assert_ok(nn_calib_run(cb, cal, sizeof cal / sizeof cal[0], 0, &err), &err);
+        struct nn_qnet *q;
+        assert_ok(nn_quantize(cb, &q, &err), &err);
+        struct tv_buf c = {0};
+        assert_ok(nn_qnet_export_c(q, "trevo_net", &c, &err), &err);
+        uint32_t out[N_INPUTS];
+        long o8[N_INPUTS];
+        run_export(&c, NULL, &one_input, out, o8);
+        /* what reaches the input's quantization: -0 and NaN are 0 there,
+         * +-inf the ends of the range, as +-FLT_MAX */
+        for (size_t i = 1; i < 8; i++)
+            if (i != 2 && i != 3)
+                assert_int_equal(o8[i], o8[0]);
+        assert_int_equal(o8[2], o8[14]);
+        assert_int_equal(o8[3], o8[15]);
+        struct nn_plan *p;
+        assert_ok(nn_qplan_compile(q, &p, &err), &err);
+        expect_engine(p, out, o8);
+        nn_plan_free(p);
+        tv_buf_free(&c);
+        nn_qnet_free(q);
+        nn_calib_free(cb);
+    }
+    genome_release(&g);
+}
+
+/* 3 inputs -> 2 hidden (relu, abs) -> 1 output (identity): rows of 2 to 5
+ * feed-forward edges and recurrent ones (a self loop, the output back into a
+ * hidden neuron). The float file sums as the batched engine does, so lane b
+ * of a batched state gives the bits of the file run on sequence b. */
+static void test_nn_net_export_c_sums_as_the_batched_engine(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    struct genome g;
+    genome_init(&g);
+    for (uint32_t i = 0; i < 3; i++)
+        assert_ok(genome_add_neuron(&g, i, GENOME_INPUT, GENOME_ACT_IDENTITY, 0, 0, &err), &err);
+    assert_ok(genome_add_neuron(&g, 3, GENOME_OUTPUT, GENOME_ACT_IDENTITY, 0.1f, 1, &err), &err);
+    assert_ok(genome_add_neuron(&g, 4, GENOME_HIDDEN, GENOME_ACT_RELU, -0.3f, 0.5f, &err), &err);
+    assert_ok(genome_add_neuron(&g, 5, GENOME_HIDDEN, GENOME_ACT_ABS, 0.7f, 0.5f, &err), &err);
+    const float w[][3] = {{0, 3, 0.3f},  {0, 4, 1.7f},  {0, 5, -0.9f}, {1, 3, 0.55f},
+                          {1, 4, -1.1f}, {1, 5, 0.35f}, {2, 3, -0.7f}, {2, 4, 0.45f},
+                          {4, 3, 1.3f},  {5, 3, -0.6f}, {4, 4, 0.8f},  {3, 5, -0.45f}};
+    for (size_t e = 0; e < sizeof w / sizeof w[0]; e++)
+        assert_ok(genome_add_conn(&g, (uint32_t)w[e][0], (uint32_t)w[e][1], w[e][2], &err), &err);
+    struct tv_buf c = {0};
+    assert_ok(nn_net_export_c(&g, "trevo_net", &c, &err), &err);
+    /* LANES sequences of STEPS steps: sequence b is lane b of the batched
+     * state, and rows b * STEPS .. of the file's run (a reset first) */
+    enum { STEPS = 8, LANES = 17 };
+    struct tv_rng rng;
+    tv_rng_init(&rng, 27, 0, 0);
+    uint32_t in[LANES * STEPS * 3], out[LANES * STEPS];
+    int reset[LANES * STEPS];
+    long aux[LANES * STEPS];
+    for (size_t i = 0; i < LANES * STEPS; i++) {
+        reset[i] = i % STEPS == 0;
+        for (size_t k = 0; k < 3; k++)
+            in[i * 3 + k] = bits((float)(4.0 * tv_rng_uniform(&rng) - 2.0));
+    }
+    const struct rows r = {LANES * STEPS, 3, in, reset};
+    run_export(&c, NULL, &r, out, aux);
+    struct nn_opts o = {.way = NN_WAY_GATHER};
+    struct nn_plan *p;
+    assert_ok(nn_plan_compile(&g, &o, &p, &err), &err);
+    for (int t = 0; t < NN_TARGET_COUNT; t++) {
+        if (!target_runs(p, t))
+            continue;
+        struct nn_state *s;
+        assert_ok(nn_state_new(p, LANES, &s, &err), &err);
+        assert_ok(nn_state_set_target(s, t, &err), &err);
+        for (size_t step = 0; step < STEPS; step++) {
+            float x[LANES * 3], y[LANES];
+            for (size_t b = 0; b < LANES; b++)
+                for (size_t k = 0; k < 3; k++)
+                    x[b * 3 + k] = f32(in[(b * STEPS + step) * 3 + k]);
+            nn_step(s, x, y);
+            for (size_t b = 0; b < LANES; b++)
+                if (bits(y[b]) != out[b * STEPS + step]) {
+                    print_error("target %d, lane %zu, step %zu: the engine gives %08lx, the "
+                                "export %08lx\n",
+                                t, b, step, (unsigned long)bits(y[b]),
+                                (unsigned long)out[b * STEPS + step]);
+                    fail();
+                }
+        }
+        nn_state_free(s);
+    }
+    nn_plan_free(p);
+    tv_buf_free(&c);
+    genome_release(&g);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_nn_net_export_c_every_activation_gives_the_engine_bits),
+        cmocka_unit_test(test_nn_qnet_export_c_every_activation_gives_the_engine_bits),
+        cmocka_unit_test(test_nn_net_export_c_sums_as_the_batched_engine),
+    };
+    return cmocka_run_group_tests(tests, tu_tmpdir_setup, tu_tmpdir_teardown);
+}
