@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# make install into a temporary prefix, then the README's library example
-# (taken from README.md between its two marker comments, so there is one copy
-# of it) built with pkg-config, shared and static, and run on an XOR champion
+# make install into a temporary prefix, then the library example of
+# docs/library.md (taken from between its two marker comments, so there is one
+# copy of it) built with pkg-config, shared and static, and run on an XOR champion
 # (text and msgpack) and on a recurrent network (sequences split by a blank
 # line): its outputs must be those of `trevo net eval`. Then make uninstall:
 # an empty prefix is left empty, a prefix holding other files is left as it
@@ -56,18 +56,18 @@ export PKG_CONFIG_PATH=$p/lib/pkgconfig
 [ "$(echo $(pkg-config --libs trevo))" = "-L$p/lib -ltrevo" ] || fail "libs: $(pkg-config --libs trevo)"
 pkg-config --static --libs trevo | grep -q -- "-lmsgpackc" || fail "--static: no -lmsgpackc"
 
-# ---- the README's program, built against the installed library -------------
+# ---- docs/library.md's program, built against the installed library ---------
 sed -n '/^<!-- library-example begin -->$/,/^<!-- library-example end -->$/p' \
-    "$here/README.md" | sed '1,2d;$d' | sed '$d' >"$dir/run_net.c"
-grep -q "nn_plan_compile" "$dir/run_net.c" || fail "no library example between the markers in README.md"
+    "$here/docs/library.md" | sed '1,2d;$d' | sed '$d' >"$dir/run_net.c"
+grep -q "nn_plan_compile" "$dir/run_net.c" || fail "no library example between the markers in docs/library.md"
 cc "${san[@]}" -std=c11 -Wall -Wextra -Wpedantic -Werror $(pkg-config --cflags trevo) "$dir/run_net.c" \
     $(pkg-config --libs trevo) -Wl,-rpath,"$p/lib" -o "$dir/run_net" ||
-    fail "the README's program does not build against the installed trevo"
+    fail "docs/library.md's program does not build against the installed trevo"
 readelf -d "$dir/run_net" | grep -q "NEEDED.*libtrevo.so.0" || fail "run_net does not use libtrevo.so.0"
 progs=("$dir/run_net")
 if [ ${#san[@]} -eq 0 ]; then
     cc -static $(pkg-config --cflags trevo) "$dir/run_net.c" $(pkg-config --static --libs trevo) \
-        -o "$dir/run_net_static" || fail "the README's program does not link -static"
+        -o "$dir/run_net_static" || fail "docs/library.md's program does not link -static"
     readelf -d "$dir/run_net_static" 2>/dev/null | grep -q NEEDED && fail "run_net_static is not static"
     progs+=("$dir/run_net_static")
 fi

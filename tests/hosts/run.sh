@@ -70,7 +70,7 @@ cd "$dir"
 printf '198.18.0.1 slots=2\n198.18.0.2 slots=2\n' >hosts
 
 on() { local h=$1; shift; ip netns exec "trevo-h$h" "$@"; }
-# The settings that matter over TCP (README "Running on a cluster"): TCP
+# The settings that matter over TCP (docs/clusters.md): TCP
 # between ranks, only the cluster's subnet for MPI and for Open MPI's own
 # out-of-band channel, and keepalive on that channel so that a host that
 # stops answering (partition, power loss) ends the job in about
