@@ -27,7 +27,7 @@ DEB_PKGS = build-essential libopenmpi-dev openmpi-bin libsqlite3-dev sqlite3 lib
            libcmocka-dev libinih-dev libopenblas-dev clang libclang-rt-14-dev clang-format \
            valgrind gnuplot-nox graphviz
 DEB_PKGS += zlib1g-dev dataset-fashion-mnist
-# make install's test: pkg-config builds the README's program, groff checks the man page.
+# make install's test: pkg-config builds docs/library.md's program, groff checks the man page.
 DEB_PKGS += pkgconf groff-base
 SUDO = $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 

@@ -2,7 +2,7 @@
  * schema.c -- the SQL of the store: schema version 4 (tables, indexes,
  * views) as one script, run in the transaction that creates a database,
  * and the migrations from older versions. See store.h for the invariants
- * and the README for the views.
+ * and docs/sql.md for the views.
  *
  * Keys: individuals, genomes, generations, species and checkpoints are
  * WITHOUT ROWID tables keyed by (run_id, ...), so the rows of one run and one
@@ -36,7 +36,7 @@
  * running maximum is the best fitness of the smaller ones; the champion
  * test (a classify run's validation accuracy) is looked up only for the
  * rows of the front. "The smallest network with fitness >= X" is the first
- * row of the front with fitness >= X (README). */
+ * row of the front with fitness >= X (docs/sql.md). */
 #define V_FRONT "CREATE VIEW v_front AS\n" STORE_FRONT_SELECT ";\n"
 
 const char *const store_schema_sql[] = {
@@ -186,7 +186,7 @@ const char *const store_schema_sql[] = {
     /* Lineage of the champion of each run's last closed generation. UNION
      * keeps each ancestor once however many paths lead to it (crossover makes
      * a DAG); depth counts generations back. For any other individual, the
-     * same CTE with another start (README-views.md). */
+     * same CTE with another start (docs/sql.md). */
     "CREATE VIEW v_champion_lineage AS\n"
     "WITH RECURSIVE lin(run_id, root, ancestor) AS (\n"
     "  SELECT g.run_id, g.champion, g.champion FROM generations g\n"

@@ -23,7 +23,7 @@ extern const char *const *const store_migration_sql[];
  * running maximum is the best fitness of the smaller ones; the champion
  * test (a classify run's validation accuracy) is looked up only for the
  * rows of the front. "The smallest network with fitness >= X" is the
- * front's first row with fitness >= X (README). The body of the view
+ * front's first row with fitness >= X (docs/sql.md). The body of the view
  * v_front, and of store_front_load's query (which also reads a version 3
  * file opened read-only, which has no view yet). */
 #define STORE_FRONT_SELECT                                                                         \
