@@ -50,13 +50,7 @@ static void scramble_ids(struct genome *g, uint32_t mul, uint32_t add)
 static void random_graph(struct genome *g, struct tv_rng *rng, int hidden_act)
 {
     struct tv_error err = {0};
-    struct genome_graph_spec sp = {0};
-    sp.n_in = 1 + tv_rng_below(rng, 5);
-    sp.n_out = 1 + tv_rng_below(rng, 4);
-    sp.n_neurons = sp.n_in + sp.n_out + tv_rng_below(rng, 60);
-    sp.n_conns = tv_rng_below(rng, (uint32_t)(6 * sp.n_neurons));
-    sp.n_levels = 1 + tv_rng_below(rng, 8);
-    sp.rec_rate = tv_rng_uniform(rng) * 0.4;
+    struct genome_graph_spec sp = tu_random_graph_spec(rng, 5, 4, 60, 8, 0.4);
     sp.weight_sd = 1.0 / sqrt(1.0 + (double)sp.n_conns / (double)sp.n_neurons);
     sp.hidden_act = hidden_act;
     sp.out_act = (int)tv_rng_below(rng, GENOME_ACT_COUNT);

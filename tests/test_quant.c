@@ -98,13 +98,7 @@ static void random_net(struct genome *g, struct tv_rng *rng)
         tu_random_genome(g, rng, 6);
         return;
     }
-    struct genome_graph_spec sp = {0};
-    sp.n_in = 1 + tv_rng_below(rng, 5);
-    sp.n_out = 1 + tv_rng_below(rng, 4);
-    sp.n_neurons = sp.n_in + sp.n_out + tv_rng_below(rng, 60);
-    sp.n_conns = tv_rng_below(rng, (uint32_t)(6 * sp.n_neurons));
-    sp.n_levels = 1 + tv_rng_below(rng, 8);
-    sp.rec_rate = tv_rng_uniform(rng) * 0.4;
+    struct genome_graph_spec sp = tu_random_graph_spec(rng, 5, 4, 60, 8, 0.4);
     sp.weight_sd = 1.0;
     sp.hidden_act = (int)tv_rng_below(rng, GENOME_ACT_COUNT);
     sp.out_act = (int)tv_rng_below(rng, GENOME_ACT_COUNT);

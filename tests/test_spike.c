@@ -33,13 +33,7 @@ static struct nn_spike_neuron unit(double tau_m, double tau_exc, double tau_inh,
 static void random_cuba_genome(struct genome *g, struct tv_rng *rng)
 {
     struct tv_error err = {0};
-    struct genome_graph_spec sp = {0};
-    sp.n_in = 1 + tv_rng_below(rng, 4);
-    sp.n_out = 1 + tv_rng_below(rng, 3);
-    sp.n_neurons = sp.n_in + sp.n_out + tv_rng_below(rng, 60);
-    sp.n_conns = tv_rng_below(rng, (uint32_t)(6 * sp.n_neurons));
-    sp.n_levels = 1 + tv_rng_below(rng, 6);
-    sp.rec_rate = tv_rng_uniform(rng) * 0.5;
+    struct genome_graph_spec sp = tu_random_graph_spec(rng, 4, 3, 60, 6, 0.5);
     sp.weight_sd = 1.0;
     sp.hidden_act = GENOME_ACT_IDENTITY;
     sp.out_act = GENOME_ACT_IDENTITY;

@@ -102,6 +102,25 @@ static inline void tu_random_genome(struct genome *g, struct tv_rng *rng, uint32
     }
 }
 
+/* The shape of a random NEAT-style graph (genome_build_graph): 1 to max_in
+ * inputs, 1 to max_out outputs, fewer than max_hidden more neurons, fewer
+ * than 6 connections a neuron, 1 to max_levels levels, a recurrent rate
+ * below max_rec; drawn in that order. The caller sets weight_sd and the
+ * activations. */
+static inline struct genome_graph_spec tu_random_graph_spec(struct tv_rng *rng, uint32_t max_in,
+                                                            uint32_t max_out, uint32_t max_hidden,
+                                                            uint32_t max_levels, double max_rec)
+{
+    struct genome_graph_spec sp = {0};
+    sp.n_in = 1 + tv_rng_below(rng, max_in);
+    sp.n_out = 1 + tv_rng_below(rng, max_out);
+    sp.n_neurons = sp.n_in + sp.n_out + tv_rng_below(rng, max_hidden);
+    sp.n_conns = tv_rng_below(rng, (uint32_t)(6 * sp.n_neurons));
+    sp.n_levels = 1 + tv_rng_below(rng, max_levels);
+    sp.rec_rate = tv_rng_uniform(rng) * max_rec;
+    return sp;
+}
+
 /* Replaces some weights and biases by awkward but finite floats: -0, the
  * smallest denormal, the largest float, values that need 9 digits. */
 static inline void tu_spice_floats(struct genome *g, struct tv_rng *rng)
