@@ -159,9 +159,25 @@ static inline void tu_small_genome(struct genome *g)
     assert_ok(genome_add_conn(g, 10, 10, -0.1f, &err), &err);
 }
 
+/* A fixture for tests of one genome: empty at the start, released after the
+ * test, even when an assertion fails (TU_GENOME_TEST(test) in the test
+ * table); the test takes it with `struct genome *g = *state;`. */
+static inline int tu_genome_setup(void **state)
+{
+    *state = genome_new();
+    return *state ? 0 : -1;
+}
+static inline int tu_genome_teardown(void **state)
+{
+    genome_free(*state);
+    return 0;
+}
+#define TU_GENOME_TEST(test)                                                                       \
+    cmocka_unit_test_setup_teardown(test, tu_genome_setup, tu_genome_teardown)
+
 /* A fixture for tests of two genomes: both empty at the start, released
- * after the test (cmocka_unit_test_setup_teardown(test, tu_pair_setup,
- * tu_pair_teardown)); the test takes it with `struct tu_pair *t = *state;`. */
+ * after the test (TU_PAIR_TEST(test) in the test table); the test takes it
+ * with `struct tu_pair *t = *state;`. */
 struct tu_pair {
     struct genome a, b;
     struct tv_error err;
@@ -179,6 +195,7 @@ static inline int tu_pair_teardown(void **state)
     free(t);
     return 0;
 }
+#define TU_PAIR_TEST(test) cmocka_unit_test_setup_teardown(test, tu_pair_setup, tu_pair_teardown)
 
 /* A layered genome of sizes[0..n) (inputs, relu hidden layers, identity
  * outputs), every adjacent pair full, weights N(0, sd^2) drawn from
