@@ -108,11 +108,9 @@ static size_t compare_with_reference(const struct genome *g, const struct nn_opt
 
 static void test_nn_step_matches_reference_on_random_graphs(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_rng rng;
     tv_rng_init(&rng, 3, 1, 4);
-    struct genome g;
-    genome_init(&g);
     static const size_t batches[] = {1, 5, 16, 37, 70};
     size_t compared = 0, n_tiled_plans = 0;
     struct tv_error err = {0};
@@ -120,30 +118,27 @@ static void test_nn_step_matches_reference_on_random_graphs(void **state)
         int act = (int)tv_rng_below(&rng, GENOME_ACT_COUNT);
         if (it % 3 == 0)
             act = GENOME_ACT_RELU; /* zero skipping gets real zeros */
-        random_graph(&g, &rng, act);
+        random_graph(g, &rng, act);
         /* tile_neurons 1: the smallest chunks the plan allows (tiled form) */
         struct nn_opts o = {(int)(it % 3), it % 7 == 0 ? 32 : 0, NULL, 0, it % 2 ? 1 : 0, 0};
-        compared += compare_with_reference(&g, &o, 1, 6, &rng);
+        compared += compare_with_reference(g, &o, 1, 6, &rng);
         if (it % 4 == 0 || (it % 4 == 1 && it % 3 == 0))
-            compared += compare_with_reference(&g, &o, batches[(it / 4) % 5], 6, &rng);
+            compared += compare_with_reference(g, &o, batches[(it / 4) % 5], 6, &rng);
         struct nn_plan *p;
-        assert_int_equal(nn_plan_compile(&g, &o, &p, &err), 0);
+        assert_int_equal(nn_plan_compile(g, &o, &p, &err), 0);
         n_tiled_plans += nn_plan_n_chunks(p) > 0;
         nn_plan_free(p);
     }
     assert_true(compared > 50000);
     assert_true(n_tiled_plans > 300); /* the tiled form was exercised */
-    genome_release(&g);
 }
 
 static void test_nn_step_matches_reference_on_layered_genomes(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_rng rng;
     tv_rng_init(&rng, 9, 2, 6);
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
     for (int it = 0; it < 40; it++) {
         uint32_t sizes[5] = {1 + tv_rng_below(&rng, 40), 1 + tv_rng_below(&rng, 80),
                              1 + tv_rng_below(&rng, 80), 1 + tv_rng_below(&rng, 80),
@@ -156,14 +151,13 @@ static void test_nn_step_matches_reference_on_layered_genomes(void **state)
                                            it % 2 ? GENOME_ACT_RELU : GENOME_ACT_TANH,
                                            GENOME_ACT_SIGMOID,
                                            0.3};
-        assert_int_equal(genome_build_layered(&g, &spec, &rng, &err), 0);
+        assert_int_equal(genome_build_layered(g, &spec, &rng, &err), 0);
         for (int way = 0; way < 3; way++) {
             struct nn_opts o = {way, 0, NULL, 0, it % 2 ? 1 : 0, 0};
-            compare_with_reference(&g, &o, 1, 5, &rng);
-            compare_with_reference(&g, &o, 1 + tv_rng_below(&rng, 90), 4, &rng);
+            compare_with_reference(g, &o, 1, 5, &rng);
+            compare_with_reference(g, &o, 1 + tv_rng_below(&rng, 90), 4, &rng);
         }
     }
-    genome_release(&g);
 }
 
 /* One step of sample-major state a (of plan p) on `in`, and of feature-major
@@ -187,20 +181,18 @@ static void step_both_layouts(const struct nn_plan *p, struct nn_state *a, struc
  * whatever the index width. */
 static void test_nn_step_bits_do_not_depend_on_batch_size_or_index_width(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_rng rng;
     tv_rng_init(&rng, 5, 5, 5);
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
     for (int it = 0; it < 100; it++) {
-        random_graph(&g, &rng, it % 2 ? GENOME_ACT_RELU : GENOME_ACT_TANH);
+        random_graph(g, &rng, it % 2 ? GENOME_ACT_RELU : GENOME_ACT_TANH);
         size_t tile = it % 2 ? 1 : 0; /* 1: tiled, the smallest chunks allowed */
         struct nn_opts o16 = {it % 3, 16, NULL, 0, tile, 0}, o32 = {it % 3, 32, NULL, 0, tile, 0};
         struct nn_plan *p16, *p32;
         struct nn_state *a, *b, *c, *d;
-        assert_int_equal(nn_plan_compile(&g, &o16, &p16, &err), 0);
-        assert_int_equal(nn_plan_compile(&g, &o32, &p32, &err), 0);
+        assert_int_equal(nn_plan_compile(g, &o16, &p16, &err), 0);
+        assert_int_equal(nn_plan_compile(g, &o32, &p32, &err), 0);
         assert_int_equal(nn_plan_index_bits(p16), 16);
         assert_int_equal(nn_plan_index_bits(p32), 32);
         assert_int_equal(nn_state_new(p16, 3, &a, &err), 0);
@@ -242,7 +234,6 @@ static void test_nn_step_bits_do_not_depend_on_batch_size_or_index_width(void **
         nn_plan_free(p16);
         nn_plan_free(p32);
     }
-    genome_release(&g);
 }
 
 /* FNV-1a over the bits of n floats, folded into h. */
@@ -359,12 +350,10 @@ static void test_nn_step_gives_the_pinned_bits_avx512f(void **state)
  * depth 0). */
 static void test_nn_step_feature_major_in_place_matches_sample_major(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_rng rng;
     tv_rng_init(&rng, 6, 6, 6);
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
     enum { B = 32 };
     float *in = malloc(B * 8 * sizeof *in);
     float *in_fm = aligned_alloc(64, (B * 8 + 16) * sizeof *in_fm); /* read in place */
@@ -374,16 +363,16 @@ static void test_nn_step_feature_major_in_place_matches_sample_major(void **stat
     assert_non_null(oa);
     assert_non_null(of);
     for (int it = 0; it < 150; it++) {
-        random_graph(&g, &rng, it % 2 ? GENOME_ACT_RELU : GENOME_ACT_TANH);
+        random_graph(g, &rng, it % 2 ? GENOME_ACT_RELU : GENOME_ACT_TANH);
         if (it % 3 == 0) /* a hidden neuron at depth 0: edges from inputs into it recur */
-            for (size_t i = 0; i < g.n_neurons; i++)
-                if (g.neurons[i].kind == GENOME_HIDDEN) {
-                    g.neurons[i].depth = 0.0f;
+            for (size_t i = 0; i < g->n_neurons; i++)
+                if (g->neurons[i].kind == GENOME_HIDDEN) {
+                    g->neurons[i].depth = 0.0f;
                     break;
                 }
         struct nn_opts o = {it % 3, 0, NULL, 0, (it / 2) % 2 ? 1 : 0, 0};
         struct nn_plan *p;
-        assert_int_equal(nn_plan_compile(&g, &o, &p, &err), 0);
+        assert_int_equal(nn_plan_compile(g, &o, &p, &err), 0);
         size_t n_in = nn_plan_n_inputs(p);
         size_t batch = it % 2 ? 16 : B;
         float *fm = in_fm + (it % 4 == 1); /* not 64-byte aligned: copied */
@@ -403,7 +392,6 @@ static void test_nn_step_feature_major_in_place_matches_sample_major(void **stat
     free(in_fm);
     free(oa);
     free(of);
-    genome_release(&g);
 }
 
 /* ---- recurrent state --------------------------------------------------------- */
@@ -426,14 +414,12 @@ static void build_accumulator(struct genome *g)
 
 static void test_nn_step_carries_recurrent_state_over_time_steps(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
-    build_accumulator(&g);
+    build_accumulator(g);
     struct nn_plan *p;
     struct nn_state *s;
-    assert_int_equal(nn_plan_compile(&g, NULL, &p, &err), 0);
+    assert_int_equal(nn_plan_compile(g, NULL, &p, &err), 0);
     assert_int_equal(nn_plan_n_recurrent(p), 2);
     assert_int_equal(nn_state_new(p, 1, &s, &err), 0);
     /* h: 1, 2+1+1=4, 3+4+4=11; out = 2h */
@@ -459,7 +445,6 @@ static void test_nn_step_carries_recurrent_state_over_time_steps(void **state)
     assert_true(ob[0] == 6.0f && ob[1] == 60.0f);
     nn_state_free(s);
     nn_plan_free(p);
-    genome_release(&g);
 }
 
 /* ---- compile: long looped graphs in linear time ---------------------------- */
@@ -523,21 +508,19 @@ static double compile_work_per_item(const struct genome *g, const struct nn_opts
  * every form it stays under the same bound. */
 static void test_nn_plan_compile_long_looped_graph_in_linear_time(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_rng rng;
     tv_rng_init(&rng, 1, 1, 1);
-    struct genome g;
-    genome_init(&g);
-    build_long_loop(&g, 60); /* small: check the values too */
+    build_long_loop(g, 60); /* small: check the values too */
     struct nn_opts o = {NN_WAY_AUTO, 0, NULL, 0, 0, 0};
-    compare_with_reference(&g, &o, 1, 8, &rng);
-    compare_with_reference(&g, &o, 7, 8, &rng);
+    compare_with_reference(g, &o, 1, 8, &rng);
+    compare_with_reference(g, &o, 7, 8, &rng);
     for (size_t tile = 1; tile <= 2; tile++) {
         o.tile_neurons = tile == 1 ? 1 : SIZE_MAX; /* the smallest chunks, or none */
         double prev = 0;
         for (uint32_t size = 1000; size <= 512000; size *= 8) {
-            build_long_loop(&g, size);
-            double w = compile_work_per_item(&g, &o);
+            build_long_loop(g, size);
+            double w = compile_work_per_item(g, &o);
             if (w > 12.0 || (prev > 0 && (w > 1.05 * prev || w < prev / 1.05)))
                 fail_msg("compile work per item: %.3f for %u neurons, %.3f for the size before "
                          "(tile_neurons %zu)",
@@ -548,13 +531,12 @@ static void test_nn_plan_compile_long_looped_graph_in_linear_time(void **state)
     struct genome_graph_spec sp = {
         3000, 20, 10, 30000, 30, 0.2, 0.3, GENOME_ACT_RELU, GENOME_ACT_IDENTITY};
     for (size_t tile = 0; tile <= 500; tile += 500) {
-        assert_int_equal(genome_build_graph(&g, &sp, &rng, &(struct tv_error){0}), 0);
+        assert_int_equal(genome_build_graph(g, &sp, &rng, &(struct tv_error){0}), 0);
         struct nn_opts ot = {NN_WAY_AUTO, 0, NULL, 0, tile, 0};
-        double w = compile_work_per_item(&g, &ot);
+        double w = compile_work_per_item(g, &ot);
         if (w < 1.0 || w > 12.0)
             fail_msg("compile work per item: %.3f (tile_neurons %zu)", w, tile);
     }
-    genome_release(&g);
 }
 
 /* ---- trainable plans --------------------------------------------------------- */
@@ -700,24 +682,22 @@ static void test_nn_plan_write_weights_rejects_plain_plan_and_other_genome(void 
 
 static void test_nn_plan_compile_reports_sizes_within_memory_bound(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_rng rng;
     tv_rng_init(&rng, 2, 2, 2);
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
     uint32_t sizes[3] = {300, 500, 40};
     struct genome_layered_spec spec = {
         sizes, 3, 0.2, 0.1, 0.05, GENOME_ACT_RELU, GENOME_ACT_IDENTITY, 0.1};
-    assert_int_equal(genome_build_layered(&g, &spec, &rng, &err), 0);
+    assert_int_equal(genome_build_layered(g, &spec, &rng, &err), 0);
     struct genome_stats st;
-    assert_int_equal(genome_stats(&g, &st, &err), 0);
+    assert_int_equal(genome_stats(g, &st, &err), 0);
     struct nn_plan *p;
-    assert_int_equal(nn_plan_compile(&g, NULL, &p, &err), 0);
+    assert_int_equal(nn_plan_compile(g, NULL, &p, &err), 0);
     assert_int_equal(nn_plan_n_inputs(p), 300);
     assert_int_equal(nn_plan_n_outputs(p), 40);
     assert_int_equal(nn_plan_n_neurons(p), 840);
-    assert_int_equal(nn_plan_n_conns(p), g.n_conns);
+    assert_int_equal(nn_plan_n_conns(p), g->n_conns);
     assert_int_equal(nn_plan_n_recurrent(p), st.n_recurrent);
     assert_int_equal(nn_plan_n_layers(p), 3);
     assert_int_equal(nn_plan_index_bits(p), 16);
@@ -725,38 +705,35 @@ static void test_nn_plan_compile_reports_sizes_within_memory_bound(void **state)
     assert_int_equal(nn_plan_layer_way(p, 1), NN_WAY_SCATTER); /* relu: makes zeros */
     assert_int_equal(nn_plan_layer_way(p, 3), -1);
     /* 6 bytes per connection with 16-bit indices, rows per neuron */
-    size_t bound = 6 * g.n_conns + 2 * 7 * 6 * g.n_neurons + 40 * g.n_neurons + 2048;
+    size_t bound = 6 * g->n_conns + 2 * 7 * 6 * g->n_neurons + 40 * g->n_neurons + 2048;
     assert_true(nn_plan_bytes(p) <= bound);
     nn_plan_free(p);
     nn_plan_free(NULL); /* a no-op */
-    genome_release(&g);
 }
 
 /* The tiled form: chosen by size (or forced), it keeps the recurrent count,
  * the memory bound and the results of the plain form (single and batched). */
 static void test_nn_plan_compile_tiles_large_networks(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_rng rng;
     tv_rng_init(&rng, 8, 8, 8);
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
     struct genome_graph_spec sp = {
         3000, 20, 10, 30000, 30, 0.2, 0.3, GENOME_ACT_TANH, GENOME_ACT_IDENTITY};
-    assert_int_equal(genome_build_graph(&g, &sp, &rng, &err), 0);
+    assert_int_equal(genome_build_graph(g, &sp, &rng, &err), 0);
     struct nn_opts plain = {NN_WAY_AUTO, 0, NULL, 0, 0, 0},
                    tiled = {NN_WAY_AUTO, 0, NULL, 0, 500, 0};
     struct nn_plan *p0, *p1;
-    assert_int_equal(nn_plan_compile(&g, &plain, &p0, &err), 0);
-    assert_int_equal(nn_plan_compile(&g, &tiled, &p1, &err), 0);
+    assert_int_equal(nn_plan_compile(g, &plain, &p0, &err), 0);
+    assert_int_equal(nn_plan_compile(g, &tiled, &p1, &err), 0);
     assert_int_equal(nn_plan_n_chunks(p0), 0); /* small: not tiled by default */
     assert_int_equal(nn_plan_n_tiled(p0), 0);
     assert_true(nn_plan_n_chunks(p1) >= 6);
-    assert_true(nn_plan_n_tiled(p1) > g.n_conns / 4 && nn_plan_n_tiled(p1) <= g.n_conns);
+    assert_true(nn_plan_n_tiled(p1) > g->n_conns / 4 && nn_plan_n_tiled(p1) <= g->n_conns);
     assert_int_equal(nn_plan_n_recurrent(p1), nn_plan_n_recurrent(p0));
-    assert_int_equal(nn_plan_n_conns(p1), g.n_conns);
-    assert_true(nn_plan_bytes(p1) <= 8 * g.n_conns + 64 * g.n_neurons + 4096);
+    assert_int_equal(nn_plan_n_conns(p1), g->n_conns);
+    assert_true(nn_plan_bytes(p1) <= 8 * g->n_conns + 64 * g->n_neurons + 4096);
     for (size_t batch = 1; batch <= 21; batch += 20) {
         struct nn_state *a, *b;
         assert_int_equal(nn_state_new(p0, batch, &a, &err), 0);
@@ -778,15 +755,15 @@ static void test_nn_plan_compile_tiles_large_networks(void **state)
     nn_plan_free(p0);
     nn_plan_free(p1);
     tiled.tile_neurons = SIZE_MAX; /* never */
-    assert_int_equal(nn_plan_compile(&g, &tiled, &p1, &err), 0);
+    assert_int_equal(nn_plan_compile(g, &tiled, &p1, &err), 0);
     assert_int_equal(nn_plan_n_chunks(p1), 0);
     nn_plan_free(p1);
     /* more than NN_TILE_MIN_NEURONS neurons: tiled by default */
     sp = (struct genome_graph_spec){
         NN_TILE_MIN_NEURONS + 5000, 20, 10, 300000, 100, 0.1, 0.3, GENOME_ACT_TANH,
         GENOME_ACT_IDENTITY};
-    assert_int_equal(genome_build_graph(&g, &sp, &rng, &err), 0);
-    assert_int_equal(nn_plan_compile(&g, NULL, &p1, &err), 0);
+    assert_int_equal(genome_build_graph(g, &sp, &rng, &err), 0);
+    assert_int_equal(nn_plan_compile(g, NULL, &p1, &err), 0);
     assert_true(nn_plan_n_chunks(p1) >= 2);
     assert_true(nn_plan_n_tiled(p1) > 0);
     nn_plan_free(p1);
@@ -794,29 +771,26 @@ static void test_nn_plan_compile_tiles_large_networks(void **state)
     uint32_t sizes[3] = {4, 70000, 4};
     struct genome_layered_spec ls = {
         sizes, 3, 0.001, 0.0, 0.0, GENOME_ACT_RELU, GENOME_ACT_IDENTITY, 0.1};
-    assert_int_equal(genome_build_layered(&g, &ls, &rng, &err), 0);
+    assert_int_equal(genome_build_layered(g, &ls, &rng, &err), 0);
     tiled.tile_neurons = 1000;
-    assert_int_equal(nn_plan_compile(&g, &tiled, &p1, &err), 0);
+    assert_int_equal(nn_plan_compile(g, &tiled, &p1, &err), 0);
     assert_int_equal(nn_plan_n_chunks(p1), 0);
     nn_plan_free(p1);
-    genome_release(&g);
 }
 
 static void test_nn_plan_compile_uses_measured_density(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_rng rng;
     tv_rng_init(&rng, 4, 4, 4);
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
     uint32_t sizes[3] = {100, 100, 10};
     struct genome_layered_spec spec = {
         sizes, 3, 0.3, 0.0, 0.0, GENOME_ACT_TANH, GENOME_ACT_IDENTITY, 0.2};
-    assert_int_equal(genome_build_layered(&g, &spec, &rng, &err), 0);
+    assert_int_equal(genome_build_layered(g, &spec, &rng, &err), 0);
     struct nn_plan *p;
     struct nn_state *s;
-    assert_int_equal(nn_plan_compile(&g, NULL, &p, &err), 0);
+    assert_int_equal(nn_plan_compile(g, NULL, &p, &err), 0);
     assert_int_equal(nn_plan_layer_way(p, 0), NN_WAY_GATHER);
     assert_int_equal(nn_plan_layer_way(p, 1), NN_WAY_GATHER); /* tanh */
     assert_int_equal(nn_state_new(p, 1, &s, &err), 0);
@@ -831,14 +805,13 @@ static void test_nn_plan_compile_uses_measured_density(void **state)
     assert_true(dens[1] > 0.9f); /* tanh is almost never exactly 0 */
     struct nn_opts o = {NN_WAY_AUTO, 0, dens, 3, 0, 0};
     struct nn_plan *q;
-    assert_int_equal(nn_plan_compile(&g, &o, &q, &err), 0);
+    assert_int_equal(nn_plan_compile(g, &o, &q, &err), 0);
     assert_int_equal(nn_plan_layer_way(q, 0), NN_WAY_SCATTER);
     assert_int_equal(nn_plan_layer_way(q, 1), NN_WAY_GATHER);
-    compare_with_reference(&g, &o, 1, 4, &rng);
+    compare_with_reference(g, &o, 1, 4, &rng);
     nn_plan_free(q);
     nn_state_free(s);
     nn_plan_free(p);
-    genome_release(&g);
 }
 
 /* Compile must refuse, with a message naming the culprit. */
@@ -867,106 +840,98 @@ static void build_tiny(struct genome *g)
 
 static void test_nn_plan_compile_rejects_bad_genomes(void **state)
 {
-    (void)state;
-    struct genome g;
-    genome_init(&g);
+    struct genome *g = *state;
 
-    build_tiny(&g);
-    struct genome_conn tmp = g.conns[0];
-    g.conns[0] = g.conns[1];
-    g.conns[1] = tmp;
-    expect_compile_error(&g, NULL, TV_EINVAL, "not in canonical order");
+    build_tiny(g);
+    struct genome_conn tmp = g->conns[0];
+    g->conns[0] = g->conns[1];
+    g->conns[1] = tmp;
+    expect_compile_error(g, NULL, TV_EINVAL, "not in canonical order");
 
-    build_tiny(&g);
-    g.conns[1] = g.conns[0];
-    expect_compile_error(&g, NULL, TV_EINVAL, "duplicated");
+    build_tiny(g);
+    g->conns[1] = g->conns[0];
+    expect_compile_error(g, NULL, TV_EINVAL, "duplicated");
 
-    build_tiny(&g);
-    g.conns[1].to = 99;
-    expect_compile_error(&g, NULL, TV_EINVAL, "no neuron 99");
+    build_tiny(g);
+    g->conns[1].to = 99;
+    expect_compile_error(g, NULL, TV_EINVAL, "no neuron 99");
 
-    build_tiny(&g);
-    g.conns[0].from = 0; /* sorts first, but no such neuron */
-    expect_compile_error(&g, NULL, TV_EINVAL, "no neuron 0");
+    build_tiny(g);
+    g->conns[0].from = 0; /* sorts first, but no such neuron */
+    expect_compile_error(g, NULL, TV_EINVAL, "no neuron 0");
 
-    build_tiny(&g);
-    g.conns[1].to = 1; /* 3 -> 1: into the input */
-    expect_compile_error(&g, NULL, TV_EINVAL, "ends in input neuron 1");
+    build_tiny(g);
+    g->conns[1].to = 1; /* 3 -> 1: into the input */
+    expect_compile_error(g, NULL, TV_EINVAL, "ends in input neuron 1");
 
-    build_tiny(&g);
-    g.neurons[1].kind = GENOME_HIDDEN;
-    expect_compile_error(&g, NULL, TV_EINVAL, "at least one input and one output");
+    build_tiny(g);
+    g->neurons[1].kind = GENOME_HIDDEN;
+    expect_compile_error(g, NULL, TV_EINVAL, "at least one input and one output");
 
-    build_tiny(&g);
-    g.neurons[2].depth = 1.5f;
-    expect_compile_error(&g, NULL, TV_EINVAL, "neuron 3: depth 1.5 outside [0, 1]");
+    build_tiny(g);
+    g->neurons[2].depth = 1.5f;
+    expect_compile_error(g, NULL, TV_EINVAL, "neuron 3: depth 1.5 outside [0, 1]");
 
-    build_tiny(&g);
-    g.neurons[2].depth = NAN;
-    expect_compile_error(&g, NULL, TV_EINVAL, "outside [0, 1]");
+    build_tiny(g);
+    g->neurons[2].depth = NAN;
+    expect_compile_error(g, NULL, TV_EINVAL, "outside [0, 1]");
 
-    build_tiny(&g);
-    g.neurons[2].act = GENOME_ACT_COUNT;
-    expect_compile_error(&g, NULL, TV_EINVAL, "neuron 3: unknown activation");
+    build_tiny(g);
+    g->neurons[2].act = GENOME_ACT_COUNT;
+    expect_compile_error(g, NULL, TV_EINVAL, "neuron 3: unknown activation");
 
-    build_tiny(&g);
-    g.neurons[0].depth = 0.5f;
-    expect_compile_error(&g, NULL, TV_EINVAL, "an input must be at depth 0");
+    build_tiny(g);
+    g->neurons[0].depth = 0.5f;
+    expect_compile_error(g, NULL, TV_EINVAL, "an input must be at depth 0");
 
-    build_tiny(&g);
-    g.neurons[2].id = 2; /* duplicate id */
-    expect_compile_error(&g, NULL, TV_EINVAL, "ids not unique and ascending");
+    build_tiny(g);
+    g->neurons[2].id = 2; /* duplicate id */
+    expect_compile_error(g, NULL, TV_EINVAL, "ids not unique and ascending");
 
-    build_tiny(&g);
-    g.neurons[2].kind = 7;
-    expect_compile_error(&g, NULL, TV_EINVAL, "unknown kind 7");
-    genome_release(&g);
+    build_tiny(g);
+    g->neurons[2].kind = 7;
+    expect_compile_error(g, NULL, TV_EINVAL, "unknown kind 7");
 }
 
 static void test_nn_plan_compile_rejects_bad_options(void **state)
 {
-    (void)state;
-    struct genome g;
-    genome_init(&g);
-    build_tiny(&g);
+    struct genome *g = *state;
+    build_tiny(g);
     struct nn_opts o = {7, 0, NULL, 0, 0, 0};
-    expect_compile_error(&g, &o, TV_EINVAL, "nn_opts.way: unknown way 7");
+    expect_compile_error(g, &o, TV_EINVAL, "nn_opts.way: unknown way 7");
     o = (struct nn_opts){NN_WAY_AUTO, 8, NULL, 0, 0, 0};
-    expect_compile_error(&g, &o, TV_EINVAL, "nn_opts.index_bits: expected 0, 16 or 32, got 8");
+    expect_compile_error(g, &o, TV_EINVAL, "nn_opts.index_bits: expected 0, 16 or 32, got 8");
     float dens[2] = {0.5f, 0.5f};
     o = (struct nn_opts){NN_WAY_AUTO, 0, dens, 2, 0, 0};
-    expect_compile_error(&g, &o, TV_EINVAL, "nn_opts.density has 2 layers, the network has 3");
+    expect_compile_error(g, &o, TV_EINVAL, "nn_opts.density has 2 layers, the network has 3");
 
     /* 16-bit indices cannot address 65536 neurons (the zero slot is n) */
     struct tv_error err = {0};
-    genome_reset(&g);
-    assert_int_equal(genome_reserve(&g, 65536, 1, &err), 0);
+    genome_reset(g);
+    assert_int_equal(genome_reserve(g, 65536, 1, &err), 0);
     for (uint32_t i = 0; i < 65536; i++) {
         struct genome_neuron u = {
             i, i == 0 ? GENOME_INPUT : GENOME_OUTPUT, 0, 0, i == 0 ? 0.0f : 1.0f, 0, {0}};
-        assert_int_equal(genome_push_neuron(&g, &u, &err), 0);
+        assert_int_equal(genome_push_neuron(g, &u, &err), 0);
     }
     o = (struct nn_opts){NN_WAY_AUTO, 16, NULL, 0, 0, 0};
-    expect_compile_error(&g, &o, TV_EINVAL, "16-bit indices cannot address 65536 neurons");
+    expect_compile_error(g, &o, TV_EINVAL, "16-bit indices cannot address 65536 neurons");
     struct nn_plan *p;
-    assert_int_equal(nn_plan_compile(&g, NULL, &p, &err), 0);
+    assert_int_equal(nn_plan_compile(g, NULL, &p, &err), 0);
     assert_int_equal(nn_plan_index_bits(p), 32);
     nn_plan_free(p);
-    genome_release(&g);
 }
 
 /* ---- states ----------------------------------------------------------------- */
 
 static void test_nn_state_new_rejects_bad_batch(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
-    build_tiny(&g);
+    build_tiny(g);
     struct nn_plan *p;
     struct nn_state *s = (struct nn_state *)&err;
-    assert_int_equal(nn_plan_compile(&g, NULL, &p, &err), 0);
+    assert_int_equal(nn_plan_compile(g, NULL, &p, &err), 0);
     assert_int_equal(nn_state_new(p, 0, &s, &err), TV_EINVAL);
     assert_null(s);
     assert_string_equal(err.msg, "nn_state_new: batch must be at least 1");
@@ -977,19 +942,16 @@ static void test_nn_state_new_rejects_bad_batch(void **state)
     nn_state_free(s);
     nn_state_free(NULL);
     nn_plan_free(p);
-    genome_release(&g);
 }
 
 static void test_nn_state_set_target_rejects_unknown_target(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
-    build_tiny(&g);
+    build_tiny(g);
     struct nn_plan *p;
     struct nn_state *s;
-    assert_int_equal(nn_plan_compile(&g, NULL, &p, &err), 0);
+    assert_int_equal(nn_plan_compile(g, NULL, &p, &err), 0);
     assert_int_equal(nn_state_new(p, 1, &s, &err), 0);
     int best = nn_state_target(s);
     assert_int_equal(nn_state_set_target(s, NN_TARGET_COUNT, &err), TV_EINVAL);
@@ -1001,19 +963,16 @@ static void test_nn_state_set_target_rejects_unknown_target(void **state)
     assert_int_equal(nn_state_target(s), NN_TARGET_DEFAULT);
     nn_state_free(s);
     nn_plan_free(p);
-    genome_release(&g);
 }
 
 static void test_nn_state_density_before_any_step_is_an_error(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
-    build_tiny(&g);
+    build_tiny(g);
     struct nn_plan *p;
     struct nn_state *s;
-    assert_int_equal(nn_plan_compile(&g, NULL, &p, &err), 0);
+    assert_int_equal(nn_plan_compile(g, NULL, &p, &err), 0);
     assert_int_equal(nn_state_new(p, 1, &s, &err), 0);
     float dens[3], x = 1.0f;
     assert_int_equal(nn_state_density(s, dens, &err), TV_ESTATE);
@@ -1025,7 +984,6 @@ static void test_nn_state_density_before_any_step_is_an_error(void **state)
     assert_int_equal(nn_state_density(s, dens, &err), TV_ESTATE);
     nn_state_free(s);
     nn_plan_free(p);
-    genome_release(&g);
 }
 
 /* ---- the reference ------------------------------------------------------------- */
@@ -1034,43 +992,37 @@ static void test_nn_state_density_before_any_step_is_an_error(void **state)
  * name, by the plan and by the reference alike, never run as a rate neuron. */
 static void test_nn_plan_compile_rejects_unrun_models(void **state)
 {
-    (void)state;
-    struct genome g;
-    genome_init(&g);
-    tu_lif_genome(&g);
+    struct genome *g = *state;
+    tu_lif_genome(g);
     const char *msg = "neuron 10: model lif is not run by the engine (rate neurons only)";
-    expect_compile_error(&g, NULL, TV_EINVAL, msg);
+    expect_compile_error(g, NULL, TV_EINVAL, msg);
     struct tv_error err = {0};
     struct nn_reference *r = NULL;
-    assert_int_equal(nn_reference_new(&g, 1, &r, &err), TV_EINVAL);
+    assert_int_equal(nn_reference_new(g, 1, &r, &err), TV_EINVAL);
     assert_null(r);
     assert_string_equal(err.msg, msg);
-    genome_release(&g);
 }
 
 static void test_nn_reference_new_rejects_invalid_genome(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
-    build_tiny(&g);
-    g.conns[0].weight = INFINITY;
+    build_tiny(g);
+    g->conns[0].weight = INFINITY;
     struct nn_reference *r = (struct nn_reference *)&err;
-    int rc = nn_reference_new(&g, 1, &r, &err);
+    int rc = nn_reference_new(g, 1, &r, &err);
     assert_int_equal(rc, TV_EINVAL);
     assert_null(r);
     assert_non_null(strstr(err.msg, "weight"));
-    g.conns[0].weight = 1.0f;
-    assert_int_equal(nn_reference_new(&g, 0, &r, &err), TV_EINVAL);
+    g->conns[0].weight = 1.0f;
+    assert_int_equal(nn_reference_new(g, 0, &r, &err), TV_EINVAL);
     assert_string_equal(err.msg, "nn_reference_new: batch must be at least 1");
-    assert_int_equal(nn_reference_new(&g, 2, &r, &err), 0);
+    assert_int_equal(nn_reference_new(g, 2, &r, &err), 0);
     float x[2] = {1, -1}, y[2];
     nn_reference_step(r, x, y); /* relu(1) -> tanh(1); relu(-1) = 0 -> tanh(0) */
     assert_true(y[0] == tanhf(1.0f) && y[1] == 0.0f);
     nn_reference_free(r);
     nn_reference_free(NULL);
-    genome_release(&g);
 }
 
 /* ---- activations ------------------------------------------------------------------ */
@@ -1106,27 +1058,27 @@ static void test_nn_act_apply_is_exact_libm(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_nn_step_matches_reference_on_random_graphs),
-        cmocka_unit_test(test_nn_step_matches_reference_on_layered_genomes),
-        cmocka_unit_test(test_nn_step_bits_do_not_depend_on_batch_size_or_index_width),
+        TU_GENOME_TEST(test_nn_step_matches_reference_on_random_graphs),
+        TU_GENOME_TEST(test_nn_step_matches_reference_on_layered_genomes),
+        TU_GENOME_TEST(test_nn_step_bits_do_not_depend_on_batch_size_or_index_width),
         cmocka_unit_test(test_nn_step_gives_the_pinned_bits_default),
         cmocka_unit_test(test_nn_step_gives_the_pinned_bits_avx2),
         cmocka_unit_test(test_nn_step_gives_the_pinned_bits_avx512f),
-        cmocka_unit_test(test_nn_state_set_target_rejects_unknown_target),
-        cmocka_unit_test(test_nn_step_feature_major_in_place_matches_sample_major),
-        cmocka_unit_test(test_nn_step_carries_recurrent_state_over_time_steps),
-        cmocka_unit_test(test_nn_plan_compile_long_looped_graph_in_linear_time),
+        TU_GENOME_TEST(test_nn_state_set_target_rejects_unknown_target),
+        TU_GENOME_TEST(test_nn_step_feature_major_in_place_matches_sample_major),
+        TU_GENOME_TEST(test_nn_step_carries_recurrent_state_over_time_steps),
+        TU_GENOME_TEST(test_nn_plan_compile_long_looped_graph_in_linear_time),
         cmocka_unit_test(test_nn_plan_params_train_like_the_changed_genome),
         cmocka_unit_test(test_nn_plan_write_weights_rejects_plain_plan_and_other_genome),
-        cmocka_unit_test(test_nn_plan_compile_reports_sizes_within_memory_bound),
-        cmocka_unit_test(test_nn_plan_compile_tiles_large_networks),
-        cmocka_unit_test(test_nn_plan_compile_uses_measured_density),
-        cmocka_unit_test(test_nn_plan_compile_rejects_bad_genomes),
-        cmocka_unit_test(test_nn_plan_compile_rejects_bad_options),
-        cmocka_unit_test(test_nn_state_new_rejects_bad_batch),
-        cmocka_unit_test(test_nn_state_density_before_any_step_is_an_error),
-        cmocka_unit_test(test_nn_plan_compile_rejects_unrun_models),
-        cmocka_unit_test(test_nn_reference_new_rejects_invalid_genome),
+        TU_GENOME_TEST(test_nn_plan_compile_reports_sizes_within_memory_bound),
+        TU_GENOME_TEST(test_nn_plan_compile_tiles_large_networks),
+        TU_GENOME_TEST(test_nn_plan_compile_uses_measured_density),
+        TU_GENOME_TEST(test_nn_plan_compile_rejects_bad_genomes),
+        TU_GENOME_TEST(test_nn_plan_compile_rejects_bad_options),
+        TU_GENOME_TEST(test_nn_state_new_rejects_bad_batch),
+        TU_GENOME_TEST(test_nn_state_density_before_any_step_is_an_error),
+        TU_GENOME_TEST(test_nn_plan_compile_rejects_unrun_models),
+        TU_GENOME_TEST(test_nn_reference_new_rejects_invalid_genome),
         cmocka_unit_test(test_nn_act_apply_is_exact_libm),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
