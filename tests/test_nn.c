@@ -924,35 +924,58 @@ static void test_nn_plan_compile_rejects_bad_options(void **state)
 
 /* ---- states ----------------------------------------------------------------- */
 
+/* The states' fixture: the tiny network compiled (p) and a state of batch 1
+ * on it (s), freed after the test. */
+struct tiny {
+    struct genome g;
+    struct nn_plan *p;
+    struct nn_state *s;
+};
+
+static int tiny_setup(void **state)
+{
+    struct tiny *t = calloc(1, sizeof *t);
+    struct tv_error err = {0};
+    if (!t)
+        return -1;
+    *state = t;
+    build_tiny(&t->g);
+    if (nn_plan_compile(&t->g, NULL, &t->p, &err) || nn_state_new(t->p, 1, &t->s, &err))
+        return -1;
+    return 0;
+}
+
+static int tiny_teardown(void **state)
+{
+    struct tiny *t = *state;
+    nn_state_free(t->s);
+    nn_plan_free(t->p);
+    genome_release(&t->g);
+    free(t);
+    return 0;
+}
+
 static void test_nn_state_new_rejects_bad_batch(void **state)
 {
-    struct genome *g = *state;
+    struct tiny *t = *state;
     struct tv_error err = {0};
-    build_tiny(g);
-    struct nn_plan *p;
     struct nn_state *s = (struct nn_state *)&err;
-    assert_int_equal(nn_plan_compile(g, NULL, &p, &err), 0);
-    assert_int_equal(nn_state_new(p, 0, &s, &err), TV_EINVAL);
+    assert_int_equal(nn_state_new(t->p, 0, &s, &err), TV_EINVAL);
     assert_null(s);
     assert_string_equal(err.msg, "nn_state_new: batch must be at least 1");
-    assert_int_equal(nn_state_new(p, (size_t)1 << 30, &s, &err), TV_EINVAL);
+    assert_int_equal(nn_state_new(t->p, (size_t)1 << 30, &s, &err), TV_EINVAL);
     assert_non_null(strstr(err.msg, "batch 1073741824 is larger than"));
-    assert_int_equal(nn_state_new(p, 9, &s, &err), 0);
+    assert_int_equal(nn_state_new(t->p, 9, &s, &err), 0);
     assert_int_equal(nn_state_batch(s), 9);
     nn_state_free(s);
     nn_state_free(NULL);
-    nn_plan_free(p);
 }
 
 static void test_nn_state_set_target_rejects_unknown_target(void **state)
 {
-    struct genome *g = *state;
+    struct tiny *t = *state;
     struct tv_error err = {0};
-    build_tiny(g);
-    struct nn_plan *p;
-    struct nn_state *s;
-    assert_int_equal(nn_plan_compile(g, NULL, &p, &err), 0);
-    assert_int_equal(nn_state_new(p, 1, &s, &err), 0);
+    struct nn_state *s = t->s;
     int best = nn_state_target(s);
     assert_int_equal(nn_state_set_target(s, NN_TARGET_COUNT, &err), TV_EINVAL);
     assert_string_equal(err.msg, "nn_state_set_target: unknown target 3");
@@ -961,19 +984,13 @@ static void test_nn_state_set_target_rejects_unknown_target(void **state)
     assert_int_equal(nn_state_target(s), best); /* unchanged */
     assert_int_equal(nn_state_set_target(s, NN_TARGET_DEFAULT, &err), 0);
     assert_int_equal(nn_state_target(s), NN_TARGET_DEFAULT);
-    nn_state_free(s);
-    nn_plan_free(p);
 }
 
 static void test_nn_state_density_before_any_step_is_an_error(void **state)
 {
-    struct genome *g = *state;
+    struct tiny *t = *state;
     struct tv_error err = {0};
-    build_tiny(g);
-    struct nn_plan *p;
-    struct nn_state *s;
-    assert_int_equal(nn_plan_compile(g, NULL, &p, &err), 0);
-    assert_int_equal(nn_state_new(p, 1, &s, &err), 0);
+    struct nn_state *s = t->s;
     float dens[3], x = 1.0f;
     assert_int_equal(nn_state_density(s, dens, &err), TV_ESTATE);
     assert_string_equal(err.msg, "nn_state_density: no step was run since the reset");
@@ -982,8 +999,6 @@ static void test_nn_state_density_before_any_step_is_an_error(void **state)
     assert_true(dens[0] == 1.0f);
     nn_state_reset(s);
     assert_int_equal(nn_state_density(s, dens, &err), TV_ESTATE);
-    nn_state_free(s);
-    nn_plan_free(p);
 }
 
 /* ---- the reference ------------------------------------------------------------- */
@@ -1064,7 +1079,8 @@ int main(void)
         cmocka_unit_test(test_nn_step_gives_the_pinned_bits_default),
         cmocka_unit_test(test_nn_step_gives_the_pinned_bits_avx2),
         cmocka_unit_test(test_nn_step_gives_the_pinned_bits_avx512f),
-        TU_GENOME_TEST(test_nn_state_set_target_rejects_unknown_target),
+        cmocka_unit_test_setup_teardown(test_nn_state_set_target_rejects_unknown_target, tiny_setup,
+                                        tiny_teardown),
         TU_GENOME_TEST(test_nn_step_feature_major_in_place_matches_sample_major),
         TU_GENOME_TEST(test_nn_step_carries_recurrent_state_over_time_steps),
         TU_GENOME_TEST(test_nn_plan_compile_long_looped_graph_in_linear_time),
@@ -1075,8 +1091,10 @@ int main(void)
         TU_GENOME_TEST(test_nn_plan_compile_uses_measured_density),
         TU_GENOME_TEST(test_nn_plan_compile_rejects_bad_genomes),
         TU_GENOME_TEST(test_nn_plan_compile_rejects_bad_options),
-        TU_GENOME_TEST(test_nn_state_new_rejects_bad_batch),
-        TU_GENOME_TEST(test_nn_state_density_before_any_step_is_an_error),
+        cmocka_unit_test_setup_teardown(test_nn_state_new_rejects_bad_batch, tiny_setup,
+                                        tiny_teardown),
+        cmocka_unit_test_setup_teardown(test_nn_state_density_before_any_step_is_an_error,
+                                        tiny_setup, tiny_teardown),
         TU_GENOME_TEST(test_nn_plan_compile_rejects_unrun_models),
         TU_GENOME_TEST(test_nn_reference_new_rejects_invalid_genome),
         cmocka_unit_test(test_nn_act_apply_is_exact_libm),
