@@ -46,6 +46,15 @@ static inline void tu_assert_ok_(int rc, const struct tv_error *err, const char 
     }
 }
 
+/* The random stream (seed, a, b) of tv_rng_init, as a value:
+ * `struct tv_rng rng = tu_rng(seed, a, b);`. */
+static inline struct tv_rng tu_rng(uint64_t seed, uint64_t a, uint64_t b)
+{
+    struct tv_rng rng;
+    tv_rng_init(&rng, seed, a, b);
+    return rng;
+}
+
 /* Aggressive mutation rates: every structural operator fires often. */
 static inline struct genome_mutation tu_aggressive_mutation(void)
 {
