@@ -88,37 +88,31 @@ static void parse_reference(const char *text)
 
 static void test_genome_write_text_format(void **state)
 {
-    (void)state;
-    struct genome g;
-    genome_init(&g);
-    reference(&g);
+    struct genome *g = *state;
+    reference(g);
     size_t len;
-    char *text = tu_text_of(&g, &len);
+    char *text = tu_text_of(g, &len);
     assert_string_equal(text, "# trevo network: 4 neurons, 3 connections\n" BASE);
     assert_int_equal(len, strlen(text));
     free(text);
-    genome_release(&g);
 }
 
 static void test_genome_write_text_write_error_fails(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
-    reference(&g);
+    reference(g);
     FILE *f = fopen("/dev/null", "r"); /* not open for writing */
     assert_non_null(f);
-    assert_error(genome_write_text(&g, f, &err), &err, TV_EIO, "write error");
+    assert_error(genome_write_text(g, f, &err), &err, TV_EIO, "write error");
     fclose(f);
     /* A fixed memory buffer that is too small. */
     char small[16];
     f = fmemopen(small, sizeof small, "w");
     assert_non_null(f);
     setvbuf(f, NULL, _IONBF, 0);
-    assert_error(genome_write_text(&g, f, &err), &err, TV_EIO, "write error");
+    assert_error(genome_write_text(g, f, &err), &err, TV_EIO, "write error");
     fclose(f);
-    genome_release(&g);
 }
 
 static void test_genome_read_text_reads_reference(void **state)
@@ -131,63 +125,54 @@ static void test_genome_read_text_reads_reference(void **state)
 
 static void test_genome_read_text_round_trip_random_genomes(void **state)
 {
-    (void)state;
+    struct tu_pair *pair = *state;
+    struct genome *a = &pair->a, *b = &pair->b;
     struct tv_error err = {0};
-    struct tv_rng r;
-    tv_rng_init(&r, 201, 0, 0);
-    struct genome a, b;
-    genome_init(&a);
-    genome_init(&b);
+    struct tv_rng r = tu_rng(201, 0, 0);
     static char fixed[1 << 16];
     for (int t = 0; t < 2000; t++) {
-        tu_random_genome(&a, &r, 25);
+        tu_random_genome(a, &r, 25);
         if (t % 2)
-            tu_spice_floats(&a, &r);
-        assert_ok(genome_validate(&a, NULL, &err), &err);
+            tu_spice_floats(a, &r);
+        assert_ok(genome_validate(a, NULL, &err), &err);
         size_t len;
-        char *text = tu_text_of(&a, &len);
-        assert_ok(parse_lim(&b, text, len, NULL, &err), &err);
-        if (!genome_equal(&a, &b))
+        char *text = tu_text_of(a, &len);
+        assert_ok(parse_lim(b, text, len, NULL, &err), &err);
+        if (!genome_equal(a, b))
             print_error("round trip differs for:\n%s\n", text);
-        assert_true(genome_equal(&a, &b));
+        assert_true(genome_equal(a, b));
         free(text);
         /* The same through fmemopen into a fixed buffer. */
         FILE *f = fmemopen(fixed, sizeof fixed, "w");
         assert_non_null(f);
-        assert_ok(genome_write_text(&a, f, &err), &err);
+        assert_ok(genome_write_text(a, f, &err), &err);
         long n = ftell(f);
         assert_true(n > 0 && (size_t)n < sizeof fixed);
         fclose(f);
-        assert_ok(parse_lim(&b, fixed, (size_t)n, NULL, &err), &err);
-        assert_true(genome_equal(&a, &b));
+        assert_ok(parse_lim(b, fixed, (size_t)n, NULL, &err), &err);
+        assert_true(genome_equal(a, b));
     }
-    genome_release(&a);
-    genome_release(&b);
 }
 
 static void test_genome_read_text_round_trip_odd_floats(void **state)
 {
-    (void)state;
+    struct tu_pair *pair = *state;
+    struct genome *a = &pair->a, *b = &pair->b;
     struct tv_error err = {0};
-    struct genome a, b;
-    genome_init(&a);
-    genome_init(&b);
     const char *text = HEAD "neuron 0 in -0 identity -0\nneuron 1 in 0 step 1e-45\n"
                             "neuron 2 out 1 sigmoid 3.40282347e+38\n"
                             "neuron 10 hid -0 tanh -1.17549435e-38\n"
                             "conn 0 10 0x1.8p1\nconn 1 10 1e-50\nconn 10 2 -3.40282347e+38\n"
                             "conn 10 10 0.100000001\n";
-    assert_ok(parse_lim(&a, text, strlen(text), NULL, &err), &err);
-    assert_true(a.neurons[3].depth == 0.0f && signbit(a.neurons[3].depth));
-    assert_true(a.conns[0].weight == 3.0f);
-    assert_true(a.conns[1].weight == 0.0f);
+    assert_ok(parse_lim(a, text, strlen(text), NULL, &err), &err);
+    assert_true(a->neurons[3].depth == 0.0f && signbit(a->neurons[3].depth));
+    assert_true(a->conns[0].weight == 3.0f);
+    assert_true(a->conns[1].weight == 0.0f);
     size_t len;
-    char *out = tu_text_of(&a, &len);
-    assert_ok(parse_lim(&b, out, len, NULL, &err), &err);
-    assert_true(genome_equal(&a, &b));
+    char *out = tu_text_of(a, &len);
+    assert_ok(parse_lim(b, out, len, NULL, &err), &err);
+    assert_true(genome_equal(a, b));
     free(out);
-    genome_release(&a);
-    genome_release(&b);
 }
 
 /* ---- what the reader accepts -------------------------------------------- */
@@ -214,31 +199,25 @@ static void test_genome_read_text_any_order_accepted(void **state)
 
 static void test_genome_read_text_noncontiguous_ids_accepted(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
     const char *text = HEAD "neuron 4294967294 in 0 identity 0\nneuron 7 in 0 identity 0\n"
                             "neuron 1000000 out 1 relu 0\nneuron 3000000000 hid 0.25 abs 0\n"
                             "conn 4294967294 3000000000 1\nconn 3000000000 1000000 1\n"
                             "conn 7 1000000 1\n";
-    assert_ok(parse_lim(&g, text, strlen(text), NULL, &err), &err);
-    assert_int_equal(g.n_neurons, 4);
-    assert_int_equal(g.neurons[0].id, 7);
-    assert_int_equal(g.neurons[3].id, 4294967294u);
-    assert_int_equal(g.conns[0].from, 7);
-    assert_ok(genome_validate(&g, NULL, &err), &err);
-    genome_release(&g);
+    assert_ok(parse_lim(g, text, strlen(text), NULL, &err), &err);
+    assert_int_equal(g->n_neurons, 4);
+    assert_int_equal(g->neurons[0].id, 7);
+    assert_int_equal(g->neurons[3].id, 4294967294u);
+    assert_int_equal(g->conns[0].from, 7);
+    assert_ok(genome_validate(g, NULL, &err), &err);
 }
 
 static void test_genome_read_text_name_null_uses_placeholder(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
-    assert_error(genome_read_text(&g, "bogus", 5, NULL, NULL, &err), &err, TV_EFORMAT, "<text>:1:");
-    genome_release(&g);
+    assert_error(genome_read_text(g, "bogus", 5, NULL, NULL, &err), &err, TV_EFORMAT, "<text>:1:");
 }
 
 /* ---- failures, each naming its line -------------------------------------- */
@@ -476,31 +455,25 @@ static void test_genome_read_text_no_input_or_output_fails(void **state)
 
 static void test_genome_read_text_nul_byte_fails(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
     const char text[] = HEAD "neuron 0 in 0\0 identity 0\n";
-    assert_error(parse_lim(&g, text, sizeof text - 1, NULL, &err), &err, TV_EINVAL,
+    assert_error(parse_lim(g, text, sizeof text - 1, NULL, &err), &err, TV_EINVAL,
                  "t.txt:4: NUL byte");
-    genome_release(&g);
 }
 
 static void test_genome_read_text_limits_exceeded_fails(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
     struct genome_limits few_neurons = {3, 100};
-    assert_error(parse_lim(&g, BASE, strlen(BASE), &few_neurons, &err), &err, TV_ELIMIT,
+    assert_error(parse_lim(g, BASE, strlen(BASE), &few_neurons, &err), &err, TV_ELIMIT,
                  "t.txt:7: more than 3 neurons");
     struct genome_limits few_conns = {100, 2};
-    assert_error(parse_lim(&g, BASE, strlen(BASE), &few_conns, &err), &err, TV_ELIMIT,
+    assert_error(parse_lim(g, BASE, strlen(BASE), &few_conns, &err), &err, TV_ELIMIT,
                  "t.txt:10: more than 2 connections");
     struct genome_limits exact = {4, 3};
-    assert_ok(parse_lim(&g, BASE, strlen(BASE), &exact, &err), &err);
-    genome_release(&g);
+    assert_ok(parse_lim(g, BASE, strlen(BASE), &exact, &err), &err);
 }
 
 /* The header's counts disagree with the neurons listed: the message gives
@@ -525,8 +498,7 @@ static void test_genome_read_text_header_counts_mismatch_fails(void **state)
 static void test_genome_read_text_mangled_text_never_crashes(void **state)
 {
     (void)state;
-    struct tv_rng r;
-    tv_rng_init(&r, 202, 0, 0);
+    struct tv_rng r = tu_rng(202, 0, 0);
     struct genome a, b, c;
     genome_init(&a);
     genome_init(&b);
@@ -574,16 +546,13 @@ static void test_genome_read_text_mangled_text_never_crashes(void **state)
  * of that abort. */
 static void test_genome_read_text_no_connections_accepted(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
     const char *text = HEAD "neuron 0 in 0 identity 0\nneuron 1 in 0 identity 0\n"
                             "neuron 2 out 1 sigmoid 0.5\n";
-    assert_ok(parse_lim(&g, text, strlen(text), NULL, &err), &err);
-    assert_int_equal(g.n_neurons, 3);
-    assert_int_equal(g.n_conns, 0);
-    genome_release(&g);
+    assert_ok(parse_lim(g, text, strlen(text), NULL, &err), &err);
+    assert_int_equal(g->n_neurons, 3);
+    assert_int_equal(g->n_conns, 0);
 }
 
 /* ---- format version 2: models ---------------------------------------- */
@@ -675,14 +644,14 @@ static void test_genome_read_text_bad_model_or_parameter_fails(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_genome_write_text_format),
-        cmocka_unit_test(test_genome_write_text_write_error_fails),
+        TU_GENOME_TEST(test_genome_write_text_format),
+        TU_GENOME_TEST(test_genome_write_text_write_error_fails),
         cmocka_unit_test(test_genome_read_text_reads_reference),
-        cmocka_unit_test(test_genome_read_text_round_trip_odd_floats),
+        TU_PAIR_TEST(test_genome_read_text_round_trip_odd_floats),
         cmocka_unit_test(test_genome_read_text_comments_blank_crlf_accepted),
         cmocka_unit_test(test_genome_read_text_any_order_accepted),
-        cmocka_unit_test(test_genome_read_text_noncontiguous_ids_accepted),
-        cmocka_unit_test(test_genome_read_text_name_null_uses_placeholder),
+        TU_GENOME_TEST(test_genome_read_text_noncontiguous_ids_accepted),
+        TU_GENOME_TEST(test_genome_read_text_name_null_uses_placeholder),
         cmocka_unit_test(test_genome_read_text_missing_header_fails),
         cmocka_unit_test(test_genome_read_text_wrong_version_fails),
         cmocka_unit_test_setup_teardown(test_genome_write_text_lif_writes_version_2, tu_pair_setup,
@@ -703,14 +672,14 @@ int main(void)
         cmocka_unit_test(test_genome_read_text_wrong_field_count_fails),
         cmocka_unit_test(test_genome_read_text_id_too_large_fails),
         cmocka_unit_test(test_genome_read_text_missing_count_line_fails),
-        cmocka_unit_test(test_genome_read_text_nul_byte_fails),
-        cmocka_unit_test(test_genome_read_text_limits_exceeded_fails),
+        TU_GENOME_TEST(test_genome_read_text_nul_byte_fails),
+        TU_GENOME_TEST(test_genome_read_text_limits_exceeded_fails),
         cmocka_unit_test(test_genome_read_text_header_counts_mismatch_fails),
         /* These read networks without connections: see the last test. */
-        cmocka_unit_test(test_genome_read_text_round_trip_random_genomes),
+        TU_PAIR_TEST(test_genome_read_text_round_trip_random_genomes),
         cmocka_unit_test(test_genome_read_text_no_input_or_output_fails),
         cmocka_unit_test(test_genome_read_text_mangled_text_never_crashes),
-        cmocka_unit_test(test_genome_read_text_no_connections_accepted),
+        TU_GENOME_TEST(test_genome_read_text_no_connections_accepted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
