@@ -35,8 +35,7 @@ struct tiny {
 
 static void tiny_init(struct tiny *t, uint64_t seed)
 {
-    struct tv_rng rng;
-    tv_rng_init(&rng, seed, 11, 0);
+    struct tv_rng rng = tu_rng(seed, 11, 0);
     memset(t, 0, sizeof *t);
     for (uint32_t o = 0; o < 2; o++)
         for (uint8_t ky = 0; ky < 3; ky++)
@@ -99,8 +98,7 @@ static struct nn_cnn *tiny_cnn(struct tiny *t, int optimizer, float lr)
 /* batch rows of 49 pixels in [0, 1), labels in 0..2 */
 static void tiny_data(float *x, uint32_t *labels, size_t batch, uint64_t seed)
 {
-    struct tv_rng rng;
-    tv_rng_init(&rng, seed, 12, 0);
+    struct tv_rng rng = tu_rng(seed, 12, 0);
     for (size_t k = 0; k < batch * 49; k++)
         x[k] = (float)tv_rng_uniform(&rng);
     for (size_t b = 0; b < batch; b++)
@@ -189,8 +187,7 @@ static void test_nn_trainer_input_grad_matches_finite_differences(void **state)
     assert_ok(nn_trainer_new(t.head, &o, &tr, &err), &err);
     float x[3 * 12], dx[12 * 3];
     uint32_t labels[3] = {0, 2, 1};
-    struct tv_rng rng;
-    tv_rng_init(&rng, 4, 0, 0);
+    struct tv_rng rng = tu_rng(4, 0, 0);
     for (size_t k = 0; k < 36; k++)
         x[k] = (float)tv_rng_uniform(&rng);
     double l0, lp, lm;
@@ -270,8 +267,7 @@ static void test_nn_cnn_step_reduces_loss(void **state)
     struct tiny t;
     tiny_init(&t, 6);
     struct nn_cnn *c = tiny_cnn(&t, NN_OPT_ADAM, 0.02f);
-    struct tv_rng rng;
-    tv_rng_init(&rng, 7, 0, 0);
+    struct tv_rng rng = tu_rng(7, 0, 0);
     float x[8 * 49], probe[8 * 49];
     uint32_t labels[8], probe_labels[8];
     bars(probe, probe_labels, 8, &rng);
@@ -417,8 +413,7 @@ static void test_nn_cnn_grow_rigl_largest_gradient(void **state)
 
 static void run_some(struct nn_cnn *c)
 {
-    struct tv_rng rng;
-    tv_rng_init(&rng, 13, 0, 0);
+    struct tv_rng rng = tu_rng(13, 0, 0);
     float x[8 * 49];
     uint32_t labels[8];
     struct tv_error err = {0};

@@ -152,8 +152,7 @@ static void test_genome_write_dot_lif_neuron_shows_parameters(void **state)
 static void test_genome_write_dot_random_genomes_match_stats(void **state)
 {
     (void)state;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 6, 0, 0);
+    struct tv_rng rng = tu_rng(6, 0, 0);
     struct genome *g = genome_new();
     struct tv_error err = {0};
     size_t n_skip = 0, n_recurrent = 0, n_hidden = 0;

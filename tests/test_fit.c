@@ -72,8 +72,7 @@ static float k_x[ROWS * 3];
 static uint16_t k_y[ROWS];
 static void make_rows(void)
 {
-    struct tv_rng rng;
-    tv_rng_init(&rng, 3, 0, 0);
+    struct tv_rng rng = tu_rng(3, 0, 0);
     for (size_t r = 0; r < ROWS; r++) {
         size_t best = 0;
         for (size_t k = 0; k < 3; k++) {
@@ -130,8 +129,7 @@ static void test_fit_order_shuffle_is_the_fisher_yates_of_seed_and_epoch(void **
     size_t perm[N], want[N], other[N];
     for (size_t epoch = 1; epoch <= 3; epoch++) {
         fit_order(perm, N, 42, 1, epoch);
-        struct tv_rng rng;
-        tv_rng_init(&rng, 42, FIT_SHUFFLE, epoch);
+        struct tv_rng rng = tu_rng(42, FIT_SHUFFLE, epoch);
         for (size_t i = 0; i < N; i++)
             want[i] = i;
         for (size_t i = N - 1; i > 0; i--) {
@@ -551,8 +549,7 @@ static void test_fit_cnn_run_view_budget_schedule(void **state)
     enum { ALL = 30, N = 9 };
     static float x[ALL * 16], own_x[N * 16];
     static uint16_t y[ALL], own_y[N];
-    struct tv_rng rng;
-    tv_rng_init(&rng, 8, 0, 0);
+    struct tv_rng rng = tu_rng(8, 0, 0);
     for (size_t r = 0; r < ALL; r++) {
         for (size_t j = 0; j < 16; j++)
             x[r * 16 + j] = (float)tv_rng_uniform(&rng);

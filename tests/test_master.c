@@ -93,8 +93,7 @@ static void minimal_parent(struct tv_buf *out, uint64_t seed)
     struct tv_error err = {0};
     struct genome g;
     genome_init(&g);
-    struct tv_rng rng;
-    tv_rng_init(&rng, seed, 0, 0);
+    struct tv_rng rng = tu_rng(seed, 0, 0);
     assert_ok(genome_build_minimal(&g, 3, 1, GENOME_ACT_NEAT_SIGMOID, 1.0, &rng, &err), &err);
     assert_ok(genome_encode(&g, out, &err), &err);
     genome_release(&g);
@@ -1340,8 +1339,7 @@ static void test_worker_breed_refuses_parent_of_wrong_shape(void **state)
     struct genome g, child;
     genome_init(&g);
     genome_init(&child);
-    struct tv_rng rng;
-    tv_rng_init(&rng, 3, 0, 0);
+    struct tv_rng rng = tu_rng(3, 0, 0);
     assert_ok(genome_build_minimal(&g, 5, 2, GENOME_ACT_TANH, 1.0, &rng, &err), &err);
     assert_ok(genome_encode(&g, &f->parent2, &err), &err);
     minimal_parent(&f->parent, 3);
@@ -1635,8 +1633,7 @@ static struct genome *make_genome(int group, float jitter)
     struct tv_error err = {0};
     struct genome *g = genome_new();
     assert_non_null(g);
-    struct tv_rng rng;
-    tv_rng_init(&rng, 1, 2, 3);
+    struct tv_rng rng = tu_rng(1, 2, 3);
     assert_ok(genome_build_minimal(g, 3, 1, GENOME_ACT_NEAT_SIGMOID, 0.0, &rng, &err), &err);
     for (size_t i = 0; i < g->n_conns; i++)
         g->conns[i].weight = 0.5f + jitter;
@@ -1837,8 +1834,7 @@ static void test_master_speciate_equals_naive_first_match(void **state)
     struct genome_mutation mut = tu_aggressive_mutation();
     size_t longest = 0;
     for (int trial = 0; trial < 4; trial++) {
-        struct tv_rng r;
-        tv_rng_init(&r, 77, (uint64_t)trial, 0);
+        struct tv_rng r = tu_rng(77, (uint64_t)trial, 0);
         c.distance.small_genome = trial % 2 ? 1 : 20;
         struct master_pop p;
         master_pop_init(&p, 0.5 + trial);
@@ -1997,8 +1993,7 @@ static void test_master_plan_speciated(void **state)
     assert_ok(master_speciate(&p, &c, 0, &err), &err);
     size_t n_cross = 0;
     for (uint64_t seed = 0; seed < 20; seed++) {
-        struct tv_rng rng;
-        tv_rng_init(&rng, seed, 0, 0);
+        struct tv_rng rng = tu_rng(seed, 0, 0);
         int64_t *elites;
         struct master_child *ch;
         size_t ne, nc;
@@ -2046,8 +2041,7 @@ static void test_master_plan_elitism_min_size_zero(void **state)
     struct master_pop p;
     two_groups(&p, &c);
     assert_ok(master_speciate(&p, &c, 0, &err), &err);
-    struct tv_rng rng;
-    tv_rng_init(&rng, 1, 0, 0);
+    struct tv_rng rng = tu_rng(1, 0, 0);
     int64_t *elites;
     struct master_child *ch;
     size_t ne, nc;
@@ -2076,8 +2070,7 @@ static void test_master_plan_same_seed_same_plan(void **state)
         struct master_child *ch[2];
         size_t ne[2], nc[2];
         for (int k = 0; k < 2; k++) {
-            struct tv_rng rng;
-            tv_rng_init(&rng, 1234, 5, 0);
+            struct tv_rng rng = tu_rng(1234, 5, 0);
             assert_ok(master_plan(&p, &c, 0, &rng, &e[k], &ne[k], &ch[k], &nc[k], &err), &err);
         }
         assert_int_equal(ne[0], ne[1]);
@@ -2109,8 +2102,7 @@ static void test_master_plan_stagnant_species_gets_nothing(void **state)
     assert_ok(master_speciate(&p, &c, 0, &err), &err);
     struct master_species *b = (struct master_species *)species_of(&p, 7);
     b->last_improved = -100; /* far past, and B's best_ever (4) is not the best */
-    struct tv_rng rng;
-    tv_rng_init(&rng, 1, 0, 0);
+    struct tv_rng rng = tu_rng(1, 0, 0);
     int64_t *elites;
     struct master_child *ch;
     size_t ne, nc;
@@ -2168,8 +2160,7 @@ static void test_master_plan_generational(void **state)
     two_groups(&p, &c); /* no speciation needed */
     size_t n_cross = 0;
     for (uint64_t seed = 0; seed < 10; seed++) {
-        struct tv_rng rng;
-        tv_rng_init(&rng, seed, 0, 0);
+        struct tv_rng rng = tu_rng(seed, 0, 0);
         int64_t *elites;
         struct master_child *ch;
         size_t ne, nc;
@@ -2186,8 +2177,7 @@ static void test_master_plan_generational(void **state)
     assert_true(n_cross > 0);
     /* elitism above the population: every member kept, and no more than pop_size */
     c.elitism = 1000;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 1, 0, 0);
+    struct tv_rng rng = tu_rng(1, 0, 0);
     int64_t *elites;
     struct master_child *ch;
     size_t ne, nc;
@@ -2222,8 +2212,7 @@ static void test_master_plan_ties_broken_by_id(void **state)
     add_member(&p, 5, 7.0, 0, 0);
     add_member(&p, 3, 7.0, 0, 0);
     master_pop_sort(&p);
-    struct tv_rng rng;
-    tv_rng_init(&rng, 1, 0, 0);
+    struct tv_rng rng = tu_rng(1, 0, 0);
     int64_t *elites;
     struct master_child *ch;
     size_t ne, nc;
@@ -2263,8 +2252,7 @@ static void test_master_plan_single_member_species_mutates_only(void **state)
     master_pop_init(&p, 3.0);
     add_member(&p, 1, 2.0, 0, 0);
     assert_ok(master_speciate(&p, &c, 0, &err), &err);
-    struct tv_rng rng;
-    tv_rng_init(&rng, 1, 0, 0);
+    struct tv_rng rng = tu_rng(1, 0, 0);
     int64_t *elites;
     struct master_child *ch;
     size_t ne, nc;
@@ -2285,8 +2273,7 @@ static void test_master_plan_empty_population_refused(void **state)
     evo_config(&c);
     struct master_pop p;
     master_pop_init(&p, 3.0);
-    struct tv_rng rng;
-    tv_rng_init(&rng, 1, 0, 0);
+    struct tv_rng rng = tu_rng(1, 0, 0);
     int64_t *elites = NULL;
     struct master_child *ch = NULL;
     size_t ne = 0, nc = 0;

@@ -109,8 +109,7 @@ static size_t compare_with_reference(const struct genome *g, const struct nn_opt
 static void test_nn_step_matches_reference_on_random_graphs(void **state)
 {
     struct genome *g = *state;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 3, 1, 4);
+    struct tv_rng rng = tu_rng(3, 1, 4);
     static const size_t batches[] = {1, 5, 16, 37, 70};
     size_t compared = 0, n_tiled_plans = 0;
     struct tv_error err = {0};
@@ -136,8 +135,7 @@ static void test_nn_step_matches_reference_on_random_graphs(void **state)
 static void test_nn_step_matches_reference_on_layered_genomes(void **state)
 {
     struct genome *g = *state;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 9, 2, 6);
+    struct tv_rng rng = tu_rng(9, 2, 6);
     struct tv_error err = {0};
     for (int it = 0; it < 40; it++) {
         uint32_t sizes[5] = {1 + tv_rng_below(&rng, 40), 1 + tv_rng_below(&rng, 80),
@@ -182,8 +180,7 @@ static void step_both_layouts(const struct nn_plan *p, struct nn_state *a, struc
 static void test_nn_step_bits_do_not_depend_on_batch_size_or_index_width(void **state)
 {
     struct genome *g = *state;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 5, 5, 5);
+    struct tv_rng rng = tu_rng(5, 5, 5);
     struct tv_error err = {0};
     for (int it = 0; it < 100; it++) {
         random_graph(g, &rng, it % 2 ? GENOME_ACT_RELU : GENOME_ACT_TANH);
@@ -292,8 +289,7 @@ static void expect_pinned_bits(int target)
     static const uint64_t want[4] = {0x03e1a571f3d836ddull, 0x8533e45d348b771dull,
                                      0x7a4d0068c8fc732dull, 0xead9c03526731dd2ull};
     static const size_t batches[5] = {1, 5, 32, 33, 80};
-    struct tv_rng rng;
-    tv_rng_init(&rng, 14, 14, 14);
+    struct tv_rng rng = tu_rng(14, 14, 14);
     struct tv_error err = {0};
     struct genome g;
     genome_init(&g);
@@ -351,8 +347,7 @@ static void test_nn_step_gives_the_pinned_bits_avx512f(void **state)
 static void test_nn_step_feature_major_in_place_matches_sample_major(void **state)
 {
     struct genome *g = *state;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 6, 6, 6);
+    struct tv_rng rng = tu_rng(6, 6, 6);
     struct tv_error err = {0};
     enum { B = 32 };
     float *in = malloc(B * 8 * sizeof *in);
@@ -509,8 +504,7 @@ static double compile_work_per_item(const struct genome *g, const struct nn_opts
 static void test_nn_plan_compile_long_looped_graph_in_linear_time(void **state)
 {
     struct genome *g = *state;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 1, 1, 1);
+    struct tv_rng rng = tu_rng(1, 1, 1);
     build_long_loop(g, 60); /* small: check the values too */
     struct nn_opts o = {NN_WAY_AUTO, 0, NULL, 0, 0, 0};
     compare_with_reference(g, &o, 1, 8, &rng);
@@ -575,8 +569,7 @@ static void expect_same_steps(const struct nn_plan *a, const struct nn_plan *b, 
 static void test_nn_plan_params_train_like_the_changed_genome(void **state)
 {
     (void)state;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 9, 9, 9);
+    struct tv_rng rng = tu_rng(9, 9, 9);
     struct tv_error err = {0};
     struct genome g, changed, back;
     genome_init(&g);
@@ -638,8 +631,7 @@ static void test_nn_plan_params_train_like_the_changed_genome(void **state)
 static void test_nn_plan_write_weights_rejects_plain_plan_and_other_genome(void **state)
 {
     (void)state;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 10, 10, 10);
+    struct tv_rng rng = tu_rng(10, 10, 10);
     struct tv_error err = {0};
     struct genome g, other, copy;
     genome_init(&g);
@@ -683,8 +675,7 @@ static void test_nn_plan_write_weights_rejects_plain_plan_and_other_genome(void 
 static void test_nn_plan_compile_reports_sizes_within_memory_bound(void **state)
 {
     struct genome *g = *state;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 2, 2, 2);
+    struct tv_rng rng = tu_rng(2, 2, 2);
     struct tv_error err = {0};
     uint32_t sizes[3] = {300, 500, 40};
     struct genome_layered_spec spec = {
@@ -716,8 +707,7 @@ static void test_nn_plan_compile_reports_sizes_within_memory_bound(void **state)
 static void test_nn_plan_compile_tiles_large_networks(void **state)
 {
     struct genome *g = *state;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 8, 8, 8);
+    struct tv_rng rng = tu_rng(8, 8, 8);
     struct tv_error err = {0};
     struct genome_graph_spec sp = {
         3000, 20, 10, 30000, 30, 0.2, 0.3, GENOME_ACT_TANH, GENOME_ACT_IDENTITY};
@@ -781,8 +771,7 @@ static void test_nn_plan_compile_tiles_large_networks(void **state)
 static void test_nn_plan_compile_uses_measured_density(void **state)
 {
     struct genome *g = *state;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 4, 4, 4);
+    struct tv_rng rng = tu_rng(4, 4, 4);
     struct tv_error err = {0};
     uint32_t sizes[3] = {100, 100, 10};
     struct genome_layered_spec spec = {

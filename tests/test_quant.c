@@ -180,8 +180,7 @@ static void test_nn_quantize_percentile_ignores_outliers(void **state)
 static void test_nn_quantize_tables_fold_every_activation(void **state)
 {
     (void)state;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 5, 0, 0);
+    struct tv_rng rng = tu_rng(5, 0, 0);
     for (int act = 0; act < GENOME_ACT_COUNT; act++) {
         struct genome g;
         genome_init(&g);
@@ -216,8 +215,7 @@ static void test_nn_quantize_stores_identical_tables_once(void **state)
                   &err);
     for (uint32_t o = 1; o <= 4; o++)
         assert_ok(genome_add_conn(g, 0, o, (float)o, &err), &err);
-    struct tv_rng rng;
-    tv_rng_init(&rng, 9, 0, 0);
+    struct tv_rng rng = tu_rng(9, 0, 0);
     struct nn_qnet *q = quantize(g, 100, 32, &rng);
     assert_int_equal(q->n_tables, 2);
     assert_int_equal(q->neuron[1].table, q->neuron[2].table);
@@ -295,8 +293,7 @@ static void test_nn_qplan_every_path_gives_the_reference_bits(void **state)
 {
     (void)state;
     struct tv_error err = {0};
-    struct tv_rng rng;
-    tv_rng_init(&rng, 77, 0, 0);
+    struct tv_rng rng = tu_rng(77, 0, 0);
     static const size_t batches[] = {1, 3, 64, 100};
     int vnni_seen = 0;
     for (int trial = 0; trial < 30; trial++) {
@@ -330,8 +327,7 @@ static void test_nn_qplan_wide_layers_and_out_of_memory(void **state)
 {
     struct genome *g = *state;
     struct tv_error err = {0};
-    struct tv_rng rng;
-    tv_rng_init(&rng, 5, 0, 0);
+    struct tv_rng rng = tu_rng(5, 0, 0);
     /* 90 neurons (7 in, 3 out), 700 connections, 2 levels, recurrent rate 0.2, sd 1 */
     struct genome_graph_spec sp = {90, 7, 3, 700, 2, 0.2, 1.0, GENOME_ACT_TANH, GENOME_ACT_SIGMOID};
     assert_ok(genome_build_graph(g, &sp, &rng, &err), &err);
@@ -389,8 +385,7 @@ static void test_nn_qplan_batch_io_in_tiles(void **state)
 {
     struct genome *g = *state;
     struct tv_error err = {0};
-    struct tv_rng rng;
-    tv_rng_init(&rng, 12, 0, 0);
+    struct tv_rng rng = tu_rng(12, 0, 0);
     static const uint32_t sizes[] = {40, 20, 37};
     struct genome_layered_spec sp = {
         sizes, 3, 0.3, 0.05, 0.05, GENOME_ACT_TANH, GENOME_ACT_IDENTITY, 0.3};
@@ -458,8 +453,7 @@ static void test_nn_qplan_windows_entries_and_hops(void **state)
 {
     struct genome *g = *state;
     struct tv_error err = {0};
-    struct tv_rng rng;
-    tv_rng_init(&rng, 11, 0, 0);
+    struct tv_rng rng = tu_rng(11, 0, 0);
     static const uint32_t sizes[] = {600, 40, 5};
     struct genome_layered_spec sp = {sizes,           3,   0.5, 0.01, 0.02, GENOME_ACT_RELU,
                                      GENOME_ACT_TANH, 0.05};
@@ -490,8 +484,7 @@ static void test_nn_qplan_is_close_to_the_float_network(void **state)
     struct genome *g = *state;
     struct tv_error err = {0};
     tu_small_genome(g); /* tanh, relu, sigmoid; skip and recurrent edges */
-    struct tv_rng rng;
-    tv_rng_init(&rng, 3, 0, 0);
+    struct tv_rng rng = tu_rng(3, 0, 0);
     struct nn_qnet *q = quantize(g, 100, 400, &rng);
     struct nn_plan *fp, *qp;
     assert_ok(nn_plan_compile(g, NULL, &fp, &err), &err);
@@ -522,8 +515,7 @@ static void test_nn_qnet_write_read_round_trip(void **state)
 {
     (void)state;
     struct tv_error err = {0};
-    struct tv_rng rng;
-    tv_rng_init(&rng, 11, 0, 0);
+    struct tv_rng rng = tu_rng(11, 0, 0);
     for (int trial = 0; trial < 10; trial++) {
         struct genome g;
         genome_init(&g);
@@ -553,8 +545,7 @@ static struct tv_buf small_text(void)
     struct genome g;
     genome_init(&g);
     tu_small_genome(&g);
-    struct tv_rng rng;
-    tv_rng_init(&rng, 1, 0, 0);
+    struct tv_rng rng = tu_rng(1, 0, 0);
     struct nn_qnet *q = quantize(&g, 100, 20, &rng);
     struct tv_buf b = {0};
     assert_ok(nn_qnet_write(q, &b, &err), &err);

@@ -376,8 +376,7 @@ static struct genome *make_net(const uint32_t *sizes, size_t n_layers, double de
     assert_non_null(g);
     struct genome_layered_spec sp = {
         sizes, n_layers, density, skip, rec, GENOME_ACT_RELU, GENOME_ACT_IDENTITY, 0.5};
-    struct tv_rng rng;
-    tv_rng_init(&rng, seed, 0, 0);
+    struct tv_rng rng = tu_rng(seed, 0, 0);
     struct tv_error err = {0};
     assert_ok(genome_build_layered(g, &sp, &rng, &err), &err);
     return g;
@@ -392,8 +391,7 @@ struct batch {
 static void make_batch(struct batch *b, size_t n, size_t n_in, size_t n_out, uint64_t seed)
 {
     assert_true(n <= 16 && n * n_in <= 16 * 8);
-    struct tv_rng rng;
-    tv_rng_init(&rng, seed, 1, 0);
+    struct tv_rng rng = tu_rng(seed, 1, 0);
     b->n = n;
     for (size_t i = 0; i < n * n_in; i++)
         b->x[i] = (float)tv_rng_uniform(&rng);
