@@ -90,6 +90,7 @@ struct fixture {
     struct nn_trainer *t;
     struct data_set d;
     struct fit_opts o;
+    struct nn_sparsity policy; /* o's one policy, when fixture_policy set it */
     struct tv_error err;
 };
 
@@ -109,6 +110,14 @@ static void fixture_release(struct fixture *f)
 {
     nn_trainer_free(f->t);
     genome_release(&f->g);
+}
+
+/* Training with one sparsity policy, spec. */
+static void fixture_policy(struct fixture *f, const char *spec)
+{
+    assert_ok(nn_sparsity_parse(spec, &f->policy, &f->err), &f->err);
+    f->o.policies = &f->policy;
+    f->o.n_policies = 1;
 }
 
 /* ---- fit_order ------------------------------------------------------------- */
@@ -318,10 +327,7 @@ static void test_fit_run_policies_remove_connections_and_report_them(void **stat
     (void)state;
     struct fixture f; /* 3*4 + 4*3 = 24 connections, weights N(0, 0.25) */
     fixture_init(&f, 8, 2);
-    struct nn_sparsity p;
-    assert_ok(nn_sparsity_parse("threshold:0.3", &p, &f.err), &f.err);
-    f.o.policies = &p;
-    f.o.n_policies = 1;
+    fixture_policy(&f, "threshold:0.3");
     struct seen s = {0};
     assert_ok(fit_run(f.t, &f.d, NULL, &f.o, record, &s, &f.err), &f.err);
     assert_true(s.last.sp.removed > 0);
@@ -344,10 +350,7 @@ static void test_fit_run_no_regrowth_after_the_last_epoch(void **state)
     for (size_t epochs = 1; epochs <= 2; epochs++) {
         struct fixture f;
         fixture_init(&f, 8, epochs);
-        struct nn_sparsity p;
-        assert_ok(nn_sparsity_parse("set:0.5", &p, &f.err), &f.err);
-        f.o.policies = &p;
-        f.o.n_policies = 1;
+        fixture_policy(&f, "set:0.5");
         struct seen s = {0};
         assert_ok(fit_run(f.t, &f.d, NULL, &f.o, record, &s, &f.err), &f.err);
         /* the pairs have 12 connections each: 6 removed and regrown per pair */
@@ -368,10 +371,7 @@ static void test_fit_run_step_budget_stops_inside_an_epoch(void **state)
     for (size_t budget = 3; budget <= 4; budget++) {
         struct fixture f;
         fixture_init(&f, 8, 5);
-        struct nn_sparsity p;
-        assert_ok(nn_sparsity_parse("set:0.5", &p, &f.err), &f.err);
-        f.o.policies = &p;
-        f.o.n_policies = 1;
+        fixture_policy(&f, "set:0.5");
         f.o.max_steps = budget;
         struct seen s = {0};
         assert_ok(fit_run(f.t, &f.d, NULL, &f.o, record, &s, &f.err), &f.err);
@@ -613,17 +613,13 @@ static void test_fit_cnn_run_view_budget_schedule(void **state)
 static void test_fit_run_allocation_failures_leak_nothing(void **state)
 {
     (void)state;
-    struct nn_sparsity p;
-    struct tv_error err = {0};
-    assert_ok(nn_sparsity_parse("set:0.5", &p, &err), &err);
     unsigned long k = 1;
     for (;; k++) {
         failalloc_track(1);
         size_t live = failalloc_live();
         struct fixture f;
         fixture_init(&f, 8, 2);
-        f.o.policies = &p;
-        f.o.n_policies = 1;
+        fixture_policy(&f, "set:0.5");
         failalloc_arm(k);
         int rc = fit_run(f.t, &f.d, &f.d, &f.o, NULL, NULL, &f.err);
         int fired = failalloc_fired();
