@@ -18,6 +18,7 @@
 
 #include "cnn.h"
 #include "testutil.h"
+#include "trainutil.h"
 
 /* A tiny network: layer 0 1 -> 2 channels, 3x3 pad 1 on 7x7, relu, pool 2
  * (3x3 out of 7x7: the last row and column dropped); layer 1 2 -> 3
@@ -100,11 +101,7 @@ static int tiny_teardown(void **state)
 
 static struct nn_cnn *tiny_cnn(struct tiny *t, int optimizer, float lr)
 {
-    struct nn_train_opts o;
-    nn_train_opts_default(&o);
-    o.optimizer = optimizer;
-    o.lr = lr;
-    o.max_batch = 8;
+    struct nn_train_opts o = tu_train_opts(optimizer, lr, 8);
     struct nn_cnn *c = NULL;
     struct tv_error err = {0};
     assert_ok(nn_cnn_new(&t->d, &o, &c, &err), &err);
@@ -195,9 +192,8 @@ static void test_nn_trainer_input_grad_matches_finite_differences(void **state)
     struct nn_train_opts o;
     nn_train_opts_default(&o);
     o.max_batch = 4;
-    struct nn_trainer *tr = NULL;
+    struct nn_trainer *tr = tu_trainer(t->head, &o);
     struct tv_error err = {0};
-    assert_ok(nn_trainer_new(t->head, &o, &tr, &err), &err);
     float x[3 * 12], dx[12 * 3];
     uint32_t labels[3] = {0, 2, 1};
     struct tv_rng rng = tu_rng(4, 0, 0);
@@ -225,15 +221,9 @@ static void test_nn_trainer_update_after_grad_is_step(void **state)
 {
     struct tiny *t = *state;
     tiny_init(t, 5);
-    struct nn_train_opts o;
-    nn_train_opts_default(&o);
-    o.optimizer = NN_OPT_ADAM;
-    o.lr = 0.01f;
-    o.max_batch = 4;
-    struct nn_trainer *a = NULL, *b = NULL;
+    struct nn_train_opts o = tu_train_opts(NN_OPT_ADAM, 0.01f, 4);
+    struct nn_trainer *a = tu_trainer(t->head, &o), *b = tu_trainer(t->head, &o);
     struct tv_error err = {0};
-    assert_ok(nn_trainer_new(t->head, &o, &a, &err), &err);
-    assert_ok(nn_trainer_new(t->head, &o, &b, &err), &err);
     float x[2 * 12];
     uint32_t labels[2] = {1, 0};
     for (size_t k = 0; k < 24; k++)

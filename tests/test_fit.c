@@ -19,6 +19,7 @@
 #include "failalloc.h"
 #include "fit.h"
 #include "testutil.h"
+#include "trainutil.h"
 
 /* A data set over caller-owned arrays (data_free is not called on it). */
 static struct data_set dataset(const float *x, const uint16_t *labels, size_t rows, size_t features,
@@ -37,15 +38,8 @@ static void parse(struct genome *g, const char *text)
 
 static struct nn_trainer *trainer(const struct genome *g, int optimizer, float lr, size_t max_batch)
 {
-    struct nn_train_opts o;
-    nn_train_opts_default(&o);
-    o.optimizer = optimizer;
-    o.lr = lr;
-    o.max_batch = max_batch;
-    struct nn_trainer *t = NULL;
-    struct tv_error err = {0};
-    assert_ok(nn_trainer_new(g, &o, &t, &err), &err);
-    return t;
+    struct nn_train_opts o = tu_train_opts(optimizer, lr, max_batch);
+    return tu_trainer(g, &o);
 }
 
 /* in 0 -> out 1 (w 0.5); out 2 unconnected. */

@@ -16,6 +16,7 @@
 #include "failalloc.h"
 #include "sparsify.h"
 #include "testutil.h"
+#include "trainutil.h"
 
 /* ---- parsing --------------------------------------------------------------- */
 
@@ -401,14 +402,8 @@ static void make_batch(struct batch *b, size_t n, size_t n_in, size_t n_out, uin
 
 static struct nn_trainer *make_trainer(const struct genome *g)
 {
-    struct nn_train_opts o;
-    nn_train_opts_default(&o);
-    o.lr = 0.05f;
-    o.max_batch = 16;
-    struct nn_trainer *t = NULL;
-    struct tv_error err = {0};
-    assert_ok(nn_trainer_new(g, &o, &t, &err), &err);
-    return t;
+    struct nn_train_opts o = tu_train_opts(NN_OPT_SGD, 0.05f, 16);
+    return tu_trainer(g, &o);
 }
 
 static void train_step(struct nn_trainer *t, const struct batch *b)

@@ -22,7 +22,7 @@
 #include "genome.h"
 #include "nn.h"
 #include "testutil.h"
-#include "train.h"
+#include "trainutil.h"
 
 /* ---- helpers -------------------------------------------------------------- */
 
@@ -162,10 +162,7 @@ static struct nn_trainer *trainer(const struct genome *g, int loss, size_t bptt)
     nn_train_opts_default(&o);
     o.loss = loss;
     o.bptt = bptt;
-    struct nn_trainer *t = NULL;
-    struct tv_error err = {0};
-    assert_ok(nn_trainer_new(g, &o, &t, &err), &err);
-    return t;
+    return tu_trainer(g, &o);
 }
 
 static double grad_of(struct nn_trainer *t, const struct data *d)
@@ -534,9 +531,8 @@ static void test_nn_trainer_step_lowers_the_loss(void **state)
     nn_train_opts_default(&o);
     o.optimizer = NN_OPT_ADAM;
     o.lr = 0.01f;
-    struct nn_trainer *t = NULL;
+    struct nn_trainer *t = tu_trainer(g, &o);
     struct tv_error err = {0};
-    assert_ok(nn_trainer_new(g, &o, &t, &err), &err);
     double first = 0, last = 0;
     for (int i = 0; i < 100; i++)
         assert_ok(nn_trainer_step(t, d.x, d.labels, NULL, 1, 32, i ? &last : &first, &err), &err);
@@ -651,10 +647,8 @@ static void test_nn_trainer_remove_carries_optimizer_state(void **state)
     o.optimizer = NN_OPT_MOMENTUM;
     o.momentum = 0.5f;
     o.lr = 1.0f;
-    struct nn_trainer *t = NULL, *u = NULL;
+    struct nn_trainer *t = tu_trainer(g, &o), *u = tu_trainer(g, &o);
     struct tv_error err = {0};
-    assert_ok(nn_trainer_new(g, &o, &t, &err), &err);
-    assert_ok(nn_trainer_new(g, &o, &u, &err), &err);
     /* one step on both: m = g; then remove every other connection of t */
     assert_ok(nn_trainer_step(t, d.x, d.labels, NULL, 1, 8, NULL, &err), &err);
     assert_ok(nn_trainer_step(u, d.x, d.labels, NULL, 1, 8, NULL, &err), &err);
