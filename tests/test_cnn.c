@@ -83,20 +83,8 @@ static void tiny_release(struct tiny *t)
     genome_free(t->head);
 }
 
-/* The tests' fixture: a struct tiny for the test to tiny_init, released
- * after it, even when an assertion fails (TINY_TEST(test) in the table). */
-static int tiny_setup(void **state)
-{
-    *state = calloc(1, sizeof(struct tiny));
-    return *state ? 0 : -1;
-}
-
-static int tiny_teardown(void **state)
-{
-    tiny_release(*state);
-    free(*state);
-    return 0;
-}
+/* The tests take a struct tiny to tiny_init, released after them. */
+TU_FIXTURE(tiny, struct tiny, tiny_release)
 #define TINY_TEST(test) cmocka_unit_test_setup_teardown(test, tiny_setup, tiny_teardown)
 
 static struct nn_cnn *tiny_cnn(struct tiny *t, int optimizer, float lr)

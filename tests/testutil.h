@@ -206,6 +206,25 @@ static inline int tu_pair_teardown(void **state)
 }
 #define TU_PAIR_TEST(test) cmocka_unit_test_setup_teardown(test, tu_pair_setup, tu_pair_teardown)
 
+/* A fixture of a test file's own struct: TU_FIXTURE(name, type, release)
+ * defines name_setup, which hands the test a zeroed `type` (`type *f =
+ * *state;`), and name_teardown, which calls release(f) and frees it after
+ * the test, even when an assertion fails; release must accept a zeroed
+ * struct. In the test table: cmocka_unit_test_setup_teardown(test,
+ * name_setup, name_teardown). */
+#define TU_FIXTURE(name, type, release)                                                            \
+    static int name##_setup(void **state)                                                          \
+    {                                                                                              \
+        *state = calloc(1, sizeof(type));                                                          \
+        return *state ? 0 : -1;                                                                    \
+    }                                                                                              \
+    static int name##_teardown(void **state)                                                       \
+    {                                                                                              \
+        release(*state);                                                                           \
+        free(*state);                                                                              \
+        return 0;                                                                                  \
+    }
+
 /* A layered genome of sizes[0..n) (inputs, relu hidden layers, identity
  * outputs), every adjacent pair full, weights N(0, sd^2) drawn from
  * tv_rng_init(seed, 0, 0). */

@@ -27,4 +27,16 @@ static inline struct nn_trainer *tu_trainer(const struct genome *g, const struct
     return t;
 }
 
+/* The view v of a trainer holds exactly the connections of g, each with g's
+ * weight. */
+static inline void tu_expect_view_of(const struct nn_train_view *v, const struct genome *g)
+{
+    assert_int_equal(v->n_conns, g->n_conns);
+    for (size_t k = 0; k < v->n_conns; k++) {
+        ptrdiff_t i = genome_find_conn(g, v->from[k], v->to[k]);
+        assert_true(i >= 0);
+        assert_true(g->conns[i].weight == v->w[k]);
+    }
+}
+
 #endif
