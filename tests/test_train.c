@@ -33,6 +33,7 @@ static const int smooth_acts[] = {GENOME_ACT_IDENTITY,     GENOME_ACT_TANH,  GEN
 static const int all_acts[] = {GENOME_ACT_IDENTITY,     GENOME_ACT_RELU,  GENOME_ACT_TANH,
                                GENOME_ACT_SIGMOID,      GENOME_ACT_GAUSS, GENOME_ACT_SIN,
                                GENOME_ACT_NEAT_SIGMOID, GENOME_ACT_ABS};
+#define N_ALL_ACTS (sizeof all_acts / sizeof all_acts[0])
 
 /* A small random graph: local, skip and recurrent connections (self loops
  * included), hidden activations from acts, then each neuron's activation
@@ -94,6 +95,14 @@ static void data_make(struct data *d, struct tv_rng *rng, size_t steps, size_t b
         d->targets[q] = (float)(2 * tv_rng_uniform(rng) - 1);
     for (size_t q = 0; q < steps * batch; q++)
         d->labels[q] = tv_rng_chance(rng, 0.2) ? UINT32_MAX : tv_rng_below(rng, (uint32_t)n_out);
+}
+
+/* Data of steps x batch samples for the inputs and outputs of g. */
+static void data_for(struct data *d, struct tv_rng *rng, const struct genome *g, size_t steps,
+                     size_t batch)
+{
+    data_make(d, rng, steps, batch, genome_count_kind(g, GENOME_INPUT),
+              genome_count_kind(g, GENOME_OUTPUT));
 }
 
 static void data_free(struct data *d)
@@ -181,14 +190,13 @@ static void test_nn_trainer_grad_matches_reference_on_random_networks(void **sta
     static const size_t batches[] = {1, 3, 16, 64, 70};
     size_t compared = 0, nets = 0;
     for (int it = 0; it < 3000; it++) {
-        random_net(g, &rng, all_acts, sizeof all_acts / sizeof all_acts[0]);
+        random_net(g, &rng, all_acts, N_ALL_ACTS);
         int loss = it % 2 ? NN_LOSS_MSE : NN_LOSS_XENT;
         size_t steps = 1 + tv_rng_below(&rng, 4);
         size_t batch = batches[tv_rng_below(&rng, 5)];
         size_t bptt = tv_rng_below(&rng, (uint32_t)steps + 1);
         struct data d;
-        data_make(&d, &rng, steps, batch, genome_count_kind(g, GENOME_INPUT),
-                  genome_count_kind(g, GENOME_OUTPUT));
+        data_for(&d, &rng, g, steps, batch);
         struct nn_trainer *t = trainer(g, loss, bptt);
         char what[96];
         snprintf(what, sizeof what, "net %d (steps %zu, batch %zu, bptt %zu, loss %d)", it, steps,
@@ -330,11 +338,10 @@ static void test_nn_trainer_grad_is_deterministic_across_ways_and_targets(void *
     struct tv_rng rng = tu_rng(16, 5, 1);
     struct tv_error err = {0};
     for (int it = 0; it < 300; it++) {
-        random_net(g, &rng, all_acts, sizeof all_acts / sizeof all_acts[0]);
+        random_net(g, &rng, all_acts, N_ALL_ACTS);
         struct data d;
         size_t steps = 1 + tv_rng_below(&rng, 3);
-        data_make(&d, &rng, steps, 1 + tv_rng_below(&rng, 100), genome_count_kind(g, 0),
-                  genome_count_kind(g, 1));
+        data_for(&d, &rng, g, steps, 1 + tv_rng_below(&rng, 100));
         struct nn_trainer *t = trainer(g, it % 2, it % 3 == 0 ? 1 : 0);
         double l0 = grad_of(t, &d);
         struct nn_train_view v;
@@ -368,7 +375,7 @@ static void test_nn_trainer_predict_matches_engine(void **state)
     struct tv_rng rng = tu_rng(16, 6, 1);
     struct tv_error err = {0};
     for (int it = 0; it < 300; it++) {
-        random_net(g, &rng, all_acts, sizeof all_acts / sizeof all_acts[0]);
+        random_net(g, &rng, all_acts, N_ALL_ACTS);
         size_t steps = 1 + tv_rng_below(&rng, 3), batch = 1 + tv_rng_below(&rng, 80);
         size_t ni = genome_count_kind(g, 0), no = genome_count_kind(g, 1);
         struct data d;
@@ -401,10 +408,9 @@ static void test_nn_trainer_view_values_give_the_gradients(void **state)
     struct genome *g = *state;
     struct tv_rng rng = tu_rng(16, 12, 1);
     for (int it = 0; it < 100; it++) {
-        random_net(g, &rng, all_acts, sizeof all_acts / sizeof all_acts[0]);
+        random_net(g, &rng, all_acts, N_ALL_ACTS);
         struct data d;
-        data_make(&d, &rng, 1, 1 + tv_rng_below(&rng, 100), genome_count_kind(g, 0),
-                  genome_count_kind(g, 1));
+        data_for(&d, &rng, g, 1, 1 + tv_rng_below(&rng, 100));
         struct nn_trainer *t = trainer(g, it % 2, 0);
         grad_of(t, &d);
         struct nn_train_view v;
@@ -572,10 +578,10 @@ static void test_nn_trainer_remove_and_add_keep_everything_consistent(void **sta
     struct tv_rng rng = tu_rng(16, 8, 1);
     struct tv_error err = {0};
     for (int it = 0; it < 200; it++) {
-        random_net(g, &rng, all_acts, sizeof all_acts / sizeof all_acts[0]);
+        random_net(g, &rng, all_acts, N_ALL_ACTS);
         struct nn_trainer *t = trainer(g, NN_LOSS_XENT, 0);
         struct data d;
-        data_make(&d, &rng, 2, 4, genome_count_kind(g, 0), genome_count_kind(g, 1));
+        data_for(&d, &rng, g, 2, 4);
         assert_ok(nn_trainer_step(t, d.x, d.labels, NULL, 2, 4, NULL, &err), &err);
         /* remove a random third */
         struct nn_train_view v;
@@ -821,9 +827,9 @@ static void test_nn_trainer_survives_allocation_failures(void **state)
     struct tu_pair *pair = *state;
     struct genome *g = &pair->a, *w = &pair->b;
     struct tv_rng rng = tu_rng(16, 11, 1);
-    random_net(g, &rng, all_acts, sizeof all_acts / sizeof all_acts[0]);
+    random_net(g, &rng, all_acts, N_ALL_ACTS);
     struct data d;
-    data_make(&d, &rng, 3, 4, genome_count_kind(g, 0), genome_count_kind(g, 1));
+    data_for(&d, &rng, g, 3, 4);
     struct nn_train_opts o;
     nn_train_opts_default(&o);
     failalloc_track(1);
