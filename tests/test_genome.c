@@ -1377,38 +1377,32 @@ static void test_genome_mutate_huge_sd_stays_finite(void **state)
 
 static void test_genome_mutate_same_seed_same_child(void **state)
 {
-    (void)state;
+    struct tu_trio *trio = *state;
+    struct genome *base = &trio->a, *a = &trio->b, *b = &trio->c;
     struct tv_error err = {0};
     struct tv_rng r = tu_rng(19, 0, 0);
-    struct genome base, a, b;
-    genome_init(&base);
-    genome_init(&a);
-    genome_init(&b);
     struct genome_mutation m = tu_aggressive_mutation();
     int differ = 0;
     for (int t = 0; t < 200; t++) {
-        tu_random_genome(&base, &r, 10);
-        genome_copy(&a, &base, &err);
-        genome_copy(&b, &base, &err);
+        tu_random_genome(base, &r, 10);
+        genome_copy(a, base, &err);
+        genome_copy(b, base, &err);
         struct tv_rng ra, rb, rc;
         tv_rng_init(&ra, 77, (uint64_t)t, 1);
         tv_rng_init(&rb, 77, (uint64_t)t, 1);
         tv_rng_init(&rc, 77, (uint64_t)t, 2);
         for (int k = 0; k < 3; k++) {
-            assert_ok(genome_mutate(&a, &m, &ra, &err), &err);
-            assert_ok(genome_mutate(&b, &m, &rb, &err), &err);
+            assert_ok(genome_mutate(a, &m, &ra, &err), &err);
+            assert_ok(genome_mutate(b, &m, &rb, &err), &err);
         }
-        assert_true(genome_equal(&a, &b));
+        assert_true(genome_equal(a, b));
         assert_true(ra.ctr == rb.ctr);
-        genome_copy(&b, &base, &err);
+        genome_copy(b, base, &err);
         for (int k = 0; k < 3; k++)
-            assert_ok(genome_mutate(&b, &m, &rc, &err), &err);
-        differ += !genome_equal(&a, &b);
+            assert_ok(genome_mutate(b, &m, &rc, &err), &err);
+        differ += !genome_equal(a, b);
     }
     assert_true(differ > 190);
-    genome_release(&base);
-    genome_release(&a);
-    genome_release(&b);
 }
 
 /* When the add-connection operators' index cannot be allocated, genome_mutate must report
@@ -1570,22 +1564,16 @@ static void test_genome_crossover_properties(void **state)
 
 static void test_genome_crossover_with_self_copy_is_identity(void **state)
 {
-    (void)state;
+    struct tu_trio *trio = *state;
+    struct genome *a = &trio->a, *b = &trio->b, *child = &trio->c;
     struct tv_error err = {0};
     struct tv_rng r = tu_rng(23, 0, 0);
-    struct genome a, b, child;
-    genome_init(&a);
-    genome_init(&b);
-    genome_init(&child);
     for (int t = 0; t < 100; t++) {
-        tu_random_genome(&a, &r, 10);
-        genome_copy(&b, &a, &err);
-        assert_ok(genome_crossover(&child, &a, &b, &r, &err), &err);
-        assert_true(genome_equal(&child, &a));
+        tu_random_genome(a, &r, 10);
+        genome_copy(b, a, &err);
+        assert_ok(genome_crossover(child, a, b, &r, &err), &err);
+        assert_true(genome_equal(child, a));
     }
-    genome_release(&a);
-    genome_release(&b);
-    genome_release(&child);
 }
 
 static void test_genome_crossover_child_is_parent_fails(void **state)
@@ -1606,29 +1594,23 @@ static void test_genome_crossover_child_is_parent_fails(void **state)
 
 static void test_genome_distance_properties(void **state)
 {
-    (void)state;
+    struct tu_trio *trio = *state;
+    struct genome *a = &trio->a, *b = &trio->b, *c = &trio->c;
     struct tv_error err = {0};
     struct tv_rng r = tu_rng(25, 0, 0);
-    struct genome a, b, c;
-    genome_init(&a);
-    genome_init(&b);
-    genome_init(&c);
     struct genome_distance_cfg cfg = {1.0, 1.0, 0.4, 20};
     int positive = 0;
     for (int t = 0; t < 2000; t++) {
-        related_parents(&a, &b, &r);
-        double ab = genome_distance(&a, &b, &cfg), ba = genome_distance(&b, &a, &cfg);
+        related_parents(a, b, &r);
+        double ab = genome_distance(a, b, &cfg), ba = genome_distance(b, a, &cfg);
         assert_true(ab == ba);
         assert_true(ab >= 0 && isfinite(ab));
         positive += ab > 0;
-        assert_true(genome_distance(&a, &a, &cfg) == 0.0);
-        genome_copy(&c, &a, &err);
-        assert_true(genome_distance(&a, &c, &cfg) == 0.0);
+        assert_true(genome_distance(a, a, &cfg) == 0.0);
+        genome_copy(c, a, &err);
+        assert_true(genome_distance(a, c, &cfg) == 0.0);
     }
     assert_true(positive > 1800);
-    genome_release(&a);
-    genome_release(&b);
-    genome_release(&c);
 }
 
 /* The sketch bound never exceeds the distance (up to the margin speciation
@@ -2021,13 +2003,13 @@ int main(void)
         TU_PAIR_TEST(test_genome_mutate_act_change_picks_from_choices),
         TU_GENOME_TEST(test_genome_mutate_weight_max_clamps),
         TU_GENOME_TEST(test_genome_mutate_huge_sd_stays_finite),
-        cmocka_unit_test(test_genome_mutate_same_seed_same_child),
+        TU_TRIO_TEST(test_genome_mutate_same_seed_same_child),
         cmocka_unit_test(test_genome_mutate_out_of_memory_reports_enomem),
         TU_GENOME_TEST(test_genome_mutate_random_genomes_stay_valid),
         cmocka_unit_test(test_genome_crossover_properties),
-        cmocka_unit_test(test_genome_crossover_with_self_copy_is_identity),
+        TU_TRIO_TEST(test_genome_crossover_with_self_copy_is_identity),
         TU_PAIR_TEST(test_genome_crossover_child_is_parent_fails),
-        cmocka_unit_test(test_genome_distance_properties),
+        TU_TRIO_TEST(test_genome_distance_properties),
         TU_PAIR_TEST(test_genome_distance_hand_computed),
         TU_PAIR_TEST(test_genome_distance_bound_below_distance),
         TU_GENOME_TEST(test_genome_canonicalize_empty_genome_ok),

@@ -568,106 +568,94 @@ static void expect_same_steps(const struct nn_plan *a, const struct nn_plan *b, 
  * that genome; an unchanged plan writes back its genome unchanged. */
 static void test_nn_plan_params_train_like_the_changed_genome(void **state)
 {
-    (void)state;
+    struct tu_trio *trio = *state;
+    struct genome *g = &trio->a, *changed = &trio->b, *back = &trio->c;
     struct tv_rng rng = tu_rng(9, 9, 9);
     struct tv_error err = {0};
-    struct genome g, changed, back;
-    genome_init(&g);
-    genome_init(&changed);
-    genome_init(&back);
     for (int it = 0; it < 60; it++) {
-        random_graph(&g, &rng, it % 2 ? GENOME_ACT_RELU : GENOME_ACT_TANH);
+        random_graph(g, &rng, it % 2 ? GENOME_ACT_RELU : GENOME_ACT_TANH);
         struct nn_opts o = {it % 3, it % 5 == 0 ? 32 : 0, NULL, 0, (it / 2) % 2 ? 1 : 0, 1};
         struct nn_plan *p, *q;
         struct nn_params w;
-        assert_int_equal(nn_plan_compile(&g, &o, &p, &err), 0);
+        assert_int_equal(nn_plan_compile(g, &o, &p, &err), 0);
         assert_int_equal(nn_plan_params(p, &w, &err), 0);
-        assert_int_equal(w.n_bias, g.n_neurons);
+        assert_int_equal(w.n_bias, g->n_neurons);
         /* unchanged: writing back changes nothing */
-        assert_int_equal(genome_copy(&back, &g, &err), 0);
-        assert_int_equal(nn_plan_write_weights(p, &back, &err), 0);
-        assert_true(genome_equal(&back, &g));
+        assert_int_equal(genome_copy(back, g, &err), 0);
+        assert_int_equal(nn_plan_write_weights(p, back, &err), 0);
+        assert_true(genome_equal(back, g));
         /* every connection has exactly one entry */
         size_t seen = 0;
         for (size_t k = 0; k < w.n_w; k++)
             if (w.conn_of[k] != NN_NONE) {
-                assert_true(w.conn_of[k] < g.n_conns);
-                assert_true(w.w[k] == g.conns[w.conn_of[k]].weight);
+                assert_true(w.conn_of[k] < g->n_conns);
+                assert_true(w.w[k] == g->conns[w.conn_of[k]].weight);
                 seen++;
             }
-        assert_int_equal(seen, g.n_conns);
+        assert_int_equal(seen, g->n_conns);
         /* change them, in the plan and in a copy of the genome */
-        assert_int_equal(genome_copy(&changed, &g, &err), 0);
+        assert_int_equal(genome_copy(changed, g, &err), 0);
         for (size_t k = 0; k < w.n_w; k++)
             if (w.conn_of[k] != NN_NONE) {
                 w.w[k] = (float)tv_rng_normal(&rng);
-                changed.conns[w.conn_of[k]].weight = w.w[k];
+                changed->conns[w.conn_of[k]].weight = w.w[k];
             }
         for (size_t j = 0; j < w.n_bias; j++) {
             /* inputs come first, and have no bias */
             assert_int_equal(w.neuron_of[j] == NN_NONE, j < nn_plan_n_inputs(p));
             if (w.neuron_of[j] != NN_NONE) {
                 w.bias[j] = (float)tv_rng_normal(&rng);
-                changed.neurons[w.neuron_of[j]].bias = w.bias[j];
+                changed->neurons[w.neuron_of[j]].bias = w.bias[j];
             }
         }
         o.trainable = 0;
-        assert_int_equal(nn_plan_compile(&changed, &o, &q, &err), 0);
+        assert_int_equal(nn_plan_compile(changed, &o, &q, &err), 0);
         expect_same_steps(p, q, 1, &rng);
         expect_same_steps(p, q, 19, &rng);
         /* written back: the changed genome */
-        assert_int_equal(nn_plan_write_weights(p, &back, &err), 0);
-        assert_true(genome_equal(&back, &changed));
+        assert_int_equal(nn_plan_write_weights(p, back, &err), 0);
+        assert_true(genome_equal(back, changed));
         nn_plan_free(p);
         nn_plan_free(q);
     }
-    genome_release(&g);
-    genome_release(&changed);
-    genome_release(&back);
 }
 
 /* A plain plan has no parameters to give; a genome of another size is
  * refused, unchanged. */
 static void test_nn_plan_write_weights_rejects_plain_plan_and_other_genome(void **state)
 {
-    (void)state;
+    struct tu_trio *trio = *state;
+    struct genome *g = &trio->a, *other = &trio->b, *copy = &trio->c;
     struct tv_rng rng = tu_rng(10, 10, 10);
     struct tv_error err = {0};
-    struct genome g, other, copy;
-    genome_init(&g);
-    genome_init(&other);
-    genome_init(&copy);
-    random_graph(&g, &rng, GENOME_ACT_TANH);
+    random_graph(g, &rng, GENOME_ACT_TANH);
     struct nn_plan *p;
     struct nn_params w;
-    assert_int_equal(nn_plan_compile(&g, NULL, &p, &err), 0);
+    assert_int_equal(nn_plan_compile(g, NULL, &p, &err), 0);
     assert_int_equal(nn_plan_params(p, &w, &err), TV_ESTATE);
     assert_string_equal(err.msg,
                         "nn_plan_params: the plan was not compiled trainable (nn_opts.trainable)");
     assert_null(w.w);
-    assert_int_equal(nn_plan_write_weights(p, &g, &err), TV_ESTATE);
+    assert_int_equal(nn_plan_write_weights(p, g, &err), TV_ESTATE);
     assert_string_equal(err.msg, "nn_plan_write_weights: the plan was not compiled trainable "
                                  "(nn_opts.trainable)");
     nn_plan_free(p);
     struct nn_opts o = {.trainable = 1};
-    assert_int_equal(nn_plan_compile(&g, &o, &p, &err), 0);
+    assert_int_equal(nn_plan_compile(g, &o, &p, &err), 0);
     uint32_t sizes[3] = {3, 4, 2};
     struct genome_layered_spec spec = {
         sizes, 3, 1.0, 0.0, 0.0, GENOME_ACT_TANH, GENOME_ACT_IDENTITY, 0.5};
-    assert_int_equal(genome_build_layered(&other, &spec, &rng, &err), 0);
-    assert_int_equal(genome_copy(&copy, &other, &err), 0);
+    assert_int_equal(genome_build_layered(other, &spec, &rng, &err), 0);
+    assert_int_equal(genome_copy(copy, other, &err), 0);
     char want[256];
     snprintf(want, sizeof want,
              "nn_plan_write_weights: the genome has 9 neurons and %zu connections, the plan %zu "
              "and %zu (write into the genome compiled)",
-             other.n_conns, g.n_neurons, g.n_conns);
-    assert_int_equal(nn_plan_write_weights(p, &other, &err), TV_EINVAL);
+             other->n_conns, g->n_neurons, g->n_conns);
+    assert_int_equal(nn_plan_write_weights(p, other, &err), TV_EINVAL);
     assert_string_equal(err.msg, want);
-    assert_true(genome_equal(&other, &copy));
+    assert_true(genome_equal(other, copy));
     nn_plan_free(p);
-    genome_release(&g);
-    genome_release(&other);
-    genome_release(&copy);
 }
 
 /* ---- compile: plans ---------------------------------------------------------- */
@@ -1073,8 +1061,8 @@ int main(void)
         TU_GENOME_TEST(test_nn_step_feature_major_in_place_matches_sample_major),
         TU_GENOME_TEST(test_nn_step_carries_recurrent_state_over_time_steps),
         TU_GENOME_TEST(test_nn_plan_compile_long_looped_graph_in_linear_time),
-        cmocka_unit_test(test_nn_plan_params_train_like_the_changed_genome),
-        cmocka_unit_test(test_nn_plan_write_weights_rejects_plain_plan_and_other_genome),
+        TU_TRIO_TEST(test_nn_plan_params_train_like_the_changed_genome),
+        TU_TRIO_TEST(test_nn_plan_write_weights_rejects_plain_plan_and_other_genome),
         TU_GENOME_TEST(test_nn_plan_compile_reports_sizes_within_memory_bound),
         TU_GENOME_TEST(test_nn_plan_compile_tiles_large_networks),
         TU_GENOME_TEST(test_nn_plan_compile_uses_measured_density),

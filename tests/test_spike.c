@@ -563,46 +563,43 @@ static void test_genome_validate_bad_delays_fail(void **state)
  * list operations keep them with their connections. */
 static void test_genome_mutate_and_crossover_carry_delays(void **state)
 {
-    (void)state;
+    struct tu_trio *trio = *state;
+    struct genome *g = &trio->a, *h = &trio->b, *child = &trio->c;
     struct tv_rng rng, r1, r2;
     tv_rng_init(&rng, 1905, 0, 0);
-    struct genome g, h, child;
-    genome_init(&g);
-    genome_init(&h);
-    genome_init(&child);
     struct tv_error err = {0};
-    random_cuba_genome(&g, &rng);
-    while (g.n_conns < 20)
-        random_cuba_genome(&g, &rng);
+    random_cuba_genome(g, &rng);
+    while (g->n_conns < 20)
+        random_cuba_genome(g, &rng);
     struct genome_mutation m = {0};
     m.delay_max = 4;
-    assert_ok(genome_copy(&h, &g, &err), &err);
+    assert_ok(genome_copy(h, g, &err), &err);
     r1 = rng;
-    assert_ok(genome_mutate(&h, &m, &rng, &err), &err); /* rate 0 */
-    assert_true(genome_equal(&g, &h));
+    assert_ok(genome_mutate(h, &m, &rng, &err), &err); /* rate 0 */
+    assert_true(genome_equal(g, h));
     assert_memory_equal(&r1, &rng, sizeof rng);
     m.delay_rate = 1;
     size_t moved = 0;
     for (int round = 0; round < 30; round++) {
-        assert_ok(genome_mutate(&h, &m, &rng, &err), &err);
-        assert_ok(genome_validate(&h, NULL, &err), &err);
-        for (size_t k = 0; k < h.n_conns; k++) {
-            assert_true(genome_conn_delay(&h, k) >= 1 && genome_conn_delay(&h, k) <= 4);
-            moved += genome_conn_delay(&h, k) > 1;
+        assert_ok(genome_mutate(h, &m, &rng, &err), &err);
+        assert_ok(genome_validate(h, NULL, &err), &err);
+        for (size_t k = 0; k < h->n_conns; k++) {
+            assert_true(genome_conn_delay(h, k) >= 1 && genome_conn_delay(h, k) <= 4);
+            moved += genome_conn_delay(h, k) > 1;
         }
     }
     assert_true(moved > 0);
-    assert_int_equal(genome_format_version(&h), 3);
+    assert_int_equal(genome_format_version(h), 3);
     /* crossover of h with a delay-free copy: each matching gene's delay is
      * h's or 1, and over many children both occur */
     size_t from_h = 0, from_g = 0;
     for (int c = 0; c < 20; c++) {
         r2 = rng;
-        assert_ok(genome_crossover(&child, &h, &g, &r2, &err), &err);
+        assert_ok(genome_crossover(child, h, g, &r2, &err), &err);
         rng = r2;
-        assert_ok(genome_validate(&child, NULL, &err), &err);
-        for (size_t k = 0; k < child.n_conns; k++) {
-            unsigned d = genome_conn_delay(&child, k), dh = genome_conn_delay(&h, k);
+        assert_ok(genome_validate(child, NULL, &err), &err);
+        for (size_t k = 0; k < child->n_conns; k++) {
+            unsigned d = genome_conn_delay(child, k), dh = genome_conn_delay(h, k);
             assert_true(d == dh || d == 1);
             from_h += dh > 1 && d == dh;
             from_g += dh > 1 && d == 1;
@@ -610,14 +607,11 @@ static void test_genome_mutate_and_crossover_carry_delays(void **state)
     }
     assert_true(from_h > 0 && from_g > 0);
     /* removing and adding connections keeps each delay with its connection */
-    struct genome_conn last = h.conns[h.n_conns - 1];
-    unsigned last_delay = genome_conn_delay(&h, h.n_conns - 1);
-    genome_remove_conn_at(&h, 0);
-    assert_int_equal(genome_conn_delay(&h, h.n_conns - 1), last_delay);
-    assert_int_equal(h.conns[h.n_conns - 1].to, last.to);
-    genome_release(&g);
-    genome_release(&h);
-    genome_release(&child);
+    struct genome_conn last = h->conns[h->n_conns - 1];
+    unsigned last_delay = genome_conn_delay(h, h->n_conns - 1);
+    genome_remove_conn_at(h, 0);
+    assert_int_equal(genome_conn_delay(h, h->n_conns - 1), last_delay);
+    assert_int_equal(h->conns[h->n_conns - 1].to, last.to);
 }
 
 /* ---- layered networks in frustum tiles ------------------------------------------ */
@@ -699,7 +693,7 @@ int main(void)
         TU_PAIR_TEST(test_genome_delays_round_trip_both_formats),
         TU_PAIR_TEST(test_genome_delays_of_one_keep_version_2_bytes),
         TU_GENOME_TEST(test_genome_validate_bad_delays_fail),
-        cmocka_unit_test(test_genome_mutate_and_crossover_carry_delays),
+        TU_TRIO_TEST(test_genome_mutate_and_crossover_carry_delays),
         cmocka_unit_test(test_nn_spike_layers_run_frustum_matches_layer_by_layer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -168,6 +168,25 @@ static inline void tu_small_genome(struct genome *g)
     assert_ok(genome_add_conn(g, 10, 10, -0.1f, &err), &err);
 }
 
+/* A fixture of a test file's own struct: TU_FIXTURE(name, type, release)
+ * defines name_setup, which hands the test a zeroed `type` (`type *f =
+ * *state;`), and name_teardown, which calls release(f) and frees it after
+ * the test, even when an assertion fails; release must accept a zeroed
+ * struct. In the test table: cmocka_unit_test_setup_teardown(test,
+ * name_setup, name_teardown). */
+#define TU_FIXTURE(name, type, release)                                                            \
+    static inline int name##_setup(void **state)                                                   \
+    {                                                                                              \
+        *state = calloc(1, sizeof(type));                                                          \
+        return *state ? 0 : -1;                                                                    \
+    }                                                                                              \
+    static inline int name##_teardown(void **state)                                                \
+    {                                                                                              \
+        release(*state);                                                                           \
+        free(*state);                                                                              \
+        return 0;                                                                                  \
+    }
+
 /* A fixture for tests of one genome: empty at the start, released after the
  * test, even when an assertion fails (TU_GENOME_TEST(test) in the test
  * table); the test takes it with `struct genome *g = *state;`. */
@@ -191,39 +210,27 @@ struct tu_pair {
     struct genome a, b;
     struct tv_error err;
 };
-static inline int tu_pair_setup(void **state)
+static inline void tu_pair_release(struct tu_pair *t)
 {
-    *state = calloc(1, sizeof(struct tu_pair));
-    return *state ? 0 : -1;
-}
-static inline int tu_pair_teardown(void **state)
-{
-    struct tu_pair *t = *state;
     genome_release(&t->a);
     genome_release(&t->b);
-    free(t);
-    return 0;
 }
+TU_FIXTURE(tu_pair, struct tu_pair, tu_pair_release)
 #define TU_PAIR_TEST(test) cmocka_unit_test_setup_teardown(test, tu_pair_setup, tu_pair_teardown)
 
-/* A fixture of a test file's own struct: TU_FIXTURE(name, type, release)
- * defines name_setup, which hands the test a zeroed `type` (`type *f =
- * *state;`), and name_teardown, which calls release(f) and frees it after
- * the test, even when an assertion fails; release must accept a zeroed
- * struct. In the test table: cmocka_unit_test_setup_teardown(test,
- * name_setup, name_teardown). */
-#define TU_FIXTURE(name, type, release)                                                            \
-    static int name##_setup(void **state)                                                          \
-    {                                                                                              \
-        *state = calloc(1, sizeof(type));                                                          \
-        return *state ? 0 : -1;                                                                    \
-    }                                                                                              \
-    static int name##_teardown(void **state)                                                       \
-    {                                                                                              \
-        release(*state);                                                                           \
-        free(*state);                                                                              \
-        return 0;                                                                                  \
-    }
+/* The same for three genomes (TU_TRIO_TEST(test); `struct tu_trio *trio =
+ * *state;`). */
+struct tu_trio {
+    struct genome a, b, c;
+};
+static inline void tu_trio_release(struct tu_trio *t)
+{
+    genome_release(&t->a);
+    genome_release(&t->b);
+    genome_release(&t->c);
+}
+TU_FIXTURE(tu_trio, struct tu_trio, tu_trio_release)
+#define TU_TRIO_TEST(test) cmocka_unit_test_setup_teardown(test, tu_trio_setup, tu_trio_teardown)
 
 /* A layered genome of sizes[0..n) (inputs, relu hidden layers, identity
  * outputs), every adjacent pair full, weights N(0, sd^2) drawn from
