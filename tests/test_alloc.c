@@ -412,13 +412,8 @@ static void test_worker_process_out_of_memory(void **state)
  * counts differ by more than the threshold (3) are in different species. */
 static struct genome *family(uint32_t extra, float jitter)
 {
+    struct genome *g = tu_minimal_genome(3, 1, GENOME_ACT_SIGMOID, 0.5f + jitter);
     struct tv_error err = {0};
-    struct genome *g = genome_new();
-    assert_non_null(g);
-    struct tv_rng rng = tu_rng(1, 0, 0);
-    assert_ok(genome_build_minimal(g, 3, 1, GENOME_ACT_SIGMOID, 0.0, &rng, &err), &err);
-    for (size_t i = 0; i < g->n_conns; i++)
-        g->conns[i].weight = 0.5f + jitter;
     for (uint32_t h = 100; h < 100 + extra; h++) {
         assert_ok(genome_add_neuron(g, h, GENOME_HIDDEN, GENOME_ACT_TANH, 0.0f, 0.5f, &err), &err);
         assert_ok(genome_add_conn(g, 0, h, 1.0f, &err), &err);

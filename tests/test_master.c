@@ -1599,13 +1599,8 @@ static void test_worker_process_bad_input_refused(void **state)
  * that A and B are 8 apart (c_excess = c_disjoint = 1, small genomes). */
 static struct genome *make_genome(int group, float jitter)
 {
+    struct genome *g = tu_minimal_genome(3, 1, GENOME_ACT_NEAT_SIGMOID, 0.5f + jitter);
     struct tv_error err = {0};
-    struct genome *g = genome_new();
-    assert_non_null(g);
-    struct tv_rng rng = tu_rng(1, 2, 3);
-    assert_ok(genome_build_minimal(g, 3, 1, GENOME_ACT_NEAT_SIGMOID, 0.0, &rng, &err), &err);
-    for (size_t i = 0; i < g->n_conns; i++)
-        g->conns[i].weight = 0.5f + jitter;
     if (group == 1) {
         for (uint32_t h = 100; h < 104; h++)
             assert_ok(genome_add_neuron(g, h, GENOME_HIDDEN, GENOME_ACT_TANH, 0.0f, 0.5f, &err),

@@ -146,6 +146,20 @@ static inline void tu_spice_floats(struct genome *g, struct tv_rng *rng)
             g->neurons[i].bias = odd[tv_rng_below(rng, (uint32_t)n_odd)];
 }
 
+/* A new genome of n_in inputs (ids 0..) each joined to n_out outputs of
+ * activation act (genome_build_minimal), every weight w. The caller frees
+ * it. */
+static inline struct genome *tu_minimal_genome(uint32_t n_in, uint32_t n_out, int act, float w)
+{
+    struct tv_error err = {0};
+    struct genome *g = genome_new();
+    assert_non_null(g);
+    assert_ok(genome_build_minimal(g, n_in, n_out, act, 0.0, NULL, &err), &err);
+    for (size_t i = 0; i < g->n_conns; i++)
+        g->conns[i].weight = w;
+    return g;
+}
+
 /* A small fixed genome: inputs 0, 1 (depth 0), output 2 (depth 1), hidden 10
  * (0.5) and 11 (0.75); connections 0->10, 1->10, 10->11, 11->2, 0->2 (skip),
  * 0->11 (skip), 2->10 (recurrent), 10->10 (recurrent self loop). */
