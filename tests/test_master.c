@@ -558,36 +558,37 @@ static void test_master_config_set_resumable_keys(void **state)
     assert_int_equal(c.quiet, 1);
 }
 
+/* master_config_set(c, arg) is refused (TV_EINVAL) with a message that
+ * holds want. */
+static void set_refused(struct master_config *c, const char *arg, const char *want)
+{
+    struct tv_error err = {0};
+    assert_error(master_config_set(c, arg, &err), &err, TV_EINVAL, want);
+}
+
 static void test_master_config_set_non_resumable_refused(void **state)
 {
     (void)state;
     struct master_config c;
-    struct tv_error err = {0};
     parse_ok(&c, MINIMAL_XOR);
-    assert_error(master_config_set(&c, "population.size=10", &err), &err, TV_EINVAL,
-                 "--set population.size=10: size cannot change on resume");
+    set_refused(&c, "population.size=10", "--set population.size=10: size cannot change on resume");
     assert_int_equal(c.pop_size, 150);
-    assert_error(master_config_set(&c, "seed=2", &err), &err, TV_EINVAL,
-                 "seed cannot change on resume");
+    set_refused(&c, "seed=2", "seed cannot change on resume");
     assert_int_equal(c.seed, 1);
     /* a task's own key: it shapes the fitness function */
     parse_ok(&c, "[run]\ntask = pole1\n");
-    assert_error(master_config_set(&c, "task.max_steps=10", &err), &err, TV_EINVAL,
-                 "--set task.max_steps=10: max_steps cannot change on resume");
-    assert_error(master_config_set(&c, "task.nope=10", &err), &err, TV_EINVAL,
-                 "unknown key 'task.nope'");
+    set_refused(&c, "task.max_steps=10",
+                "--set task.max_steps=10: max_steps cannot change on resume");
+    set_refused(&c, "task.nope=10", "unknown key 'task.nope'");
 }
 
 static void test_master_config_set_unknown_key_refused(void **state)
 {
     (void)state;
     struct master_config c;
-    struct tv_error err = {0};
     parse_ok(&c, MINIMAL_XOR);
-    assert_error(master_config_set(&c, "run.nope=1", &err), &err, TV_EINVAL,
-                 "--set run.nope=1: unknown key 'run.nope'");
-    assert_error(master_config_set(&c, "log.generations=1", &err), &err, TV_EINVAL,
-                 "unknown key 'log.generations'");
+    set_refused(&c, "run.nope=1", "--set run.nope=1: unknown key 'run.nope'");
+    set_refused(&c, "log.generations=1", "unknown key 'log.generations'");
     assert_int_equal(c.generations, 100);
 }
 
@@ -596,35 +597,27 @@ static void test_master_config_set_abbreviated_section_refused(void **state)
 {
     (void)state;
     struct master_config c;
-    struct tv_error err = {0};
     parse_ok(&c, MINIMAL_XOR);
-    assert_error(master_config_set(&c, "r.generations=5", &err), &err, TV_EINVAL,
-                 "unknown key 'r.generations'");
-    assert_error(master_config_set(&c, ".quiet=true", &err), &err, TV_EINVAL, "unknown key");
+    set_refused(&c, "r.generations=5", "unknown key 'r.generations'");
+    set_refused(&c, ".quiet=true", "unknown key");
 }
 
 static void test_master_config_set_missing_equals_refused(void **state)
 {
     (void)state;
     struct master_config c;
-    struct tv_error err = {0};
     parse_ok(&c, MINIMAL_XOR);
-    assert_error(master_config_set(&c, "run.generations", &err), &err, TV_EINVAL,
-                 "--set run.generations: expected key=value");
+    set_refused(&c, "run.generations", "--set run.generations: expected key=value");
 }
 
 static void test_master_config_set_bad_value_refused(void **state)
 {
     (void)state;
     struct master_config c;
-    struct tv_error err = {0};
     parse_ok(&c, MINIMAL_XOR);
-    assert_error(master_config_set(&c, "run.generations=0", &err), &err, TV_EINVAL,
-                 "--set run.generations=0: 0 is out of range");
-    assert_error(master_config_set(&c, "run.generations=ten", &err), &err, TV_EINVAL,
-                 "expected an integer");
-    assert_error(master_config_set(&c, "log.quiet=perhaps", &err), &err, TV_EINVAL,
-                 "expected true or false");
+    set_refused(&c, "run.generations=0", "--set run.generations=0: 0 is out of range");
+    set_refused(&c, "run.generations=ten", "expected an integer");
+    set_refused(&c, "log.quiet=perhaps", "expected true or false");
     assert_int_equal(c.generations, 100);
     assert_int_equal(c.quiet, 0);
 }
