@@ -222,106 +222,96 @@ static void test_genome_read_text_name_null_uses_placeholder(void **state)
 
 /* ---- failures, each naming its line -------------------------------------- */
 
+/* text (as "t.txt") is refused with code, and the message holds want. */
+static void refused(const char *text, int code, const char *want)
+{
+    struct tv_error err = {0};
+    assert_error(parse(text, &err), &err, code, want);
+}
+
 static void test_genome_read_text_missing_header_fails(void **state)
 {
     (void)state;
-    struct tv_error err = {0};
-    assert_error(parse("inputs 2\noutputs 1\n" NEURONS CONNS, &err), &err, TV_EFORMAT,
-                 "t.txt:1: not a trevo network (expected 'trevo-net 1')");
-    assert_error(parse("# c\n\n  \ntrevo-network 1\n", &err), &err, TV_EFORMAT,
-                 "t.txt:4: not a trevo network");
-    assert_error(parse("trevo-net\n", &err), &err, TV_EFORMAT, "t.txt:1: not a trevo network");
-    assert_error(parse("trevo-net 1 1\n", &err), &err, TV_EFORMAT, "t.txt:1: not a trevo network");
-    assert_error(parse("", &err), &err, TV_EFORMAT, "t.txt: empty");
-    assert_error(parse("# only a comment\n\n", &err), &err, TV_EFORMAT, "t.txt: empty");
+    refused("inputs 2\noutputs 1\n" NEURONS CONNS, TV_EFORMAT,
+            "t.txt:1: not a trevo network (expected 'trevo-net 1')");
+    refused("# c\n\n  \ntrevo-network 1\n", TV_EFORMAT, "t.txt:4: not a trevo network");
+    refused("trevo-net\n", TV_EFORMAT, "t.txt:1: not a trevo network");
+    refused("trevo-net 1 1\n", TV_EFORMAT, "t.txt:1: not a trevo network");
+    refused("", TV_EFORMAT, "t.txt: empty");
+    refused("# only a comment\n\n", TV_EFORMAT, "t.txt: empty");
 }
 
 static void test_genome_read_text_wrong_version_fails(void **state)
 {
     (void)state;
-    struct tv_error err = {0};
-    assert_error(parse("trevo-net 5\n" NEURONS, &err), &err, TV_EFORMAT,
-                 "t.txt:1: format version '5', this program reads 1 to 4");
-    assert_error(parse("\ntrevo-net 01\n", &err), &err, TV_EFORMAT, "t.txt:2: format version '01'");
-    assert_error(parse("trevo-net 1.0\n", &err), &err, TV_EFORMAT, "version '1.0'");
+    refused("trevo-net 5\n" NEURONS, TV_EFORMAT,
+            "t.txt:1: format version '5', this program reads 1 to 4");
+    refused("\ntrevo-net 01\n", TV_EFORMAT, "t.txt:2: format version '01'");
+    refused("trevo-net 1.0\n", TV_EFORMAT, "version '1.0'");
 }
 
 static void test_genome_read_text_unknown_keyword_fails(void **state)
 {
     (void)state;
-    struct tv_error err = {0};
-    assert_error(parse(HEAD NEURONS "connection 0 10 1\n", &err), &err, TV_EINVAL,
-                 "t.txt:8: unknown line (expected inputs, outputs, neuron or conn): 'connection'");
-    assert_error(parse(HEAD "trevo-net 1\n", &err), &err, TV_EINVAL, "t.txt:4: unknown line");
-    assert_error(parse(HEAD "Neuron 0 in 0 identity 0\n", &err), &err, TV_EINVAL,
-                 "t.txt:4: unknown line");
+    refused(HEAD NEURONS "connection 0 10 1\n", TV_EINVAL,
+            "t.txt:8: unknown line (expected inputs, outputs, neuron or conn): 'connection'");
+    refused(HEAD "trevo-net 1\n", TV_EINVAL, "t.txt:4: unknown line");
+    refused(HEAD "Neuron 0 in 0 identity 0\n", TV_EINVAL, "t.txt:4: unknown line");
 }
 
 static void test_genome_read_text_bad_kind_fails(void **state)
 {
     (void)state;
-    struct tv_error err = {0};
-    assert_error(parse(HEAD "neuron 0 in 0 identity 0\nneuron 5 mid 0.5 tanh 0\n", &err), &err,
-                 TV_EINVAL, "t.txt:5: neuron kind must be in, out or hid: 'mid'");
-    assert_error(parse(HEAD "neuron 5 IN 0 identity 0\n", &err), &err, TV_EINVAL,
-                 "t.txt:4: neuron kind");
+    refused(HEAD "neuron 0 in 0 identity 0\nneuron 5 mid 0.5 tanh 0\n", TV_EINVAL,
+            "t.txt:5: neuron kind must be in, out or hid: 'mid'");
+    refused(HEAD "neuron 5 IN 0 identity 0\n", TV_EINVAL, "t.txt:4: neuron kind");
 }
 
 static void test_genome_read_text_bad_activation_fails(void **state)
 {
     (void)state;
-    struct tv_error err = {0};
-    assert_error(parse(HEAD "\n\nneuron 5 hid 0.5 tanhh 0\n", &err), &err, TV_EINVAL,
-                 "t.txt:6: unknown activation: 'tanhh'");
-    assert_error(parse(HEAD "neuron 5 hid 0.5 2 0\n", &err), &err, TV_EINVAL,
-                 "t.txt:4: unknown activation: '2'");
+    refused(HEAD "\n\nneuron 5 hid 0.5 tanhh 0\n", TV_EINVAL,
+            "t.txt:6: unknown activation: 'tanhh'");
+    refused(HEAD "neuron 5 hid 0.5 2 0\n", TV_EINVAL, "t.txt:4: unknown activation: '2'");
 }
 
 static void test_genome_read_text_nonfinite_numbers_fail(void **state)
 {
     (void)state;
-    struct tv_error err = {0};
-    assert_error(parse(HEAD "neuron 5 hid nan tanh 0\n", &err), &err, TV_EINVAL,
-                 "t.txt:4: depth is not a finite number: 'nan'");
-    assert_error(parse(HEAD NEURONS "neuron 5 hid 0.5 tanh inf\n", &err), &err, TV_EINVAL,
-                 "t.txt:8: bias is not a finite number: 'inf'");
-    assert_error(parse(HEAD NEURONS "conn 0 10 -INFINITY\n", &err), &err, TV_EINVAL,
-                 "t.txt:8: weight is not a finite number");
+    refused(HEAD "neuron 5 hid nan tanh 0\n", TV_EINVAL,
+            "t.txt:4: depth is not a finite number: 'nan'");
+    refused(HEAD NEURONS "neuron 5 hid 0.5 tanh inf\n", TV_EINVAL,
+            "t.txt:8: bias is not a finite number: 'inf'");
+    refused(HEAD NEURONS "conn 0 10 -INFINITY\n", TV_EINVAL,
+            "t.txt:8: weight is not a finite number");
     /* Overflows float: inf. */
-    assert_error(parse(HEAD NEURONS "conn 0 10 1e39\n", &err), &err, TV_EINVAL,
-                 "t.txt:8: weight is not a finite number: '1e39'");
-    assert_error(parse(HEAD NEURONS "conn 0 10 NaN(123)\n", &err), &err, TV_EINVAL,
-                 "t.txt:8: weight is not a finite number");
+    refused(HEAD NEURONS "conn 0 10 1e39\n", TV_EINVAL,
+            "t.txt:8: weight is not a finite number: '1e39'");
+    refused(HEAD NEURONS "conn 0 10 NaN(123)\n", TV_EINVAL,
+            "t.txt:8: weight is not a finite number");
 }
 
 static void test_genome_read_text_unparsable_numbers_fail(void **state)
 {
     (void)state;
-    struct tv_error err = {0};
-    assert_error(parse(HEAD NEURONS "conn 0 10 1.5x\n", &err), &err, TV_EINVAL,
-                 "t.txt:8: weight: '1.5x'");
-    assert_error(parse(HEAD NEURONS "conn 0 10 -\n", &err), &err, TV_EINVAL,
-                 "t.txt:8: weight: '-'");
-    assert_error(parse(HEAD "neuron 5 hid 0.5.1 tanh 0\n", &err), &err, TV_EINVAL,
-                 "t.txt:4: depth: '0.5.1'");
-    assert_error(parse(HEAD "neuron 5 hid 0.5 tanh zero\n", &err), &err, TV_EINVAL,
-                 "t.txt:4: bias: 'zero'");
-    assert_error(parse(HEAD "neuron x5 hid 0.5 tanh 0\n", &err), &err, TV_EINVAL,
-                 "t.txt:4: neuron id is not an integer below 4294967295: 'x5'");
-    assert_error(parse(HEAD "neuron -1 hid 0.5 tanh 0\n", &err), &err, TV_EINVAL,
-                 "t.txt:4: neuron id is not an integer");
-    assert_error(parse(HEAD "neuron 1.0 hid 0.5 tanh 0\n", &err), &err, TV_EINVAL,
-                 "t.txt:4: neuron id is not an integer");
-    assert_error(parse(HEAD "neuron +1 hid 0.5 tanh 0\n", &err), &err, TV_EINVAL,
-                 "t.txt:4: neuron id is not an integer");
-    assert_error(parse(HEAD NEURONS "conn a 10 1\n", &err), &err, TV_EINVAL,
-                 "t.txt:8: connection source is not a neuron id: 'a'");
-    assert_error(parse(HEAD NEURONS "conn 0 1e1 1\n", &err), &err, TV_EINVAL,
-                 "t.txt:8: connection target is not a neuron id: '1e1'");
-    assert_error(parse("trevo-net 1\ninputs two\n", &err), &err, TV_EINVAL,
-                 "t.txt:2: count is not a non-negative integer: 'two'");
-    assert_error(parse("trevo-net 1\noutputs -1\n", &err), &err, TV_EINVAL, "t.txt:2: count");
+    refused(HEAD NEURONS "conn 0 10 1.5x\n", TV_EINVAL, "t.txt:8: weight: '1.5x'");
+    refused(HEAD NEURONS "conn 0 10 -\n", TV_EINVAL, "t.txt:8: weight: '-'");
+    refused(HEAD "neuron 5 hid 0.5.1 tanh 0\n", TV_EINVAL, "t.txt:4: depth: '0.5.1'");
+    refused(HEAD "neuron 5 hid 0.5 tanh zero\n", TV_EINVAL, "t.txt:4: bias: 'zero'");
+    refused(HEAD "neuron x5 hid 0.5 tanh 0\n", TV_EINVAL,
+            "t.txt:4: neuron id is not an integer below 4294967295: 'x5'");
+    refused(HEAD "neuron -1 hid 0.5 tanh 0\n", TV_EINVAL, "t.txt:4: neuron id is not an integer");
+    refused(HEAD "neuron 1.0 hid 0.5 tanh 0\n", TV_EINVAL, "t.txt:4: neuron id is not an integer");
+    refused(HEAD "neuron +1 hid 0.5 tanh 0\n", TV_EINVAL, "t.txt:4: neuron id is not an integer");
+    refused(HEAD NEURONS "conn a 10 1\n", TV_EINVAL,
+            "t.txt:8: connection source is not a neuron id: 'a'");
+    refused(HEAD NEURONS "conn 0 1e1 1\n", TV_EINVAL,
+            "t.txt:8: connection target is not a neuron id: '1e1'");
+    refused("trevo-net 1\ninputs two\n", TV_EINVAL,
+            "t.txt:2: count is not a non-negative integer: 'two'");
+    refused("trevo-net 1\noutputs -1\n", TV_EINVAL, "t.txt:2: count");
     /* A 100,000-character number: refused, and the message stays short. */
+    struct tv_error err = {0};
     size_t n = 100000;
     char *text = malloc(n + 100);
     strcpy(text, HEAD "conn 0 10 ");
@@ -336,110 +326,90 @@ static void test_genome_read_text_unparsable_numbers_fail(void **state)
 static void test_genome_read_text_depth_out_of_range_fails(void **state)
 {
     (void)state;
-    struct tv_error err = {0};
-    assert_error(parse(HEAD "neuron 5 hid 1.5 tanh 0\n", &err), &err, TV_EINVAL,
-                 "t.txt:4: depth must be in [0, 1]: '1.5'");
-    assert_error(parse(HEAD "neuron 5 hid -0.1 tanh 0\n", &err), &err, TV_EINVAL,
-                 "t.txt:4: depth must be in [0, 1]: '-0.1'");
-    assert_error(parse(HEAD "neuron 5 hid 1.0000001 tanh 0\n", &err), &err, TV_EINVAL,
-                 "t.txt:4: depth must be in [0, 1]");
-    assert_error(parse(HEAD "\nneuron 0 in 0.5 identity 0\n", &err), &err, TV_EINVAL,
-                 "t.txt:5: an input neuron must have depth 0: '0.5'");
-    assert_error(parse(HEAD "neuron 2 out 0.9 sigmoid 0\n", &err), &err, TV_EINVAL,
-                 "t.txt:4: an output neuron must have depth 1: '0.9'");
+    refused(HEAD "neuron 5 hid 1.5 tanh 0\n", TV_EINVAL, "t.txt:4: depth must be in [0, 1]: '1.5'");
+    refused(HEAD "neuron 5 hid -0.1 tanh 0\n", TV_EINVAL,
+            "t.txt:4: depth must be in [0, 1]: '-0.1'");
+    refused(HEAD "neuron 5 hid 1.0000001 tanh 0\n", TV_EINVAL, "t.txt:4: depth must be in [0, 1]");
+    refused(HEAD "\nneuron 0 in 0.5 identity 0\n", TV_EINVAL,
+            "t.txt:5: an input neuron must have depth 0: '0.5'");
+    refused(HEAD "neuron 2 out 0.9 sigmoid 0\n", TV_EINVAL,
+            "t.txt:4: an output neuron must have depth 1: '0.9'");
 }
 
 static void test_genome_read_text_duplicate_neuron_fails(void **state)
 {
     (void)state;
-    struct tv_error err = {0};
     /* Line 5 and line 9 both define neuron 1: the message names both. */
-    assert_error(parse(BASE "\n# dup\nneuron 1 hid 0.5 relu 0\n", &err), &err, TV_EINVAL,
-                 "t.txt:13: neuron 1 already defined on line 5");
-    assert_error(
-        parse(HEAD "neuron 0 in 0 identity 0\nneuron 0 in 0 identity 0\nconn 0 2 1\n", &err), &err,
-        TV_EINVAL, "t.txt:5: neuron 0 already defined on line 4");
+    refused(BASE "\n# dup\nneuron 1 hid 0.5 relu 0\n", TV_EINVAL,
+            "t.txt:13: neuron 1 already defined on line 5");
+    refused(HEAD "neuron 0 in 0 identity 0\nneuron 0 in 0 identity 0\nconn 0 2 1\n", TV_EINVAL,
+            "t.txt:5: neuron 0 already defined on line 4");
 }
 
 static void test_genome_read_text_duplicate_conn_fails(void **state)
 {
     (void)state;
-    struct tv_error err = {0};
-    assert_error(parse(BASE "conn 1 10 3\n", &err), &err, TV_EINVAL,
-                 "t.txt:11: connection 1 -> 10 already defined on line 9");
+    refused(BASE "conn 1 10 3\n", TV_EINVAL,
+            "t.txt:11: connection 1 -> 10 already defined on line 9");
     /* The duplicate listed first, in a file in any order. */
-    assert_error(parse("trevo-net 1\nconn 10 2 4\n"
-                       "inputs 2\noutputs 1\n" NEURONS CONNS,
-                       &err),
-                 &err, TV_EINVAL, "t.txt:11: connection 10 -> 2 already defined on line 2");
+    refused("trevo-net 1\nconn 10 2 4\n"
+            "inputs 2\noutputs 1\n" NEURONS CONNS,
+            TV_EINVAL, "t.txt:11: connection 10 -> 2 already defined on line 2");
 }
 
 static void test_genome_read_text_undefined_neuron_fails(void **state)
 {
     (void)state;
-    struct tv_error err = {0};
-    assert_error(parse(BASE "conn 10 99 1\n", &err), &err, TV_EINVAL,
-                 "t.txt:11: connection 10 -> 99: neuron 99 is not defined");
-    assert_error(parse(HEAD "conn 98 2 1\n" NEURONS, &err), &err, TV_EINVAL,
-                 "t.txt:4: connection 98 -> 2: neuron 98 is not defined");
+    refused(BASE "conn 10 99 1\n", TV_EINVAL,
+            "t.txt:11: connection 10 -> 99: neuron 99 is not defined");
+    refused(HEAD "conn 98 2 1\n" NEURONS, TV_EINVAL,
+            "t.txt:4: connection 98 -> 2: neuron 98 is not defined");
 }
 
 static void test_genome_read_text_conn_into_input_fails(void **state)
 {
     (void)state;
-    struct tv_error err = {0};
-    assert_error(parse(BASE "conn 10 1 1\n", &err), &err, TV_EINVAL,
-                 "t.txt:11: connection 10 -> 1 ends in input neuron 1");
-    assert_error(parse(BASE "conn 0 0 1\n", &err), &err, TV_EINVAL,
-                 "t.txt:11: connection 0 -> 0 ends in input neuron 0");
+    refused(BASE "conn 10 1 1\n", TV_EINVAL, "t.txt:11: connection 10 -> 1 ends in input neuron 1");
+    refused(BASE "conn 0 0 1\n", TV_EINVAL, "t.txt:11: connection 0 -> 0 ends in input neuron 0");
 }
 
 static void test_genome_read_text_wrong_field_count_fails(void **state)
 {
     (void)state;
-    struct tv_error err = {0};
-    assert_error(parse(BASE "conn 0 2 1 2 3 4 5 6 7 8 9 10 11 12 13 14\n", &err), &err, TV_EINVAL,
-                 "t.txt:11: too many fields");
-    assert_error(parse("trevo-net 1 a b c d e f g h i j k l m n o\n", &err), &err, TV_EINVAL,
-                 "t.txt:1: too many fields");
-    assert_error(parse(BASE "conn 0 2\n", &err), &err, TV_EINVAL,
-                 "t.txt:11: expected 'conn FROM TO WEIGHT'");
-    assert_error(parse(BASE "conn 0 2 1 1\n", &err), &err, TV_EINVAL,
-                 "t.txt:11: expected 'conn FROM TO WEIGHT'");
-    assert_error(parse(HEAD "neuron 5 hid 0.5 tanh\n", &err), &err, TV_EINVAL,
-                 "t.txt:4: expected 'neuron ID in|out|hid DEPTH ACTIVATION BIAS'");
-    assert_error(parse("trevo-net 1\ninputs\n", &err), &err, TV_EINVAL,
-                 "t.txt:2: expected 'inputs COUNT'");
-    assert_error(parse("trevo-net 1\noutputs 1 2\n", &err), &err, TV_EINVAL,
-                 "t.txt:2: expected 'outputs COUNT'");
-    assert_error(parse(HEAD "inputs 2\n", &err), &err, TV_EINVAL, "t.txt:4: 'inputs' given twice");
+    refused(BASE "conn 0 2 1 2 3 4 5 6 7 8 9 10 11 12 13 14\n", TV_EINVAL,
+            "t.txt:11: too many fields");
+    refused("trevo-net 1 a b c d e f g h i j k l m n o\n", TV_EINVAL, "t.txt:1: too many fields");
+    refused(BASE "conn 0 2\n", TV_EINVAL, "t.txt:11: expected 'conn FROM TO WEIGHT'");
+    refused(BASE "conn 0 2 1 1\n", TV_EINVAL, "t.txt:11: expected 'conn FROM TO WEIGHT'");
+    refused(HEAD "neuron 5 hid 0.5 tanh\n", TV_EINVAL,
+            "t.txt:4: expected 'neuron ID in|out|hid DEPTH ACTIVATION BIAS'");
+    refused("trevo-net 1\ninputs\n", TV_EINVAL, "t.txt:2: expected 'inputs COUNT'");
+    refused("trevo-net 1\noutputs 1 2\n", TV_EINVAL, "t.txt:2: expected 'outputs COUNT'");
+    refused(HEAD "inputs 2\n", TV_EINVAL, "t.txt:4: 'inputs' given twice");
 }
 
 static void test_genome_read_text_id_too_large_fails(void **state)
 {
     (void)state;
-    struct tv_error err = {0};
-    assert_error(parse(HEAD "neuron 4294967295 hid 0.5 tanh 0\n", &err), &err, TV_EINVAL,
-                 "t.txt:4: neuron id is not an integer below 4294967295: '4294967295'");
-    assert_error(parse(HEAD "neuron 4294967296 hid 0.5 tanh 0\n", &err), &err, TV_EINVAL,
-                 "t.txt:4: neuron id is not an integer below 4294967295");
-    assert_error(parse(HEAD "neuron 18446744073709551617 hid 0.5 tanh 0\n", &err), &err, TV_EINVAL,
-                 "t.txt:4: neuron id");
-    assert_error(parse(BASE "conn 4294967295 2 1\n", &err), &err, TV_EINVAL,
-                 "t.txt:11: connection source is not a neuron id: '4294967295'");
-    assert_error(parse(BASE "conn 0 99999999999999999999999999999999999999 1\n", &err), &err,
-                 TV_EINVAL, "t.txt:11: connection target is not a neuron id");
-    assert_error(parse("trevo-net 1\ninputs 4294967295\n", &err), &err, TV_EINVAL, "t.txt:2:");
+    refused(HEAD "neuron 4294967295 hid 0.5 tanh 0\n", TV_EINVAL,
+            "t.txt:4: neuron id is not an integer below 4294967295: '4294967295'");
+    refused(HEAD "neuron 4294967296 hid 0.5 tanh 0\n", TV_EINVAL,
+            "t.txt:4: neuron id is not an integer below 4294967295");
+    refused(HEAD "neuron 18446744073709551617 hid 0.5 tanh 0\n", TV_EINVAL, "t.txt:4: neuron id");
+    refused(BASE "conn 4294967295 2 1\n", TV_EINVAL,
+            "t.txt:11: connection source is not a neuron id: '4294967295'");
+    refused(BASE "conn 0 99999999999999999999999999999999999999 1\n", TV_EINVAL,
+            "t.txt:11: connection target is not a neuron id");
+    refused("trevo-net 1\ninputs 4294967295\n", TV_EINVAL, "t.txt:2:");
 }
 
 static void test_genome_read_text_missing_count_line_fails(void **state)
 {
     (void)state;
-    struct tv_error err = {0};
-    assert_error(parse("trevo-net 1\noutputs 1\n" NEURONS CONNS, &err), &err, TV_EINVAL,
-                 "t.txt: missing 'inputs COUNT' line");
-    assert_error(parse("trevo-net 1\ninputs 2\n" NEURONS CONNS, &err), &err, TV_EINVAL,
-                 "t.txt: missing 'outputs COUNT' line");
+    refused("trevo-net 1\noutputs 1\n" NEURONS CONNS, TV_EINVAL,
+            "t.txt: missing 'inputs COUNT' line");
+    refused("trevo-net 1\ninputs 2\n" NEURONS CONNS, TV_EINVAL,
+            "t.txt: missing 'outputs COUNT' line");
 }
 
 static void test_genome_read_text_no_input_or_output_fails(void **state)
@@ -606,33 +576,30 @@ static void test_genome_read_text_version_2_any_order_and_defaults(void **state)
 static void test_genome_read_text_bad_model_or_parameter_fails(void **state)
 {
     (void)state;
-    struct tv_error err = {0};
 #define L7 HEAD2 IO2 "neuron 10 hid 0.5 tanh 0.125 "
-    assert_error(parse(L7 "izhikevich\n" CONNS, &err), &err, TV_EINVAL,
-                 "t.txt:7: unknown neuron model: 'izhikevich'");
-    assert_error(parse(L7 "lif gain=2\n" CONNS, &err), &err, TV_EINVAL,
-                 "t.txt:7: expected NAME=VALUE with a parameter of the model: 'gain=2'");
-    assert_error(parse(L7 "lif threshold\n" CONNS, &err), &err, TV_EINVAL,
-                 "t.txt:7: expected NAME=VALUE with a parameter of the model: 'threshold'");
-    assert_error(parse(L7 "rate decay=1\n" CONNS, &err), &err, TV_EINVAL,
-                 "t.txt:7: expected NAME=VALUE with a parameter of the model: 'decay=1'");
-    assert_error(parse(L7 "lif decay=0.5 decay=0.5\n" CONNS, &err), &err, TV_EINVAL,
-                 "t.txt:7: parameter given twice: 'decay=0.5'");
-    assert_error(parse(L7 "lif decay=x\n" CONNS, &err), &err, TV_EINVAL, "t.txt:7: decay: 'x'");
-    assert_error(parse(L7 "lif decay=\n" CONNS, &err), &err, TV_EINVAL, "t.txt:7: decay: ''");
-    assert_error(parse(L7 "lif decay=1.5\n" CONNS, &err), &err, TV_EINVAL,
-                 "t.txt:7: lif decay 1.5 is outside [0, 1]");
-    assert_error(parse(L7 "lif refractory=0.5\n" CONNS, &err), &err, TV_EINVAL,
-                 "t.txt:7: lif refractory 0.5 is not a whole number");
-    assert_error(parse(L7 "lif threshold=1 decay=1 reset=0 refractory=0 a b c d e\n" CONNS, &err),
-                 &err, TV_EINVAL, "t.txt:7: too many fields");
+    refused(L7 "izhikevich\n" CONNS, TV_EINVAL, "t.txt:7: unknown neuron model: 'izhikevich'");
+    refused(L7 "lif gain=2\n" CONNS, TV_EINVAL,
+            "t.txt:7: expected NAME=VALUE with a parameter of the model: 'gain=2'");
+    refused(L7 "lif threshold\n" CONNS, TV_EINVAL,
+            "t.txt:7: expected NAME=VALUE with a parameter of the model: 'threshold'");
+    refused(L7 "rate decay=1\n" CONNS, TV_EINVAL,
+            "t.txt:7: expected NAME=VALUE with a parameter of the model: 'decay=1'");
+    refused(L7 "lif decay=0.5 decay=0.5\n" CONNS, TV_EINVAL,
+            "t.txt:7: parameter given twice: 'decay=0.5'");
+    refused(L7 "lif decay=x\n" CONNS, TV_EINVAL, "t.txt:7: decay: 'x'");
+    refused(L7 "lif decay=\n" CONNS, TV_EINVAL, "t.txt:7: decay: ''");
+    refused(L7 "lif decay=1.5\n" CONNS, TV_EINVAL, "t.txt:7: lif decay 1.5 is outside [0, 1]");
+    refused(L7 "lif refractory=0.5\n" CONNS, TV_EINVAL,
+            "t.txt:7: lif refractory 0.5 is not a whole number");
+    refused(L7 "lif threshold=1 decay=1 reset=0 refractory=0 a b c d e\n" CONNS, TV_EINVAL,
+            "t.txt:7: too many fields");
 #undef L7
     /* version 1 has no model field */
-    assert_error(parse(HEAD NEURONS "neuron 11 hid 0.5 tanh 0 lif\n", &err), &err, TV_EINVAL,
-                 "t.txt:8: expected 'neuron ID in|out|hid DEPTH ACTIVATION BIAS'");
-    assert_error(parse(HEAD2 "neuron 11 hid 0.5 tanh\n", &err), &err, TV_EINVAL,
-                 "t.txt:4: expected 'neuron ID in|out|hid DEPTH ACTIVATION BIAS [MODEL "
-                 "NAME=VALUE...]'");
+    refused(HEAD NEURONS "neuron 11 hid 0.5 tanh 0 lif\n", TV_EINVAL,
+            "t.txt:8: expected 'neuron ID in|out|hid DEPTH ACTIVATION BIAS'");
+    refused(HEAD2 "neuron 11 hid 0.5 tanh\n", TV_EINVAL,
+            "t.txt:4: expected 'neuron ID in|out|hid DEPTH ACTIVATION BIAS [MODEL "
+            "NAME=VALUE...]'");
 }
 
 int main(void)
