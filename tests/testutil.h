@@ -1,8 +1,12 @@
-/* testutil.h -- helpers shared by the cmocka tests of genome/ (and usable by
- * the others): error assertions that check the code *and* the message, and a
- * generator of random valid genomes with skip, recurrent and split-made
- * hidden neurons. Include after <cmocka.h>. Everything here is static inline
- * so that a test file that uses only part of it builds with -Werror. */
+/* testutil.h -- helpers shared by the cmocka tests: error assertions that
+ * check the code *and* the message; streams (tu_rng); genomes of the shapes
+ * the tests need (random valid genomes with skip, recurrent and split-made
+ * hidden neurons, random graph shapes, small fixed ones, minimal ones,
+ * layered ones); fixtures that release what a test holds even when an
+ * assertion fails (one, two or three genomes; TU_FIXTURE for a file's own
+ * struct); a temporary directory. Include after <cmocka.h>. Everything here
+ * is static inline so that a test file that uses only part of it builds with
+ * -Werror. */
 #ifndef TREVO_TESTUTIL_H
 #define TREVO_TESTUTIL_H
 
