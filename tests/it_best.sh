@@ -8,11 +8,10 @@
 #  - status names the solver;
 #  - each network written is checked by running it on the four patterns.
 set -eu
-: "${TREVO:?}"
-dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
 here=$(cd "$(dirname "$0")/.." && pwd)
+. "$here/tests/lib_it.sh"
 . "$here/tests/xor_ok.sh"
+it_tmpdir it_best
 
 "$TREVO" run "$here/experiments/xor.ini" --db "$dir/x.db" --seed 105 --quiet
 [ "$(sqlite3 "$dir/x.db" 'select max(generation), max(solved) from generations')" = "4|1" ] ||

@@ -7,15 +7,11 @@
 # bad data is refused with its file and line or byte offset, before a
 # database exists.
 set -u
-: "${TREVO:?TREVO must name the trevo binary}"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_rmaps_base_oversubscribe=1
 here=$(cd "$(dirname "$0")" && pwd)
-dir=$(mktemp -d)
-trap '[ -n "${KEEP:-}" ] || rm -rf "$dir"' EXIT
+. "$here/lib_it.sh"
+it_mpi
+it_tmpdir it_classify
 cd "$dir"
-[ -z "${KEEP:-}" ] || echo "it_classify: keeping $dir"
-fail() { echo "FAIL: $*"; exit 1; }
 
 # ---- data -------------------------------------------------------------------
 # CSV: 3 classes of 4 features (class k shifts feature k), a header, comments.
@@ -92,23 +88,13 @@ done
 # ---- kill -9 and resume --------------------------------------------------------
 # The fault matrix's kill -9 case on this task: ends identical to the
 # uninterrupted run under mpirun.
-sed -e 's/^generations = 12/generations = 80/' -e 's/^size = 60/size = 150/' -e 's/^db = unused.db/db = unused.db\ncommit_batch = 32/' csv.ini >kill.ini
-KILLS=2 KILLS_PER_CHAIN=2 bash "$here/faults/kill9.sh" --config kill.ini "$TREVO" >kill.log 2>&1 ||
-    fail "kill -9 and resume: $(grep -E 'FAIL|passed' kill.log | head -5)"
-grep -q 'FAIL' kill.log && fail "kill -9: $(grep FAIL kill.log | head -3)"
+classify_kill9 csv.ini 80 150 32
 
 # ---- bad data: refused before any database exists ------------------------------
 refused() { # LABEL BASE WANT KEY=VALUE...
-    local label=$1 want=$3 db=$dir/bad-$1.db
-    cp "$2" bad.ini
-    shift 3
-    for kv in "$@"; do
-        sed -i "/^${kv%%=*} = /d" bad.ini
-        sed -i "/^\[task\]/a ${kv%%=*} = ${kv#*=}" bad.ini
-    done
-    "$TREVO" run bad.ini --db "$db" >bad.log 2>&1 && fail "$label: accepted"
-    grep -qF -- "$want" bad.log || fail "$label: want [$want] in [$(cat bad.log)]"
-    [ ! -e "$db" ] || fail "$label: a database was created"
+    local label=$1 want=$3
+    classify_set "$2" "${@:4}"
+    classify_refused "$label" "$want"
 }
 printf 'a,b,class\n1,2,0\n3,4\n' >ragged.csv
 refused ragged csv.ini "[task] train: $dir/ragged.csv:3: 2 columns, expected 3 (as on line 2)" \

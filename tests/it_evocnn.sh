@@ -10,16 +10,12 @@
 # uninterrupted one (tests/faults/kill9.sh); init_net errors name the key
 # and the file.
 set -u
-: "${TREVO:?TREVO must name the trevo binary}"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_rmaps_base_oversubscribe=1
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib_it.sh"
 . "$here/lib_classify.sh"
-dir=$(mktemp -d)
-trap '[ -n "${KEEP:-}" ] || rm -rf "$dir"' EXIT
+it_mpi
+it_tmpdir it_evocnn
 cd "$dir"
-[ -z "${KEEP:-}" ] || echo "it_evocnn: keeping $dir"
-fail() { echo "FAIL: $*"; exit 1; }
 
 bars_csv 300 7 >train.csv
 bars_csv 90 99 >test.csv
@@ -81,17 +77,12 @@ acc=$(sqlite3 one.db "select value from run_notes where key = 'final_test'")
 awk -v a="$acc" 'BEGIN { exit !(a > 0.6) }' || fail "final test $acc: no better than chance (1/3)"
 
 # ---- kill -9 and resume: the run ends as the uninterrupted one
-sed -e 's/^generations = 5/generations = 60/' -e 's/^size = 8/size = 40/' \
-    -e 's/^db = unused.db/db = unused.db\ncommit_batch = 8/' cnn.ini >kill.ini
-KILLS=2 KILLS_PER_CHAIN=2 bash "$here/faults/kill9.sh" --config kill.ini "$TREVO" >kill.log 2>&1 ||
-    fail "kill -9 and resume: $(grep -E 'FAIL|passed' kill.log | head -5)"
+classify_kill9 cnn.ini 60 40 8
 
 # ---- init_net refused with the key and the file named, before any database
 refused() { # WANT SED
     sed "$2" cnn.ini >bad.ini
-    "$TREVO" run bad.ini --db bad.db >bad.log 2>&1 && fail "[$2]: accepted"
-    grep -qF -- "$1" bad.log || fail "[$2]: want [$1] in [$(cat bad.log)]"
-    [ ! -e bad.db ] || fail "[$2]: a database was created"
+    classify_refused "[$2]" "$1"
 }
 refused "init = net needs init_net" "/^init_net = /d"
 refused "init_net: is read only with init = net" "s/^init = net/init = minimal/"

@@ -9,16 +9,12 @@
 # (tests/faults/kill9.sh on this config); bad training keys are refused with
 # the key named, before a database exists.
 set -u
-: "${TREVO:?TREVO must name the trevo binary}"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_rmaps_base_oversubscribe=1
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib_it.sh"
 . "$here/lib_classify.sh"
-dir=$(mktemp -d)
-trap '[ -n "${KEEP:-}" ] || rm -rf "$dir"' EXIT
+it_mpi
+it_tmpdir it_evotrain
 cd "$dir"
-[ -z "${KEEP:-}" ] || echo "it_evotrain: keeping $dir"
-fail() { echo "FAIL: $*"; exit 1; }
 
 classify_csv train.csv 300 21
 classify_csv test.csv 60 22
@@ -77,18 +73,12 @@ gens() { sqlite3 "$1" "select count(*) from generations where $2"; }
     fail "baldwinian and lamarckian children of generation 0 differ in fitness"
 
 # ---- kill -9 and resume --------------------------------------------------------
-sed -e 's/^generations = 8/generations = 30/' -e 's/^size = 24/size = 50/' \
-    -e 's/^db = unused.db/db = unused.db\ncommit_batch = 16/' train.ini >kill.ini
-KILLS=2 KILLS_PER_CHAIN=2 bash "$here/faults/kill9.sh" --config kill.ini "$TREVO" >kill.log 2>&1 ||
-    fail "kill -9 and resume: $(grep -E 'FAIL|passed' kill.log | head -5)"
-grep -q 'FAIL' kill.log && fail "kill -9: $(grep FAIL kill.log | head -3)"
+classify_kill9 train.ini 30 50 16
 
 # ---- bad training keys: refused before any database exists ----------------------
 refused() { # WANT KEY=VALUE
-    sed "/^${2%%=*} = /d; /^\[task\]/a ${2%%=*} = ${2#*=}" train.ini >bad.ini
-    "$TREVO" run bad.ini --db bad.db >bad.log 2>&1 && fail "${2}: accepted"
-    grep -qF -- "$1" bad.log || fail "${2}: want [$1] in [$(cat bad.log)]"
-    [ ! -e bad.db ] || fail "${2}: a database was created"
+    classify_set train.ini "$2"
+    classify_refused "$2" "$1"
 }
 refused "train_batch" "train_batch=0"
 refused "optimizer" "optimizer=rmsprop"

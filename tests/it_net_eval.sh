@@ -6,6 +6,20 @@ set -u
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
+# evals LABEL NET ROWS WANT: net eval of NET on ROWS (printf %b) prints WANT.
+evals() {
+    local out
+    out=$(printf '%b' "$3" | "$TREVO" net eval "$2") || fail "$1: exited $?"
+    [ "$out" = "$4" ] || fail "$1: got [$out], want [$4]"
+}
+# refused LABEL NET ROWS MESSAGE: net eval of NET on ROWS exits 1 and says
+# MESSAGE (a grep pattern) on stderr; what it printed before is in $out.
+refused() {
+    local rc=0
+    out=$(printf '%b' "$3" | "$TREVO" net eval "$2" 2>"$dir/err") || rc=$?
+    [ $rc -eq 1 ] || fail "$1: exit $rc, want 1"
+    grep -q "$4" "$dir/err" || fail "$1: $(cat "$dir/err")"
+}
 
 # in -> h (identity, self loop 1) -> out (x2); out -> h recurrent 0.5:
 # h_t = x_t + h_{t-1} + 0.5 out_{t-1}, out_t = 2 h_t
@@ -21,9 +35,7 @@ conn 30 30 1
 conn 30 20 2
 conn 20 30 0.5
 NET
-out=$(printf '1\n2\n3\n\n1\n' | "$TREVO" net eval "$dir/acc.txt") || fail "happy path exited $?"
-want=$'2\n8\n22\n2'
-[ "$out" = "$want" ] || fail "outputs: got [$out], want [$want]"
+evals "happy path" "$dir/acc.txt" '1\n2\n3\n\n1\n' $'2\n8\n22\n2'
 
 # two inputs, two outputs (by ascending id), %.9g, blanks and CRLF allowed
 cat >"$dir/two.txt" <<'NET'
@@ -37,40 +49,22 @@ neuron 5 out 1 sigmoid 0
 conn 1 5 1
 conn 2 7 0.1
 NET
-out=$(printf ' 0 , 3 \r\n0.25,-1\n' | "$TREVO" net eval "$dir/two.txt") || fail "two: exited $?"
-want=$'0.5,0.800000012\n0.562176526,0.400000006'
-[ "$out" = "$want" ] || fail "two: got [$out], want [$want]"
+evals two "$dir/two.txt" ' 0 , 3 \r\n0.25,-1\n' $'0.5,0.800000012\n0.562176526,0.400000006'
 
 # error: wrong row width, with the line number, exit 1, earlier rows printed
-out=$(printf '1,2\n1,2\n1\n1,2\n' | "$TREVO" net eval "$dir/two.txt" 2>"$dir/err"); rc=$?
-[ $rc -eq 1 ] || fail "short row: exit $rc, want 1"
-grep -q '^trevo: stdin:3: expected 2 numbers, got 1$' "$dir/err" || fail "short row: $(cat "$dir/err")"
+refused "short row" "$dir/two.txt" '1,2\n1,2\n1\n1,2\n' '^trevo: stdin:3: expected 2 numbers, got 1$'
 [ "$(printf '%s\n' "$out" | wc -l)" -eq 2 ] || fail "short row: rows before the error not printed"
-
-printf '1,2,3\n' | "$TREVO" net eval "$dir/two.txt" 2>"$dir/err"; rc=$?
-[ $rc -eq 1 ] || fail "long row: exit $rc"
-grep -q '^trevo: stdin:1: expected 2 numbers, got 3$' "$dir/err" || fail "long row: $(cat "$dir/err")"
-
-printf '1,2\n\n0.5,abc\n' | "$TREVO" net eval "$dir/two.txt" >/dev/null 2>"$dir/err"; rc=$?
-[ $rc -eq 1 ] || fail "not a number: exit $rc"
-grep -q "^trevo: stdin:3: value 2 ('abc'): not a number$" "$dir/err" || fail "nan: $(cat "$dir/err")"
-
-printf 'inf,1\n' | "$TREVO" net eval "$dir/two.txt" >/dev/null 2>"$dir/err"; rc=$?
-[ $rc -eq 1 ] || fail "inf: exit $rc"
-grep -q "^trevo: stdin:1: value 1 ('inf'): not a finite float$" "$dir/err" || fail "inf: $(cat "$dir/err")"
+refused "long row" "$dir/two.txt" '1,2,3\n' '^trevo: stdin:1: expected 2 numbers, got 3$'
+refused "not a number" "$dir/two.txt" '1,2\n\n0.5,abc\n' "^trevo: stdin:3: value 2 ('abc'): not a number$"
+refused inf "$dir/two.txt" 'inf,1\n' "^trevo: stdin:1: value 1 ('inf'): not a finite float$"
 
 # a missing network file, a bad network, usage
-"$TREVO" net eval "$dir/none.txt" </dev/null 2>"$dir/err"; rc=$?
-[ $rc -eq 1 ] || fail "missing file: exit $rc"
-grep -q "none.txt" "$dir/err" || fail "missing file: $(cat "$dir/err")"
+refused "missing file" "$dir/none.txt" '' "none.txt"
 printf 'trevo-net 1\nbogus\n' >"$dir/bad.txt"
-"$TREVO" net eval "$dir/bad.txt" </dev/null 2>"$dir/err"; rc=$?
-[ $rc -eq 1 ] || fail "bad net: exit $rc"
-grep -q "bad.txt" "$dir/err" || fail "bad net: $(cat "$dir/err")"
+refused "bad net" "$dir/bad.txt" '' "bad.txt"
 "$TREVO" net eval 2>/dev/null </dev/null; rc=$?
 [ $rc -eq 2 ] || fail "no argument: exit $rc, want 2"
 "$TREVO" net eval --help | grep -q "empty line starts a new sequence" || fail "--help"
 # empty input: no output, success
-out=$("$TREVO" net eval "$dir/acc.txt" </dev/null) || fail "empty stdin: exit $?"
-[ -z "$out" ] || fail "empty stdin printed [$out]"
+evals "empty stdin" "$dir/acc.txt" '' ''
 echo "it_net_eval: ok"

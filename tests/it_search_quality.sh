@@ -5,11 +5,10 @@
 # patterns on the right side of 0.5. A search that stops finding solutions,
 # or reports solutions that are not, fails here.
 set -eu
-: "${TREVO:?}"
-dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
 here=$(cd "$(dirname "$0")/.." && pwd)
+. "$here/tests/lib_it.sh"
 . "$here/tests/xor_ok.sh"
+it_tmpdir it_search_quality
 
 solved=0
 for seed in 1 2 3 4 5 6 7 8 9 10; do

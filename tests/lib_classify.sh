@@ -1,6 +1,7 @@
 # tests/lib_classify.sh -- shell shared by the classify and CNN integration
 # tests (tests/it_classify.sh, it_evotrain.sh, it_evocnn.sh, it_net_cnn.sh);
-# sourced, not run.
+# sourced, not run, after tests/lib_it.sh.
+classify_lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 # classify_csv FILE ROWS SEED [HEADER]: ROWS rows of 3 classes of 4 features
 # (class k shifts feature k by 0.8), awk's rand() seeded with SEED; HEADER 1
@@ -39,4 +40,36 @@ bars_csv() {
             print c
         }
     }'
+}
+
+# classify_kill9 CONFIG GENERATIONS SIZE BATCH: the fault matrix's kill -9
+# case (tests/faults/kill9.sh, kills in chains of two) on CONFIG made longer
+# (GENERATIONS generations of SIZE, a commit every BATCH children), in the
+# current directory: the resumed run must end as the uninterrupted one.
+classify_kill9() {
+    sed -e "s/^generations = .*/generations = $2/" -e "s/^size = .*/size = $3/" \
+        -e "s/^db = unused.db/db = unused.db\ncommit_batch = $4/" "$1" >kill.ini
+    KILLS=2 KILLS_PER_CHAIN=2 bash "$classify_lib_dir/faults/kill9.sh" --config kill.ini "$TREVO" \
+        >kill.log 2>&1 || fail "kill -9 and resume: $(grep -E 'FAIL|passed' kill.log | head -5)"
+    ! grep -q 'FAIL' kill.log || fail "kill -9: $(grep FAIL kill.log | head -3)"
+}
+
+# classify_set BASE KEY=VALUE...: bad.ini, the config BASE with each KEY's
+# line replaced by `KEY = VALUE` in its [task] section.
+classify_set() {
+    local kv
+    cp "$1" bad.ini
+    shift
+    for kv in "$@"; do
+        sed -i "/^${kv%%=*} = /d" bad.ini
+        sed -i "/^\[task\]/a ${kv%%=*} = ${kv#*=}" bad.ini
+    done
+}
+
+# classify_refused LABEL WANT: `trevo run bad.ini` is refused (failing the
+# test as LABEL otherwise), its message holds WANT, and no database exists.
+classify_refused() {
+    "$TREVO" run bad.ini --db bad.db >bad.log 2>&1 && fail "$1: accepted"
+    grep -qF -- "$2" bad.log || fail "$1: want [$2] in [$(cat bad.log)]"
+    [ ! -e bad.db ] || fail "$1: a database was created"
 }

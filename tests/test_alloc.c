@@ -117,8 +117,7 @@ static void layered(struct genome *g, uint64_t seed)
     static const uint32_t sizes[] = {4, 12, 8, 3};
     struct genome_layered_spec spec = {sizes, 4, 0.5, 0.3, 0.2, GENOME_ACT_TANH, GENOME_ACT_SIGMOID,
                                        1.0};
-    struct tv_rng rng;
-    tv_rng_init(&rng, seed, 0, 0);
+    struct tv_rng rng = tu_rng(seed, 0, 0);
     genome_init(g);
     assert_ok(genome_build_layered(g, &spec, &rng, &err), &err);
 }
@@ -232,8 +231,7 @@ static void case_mutate(struct trial *t, void *ctx)
     assert_ok(genome_copy(&g, &f->a, &err), &err);
     struct genome_mutation m = tu_aggressive_mutation();
     m.add_local_rate = m.add_skip_rate = m.add_recurrent_rate = m.add_neuron_rate = 1.0;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 7, 0, 0);
+    struct tv_rng rng = tu_rng(7, 0, 0);
     for (int i = 0; i < 4 && !t->rc; i++) /* growth: several calls */
         ARMED(t, genome_mutate(&g, &m, &rng, &t->err));
     /* "g stays valid", failure or not */
@@ -251,8 +249,7 @@ static void case_crossover(struct trial *t, void *ctx)
     struct genomes *f = ctx;
     struct genome child;
     genome_init(&child);
-    struct tv_rng rng;
-    tv_rng_init(&rng, 8, 0, 0);
+    struct tv_rng rng = tu_rng(8, 0, 0);
     ARMED(t, genome_crossover(&child, &f->a, &f->b, &rng, &t->err));
     genome_release(&child);
 }
@@ -334,8 +331,7 @@ static int worker_setup(void **state)
     assert_ok(master_config_open_task(&f->c, &f->task, &err), &err);
     struct genome g;
     genome_init(&g);
-    struct tv_rng rng;
-    tv_rng_init(&rng, 4, 0, 0);
+    struct tv_rng rng = tu_rng(4, 0, 0);
     assert_ok(genome_build_minimal(&g, 3, 1, GENOME_ACT_NEAT_SIGMOID, 1.0, &rng, &err), &err);
     assert_ok(genome_encode(&g, &f->p1, &err), &err);
     struct genome_mutation m = tu_aggressive_mutation();
@@ -416,14 +412,8 @@ static void test_worker_process_out_of_memory(void **state)
  * counts differ by more than the threshold (3) are in different species. */
 static struct genome *family(uint32_t extra, float jitter)
 {
+    struct genome *g = tu_minimal_genome(3, 1, GENOME_ACT_SIGMOID, 0.5f + jitter);
     struct tv_error err = {0};
-    struct genome *g = genome_new();
-    assert_non_null(g);
-    struct tv_rng rng;
-    tv_rng_init(&rng, 1, 0, 0);
-    assert_ok(genome_build_minimal(g, 3, 1, GENOME_ACT_SIGMOID, 0.0, &rng, &err), &err);
-    for (size_t i = 0; i < g->n_conns; i++)
-        g->conns[i].weight = 0.5f + jitter;
     for (uint32_t h = 100; h < 100 + extra; h++) {
         assert_ok(genome_add_neuron(g, h, GENOME_HIDDEN, GENOME_ACT_TANH, 0.0f, 0.5f, &err), &err);
         assert_ok(genome_add_conn(g, 0, h, 1.0f, &err), &err);
@@ -523,8 +513,7 @@ static void case_plan(struct trial *t, void *ctx)
     struct master_pop p;
     population(&p, &c, 40, 30, 0.0f); /* a species of more than 32: a sort by keys */
     assert_ok(master_speciate(&p, &c, 0, &err), &err);
-    struct tv_rng rng;
-    tv_rng_init(&rng, 9, 0, 0);
+    struct tv_rng rng = tu_rng(9, 0, 0);
     int64_t *elites = NULL;
     struct master_child *children = NULL;
     size_t n_elites = 0, n_children = 0;
@@ -532,8 +521,7 @@ static void case_plan(struct trial *t, void *ctx)
     if (!t->rc) {
         assert_int_equal(n_elites + n_children, (size_t)c.pop_size);
         /* a failure the plan absorbs must not change it */
-        struct tv_rng r0;
-        tv_rng_init(&r0, 9, 0, 0);
+        struct tv_rng r0 = tu_rng(9, 0, 0);
         int64_t *e0;
         struct master_child *c0;
         size_t ne0, nc0;

@@ -287,8 +287,7 @@ static const char *two_class_csv(void)
 {
     static char text[4096];
     text[0] = 0;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 4, 0, 0);
+    struct tv_rng rng = tu_rng(4, 0, 0);
     for (int i = 0; i < 80; i++) {
         double a = tv_rng_uniform(&rng), b = tv_rng_uniform(&rng);
         snprintf(text + strlen(text), sizeof text - strlen(text), "%.4f,%.4f,%d\n", a, b, a > b);

@@ -18,6 +18,7 @@
 
 #include "cnn.h"
 #include "testutil.h"
+#include "trainutil.h"
 
 /* A tiny network: layer 0 1 -> 2 channels, 3x3 pad 1 on 7x7, relu, pool 2
  * (3x3 out of 7x7: the last row and column dropped); layer 1 2 -> 3
@@ -35,8 +36,7 @@ struct tiny {
 
 static void tiny_init(struct tiny *t, uint64_t seed)
 {
-    struct tv_rng rng;
-    tv_rng_init(&rng, seed, 11, 0);
+    struct tv_rng rng = tu_rng(seed, 11, 0);
     memset(t, 0, sizeof *t);
     for (uint32_t o = 0; o < 2; o++)
         for (uint8_t ky = 0; ky < 3; ky++)
@@ -83,13 +83,13 @@ static void tiny_release(struct tiny *t)
     genome_free(t->head);
 }
 
+/* The tests take a struct tiny to tiny_init, released after them. */
+TU_FIXTURE(tiny, struct tiny, tiny_release)
+#define TINY_TEST(test) cmocka_unit_test_setup_teardown(test, tiny_setup, tiny_teardown)
+
 static struct nn_cnn *tiny_cnn(struct tiny *t, int optimizer, float lr)
 {
-    struct nn_train_opts o;
-    nn_train_opts_default(&o);
-    o.optimizer = optimizer;
-    o.lr = lr;
-    o.max_batch = 8;
+    struct nn_train_opts o = tu_train_opts(optimizer, lr, 8);
     struct nn_cnn *c = NULL;
     struct tv_error err = {0};
     assert_ok(nn_cnn_new(&t->d, &o, &c, &err), &err);
@@ -99,8 +99,7 @@ static struct nn_cnn *tiny_cnn(struct tiny *t, int optimizer, float lr)
 /* batch rows of 49 pixels in [0, 1), labels in 0..2 */
 static void tiny_data(float *x, uint32_t *labels, size_t batch, uint64_t seed)
 {
-    struct tv_rng rng;
-    tv_rng_init(&rng, seed, 12, 0);
+    struct tv_rng rng = tu_rng(seed, 12, 0);
     for (size_t k = 0; k < batch * 49; k++)
         x[k] = (float)tv_rng_uniform(&rng);
     for (size_t b = 0; b < batch; b++)
@@ -135,10 +134,9 @@ static void check_fd(struct nn_cnn *c, float *p, double g, const float *x, const
 
 static void test_nn_cnn_grad_matches_finite_differences(void **state)
 {
-    (void)state;
-    struct tiny t;
-    tiny_init(&t, 1);
-    struct nn_cnn *c = tiny_cnn(&t, NN_OPT_SGD, 0.1f);
+    struct tiny *t = *state;
+    tiny_init(t, 1);
+    struct nn_cnn *c = tiny_cnn(t, NN_OPT_SGD, 0.1f);
     float x[5 * 49];
     uint32_t labels[5];
     tiny_data(x, labels, 5, 2);
@@ -173,24 +171,20 @@ static void test_nn_cnn_grad_matches_finite_differences(void **state)
     for (size_t k = 0; k < m; k++)
         check_fd(c, &hv.w[k], hg[k], x, labels, 5, "head weight", k);
     nn_cnn_free(c);
-    tiny_release(&t);
 }
 
 static void test_nn_trainer_input_grad_matches_finite_differences(void **state)
 {
-    (void)state;
-    struct tiny t;
-    tiny_init(&t, 3);
+    struct tiny *t = *state;
+    tiny_init(t, 3);
     struct nn_train_opts o;
     nn_train_opts_default(&o);
     o.max_batch = 4;
-    struct nn_trainer *tr = NULL;
+    struct nn_trainer *tr = tu_trainer(t->head, &o);
     struct tv_error err = {0};
-    assert_ok(nn_trainer_new(t.head, &o, &tr, &err), &err);
     float x[3 * 12], dx[12 * 3];
     uint32_t labels[3] = {0, 2, 1};
-    struct tv_rng rng;
-    tv_rng_init(&rng, 4, 0, 0);
+    struct tv_rng rng = tu_rng(4, 0, 0);
     for (size_t k = 0; k < 36; k++)
         x[k] = (float)tv_rng_uniform(&rng);
     double l0, lp, lm;
@@ -209,23 +203,15 @@ static void test_nn_trainer_input_grad_matches_finite_differences(void **state)
             assert_true(fabs(fd - dx[i * 3 + b]) < 1e-3 + 2e-2 * fabs(fd));
         }
     nn_trainer_free(tr);
-    tiny_release(&t);
 }
 
 static void test_nn_trainer_update_after_grad_is_step(void **state)
 {
-    (void)state;
-    struct tiny t;
-    tiny_init(&t, 5);
-    struct nn_train_opts o;
-    nn_train_opts_default(&o);
-    o.optimizer = NN_OPT_ADAM;
-    o.lr = 0.01f;
-    o.max_batch = 4;
-    struct nn_trainer *a = NULL, *b = NULL;
+    struct tiny *t = *state;
+    tiny_init(t, 5);
+    struct nn_train_opts o = tu_train_opts(NN_OPT_ADAM, 0.01f, 4);
+    struct nn_trainer *a = tu_trainer(t->head, &o), *b = tu_trainer(t->head, &o);
     struct tv_error err = {0};
-    assert_ok(nn_trainer_new(t.head, &o, &a, &err), &err);
-    assert_ok(nn_trainer_new(t.head, &o, &b, &err), &err);
     float x[2 * 12];
     uint32_t labels[2] = {1, 0};
     for (size_t k = 0; k < 24; k++)
@@ -244,7 +230,6 @@ static void test_nn_trainer_update_after_grad_is_step(void **state)
     assert_memory_equal(va.bias, vb.bias, va.n_neurons * sizeof *va.bias);
     nn_trainer_free(a);
     nn_trainer_free(b);
-    tiny_release(&t);
 }
 
 /* Toy set: a bright horizontal (class 0) or vertical (class 1) bar at a
@@ -266,12 +251,10 @@ static void bars(float *x, uint32_t *labels, size_t batch, struct tv_rng *rng)
 
 static void test_nn_cnn_step_reduces_loss(void **state)
 {
-    (void)state;
-    struct tiny t;
-    tiny_init(&t, 6);
-    struct nn_cnn *c = tiny_cnn(&t, NN_OPT_ADAM, 0.02f);
-    struct tv_rng rng;
-    tv_rng_init(&rng, 7, 0, 0);
+    struct tiny *t = *state;
+    tiny_init(t, 6);
+    struct nn_cnn *c = tiny_cnn(t, NN_OPT_ADAM, 0.02f);
+    struct tv_rng rng = tu_rng(7, 0, 0);
     float x[8 * 49], probe[8 * 49];
     uint32_t labels[8], probe_labels[8];
     bars(probe, probe_labels, 8, &rng);
@@ -296,15 +279,13 @@ static void test_nn_cnn_step_reduces_loss(void **state)
     }
     assert_true(right >= 6);
     nn_cnn_free(c);
-    tiny_release(&t);
 }
 
 static void test_nn_cnn_prune_removes_coefficients(void **state)
 {
-    (void)state;
-    struct tiny t;
-    tiny_init(&t, 8);
-    struct nn_cnn *c = tiny_cnn(&t, NN_OPT_SGD, 0.1f);
+    struct tiny *t = *state;
+    tiny_init(t, 8);
+    struct nn_cnn *c = tiny_cnn(t, NN_OPT_SGD, 0.1f);
     struct tv_error err = {0};
     struct nn_cnn_layer_view v;
     assert_ok(nn_cnn_layer(c, 1, &v, &err), &err);
@@ -324,7 +305,7 @@ static void test_nn_cnn_prune_removes_coefficients(void **state)
         left[k] = v.coef[k];
         left[k].w = v.w[k];
     }
-    struct tiny u = t;
+    struct tiny u = *t;
     u.layer[1].coef = left;
     u.layer[1].n_coefs = v.n_coefs;
     u.d.layer = u.layer;
@@ -356,15 +337,13 @@ static void test_nn_cnn_prune_removes_coefficients(void **state)
     assert_int_equal(v.n_coefs, 0);
     nn_cnn_free(c);
     nn_cnn_free(c2);
-    tiny_release(&t);
 }
 
 static void test_nn_cnn_grow_rigl_largest_gradient(void **state)
 {
-    (void)state;
-    struct tiny t;
-    tiny_init(&t, 10);
-    struct nn_cnn *c = tiny_cnn(&t, NN_OPT_SGD, 0.1f);
+    struct tiny *t = *state;
+    tiny_init(t, 10);
+    struct nn_cnn *c = tiny_cnn(t, NN_OPT_SGD, 0.1f);
     struct tv_error err = {0};
     float x[4 * 49];
     uint32_t labels[4];
@@ -385,7 +364,7 @@ static void test_nn_cnn_grow_rigl_largest_gradient(void **state)
                             all[n].w = v.w[k];
                     n++;
                 }
-    struct tiny u = t;
+    struct tiny u = *t;
     u.layer[1].coef = all;
     u.layer[1].n_coefs = 24;
     u.d.layer = u.layer;
@@ -412,13 +391,11 @@ static void test_nn_cnn_grow_rigl_largest_gradient(void **state)
     assert_true(found);
     nn_cnn_free(c);
     nn_cnn_free(full);
-    tiny_release(&t);
 }
 
 static void run_some(struct nn_cnn *c)
 {
-    struct tv_rng rng;
-    tv_rng_init(&rng, 13, 0, 0);
+    struct tv_rng rng = tu_rng(13, 0, 0);
     float x[8 * 49];
     uint32_t labels[8];
     struct tv_error err = {0};
@@ -435,10 +412,9 @@ static void run_some(struct nn_cnn *c)
 
 static void test_nn_cnn_deterministic(void **state)
 {
-    (void)state;
-    struct tiny t;
-    tiny_init(&t, 14);
-    struct nn_cnn *a = tiny_cnn(&t, NN_OPT_ADAM, 0.01f), *b = tiny_cnn(&t, NN_OPT_ADAM, 0.01f);
+    struct tiny *t = *state;
+    tiny_init(t, 14);
+    struct nn_cnn *a = tiny_cnn(t, NN_OPT_ADAM, 0.01f), *b = tiny_cnn(t, NN_OPT_ADAM, 0.01f);
     run_some(a);
     run_some(b);
     struct tv_error err = {0};
@@ -457,64 +433,60 @@ static void test_nn_cnn_deterministic(void **state)
     assert_ok(nn_cnn_write_head(a, ga, &err), &err);
     assert_ok(nn_cnn_write_head(b, gb, &err), &err);
     assert_true(genome_equal(ga, gb));
-    assert_false(genome_equal(ga, t.head)); /* it did train */
+    assert_false(genome_equal(ga, t->head)); /* it did train */
     genome_free(ga);
     genome_free(gb);
     nn_cnn_free(a);
     nn_cnn_free(b);
-    tiny_release(&t);
 }
 
 static void test_nn_cnn_new_errors(void **state)
 {
-    (void)state;
-    struct tiny t;
-    tiny_init(&t, 15);
+    struct tiny *t = *state;
+    tiny_init(t, 15);
     struct nn_train_opts o;
     nn_train_opts_default(&o);
     o.max_batch = 4;
     struct nn_cnn *c = (struct nn_cnn *)&o;
     struct tv_error err = {0};
-    struct tiny u = t;
+    struct tiny u = *t;
     u.d.layer = u.layer;
     u.layer[1].s.in_h = 4;
     assert_error(nn_cnn_new(&u.d, &o, &c, &err), &err, TV_EINVAL,
                  "layer 1 reads 2x4x3 but layer 0 gives 2x3x3");
     assert_null(c);
-    u = t;
+    u = *t;
     u.d.layer = u.layer;
     u.layer[0].act = GENOME_ACT_TANH;
     assert_error(nn_cnn_new(&u.d, &o, &c, &err), &err, TV_EINVAL, "layer 0: activation 2");
-    u = t;
+    u = *t;
     u.d.layer = u.layer;
     u.layer[1].pool = 3;
     assert_error(nn_cnn_new(&u.d, &o, &c, &err), &err, TV_EINVAL,
                  "layer 1: pool 3 does not fit its 2x2 map");
-    u = t;
+    u = *t;
     u.d.layer = u.layer;
     u.layer[1].s.k_h = 5;
     assert_error(nn_cnn_new(&u.d, &o, &c, &err), &err, TV_EINVAL, "makes no map");
-    u = t;
+    u = *t;
     u.d.layer = u.layer;
     u.d.n_layers = 1; /* the head then reads 12 of 18 pixels */
     assert_error(nn_cnn_new(&u.d, &o, &c, &err), &err, TV_EINVAL,
                  "head: 12 inputs, but the last layer gives 18 pixels");
-    u = t;
+    u = *t;
     u.d.layer = u.layer;
     struct nn_conv_coef bad[2] = {{0, 0, 0, 0, 1}, {0, 0, 0, 0, 1}};
     u.layer[0].coef = bad;
     u.layer[0].n_coefs = 2;
     assert_error(nn_cnn_new(&u.d, &o, &c, &err), &err, TV_EINVAL, "nn_cnn_new: layer 0");
     assert_null(c);
-    tiny_release(&t);
 }
 
 static void test_nn_cnn_call_errors(void **state)
 {
-    (void)state;
-    struct tiny t;
-    tiny_init(&t, 16);
-    struct nn_cnn *c = tiny_cnn(&t, NN_OPT_SGD, 0.1f);
+    struct tiny *t = *state;
+    tiny_init(t, 16);
+    struct nn_cnn *c = tiny_cnn(t, NN_OPT_SGD, 0.1f);
     struct tv_error err = {0};
     float x[9 * 49] = {0}, out[9 * 3];
     uint32_t labels[9] = {0};
@@ -536,7 +508,6 @@ static void test_nn_cnn_call_errors(void **state)
     assert_error(nn_cnn_grow(c, 0, 1, 9, 0, NULL, NULL, &err), &err, TV_EINVAL, "unknown mode 9");
     nn_cnn_free(c);
     nn_cnn_free(NULL);
-    tiny_release(&t);
 }
 
 /* The tiny network as a genome with channels: inputs 0..48 (input channel
@@ -599,15 +570,14 @@ static void tiny_genome(const struct tiny *t, struct genome *g)
 
 static void test_nn_cnn_from_genome_same_network(void **state)
 {
-    (void)state;
-    struct tiny t;
-    tiny_init(&t, 17);
+    struct tiny *t = *state;
+    tiny_init(t, 17);
     struct genome *g = genome_new(), *w = genome_new();
-    tiny_genome(&t, g);
+    tiny_genome(t, g);
     struct nn_train_opts o;
     nn_train_opts_default(&o);
     o.max_batch = 8;
-    struct nn_cnn *a = tiny_cnn(&t, NN_OPT_SGD, 0.01f), *b = NULL;
+    struct nn_cnn *a = tiny_cnn(t, NN_OPT_SGD, 0.01f), *b = NULL;
     struct tv_error err = {0};
     assert_ok(nn_cnn_from_genome(g, &o, &b, &err), &err);
     float x[4 * 49], oa[4 * 3], ob[4 * 3];
@@ -639,14 +609,12 @@ static void test_nn_cnn_from_genome_same_network(void **state)
     nn_cnn_free(c);
     genome_free(g);
     genome_free(w);
-    tiny_release(&t);
 }
 
 static void test_nn_cnn_from_genome_errors(void **state)
 {
-    (void)state;
-    struct tiny t;
-    tiny_init(&t, 19);
+    struct tiny *t = *state;
+    tiny_init(t, 19);
     struct genome *g = genome_new();
     struct nn_train_opts o;
     nn_train_opts_default(&o);
@@ -654,49 +622,48 @@ static void test_nn_cnn_from_genome_errors(void **state)
     struct nn_cnn *c = NULL;
     struct tv_error err = {0};
     /* a genome without channels */
-    assert_error(nn_cnn_from_genome(t.head, &o, &c, &err), &err, TV_EINVAL,
+    assert_error(nn_cnn_from_genome(t->head, &o, &c, &err), &err, TV_EINVAL,
                  "nn_cnn_from_genome: no input channel");
     assert_null(c);
     /* channels at one depth that differ */
-    tiny_genome(&t, g);
+    tiny_genome(t, g);
     g->channels[4].act = GENOME_ACT_RELU;
     assert_error(nn_cnn_from_genome(g, &o, &c, &err), &err, TV_EINVAL,
                  "channels 3 and 4 are at one depth but differ");
     /* a filter that skips a level (from the inputs into level 2) */
-    tiny_genome(&t, g);
+    tiny_genome(t, g);
     struct genome_coef one = {0, 0, 0.5f};
     struct genome_filter f = {0, 5, 6, 6, 1, 0, 0, 0};
     assert_ok(genome_add_filter(g, &f, &one, 1, &err), &err);
     assert_error(nn_cnn_from_genome(g, &o, &c, &err), &err, TV_EINVAL,
                  "filter (0, 5) skips a level");
     /* a connection from a pixel of level 1 into the head */
-    tiny_genome(&t, g);
+    tiny_genome(t, g);
     assert_ok(genome_push_conn(g, &(struct genome_conn){100, 49, 1}, &err), &err);
     assert_ok(genome_canonicalize(g, &err), &err);
     assert_error(nn_cnn_from_genome(g, &o, &c, &err), &err, TV_EINVAL,
                  "connection 100 -> 49: the head starts at the deepest channels' pixels");
     /* write_genome of a trainer made from a description */
-    struct nn_cnn *d = tiny_cnn(&t, NN_OPT_SGD, 0.1f);
+    struct nn_cnn *d = tiny_cnn(t, NN_OPT_SGD, 0.1f);
     assert_error(nn_cnn_write_genome(d, g, &err), &err, TV_ESTATE, "not made from a genome");
     nn_cnn_free(d);
     genome_free(g);
-    tiny_release(&t);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_nn_cnn_grad_matches_finite_differences),
-        cmocka_unit_test(test_nn_trainer_input_grad_matches_finite_differences),
-        cmocka_unit_test(test_nn_trainer_update_after_grad_is_step),
-        cmocka_unit_test(test_nn_cnn_step_reduces_loss),
-        cmocka_unit_test(test_nn_cnn_prune_removes_coefficients),
-        cmocka_unit_test(test_nn_cnn_grow_rigl_largest_gradient),
-        cmocka_unit_test(test_nn_cnn_deterministic),
-        cmocka_unit_test(test_nn_cnn_new_errors),
-        cmocka_unit_test(test_nn_cnn_call_errors),
-        cmocka_unit_test(test_nn_cnn_from_genome_same_network),
-        cmocka_unit_test(test_nn_cnn_from_genome_errors),
+        TINY_TEST(test_nn_cnn_grad_matches_finite_differences),
+        TINY_TEST(test_nn_trainer_input_grad_matches_finite_differences),
+        TINY_TEST(test_nn_trainer_update_after_grad_is_step),
+        TINY_TEST(test_nn_cnn_step_reduces_loss),
+        TINY_TEST(test_nn_cnn_prune_removes_coefficients),
+        TINY_TEST(test_nn_cnn_grow_rigl_largest_gradient),
+        TINY_TEST(test_nn_cnn_deterministic),
+        TINY_TEST(test_nn_cnn_new_errors),
+        TINY_TEST(test_nn_cnn_call_errors),
+        TINY_TEST(test_nn_cnn_from_genome_same_network),
+        TINY_TEST(test_nn_cnn_from_genome_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

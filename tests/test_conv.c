@@ -34,8 +34,7 @@ struct layer {
 static void layer_make(struct layer *L, const struct nn_conv_shape *s, double density, size_t batch,
                        uint64_t seed)
 {
-    struct tv_rng rng;
-    tv_rng_init(&rng, seed, 0xc0, 0);
+    struct tv_rng rng = tu_rng(seed, 0xc0, 0);
     L->s = *s;
     L->batch = batch;
     size_t all = s->in_ch * s->out_ch * s->k_h * s->k_w;
@@ -599,8 +598,7 @@ static void test_nn_conv_row_kernels_match_plain_loops(void **state)
 {
     (void)state;
     enum { CH = 3, H = 5, W = 6, B = 37, N = CH * H * W * B };
-    struct tv_rng rng;
-    tv_rng_init(&rng, 21, 0, 0);
+    struct tv_rng rng = tu_rng(21, 0, 0);
     float *x = fmalloc(N), *y = fmalloc(N), *g = fmalloc(N), *want = fmalloc(N);
     for (size_t i = 0; i < N; i++) {
         uint32_t r = tv_rng_below(&rng, 20);

@@ -48,6 +48,16 @@ static const char *line_of(const char *text, const char *prefix, char *line, siz
     return NULL;
 }
 
+/* The line of text that starts with prefix must contain want. */
+static void expect_line_has(const char *text, const char *prefix, const char *want)
+{
+    char line[512];
+    if (!line_of(text, prefix, line, sizeof line))
+        fail_msg("no line starts with '%s'", prefix);
+    if (!strstr(line, want))
+        fail_msg("line '%s' lacks '%s'", line, want);
+}
+
 /* Edge lines by kind, told apart by their style alone. */
 struct edge_counts {
     size_t edges, local, skip, recurrent, arrows, same_ranks;
@@ -87,8 +97,7 @@ static struct edge_counts count_edges(const char *text)
 
 static void test_genome_write_dot_small_genome_styles(void **state)
 {
-    (void)state;
-    struct genome *g = genome_new();
+    struct genome *g = *state;
     tu_small_genome(g);
     char *text = dot_of(g, NULL);
     assert_true(!strncmp(text, "digraph trevo {\n", 16));
@@ -100,25 +109,19 @@ static void test_genome_write_dot_small_genome_styles(void **state)
     assert_int_equal(c.local, 4);
     assert_int_equal(c.skip, 2);
     assert_int_equal(c.recurrent, 2);
+    expect_line_has(text, "n0 -> n2 [", "style=dashed");
+    expect_line_has(text, "n0 -> n2 [", "label=\"2\"");
+    expect_line_has(text, "n10 -> n10 [", "constraint=false");
+    expect_line_has(text, "n2 -> n10 [", "constraint=false");
     char line[512];
-    assert_non_null(line_of(text, "n0 -> n2 [", line, sizeof line));
-    assert_non_null(strstr(line, "style=dashed"));
-    assert_non_null(strstr(line, "label=\"2\""));
-    assert_non_null(line_of(text, "n10 -> n10 [", line, sizeof line));
-    assert_non_null(strstr(line, "constraint=false"));
-    assert_non_null(line_of(text, "n2 -> n10 [", line, sizeof line));
-    assert_non_null(strstr(line, "constraint=false"));
     assert_non_null(line_of(text, "n10 -> n11 [", line, sizeof line));
     assert_null(strstr(line, "dashed"));
     assert_null(strstr(line, "constraint"));
     /* the largest |weight| (2) gets the widest pen */
-    assert_non_null(line_of(text, "n0 -> n2 [", line, sizeof line));
-    assert_non_null(strstr(line, "penwidth=3.00"));
+    expect_line_has(text, "n0 -> n2 [", "penwidth=3.00");
     /* neurons: id, activation, bias when not 0; inputs first, output last */
-    assert_non_null(line_of(text, "n10 [", line, sizeof line));
-    assert_non_null(strstr(line, "label=\"10\\ntanh\\nb=0.125\""));
-    assert_non_null(line_of(text, "n0 [", line, sizeof line));
-    assert_non_null(strstr(line, "label=\"0\\nidentity\""));
+    expect_line_has(text, "n10 [", "label=\"10\\ntanh\\nb=0.125\"");
+    expect_line_has(text, "n0 [", "label=\"0\\nidentity\"");
     const char *src = strstr(text, "rank=source"), *sink = strstr(text, "rank=sink");
     assert_non_null(src);
     assert_non_null(sink);
@@ -127,34 +130,27 @@ static void test_genome_write_dot_small_genome_styles(void **state)
     assert_true(src < n0 && n0 < sink && src < n1 && n1 < sink && sink < n2);
     assert_int_equal(c.same_ranks, 2); /* hidden depths 0.5 and 0.75 */
     free(text);
-    genome_free(g);
 }
 
 /* A neuron of another model shows the model and each parameter. */
 static void test_genome_write_dot_lif_neuron_shows_parameters(void **state)
 {
-    (void)state;
-    struct genome *g = genome_new();
+    struct genome *g = *state;
     tu_lif_genome(g);
     char *text = dot_of(g, NULL);
-    char line[512];
-    assert_non_null(line_of(text, "n10 [", line, sizeof line));
-    assert_non_null(strstr(line, "label=\"10\\ntanh\\nb=0.125\\nlif\\nthreshold=0.5\\ndecay=0."
-                                 "75\\nreset=-0.25\\nrefractory=2\""));
-    assert_non_null(line_of(text, "n11 [", line, sizeof line));
-    assert_non_null(strstr(line, "label=\"11\\nrelu\\nb=-0.25\""));
+    expect_line_has(text, "n10 [",
+                    "label=\"10\\ntanh\\nb=0.125\\nlif\\nthreshold=0.5\\ndecay=0."
+                    "75\\nreset=-0.25\\nrefractory=2\"");
+    expect_line_has(text, "n11 [", "label=\"11\\nrelu\\nb=-0.25\"");
     free(text);
-    genome_free(g);
 }
 
 /* The drawing's kinds agree with genome_stats() on a thousand random
  * genomes (layered, skip, recurrent, split-made hidden neurons). */
 static void test_genome_write_dot_random_genomes_match_stats(void **state)
 {
-    (void)state;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 6, 0, 0);
-    struct genome *g = genome_new();
+    struct genome *g = *state;
+    struct tv_rng rng = tu_rng(6, 0, 0);
     struct tv_error err = {0};
     size_t n_skip = 0, n_recurrent = 0, n_hidden = 0;
     for (int i = 0; i < 1000; i++) {
@@ -177,32 +173,25 @@ static void test_genome_write_dot_random_genomes_match_stats(void **state)
         free(text);
     }
     assert_true(n_skip > 100 && n_recurrent > 100 && n_hidden > 100); /* all kinds were seen */
-    genome_free(g);
 }
 
 static void test_genome_write_dot_title_escaped(void **state)
 {
-    (void)state;
-    struct genome *g = genome_new();
+    struct genome *g = *state;
     tu_small_genome(g);
     char *text = dot_of(g, "run 'a\"b\\c'\nx -> y");
-    char line[512];
-    assert_non_null(line_of(text, "graph [", line, sizeof line));
-    assert_non_null(strstr(line, "label=\"run 'a\\\"b\\\\c' x -> y\\n"));
+    expect_line_has(text, "graph [", "label=\"run 'a\\\"b\\\\c' x -> y\\n");
     free(text);
     /* an empty title is no title */
     text = dot_of(g, "");
-    assert_non_null(line_of(text, "graph [", line, sizeof line));
-    assert_non_null(strstr(line, "label=\"solid: local"));
+    expect_line_has(text, "graph [", "label=\"solid: local");
     free(text);
-    genome_free(g);
 }
 
 /* Appending keeps what the buffer held. */
 static void test_genome_write_dot_appends(void **state)
 {
-    (void)state;
-    struct genome *g = genome_new();
+    struct genome *g = *state;
     tu_small_genome(g);
     struct tv_buf b = {0};
     struct tv_error err = {0};
@@ -210,13 +199,11 @@ static void test_genome_write_dot_appends(void **state)
     assert_ok(genome_write_dot(g, NULL, &b, &err), &err);
     assert_true(b.len > 5 && !memcmp(b.data, "// x\ndigraph trevo {\n", 21));
     tv_buf_free(&b);
-    genome_free(g);
 }
 
 static void test_genome_write_dot_invalid_genome_refused(void **state)
 {
-    (void)state;
-    struct genome *g = genome_new();
+    struct genome *g = *state;
     tu_small_genome(g);
     g->conns[0].weight = NAN;
     struct tv_buf b = {0};
@@ -231,31 +218,28 @@ static void test_genome_write_dot_invalid_genome_refused(void **state)
     assert_error(rc, &err, TV_EINVAL, "dot: ");
     assert_int_equal(b.len, 4);
     tv_buf_free(&b);
-    genome_free(g);
 }
 
 static void test_master_write_dot_file_unwritable_path(void **state)
 {
-    (void)state;
-    struct genome *g = genome_new();
+    struct genome *g = *state;
     tu_small_genome(g);
     struct tv_error err = {0};
     int rc = cli_write_dot_file(g, NULL, "/nonexistent-dir/net.dot", &err);
     assert_error(rc, &err, TV_EIO, "/nonexistent-dir/net.dot");
     assert_msg_has(&err, "cannot create");
-    genome_free(g);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_genome_write_dot_small_genome_styles),
-        cmocka_unit_test(test_genome_write_dot_lif_neuron_shows_parameters),
-        cmocka_unit_test(test_genome_write_dot_random_genomes_match_stats),
-        cmocka_unit_test(test_genome_write_dot_title_escaped),
-        cmocka_unit_test(test_genome_write_dot_appends),
-        cmocka_unit_test(test_genome_write_dot_invalid_genome_refused),
-        cmocka_unit_test(test_master_write_dot_file_unwritable_path),
+        TU_GENOME_TEST(test_genome_write_dot_small_genome_styles),
+        TU_GENOME_TEST(test_genome_write_dot_lif_neuron_shows_parameters),
+        TU_GENOME_TEST(test_genome_write_dot_random_genomes_match_stats),
+        TU_GENOME_TEST(test_genome_write_dot_title_escaped),
+        TU_GENOME_TEST(test_genome_write_dot_appends),
+        TU_GENOME_TEST(test_genome_write_dot_invalid_genome_refused),
+        TU_GENOME_TEST(test_master_write_dot_file_unwritable_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -19,6 +19,7 @@
 #include "failalloc.h"
 #include "fit.h"
 #include "testutil.h"
+#include "trainutil.h"
 
 /* A data set over caller-owned arrays (data_free is not called on it). */
 static struct data_set dataset(const float *x, const uint16_t *labels, size_t rows, size_t features,
@@ -37,15 +38,8 @@ static void parse(struct genome *g, const char *text)
 
 static struct nn_trainer *trainer(const struct genome *g, int optimizer, float lr, size_t max_batch)
 {
-    struct nn_train_opts o;
-    nn_train_opts_default(&o);
-    o.optimizer = optimizer;
-    o.lr = lr;
-    o.max_batch = max_batch;
-    struct nn_trainer *t = NULL;
-    struct tv_error err = {0};
-    assert_ok(nn_trainer_new(g, &o, &t, &err), &err);
-    return t;
+    struct nn_train_opts o = tu_train_opts(optimizer, lr, max_batch);
+    return tu_trainer(g, &o);
 }
 
 /* in 0 -> out 1 (w 0.5); out 2 unconnected. */
@@ -72,8 +66,7 @@ static float k_x[ROWS * 3];
 static uint16_t k_y[ROWS];
 static void make_rows(void)
 {
-    struct tv_rng rng;
-    tv_rng_init(&rng, 3, 0, 0);
+    struct tv_rng rng = tu_rng(3, 0, 0);
     for (size_t r = 0; r < ROWS; r++) {
         size_t best = 0;
         for (size_t k = 0; k < 3; k++) {
@@ -91,6 +84,7 @@ struct fixture {
     struct nn_trainer *t;
     struct data_set d;
     struct fit_opts o;
+    struct nn_sparsity policy; /* o's one policy, when fixture_policy set it */
     struct tv_error err;
 };
 
@@ -112,6 +106,14 @@ static void fixture_release(struct fixture *f)
     genome_release(&f->g);
 }
 
+/* Training with one sparsity policy, spec. */
+static void fixture_policy(struct fixture *f, const char *spec)
+{
+    assert_ok(nn_sparsity_parse(spec, &f->policy, &f->err), &f->err);
+    f->o.policies = &f->policy;
+    f->o.n_policies = 1;
+}
+
 /* ---- fit_order ------------------------------------------------------------- */
 
 static void test_fit_order_no_shuffle_is_file_order(void **state)
@@ -130,8 +132,7 @@ static void test_fit_order_shuffle_is_the_fisher_yates_of_seed_and_epoch(void **
     size_t perm[N], want[N], other[N];
     for (size_t epoch = 1; epoch <= 3; epoch++) {
         fit_order(perm, N, 42, 1, epoch);
-        struct tv_rng rng;
-        tv_rng_init(&rng, 42, FIT_SHUFFLE, epoch);
+        struct tv_rng rng = tu_rng(42, FIT_SHUFFLE, epoch);
         for (size_t i = 0; i < N; i++)
             want[i] = i;
         for (size_t i = N - 1; i > 0; i--) {
@@ -320,10 +321,7 @@ static void test_fit_run_policies_remove_connections_and_report_them(void **stat
     (void)state;
     struct fixture f; /* 3*4 + 4*3 = 24 connections, weights N(0, 0.25) */
     fixture_init(&f, 8, 2);
-    struct nn_sparsity p;
-    assert_ok(nn_sparsity_parse("threshold:0.3", &p, &f.err), &f.err);
-    f.o.policies = &p;
-    f.o.n_policies = 1;
+    fixture_policy(&f, "threshold:0.3");
     struct seen s = {0};
     assert_ok(fit_run(f.t, &f.d, NULL, &f.o, record, &s, &f.err), &f.err);
     assert_true(s.last.sp.removed > 0);
@@ -346,10 +344,7 @@ static void test_fit_run_no_regrowth_after_the_last_epoch(void **state)
     for (size_t epochs = 1; epochs <= 2; epochs++) {
         struct fixture f;
         fixture_init(&f, 8, epochs);
-        struct nn_sparsity p;
-        assert_ok(nn_sparsity_parse("set:0.5", &p, &f.err), &f.err);
-        f.o.policies = &p;
-        f.o.n_policies = 1;
+        fixture_policy(&f, "set:0.5");
         struct seen s = {0};
         assert_ok(fit_run(f.t, &f.d, NULL, &f.o, record, &s, &f.err), &f.err);
         /* the pairs have 12 connections each: 6 removed and regrown per pair */
@@ -370,10 +365,7 @@ static void test_fit_run_step_budget_stops_inside_an_epoch(void **state)
     for (size_t budget = 3; budget <= 4; budget++) {
         struct fixture f;
         fixture_init(&f, 8, 5);
-        struct nn_sparsity p;
-        assert_ok(nn_sparsity_parse("set:0.5", &p, &f.err), &f.err);
-        f.o.policies = &p;
-        f.o.n_policies = 1;
+        fixture_policy(&f, "set:0.5");
         f.o.max_steps = budget;
         struct seen s = {0};
         assert_ok(fit_run(f.t, &f.d, NULL, &f.o, record, &s, &f.err), &f.err);
@@ -551,8 +543,7 @@ static void test_fit_cnn_run_view_budget_schedule(void **state)
     enum { ALL = 30, N = 9 };
     static float x[ALL * 16], own_x[N * 16];
     static uint16_t y[ALL], own_y[N];
-    struct tv_rng rng;
-    tv_rng_init(&rng, 8, 0, 0);
+    struct tv_rng rng = tu_rng(8, 0, 0);
     for (size_t r = 0; r < ALL; r++) {
         for (size_t j = 0; j < 16; j++)
             x[r * 16 + j] = (float)tv_rng_uniform(&rng);
@@ -616,17 +607,13 @@ static void test_fit_cnn_run_view_budget_schedule(void **state)
 static void test_fit_run_allocation_failures_leak_nothing(void **state)
 {
     (void)state;
-    struct nn_sparsity p;
-    struct tv_error err = {0};
-    assert_ok(nn_sparsity_parse("set:0.5", &p, &err), &err);
     unsigned long k = 1;
     for (;; k++) {
         failalloc_track(1);
         size_t live = failalloc_live();
         struct fixture f;
         fixture_init(&f, 8, 2);
-        f.o.policies = &p;
-        f.o.n_policies = 1;
+        fixture_policy(&f, "set:0.5");
         failalloc_arm(k);
         int rc = fit_run(f.t, &f.d, &f.d, &f.o, NULL, NULL, &f.err);
         int fired = failalloc_fired();

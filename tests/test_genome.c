@@ -135,8 +135,7 @@ static void test_tv_rng_below_in_range(void **state)
 {
     (void)state;
     static const uint32_t ns[] = {1, 2, 3, 7, 10, 1000, 65537, 0x80000001u, UINT32_MAX};
-    struct tv_rng r;
-    tv_rng_init(&r, 1, 2, 3);
+    struct tv_rng r = tu_rng(1, 2, 3);
     for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) {
         uint32_t max_seen = 0;
         for (int i = 0; i < 20000; i++) {
@@ -165,8 +164,7 @@ static double chi_square(struct tv_rng *r, uint32_t n, int draws)
 static void test_tv_rng_below_roughly_uniform(void **state)
 {
     (void)state;
-    struct tv_rng r;
-    tv_rng_init(&r, 2024, 0, 0);
+    struct tv_rng r = tu_rng(2024, 0, 0);
     /* df = n-1; the bound is far above the 99.99th percentile. */
     assert_true(chi_square(&r, 10, 100000) < 40);
     assert_true(chi_square(&r, 3, 30000) < 25);
@@ -177,8 +175,7 @@ static void test_tv_rng_below_roughly_uniform(void **state)
 static void test_tv_rng_uniform_chance_normal(void **state)
 {
     (void)state;
-    struct tv_rng r;
-    tv_rng_init(&r, 5, 5, 5);
+    struct tv_rng r = tu_rng(5, 5, 5);
     double sum = 0, sum2 = 0;
     int hits = 0;
     for (int i = 0; i < 100000; i++) {
@@ -310,8 +307,7 @@ static void test_genome_layers_are_distinct_sorted_depths(void **state)
 static void test_genome_idmap_finds_every_id_and_no_other(void **state)
 {
     struct tu_pair *t = *state;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 14, 0, 0);
+    struct tv_rng rng = tu_rng(14, 0, 0);
     tu_random_genome(&t->a, &rng, 60); /* split ids: sparse 32-bit values */
     struct genome_idmap m;
     assert_int_equal(genome_idmap_build(&m, &t->a), 0);
@@ -349,197 +345,166 @@ static void test_genome_new_free_init_release(void **state)
 
 static void test_genome_reserve_copy_equal(void **state)
 {
-    (void)state;
+    struct tu_pair *pair = *state;
+    struct genome *a = &pair->a, *b = &pair->b;
     struct tv_error err = {0};
-    struct genome a, b;
-    genome_init(&a);
-    genome_init(&b);
-    assert_ok(genome_reserve(&a, 100, 200, &err), &err);
-    assert_true(a.cap_neurons >= 100 && a.cap_conns >= 200);
-    tu_small_genome(&a);
-    assert_ok(genome_copy(&b, &a, &err), &err);
-    assert_true(genome_equal(&a, &b));
-    assert_ptr_not_equal(a.conns, b.conns);
+    assert_ok(genome_reserve(a, 100, 200, &err), &err);
+    assert_true(a->cap_neurons >= 100 && a->cap_conns >= 200);
+    tu_small_genome(a);
+    assert_ok(genome_copy(b, a, &err), &err);
+    assert_true(genome_equal(a, b));
+    assert_ptr_not_equal(a->conns, b->conns);
     /* Each field matters, bitwise on floats (-0 != 0). */
-    b.conns[3].weight = -b.conns[3].weight;
-    assert_false(genome_equal(&a, &b));
-    genome_copy(&b, &a, &err);
-    b.neurons[0].bias = -0.0f;
-    assert_true(a.neurons[0].bias == 0.0f);
-    assert_false(genome_equal(&a, &b));
-    genome_copy(&b, &a, &err);
-    b.neurons[4].act++;
-    assert_false(genome_equal(&a, &b));
-    genome_copy(&b, &a, &err);
-    b.neurons[4].depth = 0.875f;
-    assert_false(genome_equal(&a, &b));
-    genome_copy(&b, &a, &err);
-    b.conns[0].to = 11;
-    assert_false(genome_equal(&a, &b));
-    genome_copy(&b, &a, &err);
-    b.n_conns--;
-    assert_false(genome_equal(&a, &b));
+    b->conns[3].weight = -b->conns[3].weight;
+    assert_false(genome_equal(a, b));
+    genome_copy(b, a, &err);
+    b->neurons[0].bias = -0.0f;
+    assert_true(a->neurons[0].bias == 0.0f);
+    assert_false(genome_equal(a, b));
+    genome_copy(b, a, &err);
+    b->neurons[4].act++;
+    assert_false(genome_equal(a, b));
+    genome_copy(b, a, &err);
+    b->neurons[4].depth = 0.875f;
+    assert_false(genome_equal(a, b));
+    genome_copy(b, a, &err);
+    b->conns[0].to = 11;
+    assert_false(genome_equal(a, b));
+    genome_copy(b, a, &err);
+    b->n_conns--;
+    assert_false(genome_equal(a, b));
     /* Copy of an empty genome. */
-    genome_reset(&a);
-    assert_ok(genome_copy(&b, &a, &err), &err);
-    assert_int_equal(b.n_neurons, 0);
-    assert_true(genome_equal(&a, &b));
-    genome_release(&a);
-    genome_release(&b);
+    genome_reset(a);
+    assert_ok(genome_copy(b, a, &err), &err);
+    assert_int_equal(b->n_neurons, 0);
+    assert_true(genome_equal(a, b));
 }
 
 static void test_genome_reserve_impossible_size_fails(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
-    assert_error(genome_reserve(&g, SIZE_MAX / 2, 0, &err), &err, TV_ENOMEM, "out of memory");
-    assert_error(genome_reserve(&g, 0, SIZE_MAX / 4, &err), &err, TV_ENOMEM, "connections");
-    genome_release(&g);
+    assert_error(genome_reserve(g, SIZE_MAX / 2, 0, &err), &err, TV_ENOMEM, "out of memory");
+    assert_error(genome_reserve(g, 0, SIZE_MAX / 4, &err), &err, TV_ENOMEM, "connections");
 }
 
 static void test_genome_add_neuron_keeps_order(void **state)
 {
-    (void)state;
-    struct genome g;
-    genome_init(&g);
-    tu_small_genome(&g);
+    struct genome *g = *state;
+    tu_small_genome(g);
     static const uint32_t want[] = {0, 1, 2, 10, 11};
-    assert_int_equal(g.n_neurons, 5);
+    assert_int_equal(g->n_neurons, 5);
     for (size_t i = 0; i < 5; i++)
-        assert_int_equal(g.neurons[i].id, want[i]);
-    assert_int_equal(g.neurons[3].kind, GENOME_HIDDEN);
-    assert_true(g.neurons[3].bias == 0.125f);
-    genome_release(&g);
+        assert_int_equal(g->neurons[i].id, want[i]);
+    assert_int_equal(g->neurons[3].kind, GENOME_HIDDEN);
+    assert_true(g->neurons[3].bias == 0.125f);
 }
 
 static void test_genome_add_neuron_duplicate_or_reserved_fails(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
-    tu_small_genome(&g);
-    assert_error(genome_add_neuron(&g, 10, GENOME_HIDDEN, 0, 0, 0.5f, &err), &err, TV_EINVAL,
+    tu_small_genome(g);
+    assert_error(genome_add_neuron(g, 10, GENOME_HIDDEN, 0, 0, 0.5f, &err), &err, TV_EINVAL,
                  "neuron 10 already exists");
-    assert_error(genome_add_neuron(&g, GENOME_ID_NONE, GENOME_HIDDEN, 0, 0, 0.5f, &err), &err,
+    assert_error(genome_add_neuron(g, GENOME_ID_NONE, GENOME_HIDDEN, 0, 0, 0.5f, &err), &err,
                  TV_EINVAL, "4294967295");
-    assert_int_equal(g.n_neurons, 5);
-    genome_release(&g);
+    assert_int_equal(g->n_neurons, 5);
 }
 
 static void test_genome_add_conn_keeps_order(void **state)
 {
-    (void)state;
-    struct genome g;
-    genome_init(&g);
-    tu_small_genome(&g);
-    assert_int_equal(g.n_conns, 8);
-    for (size_t i = 1; i < g.n_conns; i++)
-        assert_true(g.conns[i - 1].from < g.conns[i].from ||
-                    (g.conns[i - 1].from == g.conns[i].from && g.conns[i - 1].to < g.conns[i].to));
+    struct genome *g = *state;
+    tu_small_genome(g);
+    assert_int_equal(g->n_conns, 8);
+    for (size_t i = 1; i < g->n_conns; i++)
+        assert_true(
+            g->conns[i - 1].from < g->conns[i].from ||
+            (g->conns[i - 1].from == g->conns[i].from && g->conns[i - 1].to < g->conns[i].to));
     struct tv_error err = {0};
-    assert_ok(genome_validate(&g, NULL, &err), &err);
-    genome_release(&g);
+    assert_ok(genome_validate(g, NULL, &err), &err);
 }
 
 static void test_genome_add_conn_missing_end_or_duplicate_fails(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
-    tu_small_genome(&g);
-    assert_error(genome_add_conn(&g, 7, 2, 1, &err), &err, TV_EINVAL, "neuron 7 does not exist");
+    tu_small_genome(g);
+    assert_error(genome_add_conn(g, 7, 2, 1, &err), &err, TV_EINVAL, "neuron 7 does not exist");
     assert_msg_has(&err, "7 -> 2");
-    assert_error(genome_add_conn(&g, 0, 99, 1, &err), &err, TV_EINVAL, "neuron 99 does not exist");
-    assert_error(genome_add_conn(&g, 10, 11, 1, &err), &err, TV_EINVAL,
+    assert_error(genome_add_conn(g, 0, 99, 1, &err), &err, TV_EINVAL, "neuron 99 does not exist");
+    assert_error(genome_add_conn(g, 10, 11, 1, &err), &err, TV_EINVAL,
                  "connection 10 -> 11 already exists");
-    assert_int_equal(g.n_conns, 8);
-    genome_release(&g);
+    assert_int_equal(g->n_conns, 8);
 }
 
 static void test_genome_find_neuron_and_conn(void **state)
 {
-    (void)state;
-    struct genome g;
-    genome_init(&g);
-    assert_int_equal(genome_find_neuron(&g, 0), -1);
-    assert_int_equal(genome_find_conn(&g, 0, 0), -1);
-    tu_small_genome(&g);
-    assert_int_equal(genome_find_neuron(&g, 0), 0);
-    assert_int_equal(genome_find_neuron(&g, 11), 4);
-    assert_int_equal(genome_find_neuron(&g, 5), -1);
-    assert_int_equal(genome_find_neuron(&g, 12), -1);
-    assert_int_equal(genome_find_neuron(&g, GENOME_ID_NONE), -1);
-    for (size_t i = 0; i < g.n_conns; i++)
-        assert_int_equal(genome_find_conn(&g, g.conns[i].from, g.conns[i].to), (ptrdiff_t)i);
-    assert_int_equal(genome_find_conn(&g, 11, 10), -1);
-    assert_int_equal(genome_find_conn(&g, 2, 11), -1);
-    genome_release(&g);
+    struct genome *g = *state;
+    assert_int_equal(genome_find_neuron(g, 0), -1);
+    assert_int_equal(genome_find_conn(g, 0, 0), -1);
+    tu_small_genome(g);
+    assert_int_equal(genome_find_neuron(g, 0), 0);
+    assert_int_equal(genome_find_neuron(g, 11), 4);
+    assert_int_equal(genome_find_neuron(g, 5), -1);
+    assert_int_equal(genome_find_neuron(g, 12), -1);
+    assert_int_equal(genome_find_neuron(g, GENOME_ID_NONE), -1);
+    for (size_t i = 0; i < g->n_conns; i++)
+        assert_int_equal(genome_find_conn(g, g->conns[i].from, g->conns[i].to), (ptrdiff_t)i);
+    assert_int_equal(genome_find_conn(g, 11, 10), -1);
+    assert_int_equal(genome_find_conn(g, 2, 11), -1);
 }
 
 static void test_genome_canonicalize_sorts_pushed_genes(void **state)
 {
-    (void)state;
+    struct tu_pair *pair = *state;
+    struct genome *a = &pair->a, *b = &pair->b;
     struct tv_error err = {0};
-    struct genome a, b;
-    genome_init(&a);
-    genome_init(&b);
-    tu_small_genome(&a);
+    tu_small_genome(a);
     /* Push a's genes into b in reverse order. */
-    for (size_t i = a.n_neurons; i-- > 0;)
-        assert_ok(genome_push_neuron(&b, &a.neurons[i], &err), &err);
-    for (size_t i = a.n_conns; i-- > 0;)
-        assert_ok(genome_push_conn(&b, &a.conns[i], &err), &err);
-    assert_false(genome_equal(&a, &b));
-    assert_ok(genome_canonicalize(&b, &err), &err);
-    assert_true(genome_equal(&a, &b));
-    genome_release(&a);
-    genome_release(&b);
+    for (size_t i = a->n_neurons; i-- > 0;)
+        assert_ok(genome_push_neuron(b, &a->neurons[i], &err), &err);
+    for (size_t i = a->n_conns; i-- > 0;)
+        assert_ok(genome_push_conn(b, &a->conns[i], &err), &err);
+    assert_false(genome_equal(a, b));
+    assert_ok(genome_canonicalize(b, &err), &err);
+    assert_true(genome_equal(a, b));
 }
 
 static void test_genome_canonicalize_duplicate_fails(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
-    tu_small_genome(&g);
-    struct genome_neuron n = g.neurons[3]; /* id 10 */
-    assert_ok(genome_push_neuron(&g, &n, &err), &err);
-    assert_error(genome_canonicalize(&g, &err), &err, TV_EINVAL, "neuron 10 is listed twice");
-    tu_small_genome(&g);
+    tu_small_genome(g);
+    struct genome_neuron n = g->neurons[3]; /* id 10 */
+    assert_ok(genome_push_neuron(g, &n, &err), &err);
+    assert_error(genome_canonicalize(g, &err), &err, TV_EINVAL, "neuron 10 is listed twice");
+    tu_small_genome(g);
     struct genome_conn c = {11, 2, 9.0f};
-    assert_ok(genome_push_conn(&g, &c, &err), &err);
-    assert_error(genome_canonicalize(&g, &err), &err, TV_EINVAL,
+    assert_ok(genome_push_conn(g, &c, &err), &err);
+    assert_error(genome_canonicalize(g, &err), &err, TV_EINVAL,
                  "connection 11 -> 2 is listed twice");
     /* A duplicate that lands right after an otherwise sorted list. */
-    tu_small_genome(&g);
-    c = g.conns[g.n_conns - 1];
-    assert_ok(genome_push_conn(&g, &c, &err), &err);
-    assert_error(genome_canonicalize(&g, &err), &err, TV_EINVAL, "listed twice");
-    genome_release(&g);
+    tu_small_genome(g);
+    c = g->conns[g->n_conns - 1];
+    assert_ok(genome_push_conn(g, &c, &err), &err);
+    assert_error(genome_canonicalize(g, &err), &err, TV_EINVAL, "listed twice");
 }
 
 static void test_genome_remove_conn_at_keeps_order(void **state)
 {
-    (void)state;
-    struct genome g;
-    genome_init(&g);
-    tu_small_genome(&g);
-    struct genome_conn last = g.conns[7];
-    genome_remove_conn_at(&g, 2);
-    assert_int_equal(g.n_conns, 7);
-    assert_int_equal(g.conns[6].from, last.from);
-    assert_int_equal(g.conns[6].to, last.to);
-    genome_remove_conn_at(&g, 6);
-    genome_remove_conn_at(&g, 0);
-    assert_int_equal(g.n_conns, 5);
+    struct genome *g = *state;
+    tu_small_genome(g);
+    struct genome_conn last = g->conns[7];
+    genome_remove_conn_at(g, 2);
+    assert_int_equal(g->n_conns, 7);
+    assert_int_equal(g->conns[6].from, last.from);
+    assert_int_equal(g->conns[6].to, last.to);
+    genome_remove_conn_at(g, 6);
+    genome_remove_conn_at(g, 0);
+    assert_int_equal(g->n_conns, 5);
     struct tv_error err = {0};
-    assert_ok(genome_validate(&g, NULL, &err), &err);
-    genome_release(&g);
+    assert_ok(genome_validate(g, NULL, &err), &err);
 }
 
 static void test_genome_act_name_parse_kind_name(void **state)
@@ -565,15 +530,12 @@ static void test_genome_act_name_parse_kind_name(void **state)
 
 static void test_genome_count_kind_counts(void **state)
 {
-    (void)state;
-    struct genome g;
-    genome_init(&g);
-    tu_small_genome(&g);
-    assert_int_equal(genome_count_kind(&g, GENOME_INPUT), 2);
-    assert_int_equal(genome_count_kind(&g, GENOME_OUTPUT), 1);
-    assert_int_equal(genome_count_kind(&g, GENOME_HIDDEN), 2);
-    assert_int_equal(genome_count_kind(&g, 7), 0);
-    genome_release(&g);
+    struct genome *g = *state;
+    tu_small_genome(g);
+    assert_int_equal(genome_count_kind(g, GENOME_INPUT), 2);
+    assert_int_equal(genome_count_kind(g, GENOME_OUTPUT), 1);
+    assert_int_equal(genome_count_kind(g, GENOME_HIDDEN), 2);
+    assert_int_equal(genome_count_kind(g, 7), 0);
 }
 
 /* ---- validation: one test per invariant --------------------------------- */
@@ -809,13 +771,11 @@ static void test_genome_validate_limits_exceeded_fails(void **state)
 
 static void test_genome_stats_counts_kinds_on_small_genome(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
-    tu_small_genome(&g);
+    tu_small_genome(g);
     struct genome_stats s;
-    assert_ok(genome_stats(&g, &s, &err), &err);
+    assert_ok(genome_stats(g, &s, &err), &err);
     assert_int_equal(s.n_neurons, 5);
     assert_int_equal(s.n_inputs, 2);
     assert_int_equal(s.n_outputs, 1);
@@ -827,91 +787,79 @@ static void test_genome_stats_counts_kinds_on_small_genome(void **state)
     assert_int_equal(s.n_skip, 2);
     assert_int_equal(s.n_recurrent, 2);
     /* Same-depth edge between distinct neurons is recurrent. */
-    assert_ok(genome_add_neuron(&g, 12, GENOME_HIDDEN, 0, 0, 0.5f, &err), &err);
-    assert_ok(genome_add_conn(&g, 10, 12, 1, &err), &err);
-    assert_ok(genome_stats(&g, &s, &err), &err);
+    assert_ok(genome_add_neuron(g, 12, GENOME_HIDDEN, 0, 0, 0.5f, &err), &err);
+    assert_ok(genome_add_conn(g, 10, 12, 1, &err), &err);
+    assert_ok(genome_stats(g, &s, &err), &err);
     assert_int_equal(s.n_recurrent, 3);
     assert_int_equal(s.n_layers, 4);
     /* Empty genome. */
-    genome_reset(&g);
-    assert_ok(genome_stats(&g, &s, &err), &err);
+    genome_reset(g);
+    assert_ok(genome_stats(g, &s, &err), &err);
     assert_int_equal(s.n_layers, 0);
     assert_int_equal(s.n_conns, 0);
-    genome_release(&g);
 }
 
 /* ---- starting genomes -------------------------------------------------- */
 
 static void test_genome_build_minimal_shape(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct tv_rng r;
-    tv_rng_init(&r, 1, 0, 0);
-    struct genome g;
-    genome_init(&g);
-    assert_ok(genome_build_minimal(&g, 3, 2, GENOME_ACT_SIGMOID, 1.0, &r, &err), &err);
-    assert_ok(genome_validate(&g, NULL, &err), &err);
-    assert_int_equal(g.n_neurons, 5);
-    assert_int_equal(g.n_conns, 6);
+    struct tv_rng r = tu_rng(1, 0, 0);
+    assert_ok(genome_build_minimal(g, 3, 2, GENOME_ACT_SIGMOID, 1.0, &r, &err), &err);
+    assert_ok(genome_validate(g, NULL, &err), &err);
+    assert_int_equal(g->n_neurons, 5);
+    assert_int_equal(g->n_conns, 6);
     for (uint32_t i = 0; i < 5; i++) {
-        assert_int_equal(g.neurons[i].id, i);
-        assert_int_equal(g.neurons[i].kind, i < 3 ? GENOME_INPUT : GENOME_OUTPUT);
-        assert_true(g.neurons[i].depth == (i < 3 ? 0.0f : 1.0f));
+        assert_int_equal(g->neurons[i].id, i);
+        assert_int_equal(g->neurons[i].kind, i < 3 ? GENOME_INPUT : GENOME_OUTPUT);
+        assert_true(g->neurons[i].depth == (i < 3 ? 0.0f : 1.0f));
         if (i >= 3)
-            assert_int_equal(g.neurons[i].act, GENOME_ACT_SIGMOID);
+            assert_int_equal(g->neurons[i].act, GENOME_ACT_SIGMOID);
     }
     int nonzero = 0;
-    for (size_t i = 0; i < g.n_conns; i++) {
-        assert_true(g.conns[i].from < 3 && g.conns[i].to >= 3);
-        nonzero += g.conns[i].weight != 0;
+    for (size_t i = 0; i < g->n_conns; i++) {
+        assert_true(g->conns[i].from < 3 && g->conns[i].to >= 3);
+        nonzero += g->conns[i].weight != 0;
     }
     assert_true(nonzero >= 5);
     /* sd 0: weights 0; a second build replaces the first. */
-    assert_ok(genome_build_minimal(&g, 1, 1, GENOME_ACT_IDENTITY, 0.0, &r, &err), &err);
-    assert_int_equal(g.n_neurons, 2);
-    assert_int_equal(g.n_conns, 1);
-    assert_true(g.conns[0].weight == 0.0f);
-    genome_release(&g);
+    assert_ok(genome_build_minimal(g, 1, 1, GENOME_ACT_IDENTITY, 0.0, &r, &err), &err);
+    assert_int_equal(g->n_neurons, 2);
+    assert_int_equal(g->n_conns, 1);
+    assert_true(g->conns[0].weight == 0.0f);
 }
 
 static void test_genome_build_minimal_bad_args_fail(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct tv_rng r;
-    tv_rng_init(&r, 1, 0, 0);
-    struct genome g;
-    genome_init(&g);
-    assert_error(genome_build_minimal(&g, 0, 2, 0, 1, &r, &err), &err, TV_EINVAL, "(got 0, 2)");
-    assert_error(genome_build_minimal(&g, 2, 0, 0, 1, &r, &err), &err, TV_EINVAL, "(got 2, 0)");
-    assert_error(genome_build_minimal(&g, 2, 2, GENOME_ACT_COUNT, 1, &r, &err), &err, TV_EINVAL,
+    struct tv_rng r = tu_rng(1, 0, 0);
+    assert_error(genome_build_minimal(g, 0, 2, 0, 1, &r, &err), &err, TV_EINVAL, "(got 0, 2)");
+    assert_error(genome_build_minimal(g, 2, 0, 0, 1, &r, &err), &err, TV_EINVAL, "(got 2, 0)");
+    assert_error(genome_build_minimal(g, 2, 2, GENOME_ACT_COUNT, 1, &r, &err), &err, TV_EINVAL,
                  "unknown output activation");
-    assert_error(genome_build_minimal(&g, 2, 2, -1, 1, &r, &err), &err, TV_EINVAL, "activation -1");
-    assert_error(genome_build_minimal(&g, 1u << 20, 1u << 20, 0, 1, &r, &err), &err, TV_ELIMIT,
+    assert_error(genome_build_minimal(g, 2, 2, -1, 1, &r, &err), &err, TV_EINVAL, "activation -1");
+    assert_error(genome_build_minimal(g, 1u << 20, 1u << 20, 0, 1, &r, &err), &err, TV_ELIMIT,
                  "1048576 x 1048576 is too large");
-    assert_error(genome_build_minimal(&g, UINT32_MAX, 1, 0, 1, &r, &err), &err, TV_ELIMIT,
+    assert_error(genome_build_minimal(g, UINT32_MAX, 1, 0, 1, &r, &err), &err, TV_ELIMIT,
                  "too large");
-    genome_release(&g);
 }
 
 static void test_genome_build_layered_ids_depths_valid(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct tv_rng r;
-    tv_rng_init(&r, 2, 0, 0);
-    struct genome g;
-    genome_init(&g);
+    struct tv_rng r = tu_rng(2, 0, 0);
     uint32_t sizes[] = {3, 4, 5, 2};
     struct genome_layered_spec spec = {sizes, 4, 0.5, 0.2, 0.1, GENOME_ACT_RELU, GENOME_ACT_SIGMOID,
                                        1.0};
-    assert_ok(genome_build_layered(&g, &spec, &r, &err), &err);
-    assert_ok(genome_validate(&g, NULL, &err), &err);
-    assert_int_equal(g.n_neurons, 14);
+    assert_ok(genome_build_layered(g, &spec, &r, &err), &err);
+    assert_ok(genome_validate(g, NULL, &err), &err);
+    assert_int_equal(g->n_neurons, 14);
     /* inputs 0..2, outputs 3..4, hidden layer 1: 5..8 at 1/3, layer 2: 9..13 at 2/3 */
     for (uint32_t i = 0; i < 14; i++) {
-        const struct genome_neuron *n = &g.neurons[i];
+        const struct genome_neuron *n = &g->neurons[i];
         assert_int_equal(n->id, i);
         if (i < 3) {
             assert_int_equal(n->kind, GENOME_INPUT);
@@ -927,110 +875,97 @@ static void test_genome_build_layered_ids_depths_valid(void **state)
         }
     }
     struct genome_stats s;
-    assert_ok(genome_stats(&g, &s, &err), &err);
+    assert_ok(genome_stats(g, &s, &err), &err);
     assert_int_equal(s.n_layers, 4);
-    genome_release(&g);
 }
 
 static void test_genome_build_layered_density_and_kinds(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct tv_rng r;
-    tv_rng_init(&r, 3, 0, 0);
-    struct genome g;
-    genome_init(&g);
+    struct tv_rng r = tu_rng(3, 0, 0);
     uint32_t sizes[] = {100, 100, 100};
     /* local pairs 2 x 10^4 at 0.1: ~2000; skip 10^4 at 0.05: ~500;
      * recurrent (1,1), (2,1), (2,2): 3 x 10^4 at 0.01: ~300. */
     struct genome_layered_spec spec = {sizes, 3, 0.1, 0.05, 0.01, 0, 0, 1.0};
-    assert_ok(genome_build_layered(&g, &spec, &r, &err), &err);
-    assert_ok(genome_validate(&g, NULL, &err), &err);
+    assert_ok(genome_build_layered(g, &spec, &r, &err), &err);
+    assert_ok(genome_validate(g, NULL, &err), &err);
     struct genome_stats s;
-    assert_ok(genome_stats(&g, &s, &err), &err);
+    assert_ok(genome_stats(g, &s, &err), &err);
     assert_true(s.n_local > 1700 && s.n_local < 2300);
     assert_true(s.n_skip > 380 && s.n_skip < 620);
     assert_true(s.n_recurrent > 220 && s.n_recurrent < 380);
-    assert_int_equal(s.n_local + s.n_skip + s.n_recurrent, g.n_conns);
+    assert_int_equal(s.n_local + s.n_skip + s.n_recurrent, g->n_conns);
     /* Rates 0: none of those kinds. */
     spec.skip_rate = 0;
     spec.recurrent_rate = 0;
-    assert_ok(genome_build_layered(&g, &spec, &r, &err), &err);
-    assert_ok(genome_stats(&g, &s, &err), &err);
+    assert_ok(genome_build_layered(g, &spec, &r, &err), &err);
+    assert_ok(genome_stats(g, &s, &err), &err);
     assert_int_equal(s.n_skip, 0);
     assert_int_equal(s.n_recurrent, 0);
     assert_true(s.n_local > 1700);
     /* Density 1: complete; density 0 and rates 0: no connection at all. */
     uint32_t small[] = {3, 4, 2};
     struct genome_layered_spec full = {small, 3, 1.0, 1.0, 1.0, 0, 0, 0.0};
-    assert_ok(genome_build_layered(&g, &full, &r, &err), &err);
-    assert_ok(genome_stats(&g, &s, &err), &err);
+    assert_ok(genome_build_layered(g, &full, &r, &err), &err);
+    assert_ok(genome_stats(g, &s, &err), &err);
     assert_int_equal(s.n_local, 3 * 4 + 4 * 2);
     assert_int_equal(s.n_skip, 3 * 2);
     assert_int_equal(s.n_recurrent, 4 * 4 + 2 * 4 + 2 * 2);
     struct genome_layered_spec none = {small, 3, 0.0, 0.0, 0.0, 0, 0, 1.0};
-    assert_ok(genome_build_layered(&g, &none, &r, &err), &err);
-    assert_int_equal(g.n_conns, 0);
-    assert_int_equal(g.n_neurons, 9);
-    assert_ok(genome_validate(&g, NULL, &err), &err);
-    genome_release(&g);
+    assert_ok(genome_build_layered(g, &none, &r, &err), &err);
+    assert_int_equal(g->n_conns, 0);
+    assert_int_equal(g->n_neurons, 9);
+    assert_ok(genome_validate(g, NULL, &err), &err);
 }
 
 static void test_genome_build_layered_large_sparse_is_cheap(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct tv_rng r;
-    tv_rng_init(&r, 4, 0, 0);
-    struct genome g;
-    genome_init(&g);
+    struct tv_rng r = tu_rng(4, 0, 0);
     /* 10^10 pairs at 1e-7: ~1000 connections; a dense walk would never end. */
     uint32_t sizes[] = {100000, 100000};
     struct genome_layered_spec spec = {sizes, 2, 1e-7, 0, 0, 0, 0, 1.0};
-    assert_ok(genome_build_layered(&g, &spec, &r, &err), &err);
-    assert_true(g.n_conns > 800 && g.n_conns < 1200);
-    assert_ok(genome_validate(&g, NULL, &err), &err);
-    genome_release(&g);
+    assert_ok(genome_build_layered(g, &spec, &r, &err), &err);
+    assert_true(g->n_conns > 800 && g->n_conns < 1200);
+    assert_ok(genome_validate(g, NULL, &err), &err);
 }
 
 static void test_genome_build_layered_bad_spec_fails(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct tv_rng r;
-    tv_rng_init(&r, 5, 0, 0);
-    struct genome g;
-    genome_init(&g);
+    struct tv_rng r = tu_rng(5, 0, 0);
     uint32_t sizes[] = {2, 3, 1};
     struct genome_layered_spec spec = {sizes, 1, 0.5, 0, 0, 0, 0, 1.0};
-    assert_error(genome_build_layered(&g, &spec, &r, &err), &err, TV_EINVAL,
+    assert_error(genome_build_layered(g, &spec, &r, &err), &err, TV_EINVAL,
                  "need at least 2 layers, got 1");
     spec.n_layers = 3;
     sizes[1] = 0;
-    assert_error(genome_build_layered(&g, &spec, &r, &err), &err, TV_EINVAL, "layer 1 is empty");
+    assert_error(genome_build_layered(g, &spec, &r, &err), &err, TV_EINVAL, "layer 1 is empty");
     sizes[1] = 3;
     spec.density = 1.5;
-    assert_error(genome_build_layered(&g, &spec, &r, &err), &err, TV_EINVAL,
+    assert_error(genome_build_layered(g, &spec, &r, &err), &err, TV_EINVAL,
                  "density must be in [0, 1], got 1.5");
     spec.density = NAN;
-    assert_error(genome_build_layered(&g, &spec, &r, &err), &err, TV_EINVAL, "density");
+    assert_error(genome_build_layered(g, &spec, &r, &err), &err, TV_EINVAL, "density");
     spec.density = 0.5;
     spec.skip_rate = -0.1;
-    assert_error(genome_build_layered(&g, &spec, &r, &err), &err, TV_EINVAL, "skip_rate");
+    assert_error(genome_build_layered(g, &spec, &r, &err), &err, TV_EINVAL, "skip_rate");
     spec.skip_rate = 0;
     spec.recurrent_rate = 2;
-    assert_error(genome_build_layered(&g, &spec, &r, &err), &err, TV_EINVAL, "recurrent_rate");
+    assert_error(genome_build_layered(g, &spec, &r, &err), &err, TV_EINVAL, "recurrent_rate");
     spec.recurrent_rate = 0;
     spec.hidden_act = GENOME_ACT_COUNT;
-    assert_error(genome_build_layered(&g, &spec, &r, &err), &err, TV_EINVAL, "unknown activation");
+    assert_error(genome_build_layered(g, &spec, &r, &err), &err, TV_EINVAL, "unknown activation");
     spec.hidden_act = 0;
     spec.out_act = -1;
-    assert_error(genome_build_layered(&g, &spec, &r, &err), &err, TV_EINVAL, "unknown activation");
+    assert_error(genome_build_layered(g, &spec, &r, &err), &err, TV_EINVAL, "unknown activation");
     spec.out_act = 0;
     uint32_t huge[] = {1u << 24, 1};
     struct genome_layered_spec big = {huge, 2, 0, 0, 0, 0, 0, 1.0};
-    assert_error(genome_build_layered(&g, &big, &r, &err), &err, TV_ELIMIT, "16777217 neurons");
-    genome_release(&g);
+    assert_error(genome_build_layered(g, &big, &r, &err), &err, TV_ELIMIT, "16777217 neurons");
 }
 
 /* ---- split ids --------------------------------------------------------- */
@@ -1046,8 +981,7 @@ static void test_genome_split_id_fixed_values_never_reserved(void **state)
     assert_int_equal(genome_split_id(3, 7, 1), 3737248891u);
     assert_int_equal(genome_split_id(7, 3, 0), 3307961667u);
     assert_int_equal(genome_split_id(0xfffffffeu, 0xffffffffu, 3), 2198229354u);
-    struct tv_rng r;
-    tv_rng_init(&r, 6, 0, 0);
+    struct tv_rng r = tu_rng(6, 0, 0);
     static const uint32_t edge[] = {0, 1, 2, 1u << 20, 0x7fffffffu, 0xfffffffeu, 0xffffffffu};
     for (int i = 0; i < 20000; i++) {
         uint32_t a = i < 49 ? edge[i % 7] : (uint32_t)tv_rng_u64(&r);
@@ -1077,22 +1011,17 @@ static struct genome_mutation no_mutation(void)
 
 static void test_genome_mutate_zero_rates_changes_nothing(void **state)
 {
-    (void)state;
+    struct tu_pair *pair = *state;
+    struct genome *g = &pair->a, *copy = &pair->b;
     struct tv_error err = {0};
-    struct tv_rng r;
-    tv_rng_init(&r, 7, 0, 0);
-    struct genome g, copy;
-    genome_init(&g);
-    genome_init(&copy);
+    struct tv_rng r = tu_rng(7, 0, 0);
     for (int t = 0; t < 50; t++) {
-        tu_random_genome(&g, &r, 10);
-        assert_ok(genome_copy(&copy, &g, &err), &err);
+        tu_random_genome(g, &r, 10);
+        assert_ok(genome_copy(copy, g, &err), &err);
         struct genome_mutation m = no_mutation();
-        assert_ok(genome_mutate(&g, &m, &r, &err), &err);
-        assert_true(genome_equal(&g, &copy));
+        assert_ok(genome_mutate(g, &m, &r, &err), &err);
+        assert_true(genome_equal(g, copy));
     }
-    genome_release(&g);
-    genome_release(&copy);
 }
 
 /* Finds the key of a that is not in b (exactly one expected). */
@@ -1109,77 +1038,68 @@ static const struct genome_conn *lost_conn(const struct genome *a, const struct 
 
 static void test_genome_mutate_add_neuron_splits_with_split_id(void **state)
 {
-    (void)state;
+    struct tu_pair *pair = *state;
+    struct genome *g = &pair->a, *before = &pair->b;
     struct tv_error err = {0};
-    struct tv_rng r;
-    tv_rng_init(&r, 8, 0, 0);
-    struct genome g, before;
-    genome_init(&g);
-    genome_init(&before);
+    struct tv_rng r = tu_rng(8, 0, 0);
     struct genome_mutation m = no_mutation();
     m.add_neuron_rate = 1;
     m.hidden_act = GENOME_ACT_GAUSS;
     for (int t = 0; t < 300; t++) {
         if (t % 10 == 0)
-            tu_random_genome(&g, &r, 6);
-        if (g.n_conns == 0)
+            tu_random_genome(g, &r, 6);
+        if (g->n_conns == 0)
             continue;
-        assert_ok(genome_copy(&before, &g, &err), &err);
+        assert_ok(genome_copy(before, g, &err), &err);
         struct genome_stats s0, s1;
-        assert_ok(genome_stats(&g, &s0, &err), &err);
-        assert_ok(genome_mutate(&g, &m, &r, &err), &err);
-        assert_ok(genome_validate(&g, NULL, &err), &err);
-        assert_ok(genome_stats(&g, &s1, &err), &err);
+        assert_ok(genome_stats(g, &s0, &err), &err);
+        assert_ok(genome_mutate(g, &m, &r, &err), &err);
+        assert_ok(genome_validate(g, NULL, &err), &err);
+        assert_ok(genome_stats(g, &s1, &err), &err);
         assert_int_equal(s1.n_recurrent, s0.n_recurrent); /* delays kept */
-        assert_int_equal(g.n_neurons, before.n_neurons + 1);
-        assert_int_equal(g.n_conns, before.n_conns + 1);
-        const struct genome_conn *old = lost_conn(&before, &g);
+        assert_int_equal(g->n_neurons, before->n_neurons + 1);
+        assert_int_equal(g->n_conns, before->n_conns + 1);
+        const struct genome_conn *old = lost_conn(before, g);
         assert_non_null(old);
         uint32_t k = 0, id;
-        while (genome_find_neuron(&before, id = genome_split_id(old->from, old->to, k)) >= 0)
+        while (genome_find_neuron(before, id = genome_split_id(old->from, old->to, k)) >= 0)
             k++;
-        ptrdiff_t h = genome_find_neuron(&g, id);
+        ptrdiff_t h = genome_find_neuron(g, id);
         assert_true(h >= 0);
-        assert_int_equal(g.neurons[h].kind, GENOME_HIDDEN);
-        assert_int_equal(g.neurons[h].act, GENOME_ACT_GAUSS);
-        ptrdiff_t in = genome_find_conn(&g, old->from, id);
-        ptrdiff_t out = genome_find_conn(&g, id, old->to);
+        assert_int_equal(g->neurons[h].kind, GENOME_HIDDEN);
+        assert_int_equal(g->neurons[h].act, GENOME_ACT_GAUSS);
+        ptrdiff_t in = genome_find_conn(g, old->from, id);
+        ptrdiff_t out = genome_find_conn(g, id, old->to);
         assert_true(in >= 0 && out >= 0);
-        assert_true(g.conns[in].weight == 1.0f);
-        assert_true(memcmp(&g.conns[out].weight, &old->weight, sizeof(float)) == 0);
+        assert_true(g->conns[in].weight == 1.0f);
+        assert_true(memcmp(&g->conns[out].weight, &old->weight, sizeof(float)) == 0);
         /* The new neuron sits below the target; between the ends when feed-forward. */
-        float df = before.neurons[genome_find_neuron(&before, old->from)].depth;
-        float dt = before.neurons[genome_find_neuron(&before, old->to)].depth;
-        float dh = g.neurons[h].depth;
+        float df = before->neurons[genome_find_neuron(before, old->from)].depth;
+        float dt = before->neurons[genome_find_neuron(before, old->to)].depth;
+        float dh = g->neurons[h].depth;
         assert_true(dh <= dt);
         if (df < dt)
             assert_true(dh >= df);
     }
-    genome_release(&g);
-    genome_release(&before);
 }
 
 static void test_genome_mutate_add_neuron_taken_id_uses_next_attempt(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct tv_rng r;
-    tv_rng_init(&r, 9, 0, 0);
-    struct genome g;
-    genome_init(&g);
-    assert_ok(genome_build_minimal(&g, 1, 1, 0, 1.0, &r, &err), &err);
+    struct tv_rng r = tu_rng(9, 0, 0);
+    assert_ok(genome_build_minimal(g, 1, 1, 0, 1.0, &r, &err), &err);
     uint32_t id0 = genome_split_id(0, 1, 0), id1 = genome_split_id(0, 1, 1);
-    assert_ok(genome_add_neuron(&g, id0, GENOME_HIDDEN, 0, 0, 0.5f, &err), &err);
+    assert_ok(genome_add_neuron(g, id0, GENOME_HIDDEN, 0, 0, 0.5f, &err), &err);
     struct genome_mutation m = no_mutation();
     m.add_neuron_rate = 1;
-    assert_ok(genome_mutate(&g, &m, &r, &err), &err);
-    assert_ok(genome_validate(&g, NULL, &err), &err);
-    assert_int_equal(g.n_neurons, 4);
-    assert_true(genome_find_neuron(&g, id1) >= 0);
-    assert_true(genome_find_conn(&g, 0, id1) >= 0);
-    assert_true(genome_find_conn(&g, id1, 1) >= 0);
-    assert_true(genome_find_conn(&g, 0, 1) < 0);
-    genome_release(&g);
+    assert_ok(genome_mutate(g, &m, &r, &err), &err);
+    assert_ok(genome_validate(g, NULL, &err), &err);
+    assert_int_equal(g->n_neurons, 4);
+    assert_true(genome_find_neuron(g, id1) >= 0);
+    assert_true(genome_find_conn(g, 0, id1) >= 0);
+    assert_true(genome_find_conn(g, id1, 1) >= 0);
+    assert_true(genome_find_conn(g, 0, 1) < 0);
 }
 
 /* Two different genomes that share the connection 0 -> 3 make the same
@@ -1193,8 +1113,7 @@ static void split_until(struct genome *g, uint32_t from, uint32_t to, uint64_t s
     genome_init(&trial);
     for (uint64_t s = 0;; s++) {
         assert_true(s < 10000);
-        struct tv_rng r;
-        tv_rng_init(&r, seed, s, 0);
+        struct tv_rng r = tu_rng(seed, s, 0);
         assert_ok(genome_copy(&trial, g, &err), &err);
         assert_ok(genome_mutate(&trial, &m, &r, &err), &err);
         if (genome_find_conn(&trial, from, to) < 0)
@@ -1206,100 +1125,85 @@ static void split_until(struct genome *g, uint32_t from, uint32_t to, uint64_t s
 
 static void test_genome_mutate_split_same_conn_same_id_across_genomes(void **state)
 {
-    (void)state;
+    struct tu_pair *pair = *state;
+    struct genome *a = &pair->a, *b = &pair->b;
     struct tv_error err = {0};
-    struct tv_rng r;
-    tv_rng_init(&r, 10, 0, 0);
-    struct genome a, b;
-    genome_init(&a);
-    genome_init(&b);
-    assert_ok(genome_build_minimal(&a, 3, 1, 0, 1.0, &r, &err), &err); /* ids 0,1,2 -> 3 */
+    struct tv_rng r = tu_rng(10, 0, 0);
+    assert_ok(genome_build_minimal(a, 3, 1, 0, 1.0, &r, &err), &err); /* ids 0,1,2 -> 3 */
     uint32_t sizes[] = {3, 5, 1};
     struct genome_layered_spec spec = {sizes, 3, 1.0, 1.0, 0.3, 0, 0, 1.0};
-    assert_ok(genome_build_layered(&b, &spec, &r, &err), &err); /* 0,1,2 -> 4..8 -> 3 */
-    assert_true(genome_find_conn(&b, 0, 3) >= 0);
-    assert_false(genome_equal(&a, &b));
-    split_until(&a, 0, 3, 111);
-    split_until(&b, 0, 3, 222);
+    assert_ok(genome_build_layered(b, &spec, &r, &err), &err); /* 0,1,2 -> 4..8 -> 3 */
+    assert_true(genome_find_conn(b, 0, 3) >= 0);
+    assert_false(genome_equal(a, b));
+    split_until(a, 0, 3, 111);
+    split_until(b, 0, 3, 222);
     uint32_t id = genome_split_id(0, 3, 0);
-    ptrdiff_t ia = genome_find_neuron(&a, id), ib = genome_find_neuron(&b, id);
+    ptrdiff_t ia = genome_find_neuron(a, id), ib = genome_find_neuron(b, id);
     assert_true(ia >= 0 && ib >= 0);
-    assert_true(a.neurons[ia].depth == b.neurons[ib].depth);
-    assert_true(genome_find_conn(&a, 0, id) >= 0 && genome_find_conn(&b, 0, id) >= 0);
-    assert_true(genome_find_conn(&a, id, 3) >= 0 && genome_find_conn(&b, id, 3) >= 0);
-    genome_release(&a);
-    genome_release(&b);
+    assert_true(a->neurons[ia].depth == b->neurons[ib].depth);
+    assert_true(genome_find_conn(a, 0, id) >= 0 && genome_find_conn(b, 0, id) >= 0);
+    assert_true(genome_find_conn(a, id, 3) >= 0 && genome_find_conn(b, id, 3) >= 0);
 }
 
 static void test_genome_mutate_del_neuron_removes_incident_conns(void **state)
 {
-    (void)state;
+    struct tu_pair *pair = *state;
+    struct genome *g = &pair->a, *before = &pair->b;
     struct tv_error err = {0};
-    struct tv_rng r;
-    tv_rng_init(&r, 11, 0, 0);
-    struct genome g, before;
-    genome_init(&g);
-    genome_init(&before);
+    struct tv_rng r = tu_rng(11, 0, 0);
     struct genome_mutation m = no_mutation();
     m.del_neuron_rate = 1;
     for (int t = 0; t < 200; t++) {
-        tu_random_genome(&g, &r, 8);
-        assert_ok(genome_copy(&before, &g, &err), &err);
-        assert_ok(genome_mutate(&g, &m, &r, &err), &err);
-        assert_ok(genome_validate(&g, NULL, &err), &err);
-        size_t hid = genome_count_kind(&before, GENOME_HIDDEN);
+        tu_random_genome(g, &r, 8);
+        assert_ok(genome_copy(before, g, &err), &err);
+        assert_ok(genome_mutate(g, &m, &r, &err), &err);
+        assert_ok(genome_validate(g, NULL, &err), &err);
+        size_t hid = genome_count_kind(before, GENOME_HIDDEN);
         if (hid == 0) {
-            assert_true(genome_equal(&g, &before));
+            assert_true(genome_equal(g, before));
             continue;
         }
-        assert_int_equal(g.n_neurons, before.n_neurons - 1);
-        assert_int_equal(genome_count_kind(&g, GENOME_HIDDEN), hid - 1);
+        assert_int_equal(g->n_neurons, before->n_neurons - 1);
+        assert_int_equal(genome_count_kind(g, GENOME_HIDDEN), hid - 1);
         uint32_t gone = GENOME_ID_NONE;
-        for (size_t i = 0; i < before.n_neurons; i++)
-            if (genome_find_neuron(&g, before.neurons[i].id) < 0)
-                gone = before.neurons[i].id;
+        for (size_t i = 0; i < before->n_neurons; i++)
+            if (genome_find_neuron(g, before->neurons[i].id) < 0)
+                gone = before->neurons[i].id;
         assert_true(gone != GENOME_ID_NONE);
         size_t incident = 0;
-        for (size_t i = 0; i < before.n_conns; i++) {
-            const struct genome_conn *c = &before.conns[i];
+        for (size_t i = 0; i < before->n_conns; i++) {
+            const struct genome_conn *c = &before->conns[i];
             if (c->from == gone || c->to == gone)
                 incident++;
             else
-                assert_true(genome_find_conn(&g, c->from, c->to) >= 0);
+                assert_true(genome_find_conn(g, c->from, c->to) >= 0);
         }
-        assert_int_equal(g.n_conns, before.n_conns - incident);
+        assert_int_equal(g->n_conns, before->n_conns - incident);
     }
-    genome_release(&g);
-    genome_release(&before);
 }
 
 static void test_genome_mutate_del_conn_removes_one(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct tv_rng r;
-    tv_rng_init(&r, 12, 0, 0);
-    struct genome g;
-    genome_init(&g);
-    tu_small_genome(&g);
+    struct tv_rng r = tu_rng(12, 0, 0);
+    tu_small_genome(g);
     struct genome_mutation m = no_mutation();
     m.del_conn_rate = 1;
     for (size_t n = 8; n > 0; n--) {
-        assert_int_equal(g.n_conns, n);
-        assert_ok(genome_mutate(&g, &m, &r, &err), &err);
-        assert_ok(genome_validate(&g, NULL, &err), &err);
+        assert_int_equal(g->n_conns, n);
+        assert_ok(genome_mutate(g, &m, &r, &err), &err);
+        assert_ok(genome_validate(g, NULL, &err), &err);
     }
-    assert_int_equal(g.n_conns, 0);
-    assert_ok(genome_mutate(&g, &m, &r, &err), &err); /* nothing left: no-op */
-    genome_release(&g);
+    assert_int_equal(g->n_conns, 0);
+    assert_ok(genome_mutate(g, &m, &r, &err), &err); /* nothing left: no-op */
 }
 
 /* Each add-connection operator alone adds connections of its kind only. */
 static void check_add_kind(double local, double skip, double rec, int which)
 {
     struct tv_error err = {0};
-    struct tv_rng r;
-    tv_rng_init(&r, 13, (uint64_t)which, 0);
+    struct tv_rng r = tu_rng(13, (uint64_t)which, 0);
     struct genome g;
     genome_init(&g);
     uint32_t sizes[] = {4, 6, 6, 6, 3};
@@ -1354,100 +1258,83 @@ static void test_genome_mutate_add_recurrent_adds_recurrent(void **state)
 
 static void test_genome_mutate_add_on_saturated_genome_is_noop(void **state)
 {
-    (void)state;
+    struct tu_pair *pair = *state;
+    struct genome *g = &pair->a, *before = &pair->b;
     struct tv_error err = {0};
-    struct tv_rng r;
-    tv_rng_init(&r, 14, 0, 0);
-    struct genome g, before;
-    genome_init(&g);
-    genome_init(&before);
+    struct tv_rng r = tu_rng(14, 0, 0);
     uint32_t sizes[] = {2, 2, 2};
     struct genome_layered_spec spec = {sizes, 3, 1.0, 1.0, 1.0, 0, 0, 1.0};
-    assert_ok(genome_build_layered(&g, &spec, &r, &err), &err);
-    genome_copy(&before, &g, &err);
+    assert_ok(genome_build_layered(g, &spec, &r, &err), &err);
+    genome_copy(before, g, &err);
     struct genome_mutation m = no_mutation();
     m.add_local_rate = m.add_skip_rate = m.add_recurrent_rate = 1;
     for (int t = 0; t < 20; t++)
-        assert_ok(genome_mutate(&g, &m, &r, &err), &err);
-    assert_true(genome_equal(&g, &before));
-    genome_release(&g);
-    genome_release(&before);
+        assert_ok(genome_mutate(g, &m, &r, &err), &err);
+    assert_true(genome_equal(g, before));
 }
 
 static void test_genome_mutate_limits_stop_growth(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct tv_rng r;
-    tv_rng_init(&r, 15, 0, 0);
-    struct genome g;
-    genome_init(&g);
+    struct tv_rng r = tu_rng(15, 0, 0);
     struct genome_mutation m = tu_aggressive_mutation();
     m.del_conn_rate = 0;
     m.del_neuron_rate = 0;
     m.add_neuron_rate = 1;
     m.add_local_rate = m.add_skip_rate = m.add_recurrent_rate = 1;
     for (int t = 0; t < 20; t++) {
-        tu_random_genome(&g, &r, 4);
-        m.limits.max_neurons = g.n_neurons + 3;
-        m.limits.max_conns = g.n_conns + 5;
+        tu_random_genome(g, &r, 4);
+        m.limits.max_neurons = g->n_neurons + 3;
+        m.limits.max_conns = g->n_conns + 5;
         for (int k = 0; k < 50; k++) {
-            assert_ok(genome_mutate(&g, &m, &r, &err), &err);
-            assert_ok(genome_validate(&g, &m.limits, &err), &err);
+            assert_ok(genome_mutate(g, &m, &r, &err), &err);
+            assert_ok(genome_validate(g, &m.limits, &err), &err);
         }
-        assert_true(g.n_neurons <= m.limits.max_neurons);
-        assert_true(g.n_conns <= m.limits.max_conns);
+        assert_true(g->n_neurons <= m.limits.max_neurons);
+        assert_true(g->n_conns <= m.limits.max_conns);
     }
-    genome_release(&g);
 }
 
 static void test_genome_mutate_act_change_picks_from_choices(void **state)
 {
-    (void)state;
+    struct tu_pair *pair = *state;
+    struct genome *g = &pair->a, *before = &pair->b;
     struct tv_error err = {0};
-    struct tv_rng r;
-    tv_rng_init(&r, 16, 0, 0);
-    struct genome g, before;
-    genome_init(&g);
-    genome_init(&before);
+    struct tv_rng r = tu_rng(16, 0, 0);
     struct genome_mutation m = no_mutation();
     m.act_change_rate = 1;
     m.act_choices = 1u << GENOME_ACT_SIN | 1u << GENOME_ACT_STEP | 1u << 30; /* 30: ignored */
     int seen_sin = 0, seen_step = 0;
     for (int t = 0; t < 100; t++) {
-        tu_random_genome(&g, &r, 8);
-        genome_copy(&before, &g, &err);
-        assert_ok(genome_mutate(&g, &m, &r, &err), &err);
-        assert_ok(genome_validate(&g, NULL, &err), &err);
-        for (size_t i = 0; i < g.n_neurons; i++) {
-            const struct genome_neuron *n = &g.neurons[i];
+        tu_random_genome(g, &r, 8);
+        genome_copy(before, g, &err);
+        assert_ok(genome_mutate(g, &m, &r, &err), &err);
+        assert_ok(genome_validate(g, NULL, &err), &err);
+        for (size_t i = 0; i < g->n_neurons; i++) {
+            const struct genome_neuron *n = &g->neurons[i];
             if (n->kind == GENOME_HIDDEN) {
                 assert_true(n->act == GENOME_ACT_SIN || n->act == GENOME_ACT_STEP);
                 seen_sin += n->act == GENOME_ACT_SIN;
                 seen_step += n->act == GENOME_ACT_STEP;
             } else {
-                assert_int_equal(n->act, before.neurons[i].act);
+                assert_int_equal(n->act, before->neurons[i].act);
             }
         }
     }
     assert_true(seen_sin > 0 && seen_step > 0);
     /* No choices: nothing changes. */
     m.act_choices = 0;
-    genome_copy(&before, &g, &err);
-    assert_ok(genome_mutate(&g, &m, &r, &err), &err);
-    assert_true(genome_equal(&g, &before));
-    genome_release(&g);
-    genome_release(&before);
+    genome_copy(before, g, &err);
+    assert_ok(genome_mutate(g, &m, &r, &err), &err);
+    assert_true(genome_equal(g, before));
 }
 
 static void test_genome_mutate_weight_max_clamps(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct tv_rng r;
-    tv_rng_init(&r, 17, 0, 0);
-    struct genome g;
-    genome_init(&g);
+    struct tv_rng r = tu_rng(17, 0, 0);
     struct genome_mutation m = no_mutation();
     m.weight_perturb_rate = 0.5;
     m.weight_perturb_sd = 100;
@@ -1459,75 +1346,63 @@ static void test_genome_mutate_weight_max_clamps(void **state)
     m.bias_init_sd = 100;
     m.weight_max = 2.0;
     for (int t = 0; t < 50; t++) {
-        tu_random_genome(&g, &r, 4);
-        assert_ok(genome_mutate(&g, &m, &r, &err), &err);
-        for (size_t i = 0; i < g.n_conns; i++)
-            assert_true(fabsf(g.conns[i].weight) <= 2.0f);
-        for (size_t i = 0; i < g.n_neurons; i++) {
-            if (g.neurons[i].kind == GENOME_INPUT)
-                assert_true(g.neurons[i].bias == 0.0f);
+        tu_random_genome(g, &r, 4);
+        assert_ok(genome_mutate(g, &m, &r, &err), &err);
+        for (size_t i = 0; i < g->n_conns; i++)
+            assert_true(fabsf(g->conns[i].weight) <= 2.0f);
+        for (size_t i = 0; i < g->n_neurons; i++) {
+            if (g->neurons[i].kind == GENOME_INPUT)
+                assert_true(g->neurons[i].bias == 0.0f);
             else
-                assert_true(fabsf(g.neurons[i].bias) <= 2.0f);
+                assert_true(fabsf(g->neurons[i].bias) <= 2.0f);
         }
     }
-    genome_release(&g);
 }
 
 static void test_genome_mutate_huge_sd_stays_finite(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct tv_rng r;
-    tv_rng_init(&r, 18, 0, 0);
-    struct genome g;
-    genome_init(&g);
+    struct tv_rng r = tu_rng(18, 0, 0);
     struct genome_mutation m = no_mutation();
     m.weight_perturb_rate = 1;
     m.weight_perturb_sd = 1e300; /* N(0, sd^2) overflows float */
     m.bias_perturb_rate = 1;
     m.bias_perturb_sd = 1e300;
-    tu_random_genome(&g, &r, 4);
-    assert_ok(genome_mutate(&g, &m, &r, &err), &err);
+    tu_random_genome(g, &r, 4);
+    assert_ok(genome_mutate(g, &m, &r, &err), &err);
     /* genome.h: "Mutates g in place; g stays valid." */
-    assert_ok(genome_validate(&g, NULL, &err), &err);
-    genome_release(&g);
+    assert_ok(genome_validate(g, NULL, &err), &err);
 }
 
 static void test_genome_mutate_same_seed_same_child(void **state)
 {
-    (void)state;
+    struct tu_trio *trio = *state;
+    struct genome *base = &trio->a, *a = &trio->b, *b = &trio->c;
     struct tv_error err = {0};
-    struct tv_rng r;
-    tv_rng_init(&r, 19, 0, 0);
-    struct genome base, a, b;
-    genome_init(&base);
-    genome_init(&a);
-    genome_init(&b);
+    struct tv_rng r = tu_rng(19, 0, 0);
     struct genome_mutation m = tu_aggressive_mutation();
     int differ = 0;
     for (int t = 0; t < 200; t++) {
-        tu_random_genome(&base, &r, 10);
-        genome_copy(&a, &base, &err);
-        genome_copy(&b, &base, &err);
+        tu_random_genome(base, &r, 10);
+        genome_copy(a, base, &err);
+        genome_copy(b, base, &err);
         struct tv_rng ra, rb, rc;
         tv_rng_init(&ra, 77, (uint64_t)t, 1);
         tv_rng_init(&rb, 77, (uint64_t)t, 1);
         tv_rng_init(&rc, 77, (uint64_t)t, 2);
         for (int k = 0; k < 3; k++) {
-            assert_ok(genome_mutate(&a, &m, &ra, &err), &err);
-            assert_ok(genome_mutate(&b, &m, &rb, &err), &err);
+            assert_ok(genome_mutate(a, &m, &ra, &err), &err);
+            assert_ok(genome_mutate(b, &m, &rb, &err), &err);
         }
-        assert_true(genome_equal(&a, &b));
+        assert_true(genome_equal(a, b));
         assert_true(ra.ctr == rb.ctr);
-        genome_copy(&b, &base, &err);
+        genome_copy(b, base, &err);
         for (int k = 0; k < 3; k++)
-            assert_ok(genome_mutate(&b, &m, &rc, &err), &err);
-        differ += !genome_equal(&a, &b);
+            assert_ok(genome_mutate(b, &m, &rc, &err), &err);
+        differ += !genome_equal(a, b);
     }
     assert_true(differ > 190);
-    genome_release(&base);
-    genome_release(&a);
-    genome_release(&b);
 }
 
 /* When the add-connection operators' index cannot be allocated, genome_mutate must report
@@ -1541,8 +1416,7 @@ static void test_genome_mutate_out_of_memory_reports_enomem(void **state)
     skip(); /* ASan reserves terabytes of address space: RLIMIT_AS cannot work */
 #else
     struct tv_error err = {0};
-    struct tv_rng r;
-    tv_rng_init(&r, 20, 0, 0);
+    struct tv_rng r = tu_rng(20, 0, 0);
     struct genome g;
     genome_init(&g);
     uint32_t sizes[] = {1u << 19, 1u << 19}; /* 2^20 neurons, 16 MB */
@@ -1582,17 +1456,14 @@ static void test_genome_mutate_out_of_memory_reports_enomem(void **state)
 
 static void test_genome_mutate_random_genomes_stay_valid(void **state)
 {
-    (void)state;
-    struct tv_rng r;
-    tv_rng_init(&r, 21, 0, 0);
-    struct genome g;
-    genome_init(&g);
+    struct genome *g = *state;
+    struct tv_rng r = tu_rng(21, 0, 0);
     size_t max_hidden = 0, with_rec = 0, with_skip = 0;
     for (int t = 0; t < 1500; t++) {
-        tu_random_genome(&g, &r, 30); /* validates after every mutation */
+        tu_random_genome(g, &r, 30); /* validates after every mutation */
         struct genome_stats s;
         struct tv_error err = {0};
-        assert_ok(genome_stats(&g, &s, &err), &err);
+        assert_ok(genome_stats(g, &s, &err), &err);
         assert_int_equal(s.n_local + s.n_skip + s.n_recurrent, s.n_conns);
         if (s.n_hidden > max_hidden)
             max_hidden = s.n_hidden;
@@ -1603,7 +1474,6 @@ static void test_genome_mutate_random_genomes_stay_valid(void **state)
     assert_true(max_hidden > 20);
     assert_true(with_rec > 500);
     assert_true(with_skip > 500);
-    genome_release(&g);
 }
 
 /* Two related parents: one ancestor, each mutated apart. */
@@ -1626,8 +1496,7 @@ static void test_genome_crossover_properties(void **state)
 {
     (void)state;
     struct tv_error err = {0};
-    struct tv_rng r;
-    tv_rng_init(&r, 22, 0, 0);
+    struct tv_rng r = tu_rng(22, 0, 0);
     struct genome fit, oth, child, child2;
     genome_init(&fit);
     genome_init(&oth);
@@ -1695,72 +1564,53 @@ static void test_genome_crossover_properties(void **state)
 
 static void test_genome_crossover_with_self_copy_is_identity(void **state)
 {
-    (void)state;
+    struct tu_trio *trio = *state;
+    struct genome *a = &trio->a, *b = &trio->b, *child = &trio->c;
     struct tv_error err = {0};
-    struct tv_rng r;
-    tv_rng_init(&r, 23, 0, 0);
-    struct genome a, b, child;
-    genome_init(&a);
-    genome_init(&b);
-    genome_init(&child);
+    struct tv_rng r = tu_rng(23, 0, 0);
     for (int t = 0; t < 100; t++) {
-        tu_random_genome(&a, &r, 10);
-        genome_copy(&b, &a, &err);
-        assert_ok(genome_crossover(&child, &a, &b, &r, &err), &err);
-        assert_true(genome_equal(&child, &a));
+        tu_random_genome(a, &r, 10);
+        genome_copy(b, a, &err);
+        assert_ok(genome_crossover(child, a, b, &r, &err), &err);
+        assert_true(genome_equal(child, a));
     }
-    genome_release(&a);
-    genome_release(&b);
-    genome_release(&child);
 }
 
 static void test_genome_crossover_child_is_parent_fails(void **state)
 {
-    (void)state;
+    struct tu_pair *pair = *state;
+    struct genome *a = &pair->a, *b = &pair->b;
     struct tv_error err = {0};
-    struct tv_rng r;
-    tv_rng_init(&r, 24, 0, 0);
-    struct genome a, b;
-    genome_init(&a);
-    genome_init(&b);
-    tu_small_genome(&a);
-    tu_small_genome(&b);
-    assert_error(genome_crossover(&a, &a, &b, &r, &err), &err, TV_EINVAL,
+    struct tv_rng r = tu_rng(24, 0, 0);
+    tu_small_genome(a);
+    tu_small_genome(b);
+    assert_error(genome_crossover(a, a, b, &r, &err), &err, TV_EINVAL,
                  "the child must not be a parent");
-    assert_error(genome_crossover(&b, &a, &b, &r, &err), &err, TV_EINVAL,
+    assert_error(genome_crossover(b, a, b, &r, &err), &err, TV_EINVAL,
                  "the child must not be a parent");
-    assert_int_equal(a.n_conns, 8); /* untouched */
-    assert_int_equal(b.n_conns, 8);
-    genome_release(&a);
-    genome_release(&b);
+    assert_int_equal(a->n_conns, 8); /* untouched */
+    assert_int_equal(b->n_conns, 8);
 }
 
 static void test_genome_distance_properties(void **state)
 {
-    (void)state;
+    struct tu_trio *trio = *state;
+    struct genome *a = &trio->a, *b = &trio->b, *c = &trio->c;
     struct tv_error err = {0};
-    struct tv_rng r;
-    tv_rng_init(&r, 25, 0, 0);
-    struct genome a, b, c;
-    genome_init(&a);
-    genome_init(&b);
-    genome_init(&c);
+    struct tv_rng r = tu_rng(25, 0, 0);
     struct genome_distance_cfg cfg = {1.0, 1.0, 0.4, 20};
     int positive = 0;
     for (int t = 0; t < 2000; t++) {
-        related_parents(&a, &b, &r);
-        double ab = genome_distance(&a, &b, &cfg), ba = genome_distance(&b, &a, &cfg);
+        related_parents(a, b, &r);
+        double ab = genome_distance(a, b, &cfg), ba = genome_distance(b, a, &cfg);
         assert_true(ab == ba);
         assert_true(ab >= 0 && isfinite(ab));
         positive += ab > 0;
-        assert_true(genome_distance(&a, &a, &cfg) == 0.0);
-        genome_copy(&c, &a, &err);
-        assert_true(genome_distance(&a, &c, &cfg) == 0.0);
+        assert_true(genome_distance(a, a, &cfg) == 0.0);
+        genome_copy(c, a, &err);
+        assert_true(genome_distance(a, c, &cfg) == 0.0);
     }
     assert_true(positive > 1800);
-    genome_release(&a);
-    genome_release(&b);
-    genome_release(&c);
 }
 
 /* The sketch bound never exceeds the distance (up to the margin speciation
@@ -1768,23 +1618,20 @@ static void test_genome_distance_properties(void **state)
  * trivially 0: it must be able to pass over far representatives. */
 static void test_genome_distance_bound_below_distance(void **state)
 {
-    (void)state;
-    struct tv_rng r;
-    tv_rng_init(&r, 26, 0, 0);
-    struct genome a, b;
-    genome_init(&a);
-    genome_init(&b);
+    struct tu_pair *pair = *state;
+    struct genome *a = &pair->a, *b = &pair->b;
+    struct tv_rng r = tu_rng(26, 0, 0);
     const struct genome_distance_cfg cfgs[] = {
         {1.0, 1.0, 0.4, 20}, {1.0, 2.0, 0.5, 1}, {3.0, 0.5, 0.0, 5}, {0.0, 1.0, 1.0, 20}};
     int useful = 0;
     for (int t = 0; t < 3000; t++) {
-        related_parents(&a, &b, &r);
+        related_parents(a, b, &r);
         struct genome_sketch sa, sb;
-        genome_sketch(&a, &sa);
-        genome_sketch(&b, &sb);
-        assert_int_equal(sa.n_conns, a.n_conns);
+        genome_sketch(a, &sa);
+        genome_sketch(b, &sb);
+        assert_int_equal(sa.n_conns, a->n_conns);
         for (size_t k = 0; k < sizeof cfgs / sizeof *cfgs; k++) {
-            double d = genome_distance(&a, &b, &cfgs[k]);
+            double d = genome_distance(a, b, &cfgs[k]);
             double lb = genome_distance_bound(&sa, &sb, &cfgs[k]);
             assert_true(lb == genome_distance_bound(&sb, &sa, &cfgs[k]));
             assert_true(lb >= 0);
@@ -1797,45 +1644,39 @@ static void test_genome_distance_bound_below_distance(void **state)
     assert_true(useful > 1000);
     /* a negative coefficient: no bound */
     struct genome_sketch sa, sb;
-    genome_sketch(&a, &sa);
-    genome_sketch(&b, &sb);
+    genome_sketch(a, &sa);
+    genome_sketch(b, &sb);
     const struct genome_distance_cfg neg = {1.0, 1.0, -0.4, 20};
     assert_true(genome_distance_bound(&sa, &sb, &neg) == 0.0);
-    genome_release(&a);
-    genome_release(&b);
 }
 
 static void test_genome_distance_hand_computed(void **state)
 {
-    (void)state;
+    struct tu_pair *pair = *state;
+    struct genome *a = &pair->a, *b = &pair->b;
     struct tv_error err = {0};
-    struct genome a, b;
-    genome_init(&a);
-    genome_init(&b);
-    tu_small_genome(&a);
-    genome_copy(&b, &a, &err);
+    tu_small_genome(a);
+    genome_copy(b, a, &err);
     /* keys: (0,2) (0,10) (0,11) (1,10) (2,10) (10,10) (10,11) (11,2) */
     struct genome_distance_cfg cfg = {1.0, 2.0, 0.5, 1};
-    b.conns[0].weight += 1.0f;                /* |dw| = 1 */
-    genome_remove_conn_at(&b, 3);             /* (1,10): a only */
-    genome_remove_conn_at(&b, b.n_conns - 1); /* (11,2): a only */
-    assert_ok(genome_add_neuron(&b, 50, GENOME_HIDDEN, 0, 0, 0.5f, &err), &err);
-    assert_ok(genome_add_conn(&b, 50, 2, 1.0f, &err), &err); /* (50,2): b only */
+    b->conns[0].weight += 1.0f;               /* |dw| = 1 */
+    genome_remove_conn_at(b, 3);              /* (1,10): a only */
+    genome_remove_conn_at(b, b->n_conns - 1); /* (11,2): a only */
+    assert_ok(genome_add_neuron(b, 50, GENOME_HIDDEN, 0, 0, 0.5f, &err), &err);
+    assert_ok(genome_add_conn(b, 50, 2, 1.0f, &err), &err); /* (50,2): b only */
     /* matching 6, W = 1/6; (1,10) and (11,2) are disjoint (below b's last key
      * (50,2)), (50,2) is excess; N = 8 since 8 >= small_genome. */
     double want = 1.0 * 1 / 8 + 2.0 * 2 / 8 + 0.5 * (1.0 / 6);
-    assert_true(fabs(genome_distance(&a, &b, &cfg) - want) < 1e-12);
-    assert_true(fabs(genome_distance(&b, &a, &cfg) - want) < 1e-12);
+    assert_true(fabs(genome_distance(a, b, &cfg) - want) < 1e-12);
+    assert_true(fabs(genome_distance(b, a, &cfg) - want) < 1e-12);
     /* Below small_genome, N = 1. */
     cfg.small_genome = 20;
     want = 1.0 * 1 + 2.0 * 2 + 0.5 * (1.0 / 6);
-    assert_true(fabs(genome_distance(&a, &b, &cfg) - want) < 1e-12);
+    assert_true(fabs(genome_distance(a, b, &cfg) - want) < 1e-12);
     /* Empty genomes. */
-    genome_reset(&a);
-    genome_reset(&b);
-    assert_true(genome_distance(&a, &b, &cfg) == 0.0);
-    genome_release(&a);
-    genome_release(&b);
+    genome_reset(a);
+    genome_reset(b);
+    assert_true(genome_distance(a, b, &cfg) == 0.0);
 }
 
 /* A split must not change what the network computes beyond the new neuron:
@@ -1844,38 +1685,34 @@ static void test_genome_distance_hand_computed(void **state)
  * strictly between) and a recurrent edge into a hidden neuron at depth 0. */
 static void test_genome_mutate_add_neuron_keeps_delays(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct tv_rng r;
-    tv_rng_init(&r, 26, 0, 0);
+    struct tv_rng r = tu_rng(26, 0, 0);
     struct genome_mutation m = no_mutation();
     m.add_neuron_rate = 1;
-    struct genome g;
-    genome_init(&g);
     float lo = 0.5f, hi = nextafterf(0.5f, 1.0f);
     for (int c = 0; c < 2; c++) {
-        genome_reset(&g);
-        assert_ok(genome_add_neuron(&g, 0, GENOME_INPUT, 0, 0, 0, &err), &err);
-        assert_ok(genome_add_neuron(&g, 1, GENOME_OUTPUT, 0, 0, 1, &err), &err);
+        genome_reset(g);
+        assert_ok(genome_add_neuron(g, 0, GENOME_INPUT, 0, 0, 0, &err), &err);
+        assert_ok(genome_add_neuron(g, 1, GENOME_OUTPUT, 0, 0, 1, &err), &err);
         if (c == 0) { /* the only connection: 5 -> 6, depths 0.5 and the next float */
-            assert_ok(genome_add_neuron(&g, 5, GENOME_HIDDEN, 0, 0, lo, &err), &err);
-            assert_ok(genome_add_neuron(&g, 6, GENOME_HIDDEN, 0, 0, hi, &err), &err);
-            assert_ok(genome_add_conn(&g, 5, 6, 1, &err), &err);
+            assert_ok(genome_add_neuron(g, 5, GENOME_HIDDEN, 0, 0, lo, &err), &err);
+            assert_ok(genome_add_neuron(g, 6, GENOME_HIDDEN, 0, 0, hi, &err), &err);
+            assert_ok(genome_add_conn(g, 5, 6, 1, &err), &err);
         } else { /* the only connection: recurrent 1 -> 5, 5 at depth 0 */
-            assert_ok(genome_add_neuron(&g, 5, GENOME_HIDDEN, 0, 0, 0.0f, &err), &err);
-            assert_ok(genome_add_conn(&g, 1, 5, 1, &err), &err);
+            assert_ok(genome_add_neuron(g, 5, GENOME_HIDDEN, 0, 0, 0.0f, &err), &err);
+            assert_ok(genome_add_conn(g, 1, 5, 1, &err), &err);
         }
         struct genome_stats s0, s1;
-        assert_ok(genome_stats(&g, &s0, &err), &err);
-        assert_ok(genome_mutate(&g, &m, &r, &err), &err);
-        assert_ok(genome_validate(&g, NULL, &err), &err);
-        assert_ok(genome_stats(&g, &s1, &err), &err);
+        assert_ok(genome_stats(g, &s0, &err), &err);
+        assert_ok(genome_mutate(g, &m, &r, &err), &err);
+        assert_ok(genome_validate(g, NULL, &err), &err);
+        assert_ok(genome_stats(g, &s1, &err), &err);
         if (s1.n_recurrent != s0.n_recurrent)
             print_error("case %d: %zu recurrent connections before the split, %zu after\n", c,
                         s0.n_recurrent, s1.n_recurrent);
         assert_int_equal(s1.n_recurrent, s0.n_recurrent);
     }
-    genome_release(&g);
 }
 
 /* An empty genome is already canonical; qsort must not be handed its NULL
@@ -1883,13 +1720,10 @@ static void test_genome_mutate_add_neuron_keeps_delays(void **state)
  * last in main()). */
 static void test_genome_canonicalize_empty_genome_ok(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
-    assert_ok(genome_canonicalize(&g, &err), &err);
-    assert_int_equal(g.n_neurons, 0);
-    genome_release(&g);
+    assert_ok(genome_canonicalize(g, &err), &err);
+    assert_int_equal(g->n_neurons, 0);
 }
 
 /* ---- the graph builder ------------------------------------------------------------ */
@@ -1897,8 +1731,7 @@ static void test_genome_canonicalize_empty_genome_ok(void **state)
 static void test_genome_build_graph_makes_valid_genomes_with_every_kind(void **state)
 {
     struct tu_pair *t = *state;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 8, 8, 8);
+    struct tv_rng rng = tu_rng(8, 8, 8);
     struct genome_graph_spec sp = {2000,           20, 10, 40000, 16, 0.1, 0.3, GENOME_ACT_RELU,
                                    GENOME_ACT_TANH};
     assert_int_equal(genome_build_graph(&t->a, &sp, &rng, &t->err), 0);
@@ -1916,8 +1749,7 @@ static void test_genome_build_graph_makes_valid_genomes_with_every_kind(void **s
 static void test_genome_build_graph_rejects_bad_spec(void **state)
 {
     struct tu_pair *t = *state;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 8, 8, 8);
+    struct tv_rng rng = tu_rng(8, 8, 8);
     struct genome_graph_spec sp = {3, 2, 2, 10, 1, 0.1, 0.3, GENOME_ACT_RELU, GENOME_ACT_TANH};
     assert_int_equal(genome_build_graph(&t->a, &sp, &rng, &t->err), TV_EINVAL);
     assert_string_equal(t->err.msg,
@@ -2031,8 +1863,7 @@ static void test_genome_mutate_parameters_draw_only_for_models_that_have_them(vo
     m.bias_perturb_sd = 0.3;
     struct genome g = {0};
     tu_small_genome(&g); /* 3 non-input neurons */
-    struct tv_rng r;
-    tv_rng_init(&r, 5, 0, 0);
+    struct tv_rng r = tu_rng(5, 0, 0);
     assert_ok(genome_mutate(&g, &m, &r, &err), &err);
     assert_int_equal(r.ctr, 3 * 3);
     tu_lif_genome(&g);
@@ -2054,8 +1885,7 @@ static void test_genome_mutate_parameters_stay_in_range(void **state)
     m.bias_init_sd = 50.0;
     struct genome g = {0};
     tu_lif_genome(&g);
-    struct tv_rng r;
-    tv_rng_init(&r, 6, 0, 0);
+    struct tv_rng r = tu_rng(6, 0, 0);
     int hit_min = 0, hit_max = 0;
     for (int i = 0; i < 300; i++) {
         assert_ok(genome_mutate(&g, &m, &r, &err), &err);
@@ -2081,8 +1911,7 @@ static void test_genome_crossover_parameters_from_either_parent(void **state)
     memcpy(oth.neurons[3].param, other_params, sizeof other_params);
     int from_other[4] = {0};
     for (uint64_t s = 0; s < 64; s++) {
-        struct tv_rng r;
-        tv_rng_init(&r, 7, s, 0);
+        struct tv_rng r = tu_rng(7, s, 0);
         assert_ok(genome_crossover(&child, &fit, &oth, &r, &err), &err);
         assert_ok(genome_validate(&child, NULL, &err), &err);
         for (size_t k = 0; k < 4; k++) {
@@ -2095,8 +1924,7 @@ static void test_genome_crossover_parameters_from_either_parent(void **state)
         assert_true(from_other[k] > 8 && from_other[k] < 56);
     /* Models differ: the fitter's model and parameters, whole. */
     tu_small_genome(&oth);
-    struct tv_rng r;
-    tv_rng_init(&r, 7, 0, 0);
+    struct tv_rng r = tu_rng(7, 0, 0);
     assert_ok(genome_crossover(&child, &fit, &oth, &r, &err), &err);
     assert_int_equal(child.neurons[3].model, GENOME_MODEL_LIF);
     assert_memory_equal(child.neurons[3].param, fit.neurons[3].param, sizeof fit.neurons[3].param);
@@ -2127,18 +1955,18 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_genome_layers_are_distinct_sorted_depths,
                                         tu_pair_setup, tu_pair_teardown),
         cmocka_unit_test(test_genome_new_free_init_release),
-        cmocka_unit_test(test_genome_reserve_copy_equal),
-        cmocka_unit_test(test_genome_reserve_impossible_size_fails),
-        cmocka_unit_test(test_genome_add_neuron_keeps_order),
-        cmocka_unit_test(test_genome_add_neuron_duplicate_or_reserved_fails),
-        cmocka_unit_test(test_genome_add_conn_keeps_order),
-        cmocka_unit_test(test_genome_add_conn_missing_end_or_duplicate_fails),
-        cmocka_unit_test(test_genome_find_neuron_and_conn),
-        cmocka_unit_test(test_genome_canonicalize_sorts_pushed_genes),
-        cmocka_unit_test(test_genome_canonicalize_duplicate_fails),
-        cmocka_unit_test(test_genome_remove_conn_at_keeps_order),
+        TU_PAIR_TEST(test_genome_reserve_copy_equal),
+        TU_GENOME_TEST(test_genome_reserve_impossible_size_fails),
+        TU_GENOME_TEST(test_genome_add_neuron_keeps_order),
+        TU_GENOME_TEST(test_genome_add_neuron_duplicate_or_reserved_fails),
+        TU_GENOME_TEST(test_genome_add_conn_keeps_order),
+        TU_GENOME_TEST(test_genome_add_conn_missing_end_or_duplicate_fails),
+        TU_GENOME_TEST(test_genome_find_neuron_and_conn),
+        TU_PAIR_TEST(test_genome_canonicalize_sorts_pushed_genes),
+        TU_GENOME_TEST(test_genome_canonicalize_duplicate_fails),
+        TU_GENOME_TEST(test_genome_remove_conn_at_keeps_order),
         cmocka_unit_test(test_genome_act_name_parse_kind_name),
-        cmocka_unit_test(test_genome_count_kind_counts),
+        TU_GENOME_TEST(test_genome_count_kind_counts),
         cmocka_unit_test(test_genome_validate_accepts_valid),
         cmocka_unit_test(test_genome_validate_bad_neuron_field_fails),
         cmocka_unit_test(test_genome_validate_duplicate_neuron_fails),
@@ -2152,39 +1980,39 @@ int main(void)
         cmocka_unit_test(test_genome_validate_no_input_fails),
         cmocka_unit_test(test_genome_validate_no_output_fails),
         cmocka_unit_test(test_genome_validate_limits_exceeded_fails),
-        cmocka_unit_test(test_genome_stats_counts_kinds_on_small_genome),
-        cmocka_unit_test(test_genome_build_minimal_shape),
-        cmocka_unit_test(test_genome_build_minimal_bad_args_fail),
-        cmocka_unit_test(test_genome_build_layered_ids_depths_valid),
-        cmocka_unit_test(test_genome_build_layered_density_and_kinds),
-        cmocka_unit_test(test_genome_build_layered_large_sparse_is_cheap),
-        cmocka_unit_test(test_genome_build_layered_bad_spec_fails),
+        TU_GENOME_TEST(test_genome_stats_counts_kinds_on_small_genome),
+        TU_GENOME_TEST(test_genome_build_minimal_shape),
+        TU_GENOME_TEST(test_genome_build_minimal_bad_args_fail),
+        TU_GENOME_TEST(test_genome_build_layered_ids_depths_valid),
+        TU_GENOME_TEST(test_genome_build_layered_density_and_kinds),
+        TU_GENOME_TEST(test_genome_build_layered_large_sparse_is_cheap),
+        TU_GENOME_TEST(test_genome_build_layered_bad_spec_fails),
         cmocka_unit_test(test_genome_split_id_fixed_values_never_reserved),
-        cmocka_unit_test(test_genome_mutate_zero_rates_changes_nothing),
-        cmocka_unit_test(test_genome_mutate_add_neuron_splits_with_split_id),
-        cmocka_unit_test(test_genome_mutate_add_neuron_taken_id_uses_next_attempt),
-        cmocka_unit_test(test_genome_mutate_split_same_conn_same_id_across_genomes),
-        cmocka_unit_test(test_genome_mutate_add_neuron_keeps_delays),
-        cmocka_unit_test(test_genome_mutate_del_neuron_removes_incident_conns),
-        cmocka_unit_test(test_genome_mutate_del_conn_removes_one),
+        TU_PAIR_TEST(test_genome_mutate_zero_rates_changes_nothing),
+        TU_PAIR_TEST(test_genome_mutate_add_neuron_splits_with_split_id),
+        TU_GENOME_TEST(test_genome_mutate_add_neuron_taken_id_uses_next_attempt),
+        TU_PAIR_TEST(test_genome_mutate_split_same_conn_same_id_across_genomes),
+        TU_GENOME_TEST(test_genome_mutate_add_neuron_keeps_delays),
+        TU_PAIR_TEST(test_genome_mutate_del_neuron_removes_incident_conns),
+        TU_GENOME_TEST(test_genome_mutate_del_conn_removes_one),
         cmocka_unit_test(test_genome_mutate_add_local_adds_local),
         cmocka_unit_test(test_genome_mutate_add_skip_adds_skip),
         cmocka_unit_test(test_genome_mutate_add_recurrent_adds_recurrent),
-        cmocka_unit_test(test_genome_mutate_add_on_saturated_genome_is_noop),
-        cmocka_unit_test(test_genome_mutate_limits_stop_growth),
-        cmocka_unit_test(test_genome_mutate_act_change_picks_from_choices),
-        cmocka_unit_test(test_genome_mutate_weight_max_clamps),
-        cmocka_unit_test(test_genome_mutate_huge_sd_stays_finite),
-        cmocka_unit_test(test_genome_mutate_same_seed_same_child),
+        TU_PAIR_TEST(test_genome_mutate_add_on_saturated_genome_is_noop),
+        TU_GENOME_TEST(test_genome_mutate_limits_stop_growth),
+        TU_PAIR_TEST(test_genome_mutate_act_change_picks_from_choices),
+        TU_GENOME_TEST(test_genome_mutate_weight_max_clamps),
+        TU_GENOME_TEST(test_genome_mutate_huge_sd_stays_finite),
+        TU_TRIO_TEST(test_genome_mutate_same_seed_same_child),
         cmocka_unit_test(test_genome_mutate_out_of_memory_reports_enomem),
-        cmocka_unit_test(test_genome_mutate_random_genomes_stay_valid),
+        TU_GENOME_TEST(test_genome_mutate_random_genomes_stay_valid),
         cmocka_unit_test(test_genome_crossover_properties),
-        cmocka_unit_test(test_genome_crossover_with_self_copy_is_identity),
-        cmocka_unit_test(test_genome_crossover_child_is_parent_fails),
-        cmocka_unit_test(test_genome_distance_properties),
-        cmocka_unit_test(test_genome_distance_hand_computed),
-        cmocka_unit_test(test_genome_distance_bound_below_distance),
-        cmocka_unit_test(test_genome_canonicalize_empty_genome_ok),
+        TU_TRIO_TEST(test_genome_crossover_with_self_copy_is_identity),
+        TU_PAIR_TEST(test_genome_crossover_child_is_parent_fails),
+        TU_TRIO_TEST(test_genome_distance_properties),
+        TU_PAIR_TEST(test_genome_distance_hand_computed),
+        TU_PAIR_TEST(test_genome_distance_bound_below_distance),
+        TU_GENOME_TEST(test_genome_canonicalize_empty_genome_ok),
         cmocka_unit_test_setup_teardown(test_genome_build_graph_makes_valid_genomes_with_every_kind,
                                         tu_pair_setup, tu_pair_teardown),
         cmocka_unit_test_setup_teardown(test_genome_build_graph_rejects_bad_spec, tu_pair_setup,

@@ -155,92 +155,107 @@ static int decode_custom(pack_fn fn, const struct genome *g, struct tv_error *er
 
 /* ---- encode / decode: round trips ---------------------------------------- */
 
+/* The fixture of the tests on one message: the small genome (a), its
+ * encoding (buf), and b, empty, to decode into. */
+struct small {
+    struct genome a, b;
+    struct tv_buf buf;
+};
+
+static void small_release(struct small *f)
+{
+    genome_release(&f->a);
+    genome_release(&f->b);
+    tv_buf_free(&f->buf);
+}
+
+static int small_setup(void **state)
+{
+    struct small *f = calloc(1, sizeof *f);
+    if (!f)
+        return -1;
+    *state = f;
+    tu_small_genome(&f->a);
+    encode(&f->a, &f->buf);
+    return 0;
+}
+
+static int small_teardown(void **state)
+{
+    small_release(*state);
+    free(*state);
+    return 0;
+}
+#define SMALL_TEST(test) cmocka_unit_test_setup_teardown(test, small_setup, small_teardown)
+
 static void test_genome_encode_decode_round_trip_small(void **state)
 {
-    (void)state;
+    struct small *f = *state;
     struct tv_error err = {0};
-    struct genome a, b;
-    genome_init(&a);
-    genome_init(&b);
-    tu_small_genome(&a);
-    struct tv_buf buf = {0};
-    encode(&a, &buf);
     /* ["trevo-genome", 1, ...]: fixarray 4, fixstr 12. */
-    assert_int_equal(buf.data[0], 0x94);
-    assert_int_equal(buf.data[1], 0xa0 | 12);
-    assert_memory_equal(buf.data + 2, MAGIC, 12);
-    assert_int_equal(buf.data[14], 1);
+    assert_int_equal(f->buf.data[0], 0x94);
+    assert_int_equal(f->buf.data[1], 0xa0 | 12);
+    assert_memory_equal(f->buf.data + 2, MAGIC, 12);
+    assert_int_equal(f->buf.data[14], 1);
     /* The connections are the last 8 x 12 bytes, little-endian. */
-    assert_true(buf.len > 96);
-    const uint8_t *rec = buf.data + buf.len - 96;
+    assert_true(f->buf.len > 96);
+    const uint8_t *rec = f->buf.data + f->buf.len - 96;
     assert_int_equal(rec[0], 0); /* (0, 2) first */
     assert_int_equal(rec[4], 2);
-    assert_ok(decode_exact(&b, buf.data, buf.len, NULL, &err), &err);
-    assert_true(genome_equal(&a, &b));
+    assert_ok(decode_exact(&f->b, f->buf.data, f->buf.len, NULL, &err), &err);
+    assert_true(genome_equal(&f->a, &f->b));
     /* Decoding into a genome that already holds genes replaces them. */
-    assert_ok(decode_exact(&b, buf.data, buf.len, NULL, &err), &err);
-    assert_true(genome_equal(&a, &b));
-    tv_buf_free(&buf);
-    genome_release(&a);
-    genome_release(&b);
+    assert_ok(decode_exact(&f->b, f->buf.data, f->buf.len, NULL, &err), &err);
+    assert_true(genome_equal(&f->a, &f->b));
 }
 
 static void test_genome_encode_appends_to_buffer(void **state)
 {
-    (void)state;
+    struct tu_pair *pair = *state;
+    struct genome *a = &pair->a, *b = &pair->b;
     struct tv_error err = {0};
-    struct genome a, b;
-    genome_init(&a);
-    genome_init(&b);
-    tu_small_genome(&a);
+    tu_small_genome(a);
     struct tv_buf buf = {0};
     assert_int_equal(tv_buf_append(&buf, "xyz", 3), 0);
-    assert_ok(genome_encode(&a, &buf, &err), &err);
+    assert_ok(genome_encode(a, &buf, &err), &err);
     assert_memory_equal(buf.data, "xyz", 3);
     size_t one = buf.len - 3;
-    assert_ok(genome_encode(&a, &buf, &err), &err);
+    assert_ok(genome_encode(a, &buf, &err), &err);
     assert_int_equal(buf.len, 3 + 2 * one);
     assert_memory_equal(buf.data + 3, buf.data + 3 + one, one);
-    assert_ok(decode_exact(&b, buf.data + 3, one, NULL, &err), &err);
-    assert_true(genome_equal(&a, &b));
+    assert_ok(decode_exact(b, buf.data + 3, one, NULL, &err), &err);
+    assert_true(genome_equal(a, b));
     tv_buf_free(&buf);
-    genome_release(&a);
-    genome_release(&b);
 }
 
 static void test_genome_decode_round_trip_random_genomes(void **state)
 {
-    (void)state;
+    struct tu_pair *pair = *state;
+    struct genome *a = &pair->a, *b = &pair->b;
     struct tv_error err = {0};
-    struct tv_rng r;
-    tv_rng_init(&r, 101, 0, 0);
-    struct genome a, b;
-    genome_init(&a);
-    genome_init(&b);
+    struct tv_rng r = tu_rng(101, 0, 0);
     struct tv_buf buf = {0}, buf2 = {0};
     for (int t = 0; t < 3000; t++) {
-        tu_random_genome(&a, &r, 25);
+        tu_random_genome(a, &r, 25);
         if (t % 2)
-            tu_spice_floats(&a, &r);
-        assert_ok(genome_validate(&a, NULL, &err), &err);
-        encode(&a, &buf);
+            tu_spice_floats(a, &r);
+        assert_ok(genome_validate(a, NULL, &err), &err);
+        encode(a, &buf);
         /* About 12 bytes per connection plus at most 20 per neuron. */
-        assert_true(buf.len <= 32 + 20 * a.n_neurons + 12 * a.n_conns);
-        assert_ok(decode_exact(&b, buf.data, buf.len, NULL, &err), &err);
-        assert_true(genome_equal(&a, &b));
+        assert_true(buf.len <= 32 + 20 * a->n_neurons + 12 * a->n_conns);
+        assert_ok(decode_exact(b, buf.data, buf.len, NULL, &err), &err);
+        assert_true(genome_equal(a, b));
         /* Tight limits equal to the sizes still pass. */
-        struct genome_limits exact = {a.n_neurons, a.n_conns};
-        assert_ok(decode_exact(&b, buf.data, buf.len, &exact, &err), &err);
-        assert_true(genome_equal(&a, &b));
+        struct genome_limits exact = {a->n_neurons, a->n_conns};
+        assert_ok(decode_exact(b, buf.data, buf.len, &exact, &err), &err);
+        assert_true(genome_equal(a, b));
         /* The encoding is canonical: re-encoding gives the same bytes. */
-        encode(&b, &buf2);
+        encode(b, &buf2);
         assert_int_equal(buf.len, buf2.len);
         assert_memory_equal(buf.data, buf2.data, buf.len);
     }
     tv_buf_free(&buf);
     tv_buf_free(&buf2);
-    genome_release(&a);
-    genome_release(&b);
 }
 
 /* The fast path (direct reading of what genome_encode writes) and the
@@ -275,23 +290,20 @@ static void check_fast_equals_general(const uint8_t *data, size_t len)
 
 static void test_genome_decode_fast_path_equals_general(void **state)
 {
-    (void)state;
-    struct tv_rng r;
-    tv_rng_init(&r, 102, 0, 0);
-    struct genome a;
-    genome_init(&a);
+    struct genome *a = *state;
+    struct tv_rng r = tu_rng(102, 0, 0);
     struct tv_buf buf = {0};
     uint8_t *copy = NULL;
     for (int t = 0; t < 60; t++) {
-        tu_random_genome(&a, &r, t % 3 ? 4 : 30); /* some over 16 neurons: array16 */
+        tu_random_genome(a, &r, t % 3 ? 4 : 30); /* some over 16 neurons: array16 */
         if (t % 2)
-            tu_spice_floats(&a, &r);
-        for (size_t i = 0; i < a.n_neurons && t % 4 == 3; i++) /* format version 2 */
-            if (a.neurons[i].kind == GENOME_HIDDEN && tv_rng_chance(&r, 0.5)) {
-                genome_neuron_set_model(&a.neurons[i], GENOME_MODEL_LIF);
-                a.neurons[i].param[1] = (float)tv_rng_uniform(&r);
+            tu_spice_floats(a, &r);
+        for (size_t i = 0; i < a->n_neurons && t % 4 == 3; i++) /* format version 2 */
+            if (a->neurons[i].kind == GENOME_HIDDEN && tv_rng_chance(&r, 0.5)) {
+                genome_neuron_set_model(&a->neurons[i], GENOME_MODEL_LIF);
+                a->neurons[i].param[1] = (float)tv_rng_uniform(&r);
             }
-        encode(&a, &buf);
+        encode(a, &buf);
         check_fast_equals_general(buf.data, buf.len);
         copy = realloc(copy, buf.len);
         assert_non_null(copy);
@@ -304,7 +316,6 @@ static void test_genome_decode_fast_path_equals_general(void **state)
     }
     free(copy);
     tv_buf_free(&buf);
-    genome_release(&a);
 }
 
 /* ---- format version 2 ------------------------------------------------------ */
@@ -517,46 +528,38 @@ static void test_genome_decode_accepts_float64_and_integer_fields(void **state)
 
 static void test_genome_decode_truncated_every_offset_fails(void **state)
 {
-    (void)state;
+    struct tu_pair *pair = *state;
+    struct genome *a = &pair->a, *b = &pair->b;
     struct tv_error err = {0};
-    struct tv_rng r;
-    tv_rng_init(&r, 102, 0, 0);
-    struct genome a, b;
-    genome_init(&a);
-    genome_init(&b);
+    struct tv_rng r = tu_rng(102, 0, 0);
     struct tv_buf buf = {0};
     for (int t = 0; t < 20; t++) {
-        tu_random_genome(&a, &r, 10);
-        encode(&a, &buf);
+        tu_random_genome(a, &r, 10);
+        encode(a, &buf);
         for (size_t n = 0; n < buf.len; n++) {
             err.code = 0;
-            int rc = decode_exact(&b, buf.data, n, NULL, &err);
+            int rc = decode_exact(b, buf.data, n, NULL, &err);
             assert_true(rc == TV_EFORMAT);
             assert_int_equal(err.code, rc);
             assert_true(strncmp(err.msg, "genome: ", 8) == 0);
-            assert_int_equal(b.n_neurons, 0);
-            assert_int_equal(b.n_conns, 0);
+            assert_int_equal(b->n_neurons, 0);
+            assert_int_equal(b->n_conns, 0);
         }
     }
-    assert_error(decode_exact(&b, "", 0, NULL, &err), &err, TV_EFORMAT, "truncated at byte 0");
+    assert_error(decode_exact(b, "", 0, NULL, &err), &err, TV_EFORMAT, "truncated at byte 0");
     tv_buf_free(&buf);
-    genome_release(&a);
-    genome_release(&b);
 }
 
 /* Every single-byte change of a valid message: refused, or a valid genome. */
 static void test_genome_decode_corrupted_bytes_never_crash(void **state)
 {
-    (void)state;
-    struct tv_rng r;
-    tv_rng_init(&r, 103, 0, 0);
-    struct genome a, b;
-    genome_init(&a);
-    genome_init(&b);
+    struct tu_pair *pair = *state;
+    struct genome *a = &pair->a, *b = &pair->b;
+    struct tv_rng r = tu_rng(103, 0, 0);
     struct tv_buf buf = {0};
     for (int t = 0; t < 10; t++) {
-        tu_random_genome(&a, &r, 10);
-        encode(&a, &buf);
+        tu_random_genome(a, &r, 10);
+        encode(a, &buf);
         uint8_t *m = malloc(buf.len);
         assert_non_null(m);
         for (size_t i = 0; i < buf.len; i++) {
@@ -572,9 +575,9 @@ static void test_genome_decode_corrupted_bytes_never_crash(void **state)
                 memcpy(m, buf.data, buf.len);
                 m[i] = vals[k];
                 struct tv_error err = {0};
-                int rc = genome_decode(&b, m, buf.len, NULL, &err);
+                int rc = genome_decode(b, m, buf.len, NULL, &err);
                 if (rc == 0) {
-                    assert_ok(genome_validate(&b, NULL, &err), &err);
+                    assert_ok(genome_validate(b, NULL, &err), &err);
                 } else {
                     assert_int_equal(err.code, rc);
                     assert_true(err.msg[0] != '\0');
@@ -584,8 +587,6 @@ static void test_genome_decode_corrupted_bytes_never_crash(void **state)
         free(m);
     }
     tv_buf_free(&buf);
-    genome_release(&a);
-    genome_release(&b);
 }
 
 static struct genome *small(void)
@@ -633,24 +634,21 @@ static void test_genome_decode_wrong_version_fails(void **state)
 
 static void test_genome_decode_wrong_root_fails(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
     /* A map, an array of 3, an array of 6, a bare integer. */
     static const uint8_t map[] = {0x81, 0x01, 0x02};
-    assert_error(decode_exact(&g, map, sizeof map, NULL, &err), &err, TV_EFORMAT,
+    assert_error(decode_exact(g, map, sizeof map, NULL, &err), &err, TV_EFORMAT,
                  "expected an array of 4");
     static const uint8_t three[] = {0x93, 0x01, 0x02, 0x03};
-    assert_error(decode_exact(&g, three, sizeof three, NULL, &err), &err, TV_EFORMAT,
+    assert_error(decode_exact(g, three, sizeof three, NULL, &err), &err, TV_EFORMAT,
                  "expected an array of 4");
     static const uint8_t five[] = {0x96, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06};
-    assert_error(decode_exact(&g, five, sizeof five, NULL, &err), &err, TV_EFORMAT,
+    assert_error(decode_exact(g, five, sizeof five, NULL, &err), &err, TV_EFORMAT,
                  "expected an array of 4");
     static const uint8_t one[] = {0x01};
-    assert_error(decode_exact(&g, one, sizeof one, NULL, &err), &err, TV_EFORMAT,
+    assert_error(decode_exact(g, one, sizeof one, NULL, &err), &err, TV_EFORMAT,
                  "not a trevo genome");
-    genome_release(&g);
 }
 
 static void pack_neurons_as_map(msgpack_packer *pk, const struct genome *g)
@@ -824,56 +822,43 @@ static void test_genome_decode_huge_limits_accept_valid(void **state)
 
 static void test_genome_decode_huge_announced_count_fails_fast(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
     /* [MAGIC, 1, array32 announcing 2^32-1 neurons]: 20 bytes. msgpack-c
      * alone would try to allocate 96 GB (docs/facts.md). Refused by the framing
      * check before anything is allocated. */
     uint8_t m[] = {0x94, 0xac, 't', 'r', 'e',  'v',  'o',  '-',  'g',  'e',
                    'n',  'o',  'm', 'e', 0x01, 0xdd, 0xff, 0xff, 0xff, 0xff};
-    assert_error(decode_exact(&g, m, sizeof m, NULL, &err), &err, TV_EFORMAT,
+    assert_error(decode_exact(g, m, sizeof m, NULL, &err), &err, TV_EFORMAT,
                  "announces 4294967295 elements");
     /* The same at the root, as a map32, and a bin32 of 4 GB. */
-    assert_error(decode_exact(&g, m + 15, 5, NULL, &err), &err, TV_EFORMAT, "announces");
+    assert_error(decode_exact(g, m + 15, 5, NULL, &err), &err, TV_EFORMAT, "announces");
     m[15] = 0xdf;
-    assert_error(decode_exact(&g, m, sizeof m, NULL, &err), &err, TV_EFORMAT, "announces");
+    assert_error(decode_exact(g, m, sizeof m, NULL, &err), &err, TV_EFORMAT, "announces");
     m[15] = 0xc6;
-    assert_error(decode_exact(&g, m, sizeof m, NULL, &err), &err, TV_EFORMAT, "runs past the end");
-    genome_release(&g);
+    assert_error(decode_exact(g, m, sizeof m, NULL, &err), &err, TV_EFORMAT, "runs past the end");
 }
 
 static void test_genome_decode_trailing_bytes_fail(void **state)
 {
-    (void)state;
+    struct small *f = *state;
     struct tv_error err = {0};
-    struct genome a, b;
-    genome_init(&a);
-    genome_init(&b);
-    tu_small_genome(&a);
-    struct tv_buf buf = {0};
-    encode(&a, &buf);
-    assert_int_equal(tv_buf_append(&buf, "\xc0", 1), 0);
-    assert_error(decode_exact(&b, buf.data, buf.len, NULL, &err), &err, TV_EFORMAT,
+    assert_int_equal(tv_buf_append(&f->buf, "\xc0", 1), 0);
+    assert_error(decode_exact(&f->b, f->buf.data, f->buf.len, NULL, &err), &err, TV_EFORMAT,
                  "1 trailing bytes");
     /* Two whole messages back to back. */
-    buf.len--;
-    size_t one = buf.len;
-    assert_int_equal(tv_buf_append(&buf, buf.data, one), 0);
-    assert_error(decode_exact(&b, buf.data, buf.len, NULL, &err), &err, TV_EFORMAT, "trailing");
-    assert_int_equal(b.n_neurons, 0);
-    tv_buf_free(&buf);
-    genome_release(&a);
-    genome_release(&b);
+    f->buf.len--;
+    size_t one = f->buf.len;
+    assert_int_equal(tv_buf_append(&f->buf, f->buf.data, one), 0);
+    assert_error(decode_exact(&f->b, f->buf.data, f->buf.len, NULL, &err), &err, TV_EFORMAT,
+                 "trailing");
+    assert_int_equal(f->b.n_neurons, 0);
 }
 
 static void test_genome_decode_nesting_too_deep_fails(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
     /* [MAGIC, 1, [[[[[1]]]]], bin]: the neuron list nests 5 deep. */
     msgpack_sbuffer sb;
     msgpack_sbuffer_init(&sb);
@@ -886,37 +871,27 @@ static void test_genome_decode_nesting_too_deep_fails(void **state)
         msgpack_pack_array(&pk, 1);
     msgpack_pack_uint8(&pk, 1);
     msgpack_pack_bin(&pk, 0);
-    assert_error(decode_exact(&g, sb.data, sb.size, NULL, &err), &err, TV_EFORMAT,
+    assert_error(decode_exact(g, sb.data, sb.size, NULL, &err), &err, TV_EFORMAT,
                  "nesting deeper than");
     /* 40 levels: msgpack-c alone reports a misleading out-of-memory. */
     msgpack_sbuffer_clear(&sb);
     for (int i = 0; i < 40; i++)
         msgpack_pack_array(&pk, 1);
     msgpack_pack_nil(&pk);
-    assert_error(decode_exact(&g, sb.data, sb.size, NULL, &err), &err, TV_EFORMAT,
+    assert_error(decode_exact(g, sb.data, sb.size, NULL, &err), &err, TV_EFORMAT,
                  "nesting deeper than");
     msgpack_sbuffer_destroy(&sb);
-    genome_release(&g);
 }
 
 static void test_genome_decode_invalid_byte_c1_fails(void **state)
 {
-    (void)state;
+    struct small *f = *state;
     struct tv_error err = {0};
-    struct genome a, b;
-    genome_init(&a);
-    genome_init(&b);
-    tu_small_genome(&a);
-    struct tv_buf buf = {0};
-    encode(&a, &buf);
-    assert_int_equal(buf.data[14], 0x01); /* the version */
-    buf.data[14] = 0xc1;
-    assert_error(decode_exact(&b, buf.data, buf.len, NULL, &err), &err, TV_EFORMAT,
+    assert_int_equal(f->buf.data[14], 0x01); /* the version */
+    f->buf.data[14] = 0xc1;
+    assert_error(decode_exact(&f->b, f->buf.data, f->buf.len, NULL, &err), &err, TV_EFORMAT,
                  "invalid byte 0xc1 at byte 14");
-    assert_error(decode_exact(&b, "\xc1", 1, NULL, &err), &err, TV_EFORMAT, "0xc1 at byte 0");
-    tv_buf_free(&buf);
-    genome_release(&a);
-    genome_release(&b);
+    assert_error(decode_exact(&f->b, "\xc1", 1, NULL, &err), &err, TV_EFORMAT, "0xc1 at byte 0");
 }
 
 /* Well-framed messages whose genome breaks an invariant are refused by
@@ -1132,8 +1107,7 @@ static void test_tv_msgpack_check_bad_inputs_name_offset(void **state)
 static void test_tv_msgpack_check_agrees_with_msgpack_c(void **state)
 {
     (void)state;
-    struct tv_rng r;
-    tv_rng_init(&r, 104, 0, 0);
+    struct tv_rng r = tu_rng(104, 0, 0);
     static const uint8_t alphabet[] = {0x90, 0x91, 0x92, 0x93, 0x80, 0x81, 0x82, 0xc0, 0xc2,
                                        0xc3, 0x01, 0x7f, 0xff, 0xa1, 0xa2, 0xc4, 0xcc, 0xcd,
                                        0xdc, 0xde, 0xd4, 0xca, 0x00, 0x02, 0x41};
@@ -1160,10 +1134,10 @@ static void test_tv_msgpack_check_agrees_with_msgpack_c(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_genome_encode_decode_round_trip_small),
-        cmocka_unit_test(test_genome_encode_appends_to_buffer),
-        cmocka_unit_test(test_genome_decode_round_trip_random_genomes),
-        cmocka_unit_test(test_genome_decode_fast_path_equals_general),
+        SMALL_TEST(test_genome_encode_decode_round_trip_small),
+        TU_PAIR_TEST(test_genome_encode_appends_to_buffer),
+        TU_PAIR_TEST(test_genome_decode_round_trip_random_genomes),
+        TU_GENOME_TEST(test_genome_decode_fast_path_equals_general),
         cmocka_unit_test_setup_teardown(test_genome_encode_lif_writes_version_2_and_round_trips,
                                         tu_pair_setup, tu_pair_teardown),
         cmocka_unit_test_setup_teardown(
@@ -1174,19 +1148,19 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_genome_decode_version_2_widest_at_limits_accepted,
                                         tu_pair_setup, tu_pair_teardown),
         cmocka_unit_test(test_genome_decode_accepts_float64_and_integer_fields),
-        cmocka_unit_test(test_genome_decode_truncated_every_offset_fails),
-        cmocka_unit_test(test_genome_decode_corrupted_bytes_never_crash),
+        TU_PAIR_TEST(test_genome_decode_truncated_every_offset_fails),
+        TU_PAIR_TEST(test_genome_decode_corrupted_bytes_never_crash),
         cmocka_unit_test(test_genome_decode_wrong_magic_fails),
         cmocka_unit_test(test_genome_decode_wrong_version_fails),
-        cmocka_unit_test(test_genome_decode_wrong_root_fails),
+        TU_GENOME_TEST(test_genome_decode_wrong_root_fails),
         cmocka_unit_test(test_genome_decode_wrong_types_fail),
         cmocka_unit_test(test_genome_decode_bin_not_multiple_of_12_fails),
         cmocka_unit_test(test_genome_decode_counts_over_limits_fail),
         cmocka_unit_test(test_genome_decode_huge_limits_accept_valid),
-        cmocka_unit_test(test_genome_decode_huge_announced_count_fails_fast),
-        cmocka_unit_test(test_genome_decode_trailing_bytes_fail),
-        cmocka_unit_test(test_genome_decode_nesting_too_deep_fails),
-        cmocka_unit_test(test_genome_decode_invalid_byte_c1_fails),
+        TU_GENOME_TEST(test_genome_decode_huge_announced_count_fails_fast),
+        SMALL_TEST(test_genome_decode_trailing_bytes_fail),
+        TU_GENOME_TEST(test_genome_decode_nesting_too_deep_fails),
+        SMALL_TEST(test_genome_decode_invalid_byte_c1_fails),
         cmocka_unit_test(test_genome_decode_invalid_genome_fails),
         cmocka_unit_test(test_tv_msgpack_check_every_type),
         cmocka_unit_test(test_tv_msgpack_check_depth_limit),

@@ -364,8 +364,7 @@ static void test_genome_mutate_conv_keeps_valid(void **state)
     size_t grew = 0, added_channels = 0;
     for (uint64_t seed = 0; seed < 20; seed++) {
         struct genome *g = conv_genome();
-        struct tv_rng rng;
-        tv_rng_init(&rng, seed, 1, 2);
+        struct tv_rng rng = tu_rng(seed, 1, 2);
         for (int k = 0; k < 40; k++) {
             assert_ok(genome_mutate(g, &m, &rng, &err), &err);
             assert_ok(genome_validate(g, NULL, &err), &err);
@@ -409,8 +408,7 @@ static void test_genome_mutate_conv_perturbs_coefficients(void **state)
     m.weight_perturb_rate = 1;
     m.weight_perturb_sd = 0.5;
     struct genome *g = conv_genome(), *h = conv_genome();
-    struct tv_rng rng;
-    tv_rng_init(&rng, 3, 0, 0);
+    struct tv_rng rng = tu_rng(3, 0, 0);
     struct tv_error err = {0};
     assert_ok(genome_mutate(g, &m, &rng, &err), &err);
     for (size_t i = 0; i < g->n_coefs; i++)
@@ -437,8 +435,7 @@ static void test_genome_crossover_conv_aligns_by_key(void **state)
     assert_ok(genome_validate(b, NULL, &err), &err);
     size_t from_b = 0;
     for (uint64_t seed = 0; seed < 16; seed++) {
-        struct tv_rng rng;
-        tv_rng_init(&rng, seed, 0, 0);
+        struct tv_rng rng = tu_rng(seed, 0, 0);
         assert_ok(genome_crossover(child, a, b, &rng, &err), &err);
         assert_ok(genome_validate(child, NULL, &err), &err);
         /* fitter a's structure */
@@ -474,8 +471,7 @@ static void test_genome_conv_alloc_failures(void **state)
         for (unsigned long k = 1;; k++) {
             struct genome *h = genome_new();
             assert_non_null(h);
-            struct tv_rng rng;
-            tv_rng_init(&rng, 5, 0, 0);
+            struct tv_rng rng = tu_rng(5, 0, 0);
             failalloc_arm(k);
             int rc = what == 0   ? genome_copy(h, g, &err)
                      : what == 1 ? genome_read_text(h, text, strlen(text), "t", NULL, &err)
@@ -497,8 +493,7 @@ static void test_genome_conv_alloc_failures(void **state)
     /* mutation: fails cleanly or succeeds with a valid genome */
     for (unsigned long k = 1; k < 40; k++) {
         struct genome *h = conv_genome();
-        struct tv_rng rng;
-        tv_rng_init(&rng, 11, k, 0);
+        struct tv_rng rng = tu_rng(11, k, 0);
         failalloc_arm(k);
         int rc = 0;
         for (int i = 0; i < 5 && !rc; i++)
@@ -552,8 +547,7 @@ static void check_plan(const struct genome *g, size_t batch, uint64_t seed)
     float *a = malloc(n_out * batch * sizeof *a), *b = malloc(n_out * batch * sizeof *b);
     float *c = malloc(n_out * batch * sizeof *c);
     assert_true(in && fm && a && b && c);
-    struct tv_rng rng;
-    tv_rng_init(&rng, seed, 7, 7);
+    struct tv_rng rng = tu_rng(seed, 7, 7);
     for (int step = 0; step < 3; step++) {
         for (size_t k = 0; k < n_in * batch; k++)
             in[k] = (float)(2 * tv_rng_uniform(&rng) - 1);
@@ -605,8 +599,7 @@ static void test_nn_plan_conv_random_genomes_match_reference(void **state)
     struct tv_error err = {0};
     for (uint64_t seed = 0; seed < 12; seed++) {
         struct genome *g = conv_genome();
-        struct tv_rng rng;
-        tv_rng_init(&rng, seed, 3, 4);
+        struct tv_rng rng = tu_rng(seed, 3, 4);
         for (uint64_t k = 0; k < 5 + seed * 3; k++)
             assert_ok(genome_mutate(g, &m, &rng, &err), &err);
         check_plan(g, 1 + (seed % 3) * 7, seed);

@@ -93,8 +93,7 @@ static void minimal_parent(struct tv_buf *out, uint64_t seed)
     struct tv_error err = {0};
     struct genome g;
     genome_init(&g);
-    struct tv_rng rng;
-    tv_rng_init(&rng, seed, 0, 0);
+    struct tv_rng rng = tu_rng(seed, 0, 0);
     assert_ok(genome_build_minimal(&g, 3, 1, GENOME_ACT_NEAT_SIGMOID, 1.0, &rng, &err), &err);
     assert_ok(genome_encode(&g, out, &err), &err);
     genome_release(&g);
@@ -559,36 +558,37 @@ static void test_master_config_set_resumable_keys(void **state)
     assert_int_equal(c.quiet, 1);
 }
 
+/* master_config_set(c, arg) is refused (TV_EINVAL) with a message that
+ * holds want. */
+static void set_refused(struct master_config *c, const char *arg, const char *want)
+{
+    struct tv_error err = {0};
+    assert_error(master_config_set(c, arg, &err), &err, TV_EINVAL, want);
+}
+
 static void test_master_config_set_non_resumable_refused(void **state)
 {
     (void)state;
     struct master_config c;
-    struct tv_error err = {0};
     parse_ok(&c, MINIMAL_XOR);
-    assert_error(master_config_set(&c, "population.size=10", &err), &err, TV_EINVAL,
-                 "--set population.size=10: size cannot change on resume");
+    set_refused(&c, "population.size=10", "--set population.size=10: size cannot change on resume");
     assert_int_equal(c.pop_size, 150);
-    assert_error(master_config_set(&c, "seed=2", &err), &err, TV_EINVAL,
-                 "seed cannot change on resume");
+    set_refused(&c, "seed=2", "seed cannot change on resume");
     assert_int_equal(c.seed, 1);
     /* a task's own key: it shapes the fitness function */
     parse_ok(&c, "[run]\ntask = pole1\n");
-    assert_error(master_config_set(&c, "task.max_steps=10", &err), &err, TV_EINVAL,
-                 "--set task.max_steps=10: max_steps cannot change on resume");
-    assert_error(master_config_set(&c, "task.nope=10", &err), &err, TV_EINVAL,
-                 "unknown key 'task.nope'");
+    set_refused(&c, "task.max_steps=10",
+                "--set task.max_steps=10: max_steps cannot change on resume");
+    set_refused(&c, "task.nope=10", "unknown key 'task.nope'");
 }
 
 static void test_master_config_set_unknown_key_refused(void **state)
 {
     (void)state;
     struct master_config c;
-    struct tv_error err = {0};
     parse_ok(&c, MINIMAL_XOR);
-    assert_error(master_config_set(&c, "run.nope=1", &err), &err, TV_EINVAL,
-                 "--set run.nope=1: unknown key 'run.nope'");
-    assert_error(master_config_set(&c, "log.generations=1", &err), &err, TV_EINVAL,
-                 "unknown key 'log.generations'");
+    set_refused(&c, "run.nope=1", "--set run.nope=1: unknown key 'run.nope'");
+    set_refused(&c, "log.generations=1", "unknown key 'log.generations'");
     assert_int_equal(c.generations, 100);
 }
 
@@ -597,35 +597,27 @@ static void test_master_config_set_abbreviated_section_refused(void **state)
 {
     (void)state;
     struct master_config c;
-    struct tv_error err = {0};
     parse_ok(&c, MINIMAL_XOR);
-    assert_error(master_config_set(&c, "r.generations=5", &err), &err, TV_EINVAL,
-                 "unknown key 'r.generations'");
-    assert_error(master_config_set(&c, ".quiet=true", &err), &err, TV_EINVAL, "unknown key");
+    set_refused(&c, "r.generations=5", "unknown key 'r.generations'");
+    set_refused(&c, ".quiet=true", "unknown key");
 }
 
 static void test_master_config_set_missing_equals_refused(void **state)
 {
     (void)state;
     struct master_config c;
-    struct tv_error err = {0};
     parse_ok(&c, MINIMAL_XOR);
-    assert_error(master_config_set(&c, "run.generations", &err), &err, TV_EINVAL,
-                 "--set run.generations: expected key=value");
+    set_refused(&c, "run.generations", "--set run.generations: expected key=value");
 }
 
 static void test_master_config_set_bad_value_refused(void **state)
 {
     (void)state;
     struct master_config c;
-    struct tv_error err = {0};
     parse_ok(&c, MINIMAL_XOR);
-    assert_error(master_config_set(&c, "run.generations=0", &err), &err, TV_EINVAL,
-                 "--set run.generations=0: 0 is out of range");
-    assert_error(master_config_set(&c, "run.generations=ten", &err), &err, TV_EINVAL,
-                 "expected an integer");
-    assert_error(master_config_set(&c, "log.quiet=perhaps", &err), &err, TV_EINVAL,
-                 "expected true or false");
+    set_refused(&c, "run.generations=0", "--set run.generations=0: 0 is out of range");
+    set_refused(&c, "run.generations=ten", "expected an integer");
+    set_refused(&c, "log.quiet=perhaps", "expected true or false");
     assert_int_equal(c.generations, 100);
     assert_int_equal(c.quiet, 0);
 }
@@ -1221,6 +1213,7 @@ struct wfix {
     struct task_instance *task;
     struct worker_scratch *s;
     struct tv_buf parent, parent2;
+    struct genome g[3]; /* empty, for the test's children and parents */
 };
 
 static int wfix_setup(void **state)
@@ -1246,6 +1239,8 @@ static int wfix_teardown(void **state)
     task_close(f->task);
     tv_buf_free(&f->parent);
     tv_buf_free(&f->parent2);
+    for (int i = 0; i < 3; i++)
+        genome_release(&f->g[i]);
     free(f);
     return 0;
 }
@@ -1259,31 +1254,25 @@ static void test_worker_breed_init_is_deterministic(void **state)
 {
     struct wfix *f = *state;
     struct tv_error err = {0};
-    struct genome a, b, c;
-    genome_init(&a);
-    genome_init(&b);
-    genome_init(&c);
+    struct genome *a = &f->g[0], *b = &f->g[1], *c = &f->g[2];
     struct worker_task t = init_task(1, 42);
-    assert_ok(worker_breed(&f->c.worker, &t, f->s, &a, &err), &err);
-    assert_ok(worker_breed(&f->c.worker, &t, f->s, &b, &err), &err);
-    assert_true(genome_equal(&a, &b));
-    assert_ok(genome_validate(&a, NULL, &err), &err);
-    assert_int_equal(genome_count_kind(&a, GENOME_INPUT), 3);
-    assert_int_equal(genome_count_kind(&a, GENOME_OUTPUT), 1);
-    assert_int_equal(a.n_conns, 3);
+    assert_ok(worker_breed(&f->c.worker, &t, f->s, a, &err), &err);
+    assert_ok(worker_breed(&f->c.worker, &t, f->s, b, &err), &err);
+    assert_true(genome_equal(a, b));
+    assert_ok(genome_validate(a, NULL, &err), &err);
+    assert_int_equal(genome_count_kind(a, GENOME_INPUT), 3);
+    assert_int_equal(genome_count_kind(a, GENOME_OUTPUT), 1);
+    assert_int_equal(a->n_conns, 3);
     /* a fresh scratch, another child id: the same child */
     struct worker_scratch *s2 = worker_scratch_new();
     assert_non_null(s2);
     t.child_id = 99;
-    assert_ok(worker_breed(&f->c.worker, &t, s2, &b, &err), &err);
-    assert_true(genome_equal(&a, &b));
+    assert_ok(worker_breed(&f->c.worker, &t, s2, b, &err), &err);
+    assert_true(genome_equal(a, b));
     worker_scratch_free(s2);
     t.seed = 43;
-    assert_ok(worker_breed(&f->c.worker, &t, f->s, &c, &err), &err);
-    assert_false(genome_equal(&a, &c));
-    genome_release(&a);
-    genome_release(&b);
-    genome_release(&c);
+    assert_ok(worker_breed(&f->c.worker, &t, f->s, c, &err), &err);
+    assert_false(genome_equal(a, c));
 }
 
 static void test_worker_breed_layered_init(void **state)
@@ -1294,13 +1283,11 @@ static void test_worker_breed_layered_init(void **state)
     parse_ok(&c, "[run]\ntask = xor\n[genome]\ninit = layered\ninit_hidden = 4,2\n");
     struct task_instance *task;
     assert_ok(master_config_open_task(&c, &task, &err), &err);
-    struct genome a;
-    genome_init(&a);
+    struct genome *a = &f->g[0];
     struct worker_task t = init_task(1, 5);
-    assert_ok(worker_breed(&c.worker, &t, f->s, &a, &err), &err);
-    assert_ok(genome_validate(&a, NULL, &err), &err);
-    assert_int_equal(genome_count_kind(&a, GENOME_HIDDEN), 6);
-    genome_release(&a);
+    assert_ok(worker_breed(&c.worker, &t, f->s, a, &err), &err);
+    assert_ok(genome_validate(a, NULL, &err), &err);
+    assert_int_equal(genome_count_kind(a, GENOME_HIDDEN), 6);
     task_close(task);
 }
 
@@ -1309,24 +1296,18 @@ static void test_worker_breed_mutate_gives_valid_child(void **state)
     struct wfix *f = *state;
     struct tv_error err = {0};
     minimal_parent(&f->parent, 3);
-    struct genome parent, a, b;
-    genome_init(&parent);
-    genome_init(&a);
-    genome_init(&b);
-    assert_ok(genome_decode(&parent, f->parent.data, f->parent.len, NULL, &err), &err);
+    struct genome *parent = &f->g[0], *a = &f->g[1], *b = &f->g[2];
+    assert_ok(genome_decode(parent, f->parent.data, f->parent.len, NULL, &err), &err);
     struct worker_task t = {12,   1, 0, WORKER_OP_MUTATE, 7, 7, -1, f->parent.data, f->parent.len,
                             NULL, 0};
-    assert_ok(worker_breed(&f->c.worker, &t, f->s, &a, &err), &err);
-    assert_ok(genome_validate(&a, &f->c.worker.limits, &err), &err);
-    assert_int_equal(genome_count_kind(&a, GENOME_INPUT), 3);
-    assert_int_equal(genome_count_kind(&a, GENOME_OUTPUT), 1);
-    assert_ok(worker_breed(&f->c.worker, &t, f->s, &b, &err), &err);
-    assert_true(genome_equal(&a, &b));
+    assert_ok(worker_breed(&f->c.worker, &t, f->s, a, &err), &err);
+    assert_ok(genome_validate(a, &f->c.worker.limits, &err), &err);
+    assert_int_equal(genome_count_kind(a, GENOME_INPUT), 3);
+    assert_int_equal(genome_count_kind(a, GENOME_OUTPUT), 1);
+    assert_ok(worker_breed(&f->c.worker, &t, f->s, b, &err), &err);
+    assert_true(genome_equal(a, b));
     /* the parent is not the child: the default rates perturb weights */
-    assert_false(genome_equal(&a, &parent));
-    genome_release(&parent);
-    genome_release(&a);
-    genome_release(&b);
+    assert_false(genome_equal(a, parent));
 }
 
 /* A parent of another shape than the task (a valid 5-input, 2-output
@@ -1337,17 +1318,14 @@ static void test_worker_breed_refuses_parent_of_wrong_shape(void **state)
 {
     struct wfix *f = *state;
     struct tv_error err = {0};
-    struct genome g, child;
-    genome_init(&g);
-    genome_init(&child);
-    struct tv_rng rng;
-    tv_rng_init(&rng, 3, 0, 0);
-    assert_ok(genome_build_minimal(&g, 5, 2, GENOME_ACT_TANH, 1.0, &rng, &err), &err);
-    assert_ok(genome_encode(&g, &f->parent2, &err), &err);
+    struct genome *g = &f->g[0], *child = &f->g[1];
+    struct tv_rng rng = tu_rng(3, 0, 0);
+    assert_ok(genome_build_minimal(g, 5, 2, GENOME_ACT_TANH, 1.0, &rng, &err), &err);
+    assert_ok(genome_encode(g, &f->parent2, &err), &err);
     minimal_parent(&f->parent, 3);
     struct worker_task t = {12,   1, 0, WORKER_OP_MUTATE, 7, 8, -1, f->parent2.data, f->parent2.len,
                             NULL, 0};
-    assert_int_equal(worker_breed(&f->c.worker, &t, f->s, &child, &err), TV_EINVAL);
+    assert_int_equal(worker_breed(&f->c.worker, &t, f->s, child, &err), TV_EINVAL);
     assert_string_equal(err.msg, "child 12: parent 8: the network has 5 inputs and 2 outputs; "
                                  "task xor takes 3 inputs and 1 output");
     t = (struct worker_task){13,
@@ -1361,10 +1339,8 @@ static void test_worker_breed_refuses_parent_of_wrong_shape(void **state)
                              f->parent.len,
                              f->parent2.data,
                              f->parent2.len};
-    assert_int_equal(worker_breed(&f->c.worker, &t, f->s, &child, &err), TV_EINVAL);
+    assert_int_equal(worker_breed(&f->c.worker, &t, f->s, child, &err), TV_EINVAL);
     assert_non_null(strstr(err.msg, "child 13: parent 8: the network has 5 inputs"));
-    genome_release(&g);
-    genome_release(&child);
 }
 
 static void test_worker_breed_crossover_gives_valid_child(void **state)
@@ -1373,16 +1349,14 @@ static void test_worker_breed_crossover_gives_valid_child(void **state)
     struct tv_error err = {0};
     minimal_parent(&f->parent, 3);
     minimal_parent(&f->parent2, 4);
-    struct genome a;
-    genome_init(&a);
+    struct genome *a = &f->g[0];
     for (int32_t op = WORKER_OP_CROSSOVER; op <= WORKER_OP_CROSSOVER_MUTATE; op++) {
         struct worker_task t = {
             12, 1, 0, op, 7, 7, 8, f->parent.data, f->parent.len, f->parent2.data, f->parent2.len};
-        assert_ok(worker_breed(&f->c.worker, &t, f->s, &a, &err), &err);
-        assert_ok(genome_validate(&a, NULL, &err), &err);
-        assert_int_equal(a.n_conns, 3);
+        assert_ok(worker_breed(&f->c.worker, &t, f->s, a, &err), &err);
+        assert_ok(genome_validate(a, NULL, &err), &err);
+        assert_int_equal(a->n_conns, 3);
     }
-    genome_release(&a);
 }
 
 static void test_worker_breed_corrupt_parent_named(void **state)
@@ -1390,12 +1364,11 @@ static void test_worker_breed_corrupt_parent_named(void **state)
     struct wfix *f = *state;
     struct tv_error err = {0};
     minimal_parent(&f->parent, 3);
-    struct genome a;
-    genome_init(&a);
+    struct genome *a = &f->g[0];
     /* truncated */
     struct worker_task t = {
         12, 1, 0, WORKER_OP_MUTATE, 7, 7, -1, f->parent.data, f->parent.len - 1, NULL, 0};
-    int rc = worker_breed(&f->c.worker, &t, f->s, &a, &err);
+    int rc = worker_breed(&f->c.worker, &t, f->s, a, &err);
     assert_int_not_equal(rc, 0);
     assert_msg_has(&err, "child 12: parent 7");
     /* garbage bytes */
@@ -1403,13 +1376,13 @@ static void test_worker_breed_corrupt_parent_named(void **state)
     memset(junk, 0xc1, sizeof junk);
     t.genome1 = junk;
     t.genome1_len = sizeof junk;
-    rc = worker_breed(&f->c.worker, &t, f->s, &a, &err);
+    rc = worker_breed(&f->c.worker, &t, f->s, a, &err);
     assert_int_not_equal(rc, 0);
     assert_msg_has(&err, "parent 7");
     /* the second parent of a crossover */
     struct worker_task x = {13,   1, 0, WORKER_OP_CROSSOVER, 7, 7, 8, f->parent.data, f->parent.len,
                             junk, 5};
-    rc = worker_breed(&f->c.worker, &x, f->s, &a, &err);
+    rc = worker_breed(&f->c.worker, &x, f->s, a, &err);
     assert_int_not_equal(rc, 0);
     assert_msg_has(&err, "child 13: parent 8");
     /* every truncation of the parent is refused */
@@ -1417,42 +1390,37 @@ static void test_worker_breed_corrupt_parent_named(void **state)
         uint8_t *q = copy_of(f->parent.data, len);
         struct worker_task u = {14, 1, 0, WORKER_OP_MUTATE, 7, 9, -1, q, len, NULL, 0};
         tv_error_clear(&err);
-        rc = worker_breed(&f->c.worker, &u, f->s, &a, &err);
+        rc = worker_breed(&f->c.worker, &u, f->s, a, &err);
         assert_int_not_equal(rc, 0);
         assert_msg_has(&err, "parent 9");
         free(q);
     }
-    genome_release(&a);
 }
 
 static void test_worker_breed_missing_parent_named(void **state)
 {
     struct wfix *f = *state;
     struct tv_error err = {0};
-    struct genome a;
-    genome_init(&a);
+    struct genome *a = &f->g[0];
     struct worker_task t = {12, 1, 0, WORKER_OP_MUTATE, 7, 7, -1, NULL, 0, NULL, 0};
-    assert_error(worker_breed(&f->c.worker, &t, f->s, &a, &err), &err, TV_EFORMAT,
+    assert_error(worker_breed(&f->c.worker, &t, f->s, a, &err), &err, TV_EFORMAT,
                  "child 12: parent 7: genome missing from the task");
     minimal_parent(&f->parent, 3);
     struct worker_task x = {
         13, 1, 0, WORKER_OP_CROSSOVER_MUTATE, 7, 7, 8, f->parent.data, f->parent.len, NULL, 0};
-    assert_error(worker_breed(&f->c.worker, &x, f->s, &a, &err), &err, TV_EFORMAT,
+    assert_error(worker_breed(&f->c.worker, &x, f->s, a, &err), &err, TV_EFORMAT,
                  "child 13: parent 8: genome missing");
-    genome_release(&a);
 }
 
 static void test_worker_breed_unknown_op(void **state)
 {
     struct wfix *f = *state;
     struct tv_error err = {0};
-    struct genome a;
-    genome_init(&a);
+    struct genome *a = &f->g[0];
     struct worker_task t = init_task(5, 1);
     t.op = 9;
-    assert_error(worker_breed(&f->c.worker, &t, f->s, &a, &err), &err, TV_EINVAL,
+    assert_error(worker_breed(&f->c.worker, &t, f->s, a, &err), &err, TV_EINVAL,
                  "child 5: unknown operator 9");
-    genome_release(&a);
 }
 
 /* [genome] max_neurons must bound what mutation makes: a parent already at
@@ -1469,17 +1437,15 @@ static void test_worker_breed_respects_configured_limits(void **state)
     struct task_instance *task;
     assert_ok(master_config_open_task(&c, &task, &err), &err);
     minimal_parent(&f->parent, 3); /* 4 neurons, 3 connections: at the limits */
-    struct genome a;
-    genome_init(&a);
+    struct genome *a = &f->g[0];
     int rc = 0;
     for (uint64_t seed = 1; seed <= 5 && !rc; seed++) {
         struct worker_task t = {
             12, 1, 0, WORKER_OP_MUTATE, seed, 7, -1, f->parent.data, f->parent.len, NULL, 0};
-        rc = worker_breed(&c.worker, &t, f->s, &a, &err);
+        rc = worker_breed(&c.worker, &t, f->s, a, &err);
         if (!rc)
-            rc = genome_validate(&a, &c.worker.limits, &err);
+            rc = genome_validate(a, &c.worker.limits, &err);
     }
-    genome_release(&a);
     task_close(task);
     assert_ok(rc, &err);
 }
@@ -1488,17 +1454,15 @@ static void test_worker_evaluate_xor_is_deterministic(void **state)
 {
     struct wfix *f = *state;
     struct tv_error err = {0};
-    struct genome a;
-    genome_init(&a);
+    struct genome *a = &f->g[0];
     struct worker_task t = init_task(1, 42);
-    assert_ok(worker_breed(&f->c.worker, &t, f->s, &a, &err), &err);
+    assert_ok(worker_breed(&f->c.worker, &t, f->s, a, &err), &err);
     struct task_result r1, r2;
-    assert_ok(worker_evaluate(&f->c.worker, &a, 42, 0, f->s, &r1, &err), &err);
-    assert_ok(worker_evaluate(&f->c.worker, &a, 42, 0, f->s, &r2, &err), &err);
+    assert_ok(worker_evaluate(&f->c.worker, a, 42, 0, f->s, &r1, &err), &err);
+    assert_ok(worker_evaluate(&f->c.worker, a, 42, 0, f->s, &r2, &err), &err);
     assert_memory_equal(&r1.fitness, &r2.fitness, sizeof r1.fitness);
     assert_true(r1.fitness >= 0 && r1.fitness <= 16);
     assert_int_equal(r1.n_figures, 4);
-    genome_release(&a);
 }
 
 static void test_worker_evaluate_invalid_genome_refused(void **state)
@@ -1544,20 +1508,18 @@ static void test_worker_process_batch_round_trip(void **state)
         sum += res.items[i].eval_seconds;
     }
     assert_true(sum <= wall);
-    struct genome got, want;
-    genome_init(&got);
-    genome_init(&want);
+    struct genome *got = &f->g[0], *want = &f->g[1];
     for (size_t i = 0; i < 5; i++) {
         const struct worker_result *r = &res.items[i];
         assert_true(r->child_id == in[i].child_id);
         assert_int_equal(r->rank, 3);
-        assert_ok(genome_decode(&got, r->genome, r->genome_len, NULL, &err), &err);
+        assert_ok(genome_decode(got, r->genome, r->genome_len, NULL, &err), &err);
         /* the same child and fitness as breeding it alone */
-        assert_ok(worker_breed(&f->c.worker, &in[i], f->s, &want, &err), &err);
-        assert_true(genome_equal(&got, &want));
+        assert_ok(worker_breed(&f->c.worker, &in[i], f->s, want, &err), &err);
+        assert_true(genome_equal(got, want));
         struct task_result tr;
         assert_ok(
-            worker_evaluate(&f->c.worker, &want, in[i].seed, in[i].generation, f->s, &tr, &err),
+            worker_evaluate(&f->c.worker, want, in[i].seed, in[i].generation, f->s, &tr, &err),
             &err);
         assert_memory_equal(&tr.fitness, &r->fitness, sizeof tr.fitness);
         assert_int_equal(tr.solved, r->solved);
@@ -1568,14 +1530,12 @@ static void test_worker_process_batch_round_trip(void **state)
     assert_ok(worker_process(&f->c.worker, f->s, 3, msg.data, msg.len, &out2, &err), &err);
     assert_ok(worker_results_decode(out2.data, out2.len, out2.len, &res, &err), &err);
     for (size_t i = 0; i < 5; i++) {
-        assert_ok(genome_decode(&got, res.items[i].genome, res.items[i].genome_len, NULL, &err),
+        assert_ok(genome_decode(got, res.items[i].genome, res.items[i].genome_len, NULL, &err),
                   &err);
-        assert_ok(worker_breed(&f->c.worker, &in[i], f->s, &want, &err), &err);
-        assert_true(genome_equal(&got, &want));
+        assert_ok(worker_breed(&f->c.worker, &in[i], f->s, want, &err), &err);
+        assert_true(genome_equal(got, want));
     }
     worker_results_release(&res);
-    genome_release(&got);
-    genome_release(&want);
     tv_buf_free(&msg);
     tv_buf_free(&out);
     tv_buf_free(&out2);
@@ -1632,14 +1592,8 @@ static void test_worker_process_bad_input_refused(void **state)
  * that A and B are 8 apart (c_excess = c_disjoint = 1, small genomes). */
 static struct genome *make_genome(int group, float jitter)
 {
+    struct genome *g = tu_minimal_genome(3, 1, GENOME_ACT_NEAT_SIGMOID, 0.5f + jitter);
     struct tv_error err = {0};
-    struct genome *g = genome_new();
-    assert_non_null(g);
-    struct tv_rng rng;
-    tv_rng_init(&rng, 1, 2, 3);
-    assert_ok(genome_build_minimal(g, 3, 1, GENOME_ACT_NEAT_SIGMOID, 0.0, &rng, &err), &err);
-    for (size_t i = 0; i < g->n_conns; i++)
-        g->conns[i].weight = 0.5f + jitter;
     if (group == 1) {
         for (uint32_t h = 100; h < 104; h++)
             assert_ok(genome_add_neuron(g, h, GENOME_HIDDEN, GENOME_ACT_TANH, 0.0f, 0.5f, &err),
@@ -1837,8 +1791,7 @@ static void test_master_speciate_equals_naive_first_match(void **state)
     struct genome_mutation mut = tu_aggressive_mutation();
     size_t longest = 0;
     for (int trial = 0; trial < 4; trial++) {
-        struct tv_rng r;
-        tv_rng_init(&r, 77, (uint64_t)trial, 0);
+        struct tv_rng r = tu_rng(77, (uint64_t)trial, 0);
         c.distance.small_genome = trial % 2 ? 1 : 20;
         struct master_pop p;
         master_pop_init(&p, 0.5 + trial);
@@ -1997,8 +1950,7 @@ static void test_master_plan_speciated(void **state)
     assert_ok(master_speciate(&p, &c, 0, &err), &err);
     size_t n_cross = 0;
     for (uint64_t seed = 0; seed < 20; seed++) {
-        struct tv_rng rng;
-        tv_rng_init(&rng, seed, 0, 0);
+        struct tv_rng rng = tu_rng(seed, 0, 0);
         int64_t *elites;
         struct master_child *ch;
         size_t ne, nc;
@@ -2046,8 +1998,7 @@ static void test_master_plan_elitism_min_size_zero(void **state)
     struct master_pop p;
     two_groups(&p, &c);
     assert_ok(master_speciate(&p, &c, 0, &err), &err);
-    struct tv_rng rng;
-    tv_rng_init(&rng, 1, 0, 0);
+    struct tv_rng rng = tu_rng(1, 0, 0);
     int64_t *elites;
     struct master_child *ch;
     size_t ne, nc;
@@ -2076,8 +2027,7 @@ static void test_master_plan_same_seed_same_plan(void **state)
         struct master_child *ch[2];
         size_t ne[2], nc[2];
         for (int k = 0; k < 2; k++) {
-            struct tv_rng rng;
-            tv_rng_init(&rng, 1234, 5, 0);
+            struct tv_rng rng = tu_rng(1234, 5, 0);
             assert_ok(master_plan(&p, &c, 0, &rng, &e[k], &ne[k], &ch[k], &nc[k], &err), &err);
         }
         assert_int_equal(ne[0], ne[1]);
@@ -2109,8 +2059,7 @@ static void test_master_plan_stagnant_species_gets_nothing(void **state)
     assert_ok(master_speciate(&p, &c, 0, &err), &err);
     struct master_species *b = (struct master_species *)species_of(&p, 7);
     b->last_improved = -100; /* far past, and B's best_ever (4) is not the best */
-    struct tv_rng rng;
-    tv_rng_init(&rng, 1, 0, 0);
+    struct tv_rng rng = tu_rng(1, 0, 0);
     int64_t *elites;
     struct master_child *ch;
     size_t ne, nc;
@@ -2168,8 +2117,7 @@ static void test_master_plan_generational(void **state)
     two_groups(&p, &c); /* no speciation needed */
     size_t n_cross = 0;
     for (uint64_t seed = 0; seed < 10; seed++) {
-        struct tv_rng rng;
-        tv_rng_init(&rng, seed, 0, 0);
+        struct tv_rng rng = tu_rng(seed, 0, 0);
         int64_t *elites;
         struct master_child *ch;
         size_t ne, nc;
@@ -2186,8 +2134,7 @@ static void test_master_plan_generational(void **state)
     assert_true(n_cross > 0);
     /* elitism above the population: every member kept, and no more than pop_size */
     c.elitism = 1000;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 1, 0, 0);
+    struct tv_rng rng = tu_rng(1, 0, 0);
     int64_t *elites;
     struct master_child *ch;
     size_t ne, nc;
@@ -2222,8 +2169,7 @@ static void test_master_plan_ties_broken_by_id(void **state)
     add_member(&p, 5, 7.0, 0, 0);
     add_member(&p, 3, 7.0, 0, 0);
     master_pop_sort(&p);
-    struct tv_rng rng;
-    tv_rng_init(&rng, 1, 0, 0);
+    struct tv_rng rng = tu_rng(1, 0, 0);
     int64_t *elites;
     struct master_child *ch;
     size_t ne, nc;
@@ -2263,8 +2209,7 @@ static void test_master_plan_single_member_species_mutates_only(void **state)
     master_pop_init(&p, 3.0);
     add_member(&p, 1, 2.0, 0, 0);
     assert_ok(master_speciate(&p, &c, 0, &err), &err);
-    struct tv_rng rng;
-    tv_rng_init(&rng, 1, 0, 0);
+    struct tv_rng rng = tu_rng(1, 0, 0);
     int64_t *elites;
     struct master_child *ch;
     size_t ne, nc;
@@ -2285,8 +2230,7 @@ static void test_master_plan_empty_population_refused(void **state)
     evo_config(&c);
     struct master_pop p;
     master_pop_init(&p, 3.0);
-    struct tv_rng rng;
-    tv_rng_init(&rng, 1, 0, 0);
+    struct tv_rng rng = tu_rng(1, 0, 0);
     int64_t *elites = NULL;
     struct master_child *ch = NULL;
     size_t ne = 0, nc = 0;

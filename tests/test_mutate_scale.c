@@ -90,8 +90,7 @@ static int conns_subset(const struct genome *sub, const struct genome *g)
 static void mutate_ok(struct genome *g, const struct genome_mutation *m, uint64_t seed)
 {
     struct tv_error err = {0};
-    struct tv_rng r;
-    tv_rng_init(&r, seed, 1, 2);
+    struct tv_rng r = tu_rng(seed, 1, 2);
     assert_ok(genome_mutate(g, m, &r, &err), &err);
     assert_ok(genome_validate(g, NULL, &err), &err);
 }
@@ -103,8 +102,7 @@ static void test_genome_mutate_scale_zero_rates_draw_nothing(void **state)
     build_pair(&g, &copy, 0.1, 1);
     struct tv_error err = {0};
     struct genome_mutation m = quiet();
-    struct tv_rng r;
-    tv_rng_init(&r, 3, 0, 0);
+    struct tv_rng r = tu_rng(3, 0, 0);
     assert_ok(genome_mutate(&g, &m, &r, &err), &err);
     /* no draw at all: the old rates' children stay what they were */
     assert_int_equal(r.ctr, 0);
@@ -308,8 +306,7 @@ static void test_genome_mutate_per_conn_out_of_memory(void **state)
         genome_init(&g);
         struct tv_error err = {0};
         assert_ok(genome_copy(&g, &g0, &err), &err);
-        struct tv_rng r;
-        tv_rng_init(&r, 18, 0, 0);
+        struct tv_rng r = tu_rng(18, 0, 0);
         failalloc_arm(k);
         int rc = genome_mutate(&g, &m, &r, &err);
         failalloc_disarm();
@@ -355,8 +352,7 @@ static size_t count_pair(const struct genome *g, const uint32_t *sizes, size_t n
 static int build_with(struct genome *g, const struct genome_layered_spec *spec,
                       const struct genome_layer_pairs *pairs, uint64_t seed, struct tv_error *err)
 {
-    struct tv_rng r;
-    tv_rng_init(&r, seed, 0, 0);
+    struct tv_rng r = tu_rng(seed, 0, 0);
     genome_init(g);
     return genome_build_layered_pairs(g, spec, pairs, &r, err);
 }

@@ -50,13 +50,7 @@ static void scramble_ids(struct genome *g, uint32_t mul, uint32_t add)
 static void random_graph(struct genome *g, struct tv_rng *rng, int hidden_act)
 {
     struct tv_error err = {0};
-    struct genome_graph_spec sp = {0};
-    sp.n_in = 1 + tv_rng_below(rng, 5);
-    sp.n_out = 1 + tv_rng_below(rng, 4);
-    sp.n_neurons = sp.n_in + sp.n_out + tv_rng_below(rng, 60);
-    sp.n_conns = tv_rng_below(rng, (uint32_t)(6 * sp.n_neurons));
-    sp.n_levels = 1 + tv_rng_below(rng, 8);
-    sp.rec_rate = tv_rng_uniform(rng) * 0.4;
+    struct genome_graph_spec sp = tu_random_graph_spec(rng, 5, 4, 60, 8, 0.4);
     sp.weight_sd = 1.0 / sqrt(1.0 + (double)sp.n_conns / (double)sp.n_neurons);
     sp.hidden_act = hidden_act;
     sp.out_act = (int)tv_rng_below(rng, GENOME_ACT_COUNT);
@@ -114,11 +108,8 @@ static size_t compare_with_reference(const struct genome *g, const struct nn_opt
 
 static void test_nn_step_matches_reference_on_random_graphs(void **state)
 {
-    (void)state;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 3, 1, 4);
-    struct genome g;
-    genome_init(&g);
+    struct genome *g = *state;
+    struct tv_rng rng = tu_rng(3, 1, 4);
     static const size_t batches[] = {1, 5, 16, 37, 70};
     size_t compared = 0, n_tiled_plans = 0;
     struct tv_error err = {0};
@@ -126,30 +117,26 @@ static void test_nn_step_matches_reference_on_random_graphs(void **state)
         int act = (int)tv_rng_below(&rng, GENOME_ACT_COUNT);
         if (it % 3 == 0)
             act = GENOME_ACT_RELU; /* zero skipping gets real zeros */
-        random_graph(&g, &rng, act);
+        random_graph(g, &rng, act);
         /* tile_neurons 1: the smallest chunks the plan allows (tiled form) */
         struct nn_opts o = {(int)(it % 3), it % 7 == 0 ? 32 : 0, NULL, 0, it % 2 ? 1 : 0, 0};
-        compared += compare_with_reference(&g, &o, 1, 6, &rng);
+        compared += compare_with_reference(g, &o, 1, 6, &rng);
         if (it % 4 == 0 || (it % 4 == 1 && it % 3 == 0))
-            compared += compare_with_reference(&g, &o, batches[(it / 4) % 5], 6, &rng);
+            compared += compare_with_reference(g, &o, batches[(it / 4) % 5], 6, &rng);
         struct nn_plan *p;
-        assert_int_equal(nn_plan_compile(&g, &o, &p, &err), 0);
+        assert_int_equal(nn_plan_compile(g, &o, &p, &err), 0);
         n_tiled_plans += nn_plan_n_chunks(p) > 0;
         nn_plan_free(p);
     }
     assert_true(compared > 50000);
     assert_true(n_tiled_plans > 300); /* the tiled form was exercised */
-    genome_release(&g);
 }
 
 static void test_nn_step_matches_reference_on_layered_genomes(void **state)
 {
-    (void)state;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 9, 2, 6);
+    struct genome *g = *state;
+    struct tv_rng rng = tu_rng(9, 2, 6);
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
     for (int it = 0; it < 40; it++) {
         uint32_t sizes[5] = {1 + tv_rng_below(&rng, 40), 1 + tv_rng_below(&rng, 80),
                              1 + tv_rng_below(&rng, 80), 1 + tv_rng_below(&rng, 80),
@@ -162,14 +149,13 @@ static void test_nn_step_matches_reference_on_layered_genomes(void **state)
                                            it % 2 ? GENOME_ACT_RELU : GENOME_ACT_TANH,
                                            GENOME_ACT_SIGMOID,
                                            0.3};
-        assert_int_equal(genome_build_layered(&g, &spec, &rng, &err), 0);
+        assert_int_equal(genome_build_layered(g, &spec, &rng, &err), 0);
         for (int way = 0; way < 3; way++) {
             struct nn_opts o = {way, 0, NULL, 0, it % 2 ? 1 : 0, 0};
-            compare_with_reference(&g, &o, 1, 5, &rng);
-            compare_with_reference(&g, &o, 1 + tv_rng_below(&rng, 90), 4, &rng);
+            compare_with_reference(g, &o, 1, 5, &rng);
+            compare_with_reference(g, &o, 1 + tv_rng_below(&rng, 90), 4, &rng);
         }
     }
-    genome_release(&g);
 }
 
 /* One step of sample-major state a (of plan p) on `in`, and of feature-major
@@ -193,20 +179,17 @@ static void step_both_layouts(const struct nn_plan *p, struct nn_state *a, struc
  * whatever the index width. */
 static void test_nn_step_bits_do_not_depend_on_batch_size_or_index_width(void **state)
 {
-    (void)state;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 5, 5, 5);
+    struct genome *g = *state;
+    struct tv_rng rng = tu_rng(5, 5, 5);
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
     for (int it = 0; it < 100; it++) {
-        random_graph(&g, &rng, it % 2 ? GENOME_ACT_RELU : GENOME_ACT_TANH);
+        random_graph(g, &rng, it % 2 ? GENOME_ACT_RELU : GENOME_ACT_TANH);
         size_t tile = it % 2 ? 1 : 0; /* 1: tiled, the smallest chunks allowed */
         struct nn_opts o16 = {it % 3, 16, NULL, 0, tile, 0}, o32 = {it % 3, 32, NULL, 0, tile, 0};
         struct nn_plan *p16, *p32;
         struct nn_state *a, *b, *c, *d;
-        assert_int_equal(nn_plan_compile(&g, &o16, &p16, &err), 0);
-        assert_int_equal(nn_plan_compile(&g, &o32, &p32, &err), 0);
+        assert_int_equal(nn_plan_compile(g, &o16, &p16, &err), 0);
+        assert_int_equal(nn_plan_compile(g, &o32, &p32, &err), 0);
         assert_int_equal(nn_plan_index_bits(p16), 16);
         assert_int_equal(nn_plan_index_bits(p32), 32);
         assert_int_equal(nn_state_new(p16, 3, &a, &err), 0);
@@ -248,7 +231,6 @@ static void test_nn_step_bits_do_not_depend_on_batch_size_or_index_width(void **
         nn_plan_free(p16);
         nn_plan_free(p32);
     }
-    genome_release(&g);
 }
 
 /* FNV-1a over the bits of n floats, folded into h. */
@@ -307,8 +289,7 @@ static void expect_pinned_bits(int target)
     static const uint64_t want[4] = {0x03e1a571f3d836ddull, 0x8533e45d348b771dull,
                                      0x7a4d0068c8fc732dull, 0xead9c03526731dd2ull};
     static const size_t batches[5] = {1, 5, 32, 33, 80};
-    struct tv_rng rng;
-    tv_rng_init(&rng, 14, 14, 14);
+    struct tv_rng rng = tu_rng(14, 14, 14);
     struct tv_error err = {0};
     struct genome g;
     genome_init(&g);
@@ -365,12 +346,9 @@ static void test_nn_step_gives_the_pinned_bits_avx512f(void **state)
  * depth 0). */
 static void test_nn_step_feature_major_in_place_matches_sample_major(void **state)
 {
-    (void)state;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 6, 6, 6);
+    struct genome *g = *state;
+    struct tv_rng rng = tu_rng(6, 6, 6);
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
     enum { B = 32 };
     float *in = malloc(B * 8 * sizeof *in);
     float *in_fm = aligned_alloc(64, (B * 8 + 16) * sizeof *in_fm); /* read in place */
@@ -380,16 +358,16 @@ static void test_nn_step_feature_major_in_place_matches_sample_major(void **stat
     assert_non_null(oa);
     assert_non_null(of);
     for (int it = 0; it < 150; it++) {
-        random_graph(&g, &rng, it % 2 ? GENOME_ACT_RELU : GENOME_ACT_TANH);
+        random_graph(g, &rng, it % 2 ? GENOME_ACT_RELU : GENOME_ACT_TANH);
         if (it % 3 == 0) /* a hidden neuron at depth 0: edges from inputs into it recur */
-            for (size_t i = 0; i < g.n_neurons; i++)
-                if (g.neurons[i].kind == GENOME_HIDDEN) {
-                    g.neurons[i].depth = 0.0f;
+            for (size_t i = 0; i < g->n_neurons; i++)
+                if (g->neurons[i].kind == GENOME_HIDDEN) {
+                    g->neurons[i].depth = 0.0f;
                     break;
                 }
         struct nn_opts o = {it % 3, 0, NULL, 0, (it / 2) % 2 ? 1 : 0, 0};
         struct nn_plan *p;
-        assert_int_equal(nn_plan_compile(&g, &o, &p, &err), 0);
+        assert_int_equal(nn_plan_compile(g, &o, &p, &err), 0);
         size_t n_in = nn_plan_n_inputs(p);
         size_t batch = it % 2 ? 16 : B;
         float *fm = in_fm + (it % 4 == 1); /* not 64-byte aligned: copied */
@@ -409,7 +387,6 @@ static void test_nn_step_feature_major_in_place_matches_sample_major(void **stat
     free(in_fm);
     free(oa);
     free(of);
-    genome_release(&g);
 }
 
 /* ---- recurrent state --------------------------------------------------------- */
@@ -432,14 +409,12 @@ static void build_accumulator(struct genome *g)
 
 static void test_nn_step_carries_recurrent_state_over_time_steps(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
-    build_accumulator(&g);
+    build_accumulator(g);
     struct nn_plan *p;
     struct nn_state *s;
-    assert_int_equal(nn_plan_compile(&g, NULL, &p, &err), 0);
+    assert_int_equal(nn_plan_compile(g, NULL, &p, &err), 0);
     assert_int_equal(nn_plan_n_recurrent(p), 2);
     assert_int_equal(nn_state_new(p, 1, &s, &err), 0);
     /* h: 1, 2+1+1=4, 3+4+4=11; out = 2h */
@@ -465,7 +440,6 @@ static void test_nn_step_carries_recurrent_state_over_time_steps(void **state)
     assert_true(ob[0] == 6.0f && ob[1] == 60.0f);
     nn_state_free(s);
     nn_plan_free(p);
-    genome_release(&g);
 }
 
 /* ---- compile: long looped graphs in linear time ---------------------------- */
@@ -529,21 +503,18 @@ static double compile_work_per_item(const struct genome *g, const struct nn_opts
  * every form it stays under the same bound. */
 static void test_nn_plan_compile_long_looped_graph_in_linear_time(void **state)
 {
-    (void)state;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 1, 1, 1);
-    struct genome g;
-    genome_init(&g);
-    build_long_loop(&g, 60); /* small: check the values too */
+    struct genome *g = *state;
+    struct tv_rng rng = tu_rng(1, 1, 1);
+    build_long_loop(g, 60); /* small: check the values too */
     struct nn_opts o = {NN_WAY_AUTO, 0, NULL, 0, 0, 0};
-    compare_with_reference(&g, &o, 1, 8, &rng);
-    compare_with_reference(&g, &o, 7, 8, &rng);
+    compare_with_reference(g, &o, 1, 8, &rng);
+    compare_with_reference(g, &o, 7, 8, &rng);
     for (size_t tile = 1; tile <= 2; tile++) {
         o.tile_neurons = tile == 1 ? 1 : SIZE_MAX; /* the smallest chunks, or none */
         double prev = 0;
         for (uint32_t size = 1000; size <= 512000; size *= 8) {
-            build_long_loop(&g, size);
-            double w = compile_work_per_item(&g, &o);
+            build_long_loop(g, size);
+            double w = compile_work_per_item(g, &o);
             if (w > 12.0 || (prev > 0 && (w > 1.05 * prev || w < prev / 1.05)))
                 fail_msg("compile work per item: %.3f for %u neurons, %.3f for the size before "
                          "(tile_neurons %zu)",
@@ -554,13 +525,12 @@ static void test_nn_plan_compile_long_looped_graph_in_linear_time(void **state)
     struct genome_graph_spec sp = {
         3000, 20, 10, 30000, 30, 0.2, 0.3, GENOME_ACT_RELU, GENOME_ACT_IDENTITY};
     for (size_t tile = 0; tile <= 500; tile += 500) {
-        assert_int_equal(genome_build_graph(&g, &sp, &rng, &(struct tv_error){0}), 0);
+        assert_int_equal(genome_build_graph(g, &sp, &rng, &(struct tv_error){0}), 0);
         struct nn_opts ot = {NN_WAY_AUTO, 0, NULL, 0, tile, 0};
-        double w = compile_work_per_item(&g, &ot);
+        double w = compile_work_per_item(g, &ot);
         if (w < 1.0 || w > 12.0)
             fail_msg("compile work per item: %.3f (tile_neurons %zu)", w, tile);
     }
-    genome_release(&g);
 }
 
 /* ---- trainable plans --------------------------------------------------------- */
@@ -598,132 +568,115 @@ static void expect_same_steps(const struct nn_plan *a, const struct nn_plan *b, 
  * that genome; an unchanged plan writes back its genome unchanged. */
 static void test_nn_plan_params_train_like_the_changed_genome(void **state)
 {
-    (void)state;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 9, 9, 9);
+    struct tu_trio *trio = *state;
+    struct genome *g = &trio->a, *changed = &trio->b, *back = &trio->c;
+    struct tv_rng rng = tu_rng(9, 9, 9);
     struct tv_error err = {0};
-    struct genome g, changed, back;
-    genome_init(&g);
-    genome_init(&changed);
-    genome_init(&back);
     for (int it = 0; it < 60; it++) {
-        random_graph(&g, &rng, it % 2 ? GENOME_ACT_RELU : GENOME_ACT_TANH);
+        random_graph(g, &rng, it % 2 ? GENOME_ACT_RELU : GENOME_ACT_TANH);
         struct nn_opts o = {it % 3, it % 5 == 0 ? 32 : 0, NULL, 0, (it / 2) % 2 ? 1 : 0, 1};
         struct nn_plan *p, *q;
         struct nn_params w;
-        assert_int_equal(nn_plan_compile(&g, &o, &p, &err), 0);
+        assert_int_equal(nn_plan_compile(g, &o, &p, &err), 0);
         assert_int_equal(nn_plan_params(p, &w, &err), 0);
-        assert_int_equal(w.n_bias, g.n_neurons);
+        assert_int_equal(w.n_bias, g->n_neurons);
         /* unchanged: writing back changes nothing */
-        assert_int_equal(genome_copy(&back, &g, &err), 0);
-        assert_int_equal(nn_plan_write_weights(p, &back, &err), 0);
-        assert_true(genome_equal(&back, &g));
+        assert_int_equal(genome_copy(back, g, &err), 0);
+        assert_int_equal(nn_plan_write_weights(p, back, &err), 0);
+        assert_true(genome_equal(back, g));
         /* every connection has exactly one entry */
         size_t seen = 0;
         for (size_t k = 0; k < w.n_w; k++)
             if (w.conn_of[k] != NN_NONE) {
-                assert_true(w.conn_of[k] < g.n_conns);
-                assert_true(w.w[k] == g.conns[w.conn_of[k]].weight);
+                assert_true(w.conn_of[k] < g->n_conns);
+                assert_true(w.w[k] == g->conns[w.conn_of[k]].weight);
                 seen++;
             }
-        assert_int_equal(seen, g.n_conns);
+        assert_int_equal(seen, g->n_conns);
         /* change them, in the plan and in a copy of the genome */
-        assert_int_equal(genome_copy(&changed, &g, &err), 0);
+        assert_int_equal(genome_copy(changed, g, &err), 0);
         for (size_t k = 0; k < w.n_w; k++)
             if (w.conn_of[k] != NN_NONE) {
                 w.w[k] = (float)tv_rng_normal(&rng);
-                changed.conns[w.conn_of[k]].weight = w.w[k];
+                changed->conns[w.conn_of[k]].weight = w.w[k];
             }
         for (size_t j = 0; j < w.n_bias; j++) {
             /* inputs come first, and have no bias */
             assert_int_equal(w.neuron_of[j] == NN_NONE, j < nn_plan_n_inputs(p));
             if (w.neuron_of[j] != NN_NONE) {
                 w.bias[j] = (float)tv_rng_normal(&rng);
-                changed.neurons[w.neuron_of[j]].bias = w.bias[j];
+                changed->neurons[w.neuron_of[j]].bias = w.bias[j];
             }
         }
         o.trainable = 0;
-        assert_int_equal(nn_plan_compile(&changed, &o, &q, &err), 0);
+        assert_int_equal(nn_plan_compile(changed, &o, &q, &err), 0);
         expect_same_steps(p, q, 1, &rng);
         expect_same_steps(p, q, 19, &rng);
         /* written back: the changed genome */
-        assert_int_equal(nn_plan_write_weights(p, &back, &err), 0);
-        assert_true(genome_equal(&back, &changed));
+        assert_int_equal(nn_plan_write_weights(p, back, &err), 0);
+        assert_true(genome_equal(back, changed));
         nn_plan_free(p);
         nn_plan_free(q);
     }
-    genome_release(&g);
-    genome_release(&changed);
-    genome_release(&back);
 }
 
 /* A plain plan has no parameters to give; a genome of another size is
  * refused, unchanged. */
 static void test_nn_plan_write_weights_rejects_plain_plan_and_other_genome(void **state)
 {
-    (void)state;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 10, 10, 10);
+    struct tu_trio *trio = *state;
+    struct genome *g = &trio->a, *other = &trio->b, *copy = &trio->c;
+    struct tv_rng rng = tu_rng(10, 10, 10);
     struct tv_error err = {0};
-    struct genome g, other, copy;
-    genome_init(&g);
-    genome_init(&other);
-    genome_init(&copy);
-    random_graph(&g, &rng, GENOME_ACT_TANH);
+    random_graph(g, &rng, GENOME_ACT_TANH);
     struct nn_plan *p;
     struct nn_params w;
-    assert_int_equal(nn_plan_compile(&g, NULL, &p, &err), 0);
+    assert_int_equal(nn_plan_compile(g, NULL, &p, &err), 0);
     assert_int_equal(nn_plan_params(p, &w, &err), TV_ESTATE);
     assert_string_equal(err.msg,
                         "nn_plan_params: the plan was not compiled trainable (nn_opts.trainable)");
     assert_null(w.w);
-    assert_int_equal(nn_plan_write_weights(p, &g, &err), TV_ESTATE);
+    assert_int_equal(nn_plan_write_weights(p, g, &err), TV_ESTATE);
     assert_string_equal(err.msg, "nn_plan_write_weights: the plan was not compiled trainable "
                                  "(nn_opts.trainable)");
     nn_plan_free(p);
     struct nn_opts o = {.trainable = 1};
-    assert_int_equal(nn_plan_compile(&g, &o, &p, &err), 0);
+    assert_int_equal(nn_plan_compile(g, &o, &p, &err), 0);
     uint32_t sizes[3] = {3, 4, 2};
     struct genome_layered_spec spec = {
         sizes, 3, 1.0, 0.0, 0.0, GENOME_ACT_TANH, GENOME_ACT_IDENTITY, 0.5};
-    assert_int_equal(genome_build_layered(&other, &spec, &rng, &err), 0);
-    assert_int_equal(genome_copy(&copy, &other, &err), 0);
+    assert_int_equal(genome_build_layered(other, &spec, &rng, &err), 0);
+    assert_int_equal(genome_copy(copy, other, &err), 0);
     char want[256];
     snprintf(want, sizeof want,
              "nn_plan_write_weights: the genome has 9 neurons and %zu connections, the plan %zu "
              "and %zu (write into the genome compiled)",
-             other.n_conns, g.n_neurons, g.n_conns);
-    assert_int_equal(nn_plan_write_weights(p, &other, &err), TV_EINVAL);
+             other->n_conns, g->n_neurons, g->n_conns);
+    assert_int_equal(nn_plan_write_weights(p, other, &err), TV_EINVAL);
     assert_string_equal(err.msg, want);
-    assert_true(genome_equal(&other, &copy));
+    assert_true(genome_equal(other, copy));
     nn_plan_free(p);
-    genome_release(&g);
-    genome_release(&other);
-    genome_release(&copy);
 }
 
 /* ---- compile: plans ---------------------------------------------------------- */
 
 static void test_nn_plan_compile_reports_sizes_within_memory_bound(void **state)
 {
-    (void)state;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 2, 2, 2);
+    struct genome *g = *state;
+    struct tv_rng rng = tu_rng(2, 2, 2);
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
     uint32_t sizes[3] = {300, 500, 40};
     struct genome_layered_spec spec = {
         sizes, 3, 0.2, 0.1, 0.05, GENOME_ACT_RELU, GENOME_ACT_IDENTITY, 0.1};
-    assert_int_equal(genome_build_layered(&g, &spec, &rng, &err), 0);
+    assert_int_equal(genome_build_layered(g, &spec, &rng, &err), 0);
     struct genome_stats st;
-    assert_int_equal(genome_stats(&g, &st, &err), 0);
+    assert_int_equal(genome_stats(g, &st, &err), 0);
     struct nn_plan *p;
-    assert_int_equal(nn_plan_compile(&g, NULL, &p, &err), 0);
+    assert_int_equal(nn_plan_compile(g, NULL, &p, &err), 0);
     assert_int_equal(nn_plan_n_inputs(p), 300);
     assert_int_equal(nn_plan_n_outputs(p), 40);
     assert_int_equal(nn_plan_n_neurons(p), 840);
-    assert_int_equal(nn_plan_n_conns(p), g.n_conns);
+    assert_int_equal(nn_plan_n_conns(p), g->n_conns);
     assert_int_equal(nn_plan_n_recurrent(p), st.n_recurrent);
     assert_int_equal(nn_plan_n_layers(p), 3);
     assert_int_equal(nn_plan_index_bits(p), 16);
@@ -731,38 +684,34 @@ static void test_nn_plan_compile_reports_sizes_within_memory_bound(void **state)
     assert_int_equal(nn_plan_layer_way(p, 1), NN_WAY_SCATTER); /* relu: makes zeros */
     assert_int_equal(nn_plan_layer_way(p, 3), -1);
     /* 6 bytes per connection with 16-bit indices, rows per neuron */
-    size_t bound = 6 * g.n_conns + 2 * 7 * 6 * g.n_neurons + 40 * g.n_neurons + 2048;
+    size_t bound = 6 * g->n_conns + 2 * 7 * 6 * g->n_neurons + 40 * g->n_neurons + 2048;
     assert_true(nn_plan_bytes(p) <= bound);
     nn_plan_free(p);
     nn_plan_free(NULL); /* a no-op */
-    genome_release(&g);
 }
 
 /* The tiled form: chosen by size (or forced), it keeps the recurrent count,
  * the memory bound and the results of the plain form (single and batched). */
 static void test_nn_plan_compile_tiles_large_networks(void **state)
 {
-    (void)state;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 8, 8, 8);
+    struct genome *g = *state;
+    struct tv_rng rng = tu_rng(8, 8, 8);
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
     struct genome_graph_spec sp = {
         3000, 20, 10, 30000, 30, 0.2, 0.3, GENOME_ACT_TANH, GENOME_ACT_IDENTITY};
-    assert_int_equal(genome_build_graph(&g, &sp, &rng, &err), 0);
+    assert_int_equal(genome_build_graph(g, &sp, &rng, &err), 0);
     struct nn_opts plain = {NN_WAY_AUTO, 0, NULL, 0, 0, 0},
                    tiled = {NN_WAY_AUTO, 0, NULL, 0, 500, 0};
     struct nn_plan *p0, *p1;
-    assert_int_equal(nn_plan_compile(&g, &plain, &p0, &err), 0);
-    assert_int_equal(nn_plan_compile(&g, &tiled, &p1, &err), 0);
+    assert_int_equal(nn_plan_compile(g, &plain, &p0, &err), 0);
+    assert_int_equal(nn_plan_compile(g, &tiled, &p1, &err), 0);
     assert_int_equal(nn_plan_n_chunks(p0), 0); /* small: not tiled by default */
     assert_int_equal(nn_plan_n_tiled(p0), 0);
     assert_true(nn_plan_n_chunks(p1) >= 6);
-    assert_true(nn_plan_n_tiled(p1) > g.n_conns / 4 && nn_plan_n_tiled(p1) <= g.n_conns);
+    assert_true(nn_plan_n_tiled(p1) > g->n_conns / 4 && nn_plan_n_tiled(p1) <= g->n_conns);
     assert_int_equal(nn_plan_n_recurrent(p1), nn_plan_n_recurrent(p0));
-    assert_int_equal(nn_plan_n_conns(p1), g.n_conns);
-    assert_true(nn_plan_bytes(p1) <= 8 * g.n_conns + 64 * g.n_neurons + 4096);
+    assert_int_equal(nn_plan_n_conns(p1), g->n_conns);
+    assert_true(nn_plan_bytes(p1) <= 8 * g->n_conns + 64 * g->n_neurons + 4096);
     for (size_t batch = 1; batch <= 21; batch += 20) {
         struct nn_state *a, *b;
         assert_int_equal(nn_state_new(p0, batch, &a, &err), 0);
@@ -784,15 +733,15 @@ static void test_nn_plan_compile_tiles_large_networks(void **state)
     nn_plan_free(p0);
     nn_plan_free(p1);
     tiled.tile_neurons = SIZE_MAX; /* never */
-    assert_int_equal(nn_plan_compile(&g, &tiled, &p1, &err), 0);
+    assert_int_equal(nn_plan_compile(g, &tiled, &p1, &err), 0);
     assert_int_equal(nn_plan_n_chunks(p1), 0);
     nn_plan_free(p1);
     /* more than NN_TILE_MIN_NEURONS neurons: tiled by default */
     sp = (struct genome_graph_spec){
         NN_TILE_MIN_NEURONS + 5000, 20, 10, 300000, 100, 0.1, 0.3, GENOME_ACT_TANH,
         GENOME_ACT_IDENTITY};
-    assert_int_equal(genome_build_graph(&g, &sp, &rng, &err), 0);
-    assert_int_equal(nn_plan_compile(&g, NULL, &p1, &err), 0);
+    assert_int_equal(genome_build_graph(g, &sp, &rng, &err), 0);
+    assert_int_equal(nn_plan_compile(g, NULL, &p1, &err), 0);
     assert_true(nn_plan_n_chunks(p1) >= 2);
     assert_true(nn_plan_n_tiled(p1) > 0);
     nn_plan_free(p1);
@@ -800,29 +749,25 @@ static void test_nn_plan_compile_tiles_large_networks(void **state)
     uint32_t sizes[3] = {4, 70000, 4};
     struct genome_layered_spec ls = {
         sizes, 3, 0.001, 0.0, 0.0, GENOME_ACT_RELU, GENOME_ACT_IDENTITY, 0.1};
-    assert_int_equal(genome_build_layered(&g, &ls, &rng, &err), 0);
+    assert_int_equal(genome_build_layered(g, &ls, &rng, &err), 0);
     tiled.tile_neurons = 1000;
-    assert_int_equal(nn_plan_compile(&g, &tiled, &p1, &err), 0);
+    assert_int_equal(nn_plan_compile(g, &tiled, &p1, &err), 0);
     assert_int_equal(nn_plan_n_chunks(p1), 0);
     nn_plan_free(p1);
-    genome_release(&g);
 }
 
 static void test_nn_plan_compile_uses_measured_density(void **state)
 {
-    (void)state;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 4, 4, 4);
+    struct genome *g = *state;
+    struct tv_rng rng = tu_rng(4, 4, 4);
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
     uint32_t sizes[3] = {100, 100, 10};
     struct genome_layered_spec spec = {
         sizes, 3, 0.3, 0.0, 0.0, GENOME_ACT_TANH, GENOME_ACT_IDENTITY, 0.2};
-    assert_int_equal(genome_build_layered(&g, &spec, &rng, &err), 0);
+    assert_int_equal(genome_build_layered(g, &spec, &rng, &err), 0);
     struct nn_plan *p;
     struct nn_state *s;
-    assert_int_equal(nn_plan_compile(&g, NULL, &p, &err), 0);
+    assert_int_equal(nn_plan_compile(g, NULL, &p, &err), 0);
     assert_int_equal(nn_plan_layer_way(p, 0), NN_WAY_GATHER);
     assert_int_equal(nn_plan_layer_way(p, 1), NN_WAY_GATHER); /* tanh */
     assert_int_equal(nn_state_new(p, 1, &s, &err), 0);
@@ -837,14 +782,13 @@ static void test_nn_plan_compile_uses_measured_density(void **state)
     assert_true(dens[1] > 0.9f); /* tanh is almost never exactly 0 */
     struct nn_opts o = {NN_WAY_AUTO, 0, dens, 3, 0, 0};
     struct nn_plan *q;
-    assert_int_equal(nn_plan_compile(&g, &o, &q, &err), 0);
+    assert_int_equal(nn_plan_compile(g, &o, &q, &err), 0);
     assert_int_equal(nn_plan_layer_way(q, 0), NN_WAY_SCATTER);
     assert_int_equal(nn_plan_layer_way(q, 1), NN_WAY_GATHER);
-    compare_with_reference(&g, &o, 1, 4, &rng);
+    compare_with_reference(g, &o, 1, 4, &rng);
     nn_plan_free(q);
     nn_state_free(s);
     nn_plan_free(p);
-    genome_release(&g);
 }
 
 /* Compile must refuse, with a message naming the culprit. */
@@ -873,130 +817,142 @@ static void build_tiny(struct genome *g)
 
 static void test_nn_plan_compile_rejects_bad_genomes(void **state)
 {
-    (void)state;
-    struct genome g;
-    genome_init(&g);
+    struct genome *g = *state;
 
-    build_tiny(&g);
-    struct genome_conn tmp = g.conns[0];
-    g.conns[0] = g.conns[1];
-    g.conns[1] = tmp;
-    expect_compile_error(&g, NULL, TV_EINVAL, "not in canonical order");
+    build_tiny(g);
+    struct genome_conn tmp = g->conns[0];
+    g->conns[0] = g->conns[1];
+    g->conns[1] = tmp;
+    expect_compile_error(g, NULL, TV_EINVAL, "not in canonical order");
 
-    build_tiny(&g);
-    g.conns[1] = g.conns[0];
-    expect_compile_error(&g, NULL, TV_EINVAL, "duplicated");
+    build_tiny(g);
+    g->conns[1] = g->conns[0];
+    expect_compile_error(g, NULL, TV_EINVAL, "duplicated");
 
-    build_tiny(&g);
-    g.conns[1].to = 99;
-    expect_compile_error(&g, NULL, TV_EINVAL, "no neuron 99");
+    build_tiny(g);
+    g->conns[1].to = 99;
+    expect_compile_error(g, NULL, TV_EINVAL, "no neuron 99");
 
-    build_tiny(&g);
-    g.conns[0].from = 0; /* sorts first, but no such neuron */
-    expect_compile_error(&g, NULL, TV_EINVAL, "no neuron 0");
+    build_tiny(g);
+    g->conns[0].from = 0; /* sorts first, but no such neuron */
+    expect_compile_error(g, NULL, TV_EINVAL, "no neuron 0");
 
-    build_tiny(&g);
-    g.conns[1].to = 1; /* 3 -> 1: into the input */
-    expect_compile_error(&g, NULL, TV_EINVAL, "ends in input neuron 1");
+    build_tiny(g);
+    g->conns[1].to = 1; /* 3 -> 1: into the input */
+    expect_compile_error(g, NULL, TV_EINVAL, "ends in input neuron 1");
 
-    build_tiny(&g);
-    g.neurons[1].kind = GENOME_HIDDEN;
-    expect_compile_error(&g, NULL, TV_EINVAL, "at least one input and one output");
+    build_tiny(g);
+    g->neurons[1].kind = GENOME_HIDDEN;
+    expect_compile_error(g, NULL, TV_EINVAL, "at least one input and one output");
 
-    build_tiny(&g);
-    g.neurons[2].depth = 1.5f;
-    expect_compile_error(&g, NULL, TV_EINVAL, "neuron 3: depth 1.5 outside [0, 1]");
+    build_tiny(g);
+    g->neurons[2].depth = 1.5f;
+    expect_compile_error(g, NULL, TV_EINVAL, "neuron 3: depth 1.5 outside [0, 1]");
 
-    build_tiny(&g);
-    g.neurons[2].depth = NAN;
-    expect_compile_error(&g, NULL, TV_EINVAL, "outside [0, 1]");
+    build_tiny(g);
+    g->neurons[2].depth = NAN;
+    expect_compile_error(g, NULL, TV_EINVAL, "outside [0, 1]");
 
-    build_tiny(&g);
-    g.neurons[2].act = GENOME_ACT_COUNT;
-    expect_compile_error(&g, NULL, TV_EINVAL, "neuron 3: unknown activation");
+    build_tiny(g);
+    g->neurons[2].act = GENOME_ACT_COUNT;
+    expect_compile_error(g, NULL, TV_EINVAL, "neuron 3: unknown activation");
 
-    build_tiny(&g);
-    g.neurons[0].depth = 0.5f;
-    expect_compile_error(&g, NULL, TV_EINVAL, "an input must be at depth 0");
+    build_tiny(g);
+    g->neurons[0].depth = 0.5f;
+    expect_compile_error(g, NULL, TV_EINVAL, "an input must be at depth 0");
 
-    build_tiny(&g);
-    g.neurons[2].id = 2; /* duplicate id */
-    expect_compile_error(&g, NULL, TV_EINVAL, "ids not unique and ascending");
+    build_tiny(g);
+    g->neurons[2].id = 2; /* duplicate id */
+    expect_compile_error(g, NULL, TV_EINVAL, "ids not unique and ascending");
 
-    build_tiny(&g);
-    g.neurons[2].kind = 7;
-    expect_compile_error(&g, NULL, TV_EINVAL, "unknown kind 7");
-    genome_release(&g);
+    build_tiny(g);
+    g->neurons[2].kind = 7;
+    expect_compile_error(g, NULL, TV_EINVAL, "unknown kind 7");
 }
 
 static void test_nn_plan_compile_rejects_bad_options(void **state)
 {
-    (void)state;
-    struct genome g;
-    genome_init(&g);
-    build_tiny(&g);
+    struct genome *g = *state;
+    build_tiny(g);
     struct nn_opts o = {7, 0, NULL, 0, 0, 0};
-    expect_compile_error(&g, &o, TV_EINVAL, "nn_opts.way: unknown way 7");
+    expect_compile_error(g, &o, TV_EINVAL, "nn_opts.way: unknown way 7");
     o = (struct nn_opts){NN_WAY_AUTO, 8, NULL, 0, 0, 0};
-    expect_compile_error(&g, &o, TV_EINVAL, "nn_opts.index_bits: expected 0, 16 or 32, got 8");
+    expect_compile_error(g, &o, TV_EINVAL, "nn_opts.index_bits: expected 0, 16 or 32, got 8");
     float dens[2] = {0.5f, 0.5f};
     o = (struct nn_opts){NN_WAY_AUTO, 0, dens, 2, 0, 0};
-    expect_compile_error(&g, &o, TV_EINVAL, "nn_opts.density has 2 layers, the network has 3");
+    expect_compile_error(g, &o, TV_EINVAL, "nn_opts.density has 2 layers, the network has 3");
 
     /* 16-bit indices cannot address 65536 neurons (the zero slot is n) */
     struct tv_error err = {0};
-    genome_reset(&g);
-    assert_int_equal(genome_reserve(&g, 65536, 1, &err), 0);
+    genome_reset(g);
+    assert_int_equal(genome_reserve(g, 65536, 1, &err), 0);
     for (uint32_t i = 0; i < 65536; i++) {
         struct genome_neuron u = {
             i, i == 0 ? GENOME_INPUT : GENOME_OUTPUT, 0, 0, i == 0 ? 0.0f : 1.0f, 0, {0}};
-        assert_int_equal(genome_push_neuron(&g, &u, &err), 0);
+        assert_int_equal(genome_push_neuron(g, &u, &err), 0);
     }
     o = (struct nn_opts){NN_WAY_AUTO, 16, NULL, 0, 0, 0};
-    expect_compile_error(&g, &o, TV_EINVAL, "16-bit indices cannot address 65536 neurons");
+    expect_compile_error(g, &o, TV_EINVAL, "16-bit indices cannot address 65536 neurons");
     struct nn_plan *p;
-    assert_int_equal(nn_plan_compile(&g, NULL, &p, &err), 0);
+    assert_int_equal(nn_plan_compile(g, NULL, &p, &err), 0);
     assert_int_equal(nn_plan_index_bits(p), 32);
     nn_plan_free(p);
-    genome_release(&g);
 }
 
 /* ---- states ----------------------------------------------------------------- */
 
+/* The states' fixture: the tiny network compiled (p) and a state of batch 1
+ * on it (s), freed after the test. */
+struct tiny {
+    struct genome g;
+    struct nn_plan *p;
+    struct nn_state *s;
+};
+
+static int tiny_setup(void **state)
+{
+    struct tiny *t = calloc(1, sizeof *t);
+    struct tv_error err = {0};
+    if (!t)
+        return -1;
+    *state = t;
+    build_tiny(&t->g);
+    if (nn_plan_compile(&t->g, NULL, &t->p, &err) || nn_state_new(t->p, 1, &t->s, &err))
+        return -1;
+    return 0;
+}
+
+static int tiny_teardown(void **state)
+{
+    struct tiny *t = *state;
+    nn_state_free(t->s);
+    nn_plan_free(t->p);
+    genome_release(&t->g);
+    free(t);
+    return 0;
+}
+
 static void test_nn_state_new_rejects_bad_batch(void **state)
 {
-    (void)state;
+    struct tiny *t = *state;
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
-    build_tiny(&g);
-    struct nn_plan *p;
     struct nn_state *s = (struct nn_state *)&err;
-    assert_int_equal(nn_plan_compile(&g, NULL, &p, &err), 0);
-    assert_int_equal(nn_state_new(p, 0, &s, &err), TV_EINVAL);
+    assert_int_equal(nn_state_new(t->p, 0, &s, &err), TV_EINVAL);
     assert_null(s);
     assert_string_equal(err.msg, "nn_state_new: batch must be at least 1");
-    assert_int_equal(nn_state_new(p, (size_t)1 << 30, &s, &err), TV_EINVAL);
+    assert_int_equal(nn_state_new(t->p, (size_t)1 << 30, &s, &err), TV_EINVAL);
     assert_non_null(strstr(err.msg, "batch 1073741824 is larger than"));
-    assert_int_equal(nn_state_new(p, 9, &s, &err), 0);
+    assert_int_equal(nn_state_new(t->p, 9, &s, &err), 0);
     assert_int_equal(nn_state_batch(s), 9);
     nn_state_free(s);
     nn_state_free(NULL);
-    nn_plan_free(p);
-    genome_release(&g);
 }
 
 static void test_nn_state_set_target_rejects_unknown_target(void **state)
 {
-    (void)state;
+    struct tiny *t = *state;
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
-    build_tiny(&g);
-    struct nn_plan *p;
-    struct nn_state *s;
-    assert_int_equal(nn_plan_compile(&g, NULL, &p, &err), 0);
-    assert_int_equal(nn_state_new(p, 1, &s, &err), 0);
+    struct nn_state *s = t->s;
     int best = nn_state_target(s);
     assert_int_equal(nn_state_set_target(s, NN_TARGET_COUNT, &err), TV_EINVAL);
     assert_string_equal(err.msg, "nn_state_set_target: unknown target 3");
@@ -1005,22 +961,13 @@ static void test_nn_state_set_target_rejects_unknown_target(void **state)
     assert_int_equal(nn_state_target(s), best); /* unchanged */
     assert_int_equal(nn_state_set_target(s, NN_TARGET_DEFAULT, &err), 0);
     assert_int_equal(nn_state_target(s), NN_TARGET_DEFAULT);
-    nn_state_free(s);
-    nn_plan_free(p);
-    genome_release(&g);
 }
 
 static void test_nn_state_density_before_any_step_is_an_error(void **state)
 {
-    (void)state;
+    struct tiny *t = *state;
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
-    build_tiny(&g);
-    struct nn_plan *p;
-    struct nn_state *s;
-    assert_int_equal(nn_plan_compile(&g, NULL, &p, &err), 0);
-    assert_int_equal(nn_state_new(p, 1, &s, &err), 0);
+    struct nn_state *s = t->s;
     float dens[3], x = 1.0f;
     assert_int_equal(nn_state_density(s, dens, &err), TV_ESTATE);
     assert_string_equal(err.msg, "nn_state_density: no step was run since the reset");
@@ -1029,9 +976,6 @@ static void test_nn_state_density_before_any_step_is_an_error(void **state)
     assert_true(dens[0] == 1.0f);
     nn_state_reset(s);
     assert_int_equal(nn_state_density(s, dens, &err), TV_ESTATE);
-    nn_state_free(s);
-    nn_plan_free(p);
-    genome_release(&g);
 }
 
 /* ---- the reference ------------------------------------------------------------- */
@@ -1040,43 +984,37 @@ static void test_nn_state_density_before_any_step_is_an_error(void **state)
  * name, by the plan and by the reference alike, never run as a rate neuron. */
 static void test_nn_plan_compile_rejects_unrun_models(void **state)
 {
-    (void)state;
-    struct genome g;
-    genome_init(&g);
-    tu_lif_genome(&g);
+    struct genome *g = *state;
+    tu_lif_genome(g);
     const char *msg = "neuron 10: model lif is not run by the engine (rate neurons only)";
-    expect_compile_error(&g, NULL, TV_EINVAL, msg);
+    expect_compile_error(g, NULL, TV_EINVAL, msg);
     struct tv_error err = {0};
     struct nn_reference *r = NULL;
-    assert_int_equal(nn_reference_new(&g, 1, &r, &err), TV_EINVAL);
+    assert_int_equal(nn_reference_new(g, 1, &r, &err), TV_EINVAL);
     assert_null(r);
     assert_string_equal(err.msg, msg);
-    genome_release(&g);
 }
 
 static void test_nn_reference_new_rejects_invalid_genome(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
-    build_tiny(&g);
-    g.conns[0].weight = INFINITY;
+    build_tiny(g);
+    g->conns[0].weight = INFINITY;
     struct nn_reference *r = (struct nn_reference *)&err;
-    int rc = nn_reference_new(&g, 1, &r, &err);
+    int rc = nn_reference_new(g, 1, &r, &err);
     assert_int_equal(rc, TV_EINVAL);
     assert_null(r);
     assert_non_null(strstr(err.msg, "weight"));
-    g.conns[0].weight = 1.0f;
-    assert_int_equal(nn_reference_new(&g, 0, &r, &err), TV_EINVAL);
+    g->conns[0].weight = 1.0f;
+    assert_int_equal(nn_reference_new(g, 0, &r, &err), TV_EINVAL);
     assert_string_equal(err.msg, "nn_reference_new: batch must be at least 1");
-    assert_int_equal(nn_reference_new(&g, 2, &r, &err), 0);
+    assert_int_equal(nn_reference_new(g, 2, &r, &err), 0);
     float x[2] = {1, -1}, y[2];
     nn_reference_step(r, x, y); /* relu(1) -> tanh(1); relu(-1) = 0 -> tanh(0) */
     assert_true(y[0] == tanhf(1.0f) && y[1] == 0.0f);
     nn_reference_free(r);
     nn_reference_free(NULL);
-    genome_release(&g);
 }
 
 /* ---- activations ------------------------------------------------------------------ */
@@ -1112,27 +1050,30 @@ static void test_nn_act_apply_is_exact_libm(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_nn_step_matches_reference_on_random_graphs),
-        cmocka_unit_test(test_nn_step_matches_reference_on_layered_genomes),
-        cmocka_unit_test(test_nn_step_bits_do_not_depend_on_batch_size_or_index_width),
+        TU_GENOME_TEST(test_nn_step_matches_reference_on_random_graphs),
+        TU_GENOME_TEST(test_nn_step_matches_reference_on_layered_genomes),
+        TU_GENOME_TEST(test_nn_step_bits_do_not_depend_on_batch_size_or_index_width),
         cmocka_unit_test(test_nn_step_gives_the_pinned_bits_default),
         cmocka_unit_test(test_nn_step_gives_the_pinned_bits_avx2),
         cmocka_unit_test(test_nn_step_gives_the_pinned_bits_avx512f),
-        cmocka_unit_test(test_nn_state_set_target_rejects_unknown_target),
-        cmocka_unit_test(test_nn_step_feature_major_in_place_matches_sample_major),
-        cmocka_unit_test(test_nn_step_carries_recurrent_state_over_time_steps),
-        cmocka_unit_test(test_nn_plan_compile_long_looped_graph_in_linear_time),
-        cmocka_unit_test(test_nn_plan_params_train_like_the_changed_genome),
-        cmocka_unit_test(test_nn_plan_write_weights_rejects_plain_plan_and_other_genome),
-        cmocka_unit_test(test_nn_plan_compile_reports_sizes_within_memory_bound),
-        cmocka_unit_test(test_nn_plan_compile_tiles_large_networks),
-        cmocka_unit_test(test_nn_plan_compile_uses_measured_density),
-        cmocka_unit_test(test_nn_plan_compile_rejects_bad_genomes),
-        cmocka_unit_test(test_nn_plan_compile_rejects_bad_options),
-        cmocka_unit_test(test_nn_state_new_rejects_bad_batch),
-        cmocka_unit_test(test_nn_state_density_before_any_step_is_an_error),
-        cmocka_unit_test(test_nn_plan_compile_rejects_unrun_models),
-        cmocka_unit_test(test_nn_reference_new_rejects_invalid_genome),
+        cmocka_unit_test_setup_teardown(test_nn_state_set_target_rejects_unknown_target, tiny_setup,
+                                        tiny_teardown),
+        TU_GENOME_TEST(test_nn_step_feature_major_in_place_matches_sample_major),
+        TU_GENOME_TEST(test_nn_step_carries_recurrent_state_over_time_steps),
+        TU_GENOME_TEST(test_nn_plan_compile_long_looped_graph_in_linear_time),
+        TU_TRIO_TEST(test_nn_plan_params_train_like_the_changed_genome),
+        TU_TRIO_TEST(test_nn_plan_write_weights_rejects_plain_plan_and_other_genome),
+        TU_GENOME_TEST(test_nn_plan_compile_reports_sizes_within_memory_bound),
+        TU_GENOME_TEST(test_nn_plan_compile_tiles_large_networks),
+        TU_GENOME_TEST(test_nn_plan_compile_uses_measured_density),
+        TU_GENOME_TEST(test_nn_plan_compile_rejects_bad_genomes),
+        TU_GENOME_TEST(test_nn_plan_compile_rejects_bad_options),
+        cmocka_unit_test_setup_teardown(test_nn_state_new_rejects_bad_batch, tiny_setup,
+                                        tiny_teardown),
+        cmocka_unit_test_setup_teardown(test_nn_state_density_before_any_step_is_an_error,
+                                        tiny_setup, tiny_teardown),
+        TU_GENOME_TEST(test_nn_plan_compile_rejects_unrun_models),
+        TU_GENOME_TEST(test_nn_reference_new_rejects_invalid_genome),
         cmocka_unit_test(test_nn_act_apply_is_exact_libm),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

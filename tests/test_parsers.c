@@ -408,8 +408,7 @@ static void test_config_binary_file_refused(void **state)
     /* Random bytes, NUL included (the parser reads up to the first NUL,
      * as the C string it takes): always refused with the file name and,
      * when a line is at fault, a line of the text. */
-    struct tv_rng rng;
-    tv_rng_init(&rng, 7, 0, 0);
+    struct tv_rng rng = tu_rng(7, 0, 0);
     for (int round = 0; round < 2000; round++) {
         size_t len = 1 + tv_rng_below(&rng, 400);
         char *text = malloc(len + 1);

@@ -98,13 +98,7 @@ static void random_net(struct genome *g, struct tv_rng *rng)
         tu_random_genome(g, rng, 6);
         return;
     }
-    struct genome_graph_spec sp = {0};
-    sp.n_in = 1 + tv_rng_below(rng, 5);
-    sp.n_out = 1 + tv_rng_below(rng, 4);
-    sp.n_neurons = sp.n_in + sp.n_out + tv_rng_below(rng, 60);
-    sp.n_conns = tv_rng_below(rng, (uint32_t)(6 * sp.n_neurons));
-    sp.n_levels = 1 + tv_rng_below(rng, 8);
-    sp.rec_rate = tv_rng_uniform(rng) * 0.4;
+    struct genome_graph_spec sp = tu_random_graph_spec(rng, 5, 4, 60, 8, 0.4);
     sp.weight_sd = 1.0;
     sp.hidden_act = (int)tv_rng_below(rng, GENOME_ACT_COUNT);
     sp.out_act = (int)tv_rng_below(rng, GENOME_ACT_COUNT);
@@ -127,13 +121,11 @@ static void build_diff(struct genome *g, int act)
 
 static void test_nn_quantize_scales_cover_the_calibrated_ranges(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
-    build_diff(&g, GENOME_ACT_IDENTITY);
+    build_diff(g, GENOME_ACT_IDENTITY);
     struct nn_calib *c;
-    assert_ok(nn_calib_new(&g, NULL, &c, &err), &err);
+    assert_ok(nn_calib_new(g, NULL, &c, &err), &err);
     /* inputs in [-1, 3]: the input layer's range; out = x0 - x1/2 + 0.5 */
     const float rows[] = {-1, 3, 3, -1, 0.5f, 0.5f};
     assert_ok(nn_calib_run(c, rows, 3, 0, &err), &err);
@@ -155,16 +147,13 @@ static void test_nn_quantize_scales_cover_the_calibrated_ranges(void **state)
     assert_int_equal(q->neuron[2].bias, lround(0.5 / A));
     nn_qnet_free(q);
     nn_calib_free(c);
-    genome_release(&g);
 }
 
 static void test_nn_quantize_percentile_ignores_outliers(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
-    build_diff(&g, GENOME_ACT_IDENTITY);
+    build_diff(g, GENOME_ACT_IDENTITY);
     float rows[2 * 1000];
     for (size_t i = 0; i < 1000; i++) {
         rows[2 * i] = (float)(i % 10) / 10.0f; /* [0, 0.9] */
@@ -176,7 +165,7 @@ static void test_nn_quantize_percentile_ignores_outliers(void **state)
         struct nn_quant_opts o = {.percentile = k ? 99.0 : 100.0};
         struct nn_calib *c;
         struct nn_qnet *q;
-        assert_ok(nn_calib_new(&g, &o, &c, &err), &err);
+        assert_ok(nn_calib_new(g, &o, &c, &err), &err);
         assert_ok(nn_calib_run(c, rows, 1000, 0, &err), &err);
         assert_ok(nn_quantize(c, &q, &err), &err);
         scale[k] = q->layers[0].scale;
@@ -185,15 +174,13 @@ static void test_nn_quantize_percentile_ignores_outliers(void **state)
     }
     assert_float_equal(scale[0], 100.0 / 255, 1e-6);
     assert_float_equal(scale[1], 0.9 / 255, 1e-6);
-    genome_release(&g);
 }
 
 /* Every table entry is quantize(act(P (p - pz))), for every activation. */
 static void test_nn_quantize_tables_fold_every_activation(void **state)
 {
     (void)state;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 5, 0, 0);
+    struct tv_rng rng = tu_rng(5, 0, 0);
     for (int act = 0; act < GENOME_ACT_COUNT; act++) {
         struct genome g;
         genome_init(&g);
@@ -219,20 +206,17 @@ static void expect_all_paths(const struct nn_qnet *q, struct tv_rng *rng);
 
 static void test_nn_quantize_stores_identical_tables_once(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
-    assert_ok(genome_add_neuron(&g, 0, GENOME_INPUT, GENOME_ACT_IDENTITY, 0, 0, &err), &err);
+    assert_ok(genome_add_neuron(g, 0, GENOME_INPUT, GENOME_ACT_IDENTITY, 0, 0, &err), &err);
     for (uint32_t o = 1; o <= 4; o++)
-        assert_ok(genome_add_neuron(&g, o, GENOME_OUTPUT,
-                                    o <= 3 ? GENOME_ACT_TANH : GENOME_ACT_STEP, 0, 1, &err),
+        assert_ok(genome_add_neuron(g, o, GENOME_OUTPUT, o <= 3 ? GENOME_ACT_TANH : GENOME_ACT_STEP,
+                                    0, 1, &err),
                   &err);
     for (uint32_t o = 1; o <= 4; o++)
-        assert_ok(genome_add_conn(&g, 0, o, (float)o, &err), &err);
-    struct tv_rng rng;
-    tv_rng_init(&rng, 9, 0, 0);
-    struct nn_qnet *q = quantize(&g, 100, 32, &rng);
+        assert_ok(genome_add_conn(g, 0, o, (float)o, &err), &err);
+    struct tv_rng rng = tu_rng(9, 0, 0);
+    struct nn_qnet *q = quantize(g, 100, 32, &rng);
     assert_int_equal(q->n_tables, 2);
     assert_int_equal(q->neuron[1].table, q->neuron[2].table);
     assert_int_equal(q->neuron[1].table, q->neuron[3].table);
@@ -240,7 +224,6 @@ static void test_nn_quantize_stores_identical_tables_once(void **state)
     assert_memory_not_equal(q->tables, q->tables + 256, 256);
     expect_all_paths(q, &rng); /* one chunk of two tables: the gather */
     nn_qnet_free(q);
-    genome_release(&g);
 }
 
 /* ---- the engine ---------------------------------------------------------------- */
@@ -310,8 +293,7 @@ static void test_nn_qplan_every_path_gives_the_reference_bits(void **state)
 {
     (void)state;
     struct tv_error err = {0};
-    struct tv_rng rng;
-    tv_rng_init(&rng, 77, 0, 0);
+    struct tv_rng rng = tu_rng(77, 0, 0);
     static const size_t batches[] = {1, 3, 64, 100};
     int vnni_seen = 0;
     for (int trial = 0; trial < 30; trial++) {
@@ -343,24 +325,13 @@ static void test_nn_qplan_every_path_gives_the_reference_bits(void **state)
  * allocations failing: TV_ENOMEM saying so, nothing leaked. */
 static void test_nn_qplan_wide_layers_and_out_of_memory(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct tv_rng rng;
-    tv_rng_init(&rng, 5, 0, 0);
-    struct genome g;
-    genome_init(&g);
-    struct genome_graph_spec sp = {0};
-    sp.n_in = 7;
-    sp.n_out = 3;
-    sp.n_neurons = 90;
-    sp.n_conns = 700;
-    sp.n_levels = 2;
-    sp.rec_rate = 0.2;
-    sp.weight_sd = 1.0;
-    sp.hidden_act = GENOME_ACT_TANH;
-    sp.out_act = GENOME_ACT_SIGMOID;
-    assert_ok(genome_build_graph(&g, &sp, &rng, &err), &err);
-    struct nn_qnet *q = quantize(&g, 100, 40, &rng);
+    struct tv_rng rng = tu_rng(5, 0, 0);
+    /* 90 neurons (7 in, 3 out), 700 connections, 2 levels, recurrent rate 0.2, sd 1 */
+    struct genome_graph_spec sp = {90, 7, 3, 700, 2, 0.2, 1.0, GENOME_ACT_TANH, GENOME_ACT_SIGMOID};
+    assert_ok(genome_build_graph(g, &sp, &rng, &err), &err);
+    struct nn_qnet *q = quantize(g, 100, 40, &rng);
     size_t widest = 0;
     for (size_t l = 1; l < q->n_layers; l++) {
         size_t w = q->layers[l].end - q->layers[l].start;
@@ -391,7 +362,6 @@ static void test_nn_qplan_wide_layers_and_out_of_memory(void **state)
         }
     }
     nn_qnet_free(q);
-    genome_release(&g);
 }
 
 /* Every path against the reference at batches 1 and 65 (all targets this
@@ -413,17 +383,14 @@ static void expect_all_paths(const struct nn_qnet *q, struct tv_rng *rng)
  * target this CPU runs. */
 static void test_nn_qplan_batch_io_in_tiles(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct tv_rng rng;
-    tv_rng_init(&rng, 12, 0, 0);
-    struct genome g;
-    genome_init(&g);
+    struct tv_rng rng = tu_rng(12, 0, 0);
     static const uint32_t sizes[] = {40, 20, 37};
     struct genome_layered_spec sp = {
         sizes, 3, 0.3, 0.05, 0.05, GENOME_ACT_TANH, GENOME_ACT_IDENTITY, 0.3};
-    assert_ok(genome_build_layered(&g, &sp, &rng, &err), &err);
-    struct nn_qnet *q = quantize(&g, 100, 20, &rng);
+    assert_ok(genome_build_layered(g, &sp, &rng, &err), &err);
+    struct nn_qnet *q = quantize(g, 100, 20, &rng);
     expect_all_paths(q, &rng);
     struct nn_plan *p;
     assert_ok(nn_qplan_compile(q, &p, &err), &err);
@@ -475,7 +442,6 @@ static void test_nn_qplan_batch_io_in_tiles(void **state)
         }
     nn_plan_free(p);
     nn_qnet_free(q);
-    genome_release(&g);
 }
 
 /* The windows of the plan (nn/deploy/int8.c): sources over several windows of 256
@@ -485,50 +451,43 @@ static void test_nn_qplan_batch_io_in_tiles(void **state)
  * near 2 (n + 1), past 66,000: an entry that only steps). */
 static void test_nn_qplan_windows_entries_and_hops(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct tv_rng rng;
-    tv_rng_init(&rng, 11, 0, 0);
-    struct genome g;
-    genome_init(&g);
+    struct tv_rng rng = tu_rng(11, 0, 0);
     static const uint32_t sizes[] = {600, 40, 5};
     struct genome_layered_spec sp = {sizes,           3,   0.5, 0.01, 0.02, GENOME_ACT_RELU,
                                      GENOME_ACT_TANH, 0.05};
-    assert_ok(genome_build_layered(&g, &sp, &rng, &err), &err);
-    struct nn_qnet *q = quantize(&g, 100, 20, &rng);
+    assert_ok(genome_build_layered(g, &sp, &rng, &err), &err);
+    struct nn_qnet *q = quantize(g, 100, 20, &rng);
     expect_all_paths(q, &rng);
     nn_qnet_free(q);
 
     uint32_t n_in = 33000, a = n_in, b = n_in + 1;
-    genome_reset(&g);
+    genome_reset(g);
     for (uint32_t i = 0; i < n_in; i++)
-        assert_ok(genome_add_neuron(&g, i, GENOME_INPUT, GENOME_ACT_IDENTITY, 0, 0, &err), &err);
-    assert_ok(genome_add_neuron(&g, a, GENOME_OUTPUT, GENOME_ACT_TANH, 0.1f, 1, &err), &err);
-    assert_ok(genome_add_neuron(&g, b, GENOME_OUTPUT, GENOME_ACT_TANH, -0.1f, 1, &err), &err);
-    assert_ok(genome_add_conn(&g, 0, a, 0.7f, &err), &err);
-    assert_ok(genome_add_conn(&g, b, a, -0.6f, &err), &err); /* recurrent: last step's b */
-    assert_ok(genome_add_conn(&g, 0, b, 0.5f, &err), &err);
-    assert_ok(genome_add_conn(&g, 1, b, -0.8f, &err), &err);
-    q = quantize(&g, 100, 4, &rng);
+        assert_ok(genome_add_neuron(g, i, GENOME_INPUT, GENOME_ACT_IDENTITY, 0, 0, &err), &err);
+    assert_ok(genome_add_neuron(g, a, GENOME_OUTPUT, GENOME_ACT_TANH, 0.1f, 1, &err), &err);
+    assert_ok(genome_add_neuron(g, b, GENOME_OUTPUT, GENOME_ACT_TANH, -0.1f, 1, &err), &err);
+    assert_ok(genome_add_conn(g, 0, a, 0.7f, &err), &err);
+    assert_ok(genome_add_conn(g, b, a, -0.6f, &err), &err); /* recurrent: last step's b */
+    assert_ok(genome_add_conn(g, 0, b, 0.5f, &err), &err);
+    assert_ok(genome_add_conn(g, 1, b, -0.8f, &err), &err);
+    q = quantize(g, 100, 4, &rng);
     assert_int_equal(q->n_recurrent, 1);
     expect_all_paths(q, &rng);
     nn_qnet_free(q);
-    genome_release(&g);
 }
 
 /* The int8 network stays close to the float one it was calibrated on. */
 static void test_nn_qplan_is_close_to_the_float_network(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
-    tu_small_genome(&g); /* tanh, relu, sigmoid; skip and recurrent edges */
-    struct tv_rng rng;
-    tv_rng_init(&rng, 3, 0, 0);
-    struct nn_qnet *q = quantize(&g, 100, 400, &rng);
+    tu_small_genome(g); /* tanh, relu, sigmoid; skip and recurrent edges */
+    struct tv_rng rng = tu_rng(3, 0, 0);
+    struct nn_qnet *q = quantize(g, 100, 400, &rng);
     struct nn_plan *fp, *qp;
-    assert_ok(nn_plan_compile(&g, NULL, &fp, &err), &err);
+    assert_ok(nn_plan_compile(g, NULL, &fp, &err), &err);
     assert_ok(nn_qplan_compile(q, &qp, &err), &err);
     struct nn_state *fs, *qs;
     assert_ok(nn_state_new(fp, 1, &fs, &err), &err);
@@ -548,7 +507,6 @@ static void test_nn_qplan_is_close_to_the_float_network(void **state)
     nn_plan_free(fp);
     nn_plan_free(qp);
     nn_qnet_free(q);
-    genome_release(&g);
 }
 
 /* ---- the NET.q format -------------------------------------------------------- */
@@ -557,8 +515,7 @@ static void test_nn_qnet_write_read_round_trip(void **state)
 {
     (void)state;
     struct tv_error err = {0};
-    struct tv_rng rng;
-    tv_rng_init(&rng, 11, 0, 0);
+    struct tv_rng rng = tu_rng(11, 0, 0);
     for (int trial = 0; trial < 10; trial++) {
         struct genome g;
         genome_init(&g);
@@ -588,8 +545,7 @@ static struct tv_buf small_text(void)
     struct genome g;
     genome_init(&g);
     tu_small_genome(&g);
-    struct tv_rng rng;
-    tv_rng_init(&rng, 1, 0, 0);
+    struct tv_rng rng = tu_rng(1, 0, 0);
     struct nn_qnet *q = quantize(&g, 100, 20, &rng);
     struct tv_buf b = {0};
     assert_ok(nn_qnet_write(q, &b, &err), &err);
@@ -659,32 +615,26 @@ static void test_nn_qnet_read_rejects_every_truncation(void **state)
 
 static void test_nn_calib_new_rejects_bad_percentile(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
-    build_diff(&g, GENOME_ACT_TANH);
+    build_diff(g, GENOME_ACT_TANH);
     struct nn_calib *c = (struct nn_calib *)1;
     struct nn_quant_opts o = {.percentile = 101};
-    assert_error(nn_calib_new(&g, &o, &c, &err), &err, TV_EINVAL, "percentile 101");
+    assert_error(nn_calib_new(g, &o, &c, &err), &err, TV_EINVAL, "percentile 101");
     assert_null(c);
-    genome_release(&g);
 }
 
 static void test_nn_quantize_without_a_step_is_an_error(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
-    build_diff(&g, GENOME_ACT_TANH);
+    build_diff(g, GENOME_ACT_TANH);
     struct nn_calib *c;
-    assert_ok(nn_calib_new(&g, NULL, &c, &err), &err);
+    assert_ok(nn_calib_new(g, NULL, &c, &err), &err);
     struct nn_qnet *q = (struct nn_qnet *)1;
     assert_error(nn_quantize(c, &q, &err), &err, TV_ESTATE, "observed no step");
     assert_null(q);
     nn_calib_free(c);
-    genome_release(&g);
 }
 
 static void test_nn_qnet_export_c_rejects_bad_prefix(void **state)
@@ -706,40 +656,37 @@ static void test_nn_qnet_export_c_rejects_bad_prefix(void **state)
 
 static void test_nn_net_export_c_refuses_activations_needing_libm(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
-    build_diff(&g, GENOME_ACT_TANH);
+    build_diff(g, GENOME_ACT_TANH);
     struct tv_buf out = {0};
-    assert_error(nn_net_export_c(&g, "n", &out, &err), &err, TV_EINVAL,
+    assert_error(nn_net_export_c(g, "n", &out, &err), &err, TV_EINVAL,
                  "activation tanh, which needs libm");
-    build_diff(&g, GENOME_ACT_RELU);
-    assert_ok(nn_net_export_c(&g, "n", &out, &err), &err);
+    build_diff(g, GENOME_ACT_RELU);
+    assert_ok(nn_net_export_c(g, "n", &out, &err), &err);
     assert_non_null(strstr((const char *)out.data, "int n_predict(const float *in, float *out)"));
     tv_buf_free(&out);
-    genome_release(&g);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_nn_quantize_scales_cover_the_calibrated_ranges),
-        cmocka_unit_test(test_nn_quantize_percentile_ignores_outliers),
+        TU_GENOME_TEST(test_nn_quantize_scales_cover_the_calibrated_ranges),
+        TU_GENOME_TEST(test_nn_quantize_percentile_ignores_outliers),
         cmocka_unit_test(test_nn_quantize_tables_fold_every_activation),
-        cmocka_unit_test(test_nn_quantize_stores_identical_tables_once),
+        TU_GENOME_TEST(test_nn_quantize_stores_identical_tables_once),
         cmocka_unit_test(test_nn_qplan_every_path_gives_the_reference_bits),
-        cmocka_unit_test(test_nn_qplan_wide_layers_and_out_of_memory),
-        cmocka_unit_test(test_nn_qplan_windows_entries_and_hops),
-        cmocka_unit_test(test_nn_qplan_batch_io_in_tiles),
-        cmocka_unit_test(test_nn_qplan_is_close_to_the_float_network),
+        TU_GENOME_TEST(test_nn_qplan_wide_layers_and_out_of_memory),
+        TU_GENOME_TEST(test_nn_qplan_windows_entries_and_hops),
+        TU_GENOME_TEST(test_nn_qplan_batch_io_in_tiles),
+        TU_GENOME_TEST(test_nn_qplan_is_close_to_the_float_network),
         cmocka_unit_test(test_nn_qnet_write_read_round_trip),
         cmocka_unit_test(test_nn_qnet_read_rejects_bad_files),
         cmocka_unit_test(test_nn_qnet_read_rejects_every_truncation),
-        cmocka_unit_test(test_nn_calib_new_rejects_bad_percentile),
-        cmocka_unit_test(test_nn_quantize_without_a_step_is_an_error),
+        TU_GENOME_TEST(test_nn_calib_new_rejects_bad_percentile),
+        TU_GENOME_TEST(test_nn_quantize_without_a_step_is_an_error),
         cmocka_unit_test(test_nn_qnet_export_c_rejects_bad_prefix),
-        cmocka_unit_test(test_nn_net_export_c_refuses_activations_needing_libm),
+        TU_GENOME_TEST(test_nn_net_export_c_refuses_activations_needing_libm),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,6 +16,7 @@
 #include "failalloc.h"
 #include "sparsify.h"
 #include "testutil.h"
+#include "trainutil.h"
 
 /* ---- parsing --------------------------------------------------------------- */
 
@@ -376,8 +377,7 @@ static struct genome *make_net(const uint32_t *sizes, size_t n_layers, double de
     assert_non_null(g);
     struct genome_layered_spec sp = {
         sizes, n_layers, density, skip, rec, GENOME_ACT_RELU, GENOME_ACT_IDENTITY, 0.5};
-    struct tv_rng rng;
-    tv_rng_init(&rng, seed, 0, 0);
+    struct tv_rng rng = tu_rng(seed, 0, 0);
     struct tv_error err = {0};
     assert_ok(genome_build_layered(g, &sp, &rng, &err), &err);
     return g;
@@ -392,8 +392,7 @@ struct batch {
 static void make_batch(struct batch *b, size_t n, size_t n_in, size_t n_out, uint64_t seed)
 {
     assert_true(n <= 16 && n * n_in <= 16 * 8);
-    struct tv_rng rng;
-    tv_rng_init(&rng, seed, 1, 0);
+    struct tv_rng rng = tu_rng(seed, 1, 0);
     b->n = n;
     for (size_t i = 0; i < n * n_in; i++)
         b->x[i] = (float)tv_rng_uniform(&rng);
@@ -403,14 +402,8 @@ static void make_batch(struct batch *b, size_t n, size_t n_in, size_t n_out, uin
 
 static struct nn_trainer *make_trainer(const struct genome *g)
 {
-    struct nn_train_opts o;
-    nn_train_opts_default(&o);
-    o.lr = 0.05f;
-    o.max_batch = 16;
-    struct nn_trainer *t = NULL;
-    struct tv_error err = {0};
-    assert_ok(nn_trainer_new(g, &o, &t, &err), &err);
-    return t;
+    struct nn_train_opts o = tu_train_opts(NN_OPT_SGD, 0.05f, 16);
+    return tu_trainer(g, &o);
 }
 
 static void train_step(struct nn_trainer *t, const struct batch *b)
@@ -445,12 +438,7 @@ static struct genome *written(struct nn_trainer *t)
     assert_int_equal(g->n_conns, nn_trainer_n_conns(t));
     struct nn_train_view v;
     nn_trainer_view(t, &v);
-    assert_int_equal(v.n_conns, g->n_conns);
-    for (size_t k = 0; k < v.n_conns; k++) {
-        ptrdiff_t i = genome_find_conn(g, v.from[k], v.to[k]);
-        assert_true(i >= 0);
-        assert_true(g->conns[i].weight == v.w[k]);
-    }
+    tu_expect_view_of(&v, g);
     return g;
 }
 
@@ -526,55 +514,55 @@ static void fx_release(struct fixture *f)
     free(f->layer);
 }
 
+/* The tests take a struct fixture to fx_init, released after them. */
+TU_FIXTURE(fx, struct fixture, fx_release)
+#define FX_TEST(test) cmocka_unit_test_setup_teardown(test, fx_setup, fx_teardown)
+
 static void test_nn_sparsifier_step_threshold_removes_exactly(void **state)
 {
-    (void)state;
     const uint32_t sizes[4] = {6, 8, 8, 3};
     const char *spec[] = {"threshold:0.3"};
-    struct fixture f;
-    fx_init(&f, sizes, 4, 0.6, 0.1, 0.1, 11, spec, 1);
-    fx_run(&f, 0);
+    struct fixture *f = *state;
+    fx_init(f, sizes, 4, 0.6, 0.1, 0.1, 11, spec, 1);
+    fx_run(f, 0);
     size_t kept = 0;
-    for (size_t i = 0; i < f.before->n_conns; i++) {
-        const struct genome_conn *c = &f.before->conns[i];
+    for (size_t i = 0; i < f->before->n_conns; i++) {
+        const struct genome_conn *c = &f->before->conns[i];
         int keep = fabsf(c->weight) >= 0.3f;
         kept += keep;
-        assert_int_equal(has_same(f.after, c), keep);
+        assert_int_equal(has_same(f->after, c), keep);
     }
-    assert_true(kept > 0 && kept < f.before->n_conns);
-    assert_int_equal(f.after->n_conns, kept);
-    assert_int_equal(f.after->n_neurons, f.before->n_neurons);
+    assert_true(kept > 0 && kept < f->before->n_conns);
+    assert_int_equal(f->after->n_conns, kept);
+    assert_int_equal(f->after->n_neurons, f->before->n_neurons);
     struct nn_sparsifier_stats st;
-    nn_sparsifier_stats(f.s, &st);
-    assert_int_equal(st.removed, f.before->n_conns - kept);
+    nn_sparsifier_stats(f->s, &st);
+    assert_int_equal(st.removed, f->before->n_conns - kept);
     /* training goes on */
-    train_step(f.t, &f.b);
+    train_step(f->t, &f->b);
     struct tv_error err = {0};
-    assert_ok(nn_sparsifier_step(f.s, f.t, &err), &err);
-    genome_free(written(f.t));
-    fx_release(&f);
+    assert_ok(nn_sparsifier_step(f->s, f->t, &err), &err);
+    genome_free(written(f->t));
 }
 
 static void test_nn_sparsifier_step_l1_then_threshold(void **state)
 {
-    (void)state;
     const uint32_t sizes[3] = {5, 7, 3};
     const char *spec[] = {"l1:0.125", "threshold:0.25"};
-    struct fixture f;
-    fx_init(&f, sizes, 3, 0.7, 0, 0, 12, spec, 2);
-    fx_run(&f, 0);
+    struct fixture *f = *state;
+    fx_init(f, sizes, 3, 0.7, 0, 0, 12, spec, 2);
+    fx_run(f, 0);
     size_t kept = 0;
-    for (size_t i = 0; i < f.before->n_conns; i++) {
-        struct genome_conn c = f.before->conns[i];
+    for (size_t i = 0; i < f->before->n_conns; i++) {
+        struct genome_conn c = f->before->conns[i];
         float w = c.weight > 0 ? c.weight - 0.125f : c.weight + 0.125f;
         int keep = (w > 0) == (c.weight > 0) && w != 0 && fabsf(w) >= 0.25f;
         c.weight = w;
         kept += keep;
-        assert_int_equal(has_same(f.after, &c), keep);
+        assert_int_equal(has_same(f->after, &c), keep);
     }
-    assert_true(kept > 0 && kept < f.before->n_conns);
-    assert_int_equal(f.after->n_conns, kept);
-    fx_release(&f);
+    assert_true(kept > 0 && kept < f->before->n_conns);
+    assert_int_equal(f->after->n_conns, kept);
 }
 
 /* Connections per layer pair (lf * 16 + lt) of g. */
@@ -617,44 +605,42 @@ static uint8_t *expected_removed(const struct genome *before, const uint32_t *la
 
 static void test_nn_sparsifier_epoch_set_keeps_counts(void **state)
 {
-    (void)state;
     const uint32_t sizes[4] = {6, 8, 8, 3};
     const char *spec[] = {"set:0.3", "lock:1000"};
-    struct fixture f;
-    fx_init(&f, sizes, 4, 0.3, 0.05, 0.05, 13, spec, 2);
-    fx_run(&f, 1);
+    struct fixture *f = *state;
+    fx_init(f, sizes, 4, 0.3, 0.05, 0.05, 13, spec, 2);
+    fx_run(f, 1);
     /* same count in every layer pair (all have room) and in all */
     size_t cb[256], ca[256];
-    pair_counts(f.before, f.layer, cb);
-    pair_counts(f.after, f.layer, ca);
+    pair_counts(f->before, f->layer, cb);
+    pair_counts(f->after, f->layer, ca);
     assert_memory_equal(cb, ca, sizeof cb);
-    assert_int_equal(f.after->n_conns, f.before->n_conns);
+    assert_int_equal(f->after->n_conns, f->before->n_conns);
     /* exactly the smallest went; the locked ones did not come back */
-    uint8_t *rm = expected_removed(f.before, f.layer, 0.3, 0);
+    uint8_t *rm = expected_removed(f->before, f->layer, 0.3, 0);
     size_t n_rm = 0;
-    for (size_t i = 0; i < f.before->n_conns; i++) {
-        const struct genome_conn *c = &f.before->conns[i];
+    for (size_t i = 0; i < f->before->n_conns; i++) {
+        const struct genome_conn *c = &f->before->conns[i];
         n_rm += rm[i];
-        assert_int_equal(has_same(f.after, c), !rm[i]);
+        assert_int_equal(has_same(f->after, c), !rm[i]);
         if (rm[i])
-            assert_true(genome_find_conn(f.after, c->from, c->to) < 0);
+            assert_true(genome_find_conn(f->after, c->from, c->to) < 0);
     }
     assert_true(n_rm > 3);
     /* the grown ones are new, with weights of about the pair's size */
     size_t grown = 0;
-    for (size_t i = 0; i < f.after->n_conns; i++)
-        if (genome_find_conn(f.before, f.after->conns[i].from, f.after->conns[i].to) < 0) {
+    for (size_t i = 0; i < f->after->n_conns; i++)
+        if (genome_find_conn(f->before, f->after->conns[i].from, f->after->conns[i].to) < 0) {
             grown++;
-            assert_true(f.after->conns[i].weight != 0 && fabsf(f.after->conns[i].weight) < 5);
+            assert_true(f->after->conns[i].weight != 0 && fabsf(f->after->conns[i].weight) < 5);
         }
     assert_int_equal(grown, n_rm);
     struct nn_sparsifier_stats st;
-    nn_sparsifier_stats(f.s, &st);
+    nn_sparsifier_stats(f->s, &st);
     assert_int_equal(st.removed, n_rm);
     assert_int_equal(st.grown, n_rm);
-    train_step(f.t, &f.b);
+    train_step(f->t, &f->b);
     free(rm);
-    fx_release(&f);
 }
 
 /* The brute force for rigl: g plus every absent connection between adjacent
@@ -683,35 +669,34 @@ static double *brute_grad(const struct genome *g, const uint32_t *layer, const s
 
 static void test_nn_sparsifier_epoch_rigl_largest_gradient(void **state)
 {
-    (void)state;
     const uint32_t sizes[4] = {5, 7, 6, 3};
     const char *spec[] = {"rigl:0.25"};
-    struct fixture f;
-    fx_init(&f, sizes, 4, 0.4, 0, 0, 14, spec, 1);
-    fx_run(&f, 1);
-    assert_int_equal(f.after->n_conns, f.before->n_conns);
-    uint8_t *rm = expected_removed(f.before, f.layer, 0.25, 1);
+    struct fixture *f = *state;
+    fx_init(f, sizes, 4, 0.4, 0, 0, 14, spec, 1);
+    fx_run(f, 1);
+    assert_int_equal(f->after->n_conns, f->before->n_conns);
+    uint8_t *rm = expected_removed(f->before, f->layer, 0.25, 1);
     struct genome aug;
     genome_init(&aug);
-    double *grad = brute_grad(f.g, f.layer, &f.b, &aug);
+    double *grad = brute_grad(f->g, f->layer, &f->b, &aug);
     /* per layer pair: the grown ones are the candidates (absent after the
      * removal) of the largest |g| */
     for (uint32_t l = 0; l + 1 < 4; l++) {
         size_t q = 0, grown = 0;
         double min_grown = INFINITY, max_other = 0;
-        for (size_t i = 0; i < f.before->n_conns; i++)
-            q += rm[i] && layer_id(f.before, f.layer, f.before->conns[i].from) == l;
+        for (size_t i = 0; i < f->before->n_conns; i++)
+            q += rm[i] && layer_id(f->before, f->layer, f->before->conns[i].from) == l;
         for (size_t a = 0; a < aug.n_conns; a++) {
             const struct genome_conn *c = &aug.conns[a];
-            if (layer_id(&aug, f.layer, c->from) != l || layer_id(&aug, f.layer, c->to) != l + 1)
+            if (layer_id(&aug, f->layer, c->from) != l || layer_id(&aug, f->layer, c->to) != l + 1)
                 continue;
-            ptrdiff_t ib = genome_find_conn(f.before, c->from, c->to);
+            ptrdiff_t ib = genome_find_conn(f->before, c->from, c->to);
             if (ib >= 0 && !rm[ib])
                 continue; /* survives: not a candidate */
-            ptrdiff_t ia = genome_find_conn(f.after, c->from, c->to);
+            ptrdiff_t ia = genome_find_conn(f->after, c->from, c->to);
             if (ia >= 0) {
                 grown++;
-                assert_true(f.after->conns[ia].weight == 0);
+                assert_true(f->after->conns[ia].weight == 0);
                 min_grown = fmin(min_grown, fabs(grad[a]));
             } else {
                 max_other = fmax(max_other, fabs(grad[a]));
@@ -721,13 +706,12 @@ static void test_nn_sparsifier_epoch_rigl_largest_gradient(void **state)
         assert_int_equal(grown, q);
         assert_true(min_grown >= max_other * (1 - 1e-5));
     }
-    for (size_t i = 0; i < f.before->n_conns; i++)
+    for (size_t i = 0; i < f->before->n_conns; i++)
         if (!rm[i])
-            assert_true(has_same(f.after, &f.before->conns[i]));
+            assert_true(has_same(f->after, &f->before->conns[i]));
     free(grad);
     genome_release(&aug);
     free(rm);
-    fx_release(&f);
 }
 
 static void test_nn_sparsifier_epoch_rigl_needs_a_gradient(void **state)
@@ -1030,10 +1014,10 @@ int main(void)
         cmocka_unit_test(test_nn_sparsify_lock_plain_set),
         cmocka_unit_test(test_nn_sparsify_rigl_top_order),
         cmocka_unit_test(test_nn_sparsifier_new_bad_policies),
-        cmocka_unit_test(test_nn_sparsifier_step_threshold_removes_exactly),
-        cmocka_unit_test(test_nn_sparsifier_step_l1_then_threshold),
-        cmocka_unit_test(test_nn_sparsifier_epoch_set_keeps_counts),
-        cmocka_unit_test(test_nn_sparsifier_epoch_rigl_largest_gradient),
+        FX_TEST(test_nn_sparsifier_step_threshold_removes_exactly),
+        FX_TEST(test_nn_sparsifier_step_l1_then_threshold),
+        FX_TEST(test_nn_sparsifier_epoch_set_keeps_counts),
+        FX_TEST(test_nn_sparsifier_epoch_rigl_largest_gradient),
         cmocka_unit_test(test_nn_sparsifier_epoch_rigl_needs_a_gradient),
         cmocka_unit_test(test_nn_sparsifier_neuron_removes_dead),
         cmocka_unit_test(test_nn_sparsifier_deterministic),

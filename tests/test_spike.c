@@ -33,13 +33,7 @@ static struct nn_spike_neuron unit(double tau_m, double tau_exc, double tau_inh,
 static void random_cuba_genome(struct genome *g, struct tv_rng *rng)
 {
     struct tv_error err = {0};
-    struct genome_graph_spec sp = {0};
-    sp.n_in = 1 + tv_rng_below(rng, 4);
-    sp.n_out = 1 + tv_rng_below(rng, 3);
-    sp.n_neurons = sp.n_in + sp.n_out + tv_rng_below(rng, 60);
-    sp.n_conns = tv_rng_below(rng, (uint32_t)(6 * sp.n_neurons));
-    sp.n_levels = 1 + tv_rng_below(rng, 6);
-    sp.rec_rate = tv_rng_uniform(rng) * 0.5;
+    struct genome_graph_spec sp = tu_random_graph_spec(rng, 4, 3, 60, 6, 0.5);
     sp.weight_sd = 1.0;
     sp.hidden_act = GENOME_ACT_IDENTITY;
     sp.out_act = GENOME_ACT_IDENTITY;
@@ -121,8 +115,7 @@ static uint64_t compare_engine_reference(const struct nn_spike_desc *d, struct t
 static void test_nn_spike_step_matches_reference_on_random_networks(void **state)
 {
     (void)state;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 1901, 0, 0);
+    struct tv_rng rng = tu_rng(1901, 0, 0);
     struct genome g;
     genome_init(&g);
     uint64_t spikes = 0;
@@ -153,8 +146,7 @@ static void test_nn_spike_step_matches_reference_on_random_networks(void **state
 static void test_nn_spike_step_uniform_networks_match_reference(void **state)
 {
     (void)state;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 1902, 0, 0);
+    struct tv_rng rng = tu_rng(1902, 0, 0);
     uint64_t spikes = 0;
     for (int net = 0; net < 40; net++) {
         size_t n = 5 + tv_rng_below(&rng, 300);
@@ -304,8 +296,7 @@ static void test_nn_spike_set_state_sets_v_and_currents(void **state)
 static void test_nn_plan_compile_cuba_genome_steps_spikes(void **state)
 {
     (void)state;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 77, 0, 0);
+    struct tv_rng rng = tu_rng(77, 0, 0);
     struct genome g;
     genome_init(&g);
     struct tv_error err = {0};
@@ -355,36 +346,32 @@ static void test_nn_plan_compile_cuba_genome_steps_spikes(void **state)
 
 static void test_nn_plan_compile_spiking_failures(void **state)
 {
-    (void)state;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 5, 0, 0);
-    struct genome g;
-    genome_init(&g);
-    random_cuba_genome(&g, &rng);
+    struct genome *g = *state;
+    struct tv_rng rng = tu_rng(5, 0, 0);
+    random_cuba_genome(g, &rng);
     struct tv_error err = {0};
     struct nn_plan *p = NULL;
     struct nn_opts o = {0};
     o.trainable = 1;
-    assert_error(nn_plan_compile(&g, &o, &p, &err), &err, TV_EINVAL,
+    assert_error(nn_plan_compile(g, &o, &p, &err), &err, TV_EINVAL,
                  "nn_plan_compile: a spiking plan cannot be trainable");
     assert_null(p);
-    assert_ok(nn_plan_compile(&g, NULL, &p, &err), &err);
+    assert_ok(nn_plan_compile(g, NULL, &p, &err), &err);
     struct nn_state *st = NULL;
     assert_error(nn_state_new(p, 4, &st, &err), &err, TV_EINVAL,
                  "nn_state_new: a spiking plan runs batch 1, not 4");
     assert_null(st);
     nn_plan_free(p);
     /* a rate neuron among cuba neurons */
-    size_t i = g.n_neurons - 1;
-    genome_neuron_set_model(&g.neurons[i], GENOME_MODEL_RATE);
+    size_t i = g->n_neurons - 1;
+    genome_neuron_set_model(&g->neurons[i], GENOME_MODEL_RATE);
     char msg[160];
     snprintf(msg, sizeof msg,
              "neuron %u: model rate is not run by the engine (a spiking network holds cuba "
              "neurons only)",
-             g.neurons[i].id);
-    assert_error(nn_plan_compile(&g, NULL, &p, &err), &err, TV_EINVAL, msg);
+             g->neurons[i].id);
+    assert_error(nn_plan_compile(g, NULL, &p, &err), &err, TV_EINVAL, msg);
     assert_null(p);
-    genome_release(&g);
 }
 
 /* ---- failure paths of nn_spike_new ------------------------------------------ */
@@ -438,135 +425,117 @@ static void test_nn_spike_new_bad_description_fails(void **state)
 
 static void test_genome_cuba_round_trips_both_formats(void **state)
 {
-    (void)state;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 19, 0, 0);
-    struct genome g, back;
-    genome_init(&g);
-    genome_init(&back);
-    random_cuba_genome(&g, &rng);
+    struct tu_pair *pair = *state;
+    struct genome *g = &pair->a, *back = &pair->b;
+    struct tv_rng rng = tu_rng(19, 0, 0);
+    random_cuba_genome(g, &rng);
     struct tv_error err = {0};
-    assert_int_equal(genome_format_version(&g), 2);
+    assert_int_equal(genome_format_version(g), 2);
     size_t len;
-    char *text = tu_text_of(&g, &len);
+    char *text = tu_text_of(g, &len);
     assert_non_null(strstr(text, " cuba tau_m="));
-    assert_ok(genome_read_text(&back, text, len, "c.txt", NULL, &err), &err);
-    assert_true(genome_equal(&g, &back));
+    assert_ok(genome_read_text(back, text, len, "c.txt", NULL, &err), &err);
+    assert_true(genome_equal(g, back));
     free(text);
     struct tv_buf buf = {0};
-    assert_ok(genome_encode(&g, &buf, &err), &err);
-    assert_ok(genome_decode(&back, buf.data, buf.len, NULL, &err), &err);
-    assert_true(genome_equal(&g, &back));
+    assert_ok(genome_encode(g, &buf, &err), &err);
+    assert_ok(genome_decode(back, buf.data, buf.len, NULL, &err), &err);
+    assert_true(genome_equal(g, back));
     tv_buf_free(&buf);
     /* a parameter out of its range is named */
     const char *bad = "trevo-net 2\ninputs 1\noutputs 1\nneuron 0 in 0 identity 0\n"
                       "neuron 1 out 1 identity 0 cuba tau_m=0.1\nconn 0 1 1\n";
-    assert_error(genome_read_text(&back, bad, strlen(bad), "c.txt", NULL, &err), &err, TV_EINVAL,
+    assert_error(genome_read_text(back, bad, strlen(bad), "c.txt", NULL, &err), &err, TV_EINVAL,
                  "c.txt:5: cuba tau_m 0.1 is outside [0.5, 1e+06]");
-    genome_release(&g);
-    genome_release(&back);
 }
 
 /* ---- delays as genes ----------------------------------------------------------- */
 
 static void test_genome_delays_round_trip_both_formats(void **state)
 {
-    (void)state;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 1903, 0, 0);
-    struct genome g, back;
-    genome_init(&g);
-    genome_init(&back);
+    struct tu_pair *pair = *state;
+    struct genome *g = &pair->a, *back = &pair->b;
+    struct tv_rng rng = tu_rng(1903, 0, 0);
     struct tv_error err = {0};
     for (int net = 0; net < 20; net++) {
-        random_cuba_genome(&g, &rng);
-        size_t n = random_delays(&g, &rng, net % 2 ? 3 : 1024);
-        assert_int_equal(genome_format_version(&g), n ? 3 : 2);
+        random_cuba_genome(g, &rng);
+        size_t n = random_delays(g, &rng, net % 2 ? 3 : 1024);
+        assert_int_equal(genome_format_version(g), n ? 3 : 2);
         size_t len;
-        char *text = tu_text_of(&g, &len);
+        char *text = tu_text_of(g, &len);
         assert_true(!n || strstr(text, "trevo-net 3\n") != NULL);
         assert_true(!n || strstr(text, " delay=") != NULL);
-        assert_ok(genome_read_text(&back, text, len, "d.txt", NULL, &err), &err);
-        assert_true(genome_equal(&g, &back));
+        assert_ok(genome_read_text(back, text, len, "d.txt", NULL, &err), &err);
+        assert_true(genome_equal(g, back));
         free(text);
         struct tv_buf buf = {0};
-        assert_ok(genome_encode(&g, &buf, &err), &err);
+        assert_ok(genome_encode(g, &buf, &err), &err);
         for (int general = 0; general < 2; general++) {
-            assert_ok(genome_decode_general(&back, buf.data, buf.len, NULL, general, &err), &err);
-            assert_true(genome_equal(&g, &back));
-            for (size_t k = 0; k < g.n_conns; k++)
-                assert_int_equal(genome_conn_delay(&back, k), genome_conn_delay(&g, k));
+            assert_ok(genome_decode_general(back, buf.data, buf.len, NULL, general, &err), &err);
+            assert_true(genome_equal(g, back));
+            for (size_t k = 0; k < g->n_conns; k++)
+                assert_int_equal(genome_conn_delay(back, k), genome_conn_delay(g, k));
         }
         tv_buf_free(&buf);
     }
-    genome_release(&g);
-    genome_release(&back);
 }
 
 /* A genome whose delays are all 1 writes version 2, byte for byte as a
  * genome that never had a delay array; a version 2 file reads with delays 1. */
 static void test_genome_delays_of_one_keep_version_2_bytes(void **state)
 {
-    (void)state;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 1904, 0, 0);
-    struct genome g, with;
-    genome_init(&g);
-    genome_init(&with);
+    struct tu_pair *pair = *state;
+    struct genome *g = &pair->a, *with = &pair->b;
+    struct tv_rng rng = tu_rng(1904, 0, 0);
     struct tv_error err = {0};
-    random_cuba_genome(&g, &rng);
-    assert_ok(genome_copy(&with, &g, &err), &err);
-    assert_true(with.n_conns > 0);
-    assert_ok(genome_set_delay(&with, 0, 5, &err), &err);
-    assert_false(genome_equal(&g, &with));
-    assert_ok(genome_set_delay(&with, 0, 1, &err), &err);
-    assert_non_null(with.delays);
-    assert_true(genome_equal(&g, &with));
-    assert_int_equal(genome_format_version(&with), 2);
+    random_cuba_genome(g, &rng);
+    assert_ok(genome_copy(with, g, &err), &err);
+    assert_true(with->n_conns > 0);
+    assert_ok(genome_set_delay(with, 0, 5, &err), &err);
+    assert_false(genome_equal(g, with));
+    assert_ok(genome_set_delay(with, 0, 1, &err), &err);
+    assert_non_null(with->delays);
+    assert_true(genome_equal(g, with));
+    assert_int_equal(genome_format_version(with), 2);
     struct tv_buf a = {0}, b = {0};
-    assert_ok(genome_encode(&g, &a, &err), &err);
-    assert_ok(genome_encode(&with, &b, &err), &err);
+    assert_ok(genome_encode(g, &a, &err), &err);
+    assert_ok(genome_encode(with, &b, &err), &err);
     assert_int_equal(a.len, b.len);
     assert_memory_equal(a.data, b.data, a.len);
-    assert_ok(genome_decode(&with, a.data, a.len, NULL, &err), &err);
-    assert_null(with.delays);
+    assert_ok(genome_decode(with, a.data, a.len, NULL, &err), &err);
+    assert_null(with->delays);
     tv_buf_free(&a);
     tv_buf_free(&b);
     /* "delay=" is a version 3 word */
     const char *v2 = "trevo-net 2\ninputs 1\noutputs 1\nneuron 0 in 0 identity 0\n"
                      "neuron 1 out 1 identity 0 cuba\nconn 1 1 1 delay=2\n";
-    assert_error(genome_read_text(&with, v2, strlen(v2), "d.txt", NULL, &err), &err, TV_EINVAL,
+    assert_error(genome_read_text(with, v2, strlen(v2), "d.txt", NULL, &err), &err, TV_EINVAL,
                  "d.txt:6: expected 'conn FROM TO WEIGHT'");
-    genome_release(&g);
-    genome_release(&with);
 }
 
 static void test_genome_validate_bad_delays_fail(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
     const char *net = "trevo-net 3\ninputs 1\noutputs 2\nneuron 0 in 0 identity 0\n"
                       "neuron 1 out 1 identity 0 cuba\nneuron 2 out 1 identity 0\n"
                       "conn 0 1 1\nconn 1 1 0.5 delay=3\nconn 1 2 1\n";
-    assert_ok(genome_read_text(&g, net, strlen(net), "d.txt", NULL, &err), &err);
-    assert_int_equal(genome_conn_delay(&g, 1), 3);
-    assert_ok(genome_set_delay(&g, 1, 1025, &err), &err);
-    assert_error(genome_validate(&g, NULL, &err), &err, TV_EINVAL,
+    assert_ok(genome_read_text(g, net, strlen(net), "d.txt", NULL, &err), &err);
+    assert_int_equal(genome_conn_delay(g, 1), 3);
+    assert_ok(genome_set_delay(g, 1, 1025, &err), &err);
+    assert_error(genome_validate(g, NULL, &err), &err, TV_EINVAL,
                  "connection 1 (1 -> 1): delay 1025 is outside [1, 1024]");
-    assert_ok(genome_set_delay(&g, 1, 0, &err), &err);
-    assert_error(genome_validate(&g, NULL, &err), &err, TV_EINVAL,
+    assert_ok(genome_set_delay(g, 1, 0, &err), &err);
+    assert_error(genome_validate(g, NULL, &err), &err, TV_EINVAL,
                  "connection 1 (1 -> 1): delay 0 is outside [1, 1024]");
-    assert_ok(genome_set_delay(&g, 1, 1, &err), &err);
-    assert_ok(genome_set_delay(&g, 0, 2, &err), &err); /* from an input */
-    assert_error(genome_validate(&g, NULL, &err), &err, TV_EINVAL,
+    assert_ok(genome_set_delay(g, 1, 1, &err), &err);
+    assert_ok(genome_set_delay(g, 0, 2, &err), &err); /* from an input */
+    assert_error(genome_validate(g, NULL, &err), &err, TV_EINVAL,
                  "connection 0 (0 -> 1): delay 2, but only a connection from a non-input into "
                  "a cuba neuron may have a delay other than 1");
-    assert_ok(genome_set_delay(&g, 0, 1, &err), &err);
-    assert_ok(genome_set_delay(&g, 2, 2, &err), &err); /* into a rate neuron */
-    assert_error(genome_validate(&g, NULL, &err), &err, TV_EINVAL,
-                 "connection 2 (1 -> 2): delay 2");
+    assert_ok(genome_set_delay(g, 0, 1, &err), &err);
+    assert_ok(genome_set_delay(g, 2, 2, &err), &err); /* into a rate neuron */
+    assert_error(genome_validate(g, NULL, &err), &err, TV_EINVAL, "connection 2 (1 -> 2): delay 2");
     const char *bad[] = {"conn 1 1 1 delay=0\n", "conn 1 1 1 delay=1025\n", "conn 1 1 1 delay=x\n",
                          "conn 1 1 1 lag=2\n"};
     for (size_t i = 0; i < 4; i++) {
@@ -575,19 +544,18 @@ static void test_genome_validate_bad_delays_fail(void **state)
                  "trevo-net 3\ninputs 1\noutputs 1\nneuron 0 in 0 identity 0\n"
                  "neuron 1 out 1 identity 0 cuba\n%s",
                  bad[i]);
-        assert_error(genome_read_text(&g, text, strlen(text), "d.txt", NULL, &err), &err, TV_EINVAL,
+        assert_error(genome_read_text(g, text, strlen(text), "d.txt", NULL, &err), &err, TV_EINVAL,
                      "d.txt:6: expected delay=D with D in [1, 1024]");
     }
     /* a version 3 message must have its delay bin */
-    assert_ok(genome_read_text(&g, net, strlen(net), "d.txt", NULL, &err), &err);
+    assert_ok(genome_read_text(g, net, strlen(net), "d.txt", NULL, &err), &err);
     struct tv_buf buf = {0};
-    assert_ok(genome_encode(&g, &buf, &err), &err);
+    assert_ok(genome_encode(g, &buf, &err), &err);
     assert_int_equal(buf.data[0], 0x95);
     buf.data[0] = 0x94;
-    assert_error(genome_decode(&g, buf.data, buf.len - 8, NULL, &err), &err, TV_EFORMAT,
+    assert_error(genome_decode(g, buf.data, buf.len - 8, NULL, &err), &err, TV_EFORMAT,
                  "genome: format version 3 is an array of 5");
     tv_buf_free(&buf);
-    genome_release(&g);
 }
 
 /* Mutation moves delays by one step within [1, delay_max], only where a
@@ -595,46 +563,43 @@ static void test_genome_validate_bad_delays_fail(void **state)
  * list operations keep them with their connections. */
 static void test_genome_mutate_and_crossover_carry_delays(void **state)
 {
-    (void)state;
+    struct tu_trio *trio = *state;
+    struct genome *g = &trio->a, *h = &trio->b, *child = &trio->c;
     struct tv_rng rng, r1, r2;
     tv_rng_init(&rng, 1905, 0, 0);
-    struct genome g, h, child;
-    genome_init(&g);
-    genome_init(&h);
-    genome_init(&child);
     struct tv_error err = {0};
-    random_cuba_genome(&g, &rng);
-    while (g.n_conns < 20)
-        random_cuba_genome(&g, &rng);
+    random_cuba_genome(g, &rng);
+    while (g->n_conns < 20)
+        random_cuba_genome(g, &rng);
     struct genome_mutation m = {0};
     m.delay_max = 4;
-    assert_ok(genome_copy(&h, &g, &err), &err);
+    assert_ok(genome_copy(h, g, &err), &err);
     r1 = rng;
-    assert_ok(genome_mutate(&h, &m, &rng, &err), &err); /* rate 0 */
-    assert_true(genome_equal(&g, &h));
+    assert_ok(genome_mutate(h, &m, &rng, &err), &err); /* rate 0 */
+    assert_true(genome_equal(g, h));
     assert_memory_equal(&r1, &rng, sizeof rng);
     m.delay_rate = 1;
     size_t moved = 0;
     for (int round = 0; round < 30; round++) {
-        assert_ok(genome_mutate(&h, &m, &rng, &err), &err);
-        assert_ok(genome_validate(&h, NULL, &err), &err);
-        for (size_t k = 0; k < h.n_conns; k++) {
-            assert_true(genome_conn_delay(&h, k) >= 1 && genome_conn_delay(&h, k) <= 4);
-            moved += genome_conn_delay(&h, k) > 1;
+        assert_ok(genome_mutate(h, &m, &rng, &err), &err);
+        assert_ok(genome_validate(h, NULL, &err), &err);
+        for (size_t k = 0; k < h->n_conns; k++) {
+            assert_true(genome_conn_delay(h, k) >= 1 && genome_conn_delay(h, k) <= 4);
+            moved += genome_conn_delay(h, k) > 1;
         }
     }
     assert_true(moved > 0);
-    assert_int_equal(genome_format_version(&h), 3);
+    assert_int_equal(genome_format_version(h), 3);
     /* crossover of h with a delay-free copy: each matching gene's delay is
      * h's or 1, and over many children both occur */
     size_t from_h = 0, from_g = 0;
     for (int c = 0; c < 20; c++) {
         r2 = rng;
-        assert_ok(genome_crossover(&child, &h, &g, &r2, &err), &err);
+        assert_ok(genome_crossover(child, h, g, &r2, &err), &err);
         rng = r2;
-        assert_ok(genome_validate(&child, NULL, &err), &err);
-        for (size_t k = 0; k < child.n_conns; k++) {
-            unsigned d = genome_conn_delay(&child, k), dh = genome_conn_delay(&h, k);
+        assert_ok(genome_validate(child, NULL, &err), &err);
+        for (size_t k = 0; k < child->n_conns; k++) {
+            unsigned d = genome_conn_delay(child, k), dh = genome_conn_delay(h, k);
             assert_true(d == dh || d == 1);
             from_h += dh > 1 && d == dh;
             from_g += dh > 1 && d == 1;
@@ -642,14 +607,11 @@ static void test_genome_mutate_and_crossover_carry_delays(void **state)
     }
     assert_true(from_h > 0 && from_g > 0);
     /* removing and adding connections keeps each delay with its connection */
-    struct genome_conn last = h.conns[h.n_conns - 1];
-    unsigned last_delay = genome_conn_delay(&h, h.n_conns - 1);
-    genome_remove_conn_at(&h, 0);
-    assert_int_equal(genome_conn_delay(&h, h.n_conns - 1), last_delay);
-    assert_int_equal(h.conns[h.n_conns - 1].to, last.to);
-    genome_release(&g);
-    genome_release(&h);
-    genome_release(&child);
+    struct genome_conn last = h->conns[h->n_conns - 1];
+    unsigned last_delay = genome_conn_delay(h, h->n_conns - 1);
+    genome_remove_conn_at(h, 0);
+    assert_int_equal(genome_conn_delay(h, h->n_conns - 1), last_delay);
+    assert_int_equal(h->conns[h->n_conns - 1].to, last.to);
 }
 
 /* ---- layered networks in frustum tiles ------------------------------------------ */
@@ -725,13 +687,13 @@ int main(void)
         cmocka_unit_test(test_nn_spike_step_delay_to_the_step),
         cmocka_unit_test(test_nn_spike_set_state_sets_v_and_currents),
         cmocka_unit_test(test_nn_plan_compile_cuba_genome_steps_spikes),
-        cmocka_unit_test(test_nn_plan_compile_spiking_failures),
+        TU_GENOME_TEST(test_nn_plan_compile_spiking_failures),
         cmocka_unit_test(test_nn_spike_new_bad_description_fails),
-        cmocka_unit_test(test_genome_cuba_round_trips_both_formats),
-        cmocka_unit_test(test_genome_delays_round_trip_both_formats),
-        cmocka_unit_test(test_genome_delays_of_one_keep_version_2_bytes),
-        cmocka_unit_test(test_genome_validate_bad_delays_fail),
-        cmocka_unit_test(test_genome_mutate_and_crossover_carry_delays),
+        TU_PAIR_TEST(test_genome_cuba_round_trips_both_formats),
+        TU_PAIR_TEST(test_genome_delays_round_trip_both_formats),
+        TU_PAIR_TEST(test_genome_delays_of_one_keep_version_2_bytes),
+        TU_GENOME_TEST(test_genome_validate_bad_delays_fail),
+        TU_TRIO_TEST(test_genome_mutate_and_crossover_carry_delays),
         cmocka_unit_test(test_nn_spike_layers_run_frustum_matches_layer_by_layer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -112,8 +112,7 @@ static double fitness_of(int64_t id)
 static void genome_of(int64_t id, struct genome *g)
 {
     struct tv_error err = {0};
-    struct tv_rng rng;
-    tv_rng_init(&rng, 7, (uint64_t)id, 0);
+    struct tv_rng rng = tu_rng(7, (uint64_t)id, 0);
     assert_ok(
         genome_build_minimal(g, 2 + (uint32_t)(id % 3), 1, GENOME_ACT_SIGMOID, 1.0, &rng, &err),
         &err);
@@ -1695,8 +1694,7 @@ static void test_store_genome_decode_out_of_memory_is_enomem(void **state)
 #endif
     struct fx *f = *state;
     struct tv_error err = {0};
-    struct tv_rng rng;
-    tv_rng_init(&rng, 5, 0, 0);
+    struct tv_rng rng = tu_rng(5, 0, 0);
     const uint32_t sizes[] = {1000, 1000};
     struct genome_layered_spec spec = {.sizes = sizes,
                                        .n_layers = 2,
@@ -2365,8 +2363,7 @@ static int64_t k_verify(const char *path)
 static void test_store_generation_close_survives_sigkill(void **state)
 {
     struct fx *f = *state;
-    struct tv_rng rng;
-    tv_rng_init(&rng, (uint64_t)time(NULL), 99, 0);
+    struct tv_rng rng = tu_rng((uint64_t)time(NULL), 99, 0);
     int64_t last = -1, kills = 0;
     const int64_t n_kills = 24;
     for (int64_t k = 0; k < n_kills; k++) {

@@ -182,8 +182,7 @@ static void evaluate_on(const struct task_instance *t, const struct nn_plan *p, 
                         struct task_result *r)
 {
     struct tv_error err = {0};
-    struct tv_rng rng;
-    tv_rng_init(&rng, seed, 0, 0);
+    struct tv_rng rng = tu_rng(seed, 0, 0);
     memset(r, 0, sizeof *r);
     assert_ok(t->kind->evaluate(t, p, &rng, r, &err), &err);
 }
@@ -383,8 +382,7 @@ static void test_task_pole1_run_lqr_network_balances(void **state)
 static void test_task_pole1_start_ranges_and_grid(void **state)
 {
     (void)state;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 7, 0, 0);
+    struct tv_rng rng = tu_rng(7, 0, 0);
     double lo[4] = {1e9, 1e9, 1e9, 1e9}, hi[4] = {-1e9, -1e9, -1e9, -1e9};
     for (int i = 0; i < 20000; i++) {
         struct task_cart1 s;
@@ -421,8 +419,7 @@ static void test_task_pole1_evaluate_uses_the_rng_start(void **state)
         evaluate("pole1", p, seed, &b, 0);
         assert_memory_equal(&a.fitness, &b.fitness, sizeof a.fitness);
         assert_int_equal(a.solved, b.solved);
-        struct tv_rng rng;
-        tv_rng_init(&rng, seed, 0, 0);
+        struct tv_rng rng = tu_rng(seed, 0, 0);
         struct task_cart1 s;
         task_pole1_start(&rng, &s);
         assert_true(figure(&a, "x0") == s.x && figure(&a, "x_dot0") == s.x_dot);
@@ -689,8 +686,7 @@ static void test_task_spike_pole1_lqr_network_balances(void **state)
     p = plan_of_text(silent);
     for (uint64_t seed = 1; seed <= 5; seed++) {
         struct task_result r;
-        struct tv_rng rng;
-        tv_rng_init(&rng, seed, 0, 0);
+        struct tv_rng rng = tu_rng(seed, 0, 0);
         struct task_cart1 start;
         task_pole1_start(&rng, &start);
         size_t steps;
@@ -713,8 +709,7 @@ static void test_task_spiking_tasks_refuse_rate_networks(void **state)
         struct task_instance *t = open_task(names[i]);
         struct nn_plan *p = plan_constant(t->n_inputs, 1.0f);
         struct tv_error err = {0};
-        struct tv_rng rng;
-        tv_rng_init(&rng, 1, 0, 0);
+        struct tv_rng rng = tu_rng(1, 0, 0);
         struct task_result r;
         memset(&r, 0, sizeof r);
         assert_error(t->kind->evaluate(t, p, &rng, &r, &err), &err, TV_EINVAL, names[i]);
@@ -850,8 +845,7 @@ static void test_task_open_refused_by_the_kind(void **state)
 static void minimal_genome(struct genome *g, uint32_t n_in, uint32_t n_out)
 {
     struct tv_error err = {0};
-    struct tv_rng rng;
-    tv_rng_init(&rng, 7, 0, 0);
+    struct tv_rng rng = tu_rng(7, 0, 0);
     genome_init(g);
     assert_ok(genome_build_minimal(g, n_in, n_out, GENOME_ACT_NEAT_SIGMOID, 1.0, &rng, &err), &err);
 }
@@ -907,8 +901,7 @@ static void test_task_evaluate_seeds_the_evaluation_stream(void **state)
     for (uint64_t seed = 1; seed <= 4; seed++) {
         struct task_result got, want, stream0;
         assert_ok(task_evaluate(t, &g, seed, &got, &err), &err);
-        struct tv_rng rng;
-        tv_rng_init(&rng, seed, TASK_STREAM_EVAL, 0);
+        struct tv_rng rng = tu_rng(seed, TASK_STREAM_EVAL, 0);
         memset(&want, 0, sizeof want);
         assert_ok(t->kind->evaluate(t, p, &rng, &want, &err), &err);
         assert_memory_equal(&got.fitness, &want.fitness, sizeof got.fitness);

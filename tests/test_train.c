@@ -22,7 +22,7 @@
 #include "genome.h"
 #include "nn.h"
 #include "testutil.h"
-#include "train.h"
+#include "trainutil.h"
 
 /* ---- helpers -------------------------------------------------------------- */
 
@@ -33,6 +33,7 @@ static const int smooth_acts[] = {GENOME_ACT_IDENTITY,     GENOME_ACT_TANH,  GEN
 static const int all_acts[] = {GENOME_ACT_IDENTITY,     GENOME_ACT_RELU,  GENOME_ACT_TANH,
                                GENOME_ACT_SIGMOID,      GENOME_ACT_GAUSS, GENOME_ACT_SIN,
                                GENOME_ACT_NEAT_SIGMOID, GENOME_ACT_ABS};
+#define N_ALL_ACTS (sizeof all_acts / sizeof all_acts[0])
 
 /* A small random graph: local, skip and recurrent connections (self loops
  * included), hidden activations from acts, then each neuron's activation
@@ -96,6 +97,14 @@ static void data_make(struct data *d, struct tv_rng *rng, size_t steps, size_t b
         d->labels[q] = tv_rng_chance(rng, 0.2) ? UINT32_MAX : tv_rng_below(rng, (uint32_t)n_out);
 }
 
+/* Data of steps x batch samples for the inputs and outputs of g. */
+static void data_for(struct data *d, struct tv_rng *rng, const struct genome *g, size_t steps,
+                     size_t batch)
+{
+    data_make(d, rng, steps, batch, genome_count_kind(g, GENOME_INPUT),
+              genome_count_kind(g, GENOME_OUTPUT));
+}
+
 static void data_free(struct data *d)
 {
     free(d->x);
@@ -133,11 +142,9 @@ static size_t compare_with_reference(struct nn_trainer *t, const struct genome *
         fail_msg("%s: loss %.9g, reference %.9g", what, fast_loss, ref_loss);
     struct nn_train_view v;
     nn_trainer_view(t, &v);
-    assert_int_equal(v.n_conns, g->n_conns);
+    tu_expect_view_of(&v, g);
     for (size_t k = 0; k < v.n_conns; k++) {
         ptrdiff_t c = genome_find_conn(g, v.from[k], v.to[k]);
-        assert_true(c >= 0);
-        assert_true(v.w[k] == g->conns[c].weight);
         if (!near(v.grad[k], grad[c], 2e-4, scale))
             fail_msg("%s: connection %u -> %u: gradient %.9g, reference %.9g (scale %g)", what,
                      v.from[k], v.to[k], (double)v.grad[k], grad[c], scale);
@@ -162,10 +169,7 @@ static struct nn_trainer *trainer(const struct genome *g, int loss, size_t bptt)
     nn_train_opts_default(&o);
     o.loss = loss;
     o.bptt = bptt;
-    struct nn_trainer *t = NULL;
-    struct tv_error err = {0};
-    assert_ok(nn_trainer_new(g, &o, &t, &err), &err);
-    return t;
+    return tu_trainer(g, &o);
 }
 
 static double grad_of(struct nn_trainer *t, const struct data *d)
@@ -181,44 +185,36 @@ static double grad_of(struct nn_trainer *t, const struct data *d)
 
 static void test_nn_trainer_grad_matches_reference_on_random_networks(void **state)
 {
-    (void)state;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 16, 1, 1);
-    struct genome g;
-    genome_init(&g);
+    struct genome *g = *state;
+    struct tv_rng rng = tu_rng(16, 1, 1);
     static const size_t batches[] = {1, 3, 16, 64, 70};
     size_t compared = 0, nets = 0;
     for (int it = 0; it < 3000; it++) {
-        random_net(&g, &rng, all_acts, sizeof all_acts / sizeof all_acts[0]);
+        random_net(g, &rng, all_acts, N_ALL_ACTS);
         int loss = it % 2 ? NN_LOSS_MSE : NN_LOSS_XENT;
         size_t steps = 1 + tv_rng_below(&rng, 4);
         size_t batch = batches[tv_rng_below(&rng, 5)];
         size_t bptt = tv_rng_below(&rng, (uint32_t)steps + 1);
         struct data d;
-        data_make(&d, &rng, steps, batch, genome_count_kind(&g, GENOME_INPUT),
-                  genome_count_kind(&g, GENOME_OUTPUT));
-        struct nn_trainer *t = trainer(&g, loss, bptt);
+        data_for(&d, &rng, g, steps, batch);
+        struct nn_trainer *t = trainer(g, loss, bptt);
         char what[96];
         snprintf(what, sizeof what, "net %d (steps %zu, batch %zu, bptt %zu, loss %d)", it, steps,
                  batch, bptt, loss);
-        compared += compare_with_reference(t, &g, loss, &d, bptt, grad_of(t, &d), what);
+        compared += compare_with_reference(t, g, loss, &d, bptt, grad_of(t, &d), what);
         nets++;
         nn_trainer_free(t);
         data_free(&d);
     }
     print_message("[ train    ] %zu networks, %zu connection gradients compared\n", nets, compared);
     assert_true(compared > 30000);
-    genome_release(&g);
 }
 
 /* The layered networks of genome_build_layered (the shape nets train). */
 static void test_nn_trainer_grad_matches_reference_on_layered_networks(void **state)
 {
-    (void)state;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 16, 2, 1);
-    struct genome g;
-    genome_init(&g);
+    struct genome *g = *state;
+    struct tv_rng rng = tu_rng(16, 2, 1);
     for (int it = 0; it < 200; it++) {
         uint32_t sizes[4] = {1 + tv_rng_below(&rng, 8), 1 + tv_rng_below(&rng, 8),
                              1 + tv_rng_below(&rng, 8), 1 + tv_rng_below(&rng, 5)};
@@ -226,20 +222,19 @@ static void test_nn_trainer_grad_matches_reference_on_layered_networks(void **st
             sizes,           2 + tv_rng_below(&rng, 3), 0.6, 0.2, it % 2 ? 0.1 : 0.0,
             GENOME_ACT_RELU, GENOME_ACT_IDENTITY,       0.7};
         sizes[spec.n_layers - 1] = sizes[3];
-        assert_ok(genome_build_layered(&g, &spec, &rng, &(struct tv_error){0}), NULL);
-        for (size_t i = 0; i < g.n_neurons; i++)
-            g.neurons[i].bias = (float)(0.3 * tv_rng_normal(&rng));
+        assert_ok(genome_build_layered(g, &spec, &rng, &(struct tv_error){0}), NULL);
+        for (size_t i = 0; i < g->n_neurons; i++)
+            g->neurons[i].bias = (float)(0.3 * tv_rng_normal(&rng));
         size_t steps = it % 2 ? 3 : 1;
         struct data d;
         data_make(&d, &rng, steps, 1 + tv_rng_below(&rng, 130), sizes[0], sizes[3]);
         if (d.batch > 128)
             d.batch = 128;
-        struct nn_trainer *t = trainer(&g, NN_LOSS_XENT, 0);
-        compare_with_reference(t, &g, NN_LOSS_XENT, &d, 0, grad_of(t, &d), "layered");
+        struct nn_trainer *t = trainer(g, NN_LOSS_XENT, 0);
+        compare_with_reference(t, g, NN_LOSS_XENT, &d, 0, grad_of(t, &d), "layered");
         nn_trainer_free(t);
         data_free(&d);
     }
-    genome_release(&g);
 }
 
 /* L(w) of the reference for genome g (as it is). */
@@ -270,32 +265,29 @@ static double central(struct genome *g, float *p, int loss, const struct data *d
 
 static void test_nn_reference_grad_matches_finite_differences(void **state)
 {
-    (void)state;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 16, 3, 1);
-    struct genome g;
-    genome_init(&g);
+    struct genome *g = *state;
+    struct tv_rng rng = tu_rng(16, 3, 1);
     size_t checked = 0;
     for (int it = 0; it < 1000; it++) {
-        random_net(&g, &rng, smooth_acts, sizeof smooth_acts / sizeof smooth_acts[0]);
+        random_net(g, &rng, smooth_acts, sizeof smooth_acts / sizeof smooth_acts[0]);
         int loss = it % 2 ? NN_LOSS_MSE : NN_LOSS_XENT;
         struct data d;
         data_make(&d, &rng, 1 + tv_rng_below(&rng, 3), 1 + tv_rng_below(&rng, 3),
-                  genome_count_kind(&g, GENOME_INPUT), genome_count_kind(&g, GENOME_OUTPUT));
-        double *grad = malloc((g.n_conns + 1) * sizeof *grad), *gs = malloc((g.n_conns + 1) * 8);
-        double *bgrad = malloc(g.n_neurons * sizeof *bgrad), *bs = malloc(g.n_neurons * 8);
-        ref_loss(&g, loss, &d, 0, grad, bgrad);
-        for (size_t k = 0; k < g.n_conns; k++) {
-            double fd = central(&g, &g.conns[k].weight, loss, &d, gs, bs);
+                  genome_count_kind(g, GENOME_INPUT), genome_count_kind(g, GENOME_OUTPUT));
+        double *grad = malloc((g->n_conns + 1) * sizeof *grad), *gs = malloc((g->n_conns + 1) * 8);
+        double *bgrad = malloc(g->n_neurons * sizeof *bgrad), *bs = malloc(g->n_neurons * 8);
+        ref_loss(g, loss, &d, 0, grad, bgrad);
+        for (size_t k = 0; k < g->n_conns; k++) {
+            double fd = central(g, &g->conns[k].weight, loss, &d, gs, bs);
             if (!near(grad[k], fd, 1e-4, 1e-5))
                 fail_msg("net %d, connection %zu: gradient %.9g, central difference %.9g", it, k,
                          grad[k], fd);
             checked++;
         }
-        for (size_t i = 0; i < g.n_neurons; i++) {
-            if (g.neurons[i].kind == GENOME_INPUT)
+        for (size_t i = 0; i < g->n_neurons; i++) {
+            if (g->neurons[i].kind == GENOME_INPUT)
                 continue;
-            double fd = central(&g, &g.neurons[i].bias, loss, &d, gs, bs);
+            double fd = central(g, &g->neurons[i].bias, loss, &d, gs, bs);
             if (!near(bgrad[i], fd, 1e-4, 1e-5))
                 fail_msg("net %d, neuron %zu: bias gradient %.9g, central difference %.9g", it, i,
                          bgrad[i], fd);
@@ -308,7 +300,6 @@ static void test_nn_reference_grad_matches_finite_differences(void **state)
     }
     print_message("[ train    ] %zu weight gradients against central differences\n", checked);
     assert_true(checked > 5000);
-    genome_release(&g);
 }
 
 /* A truncated window really cuts: a recurrent chain over 3 steps gets a
@@ -316,22 +307,19 @@ static void test_nn_reference_grad_matches_finite_differences(void **state)
  * reference agrees on both. */
 static void test_nn_trainer_grad_truncates_at_bptt(void **state)
 {
-    (void)state;
-    struct genome g;
-    genome_init(&g);
+    struct genome *g = *state;
     struct tv_error err = {0};
-    assert_ok(genome_add_neuron(&g, 0, GENOME_INPUT, GENOME_ACT_IDENTITY, 0, 0, &err), &err);
-    assert_ok(genome_add_neuron(&g, 1, GENOME_OUTPUT, GENOME_ACT_TANH, 0.1f, 1, &err), &err);
-    assert_ok(genome_add_conn(&g, 0, 1, 0.5f, &err), &err);
-    assert_ok(genome_add_conn(&g, 1, 1, 0.7f, &err), &err);
+    assert_ok(genome_add_neuron(g, 0, GENOME_INPUT, GENOME_ACT_IDENTITY, 0, 0, &err), &err);
+    assert_ok(genome_add_neuron(g, 1, GENOME_OUTPUT, GENOME_ACT_TANH, 0.1f, 1, &err), &err);
+    assert_ok(genome_add_conn(g, 0, 1, 0.5f, &err), &err);
+    assert_ok(genome_add_conn(g, 1, 1, 0.7f, &err), &err);
     struct data d;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 16, 4, 1);
+    struct tv_rng rng = tu_rng(16, 4, 1);
     data_make(&d, &rng, 3, 2, 1, 1);
     float g_full = 0, g_cut = 0;
     for (size_t bptt = 0; bptt <= 1; bptt++) {
-        struct nn_trainer *t = trainer(&g, NN_LOSS_MSE, bptt);
-        compare_with_reference(t, &g, NN_LOSS_MSE, &d, bptt, grad_of(t, &d), "chain");
+        struct nn_trainer *t = trainer(g, NN_LOSS_MSE, bptt);
+        compare_with_reference(t, g, NN_LOSS_MSE, &d, bptt, grad_of(t, &d), "chain");
         struct nn_train_view v;
         nn_trainer_view(t, &v);
         for (size_t k = 0; k < v.n_conns; k++)
@@ -341,25 +329,20 @@ static void test_nn_trainer_grad_truncates_at_bptt(void **state)
     }
     assert_true(g_full != g_cut);
     data_free(&d);
-    genome_release(&g);
 }
 
 /* Same bits: twice, every way of the transposed product, every target. */
 static void test_nn_trainer_grad_is_deterministic_across_ways_and_targets(void **state)
 {
-    (void)state;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 16, 5, 1);
-    struct genome g;
-    genome_init(&g);
+    struct genome *g = *state;
+    struct tv_rng rng = tu_rng(16, 5, 1);
     struct tv_error err = {0};
     for (int it = 0; it < 300; it++) {
-        random_net(&g, &rng, all_acts, sizeof all_acts / sizeof all_acts[0]);
+        random_net(g, &rng, all_acts, N_ALL_ACTS);
         struct data d;
         size_t steps = 1 + tv_rng_below(&rng, 3);
-        data_make(&d, &rng, steps, 1 + tv_rng_below(&rng, 100), genome_count_kind(&g, 0),
-                  genome_count_kind(&g, 1));
-        struct nn_trainer *t = trainer(&g, it % 2, it % 3 == 0 ? 1 : 0);
+        data_for(&d, &rng, g, steps, 1 + tv_rng_below(&rng, 100));
+        struct nn_trainer *t = trainer(g, it % 2, it % 3 == 0 ? 1 : 0);
         double l0 = grad_of(t, &d);
         struct nn_train_view v;
         nn_trainer_view(t, &v);
@@ -383,29 +366,25 @@ static void test_nn_trainer_grad_is_deterministic_across_ways_and_targets(void *
         nn_trainer_free(t);
         data_free(&d);
     }
-    genome_release(&g);
 }
 
 /* Forward only: the engine's reference run on the same genome. */
 static void test_nn_trainer_predict_matches_engine(void **state)
 {
-    (void)state;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 16, 6, 1);
-    struct genome g;
-    genome_init(&g);
+    struct genome *g = *state;
+    struct tv_rng rng = tu_rng(16, 6, 1);
     struct tv_error err = {0};
     for (int it = 0; it < 300; it++) {
-        random_net(&g, &rng, all_acts, sizeof all_acts / sizeof all_acts[0]);
+        random_net(g, &rng, all_acts, N_ALL_ACTS);
         size_t steps = 1 + tv_rng_below(&rng, 3), batch = 1 + tv_rng_below(&rng, 80);
-        size_t ni = genome_count_kind(&g, 0), no = genome_count_kind(&g, 1);
+        size_t ni = genome_count_kind(g, 0), no = genome_count_kind(g, 1);
         struct data d;
         data_make(&d, &rng, steps, batch, ni, no);
-        struct nn_trainer *t = trainer(&g, NN_LOSS_XENT, 0);
+        struct nn_trainer *t = trainer(g, NN_LOSS_XENT, 0);
         float *out = malloc(steps * batch * no * sizeof *out), *ref = malloc(batch * no * 4);
         assert_ok(nn_trainer_predict(t, d.x, steps, batch, out, &err), &err);
         struct nn_reference *r = NULL;
-        assert_ok(nn_reference_new(&g, batch, &r, &err), &err);
+        assert_ok(nn_reference_new(g, batch, &r, &err), &err);
         for (size_t s = 0; s < steps; s++) {
             nn_reference_step(r, d.x + s * batch * ni, ref);
             for (size_t q = 0; q < batch * no; q++)
@@ -419,7 +398,6 @@ static void test_nn_trainer_predict_matches_engine(void **state)
         nn_trainer_free(t);
         data_free(&d);
     }
-    genome_release(&g);
 }
 
 /* The view's values and deltas: with one step, the gradient of an existing
@@ -427,17 +405,13 @@ static void test_nn_trainer_predict_matches_engine(void **state)
  * (how a policy finds the gradient of an absent one); off, they are NULL. */
 static void test_nn_trainer_view_values_give_the_gradients(void **state)
 {
-    (void)state;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 16, 12, 1);
-    struct genome g;
-    genome_init(&g);
+    struct genome *g = *state;
+    struct tv_rng rng = tu_rng(16, 12, 1);
     for (int it = 0; it < 100; it++) {
-        random_net(&g, &rng, all_acts, sizeof all_acts / sizeof all_acts[0]);
+        random_net(g, &rng, all_acts, N_ALL_ACTS);
         struct data d;
-        data_make(&d, &rng, 1, 1 + tv_rng_below(&rng, 100), genome_count_kind(&g, 0),
-                  genome_count_kind(&g, 1));
-        struct nn_trainer *t = trainer(&g, it % 2, 0);
+        data_for(&d, &rng, g, 1, 1 + tv_rng_below(&rng, 100));
+        struct nn_trainer *t = trainer(g, it % 2, 0);
         grad_of(t, &d);
         struct nn_train_view v;
         nn_trainer_view(t, &v);
@@ -478,7 +452,6 @@ static void test_nn_trainer_view_values_give_the_gradients(void **state)
         nn_trainer_free(t);
         data_free(&d);
     }
-    genome_release(&g);
 }
 
 /* ---- optimizers ------------------------------------------------------------ */
@@ -548,15 +521,12 @@ static void test_nn_trainer_step_applies_each_optimizer_formula(void **state)
 /* SGD on the softmax cross-entropy lowers the loss of a fixed batch. */
 static void test_nn_trainer_step_lowers_the_loss(void **state)
 {
-    (void)state;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 16, 7, 1);
+    struct genome *g = *state;
+    struct tv_rng rng = tu_rng(16, 7, 1);
     uint32_t sizes[] = {6, 12, 3};
     struct genome_layered_spec spec = {sizes, 3, 0.5, 0, 0, GENOME_ACT_RELU, GENOME_ACT_IDENTITY,
                                        0.5};
-    struct genome g;
-    genome_init(&g);
-    assert_ok(genome_build_layered(&g, &spec, &rng, &(struct tv_error){0}), NULL);
+    assert_ok(genome_build_layered(g, &spec, &rng, &(struct tv_error){0}), NULL);
     struct data d;
     data_make(&d, &rng, 1, 32, 6, 3);
     for (size_t b = 0; b < 32; b++)
@@ -565,16 +535,14 @@ static void test_nn_trainer_step_lowers_the_loss(void **state)
     nn_train_opts_default(&o);
     o.optimizer = NN_OPT_ADAM;
     o.lr = 0.01f;
-    struct nn_trainer *t = NULL;
+    struct nn_trainer *t = tu_trainer(g, &o);
     struct tv_error err = {0};
-    assert_ok(nn_trainer_new(&g, &o, &t, &err), &err);
     double first = 0, last = 0;
     for (int i = 0; i < 100; i++)
         assert_ok(nn_trainer_step(t, d.x, d.labels, NULL, 1, 32, i ? &last : &first, &err), &err);
     assert_true(last < 0.8 * first);
     nn_trainer_free(t);
     data_free(&d);
-    genome_release(&g);
 }
 
 /* ---- removal and addition ---------------------------------------------------- */
@@ -606,17 +574,14 @@ static void check_consistent(struct nn_trainer *t, struct tv_rng *rng, const cha
  * and m' = momentum m + g. */
 static void test_nn_trainer_remove_and_add_keep_everything_consistent(void **state)
 {
-    (void)state;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 16, 8, 1);
-    struct genome g;
-    genome_init(&g);
+    struct genome *g = *state;
+    struct tv_rng rng = tu_rng(16, 8, 1);
     struct tv_error err = {0};
     for (int it = 0; it < 200; it++) {
-        random_net(&g, &rng, all_acts, sizeof all_acts / sizeof all_acts[0]);
-        struct nn_trainer *t = trainer(&g, NN_LOSS_XENT, 0);
+        random_net(g, &rng, all_acts, N_ALL_ACTS);
+        struct nn_trainer *t = trainer(g, NN_LOSS_XENT, 0);
         struct data d;
-        data_make(&d, &rng, 2, 4, genome_count_kind(&g, 0), genome_count_kind(&g, 1));
+        data_for(&d, &rng, g, 2, 4);
         assert_ok(nn_trainer_step(t, d.x, d.labels, NULL, 2, 4, NULL, &err), &err);
         /* remove a random third */
         struct nn_train_view v;
@@ -666,7 +631,6 @@ static void test_nn_trainer_remove_and_add_keep_everything_consistent(void **sta
         data_free(&d);
         nn_trainer_free(t);
     }
-    genome_release(&g);
 }
 
 /* The optimizer state moves with its connection: with momentum, a step of
@@ -674,15 +638,12 @@ static void test_nn_trainer_remove_and_add_keep_everything_consistent(void **sta
  * each by momentum * m + g, m being the state before the removal. */
 static void test_nn_trainer_remove_carries_optimizer_state(void **state)
 {
-    (void)state;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 16, 9, 1);
+    struct genome *g = *state;
+    struct tv_rng rng = tu_rng(16, 9, 1);
     uint32_t sizes[] = {4, 6, 3};
     struct genome_layered_spec spec = {sizes, 3, 0.7, 0, 0, GENOME_ACT_TANH, GENOME_ACT_IDENTITY,
                                        0.5};
-    struct genome g;
-    genome_init(&g);
-    assert_ok(genome_build_layered(&g, &spec, &rng, &(struct tv_error){0}), NULL);
+    assert_ok(genome_build_layered(g, &spec, &rng, &(struct tv_error){0}), NULL);
     struct data d;
     data_make(&d, &rng, 1, 8, 4, 3);
     struct nn_train_opts o;
@@ -690,10 +651,8 @@ static void test_nn_trainer_remove_carries_optimizer_state(void **state)
     o.optimizer = NN_OPT_MOMENTUM;
     o.momentum = 0.5f;
     o.lr = 1.0f;
-    struct nn_trainer *t = NULL, *u = NULL;
+    struct nn_trainer *t = tu_trainer(g, &o), *u = tu_trainer(g, &o);
     struct tv_error err = {0};
-    assert_ok(nn_trainer_new(&g, &o, &t, &err), &err);
-    assert_ok(nn_trainer_new(&g, &o, &u, &err), &err);
     /* one step on both: m = g; then remove every other connection of t */
     assert_ok(nn_trainer_step(t, d.x, d.labels, NULL, 1, 8, NULL, &err), &err);
     assert_ok(nn_trainer_step(u, d.x, d.labels, NULL, 1, 8, NULL, &err), &err);
@@ -726,48 +685,44 @@ static void test_nn_trainer_remove_carries_optimizer_state(void **state)
     nn_trainer_free(t);
     nn_trainer_free(u);
     data_free(&d);
-    genome_release(&g);
 }
 
 /* A relu neuron with a very negative bias is dead: found, removed with its
  * connections, and everything stays consistent. */
 static void test_nn_trainer_remove_neurons_drops_dead_neurons(void **state)
 {
-    (void)state;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 16, 10, 1);
-    struct genome g;
-    genome_init(&g);
+    struct genome *g = *state;
+    struct tv_rng rng = tu_rng(16, 10, 1);
     struct tv_error err = {0};
     for (int it = 0; it < 100; it++) {
         uint32_t sizes[] = {3, 5, 4, 2};
         struct genome_layered_spec spec = {
             sizes, 4, 0.8, 0.3, 0.2, GENOME_ACT_RELU, GENOME_ACT_IDENTITY, 0.5};
-        genome_reset(&g);
-        assert_ok(genome_build_layered(&g, &spec, &rng, &(struct tv_error){0}), NULL);
+        genome_reset(g);
+        assert_ok(genome_build_layered(g, &spec, &rng, &(struct tv_error){0}), NULL);
         size_t n_dead_want = 0;
-        for (size_t i = 0; i < g.n_neurons; i++)
-            if (g.neurons[i].kind == GENOME_HIDDEN && tv_rng_chance(&rng, 0.3)) {
-                g.neurons[i].bias = -1000.0f;
+        for (size_t i = 0; i < g->n_neurons; i++)
+            if (g->neurons[i].kind == GENOME_HIDDEN && tv_rng_chance(&rng, 0.3)) {
+                g->neurons[i].bias = -1000.0f;
                 n_dead_want++;
             }
-        struct nn_trainer *t = trainer(&g, NN_LOSS_XENT, 0);
+        struct nn_trainer *t = trainer(g, NN_LOSS_XENT, 0);
         struct data d;
         data_make(&d, &rng, 2, 6, 3, 2);
         grad_of(t, &d);
-        size_t n = g.n_neurons;
+        size_t n = g->n_neurons;
         uint8_t *dead = calloc(n, 1);
         nn_trainer_zero_neurons(t, dead);
         size_t n_dead = 0;
         struct nn_train_view v;
         nn_trainer_view(t, &v);
         for (size_t j = 0; j < n; j++) {
-            ptrdiff_t i = genome_find_neuron(&g, v.id[j]);
+            ptrdiff_t i = genome_find_neuron(g, v.id[j]);
             if (dead[j]) {
                 n_dead++;
                 assert_int_equal(v.kind[j], GENOME_HIDDEN);
             }
-            if (g.neurons[i].bias == -1000.0f)
+            if (g->neurons[i].bias == -1000.0f)
                 assert_true(dead[j]);
         }
         assert_true(n_dead >= n_dead_want);
@@ -785,7 +740,6 @@ static void test_nn_trainer_remove_neurons_drops_dead_neurons(void **state)
         nn_trainer_free(t);
         data_free(&d);
     }
-    genome_release(&g);
 }
 
 /* ---- failure paths ------------------------------------------------------------- */
@@ -870,15 +824,12 @@ static void test_nn_trainer_rejects_bad_calls(void **state)
  * may fail: TV_ENOMEM saying so, nothing leaked, the trainer still usable. */
 static void test_nn_trainer_survives_allocation_failures(void **state)
 {
-    (void)state;
-    struct tv_rng rng;
-    tv_rng_init(&rng, 16, 11, 1);
-    struct genome g, w;
-    genome_init(&g);
-    genome_init(&w);
-    random_net(&g, &rng, all_acts, sizeof all_acts / sizeof all_acts[0]);
+    struct tu_pair *pair = *state;
+    struct genome *g = &pair->a, *w = &pair->b;
+    struct tv_rng rng = tu_rng(16, 11, 1);
+    random_net(g, &rng, all_acts, N_ALL_ACTS);
     struct data d;
-    data_make(&d, &rng, 3, 4, genome_count_kind(&g, 0), genome_count_kind(&g, 1));
+    data_for(&d, &rng, g, 3, 4);
     struct nn_train_opts o;
     nn_train_opts_default(&o);
     failalloc_track(1);
@@ -889,25 +840,25 @@ static void test_nn_trainer_survives_allocation_failures(void **state)
             struct nn_trainer *t = NULL;
             int rc = 0;
             if (phase > 0)
-                assert_ok(nn_trainer_new(&g, &o, &t, &err), &err);
+                assert_ok(nn_trainer_new(g, &o, &t, &err), &err);
             if (phase == 4)
                 assert_ok(nn_trainer_set_transpose(t, NN_TRANSPOSE_BUILD, &err), &err);
             size_t base = failalloc_live();
             struct genome_conn c = {0, 0, 0.5f}; /* the first absent connection */
-            for (size_t a = 0; a < g.n_neurons && !c.to; a++)
-                for (size_t b = 0; b < g.n_neurons && !c.to; b++)
-                    if (g.neurons[b].kind != GENOME_INPUT &&
-                        genome_find_conn(&g, g.neurons[a].id, g.neurons[b].id) < 0)
-                        c = (struct genome_conn){g.neurons[a].id, g.neurons[b].id, 0.5f};
+            for (size_t a = 0; a < g->n_neurons && !c.to; a++)
+                for (size_t b = 0; b < g->n_neurons && !c.to; b++)
+                    if (g->neurons[b].kind != GENOME_INPUT &&
+                        genome_find_conn(g, g->neurons[a].id, g->neurons[b].id) < 0)
+                        c = (struct genome_conn){g->neurons[a].id, g->neurons[b].id, 0.5f};
             failalloc_arm(k);
             if (phase == 0)
-                rc = nn_trainer_new(&g, &o, &t, &err);
+                rc = nn_trainer_new(g, &o, &t, &err);
             else if (phase == 1)
                 rc = nn_trainer_grad(t, d.x, d.labels, NULL, 3, 4, NULL, &err);
             else if (phase == 2)
                 rc = nn_trainer_add(t, &c, 1, &err);
             else if (phase == 3)
-                rc = nn_trainer_write_genome(t, &w, &err);
+                rc = nn_trainer_write_genome(t, w, &err);
             else
                 rc = nn_trainer_grad(t, d.x, d.labels, NULL, 1, 4, NULL, &err);
             failalloc_disarm();
@@ -932,27 +883,25 @@ static void test_nn_trainer_survives_allocation_failures(void **state)
     }
     failalloc_track(0);
     data_free(&d);
-    genome_release(&g);
-    genome_release(&w);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_nn_trainer_grad_matches_reference_on_random_networks),
-        cmocka_unit_test(test_nn_trainer_grad_matches_reference_on_layered_networks),
-        cmocka_unit_test(test_nn_reference_grad_matches_finite_differences),
-        cmocka_unit_test(test_nn_trainer_grad_truncates_at_bptt),
-        cmocka_unit_test(test_nn_trainer_grad_is_deterministic_across_ways_and_targets),
-        cmocka_unit_test(test_nn_trainer_predict_matches_engine),
-        cmocka_unit_test(test_nn_trainer_view_values_give_the_gradients),
+        TU_GENOME_TEST(test_nn_trainer_grad_matches_reference_on_random_networks),
+        TU_GENOME_TEST(test_nn_trainer_grad_matches_reference_on_layered_networks),
+        TU_GENOME_TEST(test_nn_reference_grad_matches_finite_differences),
+        TU_GENOME_TEST(test_nn_trainer_grad_truncates_at_bptt),
+        TU_GENOME_TEST(test_nn_trainer_grad_is_deterministic_across_ways_and_targets),
+        TU_GENOME_TEST(test_nn_trainer_predict_matches_engine),
+        TU_GENOME_TEST(test_nn_trainer_view_values_give_the_gradients),
         cmocka_unit_test(test_nn_trainer_step_applies_each_optimizer_formula),
-        cmocka_unit_test(test_nn_trainer_step_lowers_the_loss),
-        cmocka_unit_test(test_nn_trainer_remove_and_add_keep_everything_consistent),
-        cmocka_unit_test(test_nn_trainer_remove_carries_optimizer_state),
-        cmocka_unit_test(test_nn_trainer_remove_neurons_drops_dead_neurons),
+        TU_GENOME_TEST(test_nn_trainer_step_lowers_the_loss),
+        TU_GENOME_TEST(test_nn_trainer_remove_and_add_keep_everything_consistent),
+        TU_GENOME_TEST(test_nn_trainer_remove_carries_optimizer_state),
+        TU_GENOME_TEST(test_nn_trainer_remove_neurons_drops_dead_neurons),
         cmocka_unit_test(test_nn_trainer_rejects_bad_calls),
-        cmocka_unit_test(test_nn_trainer_survives_allocation_failures),
+        TU_PAIR_TEST(test_nn_trainer_survives_allocation_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

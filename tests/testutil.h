@@ -1,8 +1,12 @@
-/* testutil.h -- helpers shared by the cmocka tests of genome/ (and usable by
- * the others): error assertions that check the code *and* the message, and a
- * generator of random valid genomes with skip, recurrent and split-made
- * hidden neurons. Include after <cmocka.h>. Everything here is static inline
- * so that a test file that uses only part of it builds with -Werror. */
+/* testutil.h -- helpers shared by the cmocka tests: error assertions that
+ * check the code *and* the message; streams (tu_rng); genomes of the shapes
+ * the tests need (random valid genomes with skip, recurrent and split-made
+ * hidden neurons, random graph shapes, small fixed ones, minimal ones,
+ * layered ones); fixtures that release what a test holds even when an
+ * assertion fails (one, two or three genomes; TU_FIXTURE for a file's own
+ * struct); a temporary directory. Include after <cmocka.h>. Everything here
+ * is static inline so that a test file that uses only part of it builds with
+ * -Werror. */
 #ifndef TREVO_TESTUTIL_H
 #define TREVO_TESTUTIL_H
 
@@ -44,6 +48,15 @@ static inline void tu_assert_ok_(int rc, const struct tv_error *err, const char 
                     err ? err->msg : "");
         _fail(file, line);
     }
+}
+
+/* The random stream (seed, a, b) of tv_rng_init, as a value:
+ * `struct tv_rng rng = tu_rng(seed, a, b);`. */
+static inline struct tv_rng tu_rng(uint64_t seed, uint64_t a, uint64_t b)
+{
+    struct tv_rng rng;
+    tv_rng_init(&rng, seed, a, b);
+    return rng;
 }
 
 /* Aggressive mutation rates: every structural operator fires often. */
@@ -102,6 +115,25 @@ static inline void tu_random_genome(struct genome *g, struct tv_rng *rng, uint32
     }
 }
 
+/* The shape of a random NEAT-style graph (genome_build_graph): 1 to max_in
+ * inputs, 1 to max_out outputs, fewer than max_hidden more neurons, fewer
+ * than 6 connections a neuron, 1 to max_levels levels, a recurrent rate
+ * below max_rec; drawn in that order. The caller sets weight_sd and the
+ * activations. */
+static inline struct genome_graph_spec tu_random_graph_spec(struct tv_rng *rng, uint32_t max_in,
+                                                            uint32_t max_out, uint32_t max_hidden,
+                                                            uint32_t max_levels, double max_rec)
+{
+    struct genome_graph_spec sp = {0};
+    sp.n_in = 1 + tv_rng_below(rng, max_in);
+    sp.n_out = 1 + tv_rng_below(rng, max_out);
+    sp.n_neurons = sp.n_in + sp.n_out + tv_rng_below(rng, max_hidden);
+    sp.n_conns = tv_rng_below(rng, (uint32_t)(6 * sp.n_neurons));
+    sp.n_levels = 1 + tv_rng_below(rng, max_levels);
+    sp.rec_rate = tv_rng_uniform(rng) * max_rec;
+    return sp;
+}
+
 /* Replaces some weights and biases by awkward but finite floats: -0, the
  * smallest denormal, the largest float, values that need 9 digits. */
 static inline void tu_spice_floats(struct genome *g, struct tv_rng *rng)
@@ -116,6 +148,20 @@ static inline void tu_spice_floats(struct genome *g, struct tv_rng *rng)
     for (size_t i = 0; i < g->n_neurons; i++)
         if (g->neurons[i].kind != GENOME_INPUT && tv_rng_chance(rng, 0.2))
             g->neurons[i].bias = odd[tv_rng_below(rng, (uint32_t)n_odd)];
+}
+
+/* A new genome of n_in inputs (ids 0..) each joined to n_out outputs of
+ * activation act (genome_build_minimal), every weight w. The caller frees
+ * it. */
+static inline struct genome *tu_minimal_genome(uint32_t n_in, uint32_t n_out, int act, float w)
+{
+    struct tv_error err = {0};
+    struct genome *g = genome_new();
+    assert_non_null(g);
+    assert_ok(genome_build_minimal(g, n_in, n_out, act, 0.0, NULL, &err), &err);
+    for (size_t i = 0; i < g->n_conns; i++)
+        g->conns[i].weight = w;
+    return g;
 }
 
 /* A small fixed genome: inputs 0, 1 (depth 0), output 2 (depth 1), hidden 10
@@ -140,26 +186,69 @@ static inline void tu_small_genome(struct genome *g)
     assert_ok(genome_add_conn(g, 10, 10, -0.1f, &err), &err);
 }
 
+/* A fixture of a test file's own struct: TU_FIXTURE(name, type, release)
+ * defines name_setup, which hands the test a zeroed `type` (`type *f =
+ * *state;`), and name_teardown, which calls release(f) and frees it after
+ * the test, even when an assertion fails; release must accept a zeroed
+ * struct. In the test table: cmocka_unit_test_setup_teardown(test,
+ * name_setup, name_teardown). */
+#define TU_FIXTURE(name, type, release)                                                            \
+    static inline int name##_setup(void **state)                                                   \
+    {                                                                                              \
+        *state = calloc(1, sizeof(type));                                                          \
+        return *state ? 0 : -1;                                                                    \
+    }                                                                                              \
+    static inline int name##_teardown(void **state)                                                \
+    {                                                                                              \
+        release(*state);                                                                           \
+        free(*state);                                                                              \
+        return 0;                                                                                  \
+    }
+
+/* A fixture for tests of one genome: empty at the start, released after the
+ * test, even when an assertion fails (TU_GENOME_TEST(test) in the test
+ * table); the test takes it with `struct genome *g = *state;`. */
+static inline int tu_genome_setup(void **state)
+{
+    *state = genome_new();
+    return *state ? 0 : -1;
+}
+static inline int tu_genome_teardown(void **state)
+{
+    genome_free(*state);
+    return 0;
+}
+#define TU_GENOME_TEST(test)                                                                       \
+    cmocka_unit_test_setup_teardown(test, tu_genome_setup, tu_genome_teardown)
+
 /* A fixture for tests of two genomes: both empty at the start, released
- * after the test (cmocka_unit_test_setup_teardown(test, tu_pair_setup,
- * tu_pair_teardown)); the test takes it with `struct tu_pair *t = *state;`. */
+ * after the test (TU_PAIR_TEST(test) in the test table); the test takes it
+ * with `struct tu_pair *t = *state;`. */
 struct tu_pair {
     struct genome a, b;
     struct tv_error err;
 };
-static inline int tu_pair_setup(void **state)
+static inline void tu_pair_release(struct tu_pair *t)
 {
-    *state = calloc(1, sizeof(struct tu_pair));
-    return *state ? 0 : -1;
-}
-static inline int tu_pair_teardown(void **state)
-{
-    struct tu_pair *t = *state;
     genome_release(&t->a);
     genome_release(&t->b);
-    free(t);
-    return 0;
 }
+TU_FIXTURE(tu_pair, struct tu_pair, tu_pair_release)
+#define TU_PAIR_TEST(test) cmocka_unit_test_setup_teardown(test, tu_pair_setup, tu_pair_teardown)
+
+/* The same for three genomes (TU_TRIO_TEST(test); `struct tu_trio *trio =
+ * *state;`). */
+struct tu_trio {
+    struct genome a, b, c;
+};
+static inline void tu_trio_release(struct tu_trio *t)
+{
+    genome_release(&t->a);
+    genome_release(&t->b);
+    genome_release(&t->c);
+}
+TU_FIXTURE(tu_trio, struct tu_trio, tu_trio_release)
+#define TU_TRIO_TEST(test) cmocka_unit_test_setup_teardown(test, tu_trio_setup, tu_trio_teardown)
 
 /* A layered genome of sizes[0..n) (inputs, relu hidden layers, identity
  * outputs), every adjacent pair full, weights N(0, sd^2) drawn from

@@ -201,22 +201,8 @@ start_mpi() { # LOG ARGS...
 }
 
 # ---- the database ------------------------------------------------------------------
-# Read-only sqlite3, so that a check never checkpoints the WAL of a killed run
-# (the resume must see the files exactly as the crash left them).
-sq() { sqlite3 -readonly -cmd '.timeout 5000' "$@"; }
-last_gen() { sq "$1" 'select coalesce(max(generation), -1) from generations' 2>/dev/null || echo -1; }
-
-# Waits until generation TARGET of DB is closed or job PID has ended.
-wait_gen() { # DB TARGET PID
-    local g i
-    for i in $(seq 1 60000); do
-        g=$(last_gen "$1")
-        [ "${g:--1}" -ge "$2" ] && return 0
-        kill -0 "$3" 2>/dev/null || return 1
-        sleep 0.01
-    done
-    return 1
-}
+# sq (read-only sqlite3), last_gen DB and wait_gen DB TARGET PID.
+. "$FAULTS_LIB_DIR/../lib_db.sh"
 
 # Waits until a child of the generation after the last closed one is
 # committed (a batch commit of an open generation); gives up (returns 1)

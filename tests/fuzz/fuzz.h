@@ -53,4 +53,66 @@ static inline void fuzz_decode_genome(const uint8_t *p, size_t n)
     genome_release(&g);
 }
 
+/* The contract of a batch decoder (worker_tasks_decode, worker_results_decode)
+ * on msg[0..size): with a cap below the size, TV_ELIMIT; with `cap`, rc is 0,
+ * TV_EFORMAT or TV_ENOMEM, a refusal says why in err and leaves the batch
+ * empty. */
+#define FUZZ_DECODE_BATCH(rc, decode, msg, size, cap, batch)                                       \
+    do {                                                                                           \
+        if ((size) > 0) {                                                                          \
+            rc = decode(msg, size, (size)-1, &(batch), &err);                                      \
+            CHECK(rc == TV_ELIMIT && err.code == rc && FUZZ_BATCH_EMPTY(batch));                   \
+        }                                                                                          \
+        rc = decode(msg, size, cap, &(batch), &err);                                               \
+        if (rc) {                                                                                  \
+            CHECK((rc == TV_EFORMAT || rc == TV_ENOMEM) && err.code == rc && err.msg[0]);          \
+            CHECK(FUZZ_BATCH_EMPTY(batch));                                                        \
+        }                                                                                          \
+    } while (0)
+#define FUZZ_BATCH_EMPTY(batch) ((batch).n == 0 && !(batch).items && !(batch).holder)
+
+/* A decoded batch `in` encodes (into buf, empty at the start), and the bytes
+ * decode (under `cap`) to `out`, a batch of the same length that points into
+ * buf; the caller compares the items, then releases out and frees buf. */
+#define FUZZ_REENCODE_BATCH(encode, decode, in, cap, buf, out)                                     \
+    do {                                                                                           \
+        CHECK(encode((in).items, (in).n, &(buf), &err) == 0);                                      \
+        CHECK(decode((buf).data, (buf).len, cap, &(out), &err) == 0);                              \
+        CHECK((out).n == (in).n);                                                                  \
+    } while (0)
+
+/* What a genome parser (genome_decode, genome_read_text) must leave, given
+ * what it returned (rc) and said (err): refused, an empty genome and a
+ * message that starts with `where` (and is not empty); accepted, a valid
+ * genome that survives both of its forms, msgpack (encode, decode) and text
+ * (write, read back), gene for gene. */
+static inline void fuzz_check_parsed(int rc, const struct tv_error *perr, const char *where,
+                                     const struct genome *g, const struct genome_limits *lim)
+{
+    struct tv_error err = *perr;
+    if (rc) {
+        CHECK(err.code == rc && err.msg[0] != '\0' && strncmp(err.msg, where, strlen(where)) == 0);
+        CHECK(g->n_neurons == 0 && g->n_conns == 0);
+        return;
+    }
+    CHECK(genome_validate(g, lim, &err) == 0);
+    struct genome h;
+    genome_init(&h);
+    struct tv_buf buf = {0};
+    CHECK(genome_encode(g, &buf, &err) == 0);
+    CHECK(genome_decode(&h, buf.data, buf.len, lim, &err) == 0);
+    CHECK(genome_equal(g, &h));
+    tv_buf_free(&buf);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    CHECK(f != NULL);
+    CHECK(genome_write_text(g, f, &err) == 0);
+    CHECK(fclose(f) == 0);
+    CHECK(genome_read_text(&h, text, len, "fuzz", lim, &err) == 0);
+    CHECK(genome_equal(g, &h));
+    free(text);
+    genome_release(&h);
+}
+
 #endif

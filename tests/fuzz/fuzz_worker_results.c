@@ -21,7 +21,6 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct tv_error err = {0};
-    struct worker_results r, s;
     uint8_t *msg = fuzz_copy(data, size);
     if (!msg)
         return 0;
@@ -30,14 +29,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char text[32];
     int erc = worker_error_decode(msg, size, &code, text, sizeof text, &err);
     CHECK(erc == 0 ? code < 0 && strlen(text) < sizeof text : erc == TV_EFORMAT && err.msg[0]);
-    if (size > 0) {
-        int rc = worker_results_decode(msg, size, size - 1, &r, &err);
-        CHECK(rc == TV_ELIMIT && err.code == rc && r.n == 0 && !r.items && !r.holder);
-    }
-    int rc = worker_results_decode(msg, size, CAP, &r, &err);
+    struct worker_results r;
+    int rc;
+    FUZZ_DECODE_BATCH(rc, worker_results_decode, msg, size, CAP, r);
     if (rc) {
-        CHECK((rc == TV_EFORMAT || rc == TV_ENOMEM) && err.code == rc && err.msg[0]);
-        CHECK(r.n == 0 && !r.items && !r.holder);
         free(msg);
         return 0;
     }
@@ -47,10 +42,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         CHECK(a->rank >= 0 && (a->solved == 0 || a->solved == 1));
         fuzz_decode_genome(a->genome, a->genome_len);
     }
+    struct worker_results s;
     struct tv_buf buf = {0};
-    CHECK(worker_results_encode(r.items, r.n, &buf, &err) == 0);
-    CHECK(worker_results_decode(buf.data, buf.len, CAP, &s, &err) == 0);
-    CHECK(s.n == r.n);
+    FUZZ_REENCODE_BATCH(worker_results_encode, worker_results_decode, r, CAP, buf, s);
     for (size_t i = 0; i < r.n; i++) {
         const struct worker_result *a = &r.items[i], *b = &s.items[i];
         CHECK(a->child_id == b->child_id && a->solved == b->solved && a->rank == b->rank);

@@ -25,18 +25,13 @@ static int same_bytes(const uint8_t *a, size_t na, const uint8_t *b, size_t nb)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct tv_error err = {0};
-    struct worker_tasks t, u;
     uint8_t *msg = fuzz_copy(data, size);
     if (!msg)
         return 0;
-    if (size > 0) {
-        int rc = worker_tasks_decode(msg, size, size - 1, &t, &err);
-        CHECK(rc == TV_ELIMIT && err.code == rc && t.n == 0 && !t.items && !t.holder);
-    }
-    int rc = worker_tasks_decode(msg, size, CAP, &t, &err);
+    struct worker_tasks t;
+    int rc;
+    FUZZ_DECODE_BATCH(rc, worker_tasks_decode, msg, size, CAP, t);
     if (rc) {
-        CHECK((rc == TV_EFORMAT || rc == TV_ENOMEM) && err.code == rc && err.msg[0]);
-        CHECK(t.n == 0 && !t.items && !t.holder);
         free(msg);
         return 0;
     }
@@ -48,10 +43,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fuzz_decode_genome(a->genome1, a->genome1_len);
         fuzz_decode_genome(a->genome2, a->genome2_len);
     }
+    struct worker_tasks u;
     struct tv_buf buf = {0};
-    CHECK(worker_tasks_encode(t.items, t.n, &buf, &err) == 0);
-    CHECK(worker_tasks_decode(buf.data, buf.len, CAP, &u, &err) == 0);
-    CHECK(u.n == t.n);
+    FUZZ_REENCODE_BATCH(worker_tasks_encode, worker_tasks_decode, t, CAP, buf, u);
     for (size_t i = 0; i < t.n; i++) {
         const struct worker_task *a = &t.items[i], *b = &u.items[i];
         CHECK(a->child_id == b->child_id && a->generation == b->generation &&

@@ -37,14 +37,8 @@ AGENT="$HERE/agent.sh"
 SUBNET=198.18.0.0/24
 [ -x "$TREVO" ] || { echo "bench.sh: $TREVO: not built (make, or set TREVO=)" >&2; exit 2; }
 
-rc=0
-"$NETNS" check || rc=$?
-if [ "$rc" != 0 ]; then
-    echo "bench.sh: SKIPPED: needs root and ip netns (uid $(id -u)); nothing was measured"
-    exit 77
-fi
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_rmaps_base_oversubscribe=1
+. "$HERE/lib.sh"
+hosts_need_netns "bench.sh: SKIPPED" measured
 
 exec 9>/tmp/trevo-hosts.lock
 flock -w 600 9 || { echo "bench.sh: another run holds /tmp/trevo-hosts.lock" >&2; exit 1; }
@@ -55,7 +49,6 @@ trap 'cleanup; exit 130' INT TERM
 "$NETNS" up 2
 cd "$dir"
 
-on() { local h=$1; shift; ip netns exec "trevo-h$h" "$@"; }
 # shellcheck disable=SC2054 # "tcp,self" is one word
 TCP=(--mca plm_rsh_agent "$AGENT" --mca btl tcp,self --mca btl_tcp_if_include "$SUBNET"
     --mca oob_tcp_if_include "$SUBNET")

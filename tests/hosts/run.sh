@@ -39,16 +39,8 @@ SUBNET=198.18.0.0/24
 GUARD=${GUARD:-180}                     # seconds: no mpirun here may take longer
 PARTITION_BOUND=${PARTITION_BOUND:-30}  # seconds from link down to the end of the job
 
-rc=0
-"$NETNS" check || rc=$?
-if [ "$rc" != 0 ]; then
-    echo "test-hosts: SKIPPED (not passed): needs root and ip netns (uid $(id -u)); nothing was tested"
-    exit 77
-fi
-
-# Open MPI refuses root without these.
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_rmaps_base_oversubscribe=1
+. "$HERE/lib.sh"
+hosts_need_netns "test-hosts: SKIPPED (not passed)" tested
 
 # One user of the trevo-h* namespaces at a time (run.sh, bench.sh).
 exec 9>/tmp/trevo-hosts.lock
@@ -69,7 +61,6 @@ trap 'echo "test-hosts: interrupted"; cleanup; exit 130' INT TERM
 cd "$dir"
 printf '198.18.0.1 slots=2\n198.18.0.2 slots=2\n' >hosts
 
-on() { local h=$1; shift; ip netns exec "trevo-h$h" "$@"; }
 # The settings that matter over TCP (docs/clusters.md): TCP
 # between ranks, only the cluster's subnet for MPI and for Open MPI's own
 # out-of-band channel, and keepalive on that channel so that a host that
@@ -123,18 +114,20 @@ same_as_ref() { # NAME -> 0 if identical to ref; else prints what differs
     cmp -s ref.stats "$1.stats" || { echo "  statistics differ:"; diff ref.stats "$1.stats" | head -5 | sed 's/^/    /'; ok=1; }
     return $ok
 }
-gen_of() { sqlite3 "$1" 'select coalesce(max(generation), -1) from generations' 2>/dev/null || echo -1; }
-wait_gen() { # DB GEN PID: until generation GEN has closed (or the job ended)
-    local g
-    for _ in $(seq 1 3000); do
-        g=$(gen_of "$1")
-        [ "${g:--1}" -ge "$2" ] && return 0
-        kill -0 "$3" 2>/dev/null || return 1
-        sleep 0.02
-    done
+. "$HERE/../lib_db.sh" # last_gen DB, wait_gen DB GEN PID
+show() { grep -v '^gen ' "$1" | sed 's/^/  | /'; } # Open MPI's and trevo's messages
+# start_past_gen20 NAME: the search over 2 hosts started in the background
+# (database NAME.db, output NAME.out, pid in $job); 0 once generation 20 has
+# closed, else the case fails (the job ended first) and 1.
+start_past_gen20() {
+    rm -f "$1".db*
+    mpirun_2hosts "$TREVO" run search.ini --db "$dir/$1.db" >"$1.out" 2>&1 &
+    job=$!
+    wait_gen "$1.db" 20 $job && return 0
+    wait $job || true; job=""
+    show "$1.out"; fail "the job ended before generation 20"
     return 1
 }
-show() { grep -v '^gen ' "$1" | sed 's/^/  | /'; } # Open MPI's and trevo's messages
 LOST_DAEMON="ORTE has lost communication with a remote daemon|ORTE was unable to reliably start one or more daemons"
 
 echo "test-hosts: 2 hosts (trevo-h1 198.18.0.1, trevo-h2 198.18.0.2), $TREVO"
@@ -143,7 +136,7 @@ echo "test-hosts: 2 hosts (trevo-h1 198.18.0.1, trevo-h2 198.18.0.2), $TREVO"
 t0=$(date +%s)
 "$TREVO" run search.ini --db ref.db --quiet
 signature ref.db ref
-[ "$(gen_of ref.db)" = "$LAST" ] || { echo "FAIL reference: did not run to generation $LAST"; exit 1; }
+[ "$(last_gen ref.db)" = "$LAST" ] || { echo "FAIL reference: did not run to generation $LAST"; exit 1; }
 echo "reference: 1 process, $(sed -n '$p' ref.stats | cut -d'|' -f1) individuals ($(($(date +%s) - t0)) s)"
 
 # ---- a. a search over 2 hosts, TCP -------------------------------------
@@ -170,18 +163,12 @@ fi
 # ---- b. a host lost mid-run ---------------------------------------------
 case=host-lost
 t0=$(date +%s)
-rm -f b.db*
-mpirun_2hosts "$TREVO" run search.ini --db "$dir/b.db" >b.out 2>&1 &
-job=$!
-if ! wait_gen b.db 20 $job; then
-    wait $job || true; job=""
-    show b.out; fail "the job ended before generation 20"
-else
+if start_past_gen20 b; then
     t1=$(now)
     ip netns pids trevo-h2 | xargs -r kill -9
     st=0; wait $job || st=$?; job=""
     took=$(since "$t1")
-    g=$(gen_of b.db)
+    g=$(last_gen b.db)
     echo "  killed every process of trevo-h2 after generation $g; mpirun exited $st after $took s; it printed:"
     show b.out
     # Open MPI 4.1 prints either "lost communication with a remote daemon ...
@@ -217,18 +204,12 @@ fi
 # ---- c. a network partition mid-run ---------------------------------------
 case=partition
 t0=$(date +%s)
-rm -f c.db*
-mpirun_2hosts "$TREVO" run search.ini --db "$dir/c.db" >c.out 2>&1 &
-job=$!
-if ! wait_gen c.db 20 $job; then
-    wait $job || true; job=""
-    show c.out; fail "the job ended before generation 20"
-else
+if start_past_gen20 c; then
     t1=$(now)
     ip -n trevo-h2 link set v2 down
     st=0; wait $job || st=$?; job=""
     took=$(since "$t1")
-    g=$(gen_of c.db)
+    g=$(last_gen c.db)
     # Host 2's daemon loses its channel to mpirun too and kills its ranks.
     left=""
     for _ in $(seq 1 50); do
