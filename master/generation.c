@@ -252,49 +252,52 @@ static int replace_population(struct search *s, const int64_t *elites, size_t n_
     return 0;
 }
 
-int master_generation_run(struct search *s, const struct store_set *pending, struct tv_error *err)
+/* The children of generation gen: pop_size new genomes for generation 0,
+ * else master_plan's (and its elites) with the master's rng for gen. */
+static int plan_children(struct search *s, int64_t gen, int64_t **elites, size_t *n_elites,
+                         struct master_child **children, size_t *n_children, struct tv_error *err)
 {
-    int64_t gen = s->gen + 1;
-    int64_t *elites = NULL;
-    size_t n_elites = 0, n_children = 0;
-    struct master_child *children = NULL;
-    int rc = 0;
-    s->t_gen = tv_now();
-    s->solved = 0;
     if (gen == 0) {
-        n_children = (size_t)s->cfg.pop_size;
-        children = calloc(n_children, sizeof *children);
-        if (!children)
+        *n_children = (size_t)s->cfg.pop_size;
+        *children = calloc(*n_children, sizeof **children);
+        if (!*children)
             return tv_error_set(err, TV_ENOMEM, "master: out of memory");
-        for (size_t i = 0; i < n_children; i++)
-            children[i] = (struct master_child){WORKER_OP_INIT, -1, -1};
-    } else {
-        struct tv_rng rng;
-        tv_rng_init(&rng, s->cfg.seed, (uint64_t)gen, MASTER_STREAM);
-        rc = master_plan(&s->pop, &s->cfg, gen, &rng, &elites, &n_elites, &children, &n_children,
-                         err);
-        if (rc)
-            return rc;
+        for (size_t i = 0; i < *n_children; i++)
+            (*children)[i] = (struct master_child){WORKER_OP_INIT, -1, -1};
+        return 0;
     }
-    s->base_id = s->next_id;
-    s->plan = children;
-    s->n_plan = n_children;
+    struct tv_rng rng;
+    tv_rng_init(&rng, s->cfg.seed, (uint64_t)gen, MASTER_STREAM);
+    return master_plan(&s->pop, &s->cfg, gen, &rng, elites, n_elites, children, n_children, err);
+}
+
+/* Opens the next population (in the spare encoding buffer: its capacity,
+ * none of its bytes) and takes the children of generation gen already in
+ * the store (committed before a stop or a crash). */
+static int take_pending(struct search *s, const struct store_set *pending, int64_t gen,
+                        struct tv_error *err)
+{
+    int rc = 0;
     master_pop_init(&s->next, 0);
-    s->next.encoded = s->spare_encoded; /* its capacity, none of its bytes */
+    s->next.encoded = s->spare_encoded;
     s->next.encoded.len = 0;
     memset(&s->spare_encoded, 0, sizeof s->spare_encoded);
-    /* Children already in the store (committed before a stop or a crash). */
     for (size_t i = 0; pending && i < pending->n && !rc; i++) {
         const struct store_individual *r = &pending->rows[i];
         if (r->generation != gen)
             continue;
         rc = take_child(s, r->id, r->fitness, r->solved, r->genome, r->genome_len, NULL, err);
     }
-    struct worker_task *tasks = malloc((n_children ? n_children : 1) * sizeof *tasks);
+    return rc;
+}
+
+/* The tasks of the children of generation gen that are not taken yet, into
+ * tasks[0..n_children); returns how many. */
+static size_t list_tasks(const struct search *s, int64_t gen, const struct master_child *children,
+                         size_t n_children, struct worker_task *tasks)
+{
     size_t n_tasks = 0;
-    if (!tasks && !rc)
-        rc = tv_error_set(err, TV_ENOMEM, "master: out of memory");
-    for (size_t i = 0; i < n_children && !rc; i++) {
+    for (size_t i = 0; i < n_children; i++) {
         int64_t id = s->base_id + (int64_t)i;
         if (master_pop_find(&s->next, id) >= 0)
             continue;
@@ -311,8 +314,16 @@ int master_generation_run(struct search *s, const struct store_set *pending, str
                                 0};
         tasks[n_tasks++] = t;
     }
-    /* Parent genomes travel encoded: as they arrived, or encoded here once
-     * (a member whose encoding was not kept). */
+    return n_tasks;
+}
+
+/* Parent genomes travel encoded: as they arrived, or encoded here once
+ * (a member whose encoding was not kept); each task points at its
+ * parents' bytes in the population's buffer. */
+static int attach_parents(struct search *s, struct worker_task *tasks, size_t n_tasks,
+                          struct tv_error *err)
+{
+    int rc = 0;
     for (size_t i = 0; i < s->pop.n && !rc; i++) {
         struct master_member *mm = &s->pop.m[i];
         if (mm->enc_len)
@@ -338,6 +349,32 @@ int master_generation_run(struct search *s, const struct store_set *pending, str
             }
         }
     }
+    return rc;
+}
+
+int master_generation_run(struct search *s, const struct store_set *pending, struct tv_error *err)
+{
+    int64_t gen = s->gen + 1;
+    int64_t *elites = NULL;
+    size_t n_elites = 0, n_children = 0;
+    struct master_child *children = NULL;
+    s->t_gen = tv_now();
+    s->solved = 0;
+    int rc = plan_children(s, gen, &elites, &n_elites, &children, &n_children, err);
+    if (rc)
+        return rc;
+    s->base_id = s->next_id;
+    s->plan = children;
+    s->n_plan = n_children;
+    rc = take_pending(s, pending, gen, err);
+    struct worker_task *tasks = malloc((n_children ? n_children : 1) * sizeof *tasks);
+    size_t n_tasks = 0;
+    if (!tasks && !rc)
+        rc = tv_error_set(err, TV_ENOMEM, "master: out of memory");
+    if (!rc)
+        n_tasks = list_tasks(s, gen, children, n_children, tasks);
+    if (!rc)
+        rc = attach_parents(s, tasks, n_tasks, err);
     if (!rc)
         rc = farm_run(s->farm, tasks, n_tasks, sink, s, err);
     int flush = master_commit_flush(s, err);

@@ -23,7 +23,7 @@ enum nn_op_id {
     NN_OP_ROWS_LOCAL = 1, /* the same in a tiled plan: indices local to `chunk` */
     NN_OP_SCATTER = 2,    /* layer l0 pushes its non-zero sources to their destinations */
     NN_OP_TILES = 3,      /* the tiles into chunk `chunk` are added to its accumulators */
-    NN_OP_INT8 = 4,       /* the whole step of an int8 plan (int8.c, quant.h) */
+    NN_OP_INT8 = 4,       /* the whole step of an int8 plan (int8_op.c, quant.h) */
     NN_OP_OBSERVE = 5,    /* records the step's ranges for a calibration (quant.c) */
     NN_OP_SPIKE = 6,      /* one step of the plan's spiking network (spike_genome.c) */
     NN_OP_CONV = 7,       /* the channels of layer l0: filters, bias, act, pooling (conv_plan.c) */
@@ -183,7 +183,7 @@ struct nn_state {
 };
 
 /* The outputs of an int8 plan's state of batch > 1, [batch][n_out],
- * dequantized from its values (int8.c; nn_state_read for plan->own_io). */
+ * dequantized from its values (int8_op.c; nn_state_read for plan->own_io). */
 void nn_int8_read(const struct nn_state *s, float *out);
 
 /* ---- convolutional plans (conv_plan.c) ------------------------------------ */

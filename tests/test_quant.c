@@ -444,7 +444,7 @@ static void test_nn_qplan_batch_io_in_tiles(void **state)
     nn_qnet_free(q);
 }
 
-/* The windows of the plan (nn/deploy/int8.c): sources over several windows of 256
+/* The windows of the plan (nn/deploy/int8_plan.c): sources over several windows of 256
  * values; lanes with more than 7 edges in one window (several entries),
  * with 5 to 7 (two steps) and with fewer; and a chunk whose two windows are
  * more than 255 apart (inputs at slots 0 and 1, a recurrent source at slot

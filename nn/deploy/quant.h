@@ -43,7 +43,7 @@
  * float inputs and the dequantized outputs. Inside, the state keeps each
  * neuron's value as u = q + 128 (uint8) for this step and the last, in the
  * state's scatter buffer (which an int8 plan does not otherwise use); the
- * int8 plan is one allocation (see int8.c for its layout).
+ * int8 plan is one allocation (see int8_impl.h for its layout).
  *
  * This module includes only genome/ headers, nn/, libc and libm.
  */
