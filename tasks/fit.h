@@ -23,11 +23,13 @@
  *     the topology of its last removal without growing);
  *   - the training loss and accuracy of an epoch are over its samples as the
  *     steps saw them: each sample's loss and argmax of the output values
- *     before its step's update (ties: the lower class);
+ *     before its step's update (nn_argmax of train.h: ties the lower class,
+ *     NaN never wins);
  *   - the test loss and accuracy (fit_evaluate) after the epoch's policies:
  *     a forward pass of every test row (nn_trainer_predict, batches of
- *     `batch` rows), mean softmax cross-entropy (in double) and the
- *     share of rows whose argmax is the label.
+ *     `batch` rows), mean softmax cross-entropy (nn_softmax_xent of
+ *     train.h, the trainer's own, in double) and the share of rows whose
+ *     argmax is the label.
  * Deterministic: the same trainer, data, options and seed give the same bits
  * (times aside).
  *

@@ -86,12 +86,13 @@ void nn_trainer_free(struct nn_trainer *t)
 {
     if (!t)
         return;
-    void *bufs[] = {
-        t->id,      t->kind,    t->act,   t->layer,   t->depth,  t->bias,   t->bias_grad, t->bias_m,
-        t->bias_v,  t->run_end, t->oslot, t->out_map, t->by_id,  t->seen,   t->row,       t->rec,
-        t->src,     t->dst,     t->w,     t->grad,    t->om,     t->ov,     t->t_row,     t->t_rec,
-        t->t_pos,   t->t_cur,   t->wt_w,  t->wt_dst,  t->wt_row, t->wt_rec, t->v_from,    t->v_to,
-        t->v_value, t->v_delta, t->z,     t->y,       t->lossg,  t->delta,  t->dy,        t->tgt};
+    void *bufs[] = {t->id,        t->kind,   t->act,     t->layer,   t->depth,  t->bias,
+                    t->bias_grad, t->bias_m, t->bias_v,  t->run_end, t->oslot,  t->out_map,
+                    t->by_id,     t->seen,   t->row,     t->rec,     t->src,    t->dst,
+                    t->w,         t->grad,   t->om,      t->ov,      t->t_row,  t->t_rec,
+                    t->t_pos,     t->t_cur,  t->wt_w,    t->wt_dst,  t->wt_row, t->wt_rec,
+                    t->v_from,    t->v_to,   t->v_value, t->v_delta, t->z,      t->y,
+                    t->lossg,     t->delta,  t->dy,      t->tgt,     t->out_row};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         free(bufs[i]);
     free(t);
@@ -355,6 +356,7 @@ static int alloc_neurons(struct nn_trainer *t, size_t n, size_t n_out, size_t ma
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
         ok &= (*f[i] = calloc(n, sizeof(float))) != NULL;
     ok &= (t->out_map = calloc(n_out, sizeof *t->out_map)) != NULL;
+    ok &= (t->out_row = calloc(n_out, sizeof *t->out_row)) != NULL;
     ok &= (t->t_cur = calloc(2 * n, sizeof *t->t_cur)) != NULL;
     ok &= (t->kind = calloc(n, 1)) != NULL;
     ok &= (t->act = calloc(n, 1)) != NULL;

@@ -55,6 +55,7 @@ struct nn_trainer {
     uint32_t *run_end; /* [n] the first dense index deeper than j */
     uint32_t *oslot;   /* [n] k if j is the k-th output, else NN_NONE */
     uint32_t *out_map; /* [n_out] dense index of the k-th output */
+    float *out_row;    /* [n_out] one sample's output values (the loss's row) */
     uint32_t *by_id;   /* [n] dense indices in id order */
     uint8_t *seen;     /* [n] 1 if j was non-zero since nn_trainer_zero_neurons */
     /* connections: CSR by destination, [cap_m] arrays */
