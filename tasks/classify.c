@@ -329,12 +329,7 @@ static int classify_open(struct task_instance *t, struct tv_error *err)
     tv_rng_init(&rng, (uint64_t)v[K_SEED].i, CLASSIFY_STREAM_SPLIT, 0);
     for (size_t i = 0; i < n; i++)
         c->order[i] = (uint32_t)i;
-    for (size_t i = n - 1; i > 0; i--) {
-        size_t j = tv_rng_below(&rng, (uint32_t)(i + 1));
-        uint32_t tmp = c->order[i];
-        c->order[i] = c->order[j];
-        c->order[j] = tmp;
-    }
+    tv_rng_shuffle_u32(&rng, c->order, n);
     rc = fit_scale(c, (int)v[K_SCALE].i, x, err);
     free(x);
     if (rc)

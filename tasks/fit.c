@@ -129,20 +129,15 @@ static size_t batch_correct(struct nn_trainer *t, const uint32_t *labels, size_t
     return correct;
 }
 
-void fit_order(size_t *perm, size_t n, uint64_t seed, int shuffle, size_t epoch)
+void fit_order(uint32_t *perm, size_t n, uint64_t seed, int shuffle, size_t epoch)
 {
     for (size_t i = 0; i < n; i++)
-        perm[i] = i;
+        perm[i] = (uint32_t)i;
     if (!shuffle || n < 2)
         return;
     struct tv_rng rng;
     tv_rng_init(&rng, seed, FIT_SHUFFLE, epoch);
-    for (size_t i = n - 1; i > 0; i--) {
-        size_t j = tv_rng_below(&rng, (uint32_t)(i + 1));
-        size_t tmp = perm[i];
-        perm[i] = perm[j];
-        perm[j] = tmp;
-    }
+    tv_rng_shuffle_u32(&rng, perm, n);
 }
 
 struct fit_run {
@@ -153,7 +148,7 @@ struct fit_run {
     void *ctx;
     struct nn_sparsifier *sp;
     struct batch_buf b;
-    size_t *perm;
+    uint32_t *perm;
     uint32_t *out_idx;
     float *out_row; /* [n_out] one sample's outputs (batch_correct) */
     size_t n_out;
@@ -163,7 +158,7 @@ struct fit_run {
     float lr;           /* the trainer's rate at the start */
 };
 
-void fit_gather(const struct data_set *train, const struct fit_opts *o, const size_t *perm,
+void fit_gather(const struct data_set *train, const struct fit_opts *o, const uint32_t *perm,
                 size_t n, size_t *rows, float *x, uint32_t *labels)
 {
     const size_t nf = train->n_features;
@@ -178,7 +173,7 @@ void fit_gather(const struct data_set *train, const struct fit_opts *o, const si
 }
 
 /* Samples perm[0..n) of the training view into the batch buffers. */
-static void gather_train(struct fit_run *f, const size_t *perm, size_t n)
+static void gather_train(struct fit_run *f, const uint32_t *perm, size_t n)
 {
     fit_gather(f->train, f->o, perm, n, f->b.rows, f->b.x, f->b.labels);
 }

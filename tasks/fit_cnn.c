@@ -64,7 +64,8 @@ struct cnn_run {
     const struct fit_opts *o;
     const struct nn_sparsity *grow; /* the set or rigl policy, or NULL */
     struct nn_sparsifier *sp;       /* every policy, on the head */
-    size_t *perm, *rows;
+    uint32_t *perm;
+    size_t *rows;
     float *x;
     uint32_t *labels;
     size_t n, taken, total; /* samples of an epoch; steps taken, of */

@@ -198,6 +198,42 @@ static void test_tv_rng_uniform_chance_normal(void **state)
     assert_true(fabs(sum2 / 100000 - 1.0) < 0.05);
 }
 
+/* The shuffle is the written loop (i from n - 1 down, a[i] with
+ * a[below(i + 1)]), a permutation, and draws nothing for n < 2. */
+static void test_tv_rng_shuffle_u32_is_fisher_yates(void **state)
+{
+    (void)state;
+    enum { N = 40 };
+    uint32_t a[N], want[N];
+    for (uint64_t seed = 1; seed <= 20; seed++) {
+        struct tv_rng r, q;
+        tv_rng_init(&r, seed, 3, 4);
+        q = r;
+        for (uint32_t i = 0; i < N; i++)
+            a[i] = want[i] = 100 + i;
+        tv_rng_shuffle_u32(&r, a, N);
+        for (size_t i = N - 1; i > 0; i--) {
+            size_t j = tv_rng_below(&q, (uint32_t)(i + 1));
+            uint32_t t = want[i];
+            want[i] = want[j];
+            want[j] = t;
+        }
+        assert_memory_equal(a, want, sizeof a);
+        assert_true(r.ctr == q.ctr);
+        uint64_t seen = 0;
+        for (size_t i = 0; i < N; i++)
+            seen |= (uint64_t)1 << (a[i] - 100);
+        assert_true(seen == ((uint64_t)1 << N) - 1);
+    }
+    struct tv_rng r;
+    tv_rng_init(&r, 7, 0, 0);
+    uint32_t one = 9;
+    tv_rng_shuffle_u32(&r, &one, 1);
+    tv_rng_shuffle_u32(&r, NULL, 0);
+    assert_int_equal(one, 9);
+    assert_true(r.ctr == 0);
+}
+
 /* ---- tv_buf ------------------------------------------------------------ */
 
 static void test_tv_buf_append_grows_and_free_resets(void **state)
@@ -2117,6 +2153,7 @@ int main(void)
         cmocka_unit_test(test_tv_rng_below_in_range),
         cmocka_unit_test(test_tv_rng_below_roughly_uniform),
         cmocka_unit_test(test_tv_rng_uniform_chance_normal),
+        cmocka_unit_test(test_tv_rng_shuffle_u32_is_fisher_yates),
         cmocka_unit_test(test_tv_buf_append_grows_and_free_resets),
         cmocka_unit_test(test_tv_grow_doubles_and_refuses_overflow),
         cmocka_unit_test(test_tv_buf_write_appends_msgpack_bytes),
