@@ -584,7 +584,7 @@ int nn_cnn_grow(struct nn_cnn *c, size_t i, size_t k, int mode, float sigma, str
 struct cnn_src {
     struct genome g;   /* a copy of the genome the trainer was made from */
     uint32_t *chan;    /* [n_channels] channel indices in g, level by level, by id */
-    size_t *lvl;       /* [n_levels + 1] level l is chan[lvl[l] .. lvl[l + 1]) */
+    uint32_t *lvl;     /* [n_levels + 1] level l is chan[lvl[l] .. lvl[l + 1]) */
     size_t n_levels;   /* 1 + the layers */
     uint32_t *head_id; /* [n_head] the genome id of head id k */
     size_t n_head, f;  /* head ids; its inputs 0 .. f-1 are the last level's pixels */
@@ -601,40 +601,46 @@ static void src_free(struct cnn_src *s)
     free(s);
 }
 
-/* Groups the channels into levels: inputs, then hidden channels by depth. */
+/* Groups the channels into levels: the input channels (level 0), then the
+ * hidden channels of depth in (0, 1] stably by depth, cut by genome.h's rule
+ * (a level per run of equal depth). */
 static int src_levels(struct cnn_src *s, struct tv_error *err)
 {
     const struct genome *g = &s->g;
+    float *dep = malloc((g->n_channels + 1) * sizeof *dep);
+    if (!dep)
+        return tv_error_set(err, TV_ENOMEM, "nn_cnn_from_genome: out of memory");
     size_t n = 0;
-    s->lvl[0] = 0;
     for (size_t i = 0; i < g->n_channels; i++)
-        if (g->channels[i].kind == GENOME_CHANNEL_INPUT)
+        if (g->channels[i].kind == GENOME_CHANNEL_INPUT) {
+            dep[n] = 0;
             s->chan[n++] = (uint32_t)i;
-    s->lvl[1] = n;
-    s->n_levels = 1;
-    float last = 0;
-    for (;;) {
-        float next = 2;
-        for (size_t i = 0; i < g->n_channels; i++) {
-            float d = g->channels[i].depth;
-            if (g->channels[i].kind == GENOME_CHANNEL_HIDDEN && d > last && d < next)
-                next = d;
         }
-        if (next > 1)
-            break;
-        if (s->n_levels > NN_CNN_MAX_LAYERS)
-            return tv_error_set(err, TV_ELIMIT, "nn_cnn_from_genome: more than %d channel depths",
-                                NN_CNN_MAX_LAYERS);
-        for (size_t i = 0; i < g->n_channels; i++)
-            if (g->channels[i].kind == GENOME_CHANNEL_HIDDEN && g->channels[i].depth == next)
-                s->chan[n++] = (uint32_t)i;
-        s->lvl[++s->n_levels] = n;
-        last = next;
+    size_t n_in = n;
+    for (size_t i = 0; i < g->n_channels; i++) {
+        float d = g->channels[i].depth;
+        if (g->channels[i].kind != GENOME_CHANNEL_HIDDEN || !(d > 0 && d <= 1))
+            continue;
+        size_t k = n++; /* insertion after the equal ones: stable */
+        for (; k > n_in && dep[k - 1] > d; k--) {
+            dep[k] = dep[k - 1];
+            s->chan[k] = s->chan[k - 1];
+        }
+        dep[k] = d;
+        s->chan[k] = (uint32_t)i;
     }
-    if (!s->lvl[1] || s->n_levels < 2)
-        return tv_error_set(err, TV_EINVAL, "nn_cnn_from_genome: %s",
-                            !s->lvl[1] ? "no input channel" : "no hidden channel");
-    return 0;
+    size_t n_hidden = genome_layers_cut(dep + n_in, n - n_in, 0, NULL, NULL);
+    int rc = 0;
+    if (n_hidden > NN_CNN_MAX_LAYERS)
+        rc = tv_error_set(err, TV_ELIMIT, "nn_cnn_from_genome: more than %d channel depths",
+                          NN_CNN_MAX_LAYERS);
+    else if (!n_in || !n_hidden)
+        rc = tv_error_set(err, TV_EINVAL, "nn_cnn_from_genome: %s",
+                          !n_in ? "no input channel" : "no hidden channel");
+    else
+        s->n_levels = genome_layers_cut(dep, n, n_in, s->lvl, NULL);
+    free(dep);
+    return rc;
 }
 
 /* The level and rank in it of channel index ci, from the tables. */
@@ -689,7 +695,7 @@ static int check_level(const struct cnn_src *s, size_t l, struct tv_error *err)
     if (ch != s->lvl[1] || k != ch * hw)
         return tv_error_set(err, TV_EINVAL,
                             "nn_cnn_from_genome: %zu inputs for %zu input channels of %zu pixels",
-                            k, s->lvl[1], hw);
+                            k, (size_t)s->lvl[1], hw);
     return 0;
 }
 

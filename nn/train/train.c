@@ -275,19 +275,13 @@ static int layout(struct nn_trainer *t, size_t m1, const struct extra *x, const 
     return 0;
 }
 
-/* The per-neuron facts that follow from the depths: layers and run_end. */
+/* The per-neuron facts that follow from the depths (layers and run_end, by
+ * genome.h's cut, as the compile has them) and the outputs' slots. */
 static void neuron_layers(struct nn_trainer *t)
 {
-    size_t n = t->n, l = 0;
-    for (size_t j = 0; j < n; j++) {
-        if (j == t->n_in || (j > t->n_in && t->depth[j] != t->depth[j - 1]))
-            l++;
-        t->layer[j] = (uint32_t)l;
-    }
-    t->n_layers = l + 1;
-    t->run_end[n - 1] = (uint32_t)n;
-    for (size_t j = n - 1; j-- > 0;)
-        t->run_end[j] = t->depth[j + 1] > t->depth[j] ? (uint32_t)j + 1 : t->run_end[j + 1];
+    size_t n = t->n;
+    t->n_layers = genome_layers_cut(t->depth, n, t->n_in, NULL, t->layer);
+    genome_depth_run_ends(t->depth, n, t->run_end);
     size_t k = 0;
     for (size_t q = 0; q < n; q++) {
         uint32_t j = t->by_id[q];
