@@ -443,7 +443,8 @@ static void test_usage(FILE *f)
                "The accuracy of the network NET on the classification data set DATA (as\n"
                "for net train): each row one time step from a reset state, run by the\n"
                "engine of `trevo net eval` in batches of B rows (default 128); the class\n"
-               "is the output of largest value (ties: the lower class), k-th output by id.\n"
+               "is the output of largest value (ties: the lower class; NaN never wins),\n"
+               "k-th output by id.\n"
                "Prints accuracy, mean softmax cross-entropy and connections.\n"
                "NET may be an int8 NET.q (`trevo net quantize`): its int8 engine runs it,\n"
                "the softmax over its dequantized outputs.\n");
@@ -468,16 +469,9 @@ static int plan_accuracy(const struct nn_plan *plan, const struct data_set *d, s
         nn_step(st, x, out);
         for (size_t s = 0; s < n; s++) {
             const float *z = out + s * n_out;
-            size_t label = d->labels[r0 + s], best = 0;
-            double mx = z[0], e = 0;
-            for (size_t k = 1; k < n_out; k++) {
-                best = z[k] > z[best] ? k : best;
-                mx = fmax(mx, (double)z[k]);
-            }
-            for (size_t k = 0; k < n_out; k++)
-                e += exp((double)z[k] - mx);
-            sum += log(e) - ((double)z[label] - mx);
-            *correct += best == label;
+            size_t label = d->labels[r0 + s];
+            sum += nn_softmax_xent(z, n_out, 1, label, NULL, 0, 0.0);
+            *correct += nn_argmax(z, n_out, 1) == label;
         }
     }
     *loss = sum / (double)d->n_rows;

@@ -17,6 +17,15 @@ import sys
 
 DIR = "/usr/share/datasets/fashion-mnist/"  # Debian's dataset-fashion-mnist
 
+# A pixel's value: data/set.c is the one home of the rule, (float)p / 255.0f,
+# a float32 quotient; this script copies it, never its own. b / 255.0 is the
+# double quotient, which the float32 packing rounds to that same float (all
+# 256 bytes checked against the C rule), and "%.9g" of a float32 reads back
+# (strtof, as `trevo net eval` reads rows) as exactly that float. The double
+# printed as it is ("%.9g" % (b / 255.0)) read back as another float for 7
+# bytes.
+PIXEL = ["%.9g" % struct.unpack("<f", struct.pack("<f", b / 255.0))[0] for b in range(256)]
+
 
 def rows_of(name, count=None):
     images = gzip.open(DIR + name).read()
@@ -24,7 +33,7 @@ def rows_of(name, count=None):
     n = n if count is None else min(n, count)
     size = rows * cols
     pixels = images[16:]
-    return n, [",".join("%.9g" % (b / 255.0) for b in pixels[i * size:(i + 1) * size])
+    return n, [",".join(PIXEL[b] for b in pixels[i * size:(i + 1) * size])
                for i in range(n)]
 
 

@@ -291,6 +291,28 @@ int genome_conn_class_of(const float *depths, size_t n_layers, float from_depth,
  * *lo >= *hi). genome_conn_class(from_layer, t) == cls exactly for these t. */
 void genome_conn_class_targets(int cls, size_t from_layer, size_t n_layers, size_t *lo, size_t *hi);
 
+/* The cut of depths into layers (layers.c), the one rule of every module
+ * that derives layers from depths: the compile's layers (nn/order.c), the
+ * trainer's, quantization's (from the compile's), the CNN's channel levels
+ * and genome_layers above. depth[0..n) is in the engine's dense order: the
+ * n_in inputs first, then the others by non-decreasing depth. The inputs
+ * are layer 0 on their own (none when n_in is 0); after them, each run of
+ * equal depths (==: -0 equals 0, NaN equals nothing) is a layer.
+ * genome_layer_end: the end of the layer that starts at j (j < n). */
+size_t genome_layer_end(const float *depth, size_t n, size_t n_in, size_t j);
+/* The layers of depth[0..n): layer l is [start[l], start[l + 1]) into
+ * start[n_layers + 1], each position's layer into layer_of[n] (either may be
+ * NULL); returns n_layers (0 when n is 0). O(n). */
+size_t genome_layers_cut(const float *depth, size_t n, size_t n_in, uint32_t *start,
+                         uint32_t *layer_of);
+/* layer_of[j] for j in [start[0], start[n_layers]) from the starts of a cut. */
+void genome_layers_index(const uint32_t *start, size_t n_layers, uint32_t *layer_of);
+/* run_end[j] (n of them): the end of j's run of equal depth, the first k > j
+ * where the depth rises (depth[k] > depth[k - 1]), else n; on the dense
+ * order, the first position deeper than j, which a connection's direction
+ * is told by (nn/compile.h: nn_compile_is_recurrent). */
+void genome_depth_run_ends(const float *depth, size_t n, uint32_t *run_end);
+
 /* Sizes by class of connection. */
 struct genome_stats {
     size_t n_neurons, n_inputs, n_outputs, n_hidden;

@@ -1,6 +1,6 @@
 /* order.c -- phase 1 of the compile (compile.h): check the neurons, give
  * them dense indices (inputs first by id, then the rest by (depth, id)),
- * cut the layers, and map ids to dense indices.
+ * cut the layers (genome_layers_cut), and map ids to dense indices.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -175,24 +175,13 @@ int nn_compile_order(struct nn_compile *c)
         c->new_of[i] = (uint32_t)j;
         c->depth[j] = g->neurons[i].depth;
     }
-    /* layer starts: the inputs are layer 0 on their own, then a layer per
-     * run of equal depth; each neuron's layer */
-    size_t l = 0;
-    c->layer_start[0] = 0;
-    for (size_t j = 1; j < n; j++)
-        if (j == n_in || (j > n_in && c->depth[j] != c->depth[j - 1]))
-            c->layer_start[++l] = (uint32_t)j;
-    c->hd.n_layers = l + 1;
-    c->layer_start[l + 1] = (uint32_t)n;
-    for (size_t li = 0; li <= l; li++)
-        for (uint32_t j = c->layer_start[li]; j < c->layer_start[li + 1]; j++)
-            c->layer_of[j] = (uint32_t)li;
+    /* the layers (genome.h's cut: the inputs, then a layer per run of equal
+     * depth) and each neuron's layer */
+    c->hd.n_layers = genome_layers_cut(c->depth, n, n_in, c->layer_start, c->layer_of);
     /* run_end[j]: the first dense index deeper than j (the sort is done with
      * tmp), what nn_compile_is_recurrent() compares with */
     c->run_end = c->tmp;
-    c->run_end[n - 1] = (uint32_t)n;
-    for (size_t j = n - 1; j-- > 0;)
-        c->run_end[j] = c->depth[j + 1] > c->depth[j] ? (uint32_t)j + 1 : c->run_end[j + 1];
+    genome_depth_run_ends(c->depth, n, c->run_end);
     id_table_renumber(&c->ids, c->new_of);
     c->work += 2 * n + (c->ids.direct ? (size_t)c->ids.max_id + 1 : (size_t)c->ids.mask + 1);
     return 0;

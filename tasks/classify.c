@@ -16,7 +16,8 @@
  *
  * Fitness: accuracy (the share right), or xent: minus the mean cross-entropy
  * of the softmax of the outputs, each sample's capped at CLASSIFY_XENT_CAP
- * (also a sample whose outputs are not finite).
+ * (also a sample whose loss is NaN: a NaN or +inf output). The class and
+ * the loss follow nn/train/train.h's nn_argmax and nn_softmax_xent.
  *
  * Training inside evaluation (train_steps > 0): the child is first trained
  * on the training split (tasks/fit.h: fit_run with a step budget of
@@ -328,12 +329,7 @@ static int classify_open(struct task_instance *t, struct tv_error *err)
     tv_rng_init(&rng, (uint64_t)v[K_SEED].i, CLASSIFY_STREAM_SPLIT, 0);
     for (size_t i = 0; i < n; i++)
         c->order[i] = (uint32_t)i;
-    for (size_t i = n - 1; i > 0; i--) {
-        size_t j = tv_rng_below(&rng, (uint32_t)(i + 1));
-        uint32_t tmp = c->order[i];
-        c->order[i] = c->order[j];
-        c->order[j] = tmp;
-    }
+    tv_rng_shuffle_u32(&rng, c->order, n);
     rc = fit_scale(c, (int)v[K_SCALE].i, x, err);
     free(x);
     if (rc)
@@ -353,30 +349,13 @@ struct score {
     double accuracy, xent;
 };
 
-/* One sample's outputs y[0..k) against its label: adds to *right and *ce. */
+/* One sample's outputs y[0..k) against its label: adds to *right (its
+ * nn_argmax is the label) and *ce (its nn_softmax_xent, capped at
+ * CLASSIFY_XENT_CAP; a NaN loss scores the cap). */
 static void score_one(const float *y, size_t k, size_t label, size_t *right, double *ce)
 {
-    size_t best = k;
-    int finite = 1;
-    double max = 0;
-    for (size_t i = 0; i < k; i++) {
-        if (!isfinite(y[i])) {
-            finite = 0;
-            continue;
-        }
-        if (best == k || y[i] > y[best])
-            best = i;
-    }
-    *right += best == label;
-    if (!finite || best == k) {
-        *ce += CLASSIFY_XENT_CAP;
-        return;
-    }
-    max = y[best];
-    double sum = 0;
-    for (size_t i = 0; i < k; i++)
-        sum += exp((double)y[i] - max);
-    double loss = max + log(sum) - (double)y[label];
+    *right += nn_argmax(y, k, 1) == label;
+    double loss = nn_softmax_xent(y, k, 1, label, NULL, 0, 0.0);
     *ce += loss < CLASSIFY_XENT_CAP ? loss : CLASSIFY_XENT_CAP;
 }
 

@@ -26,28 +26,6 @@ int fit_check_data(const struct data_set *d, size_t n_inputs, size_t n_outputs,
     return 0;
 }
 
-/* The index of the largest of v[0..n) (ties: the lowest). */
-static size_t argmax(const float *v, size_t n, size_t stride)
-{
-    size_t best = 0;
-    for (size_t k = 1; k < n; k++)
-        if (v[k * stride] > v[best * stride])
-            best = k;
-    return best;
-}
-
-/* -log softmax(z)[label], in double; z[k * stride] for k in [0, n). */
-static double xent(const float *z, size_t n, size_t stride, size_t label)
-{
-    double mx = z[0];
-    for (size_t k = 1; k < n; k++)
-        mx = fmax(mx, (double)z[k * stride]);
-    double sum = 0;
-    for (size_t k = 0; k < n; k++)
-        sum += exp((double)z[k * stride] - mx);
-    return log(sum) - ((double)z[label * stride] - mx);
-}
-
 /* Rows rows[0..n) of d into x [n][n_features] and labels [n]. */
 static void gather_rows(const struct data_set *d, const size_t *rows, size_t n, float *x,
                         uint32_t *labels)
@@ -106,8 +84,8 @@ int fit_evaluate(struct nn_trainer *t, const struct data_set *d, size_t batch, d
         rc = nn_trainer_predict(t, b.x, 1, n, out, err);
         for (size_t s = 0; s < n && !rc; s++) {
             const float *z = out + s * n_out;
-            sum += xent(z, n_out, 1, b.labels[s]);
-            correct += argmax(z, n_out, 1) == b.labels[s];
+            sum += nn_softmax_xent(z, n_out, 1, b.labels[s], NULL, 0, 0.0);
+            correct += nn_argmax(z, n_out, 1) == b.labels[s];
         }
     }
     batch_buf_free(&b);
@@ -134,38 +112,32 @@ static void output_index(const struct nn_train_view *v, uint32_t *idx, size_t n_
 }
 
 /* Counts the batch's samples whose outputs (the view's values of the last
- * step, before its update) have their argmax at the label. */
+ * step, before its update; each sample's gathered into row [n_out]) have
+ * their argmax (nn_argmax) at the label. */
 static size_t batch_correct(struct nn_trainer *t, const uint32_t *labels, size_t n, uint32_t *idx,
-                            size_t n_out)
+                            float *row, size_t n_out)
 {
     struct nn_train_view v;
     nn_trainer_view(t, &v);
     output_index(&v, idx, n_out);
     size_t correct = 0;
     for (size_t s = 0; s < n; s++) {
-        size_t best = 0;
-        for (size_t k = 1; k < n_out; k++)
-            if (v.value[(size_t)idx[k] * v.batch + s] > v.value[(size_t)idx[best] * v.batch + s])
-                best = k;
-        correct += best == labels[s];
+        for (size_t k = 0; k < n_out; k++)
+            row[k] = v.value[(size_t)idx[k] * v.batch + s];
+        correct += nn_argmax(row, n_out, 1) == labels[s];
     }
     return correct;
 }
 
-void fit_order(size_t *perm, size_t n, uint64_t seed, int shuffle, size_t epoch)
+void fit_order(uint32_t *perm, size_t n, uint64_t seed, int shuffle, size_t epoch)
 {
     for (size_t i = 0; i < n; i++)
-        perm[i] = i;
+        perm[i] = (uint32_t)i;
     if (!shuffle || n < 2)
         return;
     struct tv_rng rng;
     tv_rng_init(&rng, seed, FIT_SHUFFLE, epoch);
-    for (size_t i = n - 1; i > 0; i--) {
-        size_t j = tv_rng_below(&rng, (uint32_t)(i + 1));
-        size_t tmp = perm[i];
-        perm[i] = perm[j];
-        perm[j] = tmp;
-    }
+    tv_rng_shuffle_u32(&rng, perm, n);
 }
 
 struct fit_run {
@@ -176,8 +148,9 @@ struct fit_run {
     void *ctx;
     struct nn_sparsifier *sp;
     struct batch_buf b;
-    size_t *perm;
+    uint32_t *perm;
     uint32_t *out_idx;
+    float *out_row; /* [n_out] one sample's outputs (batch_correct) */
     size_t n_out;
     size_t n_rows;      /* samples of an epoch: o->n_rows with a view of rows */
     size_t steps_taken; /* in all epochs, against o->max_steps */
@@ -185,7 +158,7 @@ struct fit_run {
     float lr;           /* the trainer's rate at the start */
 };
 
-void fit_gather(const struct data_set *train, const struct fit_opts *o, const size_t *perm,
+void fit_gather(const struct data_set *train, const struct fit_opts *o, const uint32_t *perm,
                 size_t n, size_t *rows, float *x, uint32_t *labels)
 {
     const size_t nf = train->n_features;
@@ -200,7 +173,7 @@ void fit_gather(const struct data_set *train, const struct fit_opts *o, const si
 }
 
 /* Samples perm[0..n) of the training view into the batch buffers. */
-static void gather_train(struct fit_run *f, const size_t *perm, size_t n)
+static void gather_train(struct fit_run *f, const uint32_t *perm, size_t n)
 {
     fit_gather(f->train, f->o, perm, n, f->b.rows, f->b.x, f->b.labels);
 }
@@ -245,7 +218,7 @@ static int one_epoch(struct fit_run *f, size_t epoch, struct tv_error *err)
             break;
         f->steps_taken++;
         if (f->report)
-            correct += batch_correct(f->t, f->b.labels, n, f->out_idx, f->n_out);
+            correct += batch_correct(f->t, f->b.labels, n, f->out_idx, f->out_row, f->n_out);
         loss_sum += loss * (double)n;
         rc = nn_sparsifier_step(f->sp, f->t, err);
         r.step++;
@@ -330,7 +303,8 @@ int fit_run(struct nn_trainer *t, const struct data_set *train, const struct dat
         rc = batch_buf_new(&f.b, o->batch, train->n_features, err);
     f.perm = malloc(n_rows * sizeof *f.perm);
     f.out_idx = malloc(n_out * sizeof *f.out_idx);
-    if (!rc && (!f.perm || !f.out_idx))
+    f.out_row = malloc(n_out * sizeof *f.out_row);
+    if (!rc && (!f.perm || !f.out_idx || !f.out_row))
         rc = tv_error_set(err, TV_ENOMEM, "fit: out of memory for %zu rows", n_rows);
     /* The view's values cost about a tenth of a step: kept for the
      * training accuracy of the reports, else only for the last step of an
@@ -344,5 +318,6 @@ int fit_run(struct nn_trainer *t, const struct data_set *train, const struct dat
     batch_buf_free(&f.b);
     free(f.perm);
     free(f.out_idx);
+    free(f.out_row);
     return rc;
 }

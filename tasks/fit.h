@@ -12,9 +12,10 @@
  *     the last batch is short when batch does not divide n_rows;
  *   - shuffle 0: the batches are consecutive rows in file order; shuffle 1:
  *     the rows in the order of a permutation made for each epoch e (1, 2,
- *     ...) by a Fisher-Yates shuffle of 0..n_rows-1 (i from n_rows-1 down to
- *     1 swaps i with tv_rng_below(i + 1)) with tv_rng_init(seed, FIT_SHUFFLE,
- *     e): the order of epoch e depends on (seed, e) only;
+ *     ...) by a Fisher-Yates shuffle of 0..n_rows-1 (tv_rng_shuffle_u32: i
+ *     from n_rows-1 down to 1 swaps i with tv_rng_below(i + 1)) with
+ *     tv_rng_init(seed, FIT_SHUFFLE, e): the order of epoch e depends on
+ *     (seed, e) only;
  *   - after every step, nn_sparsifier_step; after the last step of every
  *     epoch but the last, nn_sparsifier_epoch (the sparsifier is made with
  *     `seed`): a regrowth (set, rigl) after the last epoch would leave
@@ -23,11 +24,13 @@
  *     the topology of its last removal without growing);
  *   - the training loss and accuracy of an epoch are over its samples as the
  *     steps saw them: each sample's loss and argmax of the output values
- *     before its step's update (ties: the lower class);
+ *     before its step's update (nn_argmax of train.h: ties the lower class,
+ *     NaN never wins);
  *   - the test loss and accuracy (fit_evaluate) after the epoch's policies:
  *     a forward pass of every test row (nn_trainer_predict, batches of
- *     `batch` rows), mean softmax cross-entropy (in double) and the
- *     share of rows whose argmax is the label.
+ *     `batch` rows), mean softmax cross-entropy (nn_softmax_xent of
+ *     train.h, the trainer's own, in double) and the share of rows whose
+ *     argmax is the label.
  * Deterministic: the same trainer, data, options and seed give the same bits
  * (times aside).
  *
@@ -113,7 +116,7 @@ int fit_check_opts(const struct data_set *train, const struct data_set *test, si
 size_t fit_total_steps(const struct fit_opts *o, size_t n_rows);
 /* Samples perm[0..n) of the view of train into x [n][n_features] and
  * labels [n] (scaled when o has shift and mul), rows [n] their row numbers. */
-void fit_gather(const struct data_set *train, const struct fit_opts *o, const size_t *perm,
+void fit_gather(const struct data_set *train, const struct fit_opts *o, const uint32_t *perm,
                 size_t n, size_t *rows, float *x, uint32_t *labels);
 
 /* ---- a convolutional network (nn/conv/cnn.h): fit_cnn.c ---- */
@@ -150,9 +153,10 @@ int fit_cnn_evaluate(struct nn_cnn *c, const struct data_set *d, size_t batch, d
 int fit_evaluate(struct nn_trainer *t, const struct data_set *d, size_t batch, double *loss,
                  double *acc, struct tv_error *err);
 
-/* The row order of epoch `epoch` (1-based) of n rows into perm[n]: 0..n-1
- * without shuffle, else the Fisher-Yates shuffle defined above. */
-void fit_order(size_t *perm, size_t n, uint64_t seed, int shuffle, size_t epoch);
+/* The row order of epoch `epoch` (1-based) of n rows (n <= UINT32_MAX, as
+ * fit_check_opts requires) into perm[n]: 0..n-1 without shuffle, else the
+ * Fisher-Yates shuffle defined above (tv_rng_shuffle_u32 of tv/tv.h). */
+void fit_order(uint32_t *perm, size_t n, uint64_t seed, int shuffle, size_t epoch);
 
 /* 0 if d fits a network of n_inputs inputs and n_outputs outputs as a
  * classification data set; TV_EINVAL naming the mismatch otherwise. */

@@ -7,15 +7,6 @@
 #include "cnn.h"
 #include "fit.h"
 
-static size_t argmax(const float *v, size_t n)
-{
-    size_t best = 0;
-    for (size_t k = 1; k < n; k++)
-        if (v[k] > v[best])
-            best = k;
-    return best;
-}
-
 int fit_cnn_evaluate(struct nn_cnn *c, const struct data_set *d, size_t batch, double *acc,
                      struct tv_error *err)
 {
@@ -28,7 +19,7 @@ int fit_cnn_evaluate(struct nn_cnn *c, const struct data_set *d, size_t batch, d
             data_row(d, r0 + b, x + b * n_in);
         if (!(rc = nn_cnn_predict(c, x, nb, out, err)))
             for (size_t b = 0; b < nb; b++)
-                right += argmax(out + b * n_out, n_out) == d->labels[r0 + b];
+                right += nn_argmax(out + b * n_out, n_out, 1) == d->labels[r0 + b];
     }
     free(x);
     free(out);
@@ -73,7 +64,8 @@ struct cnn_run {
     const struct fit_opts *o;
     const struct nn_sparsity *grow; /* the set or rigl policy, or NULL */
     struct nn_sparsifier *sp;       /* every policy, on the head */
-    size_t *perm, *rows;
+    uint32_t *perm;
+    size_t *rows;
     float *x;
     uint32_t *labels;
     size_t n, taken, total; /* samples of an epoch; steps taken, of */

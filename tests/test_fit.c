@@ -119,7 +119,7 @@ static void fixture_policy(struct fixture *f, const char *spec)
 static void test_fit_order_no_shuffle_is_file_order(void **state)
 {
     (void)state;
-    size_t perm[10];
+    uint32_t perm[10];
     fit_order(perm, 10, 5, 0, 3);
     for (size_t i = 0; i < 10; i++)
         assert_int_equal(perm[i], i);
@@ -129,14 +129,15 @@ static void test_fit_order_shuffle_is_the_fisher_yates_of_seed_and_epoch(void **
 {
     (void)state;
     enum { N = 50 };
-    size_t perm[N], want[N], other[N];
+    uint32_t perm[N], want[N], other[N];
     for (size_t epoch = 1; epoch <= 3; epoch++) {
         fit_order(perm, N, 42, 1, epoch);
         struct tv_rng rng = tu_rng(42, FIT_SHUFFLE, epoch);
         for (size_t i = 0; i < N; i++)
-            want[i] = i;
+            want[i] = (uint32_t)i;
         for (size_t i = N - 1; i > 0; i--) {
-            size_t j = tv_rng_below(&rng, (uint32_t)(i + 1)), tmp = want[i];
+            size_t j = tv_rng_below(&rng, (uint32_t)(i + 1));
+            uint32_t tmp = want[i];
             want[i] = want[j];
             want[j] = tmp;
         }

@@ -195,6 +195,42 @@ static void test_tv_rng_uniform_chance_normal(void **state)
     assert_true(fabs(sum2 / 100000 - 1.0) < 0.05);
 }
 
+/* The shuffle is the written loop (i from n - 1 down, a[i] with
+ * a[below(i + 1)]), a permutation, and draws nothing for n < 2. */
+static void test_tv_rng_shuffle_u32_is_fisher_yates(void **state)
+{
+    (void)state;
+    enum { N = 40 };
+    uint32_t a[N], want[N];
+    for (uint64_t seed = 1; seed <= 20; seed++) {
+        struct tv_rng r, q;
+        tv_rng_init(&r, seed, 3, 4);
+        q = r;
+        for (uint32_t i = 0; i < N; i++)
+            a[i] = want[i] = 100 + i;
+        tv_rng_shuffle_u32(&r, a, N);
+        for (size_t i = N - 1; i > 0; i--) {
+            size_t j = tv_rng_below(&q, (uint32_t)(i + 1));
+            uint32_t t = want[i];
+            want[i] = want[j];
+            want[j] = t;
+        }
+        assert_memory_equal(a, want, sizeof a);
+        assert_true(r.ctr == q.ctr);
+        uint64_t seen = 0;
+        for (size_t i = 0; i < N; i++)
+            seen |= (uint64_t)1 << (a[i] - 100);
+        assert_true(seen == ((uint64_t)1 << N) - 1);
+    }
+    struct tv_rng r;
+    tv_rng_init(&r, 7, 0, 0);
+    uint32_t one = 9;
+    tv_rng_shuffle_u32(&r, &one, 1);
+    tv_rng_shuffle_u32(&r, NULL, 0);
+    assert_int_equal(one, 9);
+    assert_true(r.ctr == 0);
+}
+
 /* ---- tv_buf ------------------------------------------------------------ */
 
 static void test_tv_buf_append_grows_and_free_resets(void **state)
@@ -302,6 +338,42 @@ static void test_genome_layers_are_distinct_sorted_depths(void **state)
     assert_int_equal(genome_conn_class_of(d, n, 1.0f, 0.5f), GENOME_CONN_RECURRENT);
     free(d);
     genome_release(&t->a);
+}
+
+/* The cut of a dense order: the inputs alone, then runs of equal depth
+ * (-0 equals 0); starts and layer_of agree; run ends; no inputs; nothing. */
+static void test_genome_layers_cut_inputs_then_runs_of_depth(void **state)
+{
+    (void)state;
+    /* 2 inputs, a hidden neuron at -0 (apart from the inputs), one at 0 (its
+     * run), two at 0.5, one at 1 */
+    const float d[] = {0.0f, 0.0f, -0.0f, 0.0f, 0.5f, 0.5f, 1.0f};
+    uint32_t start[8], of[7], of2[7], run[7];
+    assert_int_equal(genome_layers_cut(d, 7, 2, start, of), 4);
+    const uint32_t want_start[] = {0, 2, 4, 6, 7}, want_of[] = {0, 0, 1, 1, 2, 2, 3};
+    assert_memory_equal(start, want_start, sizeof want_start);
+    assert_memory_equal(of, want_of, sizeof want_of);
+    genome_layers_index(start, 4, of2);
+    assert_memory_equal(of2, want_of, sizeof want_of);
+    assert_int_equal(genome_layers_cut(d, 7, 2, NULL, NULL), 4);
+    assert_int_equal(genome_layer_end(d, 7, 2, 0), 2);
+    assert_int_equal(genome_layer_end(d, 7, 2, 1), 2);
+    assert_int_equal(genome_layer_end(d, 7, 2, 2), 4);
+    assert_int_equal(genome_layer_end(d, 7, 2, 6), 7);
+    assert_int_equal(genome_layer_end(d, 2, 5, 0), 2); /* more inputs than neurons: all */
+    /* without inputs the first run is layer 0 */
+    assert_int_equal(genome_layers_cut(d, 7, 0, start, of), 3);
+    const uint32_t want0[] = {0, 4, 6, 7};
+    assert_memory_equal(start, want0, sizeof want0);
+    assert_int_equal(genome_layers_cut(d, 0, 0, start, NULL), 0);
+    assert_int_equal(start[0], 0);
+    /* runs: the first position where the depth rises */
+    genome_depth_run_ends(d, 7, run);
+    const uint32_t want_run[] = {4, 4, 4, 4, 6, 6, 7};
+    assert_memory_equal(run, want_run, sizeof want_run);
+    /* NaN equals nothing: a layer of its own */
+    const float nan_d[] = {0.0f, NAN, NAN, 1.0f};
+    assert_int_equal(genome_layers_cut(nan_d, 4, 1, NULL, NULL), 4);
 }
 
 static void test_genome_idmap_finds_every_id_and_no_other(void **state)
@@ -1945,6 +2017,7 @@ int main(void)
         cmocka_unit_test(test_tv_rng_below_in_range),
         cmocka_unit_test(test_tv_rng_below_roughly_uniform),
         cmocka_unit_test(test_tv_rng_uniform_chance_normal),
+        cmocka_unit_test(test_tv_rng_shuffle_u32_is_fisher_yates),
         cmocka_unit_test(test_tv_buf_append_grows_and_free_resets),
         cmocka_unit_test(test_tv_grow_doubles_and_refuses_overflow),
         cmocka_unit_test(test_tv_buf_write_appends_msgpack_bytes),
@@ -1954,6 +2027,7 @@ int main(void)
         cmocka_unit_test(test_genome_conn_class_targets_are_its_inverse),
         cmocka_unit_test_setup_teardown(test_genome_layers_are_distinct_sorted_depths,
                                         tu_pair_setup, tu_pair_teardown),
+        cmocka_unit_test(test_genome_layers_cut_inputs_then_runs_of_depth),
         cmocka_unit_test(test_genome_new_free_init_release),
         TU_PAIR_TEST(test_genome_reserve_copy_equal),
         TU_GENOME_TEST(test_genome_reserve_impossible_size_fails),

@@ -5,8 +5,10 @@
  * target), the reference against central finite differences in double, each
  * optimizer's update against its formula, determinism, the removal and
  * addition of connections and neurons (the trainer, its optimizer state and
- * the genome it writes agree), the failure paths (code and message) and an
+ * the genome it writes agree), softmax cross-entropy and argmax (their
+ * formula, ties, NaN, infinities, signed zeros), the failure paths (code and message) and an
  * allocation-failure sweep. */
+#include <float.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -545,6 +547,129 @@ static void test_nn_trainer_step_lowers_the_loss(void **state)
     data_free(&d);
 }
 
+/* ---- softmax cross-entropy and argmax (loss.c) ---------------------------------- */
+
+/* Ties: the first; -0 and +0 are equal; a stride walks the row. */
+static void test_nn_argmax_ties_take_the_first(void **state)
+{
+    (void)state;
+    const float v[] = {1.0f, 3.0f, 2.0f, 3.0f};
+    assert_int_equal(nn_argmax(v, 4, 1), 1);
+    const float z[] = {-0.0f, 0.0f, -1.0f};
+    assert_int_equal(nn_argmax(z, 3, 1), 0);
+    const float p[] = {0.0f, -0.0f};
+    assert_int_equal(nn_argmax(p, 2, 1), 0);
+    const float s[] = {1.0f, 9.0f, 5.0f, 9.0f, 5.0f, 9.0f}; /* stride 2: 1, 5, 5 */
+    assert_int_equal(nn_argmax(s, 3, 2), 1);
+    const float one[] = {-7.0f};
+    assert_int_equal(nn_argmax(one, 1, 1), 0);
+}
+
+/* NaN never wins, wherever it is; a row of NaN (or none) has no class. */
+static void test_nn_argmax_skips_nan(void **state)
+{
+    (void)state;
+    const float a[] = {NAN, 1.0f, 2.0f};
+    assert_int_equal(nn_argmax(a, 3, 1), 2);
+    const float b[] = {1.0f, NAN, 0.5f};
+    assert_int_equal(nn_argmax(b, 3, 1), 0);
+    const float c[] = {-1.0f, -2.0f, NAN};
+    assert_int_equal(nn_argmax(c, 3, 1), 0);
+    const float d[] = {NAN, -INFINITY, NAN};
+    assert_int_equal(nn_argmax(d, 3, 1), 1);
+    const float e[] = {NAN, NAN};
+    assert_int_equal(nn_argmax(e, 2, 1), 2);
+    assert_int_equal(nn_argmax(e, 0, 1), 0);
+}
+
+/* +inf beats everything, -inf nothing; equal infinities tie to the first. */
+static void test_nn_argmax_infinities_are_ordinary(void **state)
+{
+    (void)state;
+    const float a[] = {FLT_MAX, INFINITY, 3.0f, INFINITY};
+    assert_int_equal(nn_argmax(a, 4, 1), 1);
+    const float b[] = {-INFINITY, -FLT_MAX, -INFINITY};
+    assert_int_equal(nn_argmax(b, 3, 1), 1);
+    const float c[] = {-INFINITY, -INFINITY};
+    assert_int_equal(nn_argmax(c, 2, 1), 0);
+}
+
+/* The written formula, term by term (train.h), in double. */
+static double xent_formula(const float *z, size_t n, size_t label)
+{
+    double mx = -INFINITY, sum = 0.0;
+    for (size_t k = 0; k < n; k++)
+        if (!isnan(z[k]) && (double)z[k] > mx)
+            mx = z[k];
+    for (size_t k = 0; k < n; k++)
+        sum += exp((double)z[k] - mx);
+    return (mx + log(sum)) - (double)z[label];
+}
+
+/* Finite rows: the formula's exact bits, and its gradient times scale at a
+ * stride; a row of one value costs 0. */
+static void test_nn_softmax_xent_is_the_written_formula(void **state)
+{
+    (void)state;
+    struct tv_rng rng;
+    tv_rng_init(&rng, 51, 0, 0);
+    float z[12], g[3 * 12];
+    for (int trial = 0; trial < 2000; trial++) {
+        size_t n = 1 + tv_rng_below(&rng, 12), label = tv_rng_below(&rng, (uint32_t)n);
+        double scale = 1.0 / (1 + tv_rng_below(&rng, 200));
+        for (size_t k = 0; k < n; k++)
+            z[k] = (float)(tv_rng_normal(&rng) * (trial % 3 ? 3.0 : 40.0));
+        double want = xent_formula(z, n, label);
+        double got = nn_softmax_xent(z, n, 1, label, NULL, 0, 0.0);
+        assert_memory_equal(&got, &want, sizeof got);
+        got = nn_softmax_xent(z, n, 1, label, g, 3, scale);
+        assert_memory_equal(&got, &want, sizeof got);
+        double mx = -INFINITY, sum = 0.0;
+        for (size_t k = 0; k < n; k++)
+            mx = (double)z[k] > mx ? (double)z[k] : mx;
+        for (size_t k = 0; k < n; k++)
+            sum += exp((double)z[k] - mx);
+        for (size_t k = 0; k < n; k++) {
+            float gk = (float)((exp((double)z[k] - mx) / sum - (k == label ? 1.0 : 0.0)) * scale);
+            assert_memory_equal(&g[3 * k], &gk, sizeof gk);
+        }
+    }
+    const float one = 5.0f;
+    assert_true(nn_softmax_xent(&one, 1, 1, 0, NULL, 0, 0.0) == 0.0);
+    const float two[] = {0.0f, 0.0f};
+    assert_true(fabs(nn_softmax_xent(two, 2, 1, 1, NULL, 0, 0.0) - log(2.0)) < 1e-15);
+}
+
+/* NaN or +inf anywhere, or -inf everywhere: a NaN loss and NaN gradient;
+ * -inf among finite values is probability 0 (+inf at the label); -0 is 0. */
+static void test_nn_softmax_xent_non_finite_values(void **state)
+{
+    (void)state;
+    float g[3];
+    const float nan_row[] = {1.0f, NAN, 2.0f};
+    assert_true(isnan(nn_softmax_xent(nan_row, 3, 1, 0, g, 1, 1.0)));
+    assert_true(isnan(g[0]) && isnan(g[1]) && isnan(g[2]));
+    assert_true(isnan(nn_softmax_xent(nan_row, 3, 1, 1, NULL, 0, 0.0)));
+    const float pinf[] = {INFINITY, 1.0f, 2.0f};
+    assert_true(isnan(nn_softmax_xent(pinf, 3, 1, 0, NULL, 0, 0.0)));
+    assert_true(isnan(nn_softmax_xent(pinf, 3, 1, 2, g, 1, 1.0)));
+    assert_true(isnan(g[2]));
+    const float ninf[] = {-INFINITY, -INFINITY};
+    assert_true(isnan(nn_softmax_xent(ninf, 2, 1, 0, NULL, 0, 0.0)));
+    const float some[] = {-INFINITY, 1.0f, 2.0f}, finite[] = {1.0f, 2.0f};
+    double a = nn_softmax_xent(some, 3, 1, 2, g, 1, 1.0);
+    double b = nn_softmax_xent(finite, 2, 1, 1, NULL, 0, 0.0);
+    assert_memory_equal(&a, &b, sizeof a);
+    assert_true(g[0] == 0.0f && isfinite(g[1]) && isfinite(g[2]));
+    double at = nn_softmax_xent(some, 3, 1, 0, g, 1, 1.0);
+    assert_true(isinf(at) && at > 0);
+    assert_true(g[0] == -1.0f);
+    const float mz[] = {-0.0f, 1.0f}, pz[] = {0.0f, 1.0f};
+    double m = nn_softmax_xent(mz, 2, 1, 0, NULL, 0, 0.0);
+    double p = nn_softmax_xent(pz, 2, 1, 0, NULL, 0, 0.0);
+    assert_memory_equal(&m, &p, sizeof m);
+}
+
 /* ---- removal and addition ---------------------------------------------------- */
 
 /* The trainer, the genome it writes and the reference agree. */
@@ -897,6 +1022,11 @@ int main(void)
         TU_GENOME_TEST(test_nn_trainer_view_values_give_the_gradients),
         cmocka_unit_test(test_nn_trainer_step_applies_each_optimizer_formula),
         TU_GENOME_TEST(test_nn_trainer_step_lowers_the_loss),
+        cmocka_unit_test(test_nn_argmax_ties_take_the_first),
+        cmocka_unit_test(test_nn_argmax_skips_nan),
+        cmocka_unit_test(test_nn_argmax_infinities_are_ordinary),
+        cmocka_unit_test(test_nn_softmax_xent_is_the_written_formula),
+        cmocka_unit_test(test_nn_softmax_xent_non_finite_values),
         TU_GENOME_TEST(test_nn_trainer_remove_and_add_keep_everything_consistent),
         TU_GENOME_TEST(test_nn_trainer_remove_carries_optimizer_state),
         TU_GENOME_TEST(test_nn_trainer_remove_neurons_drops_dead_neurons),

@@ -151,6 +151,16 @@ double tv_rng_normal(struct tv_rng *rng)
     return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
 }
 
+void tv_rng_shuffle_u32(struct tv_rng *rng, uint32_t *a, size_t n)
+{
+    for (size_t i = n < 2 ? 0 : n - 1; i > 0; i--) {
+        size_t j = tv_rng_below(rng, (uint32_t)(i + 1));
+        uint32_t tmp = a[i];
+        a[i] = a[j];
+        a[j] = tmp;
+    }
+}
+
 int tv_grow(void **p, size_t *cap, size_t need, size_t elem, struct tv_error *err)
 {
     if (need <= *cap)

@@ -81,6 +81,11 @@ double tv_rng_uniform(struct tv_rng *rng);
 int tv_rng_chance(struct tv_rng *rng, double p);
 /* Standard normal deviate (Box-Muller, two uniform draws per call). */
 double tv_rng_normal(struct tv_rng *rng);
+/* The Fisher-Yates shuffle, trevo's one: a[0..n) into a uniformly random
+ * order, i from n - 1 down to 1 swapping a[i] with a[tv_rng_below(i + 1)]
+ * (n - 1 draws of tv_rng_below; none when n < 2). n <= 2^32. What the
+ * classify split and the epoch order of tasks/fit.h draw. */
+void tv_rng_shuffle_u32(struct tv_rng *rng, uint32_t *a, size_t n);
 /* The 64-bit finaliser the generator is built on; also handy for hashing. */
 uint64_t tv_mix64(uint64_t x);
 

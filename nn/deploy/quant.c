@@ -191,9 +191,8 @@ static int quantize_into(const struct nn_calib *cc, struct nn_qnet *q, struct tv
         stat_range(&c->post[l], c->percentile, &L->scale, &L->zp);
         if (l > 0)
             stat_range(&c->pre[l], c->percentile, &L->pscale, &L->pzp);
-        for (uint32_t j = L->start; j < L->end; j++)
-            q->layer_of[j] = (uint32_t)l;
     }
+    genome_layers_index(p->layer_start, p->n_layers, q->layer_of); /* the compile's layers */
     memcpy(q->out_map, p->out_map, p->n_out * sizeof *q->out_map);
     double *w = NULL;
     struct table_set ts = {0};

@@ -1,7 +1,8 @@
 /* train.c -- the trainer (train.h): its compiled form (train_impl.h), the
- * checks of a batch, the optimizers, the view, the physical removal and
- * addition of connections and neurons, and the way back to a genome. The
- * kernels are in train_kern.c, the reference trainer in train_ref.c.
+ * checks of a batch, the optimizers, the view and the way back to a genome.
+ * The kernels are in train_kern.c, the physical removal and addition of
+ * connections and neurons in train_edit.c (which calls this file, never the
+ * other way), the loss in loss.c, the reference trainer in train_ref.c.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -86,12 +87,13 @@ void nn_trainer_free(struct nn_trainer *t)
 {
     if (!t)
         return;
-    void *bufs[] = {
-        t->id,      t->kind,    t->act,   t->layer,   t->depth,  t->bias,   t->bias_grad, t->bias_m,
-        t->bias_v,  t->run_end, t->oslot, t->out_map, t->by_id,  t->seen,   t->row,       t->rec,
-        t->src,     t->dst,     t->w,     t->grad,    t->om,     t->ov,     t->t_row,     t->t_rec,
-        t->t_pos,   t->t_cur,   t->wt_w,  t->wt_dst,  t->wt_row, t->wt_rec, t->v_from,    t->v_to,
-        t->v_value, t->v_delta, t->z,     t->y,       t->lossg,  t->delta,  t->dy,        t->tgt};
+    void *bufs[] = {t->id,        t->kind,   t->act,     t->layer,   t->depth,  t->bias,
+                    t->bias_grad, t->bias_m, t->bias_v,  t->run_end, t->oslot,  t->out_map,
+                    t->by_id,     t->seen,   t->row,     t->rec,     t->src,    t->dst,
+                    t->w,         t->grad,   t->om,      t->ov,      t->t_row,  t->t_rec,
+                    t->t_pos,     t->t_cur,  t->wt_w,    t->wt_dst,  t->wt_row, t->wt_rec,
+                    t->v_from,    t->v_to,   t->v_value, t->v_delta, t->z,      t->y,
+                    t->lossg,     t->delta,  t->dy,      t->tgt,     t->out_row};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         free(bufs[i]);
     free(t);
@@ -114,12 +116,6 @@ size_t nn_trainer_n_conns(const struct nn_trainer *t)
 uint64_t nn_trainer_steps(const struct nn_trainer *t)
 {
     return t->n_steps;
-}
-
-/* 1 if an edge from dense i to dense j reads the last step (compile.h). */
-static int is_rec(const struct nn_trainer *t, uint32_t i, uint32_t j)
-{
-    return nn_compile_is_recurrent(t->run_end[i], j);
 }
 
 /* Lays out the connections by source (pos, the index map) or copies W by
@@ -190,19 +186,8 @@ static int conns_alloc(struct conns *c, size_t cap)
     return ok ? 0 : TV_ENOMEM;
 }
 
-/* New connections for a layout: dense ends and weights. */
-struct extra {
-    size_t n;
-    const uint32_t *src, *dst;
-    const float *w;
-};
-
-/* Lays out the trainer's m1 connections (keeping their weights, gradients
- * and optimizer state) and the extra ones (state 0) into fresh arrays, rows
- * sorted by source, and rebuilds the index map. The trainer is unchanged on
- * error. O(n + m). */
-static int layout(struct nn_trainer *t, size_t m1, const struct extra *x, const char *who,
-                  struct tv_error *err)
+int nn_tr_layout(struct nn_trainer *t, size_t m1, const struct tr_extra *x, const char *who,
+                 struct tv_error *err)
 {
     size_t n = t->n, m = m1 + x->n, cap = m ? m : 1;
     struct conns c;
@@ -223,7 +208,7 @@ static int layout(struct nn_trainer *t, size_t m1, const struct extra *x, const 
         perm[cnt[E_SRC(e)]++] = (uint32_t)e;
     memset(cnt, 0, (2 * n + 1) * sizeof *cnt);
     for (size_t e = 0; e < m; e++)
-        cnt[(is_rec(t, E_SRC(e), E_DST(e)) ? n : 0) + E_DST(e)]++;
+        cnt[(nn_tr_is_rec(t, E_SRC(e), E_DST(e)) ? n : 0) + E_DST(e)]++;
     uint32_t acc = 0;
     for (size_t j = 0; j < n; j++) {
         uint32_t f = cnt[j], r = cnt[n + j];
@@ -237,7 +222,7 @@ static int layout(struct nn_trainer *t, size_t m1, const struct extra *x, const 
     for (size_t q = 0; q < m; q++) {
         size_t e = perm[q];
         uint32_t i = E_SRC(e), j = E_DST(e);
-        uint32_t k = cnt[(is_rec(t, i, j) ? n : 0) + j]++;
+        uint32_t k = cnt[(nn_tr_is_rec(t, i, j) ? n : 0) + j]++;
         c.src[k] = i;
         c.dst[k] = j;
         if (e < m1) {
@@ -274,19 +259,11 @@ static int layout(struct nn_trainer *t, size_t m1, const struct extra *x, const 
     return 0;
 }
 
-/* The per-neuron facts that follow from the depths: layers and run_end. */
-static void neuron_layers(struct nn_trainer *t)
+void nn_tr_neuron_layers(struct nn_trainer *t)
 {
-    size_t n = t->n, l = 0;
-    for (size_t j = 0; j < n; j++) {
-        if (j == t->n_in || (j > t->n_in && t->depth[j] != t->depth[j - 1]))
-            l++;
-        t->layer[j] = (uint32_t)l;
-    }
-    t->n_layers = l + 1;
-    t->run_end[n - 1] = (uint32_t)n;
-    for (size_t j = n - 1; j-- > 0;)
-        t->run_end[j] = t->depth[j + 1] > t->depth[j] ? (uint32_t)j + 1 : t->run_end[j + 1];
+    size_t n = t->n;
+    t->n_layers = genome_layers_cut(t->depth, n, t->n_in, NULL, t->layer);
+    genome_depth_run_ends(t->depth, n, t->run_end);
     size_t k = 0;
     for (size_t q = 0; q < n; q++) {
         uint32_t j = t->by_id[q];
@@ -355,6 +332,7 @@ static int alloc_neurons(struct nn_trainer *t, size_t n, size_t n_out, size_t ma
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
         ok &= (*f[i] = calloc(n, sizeof(float))) != NULL;
     ok &= (t->out_map = calloc(n_out, sizeof *t->out_map)) != NULL;
+    ok &= (t->out_row = calloc(n_out, sizeof *t->out_row)) != NULL;
     ok &= (t->t_cur = calloc(2 * n, sizeof *t->t_cur)) != NULL;
     ok &= (t->kind = calloc(n, 1)) != NULL;
     ok &= (t->act = calloc(n, 1)) != NULL;
@@ -400,7 +378,7 @@ static int from_genome(struct nn_trainer *t, const struct genome *g, uint32_t *s
         dst[k] = (uint32_t)nn_id_find(&c.ids, g->conns[k].to);
     }
     nn_compile_free(&c);
-    neuron_layers(t);
+    nn_tr_neuron_layers(t);
     return 0;
 }
 
@@ -432,8 +410,8 @@ int nn_trainer_new(const struct genome *g, const struct nn_train_opts *o, struct
         goto done;
     for (size_t k = 0; k < m; k++)
         w[k] = g->conns[k].weight;
-    struct extra x = {m, src, dst, w};
-    if ((rc = layout(t, 0, &x, "nn_trainer_new", err)) ||
+    struct tr_extra x = {m, src, dst, w};
+    if ((rc = nn_tr_layout(t, 0, &x, "nn_trainer_new", err)) ||
         (rc = reserve_steps(t, 1, "nn_trainer_new", err)))
         goto done;
     *out = t;
@@ -640,198 +618,6 @@ void nn_trainer_keep_values(struct nn_trainer *t, int on)
 {
     t->keep_values = on != 0;
     t->v_batch = 0; /* what they hold now is not the last batch's */
-}
-
-/* ---- removal and addition ---------------------------------------------------- */
-
-/* Compacts the rows in place: drops connection k when remove[k] (if remove)
- * or when an end is a dead hidden neuron (if dead); O(n + m). */
-static void compact(struct nn_trainer *t, const uint8_t *remove, const uint8_t *dead)
-{
-    uint32_t q = 0;
-    for (size_t j = 0; j < t->n; j++) {
-        /* row[j + 1] is still the old start of the next row */
-        uint32_t k0 = t->row[j], kr = t->rec[j], k1 = t->row[j + 1], qr = q;
-        int dead_j = dead && dead[j] && t->kind[j] == GENOME_HIDDEN;
-        t->row[j] = q;
-        for (uint32_t k = k0; k < k1; k++) {
-            uint32_t i = t->src[k];
-            if (k == kr)
-                qr = q;
-            if ((remove && remove[k]) || dead_j || (dead && dead[i] && t->kind[i] == GENOME_HIDDEN))
-                continue;
-            t->src[q] = i;
-            t->dst[q] = t->dst[k];
-            t->w[q] = t->w[k];
-            t->grad[q] = t->grad[k];
-            t->om[q] = t->om[k];
-            t->ov[q] = t->ov[k];
-            q++;
-        }
-        t->rec[j] = kr == k1 ? q : qr;
-    }
-    t->row[t->n] = q;
-    t->m = q;
-}
-
-int nn_trainer_remove(struct nn_trainer *t, const uint8_t *remove, struct tv_error *err)
-{
-    if (!remove)
-        return tv_error_set(err, TV_EINVAL, "nn_trainer_remove: no flags (remove is NULL)");
-    compact(t, remove, NULL);
-    nn_tr_index_map(t);
-    return 0;
-}
-
-/* The dense index of neuron `id`, or -1. */
-static int64_t find_id(const struct nn_trainer *t, uint32_t id)
-{
-    size_t lo = 0, hi = t->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->id[t->by_id[mid]] < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < t->n && t->id[t->by_id[lo]] == id ? (int64_t)t->by_id[lo] : -1;
-}
-
-/* 1 if the trainer has a connection from dense i to dense j. */
-static int has_conn(const struct nn_trainer *t, uint32_t i, uint32_t j)
-{
-    uint32_t lo = is_rec(t, i, j) ? t->rec[j] : t->row[j];
-    uint32_t hi = is_rec(t, i, j) ? t->row[j + 1] : t->rec[j];
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (t->src[mid] < i)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < (is_rec(t, i, j) ? t->row[j + 1] : t->rec[j]) && t->src[lo] == i;
-}
-
-static int cmp_key_index(const void *a, const void *b)
-{
-    const uint64_t *x = a, *y = b;
-    return (*x > *y) - (*x < *y);
-}
-
-int nn_trainer_add(struct nn_trainer *t, const struct genome_conn *c, size_t n,
-                   struct tv_error *err)
-{
-    if (n == 0)
-        return 0;
-    if (!c)
-        return tv_error_set(err, TV_EINVAL, "nn_trainer_add: no connections (c is NULL)");
-    uint32_t *src = malloc(n * sizeof *src), *dst = malloc(n * sizeof *dst);
-    float *w = malloc(n * sizeof *w);
-    uint64_t *key = malloc(n * 2 * sizeof *key);
-    int rc = 0;
-    if (!src || !dst || !w || !key) {
-        rc = tv_error_set(err, TV_ENOMEM, "nn_trainer_add: out of memory for %zu connections", n);
-        goto done;
-    }
-    size_t bad = n; /* the first connection that cannot be added */
-    const char *why = "";
-    uint32_t missing = 0;
-    for (size_t k = 0; k < n && bad == n; k++) {
-        int64_t i = find_id(t, c[k].from), j = find_id(t, c[k].to);
-        if (i < 0 || j < 0) {
-            bad = k;
-            why = "no neuron";
-            missing = i < 0 ? c[k].from : c[k].to;
-        } else if (t->kind[j] == GENOME_INPUT) {
-            bad = k;
-            why = "ends in an input";
-        } else if (!isfinite(c[k].weight)) {
-            bad = k;
-            why = "weight is not finite";
-        } else if (has_conn(t, (uint32_t)i, (uint32_t)j)) {
-            bad = k;
-            why = "exists already";
-        }
-        src[k] = (uint32_t)i;
-        dst[k] = (uint32_t)j;
-        w[k] = c[k].weight;
-        key[2 * k] = (uint64_t)i * ((uint64_t)1 << 32) + (uint64_t)j;
-        key[2 * k + 1] = k;
-    }
-    if (bad == n) { /* a connection given twice: the later one exists already */
-        qsort(key, n, 2 * sizeof *key, cmp_key_index);
-        for (size_t q = 1; q < n; q++)
-            if (key[2 * q] == key[2 * q - 2] && key[2 * q + 1] < bad) {
-                bad = key[2 * q + 1] > key[2 * q - 1] ? key[2 * q + 1] : key[2 * q - 1];
-                why = "exists already";
-            }
-    }
-    if (bad < n) {
-        if (missing)
-            rc = tv_error_set(err, TV_EINVAL, "nn_trainer_add: connection %zu (%u -> %u): %s %u",
-                              bad, c[bad].from, c[bad].to, why, missing);
-        else
-            rc = tv_error_set(err, TV_EINVAL, "nn_trainer_add: connection %zu (%u -> %u): %s", bad,
-                              c[bad].from, c[bad].to, why);
-        goto done;
-    }
-    struct extra x = {n, src, dst, w};
-    rc = layout(t, t->m, &x, "nn_trainer_add", err);
-done:
-    free(src);
-    free(dst);
-    free(w);
-    free(key);
-    return rc;
-}
-
-void nn_trainer_zero_neurons(struct nn_trainer *t, uint8_t *dead)
-{
-    for (size_t j = 0; j < t->n; j++)
-        dead[j] = t->kind[j] == GENOME_HIDDEN && !t->seen[j];
-    memset(t->seen, 0, t->n);
-}
-
-int nn_trainer_remove_neurons(struct nn_trainer *t, const uint8_t *dead, struct tv_error *err)
-{
-    if (!dead)
-        return tv_error_set(err, TV_EINVAL, "nn_trainer_remove_neurons: no flags (dead is NULL)");
-    compact(t, NULL, dead);
-    /* renumber: t_cur[j] is j's new index, NN_NONE if it goes */
-    size_t n = t->n, q = 0;
-    uint32_t *nw = t->t_cur;
-    for (size_t j = 0; j < n; j++)
-        nw[j] = dead[j] && t->kind[j] == GENOME_HIDDEN ? NN_NONE : (uint32_t)q++;
-    size_t kept = 0;
-    for (size_t r = 0; r < n; r++)
-        if (nw[t->by_id[r]] != NN_NONE)
-            t->by_id[kept++] = nw[t->by_id[r]];
-    for (size_t j = 0; j < n; j++) {
-        if ((q = nw[j]) == NN_NONE)
-            continue;
-        t->id[q] = t->id[j];
-        t->kind[q] = t->kind[j];
-        t->act[q] = t->act[j];
-        t->depth[q] = t->depth[j];
-        t->bias[q] = t->bias[j];
-        t->bias_grad[q] = t->bias_grad[j];
-        t->bias_m[q] = t->bias_m[j];
-        t->bias_v[q] = t->bias_v[j];
-        t->seen[q] = t->seen[j];
-        t->row[q] = t->row[j];
-        t->rec[q] = t->rec[j];
-    }
-    q = kept;
-    t->row[q] = (uint32_t)t->m;
-    for (size_t k = 0; k < t->m; k++) {
-        t->src[k] = nw[t->src[k]];
-        t->dst[k] = nw[t->dst[k]];
-    }
-    t->n = q;
-    t->v_batch = 0; /* the view's rows were numbered the old way */
-    neuron_layers(t);
-    nn_tr_index_map(t);
-    return 0;
 }
 
 /* ---- back to a genome -------------------------------------------------------- */

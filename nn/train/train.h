@@ -183,6 +183,30 @@ int nn_trainer_remove_neurons(struct nn_trainer *t, const uint8_t *dead, struct 
  * order. g may be the genome the trainer was made from. */
 int nn_trainer_write_genome(const struct nn_trainer *t, struct genome *g, struct tv_error *err);
 
+/* ---- softmax cross-entropy and argmax (loss.c) -----------------------------
+ * The one home of scoring a row of outputs against a class: the trainer's
+ * loss and gradient, fit's test pass (tasks/fit.h), classify's fitness and
+ * `trevo net test` call these two, so that they agree on every value. A row
+ * is v[k * stride], k in [0, n).
+ *
+ * nn_argmax: the index of the largest value. Ties: the first (the lowest
+ * index; -0 and +0 are equal). NaN is never the largest (it is skipped);
+ * +inf and -inf are ordinary values (+inf beats everything, -inf nothing).
+ * n when n is 0 or every value is NaN: no class, never a label. */
+size_t nn_argmax(const float *v, size_t n, size_t stride);
+/* nn_softmax_xent: -log softmax(z)[label] (label < n), in double, exactly
+ * as the trainer computes it (its bits are the reference):
+ *   mx   = the largest value, NaN skipped (-inf when there is none),
+ *   sum  = exp(z_0 - mx) + exp(z_1 - mx) + ..., k in increasing order,
+ *   loss = (mx + log(sum)) - z_label;
+ * and when g is not NULL, the gradient of the loss times scale into
+ * g[k * gstride] = (float)((exp(z_k - mx) / sum - [k == label]) * scale).
+ * Non-finite values: a NaN or a +inf anywhere, or -inf everywhere, gives a
+ * NaN loss (and NaN in every g); a -inf among finite values counts as
+ * probability 0 (at the label: loss +inf). */
+double nn_softmax_xent(const float *z, size_t n, size_t stride, size_t label, float *g,
+                       size_t gstride, double scale);
+
 /* The reference trainer: a plain loop over g's triplets in double, obviously
  * correct and slow, with the loss and semantics above. grad: [g->n_conns]
  * in g's connection order; bias_grad: [g->n_neurons] in g's neuron order. */

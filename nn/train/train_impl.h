@@ -1,6 +1,7 @@
 /*
- * train_impl.h -- private to the trainer of nn/ (train.c, train_kern.c): the
- * compiled training form of a genome.
+ * train_impl.h -- private to the trainer of nn/ (train.c, train_edit.c,
+ * train_kern.c, and the CNN trainer of nn/conv/, cnn_impl.h): the compiled
+ * training form of a genome.
  *
  * Neurons are in the engine's dense order (inputs by id, then the rest by
  * (depth, id); order.c). Connections are kept once, by destination (CSR):
@@ -27,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "compile.h"
 #include "nn_impl.h"
 #include "train.h"
 
@@ -55,6 +57,7 @@ struct nn_trainer {
     uint32_t *run_end; /* [n] the first dense index deeper than j */
     uint32_t *oslot;   /* [n] k if j is the k-th output, else NN_NONE */
     uint32_t *out_map; /* [n_out] dense index of the k-th output */
+    float *out_row;    /* [n_out] one sample's output values (the loss's row) */
     uint32_t *by_id;   /* [n] dense indices in id order */
     uint8_t *seen;     /* [n] 1 if j was non-zero since nn_trainer_zero_neurons */
     /* connections: CSR by destination, [cap_m] arrays */
@@ -111,5 +114,27 @@ extern tr_update_fn *const nn_tr_update[NN_TARGET_COUNT];
 
 /* Rebuilds the index map from the rows (O(n + m)). */
 void nn_tr_index_map(struct nn_trainer *t);
+
+/* 1 if an edge from dense i to dense j reads the last step (compile.h). */
+static inline int nn_tr_is_rec(const struct nn_trainer *t, uint32_t i, uint32_t j)
+{
+    return nn_compile_is_recurrent(t->run_end[i], j);
+}
+
+/* New connections for a layout: dense ends and weights. */
+struct tr_extra {
+    size_t n;
+    const uint32_t *src, *dst;
+    const float *w;
+};
+/* Lays out the trainer's m1 connections (keeping their weights, gradients
+ * and optimizer state) and the extra ones (state 0) into fresh arrays, rows
+ * sorted by source, and rebuilds the index map. The trainer is unchanged on
+ * error (TV_ENOMEM naming who). O(n + m). */
+int nn_tr_layout(struct nn_trainer *t, size_t m1, const struct tr_extra *x, const char *who,
+                 struct tv_error *err);
+/* The per-neuron facts that follow from the depths (layers and run_end, by
+ * genome.h's cut, as the compile has them) and the outputs' slots. */
+void nn_tr_neuron_layers(struct nn_trainer *t);
 
 #endif

@@ -177,7 +177,8 @@ static void put_inputs(const struct nn_trainer *t, const struct tr_block *b, siz
 
 /* The loss of step s over the block's samples into b->loss, and its
  * gradient with respect to the output values into lossg (0 in the lanes
- * without a target). */
+ * without a target): softmax cross-entropy by nn_softmax_xent (loss.c, on
+ * each sample's outputs gathered into out_row), squared error here. */
 static void step_loss(struct nn_trainer *t, struct tr_block *b, size_t s, const float *ys)
 {
     size_t no = t->n_out;
@@ -191,18 +192,9 @@ static void step_loss(struct nn_trainer *t, struct tr_block *b, size_t s, const 
             uint32_t lab = b->labels[s * b->batch + bb];
             if (lab == UINT32_MAX)
                 continue;
-            double mx = -INFINITY, sum = 0.0;
-            for (size_t k = 0; k < no; k++) {
-                double o = ys[(size_t)t->out_map[k] * BL + l];
-                mx = o > mx ? o : mx;
-            }
             for (size_t k = 0; k < no; k++)
-                sum += exp((double)ys[(size_t)t->out_map[k] * BL + l] - mx);
-            b->loss += mx + log(sum) - (double)ys[(size_t)t->out_map[lab] * BL + l];
-            for (size_t k = 0; k < no; k++) {
-                double p = exp((double)ys[(size_t)t->out_map[k] * BL + l] - mx) / sum;
-                lg[k * BL + l] = (float)((p - (k == lab ? 1.0 : 0.0)) * inv_b);
-            }
+                t->out_row[k] = ys[(size_t)t->out_map[k] * BL + l];
+            b->loss += nn_softmax_xent(t->out_row, no, 1, lab, lg + l, BL, inv_b);
         } else {
             const float *tg = b->targets + (s * b->batch + bb) * no;
             for (size_t k = 0; k < no; k++) {
