@@ -324,6 +324,12 @@ int tv_msgpack_check(const void *data, size_t len, unsigned max_depth, struct tv
     return 0;
 }
 
+void tv_free_all(void *const *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(p[i]);
+}
+
 /* ---- clocks ------------------------------------------------------------- */
 
 static double clock_seconds(clockid_t id)

@@ -97,6 +97,12 @@ uint64_t tv_mix64(uint64_t x);
  * with *p and *cap unchanged and a message in *err (may be NULL). */
 int tv_grow(void **p, size_t *cap, size_t need, size_t elem, struct tv_error *err);
 
+/* Frees p[0..n) (NULL entries are fine). Through TV_FREE_ALL(a, b, c): the
+ * one line a release function needs for the arrays it owns. */
+void tv_free_all(void *const *p, size_t n);
+#define TV_FREE_ALL(...)                                                                           \
+    tv_free_all((void *const[]){__VA_ARGS__}, sizeof((void *const[]){__VA_ARGS__}) / sizeof(void *))
+
 /* ---- a growable byte buffer -------------------------------------------- */
 
 struct tv_buf {

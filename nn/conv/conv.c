@@ -507,24 +507,8 @@ void nn_conv_free(struct nn_conv *l)
 {
     if (!l)
         return;
-    free(l->c);
-    free(l->w);
-    free(l->plane);
-    free(l->pix);
-    free(l->perm);
-    free(l->off);
-    free(l->wt);
-    free(l->doff);
-    free(l->ddr);
-    free(l->dlo);
-    free(l->dhi);
-    free(l->co_start);
-    free(l->pl_start);
-    free(l->xp);
-    free(l->dxp);
-    free(l->yp);
-    free(l->acc);
-    free(l);
+    TV_FREE_ALL(l->c, l->w, l->plane, l->pix, l->perm, l->off, l->wt, l->doff, l->ddr, l->dlo,
+                l->dhi, l->co_start, l->pl_start, l->xp, l->dxp, l->yp, l->acc, l);
 }
 
 const struct nn_conv_shape *nn_conv_shape(const struct nn_conv *l)
