@@ -2,7 +2,7 @@
  * quant_arith.h -- the integer arithmetic of every int8 path, the one home of
  * its formulas: how an input is quantized, how a sum is requantized into a
  * table index, how an output is dequantized. The engine compiles it (through
- * quant_impl.h: quant.c, int8.c); the C export (export.c) writes its text
+ * quant_impl.h: quant.c, int8_*.c); the C export (export.c) writes its text
  * between the two marks below into every int8 file it makes, each name that
  * starts with nn_ given the file's prefix instead. The exported code is thus
  * the engine's code, line for line, and cannot drift from it.

@@ -1,8 +1,8 @@
 /*
- * quant_impl.h -- private to nn/ (quant.c, qnet.c, int8.c, export.c): the
+ * quant_impl.h -- private to nn/deploy/ (quant.c, qnet.c, int8_*.c, export.c): the
  * integer arithmetic every int8 path shares (quant_arith.h, which the C
  * export also writes out), and the flat form of a quantized network that the
- * C export prints and the engine keeps (without its rows: int8.c stores the
+ * C export prints and the engine keeps (without its rows: int8_plan.c stores the
  * edges in chunks of 16 neurons).
  *
  * The flat form codes each value as u = q + 128 (uint8), so that a sum is
