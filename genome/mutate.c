@@ -260,9 +260,7 @@ static int cmp_depth_key(const void *a, const void *b)
 
 static void depth_index_free(struct depth_index *d)
 {
-    free(d->order);
-    free(d->start);
-    free(d->layer);
+    TV_FREE_ALL(d->order, d->start, d->layer);
     d->order = d->start = d->layer = NULL;
 }
 

@@ -430,12 +430,9 @@ static void place_scatter(struct nn_compile *c, struct nn_plan *p)
 void nn_compile_free(struct nn_compile *c)
 {
     nn_id_table_free(&c->ids);
-    void *bufs[] = {c->old_of,      c->new_of,  c->layer_of,   c->tmp,    c->depth,
-                    c->layer_start, c->way,     c->conn_start, c->cd,     c->row_g,
-                    c->row_r,       c->row_s,   c->sd_row,     c->sd_src, c->sd_conn,
-                    c->sd_w,        c->c_layer, c->chunk_of,   c->t_cur};
-    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
-        free(bufs[i]);
+    TV_FREE_ALL(c->old_of, c->new_of, c->layer_of, c->tmp, c->depth, c->layer_start, c->way,
+                c->conn_start, c->cd, c->row_g, c->row_r, c->row_s, c->sd_row, c->sd_src,
+                c->sd_conn, c->sd_w, c->c_layer, c->chunk_of, c->t_cur);
 }
 
 /* Checks the options and the sizes against the engine's limits. */

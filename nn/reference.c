@@ -160,12 +160,7 @@ void nn_reference_free(struct nn_reference *r)
 {
     if (!r)
         return;
-    free(r->order);
-    free(r->from);
-    free(r->to);
-    free(r->y);
-    free(r->y_prev);
-    free(r->px_chan);
+    TV_FREE_ALL(r->order, r->from, r->to, r->y, r->y_prev, r->px_chan);
     genome_release(&r->gx);
     free(r);
 }

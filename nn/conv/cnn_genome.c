@@ -23,10 +23,7 @@ static void src_free(struct cnn_src *s)
     if (!s)
         return;
     genome_release(&s->g);
-    free(s->chan);
-    free(s->lvl);
-    free(s->head_id);
-    free(s);
+    TV_FREE_ALL(s->chan, s->lvl, s->head_id, s);
 }
 
 /* Groups the channels into levels: the input channels (level 0), then the

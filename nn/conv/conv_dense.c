@@ -126,9 +126,7 @@ void nn_conv_dense_free(struct nn_conv_dense *d)
 {
     if (!d)
         return;
-    free(d->w);
-    free(d->col);
-    free(d);
+    TV_FREE_ALL(d->w, d->col, d);
 }
 
 void nn_conv_dense_forward(struct nn_conv_dense *d, const float *x, size_t batch, float *y)

@@ -40,12 +40,7 @@ void nn_spike_layers_free(struct nn_spike_layers *s)
 {
     if (!s)
         return;
-    free(s->v);
-    free(s->w);
-    free(s->list);
-    free(s->n_list);
-    free(s->flag);
-    free(s);
+    TV_FREE_ALL(s->v, s->w, s->list, s->n_list, s->flag, s);
 }
 
 int nn_spike_layers_new(const struct nn_spike_layers_spec *sp, struct nn_spike_layers **out,

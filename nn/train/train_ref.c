@@ -256,14 +256,6 @@ int nn_reference_grad(const struct genome *g, int loss, const float *x, const ui
     if (loss_out)
         *loss_out = sum / (double)batch;
 done:
-    free(r.order);
-    free(r.in_of);
-    free(r.out_of);
-    free(r.from);
-    free(r.to);
-    free(r.z);
-    free(r.y);
-    free(r.dy);
-    free(r.dl);
+    TV_FREE_ALL(r.order, r.in_of, r.out_of, r.from, r.to, r.z, r.y, r.dy, r.dl);
     return rc;
 }
