@@ -16,10 +16,7 @@ void data_free(struct data_set *d)
 {
     struct data_mem *m = d->mem;
     if (m) {
-        free(m->u8);
-        free(m->f32);
-        free(m->labels);
-        free(m);
+        TV_FREE_ALL(m->u8, m->f32, m->labels, m);
     }
     memset(d, 0, sizeof *d);
 }

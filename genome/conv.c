@@ -6,6 +6,7 @@
  * that its results stay what they were. */
 #include "genome.h"
 #include "conv_genes.h"
+#include "lookup.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -25,15 +26,9 @@ size_t genome_filter_out(size_t in, size_t k, size_t stride, size_t pad)
 
 ptrdiff_t genome_find_channel(const struct genome *g, uint32_t id)
 {
-    size_t lo = 0, hi = g->n_channels;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (g->channels[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < g->n_channels && g->channels[lo].id == id ? (ptrdiff_t)lo : -1;
+    size_t i = tv_lower_u32(g->channels, sizeof *g->channels, offsetof(struct genome_channel, id),
+                            0, g->n_channels, id);
+    return i < g->n_channels && g->channels[i].id == id ? (ptrdiff_t)i : -1;
 }
 
 static int filter_cmp(const void *a, const void *b)
@@ -353,14 +348,7 @@ static int validate_channel(const struct genome *g, size_t i, struct tv_error *e
         return tv_error_set(err, TV_EINVAL, "channel %u: depth %g is outside (0, 1)", c->id,
                             (double)c->depth);
     /* no neuron has one of its ids: the first neuron at or above first */
-    size_t lo = 0, hi = g->n_neurons;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (g->neurons[mid].id < c->first)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = genome_neuron_lower(g, c->first);
     if (lo < g->n_neurons && (uint64_t)g->neurons[lo].id - c->first < n)
         return tv_error_set(err, TV_EINVAL, "channel %u: pixel id %u is also a neuron", c->id,
                             g->neurons[lo].id);

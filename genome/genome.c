@@ -140,11 +140,7 @@ void genome_init(struct genome *g)
 
 void genome_release(struct genome *g)
 {
-    free(g->neurons);
-    free(g->conns);
-    free(g->channels);
-    free(g->filters);
-    free(g->coefs);
+    TV_FREE_ALL(g->neurons, g->conns, g->channels, g->filters, g->coefs);
     genome_delays_drop(g);
     genome_init(g);
 }

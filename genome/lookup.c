@@ -12,15 +12,8 @@ const struct genome_limits genome_default_limits = {GENOME_DEFAULT_MAX_NEURONS,
 
 size_t genome_neuron_lower(const struct genome *g, uint32_t id)
 {
-    size_t lo = 0, hi = g->n_neurons;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (g->neurons[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return tv_lower_u32(g->neurons, sizeof *g->neurons, offsetof(struct genome_neuron, id), 0,
+                        g->n_neurons, id);
 }
 
 size_t genome_conn_lower(const struct genome *g, uint32_t from, uint32_t to)

@@ -260,9 +260,7 @@ static int cmp_depth_key(const void *a, const void *b)
 
 static void depth_index_free(struct depth_index *d)
 {
-    free(d->order);
-    free(d->start);
-    free(d->layer);
+    TV_FREE_ALL(d->order, d->start, d->layer);
     d->order = d->start = d->layer = NULL;
 }
 
@@ -322,15 +320,9 @@ static void conn_rows(const struct genome *g, size_t *row)
 /* 1 if g has the connection from neuron index src to neuron id `to`. */
 static int row_has(const struct genome *g, const size_t *row, size_t src, uint32_t to)
 {
-    size_t lo = row[src], hi = row[src + 1];
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (g->conns[mid].to < to)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < row[src + 1] && g->conns[lo].to == to;
+    size_t i = tv_lower_u32(g->conns, sizeof *g->conns, offsetof(struct genome_conn, to), row[src],
+                            row[src + 1], to);
+    return i < row[src + 1] && g->conns[i].to == to;
 }
 
 /* Draws a connection of class cls (enum genome_conn_class) between random

@@ -173,6 +173,17 @@ static void count_rows(struct nn_compile *c)
     c->work += n + 2 * c->hd.n_chunks * c->hd.n_chunks;
 }
 
+/* Entry k of a gather or recurrent row: its weight, its source's index and,
+ * in a trainable plan (conn not NULL), the genome connection behind it. */
+static inline void put_entry(float *wv, void *idx, uint32_t *conn, int bits, uint32_t k,
+                             uint32_t src, float w, uint32_t c)
+{
+    wv[k] = w;
+    put_idx(idx, bits, k, src);
+    if (conn)
+        conn[k] = c;
+}
+
 /* Phase 4: the edges of each source, sources in dense order, to the cursors
  * of their rows (row_g, row_r, sd_row) and tiles (t_cur), so that every row
  * and every tile comes out sorted by source. */
@@ -208,17 +219,9 @@ static inline __attribute__((always_inline)) void place_edges(struct nn_compile 
                 if (keep)
                     ct[k] = c;
             } else if (cat == NN_CAT_GATHER) {
-                uint32_t k = row_g[dj]++;
-                p->g_w[k] = w;
-                put_idx(p->g_idx, bits, k, s_local);
-                if (keep)
-                    cg[k] = c;
+                put_entry(p->g_w, p->g_idx, cg, bits, row_g[dj]++, s_local, w, c);
             } else if (cat == NN_CAT_REC) {
-                uint32_t k = row_r[dj]++;
-                p->r_w[k] = w;
-                put_idx(p->r_idx, bits, k, s_local);
-                if (keep)
-                    cr[k] = c;
+                put_entry(p->r_w, p->r_idx, cr, bits, row_r[dj]++, s_local, w, c);
             } else {
                 uint32_t k = s->sd_row[dj]++;
                 s->sd_src[k] = (uint32_t)sj;
@@ -430,12 +433,9 @@ static void place_scatter(struct nn_compile *c, struct nn_plan *p)
 void nn_compile_free(struct nn_compile *c)
 {
     nn_id_table_free(&c->ids);
-    void *bufs[] = {c->old_of,      c->new_of,  c->layer_of,   c->tmp,    c->depth,
-                    c->layer_start, c->way,     c->conn_start, c->cd,     c->row_g,
-                    c->row_r,       c->row_s,   c->sd_row,     c->sd_src, c->sd_conn,
-                    c->sd_w,        c->c_layer, c->chunk_of,   c->t_cur};
-    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
-        free(bufs[i]);
+    TV_FREE_ALL(c->old_of, c->new_of, c->layer_of, c->tmp, c->depth, c->layer_start, c->way,
+                c->conn_start, c->cd, c->row_g, c->row_r, c->row_s, c->sd_row, c->sd_src,
+                c->sd_conn, c->sd_w, c->c_layer, c->chunk_of, c->t_cur);
 }
 
 /* Checks the options and the sizes against the engine's limits. */

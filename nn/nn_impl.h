@@ -248,6 +248,12 @@ int nn_spike_plan_compile(const struct genome *g, const struct nn_opts *o, struc
 /* A copy of src (its parameters and state) into *out; TV_ENOMEM. */
 int nn_spike_clone(const struct nn_spike *src, struct nn_spike **out, struct tv_error *err);
 
+/* The references' evaluation order (reference.c, for it and the reference
+ * trainer): g's neuron indices into order[n_neurons], the inputs first,
+ * each part by (depth, id). 0, or TV_ENOMEM ("fn: out of memory"). */
+int nn_reference_order(const struct genome *g, uint32_t *order, const char *fn,
+                       struct tv_error *err);
+
 /* SIMD targets (target.c): 1 if this CPU runs target t's code; the best one
  * it runs; 0 or TV_EINVAL ("FN: unknown target 7", "FN: this CPU cannot run
  * avx512f code") for a target asked of function fn. */

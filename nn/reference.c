@@ -37,6 +37,24 @@ static int by_depth(const void *pa, const void *pb)
     return u->id < v->id ? -1 : u->id > v->id;
 }
 
+/* (nn_impl.h) */
+int nn_reference_order(const struct genome *g, uint32_t *order, const char *fn,
+                       struct tv_error *err)
+{
+    struct ref_key *keys = malloc((g->n_neurons + 1) * sizeof *keys);
+    if (!keys)
+        return tv_error_set(err, TV_ENOMEM, "%s: out of memory", fn);
+    for (size_t i = 0; i < g->n_neurons; i++) {
+        const struct genome_neuron *u = &g->neurons[i];
+        keys[i] = (struct ref_key){u->kind != GENOME_INPUT, u->depth, u->id, (uint32_t)i};
+    }
+    qsort(keys, g->n_neurons, sizeof *keys, by_depth);
+    for (size_t i = 0; i < g->n_neurons; i++)
+        order[i] = keys[i].index;
+    free(keys);
+    return 0;
+}
+
 /* r runs g's expansion; px_chan marks the pixels. */
 static int conv_reference(struct nn_reference *r, const struct genome *g, struct tv_error *err)
 {
@@ -133,21 +151,12 @@ int nn_reference_new(const struct genome *g, size_t batch, struct nn_reference *
         nn_reference_free(r);
         return tv_error_set(err, TV_ENOMEM, "nn_reference_new: out of memory");
     }
-    struct ref_key *keys = malloc((r->n + 1) * sizeof *keys);
-    if (!keys) {
+    if ((rc = nn_reference_order(g, r->order, "nn_reference_new", err))) {
         nn_reference_free(r);
-        return tv_error_set(err, TV_ENOMEM, "nn_reference_new: out of memory");
+        return rc;
     }
-    for (size_t i = 0; i < r->n; i++) {
-        const struct genome_neuron *u = &g->neurons[i];
-        keys[i] = (struct ref_key){u->kind != GENOME_INPUT, u->depth, u->id, (uint32_t)i};
-        r->n_in += u->kind == GENOME_INPUT;
-        r->n_out += u->kind == GENOME_OUTPUT;
-    }
-    qsort(keys, r->n, sizeof *keys, by_depth);
-    for (size_t i = 0; i < r->n; i++)
-        r->order[i] = keys[i].index;
-    free(keys);
+    r->n_in = genome_count_kind(g, GENOME_INPUT);
+    r->n_out = genome_count_kind(g, GENOME_OUTPUT);
     for (size_t c = 0; c < g->n_conns; c++) {
         r->from[c] = (uint32_t)genome_find_neuron(g, g->conns[c].from);
         r->to[c] = (uint32_t)genome_find_neuron(g, g->conns[c].to);
@@ -160,12 +169,7 @@ void nn_reference_free(struct nn_reference *r)
 {
     if (!r)
         return;
-    free(r->order);
-    free(r->from);
-    free(r->to);
-    free(r->y);
-    free(r->y_prev);
-    free(r->px_chan);
+    TV_FREE_ALL(r->order, r->from, r->to, r->y, r->y_prev, r->px_chan);
     genome_release(&r->gx);
     free(r);
 }

@@ -32,9 +32,7 @@ void store_run_info_release(struct store_run_info *info)
 {
     if (!info)
         return;
-    free(info->name);
-    free(info->config);
-    free(info->program_version);
+    TV_FREE_ALL(info->name, info->config, info->program_version);
     info->name = info->config = info->program_version = NULL;
 }
 

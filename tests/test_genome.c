@@ -231,6 +231,25 @@ static void test_tv_rng_shuffle_u32_is_fisher_yates(void **state)
     assert_true(r.ctr == 0);
 }
 
+/* The first key not below x in [lo, hi) (of repeats, the first), in a plain
+ * array and by a field of an array of structs; hi when there is none. */
+static void test_tv_lower_u32_finds_first_not_below(void **state)
+{
+    (void)state;
+    const uint32_t a[] = {2, 4, 4, 4, 9};
+    assert_int_equal(tv_lower_u32(a, sizeof *a, 0, 0, 5, 0), 0);
+    assert_int_equal(tv_lower_u32(a, sizeof *a, 0, 0, 5, 4), 1);
+    assert_int_equal(tv_lower_u32(a, sizeof *a, 0, 0, 5, 5), 4);
+    assert_int_equal(tv_lower_u32(a, sizeof *a, 0, 0, 5, 10), 5);
+    assert_int_equal(tv_lower_u32(a, sizeof *a, 0, 2, 4, 2), 2);
+    assert_int_equal(tv_lower_u32(a, sizeof *a, 0, 3, 3, 9), 3);
+    assert_int_equal(tv_lower_u32(NULL, sizeof *a, 0, 0, 0, 1), 0);
+    const struct genome_conn c[] = {{1, 5, 0.5f}, {1, 7, 0.25f}, {2, 3, 1.0f}};
+    size_t to = offsetof(struct genome_conn, to);
+    assert_int_equal(tv_lower_u32(c, sizeof *c, to, 0, 2, 6), 1);
+    assert_int_equal(tv_lower_u32(c, sizeof *c, to, 0, 2, 8), 2);
+}
+
 /* ---- tv_buf ------------------------------------------------------------ */
 
 static void test_tv_buf_append_grows_and_free_resets(void **state)
@@ -2018,6 +2037,7 @@ int main(void)
         cmocka_unit_test(test_tv_rng_below_roughly_uniform),
         cmocka_unit_test(test_tv_rng_uniform_chance_normal),
         cmocka_unit_test(test_tv_rng_shuffle_u32_is_fisher_yates),
+        cmocka_unit_test(test_tv_lower_u32_finds_first_not_below),
         cmocka_unit_test(test_tv_buf_append_grows_and_free_resets),
         cmocka_unit_test(test_tv_grow_doubles_and_refuses_overflow),
         cmocka_unit_test(test_tv_buf_write_appends_msgpack_bytes),

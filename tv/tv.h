@@ -103,6 +103,28 @@ void tv_free_all(void *const *p, size_t n);
 #define TV_FREE_ALL(...)                                                                           \
     tv_free_all((void *const[]){__VA_ARGS__}, sizeof((void *const[]){__VA_ARGS__}) / sizeof(void *))
 
+/* ---- sorted keys ------------------------------------------------------- */
+
+/* The binary search over sorted ids: the first i in [lo, hi) whose key is >=
+ * x, or hi if none. Key i is the uint32_t at byte `off` of element i of base,
+ * an array of `size`-byte elements whose keys ascend over [lo, hi): a plain
+ * uint32_t array a is (a, sizeof *a, 0); an array s of structs sorted by a
+ * field id is (s, sizeof *s, offsetof(struct ..., id)). Inline: the callers'
+ * constant size and offset make it the loop they would write by hand. */
+static inline size_t tv_lower_u32(const void *base, size_t size, size_t off, size_t lo, size_t hi,
+                                  uint32_t x)
+{
+    const unsigned char *b = base;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (*(const uint32_t *)(b + mid * size + off) < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* ---- a growable byte buffer -------------------------------------------- */
 
 struct tv_buf {

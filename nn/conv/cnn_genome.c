@@ -23,10 +23,7 @@ static void src_free(struct cnn_src *s)
     if (!s)
         return;
     genome_release(&s->g);
-    free(s->chan);
-    free(s->lvl);
-    free(s->head_id);
-    free(s);
+    TV_FREE_ALL(s->chan, s->lvl, s->head_id, s);
 }
 
 /* Groups the channels into levels: the input channels (level 0), then the
@@ -206,15 +203,8 @@ static int make_layer(const struct cnn_src *s, size_t l, struct nn_cnn_layer *d,
  * sorted, as g's neurons are. */
 static ptrdiff_t head_find(const struct cnn_src *s, uint32_t id)
 {
-    size_t lo = s->f, hi = s->n_head;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (s->head_id[mid] < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < s->n_head && s->head_id[lo] == id ? (ptrdiff_t)lo : -1;
+    size_t i = tv_lower_u32(s->head_id, sizeof *s->head_id, 0, s->f, s->n_head, id);
+    return i < s->n_head && s->head_id[i] == id ? (ptrdiff_t)i : -1;
 }
 
 /* The head genome: inputs 0 .. f-1 the last level's pixels, then g's other

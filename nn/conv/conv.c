@@ -105,17 +105,23 @@ int nn_conv_shape_check(const struct nn_conv_shape *s, struct tv_error *err)
     return nn_conv_check_shape(s, "nn_conv_shape_check", err);
 }
 
-static int coef_cmp(const struct nn_conv_coef *a, const struct nn_conv_coef *b)
+int nn_conv_check_batch(size_t max_batch, const char *fn, struct tv_error *err)
 {
+    if (!max_batch || max_batch > 65536)
+        return tv_error_set(err, TV_EINVAL, "%s: max_batch %zu: expected 1..65536", fn, max_batch);
+    return 0;
+}
+
+int nn_conv_coef_cmp(const void *pa, const void *pb)
+{
+    const struct nn_conv_coef *a = pa, *b = pb;
     if (a->out != b->out)
         return a->out < b->out ? -1 : 1;
     if (a->in != b->in)
         return a->in < b->in ? -1 : 1;
     if (a->ky != b->ky)
         return a->ky < b->ky ? -1 : 1;
-    if (a->kx != b->kx)
-        return a->kx < b->kx ? -1 : 1;
-    return 0;
+    return (a->kx > b->kx) - (a->kx < b->kx);
 }
 
 int nn_conv_check_coefs(const struct nn_conv_shape *s, const struct nn_conv_coef *c, size_t n,
@@ -139,7 +145,7 @@ int nn_conv_check_coefs(const struct nn_conv_shape *s, const struct nn_conv_coef
         if (!isfinite(k->w))
             return tv_error_set(err, TV_EINVAL, "%s: coefficient %zu: weight %g is not finite", fn,
                                 i, (double)k->w);
-        int o = i ? coef_cmp(&c[i - 1], k) : -1;
+        int o = i ? nn_conv_coef_cmp(&c[i - 1], k) : -1;
         if (o >= 0)
             return tv_error_set(err, TV_EINVAL,
                                 "%s: coefficient %zu (%u -> %u at %u, %u) %s coefficient %zu: the "
@@ -432,10 +438,10 @@ int nn_conv_new(const struct nn_conv_shape *s, const struct nn_conv_coef *c, siz
     int rc = nn_conv_check_shape(s, fn, err);
     if (!rc)
         rc = nn_conv_check_coefs(s, c, n, fn, err);
+    if (!rc)
+        rc = nn_conv_check_batch(max_batch, fn, err);
     if (rc)
         return rc;
-    if (!max_batch || max_batch > 65536)
-        return tv_error_set(err, TV_EINVAL, "%s: max_batch %zu: expected 1..65536", fn, max_batch);
     struct nn_conv *l = calloc(1, sizeof *l);
     if (!l)
         return tv_error_set(err, TV_ENOMEM, "%s: out of memory", fn);

@@ -96,12 +96,12 @@ int nn_conv_dense_new(const struct nn_conv_shape *s, const float *w, size_t max_
     static const char fn[] = "nn_conv_dense_new";
     *out = NULL;
     int rc = nn_conv_check_shape(s, fn, err);
+    if (!rc && !w)
+        rc = tv_error_set(err, TV_EINVAL, "%s: no weights (NULL)", fn);
+    if (!rc)
+        rc = nn_conv_check_batch(max_batch, fn, err);
     if (rc)
         return rc;
-    if (!w)
-        return tv_error_set(err, TV_EINVAL, "%s: no weights (NULL)", fn);
-    if (!max_batch || max_batch > 65536)
-        return tv_error_set(err, TV_EINVAL, "%s: max_batch %zu: expected 1..65536", fn, max_batch);
     struct nn_conv_dense *d = calloc(1, sizeof *d);
     if (!d)
         return tv_error_set(err, TV_ENOMEM, "%s: out of memory", fn);
@@ -126,9 +126,7 @@ void nn_conv_dense_free(struct nn_conv_dense *d)
 {
     if (!d)
         return;
-    free(d->w);
-    free(d->col);
-    free(d);
+    TV_FREE_ALL(d->w, d->col, d);
 }
 
 void nn_conv_dense_forward(struct nn_conv_dense *d, const float *x, size_t batch, float *y)

@@ -12,15 +12,10 @@ void nn_conv_net_free(struct nn_conv_net *net)
     if (!net)
         return;
     for (size_t i = 0; i < net->n_groups; i++) {
-        free(net->groups[i].in_first);
-        free(net->groups[i].in_j);
-        free(net->groups[i].out);
-        free(net->groups[i].coefs);
+        struct conv_group *gr = &net->groups[i];
+        TV_FREE_ALL(gr->in_first, gr->in_j, gr->out, gr->coefs);
     }
-    free(net->groups);
-    free(net->chans);
-    free(net->layer_has);
-    free(net);
+    TV_FREE_ALL(net->groups, net->chans, net->layer_has, net);
 }
 
 int nn_conv_net_has_layer(const struct nn_conv_net *net, size_t l)
@@ -38,12 +33,7 @@ void nn_conv_state_free(const struct nn_plan *p, struct nn_conv_state *cs)
         nn_conv_free(cs->sparse ? cs->sparse[i] : NULL);
         nn_conv_dense_free(cs->dense ? cs->dense[i] : NULL);
     }
-    free(cs->sparse);
-    free(cs->dense);
-    free(cs->x);
-    free(cs->y);
-    free(cs->acc);
-    free(cs);
+    TV_FREE_ALL(cs->sparse, cs->dense, cs->x, cs->y, cs->acc, cs);
 }
 
 /* The dense weights of a group: [out][in][kh][kw], zeros included. */

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conv_impl.h"
 #include "conv_net.h"
 
 /* ---- the expanded genome and the layers ---------------------------------- */
@@ -70,18 +71,6 @@ static uint32_t index_of(uint32_t *list, size_t *n, uint32_t v)
             return (uint32_t)i;
     list[*n] = v;
     return (uint32_t)(*n)++;
-}
-
-static int coef_order(const void *a, const void *b)
-{
-    const struct nn_conv_coef *x = a, *y = b;
-    if (x->out != y->out)
-        return x->out < y->out ? -1 : 1;
-    if (x->in != y->in)
-        return x->in < y->in ? -1 : 1;
-    if (x->ky != y->ky)
-        return x->ky < y->ky ? -1 : 1;
-    return (x->kx > y->kx) - (x->kx < y->kx);
 }
 
 static int cmp_group(const void *a, const void *b)
@@ -160,7 +149,7 @@ static int net_build(const struct genome *g, struct nn_conv_net **out, struct tv
     qsort(net->groups, net->n_groups, sizeof *net->groups, cmp_group);
     for (size_t i = 0; i < net->n_groups; i++) {
         struct conv_group *gr = &net->groups[i];
-        qsort(gr->coefs, gr->n_coefs, sizeof *gr->coefs, coef_order);
+        qsort(gr->coefs, gr->n_coefs, sizeof *gr->coefs, nn_conv_coef_cmp);
         size_t in_px = gr->shape.in_h * gr->shape.in_w;
         size_t out_px = nn_conv_out_h(&gr->shape) * nn_conv_out_w(&gr->shape);
         if (in_px * gr->shape.in_ch > net->max_x)

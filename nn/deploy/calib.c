@@ -67,9 +67,7 @@ void nn_calib_free(struct nn_calib *c)
         if (c->pre)
             free(c->pre[l].samp);
     }
-    free(c->post);
-    free(c->pre);
-    free(c->ops);
+    TV_FREE_ALL(c->post, c->pre, c->ops);
     nn_plan_free(c->fp);
     free(c);
 }

@@ -266,15 +266,8 @@ void nn_qnet_free(struct nn_qnet *q)
 {
     if (!q)
         return;
-    free(q->out_map);
-    free(q->layers);
-    free(q->layer_of);
-    free(q->neuron);
-    free(q->row);
-    free(q->rec);
-    free(q->edges);
-    free(q->tables);
-    free(q);
+    TV_FREE_ALL(q->out_map, q->layers, q->layer_of, q->neuron, q->row, q->rec, q->edges, q->tables,
+                q);
 }
 
 /* ---- the flat form --------------------------------------------------------- */

@@ -40,12 +40,7 @@ void nn_spike_layers_free(struct nn_spike_layers *s)
 {
     if (!s)
         return;
-    free(s->v);
-    free(s->w);
-    free(s->list);
-    free(s->n_list);
-    free(s->flag);
-    free(s);
+    TV_FREE_ALL(s->v, s->w, s->list, s->n_list, s->flag, s);
 }
 
 int nn_spike_layers_new(const struct nn_spike_layers_spec *sp, struct nn_spike_layers **out,
@@ -116,20 +111,6 @@ void nn_spike_layers_reset(struct nn_spike_layers *s)
     s->t = s->spikes = s->hash = 0;
 }
 
-/* The first position in a[0, n) whose value is >= x. */
-static size_t lower(const uint32_t *a, size_t n, uint32_t x)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (a[mid] < x)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 /* Layer l's sources in [lo, hi) that spiked at step `from` add their weights
  * into the currents of their targets in [a, b) of layer l + 1. */
 static void deliver(struct nn_spike_layers *s, size_t l, const uint32_t *spk, size_t n_spk,
@@ -137,7 +118,8 @@ static void deliver(struct nn_spike_layers *s, size_t l, const uint32_t *spk, si
 {
     size_t W = s->width, F = s->fanout, half = F / 2;
     double *cur = s->cur + (l + 1) * W;
-    for (size_t p = lower(spk, n_spk, lo); p < n_spk && spk[p] < hi; p++) {
+    for (size_t p = tv_lower_u32(spk, sizeof *spk, 0, 0, n_spk, lo); p < n_spk && spk[p] < hi;
+         p++) {
         size_t i = spk[p];
         const float *w = s->w + (l * W + i) * F;
         size_t j = i >= half ? i - half : i + W - half; /* target of k = 0 */

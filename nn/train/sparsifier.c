@@ -83,10 +83,7 @@ void nn_sparsifier_free(struct nn_sparsifier *s)
         return;
     nn_sparsify_lock_release(&s->lock);
     nn_sparsify_lock_release(&s->exist);
-    free(s->p);
-    free(s->mask);
-    free(s->dead);
-    free(s);
+    TV_FREE_ALL(s->p, s->mask, s->dead, s);
 }
 
 int nn_sparsifier_needs_values(const struct nn_sparsifier *s)
@@ -263,13 +260,7 @@ struct regrow {
 
 static void regrow_release(struct regrow *r)
 {
-    free(r->ids);
-    free(r->ent);
-    free(r->from_list);
-    free(r->from_start);
-    free(r->to_list);
-    free(r->to_start);
-    free(r->add);
+    TV_FREE_ALL(r->ids, r->ent, r->from_list, r->from_start, r->to_list, r->to_start, r->add);
 }
 
 /* Dense indices by layer into list, layer l at [start[l], start[l+1]). */

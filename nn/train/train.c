@@ -87,16 +87,11 @@ void nn_trainer_free(struct nn_trainer *t)
 {
     if (!t)
         return;
-    void *bufs[] = {t->id,        t->kind,   t->act,     t->layer,   t->depth,  t->bias,
-                    t->bias_grad, t->bias_m, t->bias_v,  t->run_end, t->oslot,  t->out_map,
-                    t->by_id,     t->seen,   t->row,     t->rec,     t->src,    t->dst,
-                    t->w,         t->grad,   t->om,      t->ov,      t->t_row,  t->t_rec,
-                    t->t_pos,     t->t_cur,  t->wt_w,    t->wt_dst,  t->wt_row, t->wt_rec,
-                    t->v_from,    t->v_to,   t->v_value, t->v_delta, t->z,      t->y,
-                    t->lossg,     t->delta,  t->dy,      t->tgt,     t->out_row};
-    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
-        free(bufs[i]);
-    free(t);
+    TV_FREE_ALL(t->id, t->kind, t->act, t->layer, t->depth, t->bias, t->bias_grad, t->bias_m,
+                t->bias_v, t->run_end, t->oslot, t->out_map, t->by_id, t->seen, t->row, t->rec,
+                t->src, t->dst, t->w, t->grad, t->om, t->ov, t->t_row, t->t_rec, t->t_pos, t->t_cur,
+                t->wt_w, t->wt_dst, t->wt_row, t->wt_rec, t->v_from, t->v_to, t->v_value,
+                t->v_delta, t->z, t->y, t->lossg, t->delta, t->dy, t->tgt, t->out_row, t);
 }
 
 /* The counts: inputs and outputs are fixed at nn_trainer_new (only hidden
@@ -166,9 +161,7 @@ struct conns {
 
 static void conns_free(struct conns *c)
 {
-    void *bufs[] = {c->src, c->dst, c->pos, c->from, c->to, c->w, c->grad, c->om, c->ov};
-    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
-        free(bufs[i]);
+    TV_FREE_ALL(c->src, c->dst, c->pos, c->from, c->to, c->w, c->grad, c->om, c->ov);
 }
 
 static int conns_alloc(struct conns *c, size_t cap)

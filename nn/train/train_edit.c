@@ -67,14 +67,8 @@ static int has_conn(const struct nn_trainer *t, uint32_t i, uint32_t j)
 {
     uint32_t lo = nn_tr_is_rec(t, i, j) ? t->rec[j] : t->row[j];
     uint32_t hi = nn_tr_is_rec(t, i, j) ? t->row[j + 1] : t->rec[j];
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (t->src[mid] < i)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < (nn_tr_is_rec(t, i, j) ? t->row[j + 1] : t->rec[j]) && t->src[lo] == i;
+    size_t k = tv_lower_u32(t->src, sizeof *t->src, 0, lo, hi, i);
+    return k < hi && t->src[k] == i;
 }
 
 static int cmp_key_index(const void *a, const void *b)

@@ -63,29 +63,13 @@ static double act_deriv_d(int act, double x, double y)
     }
 }
 
-/* Evaluation order: inputs by id, then the others by (depth, id). */
-struct key {
-    int not_input;
-    float depth;
-    uint32_t id;
-    size_t i;
-};
-static int by_depth(const void *a, const void *b)
-{
-    const struct key *x = a, *y = b;
-    if (x->not_input != y->not_input)
-        return x->not_input - y->not_input;
-    if (x->depth != y->depth)
-        return x->depth < y->depth ? -1 : 1;
-    return (x->id > y->id) - (x->id < y->id);
-}
-
 struct ref {
     const struct genome *g;
     size_t n, m, steps, n_in, n_out;
-    size_t *order, *in_of, *out_of; /* [n], [n_in], [n_out] genome indices */
-    size_t *from, *to;              /* [m] genome indices of each connection's ends */
-    double *z, *y, *dy, *dl;        /* [steps][n]; dl: [steps][n_out] dloss/doutput */
+    uint32_t *order;         /* [n] genome indices in evaluation order (nn_reference_order) */
+    size_t *in_of, *out_of;  /* [n_in], [n_out] genome indices */
+    size_t *from, *to;       /* [m] genome indices of each connection's ends */
+    double *z, *y, *dy, *dl; /* [steps][n]; dl: [steps][n_out] dloss/doutput */
 };
 
 static int ff(const struct ref *r, size_t c)
@@ -228,18 +212,8 @@ int nn_reference_grad(const struct genome *g, int loss, const float *x, const ui
         else if (g->neurons[i].kind == GENOME_OUTPUT)
             r.out_of[ko++] = i;
     }
-    struct key *keys = malloc(r.n * sizeof *keys);
-    if (!keys) {
-        rc = tv_error_set(err, TV_ENOMEM, "nn_reference_grad: out of memory");
+    if ((rc = nn_reference_order(g, r.order, "nn_reference_grad", err)))
         goto done;
-    }
-    for (size_t i = 0; i < r.n; i++)
-        keys[i] = (struct key){g->neurons[i].kind != GENOME_INPUT, g->neurons[i].depth,
-                               g->neurons[i].id, i};
-    qsort(keys, r.n, sizeof *keys, by_depth);
-    for (size_t q = 0; q < r.n; q++)
-        r.order[q] = keys[q].i;
-    free(keys);
     for (size_t c = 0; c < r.m; c++) {
         r.from[c] = (size_t)genome_find_neuron(g, g->conns[c].from);
         r.to[c] = (size_t)genome_find_neuron(g, g->conns[c].to);
@@ -256,14 +230,6 @@ int nn_reference_grad(const struct genome *g, int loss, const float *x, const ui
     if (loss_out)
         *loss_out = sum / (double)batch;
 done:
-    free(r.order);
-    free(r.in_of);
-    free(r.out_of);
-    free(r.from);
-    free(r.to);
-    free(r.z);
-    free(r.y);
-    free(r.dy);
-    free(r.dl);
+    TV_FREE_ALL(r.order, r.in_of, r.out_of, r.from, r.to, r.z, r.y, r.dy, r.dl);
     return rc;
 }
