@@ -19,6 +19,21 @@ int cli_wants_help(int argc, char **argv)
     return 0;
 }
 
+int cli_front(int argc, char **argv, const char *cmd, void (*usage)(FILE *),
+              int (*parse)(int, char **, void *, struct tv_error *), void *args)
+{
+    if (cli_wants_help(argc, argv)) {
+        usage(stdout);
+        return 0;
+    }
+    struct tv_error err = {0};
+    if (!parse(argc, argv, args, &err))
+        return -1;
+    fprintf(stderr, "trevo %s: %s\n", cmd, err.msg);
+    usage(stderr);
+    return 2;
+}
+
 int cli_parse_args(int argc, char **argv, const struct cli_opt *opts, size_t n_opts,
                    const char **positional, const char *usage)
 {

@@ -12,6 +12,7 @@
 #define TREVO_CLI_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "genome.h"
 
@@ -95,6 +96,12 @@ int cli_write_net(const struct genome *g, const char *format, const char *title,
                   struct tv_error *err);
 /* Prints "trevo: MESSAGE" to stderr and returns 1. */
 int cli_fail(const struct tv_error *err);
+/* The front of a command that parses its arguments into a struct: -h or
+ * --help prints usage on stdout and returns 0; arguments that
+ * parse(argc, argv, args, err) refuses print "trevo CMD: MESSAGE" (cmd such
+ * as "net train") and usage on stderr and return 2; -1 when they parsed. */
+int cli_front(int argc, char **argv, const char *cmd, void (*usage)(FILE *),
+              int (*parse)(int, char **, void *, struct tv_error *), void *args);
 /* An option that takes a value: `name VALUE` sets *value. */
 struct cli_opt {
     const char *name;

@@ -62,8 +62,9 @@ static void bench_usage(FILE *f)
                "OPENBLAS_CORETYPE is set from the CPU's flags unless already set.\n");
 }
 
-static int parse_bench_args(int argc, char **argv, struct bench_args *a, struct tv_error *err)
+static int parse_bench_args(int argc, char **argv, void *args, struct tv_error *err)
 {
+    struct bench_args *a = args;
     *a = (struct bench_args){0, 1, 0, 0, 32, 0.0, 0.0, 1, NN_WAY_AUTO, GENOME_ACT_RELU, 1, 0.5, 0};
     int have_density = 0;
     for (int i = 1; i < argc; i++) {
@@ -450,17 +451,11 @@ int cli_cmd_net_bench(int argc, char **argv)
             return cli_cmd_net_bench_layers(argc, argv);
         else if (!strcmp(argv[i], "--conv"))
             return cli_cmd_net_bench_conv(argc, argv);
-    if (cli_wants_help(argc, argv)) {
-        bench_usage(stdout);
-        return 0;
-    }
-    struct tv_error err = {0};
     struct bench_args a;
-    if (parse_bench_args(argc, argv, &a, &err)) {
-        fprintf(stderr, "trevo net bench: %s\n", err.msg);
-        bench_usage(stderr);
-        return 2;
-    }
+    int st = cli_front(argc, argv, "net bench", bench_usage, parse_bench_args, &a);
+    if (st >= 0)
+        return st;
+    struct tv_error err = {0};
     if (cli_blas_open(&err))
         return cli_fail(&err);
     if (run_bench(&a, &err))

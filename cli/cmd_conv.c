@@ -57,8 +57,9 @@ static int parse_geometry(const char *v, struct nn_conv_shape *s, struct tv_erro
     return 0;
 }
 
-static int parse_conv_args(int argc, char **argv, struct conv_args *a, struct tv_error *err)
+static int parse_conv_args(int argc, char **argv, void *args, struct tv_error *err)
 {
+    struct conv_args *a = args;
     *a = (struct conv_args){.batch = 1, .seed = 1, .seconds = 0.5, .backward = 1, .density = -1};
     int have_conv = 0, have_pad = 0;
     size_t pad = 0;
@@ -299,17 +300,11 @@ static int run_conv_bench(struct conv_bench *b, struct tv_error *err)
 
 int cli_cmd_net_bench_conv(int argc, char **argv)
 {
-    if (cli_wants_help(argc, argv)) {
-        conv_usage(stdout);
-        return 0;
-    }
-    struct tv_error err = {0};
     struct conv_bench b = {0};
-    if (parse_conv_args(argc, argv, &b.a, &err)) {
-        fprintf(stderr, "trevo net bench: %s\n", err.msg);
-        conv_usage(stderr);
-        return 2;
-    }
+    int st = cli_front(argc, argv, "net bench", conv_usage, parse_conv_args, &b.a);
+    if (st >= 0)
+        return st;
+    struct tv_error err = {0};
     if (nn_conv_shape_check(&b.a.s, &err)) {
         fprintf(stderr, "trevo net bench: %s\n", err.msg);
         return 2;

@@ -409,8 +409,9 @@ static int cuba_bench(const struct cuba *c, int with_brian2, double budget, stru
     return rc;
 }
 
-static int parse_cuba_args(int argc, char **argv, struct cuba_args *a, struct tv_error *err)
+static int parse_cuba_args(int argc, char **argv, void *args, struct tv_error *err)
 {
+    struct cuba_args *a = args;
     *a = (struct cuba_args){1.0, 1, "cpp_standalone", NULL, 1};
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
@@ -448,17 +449,11 @@ static int parse_cuba_args(int argc, char **argv, struct cuba_args *a, struct tv
 
 int cli_cmd_net_bench_cuba(int argc, char **argv)
 {
-    if (cli_wants_help(argc, argv)) {
-        cuba_usage(stdout);
-        return 0;
-    }
-    struct tv_error err = {0};
     struct cuba_args a;
-    if (parse_cuba_args(argc, argv, &a, &err)) {
-        fprintf(stderr, "trevo net bench --cuba: %s\n", err.msg);
-        cuba_usage(stderr);
-        return 2;
-    }
+    int st = cli_front(argc, argv, "net bench --cuba", cuba_usage, parse_cuba_args, &a);
+    if (st >= 0)
+        return st;
+    struct tv_error err = {0};
     struct cuba c = {0};
     char tmp[] = "/tmp/trevo-cuba-XXXXXX";
     const char *path = a.file;
@@ -513,8 +508,9 @@ struct layers_args {
     size_t window, tile, steps;
 };
 
-static int parse_layers_args(int argc, char **argv, struct layers_args *a, struct tv_error *err)
+static int parse_layers_args(int argc, char **argv, void *args, struct tv_error *err)
 {
+    struct layers_args *a = args;
     a->sp = (struct nn_spike_layers_spec){
         .delay = 8, .weight = 0.4, .tau_m = 10, .tau_syn = 5, .threshold = 1, .refractory = 2};
     a->sp.seed = 1;
@@ -587,17 +583,11 @@ static int time_layers(struct nn_spike_layers *s, size_t steps, size_t window, s
 
 int cli_cmd_net_bench_layers(int argc, char **argv)
 {
-    if (cli_wants_help(argc, argv)) {
-        layers_usage(stdout);
-        return 0;
-    }
-    struct tv_error err = {0};
     struct layers_args a;
-    if (parse_layers_args(argc, argv, &a, &err)) {
-        fprintf(stderr, "trevo net bench --spike-layers: %s\n", err.msg);
-        layers_usage(stderr);
-        return 2;
-    }
+    int st = cli_front(argc, argv, "net bench --spike-layers", layers_usage, parse_layers_args, &a);
+    if (st >= 0)
+        return st;
+    struct tv_error err = {0};
     struct nn_spike_layers *s = NULL;
     int rc = nn_spike_layers_new(&a.sp, &s, &err);
     size_t n = a.sp.n_layers * a.sp.width;

@@ -24,24 +24,6 @@ static int parse_act(const char *opt, const char *s, int *act, struct tv_error *
     return 0;
 }
 
-/* The front of a command: -h or --help prints usage on stdout (0); arguments
- * that parse(argc, argv, args, err) refuses print the message and usage on
- * stderr (2); -1 when they parsed. */
-static int command_front(int argc, char **argv, const char *cmd, void (*usage)(FILE *),
-                         int (*parse)(int, char **, void *, struct tv_error *), void *args)
-{
-    if (cli_wants_help(argc, argv)) {
-        usage(stdout);
-        return 0;
-    }
-    struct tv_error err = {0};
-    if (!parse(argc, argv, args, &err))
-        return -1;
-    fprintf(stderr, "trevo net %s: %s\n", cmd, err.msg);
-    usage(stderr);
-    return 2;
-}
-
 /* ---- net init ------------------------------------------------------------------- */
 
 static void init_usage(FILE *f)
@@ -166,7 +148,7 @@ int cli_cmd_net_init(int argc, char **argv)
         if (!strcmp(argv[i], "--conv")) /* a convolutional network: cmd_cnn.c */
             return cli_cmd_net_init_conv(argc, argv);
     struct init_args a = {0};
-    int st = command_front(argc, argv, "init", init_usage, parse_init_args, &a);
+    int st = cli_front(argc, argv, "net init", init_usage, parse_init_args, &a);
     if (st >= 0)
         return st;
     struct tv_error err = {0};
@@ -393,7 +375,7 @@ static int load_data(const char *spec, const char *labels, size_t n_in, size_t n
 int cli_cmd_net_train(int argc, char **argv)
 {
     struct train_args a = {0};
-    int st = command_front(argc, argv, "train", train_usage, parse_train_args, &a);
+    int st = cli_front(argc, argv, "net train", train_usage, parse_train_args, &a);
     if (st >= 0)
         return st;
     struct tv_error err = {0};
