@@ -127,18 +127,8 @@ struct conv_bench {
 
 static void conv_bench_free(struct conv_bench *b)
 {
-    free(b->c);
-    free(b->w);
-    free(b->x);
-    free(b->dy);
-    free(b->y_sparse);
-    free(b->y_dense);
-    free(b->y_own);
-    free(b->dx);
-    free(b->dw);
-    free(b->col);
-    free(b->dcol);
-    free(b->dwd);
+    TV_FREE_ALL(b->c, b->w, b->x, b->dy, b->y_sparse, b->y_dense, b->y_own, b->dx, b->dw, b->col,
+                b->dcol, b->dwd);
     nn_conv_free(b->sparse);
     nn_conv_dense_free(b->own);
 }
