@@ -94,6 +94,13 @@ int cli_net_format_known(const char *format);
  * be NULL). */
 int cli_write_net(const struct genome *g, const char *format, const char *title, const char *path,
                   struct tv_error *err);
+/* Opens the database db read-only and reads into *info the run a command
+ * means (name, or NULL for its only run: store_run_pick). On success the
+ * caller releases *info and closes *st; on failure both are already. */
+struct store;
+struct store_run_info;
+int cli_open_run(const char *db, const char *name, struct store **st, struct store_run_info *info,
+                 struct tv_error *err);
 /* Prints "trevo: MESSAGE" to stderr and returns 1. */
 int cli_fail(const struct tv_error *err);
 /* The front of a command that parses its arguments into a struct: -h or

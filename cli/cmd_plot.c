@@ -379,16 +379,13 @@ int cli_cmd_plot(int argc, char **argv)
     }
     struct tv_error err = {0};
     struct store *st;
-    struct store_options so = {.flags = STORE_READONLY};
-    int rc = store_open(db, &so, &st, &err);
-    if (rc)
-        return cli_fail(&err);
     struct store_run_info info;
-    memset(&info, 0, sizeof info);
+    if (cli_open_run(db, name, &st, &info, &err))
+        return cli_fail(&err);
     struct plot_tmp t;
     memset(&t, 0, sizeof t);
-    rc = store_run_pick(st, name, &info, &err);
-    if (!rc && info.last_generation < 0)
+    int rc = 0;
+    if (info.last_generation < 0)
         rc = tv_error_set(&err, TV_ENOTFOUND, "%s: run '%s' has no closed generation yet", db,
                           info.name);
     if (!rc)

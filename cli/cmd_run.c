@@ -453,16 +453,11 @@ int cli_cmd_best(int argc, char **argv)
     }
     struct tv_error err = {0};
     struct store *st;
-    struct store_options so = {.flags = STORE_READONLY};
-    int rc = store_open(db, &so, &st, &err);
-    if (rc)
-        return cli_fail(&err);
     struct store_run_info info;
-    memset(&info, 0, sizeof info);
-    rc = store_run_pick(st, name, &info, &err);
+    if (cli_open_run(db, name, &st, &info, &err))
+        return cli_fail(&err);
     struct store_generation g;
-    if (!rc)
-        rc = store_generation_get(st, info.run_id, -1, &g, &err);
+    int rc = store_generation_get(st, info.run_id, -1, &g, &err);
     int64_t id = STORE_ID_NONE;
     double fitness = 0;
     if (!rc)
