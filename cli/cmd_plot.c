@@ -345,10 +345,9 @@ static void plot_tmp_remove(const struct plot_tmp *t)
 {
     if (!t->dir[0])
         return;
-    unlink(t->data);
-    unlink(t->script);
-    unlink(t->png);
-    unlink(t->log);
+    const char *const files[] = {t->data, t->script, t->png, t->log};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+        unlink(files[i]);
     rmdir(t->dir);
 }
 
