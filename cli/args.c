@@ -19,18 +19,18 @@ int cli_wants_help(int argc, char **argv)
     return 0;
 }
 
-int cli_front(int argc, char **argv, const char *cmd, void (*usage)(FILE *),
+int cli_front(int argc, char **argv, const char *cmd, const char *usage,
               int (*parse)(int, char **, void *, struct tv_error *), void *args)
 {
     if (cli_wants_help(argc, argv)) {
-        usage(stdout);
+        fputs(usage, stdout);
         return 0;
     }
     struct tv_error err = {0};
     if (!parse(argc, argv, args, &err))
         return -1;
     fprintf(stderr, "trevo %s: %s\n", cmd, err.msg);
-    usage(stderr);
+    fputs(usage, stderr);
     return 2;
 }
 

@@ -12,7 +12,6 @@
 #define TREVO_CLI_H
 
 #include <stddef.h>
-#include <stdio.h>
 
 #include "genome.h"
 
@@ -107,7 +106,7 @@ int cli_fail(const struct tv_error *err);
  * --help prints usage on stdout and returns 0; arguments that
  * parse(argc, argv, args, err) refuses print "trevo CMD: MESSAGE" (cmd such
  * as "net train") and usage on stderr and return 2; -1 when they parsed. */
-int cli_front(int argc, char **argv, const char *cmd, void (*usage)(FILE *),
+int cli_front(int argc, char **argv, const char *cmd, const char *usage,
               int (*parse)(int, char **, void *, struct tv_error *), void *args);
 /* An option that takes a value: `name VALUE` sets *value. */
 struct cli_opt {

@@ -25,28 +25,26 @@ struct conv_args {
     int wall; /* time in wall-clock seconds, not CPU seconds */
 };
 
-static void conv_usage(FILE *f)
-{
-    fprintf(f, "usage: trevo net bench --conv IN,OUT,K,H,W --density D [--batch B] [--stride S]\n"
-               "                       [--pad P] [--seed N] [--seconds T] [--no-backward]\n"
-               "                       [--wall]\n\n"
-               "Times a sparse convolution layer (IN -> OUT channels, K x K kernel, H x W input\n"
-               "maps, each coefficient present with probability D), one core, float32, against\n"
-               "the dense layer on the same weights in the same run: im2col then OpenBLAS\n"
-               "sgemm, and im2col then our own GEMM (the only dense side without OpenBLAS).\n"
-               "The last line is `ratio_vs_dense: R`: the median, over rounds that alternate\n"
-               "the two, of dense (OpenBLAS) time / sparse time.\n"
-               "  --batch B        samples per call (default 1), the batch innermost\n"
-               "  --stride S       default 1\n"
-               "  --pad P          default (K - 1) / 2\n"
-               "  --seconds T      time budget of each comparison (default 0.5)\n"
-               "  --no-backward    skip the backward pass (dL/dx and dL/dw; the dense side:\n"
-               "                   im2col and two sgemm, the col2im not counted)\n"
-               "  --wall           time in wall-clock seconds (default: the thread's CPU\n"
-               "                   seconds, so that the work of others on a loaded machine\n"
-               "                   is not counted; the budget of --seconds too)\n"
-               "OPENBLAS_CORETYPE is set from the CPU's flags unless already set.\n");
-}
+static const char conv_usage[] =
+    "usage: trevo net bench --conv IN,OUT,K,H,W --density D [--batch B] [--stride S]\n"
+    "                       [--pad P] [--seed N] [--seconds T] [--no-backward]\n"
+    "                       [--wall]\n\n"
+    "Times a sparse convolution layer (IN -> OUT channels, K x K kernel, H x W input\n"
+    "maps, each coefficient present with probability D), one core, float32, against\n"
+    "the dense layer on the same weights in the same run: im2col then OpenBLAS\n"
+    "sgemm, and im2col then our own GEMM (the only dense side without OpenBLAS).\n"
+    "The last line is `ratio_vs_dense: R`: the median, over rounds that alternate\n"
+    "the two, of dense (OpenBLAS) time / sparse time.\n"
+    "  --batch B        samples per call (default 1), the batch innermost\n"
+    "  --stride S       default 1\n"
+    "  --pad P          default (K - 1) / 2\n"
+    "  --seconds T      time budget of each comparison (default 0.5)\n"
+    "  --no-backward    skip the backward pass (dL/dx and dL/dw; the dense side:\n"
+    "                   im2col and two sgemm, the col2im not counted)\n"
+    "  --wall           time in wall-clock seconds (default: the thread's CPU\n"
+    "                   seconds, so that the work of others on a loaded machine\n"
+    "                   is not counted; the budget of --seconds too)\n"
+    "OPENBLAS_CORETYPE is set from the CPU's flags unless already set.\n";
 
 static int parse_geometry(const char *v, struct nn_conv_shape *s, struct tv_error *err)
 {

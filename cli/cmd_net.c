@@ -111,25 +111,23 @@ int cli_cmd_net_validate(int argc, char **argv)
     return rc ? cli_fail(&err) : 0;
 }
 
-static void eval_usage(FILE *f)
-{
-    fprintf(f, "usage: trevo net eval NET\n\n"
-               "Runs the network NET (text, msgpack or an int8 NET.q: trevo net quantize)\n"
-               "one time step per input row.\n"
-               "Rows come from stdin: the network's inputs as comma-separated numbers, in\n"
-               "the order of the input neurons' ids. An empty line starts a new sequence\n"
-               "(the recurrent state is reset). Each row prints one line of comma-separated\n"
-               "outputs (%%.9g), in the order of the output neurons' ids.\n");
-}
+static const char eval_usage[] =
+    "usage: trevo net eval NET\n\n"
+    "Runs the network NET (text, msgpack or an int8 NET.q: trevo net quantize)\n"
+    "one time step per input row.\n"
+    "Rows come from stdin: the network's inputs as comma-separated numbers, in\n"
+    "the order of the input neurons' ids. An empty line starts a new sequence\n"
+    "(the recurrent state is reset). Each row prints one line of comma-separated\n"
+    "outputs (%.9g), in the order of the output neurons' ids.\n";
 
 int cli_cmd_net_eval(int argc, char **argv)
 {
     if (cli_wants_help(argc, argv)) {
-        eval_usage(stdout);
+        fputs(eval_usage, stdout);
         return 0;
     }
     if (argc != 2 || argv[1][0] == '-') {
-        eval_usage(stderr);
+        fputs(eval_usage, stderr);
         return 2;
     }
     struct tv_error err = {0};

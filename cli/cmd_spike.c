@@ -51,26 +51,24 @@ static void cuba_free(struct cuba *c)
     free(c->spikes);
 }
 
-static void cuba_usage(FILE *f)
-{
-    fprintf(f, "usage: trevo net bench --cuba [--seconds S] [--seed N] [--brian2-target T]\n"
-               "                       [--brian2-file FILE | --no-brian2]\n\n"
-               "Runs the CUBA network (4000 neurons, 3200 excitatory, 800 inhibitory, p 0.02,\n"
-               "dt 0.1 ms) on trevo's event-driven engine, one core, double precision, and\n"
-               "prints `spikes: N` and the synaptic events per second. When Brian2 is\n"
-               "importable (python3-brian; TREVO_PYTHON names the interpreter), it first runs\n"
-               "experiments/cuba_brian2.py (TREVO_CUBA_SCRIPT overrides the path) on the\n"
-               "same network and prints `brian2_spikes: M`, how long both spike trains stay\n"
-               "identical, and `ratio_vs_brian2: R`: trevo's synaptic events per CPU second\n"
-               "over Brian2's (the CPU time of Brian2's simulation loop alone, measured inside\n"
-               "the program cpp_standalone generates; with numpy or cython, net.run's CPU time\n"
-               "with code generation); ratio_vs_brian2_wall is the same in wall time.\n"
-               "  --seconds S        biological time simulated (default 1)\n"
-               "  --seed N           the network's draw (default 1)\n"
-               "  --brian2-target T  cpp_standalone (default), cython or numpy\n"
-               "  --brian2-file F    read a file cuba_brian2.py wrote instead of running it\n"
-               "  --no-brian2        no comparison\n");
-}
+static const char cuba_usage[] =
+    "usage: trevo net bench --cuba [--seconds S] [--seed N] [--brian2-target T]\n"
+    "                       [--brian2-file FILE | --no-brian2]\n\n"
+    "Runs the CUBA network (4000 neurons, 3200 excitatory, 800 inhibitory, p 0.02,\n"
+    "dt 0.1 ms) on trevo's event-driven engine, one core, double precision, and\n"
+    "prints `spikes: N` and the synaptic events per second. When Brian2 is\n"
+    "importable (python3-brian; TREVO_PYTHON names the interpreter), it first runs\n"
+    "experiments/cuba_brian2.py (TREVO_CUBA_SCRIPT overrides the path) on the\n"
+    "same network and prints `brian2_spikes: M`, how long both spike trains stay\n"
+    "identical, and `ratio_vs_brian2: R`: trevo's synaptic events per CPU second\n"
+    "over Brian2's (the CPU time of Brian2's simulation loop alone, measured inside\n"
+    "the program cpp_standalone generates; with numpy or cython, net.run's CPU time\n"
+    "with code generation); ratio_vs_brian2_wall is the same in wall time.\n"
+    "  --seconds S        biological time simulated (default 1)\n"
+    "  --seed N           the network's draw (default 1)\n"
+    "  --brian2-target T  cpp_standalone (default), cython or numpy\n"
+    "  --brian2-file F    read a file cuba_brian2.py wrote instead of running it\n"
+    "  --no-brian2        no comparison\n";
 
 /* ---- reading cuba_brian2.py's output ---------------------------------------- */
 
@@ -490,18 +488,16 @@ int cli_cmd_net_bench_cuba(int argc, char **argv)
 
 /* ---- trevo net bench --spike-layers: frustum tiles against layer by layer --- */
 
-static void layers_usage(FILE *f)
-{
-    fprintf(f, "usage: trevo net bench --spike-layers L,N,FANOUT [--delay D] [--window W]\n"
-               "                       [--tile T] [--steps S] [--seed N]\n"
-               "A layered spiking network (nn.h, \"layered spiking networks\": L layers of N\n"
-               "cuba neurons, each reaching FANOUT neighbours of the next layer with delay D)\n"
-               "run S steps layer by layer and in frustum tiles (T neurons of every layer for\n"
-               "W <= D steps at a time); checks that both give the same spikes and potentials\n"
-               "and prints their times, the speed-up and a model of the bytes moved.\n"
-               "Defaults: D 8, W = D, T so that a column's state fills half the L2 cache,\n"
-               "S 400 (a multiple of W).\n");
-}
+static const char layers_usage[] =
+    "usage: trevo net bench --spike-layers L,N,FANOUT [--delay D] [--window W]\n"
+    "                       [--tile T] [--steps S] [--seed N]\n"
+    "A layered spiking network (nn.h, \"layered spiking networks\": L layers of N\n"
+    "cuba neurons, each reaching FANOUT neighbours of the next layer with delay D)\n"
+    "run S steps layer by layer and in frustum tiles (T neurons of every layer for\n"
+    "W <= D steps at a time); checks that both give the same spikes and potentials\n"
+    "and prints their times, the speed-up and a model of the bytes moved.\n"
+    "Defaults: D 8, W = D, T so that a column's state fills half the L2 cache,\n"
+    "S 400 (a multiple of W).\n";
 
 struct layers_args {
     struct nn_spike_layers_spec sp;
