@@ -19,13 +19,19 @@ int cli_wants_help(int argc, char **argv)
     return 0;
 }
 
+int cli_help(int argc, char **argv, const char *usage)
+{
+    if (!cli_wants_help(argc, argv))
+        return 0;
+    fputs(usage, stdout);
+    return 1;
+}
+
 int cli_front(int argc, char **argv, const char *cmd, const char *usage,
               int (*parse)(int, char **, void *, struct tv_error *), void *args)
 {
-    if (cli_wants_help(argc, argv)) {
-        fputs(usage, stdout);
+    if (cli_help(argc, argv, usage))
         return 0;
-    }
     struct tv_error err = {0};
     if (!parse(argc, argv, args, &err))
         return -1;

@@ -144,5 +144,7 @@ int cli_parse_u64(const char *opt, const char *v, uint64_t max, uint64_t *out,
 int cli_parse_layers(const char *s, uint32_t *sizes, size_t *n, struct tv_error *err);
 /* 1 if argv[i] is -h or --help. */
 int cli_wants_help(int argc, char **argv);
+/* The same, usage printed on stdout: a command then returns 0. */
+int cli_help(int argc, char **argv, const char *usage);
 
 #endif

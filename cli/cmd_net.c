@@ -9,20 +9,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int usage_error(const char *cmd, const char *usage)
+static int usage_error(const char *usage)
 {
-    fprintf(stderr, "usage: trevo net %s %s\n", cmd, usage);
+    fputs(usage, stderr);
     return 2;
 }
 
 int cli_cmd_net_import(int argc, char **argv)
 {
-    static const char usage[] = "FILE.txt -o NET\n"
-                                "Reads a network in text form and writes its msgpack form.";
-    if (cli_wants_help(argc, argv)) {
-        printf("usage: trevo net import %s\n", usage);
+    static const char usage[] = "usage: trevo net import FILE.txt -o NET\n"
+                                "Reads a network in text form and writes its msgpack form.\n";
+    if (cli_help(argc, argv, usage))
         return 0;
-    }
     const char *in = NULL, *out = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-o") && i + 1 < argc)
@@ -30,10 +28,10 @@ int cli_cmd_net_import(int argc, char **argv)
         else if (argv[i][0] != '-' || !strcmp(argv[i], "-"))
             in = in ? NULL : argv[i];
         else
-            return usage_error("import", usage);
+            return usage_error(usage);
     }
     if (!in || !out)
-        return usage_error("import", usage);
+        return usage_error(usage);
     struct tv_error err = {0};
     struct genome *g = genome_new();
     struct tv_buf buf = {0};
@@ -49,17 +47,16 @@ int cli_cmd_net_import(int argc, char **argv)
 
 int cli_cmd_net_export(int argc, char **argv)
 {
-    static const char usage[] = "NET [--format text|msgpack|dot|c] [-o FILE] [--prefix NAME]\n"
-                                "Writes a network (either form) as text (default), msgpack or\n"
-                                "a Graphviz drawing (dot),\n"
-                                "to FILE or standard output. --format c: one C99 file without\n"
-                                "libm, malloc or stdio (NET or an int8 NET.q; functions\n"
-                                "NAME_predict, NAME_predict_int8, NAME_reset; default\n"
-                                "trevo_net).";
-    if (cli_wants_help(argc, argv)) {
-        printf("usage: trevo net export %s\n", usage);
+    static const char usage[] =
+        "usage: trevo net export NET [--format text|msgpack|dot|c] [-o FILE] [--prefix NAME]\n"
+        "Writes a network (either form) as text (default), msgpack or\n"
+        "a Graphviz drawing (dot),\n"
+        "to FILE or standard output. --format c: one C99 file without\n"
+        "libm, malloc or stdio (NET or an int8 NET.q; functions\n"
+        "NAME_predict, NAME_predict_int8, NAME_reset; default\n"
+        "trevo_net).\n";
+    if (cli_help(argc, argv, usage))
         return 0;
-    }
     const char *in = NULL, *out = "-", *format = "text", *prefix = "trevo_net";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-o") && i + 1 < argc)
@@ -71,10 +68,10 @@ int cli_cmd_net_export(int argc, char **argv)
         else if (argv[i][0] != '-' || !strcmp(argv[i], "-"))
             in = in ? NULL : argv[i];
         else
-            return usage_error("export", usage);
+            return usage_error(usage);
     }
     if (!in || (!cli_net_format_known(format) && strcmp(format, "c")))
-        return usage_error("export", usage);
+        return usage_error(usage);
     struct tv_error err = {0};
     if (!strcmp(format, "c")) /* cmd_quant.c */
         return cli_export_c(in, prefix, out, &err) ? cli_fail(&err) : 0;
@@ -88,14 +85,12 @@ int cli_cmd_net_export(int argc, char **argv)
 
 int cli_cmd_net_validate(int argc, char **argv)
 {
-    static const char usage[] = "NET\n"
-                                "Checks a network file (either form) and prints its sizes.";
-    if (cli_wants_help(argc, argv)) {
-        printf("usage: trevo net validate %s\n", usage);
+    static const char usage[] = "usage: trevo net validate NET\n"
+                                "Checks a network file (either form) and prints its sizes.\n";
+    if (cli_help(argc, argv, usage))
         return 0;
-    }
     if (argc != 2)
-        return usage_error("validate", usage);
+        return usage_error(usage);
     struct tv_error err = {0};
     struct genome *g = genome_new();
     struct genome_stats st;
@@ -122,10 +117,8 @@ static const char eval_usage[] =
 
 int cli_cmd_net_eval(int argc, char **argv)
 {
-    if (cli_wants_help(argc, argv)) {
-        fputs(eval_usage, stdout);
+    if (cli_help(argc, argv, eval_usage))
         return 0;
-    }
     if (argc != 2 || argv[1][0] == '-') {
         fputs(eval_usage, stderr);
         return 2;

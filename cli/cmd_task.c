@@ -239,10 +239,8 @@ static int eval_int8(const struct task_instance *t, const char *path, uint64_t s
 
 int cli_cmd_task_eval(int argc, char **argv)
 {
-    if (cli_wants_help(argc, argv)) {
-        fputs(eval_usage, stdout);
+    if (cli_help(argc, argv, eval_usage))
         return 0;
-    }
     struct eval_args a = {0};
     a.sets = calloc((size_t)argc, sizeof *a.sets);
     if (!a.sets) {
@@ -297,11 +295,10 @@ int cli_cmd_task_eval(int argc, char **argv)
 
 int cli_cmd_task_list(int argc, char **argv)
 {
-    if (cli_wants_help(argc, argv)) {
-        printf("usage: trevo task list\n\n"
-               "The registered tasks: name, inputs -> outputs, and what each is.\n");
+    if (cli_help(argc, argv,
+                 "usage: trevo task list\n\n"
+                 "The registered tasks: name, inputs -> outputs, and what each is.\n"))
         return 0;
-    }
     if (argc != 1) {
         fprintf(stderr, "usage: trevo task list\n");
         return 2;

@@ -296,10 +296,8 @@ static const char new_usage[] =
 
 int cli_cmd_task_new(int argc, char **argv)
 {
-    if (cli_wants_help(argc, argv)) {
-        fputs(new_usage, stdout);
+    if (cli_help(argc, argv, new_usage))
         return 0;
-    }
     if (argc < 2 || argc > 3 || argv[1][0] == '-' || (argc == 3 && argv[2][0] == '-')) {
         fputs(new_usage, stderr);
         return 2;

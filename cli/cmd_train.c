@@ -461,10 +461,8 @@ int cli_cmd_net_test(int argc, char **argv)
 {
     static const char usage[] = "usage: trevo net test NET --data DATA [--labels FILE] "
                                 "[--batch B]\n";
-    if (cli_wants_help(argc, argv)) {
-        fputs(test_usage, stdout);
+    if (cli_help(argc, argv, test_usage))
         return 0;
-    }
     const char *net = NULL, *spec = NULL, *labels = NULL, *batch_s = "128";
     const struct cli_opt opts[] = {{"--data", &spec}, {"--labels", &labels}, {"--batch", &batch_s}};
     int st = cli_parse_args(argc, argv, opts, 3, &net, usage);
