@@ -27,6 +27,12 @@ int cli_help(int argc, char **argv, const char *usage)
     return 1;
 }
 
+int cli_usage_error(const char *usage)
+{
+    fputs(usage, stderr);
+    return 2;
+}
+
 int cli_front(int argc, char **argv, const char *cmd, const char *usage,
               int (*parse)(int, char **, void *, struct tv_error *), void *args)
 {
@@ -36,8 +42,7 @@ int cli_front(int argc, char **argv, const char *cmd, const char *usage,
     if (!parse(argc, argv, args, &err))
         return -1;
     fprintf(stderr, "trevo %s: %s\n", cmd, err.msg);
-    fputs(usage, stderr);
-    return 2;
+    return cli_usage_error(usage);
 }
 
 int cli_parse_args(int argc, char **argv, const struct cli_opt *opts, size_t n_opts,
@@ -57,8 +62,7 @@ int cli_parse_args(int argc, char **argv, const struct cli_opt *opts, size_t n_o
         } else if (a[0] != '-' && !*positional) {
             *positional = a;
         } else {
-            fputs(usage, stderr);
-            return 2;
+            return cli_usage_error(usage);
         }
     }
     return -1;

@@ -146,5 +146,7 @@ int cli_parse_layers(const char *s, uint32_t *sizes, size_t *n, struct tv_error 
 int cli_wants_help(int argc, char **argv);
 /* The same, usage printed on stdout: a command then returns 0. */
 int cli_help(int argc, char **argv, const char *usage);
+/* Arguments a command cannot take: prints usage on stderr and returns 2. */
+int cli_usage_error(const char *usage);
 
 #endif

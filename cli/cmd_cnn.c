@@ -353,8 +353,7 @@ int cli_cmd_net_init_conv(int argc, char **argv)
         rc = parse_head(a.layers, sizes, &n_sizes, &err);
     if (rc) {
         fprintf(stderr, "trevo net init: %s\n", err.msg);
-        fputs(init_conv_usage, stderr);
-        return 2;
+        return cli_usage_error(init_conv_usage);
     }
     struct genome head;
     genome_init(&head);

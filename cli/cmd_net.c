@@ -9,12 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int usage_error(const char *usage)
-{
-    fputs(usage, stderr);
-    return 2;
-}
-
 int cli_cmd_net_import(int argc, char **argv)
 {
     static const char usage[] = "usage: trevo net import FILE.txt -o NET\n"
@@ -28,10 +22,10 @@ int cli_cmd_net_import(int argc, char **argv)
         else if (argv[i][0] != '-' || !strcmp(argv[i], "-"))
             in = in ? NULL : argv[i];
         else
-            return usage_error(usage);
+            return cli_usage_error(usage);
     }
     if (!in || !out)
-        return usage_error(usage);
+        return cli_usage_error(usage);
     struct tv_error err = {0};
     struct genome *g = genome_new();
     struct tv_buf buf = {0};
@@ -68,10 +62,10 @@ int cli_cmd_net_export(int argc, char **argv)
         else if (argv[i][0] != '-' || !strcmp(argv[i], "-"))
             in = in ? NULL : argv[i];
         else
-            return usage_error(usage);
+            return cli_usage_error(usage);
     }
     if (!in || (!cli_net_format_known(format) && strcmp(format, "c")))
-        return usage_error(usage);
+        return cli_usage_error(usage);
     struct tv_error err = {0};
     if (!strcmp(format, "c")) /* cmd_quant.c */
         return cli_export_c(in, prefix, out, &err) ? cli_fail(&err) : 0;
@@ -90,7 +84,7 @@ int cli_cmd_net_validate(int argc, char **argv)
     if (cli_help(argc, argv, usage))
         return 0;
     if (argc != 2)
-        return usage_error(usage);
+        return cli_usage_error(usage);
     struct tv_error err = {0};
     struct genome *g = genome_new();
     struct genome_stats st;
@@ -119,10 +113,8 @@ int cli_cmd_net_eval(int argc, char **argv)
 {
     if (cli_help(argc, argv, eval_usage))
         return 0;
-    if (argc != 2 || argv[1][0] == '-') {
-        fputs(eval_usage, stderr);
-        return 2;
-    }
+    if (argc != 2 || argv[1][0] == '-')
+        return cli_usage_error(eval_usage);
     struct tv_error err = {0};
     struct genome g;
     genome_init(&g);

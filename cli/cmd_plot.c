@@ -372,10 +372,8 @@ int cli_cmd_plot(int argc, char **argv)
     free(args);
     if (status >= 0)
         return status;
-    if (!db || !out) {
-        fputs(plot_usage, stderr);
-        return 2;
-    }
+    if (!db || !out)
+        return cli_usage_error(plot_usage);
     struct tv_error err = {0};
     struct store *st;
     struct store_run_info info;

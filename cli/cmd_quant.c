@@ -175,8 +175,7 @@ int cli_cmd_net_quantize(int argc, char **argv)
     qa.sets = sets;
     if (bad || !net || !qa.calibrate || !qa.out) {
         free(sets);
-        fputs(quantize_usage, stderr);
-        return 2;
+        return cli_usage_error(quantize_usage);
     }
     struct tv_error err = {0};
     struct genome g;

@@ -249,8 +249,7 @@ int cli_cmd_task_eval(int argc, char **argv)
     }
     if (parse_eval_args(argc, argv, &a)) {
         free(a.sets);
-        fputs(eval_usage, stderr);
-        return 2;
+        return cli_usage_error(eval_usage);
     }
     struct tv_error err = {0};
     uint64_t seed = 1, generation = 0;

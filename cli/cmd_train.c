@@ -470,10 +470,8 @@ int cli_cmd_net_test(int argc, char **argv)
         return st;
     struct tv_error err = {0};
     double batch = 0;
-    if (!net || !spec) {
-        fputs(usage, stderr);
-        return 2;
-    }
+    if (!net || !spec)
+        return cli_usage_error(usage);
     if (cli_parse_whole("--batch", batch_s, 1, 65536, &batch, &err)) {
         fprintf(stderr, "trevo net test: %s\n", err.msg);
         return 2;
