@@ -100,21 +100,20 @@ int cli_cmd_net_validate(int argc, char **argv)
     return rc ? cli_fail(&err) : 0;
 }
 
-static const char eval_usage[] =
-    "usage: trevo net eval NET\n\n"
-    "Runs the network NET (text, msgpack or an int8 NET.q: trevo net quantize)\n"
-    "one time step per input row.\n"
-    "Rows come from stdin: the network's inputs as comma-separated numbers, in\n"
-    "the order of the input neurons' ids. An empty line starts a new sequence\n"
-    "(the recurrent state is reset). Each row prints one line of comma-separated\n"
-    "outputs (%.9g), in the order of the output neurons' ids.\n";
-
 int cli_cmd_net_eval(int argc, char **argv)
 {
-    if (cli_help(argc, argv, eval_usage))
+    static const char usage[] =
+        "usage: trevo net eval NET\n\n"
+        "Runs the network NET (text, msgpack or an int8 NET.q: trevo net quantize)\n"
+        "one time step per input row.\n"
+        "Rows come from stdin: the network's inputs as comma-separated numbers, in\n"
+        "the order of the input neurons' ids. An empty line starts a new sequence\n"
+        "(the recurrent state is reset). Each row prints one line of comma-separated\n"
+        "outputs (%.9g), in the order of the output neurons' ids.\n";
+    if (cli_help(argc, argv, usage))
         return 0;
     if (argc != 2 || argv[1][0] == '-')
-        return cli_usage_error(eval_usage);
+        return cli_usage_error(usage);
     struct tv_error err = {0};
     struct genome g;
     genome_init(&g);

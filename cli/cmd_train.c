@@ -415,17 +415,6 @@ int cli_cmd_net_train(int argc, char **argv)
 
 /* ---- net test ------------------------------------------------------------------- */
 
-static const char test_usage[] =
-    "usage: trevo net test NET --data DATA [--labels FILE] [--batch B]\n\n"
-    "The accuracy of the network NET on the classification data set DATA (as\n"
-    "for net train): each row one time step from a reset state, run by the\n"
-    "engine of `trevo net eval` in batches of B rows (default 128); the class\n"
-    "is the output of largest value (ties: the lower class; NaN never wins),\n"
-    "k-th output by id.\n"
-    "Prints accuracy, mean softmax cross-entropy and connections.\n"
-    "NET may be an int8 NET.q (`trevo net quantize`): its int8 engine runs it,\n"
-    "the softmax over its dequantized outputs.\n";
-
 /* Accuracy and loss of plan on d, batches of `batch` rows run by nn_step. */
 static int plan_accuracy(const struct nn_plan *plan, const struct data_set *d, size_t batch,
                          size_t *correct, double *loss, struct tv_error *err)
@@ -456,6 +445,17 @@ static int plan_accuracy(const struct nn_plan *plan, const struct data_set *d, s
     free(out);
     return rc;
 }
+
+static const char test_usage[] =
+    "usage: trevo net test NET --data DATA [--labels FILE] [--batch B]\n\n"
+    "The accuracy of the network NET on the classification data set DATA (as\n"
+    "for net train): each row one time step from a reset state, run by the\n"
+    "engine of `trevo net eval` in batches of B rows (default 128); the class\n"
+    "is the output of largest value (ties: the lower class; NaN never wins),\n"
+    "k-th output by id.\n"
+    "Prints accuracy, mean softmax cross-entropy and connections.\n"
+    "NET may be an int8 NET.q (`trevo net quantize`): its int8 engine runs it,\n"
+    "the softmax over its dequantized outputs.\n";
 
 int cli_cmd_net_test(int argc, char **argv)
 {
