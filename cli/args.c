@@ -1,10 +1,10 @@
 /* args.c -- the command line's own parsing, shared by every command
  * (cli.h): a command's three ends (-h/--help with the usage on stdout, a
  * usage error, the one-line failure) and its front (cli_front), options
- * and their values, and
- * the one home of the number parsers (a whole number, a real number, a
- * 64-bit integer, a list of layer sizes), so that every option that takes a
- * number follows the same rules and says the same thing when refused. */
+ * and their values, and the one home of the number parsers (a whole
+ * number, a real number, a 64-bit integer, a list of layer sizes), so that
+ * every option that takes a number follows the same rules and says the
+ * same thing when refused. */
 #include "cli.h"
 
 #include <errno.h>
