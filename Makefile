@@ -103,33 +103,22 @@ BENCHES = $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 all: $(TREVO)
 
 # ---- libraries, one per module, each with only its own include paths ----
-$(BUILD)/obj/tv/%.o: tv/%.c $(H_TV)
-	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(INC_TV) -c $< -o $@
-$(BUILD)/obj/genome/%.o: genome/%.c $(H_GENOME)
-	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(INC_GENOME) -c $< -o $@
-$(BUILD)/obj/nn/%.o: nn/%.c $(H_NN)
-	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(INC_NN) -c $< -o $@
-$(BUILD)/obj/data/%.o: data/%.c $(H_DATA)
-	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(INC_DATA) -c $< -o $@
-$(BUILD)/obj/store/%.o: store/%.c $(H_STORE)
-	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(INC_STORE) -c $< -o $@
-$(BUILD)/obj/tasks/%.o: tasks/%.c $(H_TASKS)
-	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(INC_TASKS) -c $< -o $@
-$(BUILD)/obj/worker/%.o: worker/%.c $(H_WORKER)
-	@mkdir -p $(@D)
-	$(MPICC) $(BASE_CFLAGS) $(INC_WORKER) -c $< -o $@
-$(BUILD)/obj/master/%.o: master/%.c $(H_MASTER)
-	@mkdir -p $(@D)
-	$(MPICC) $(BASE_CFLAGS) $(INC_MASTER) -c $< -o $@
-$(BUILD)/obj/cli/%.o: cli/%.c $(H_ALL)
-	@mkdir -p $(@D)
-	$(MPICC) $(BASE_CFLAGS) $(OPENBLAS_CFLAGS) $(INC_CLI) -c $< -o $@
+# Each folder as FOLDER:NAME:COMPILER: its objects are compiled by COMPILER
+# (plain C below worker/, mpicc from it up) with the flags CFLAGS_NAME and the
+# include path INC_NAME, and rebuilt when a header it can see (H_NAME)
+# changes; the pattern of nn/ covers its sub-folders. PIC_INC_FOLDER: the
+# include path of its -fPIC objects (make lib).
+MODULES = tv:TV:CC genome:GENOME:CC nn:NN:CC data:DATA:CC store:STORE:CC tasks:TASKS:CC \
+          worker:WORKER:MPICC master:MASTER:MPICC cli:CLI:MPICC
+H_CLI = $(H_ALL)
+CFLAGS_CLI = $(OPENBLAS_CFLAGS)
+define module_rule
+PIC_INC_$(1) = $$(INC_$(2))
+$$(BUILD)/obj/$(1)/%.o: $(1)/%.c $$(H_$(2))
+	@mkdir -p $$(@D)
+	$$($(3)) $$(BASE_CFLAGS) $$(CFLAGS_$(2)) $$(INC_$(2)) -c $$< -o $$@
+endef
+$(foreach m,$(MODULES),$(eval $(call module_rule,$(word 1,$(subst :, ,$(m))),$(word 2,$(subst :, ,$(m))),$(word 3,$(subst :, ,$(m))))))
 
 $(LIB_TV): $(call obj,$(TV_SRC))
 $(LIB_GENOME): $(call obj,$(GENOME_SRC))
@@ -305,11 +294,6 @@ LIBTREVO_LIBS = -lmsgpackc -lm $(if $(wildcard data/*.c),-lz)
 LIBTREVO_A = $(BUILD)/libtrevo.a
 LIBTREVO_SO = $(BUILD)/libtrevo.so.$(TREVO_SOVERSION)
 LIBTREVO_OBJ = $(patsubst %.c,$(BUILD)/pic/%.o,$(LIBTREVO_SRC))
-PIC_INC_tv = $(INC_TV)
-PIC_INC_genome = $(INC_GENOME)
-PIC_INC_nn = $(INC_NN)
-PIC_INC_tasks = $(INC_TASKS)
-PIC_INC_data = $(INC_DATA)
 # Every file install writes, and the directories it may make (parents first).
 INSTALL_FILES = bin/trevo $(addprefix include/trevo/,$(notdir $(LIBTREVO_HDR))) lib/libtrevo.a \
                 lib/libtrevo.so.$(TREVO_SOVERSION) lib/libtrevo.so lib/pkgconfig/trevo.pc \

@@ -1,8 +1,10 @@
 /* args.c -- the command line's own parsing, shared by every command
- * (cli.h): options and their values, -h/--help, the one-line failure, and
- * the one home of the number parsers (a whole number, a real number, a
- * 64-bit integer, a list of layer sizes), so that every option that takes a
- * number follows the same rules and says the same thing when refused. */
+ * (cli.h): a command's three ends (-h/--help with the usage on stdout, a
+ * usage error, the one-line failure) and its front (cli_front), options
+ * and their values, and the one home of the number parsers (a whole
+ * number, a real number, a 64-bit integer, a list of layer sizes), so that
+ * every option that takes a number follows the same rules and says the
+ * same thing when refused. */
 #include "cli.h"
 
 #include <errno.h>
@@ -17,6 +19,32 @@ int cli_wants_help(int argc, char **argv)
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
             return 1;
     return 0;
+}
+
+int cli_help(int argc, char **argv, const char *usage)
+{
+    if (!cli_wants_help(argc, argv))
+        return 0;
+    fputs(usage, stdout);
+    return 1;
+}
+
+int cli_usage_error(const char *usage)
+{
+    fputs(usage, stderr);
+    return 2;
+}
+
+int cli_front(int argc, char **argv, const char *cmd, const char *usage,
+              int (*parse)(int, char **, void *, struct tv_error *), void *args)
+{
+    if (cli_help(argc, argv, usage))
+        return 0;
+    struct tv_error err = {0};
+    if (!parse(argc, argv, args, &err))
+        return -1;
+    fprintf(stderr, "trevo %s: %s\n", cmd, err.msg);
+    return cli_usage_error(usage);
 }
 
 int cli_parse_args(int argc, char **argv, const struct cli_opt *opts, size_t n_opts,
@@ -36,8 +64,7 @@ int cli_parse_args(int argc, char **argv, const struct cli_opt *opts, size_t n_o
         } else if (a[0] != '-' && !*positional) {
             *positional = a;
         } else {
-            fputs(usage, stderr);
-            return 2;
+            return cli_usage_error(usage);
         }
     }
     return -1;

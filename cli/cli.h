@@ -7,6 +7,9 @@
  * with args.c, reads and writes files with files.c, and calls the library;
  * it is the only layer that prints: library calls return codes with a
  * struct tv_error, and the command prints "trevo: <message>" (cli_fail).
+ * Its usage is one string, `static const char X_usage[]`, which -h or
+ * --help prints on stdout (cli_help, status 0) and arguments it cannot
+ * take on stderr (cli_usage_error, status 2).
  */
 #ifndef TREVO_CLI_H
 #define TREVO_CLI_H
@@ -93,8 +96,30 @@ int cli_net_format_known(const char *format);
  * be NULL). */
 int cli_write_net(const struct genome *g, const char *format, const char *title, const char *path,
                   struct tv_error *err);
+/* Opens the database db read-only and reads into *info the run a command
+ * means (name, or NULL for its only run: store_run_pick). On success the
+ * caller releases *info and closes *st; on failure both are already. */
+struct store;
+struct store_run_info;
+int cli_open_run(const char *db, const char *name, struct store **st, struct store_run_info *info,
+                 struct tv_error *err);
+/* ---- a command's ends (args.c) ---- */
+/* 1 if argv[i] is -h or --help. */
+int cli_wants_help(int argc, char **argv);
+/* The same, usage printed on stdout: a command then returns 0. */
+int cli_help(int argc, char **argv, const char *usage);
+/* Arguments a command cannot take: prints usage on stderr and returns 2. */
+int cli_usage_error(const char *usage);
 /* Prints "trevo: MESSAGE" to stderr and returns 1. */
 int cli_fail(const struct tv_error *err);
+/* The front of a command that parses its arguments into a struct: -h or
+ * --help prints usage on stdout and returns 0; arguments that
+ * parse(argc, argv, args, err) refuses print "trevo CMD: MESSAGE" (cmd such
+ * as "net train") and usage on stderr and return 2; -1 when they parsed. */
+int cli_front(int argc, char **argv, const char *cmd, const char *usage,
+              int (*parse)(int, char **, void *, struct tv_error *), void *args);
+
+/* ---- options and their values (args.c) ---- */
 /* An option that takes a value: `name VALUE` sets *value. */
 struct cli_opt {
     const char *name;
@@ -129,7 +154,5 @@ int cli_parse_u64(const char *opt, const char *v, uint64_t max, uint64_t *out,
 /* "784,1000,10" into sizes[0..*n): 2 to CLI_MAX_LAYERS sizes. */
 #define CLI_MAX_LAYERS 64
 int cli_parse_layers(const char *s, uint32_t *sizes, size_t *n, struct tv_error *err);
-/* 1 if argv[i] is -h or --help. */
-int cli_wants_help(int argc, char **argv);
 
 #endif

@@ -27,43 +27,42 @@ struct bench_args {
     size_t tile_neurons; /* nn_opts.tile_neurons */
 };
 
-static void bench_usage(FILE *f)
-{
-    fprintf(f, "usage: trevo net bench (--layer N --density D | --graph NEURONS,CONNECTIONS)\n"
-               "                       [--batch B] [--zeros Z] [--way auto|gather|scatter]\n"
-               "                       [--levels L] [--act NAME] [--seed S] [--seconds T]\n"
-               "                       [--tile N|off] [--no-dense]\n\n"
-               "Times one step of the sparse engine, single core, float32, and dense OpenBLAS\n"
-               "sgemv (batch 1) or sgemm (batch > 1) on the same weights in the same run; the\n"
-               "last line is `ratio_vs_dense: R`: the median, over rounds that alternate the\n"
-               "two, of dense time / sparse time (nan with --no-dense).\n"
-               "  --layer N --density D  a random N x N layer, each weight present with\n"
-               "                         probability D (identity outputs)\n"
-               "  --graph N,C            a NEAT-style graph: N neurons, about C connections,\n"
-               "                         local, skip and 10%% recurrent; dense baseline N x N\n"
-               "  --batch B              samples per step (default 1)\n"
-               "  --zeros Z              share of inputs that are exactly 0 (default 0); with\n"
-               "                         Z > 0 also times gather, scatter and what auto chose\n"
-               "  --way W                force a way for every layer (default auto)\n"
-               "  --levels L             depths the hidden neurons of --graph spread over\n"
-               "                         (default 32)\n"
-               "  --act NAME             hidden activation of --graph (default relu)\n"
-               "  --seconds T            time budget of each measurement (default 0.5)\n"
-               "  --tile N|off           neurons per chunk of the tiled form (default: the\n"
-               "                         engine's choice by network size)\n"
-               "  --no-dense             skip the OpenBLAS baseline\n"
-               "  --cuba                 the CUBA spiking network against Brian2 instead\n"
-               "                         (trevo net bench --cuba --help)\n"
-               "  --conv IN,OUT,K,H,W    a sparse convolution layer against im2col + sgemm\n"
-               "                         instead (trevo net bench --conv --help)\n"
-               "  --spike-layers L,N,F   a layered spiking network, frustum tiles against\n"
-               "                         layer by layer (trevo net bench --spike-layers\n"
-               "                         --help)\n"
-               "OPENBLAS_CORETYPE is set from the CPU's flags unless already set.\n");
-}
+static const char bench_usage[] =
+    "usage: trevo net bench (--layer N --density D | --graph NEURONS,CONNECTIONS)\n"
+    "                       [--batch B] [--zeros Z] [--way auto|gather|scatter]\n"
+    "                       [--levels L] [--act NAME] [--seed S] [--seconds T]\n"
+    "                       [--tile N|off] [--no-dense]\n\n"
+    "Times one step of the sparse engine, single core, float32, and dense OpenBLAS\n"
+    "sgemv (batch 1) or sgemm (batch > 1) on the same weights in the same run; the\n"
+    "last line is `ratio_vs_dense: R`: the median, over rounds that alternate the\n"
+    "two, of dense time / sparse time (nan with --no-dense).\n"
+    "  --layer N --density D  a random N x N layer, each weight present with\n"
+    "                         probability D (identity outputs)\n"
+    "  --graph N,C            a NEAT-style graph: N neurons, about C connections,\n"
+    "                         local, skip and 10% recurrent; dense baseline N x N\n"
+    "  --batch B              samples per step (default 1)\n"
+    "  --zeros Z              share of inputs that are exactly 0 (default 0); with\n"
+    "                         Z > 0 also times gather, scatter and what auto chose\n"
+    "  --way W                force a way for every layer (default auto)\n"
+    "  --levels L             depths the hidden neurons of --graph spread over\n"
+    "                         (default 32)\n"
+    "  --act NAME             hidden activation of --graph (default relu)\n"
+    "  --seconds T            time budget of each measurement (default 0.5)\n"
+    "  --tile N|off           neurons per chunk of the tiled form (default: the\n"
+    "                         engine's choice by network size)\n"
+    "  --no-dense             skip the OpenBLAS baseline\n"
+    "  --cuba                 the CUBA spiking network against Brian2 instead\n"
+    "                         (trevo net bench --cuba --help)\n"
+    "  --conv IN,OUT,K,H,W    a sparse convolution layer against im2col + sgemm\n"
+    "                         instead (trevo net bench --conv --help)\n"
+    "  --spike-layers L,N,F   a layered spiking network, frustum tiles against\n"
+    "                         layer by layer (trevo net bench --spike-layers\n"
+    "                         --help)\n"
+    "OPENBLAS_CORETYPE is set from the CPU's flags unless already set.\n";
 
-static int parse_bench_args(int argc, char **argv, struct bench_args *a, struct tv_error *err)
+static int parse_bench_args(int argc, char **argv, void *args, struct tv_error *err)
 {
+    struct bench_args *a = args;
     *a = (struct bench_args){0, 1, 0, 0, 32, 0.0, 0.0, 1, NN_WAY_AUTO, GENOME_ACT_RELU, 1, 0.5, 0};
     int have_density = 0;
     for (int i = 1; i < argc; i++) {
@@ -450,17 +449,11 @@ int cli_cmd_net_bench(int argc, char **argv)
             return cli_cmd_net_bench_layers(argc, argv);
         else if (!strcmp(argv[i], "--conv"))
             return cli_cmd_net_bench_conv(argc, argv);
-    if (cli_wants_help(argc, argv)) {
-        bench_usage(stdout);
-        return 0;
-    }
-    struct tv_error err = {0};
     struct bench_args a;
-    if (parse_bench_args(argc, argv, &a, &err)) {
-        fprintf(stderr, "trevo net bench: %s\n", err.msg);
-        bench_usage(stderr);
-        return 2;
-    }
+    int st = cli_front(argc, argv, "net bench", bench_usage, parse_bench_args, &a);
+    if (st >= 0)
+        return st;
+    struct tv_error err = {0};
     if (cli_blas_open(&err))
         return cli_fail(&err);
     if (run_bench(&a, &err))

@@ -277,25 +277,23 @@ int cli_cnn_init_head(const struct cli_cnn_spec *s, const uint32_t *sizes, size_
     return rc ? rc : genome_scale_fan_in(g, err);
 }
 
-static void init_conv_usage(FILE *f)
-{
-    fprintf(f, "usage: trevo net init --conv SPEC --layers N1,...,NL [--density D[,D...]]\n"
-               "                      [--head-density H] [--seed S] [--format text|msgpack]\n"
-               "                      -o NET\n\n"
-               "A sparse convolutional network: convolutions (relu, max pooling), then a\n"
-               "head of plain connections from the last map's pixels through hidden layers\n"
-               "(relu) to NL outputs. Each coefficient of a filter present with probability\n"
-               "D (N(0, 2/k), k those its output channel has); the head as net init makes it.\n"
-               "  --conv          CxHxW,NkK[sS][pP][,poolP],...: the input, then N filters of\n"
-               "                  KxK, stride S (1), padding P (0), each maybe followed by a\n"
-               "                  PxP max pooling. 1x28x28,32k3p1,pool2,64k3p1,pool2\n"
-               "  --layers        the head's hidden sizes and outputs (10 or 128,10)\n"
-               "  --density       coefficient density, one for all or one per convolution\n"
-               "                  (default 1)\n"
-               "  --head-density  density of the head (default 1)\n"
-               "  --seed          random seed (default 1)\n"
-               "  --format        of NET (default msgpack)\n");
-}
+static const char init_conv_usage[] =
+    "usage: trevo net init --conv SPEC --layers N1,...,NL [--density D[,D...]]\n"
+    "                      [--head-density H] [--seed S] [--format text|msgpack]\n"
+    "                      -o NET\n\n"
+    "A sparse convolutional network: convolutions (relu, max pooling), then a\n"
+    "head of plain connections from the last map's pixels through hidden layers\n"
+    "(relu) to NL outputs. Each coefficient of a filter present with probability\n"
+    "D (N(0, 2/k), k those its output channel has); the head as net init makes it.\n"
+    "  --conv          CxHxW,NkK[sS][pP][,poolP],...: the input, then N filters of\n"
+    "                  KxK, stride S (1), padding P (0), each maybe followed by a\n"
+    "                  PxP max pooling. 1x28x28,32k3p1,pool2,64k3p1,pool2\n"
+    "  --layers        the head's hidden sizes and outputs (10 or 128,10)\n"
+    "  --density       coefficient density, one for all or one per convolution\n"
+    "                  (default 1)\n"
+    "  --head-density  density of the head (default 1)\n"
+    "  --seed          random seed (default 1)\n"
+    "  --format        of NET (default msgpack)\n";
 
 struct init_conv_args {
     const char *conv, *layers, *density, *head_density, *seed, *format, *out;
@@ -331,14 +329,8 @@ int cli_cmd_net_init_conv(int argc, char **argv)
                                    {"--seed", &a.seed},
                                    {"--format", &a.format},
                                    {"-o", &a.out}};
-    char usage[2048];
-    FILE *uf = fmemopen(usage, sizeof usage, "w");
-    if (uf) {
-        init_conv_usage(uf);
-        fclose(uf);
-    }
     const char *pos = NULL;
-    int st = cli_parse_args(argc, argv, opts, sizeof opts / sizeof opts[0], &pos, usage);
+    int st = cli_parse_args(argc, argv, opts, sizeof opts / sizeof opts[0], &pos, init_conv_usage);
     if (st >= 0)
         return st;
     struct tv_error err = {0};
@@ -361,8 +353,7 @@ int cli_cmd_net_init_conv(int argc, char **argv)
         rc = parse_head(a.layers, sizes, &n_sizes, &err);
     if (rc) {
         fprintf(stderr, "trevo net init: %s\n", err.msg);
-        fputs(usage, stderr);
-        return 2;
+        return cli_usage_error(init_conv_usage);
     }
     struct genome head;
     genome_init(&head);

@@ -25,28 +25,26 @@ struct conv_args {
     int wall; /* time in wall-clock seconds, not CPU seconds */
 };
 
-static void conv_usage(FILE *f)
-{
-    fprintf(f, "usage: trevo net bench --conv IN,OUT,K,H,W --density D [--batch B] [--stride S]\n"
-               "                       [--pad P] [--seed N] [--seconds T] [--no-backward]\n"
-               "                       [--wall]\n\n"
-               "Times a sparse convolution layer (IN -> OUT channels, K x K kernel, H x W input\n"
-               "maps, each coefficient present with probability D), one core, float32, against\n"
-               "the dense layer on the same weights in the same run: im2col then OpenBLAS\n"
-               "sgemm, and im2col then our own GEMM (the only dense side without OpenBLAS).\n"
-               "The last line is `ratio_vs_dense: R`: the median, over rounds that alternate\n"
-               "the two, of dense (OpenBLAS) time / sparse time.\n"
-               "  --batch B        samples per call (default 1), the batch innermost\n"
-               "  --stride S       default 1\n"
-               "  --pad P          default (K - 1) / 2\n"
-               "  --seconds T      time budget of each comparison (default 0.5)\n"
-               "  --no-backward    skip the backward pass (dL/dx and dL/dw; the dense side:\n"
-               "                   im2col and two sgemm, the col2im not counted)\n"
-               "  --wall           time in wall-clock seconds (default: the thread's CPU\n"
-               "                   seconds, so that the work of others on a loaded machine\n"
-               "                   is not counted; the budget of --seconds too)\n"
-               "OPENBLAS_CORETYPE is set from the CPU's flags unless already set.\n");
-}
+static const char conv_usage[] =
+    "usage: trevo net bench --conv IN,OUT,K,H,W --density D [--batch B] [--stride S]\n"
+    "                       [--pad P] [--seed N] [--seconds T] [--no-backward]\n"
+    "                       [--wall]\n\n"
+    "Times a sparse convolution layer (IN -> OUT channels, K x K kernel, H x W input\n"
+    "maps, each coefficient present with probability D), one core, float32, against\n"
+    "the dense layer on the same weights in the same run: im2col then OpenBLAS\n"
+    "sgemm, and im2col then our own GEMM (the only dense side without OpenBLAS).\n"
+    "The last line is `ratio_vs_dense: R`: the median, over rounds that alternate\n"
+    "the two, of dense (OpenBLAS) time / sparse time.\n"
+    "  --batch B        samples per call (default 1), the batch innermost\n"
+    "  --stride S       default 1\n"
+    "  --pad P          default (K - 1) / 2\n"
+    "  --seconds T      time budget of each comparison (default 0.5)\n"
+    "  --no-backward    skip the backward pass (dL/dx and dL/dw; the dense side:\n"
+    "                   im2col and two sgemm, the col2im not counted)\n"
+    "  --wall           time in wall-clock seconds (default: the thread's CPU\n"
+    "                   seconds, so that the work of others on a loaded machine\n"
+    "                   is not counted; the budget of --seconds too)\n"
+    "OPENBLAS_CORETYPE is set from the CPU's flags unless already set.\n";
 
 static int parse_geometry(const char *v, struct nn_conv_shape *s, struct tv_error *err)
 {
@@ -57,8 +55,9 @@ static int parse_geometry(const char *v, struct nn_conv_shape *s, struct tv_erro
     return 0;
 }
 
-static int parse_conv_args(int argc, char **argv, struct conv_args *a, struct tv_error *err)
+static int parse_conv_args(int argc, char **argv, void *args, struct tv_error *err)
 {
+    struct conv_args *a = args;
     *a = (struct conv_args){.batch = 1, .seed = 1, .seconds = 0.5, .backward = 1, .density = -1};
     int have_conv = 0, have_pad = 0;
     size_t pad = 0;
@@ -126,18 +125,8 @@ struct conv_bench {
 
 static void conv_bench_free(struct conv_bench *b)
 {
-    free(b->c);
-    free(b->w);
-    free(b->x);
-    free(b->dy);
-    free(b->y_sparse);
-    free(b->y_dense);
-    free(b->y_own);
-    free(b->dx);
-    free(b->dw);
-    free(b->col);
-    free(b->dcol);
-    free(b->dwd);
+    TV_FREE_ALL(b->c, b->w, b->x, b->dy, b->y_sparse, b->y_dense, b->y_own, b->dx, b->dw, b->col,
+                b->dcol, b->dwd);
     nn_conv_free(b->sparse);
     nn_conv_dense_free(b->own);
 }
@@ -299,17 +288,11 @@ static int run_conv_bench(struct conv_bench *b, struct tv_error *err)
 
 int cli_cmd_net_bench_conv(int argc, char **argv)
 {
-    if (cli_wants_help(argc, argv)) {
-        conv_usage(stdout);
-        return 0;
-    }
-    struct tv_error err = {0};
     struct conv_bench b = {0};
-    if (parse_conv_args(argc, argv, &b.a, &err)) {
-        fprintf(stderr, "trevo net bench: %s\n", err.msg);
-        conv_usage(stderr);
-        return 2;
-    }
+    int st = cli_front(argc, argv, "net bench", conv_usage, parse_conv_args, &b.a);
+    if (st >= 0)
+        return st;
+    struct tv_error err = {0};
     if (nn_conv_shape_check(&b.a.s, &err)) {
         fprintf(stderr, "trevo net bench: %s\n", err.msg);
         return 2;

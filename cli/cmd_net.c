@@ -9,20 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int usage_error(const char *cmd, const char *usage)
-{
-    fprintf(stderr, "usage: trevo net %s %s\n", cmd, usage);
-    return 2;
-}
-
 int cli_cmd_net_import(int argc, char **argv)
 {
-    static const char usage[] = "FILE.txt -o NET\n"
-                                "Reads a network in text form and writes its msgpack form.";
-    if (cli_wants_help(argc, argv)) {
-        printf("usage: trevo net import %s\n", usage);
+    static const char usage[] = "usage: trevo net import FILE.txt -o NET\n"
+                                "Reads a network in text form and writes its msgpack form.\n";
+    if (cli_help(argc, argv, usage))
         return 0;
-    }
     const char *in = NULL, *out = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-o") && i + 1 < argc)
@@ -30,10 +22,10 @@ int cli_cmd_net_import(int argc, char **argv)
         else if (argv[i][0] != '-' || !strcmp(argv[i], "-"))
             in = in ? NULL : argv[i];
         else
-            return usage_error("import", usage);
+            return cli_usage_error(usage);
     }
     if (!in || !out)
-        return usage_error("import", usage);
+        return cli_usage_error(usage);
     struct tv_error err = {0};
     struct genome *g = genome_new();
     struct tv_buf buf = {0};
@@ -49,17 +41,16 @@ int cli_cmd_net_import(int argc, char **argv)
 
 int cli_cmd_net_export(int argc, char **argv)
 {
-    static const char usage[] = "NET [--format text|msgpack|dot|c] [-o FILE] [--prefix NAME]\n"
-                                "Writes a network (either form) as text (default), msgpack or\n"
-                                "a Graphviz drawing (dot),\n"
-                                "to FILE or standard output. --format c: one C99 file without\n"
-                                "libm, malloc or stdio (NET or an int8 NET.q; functions\n"
-                                "NAME_predict, NAME_predict_int8, NAME_reset; default\n"
-                                "trevo_net).";
-    if (cli_wants_help(argc, argv)) {
-        printf("usage: trevo net export %s\n", usage);
+    static const char usage[] =
+        "usage: trevo net export NET [--format text|msgpack|dot|c] [-o FILE] [--prefix NAME]\n"
+        "Writes a network (either form) as text (default), msgpack or\n"
+        "a Graphviz drawing (dot),\n"
+        "to FILE or standard output. --format c: one C99 file without\n"
+        "libm, malloc or stdio (NET or an int8 NET.q; functions\n"
+        "NAME_predict, NAME_predict_int8, NAME_reset; default\n"
+        "trevo_net).\n";
+    if (cli_help(argc, argv, usage))
         return 0;
-    }
     const char *in = NULL, *out = "-", *format = "text", *prefix = "trevo_net";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-o") && i + 1 < argc)
@@ -71,10 +62,10 @@ int cli_cmd_net_export(int argc, char **argv)
         else if (argv[i][0] != '-' || !strcmp(argv[i], "-"))
             in = in ? NULL : argv[i];
         else
-            return usage_error("export", usage);
+            return cli_usage_error(usage);
     }
     if (!in || (!cli_net_format_known(format) && strcmp(format, "c")))
-        return usage_error("export", usage);
+        return cli_usage_error(usage);
     struct tv_error err = {0};
     if (!strcmp(format, "c")) /* cmd_quant.c */
         return cli_export_c(in, prefix, out, &err) ? cli_fail(&err) : 0;
@@ -88,14 +79,12 @@ int cli_cmd_net_export(int argc, char **argv)
 
 int cli_cmd_net_validate(int argc, char **argv)
 {
-    static const char usage[] = "NET\n"
-                                "Checks a network file (either form) and prints its sizes.";
-    if (cli_wants_help(argc, argv)) {
-        printf("usage: trevo net validate %s\n", usage);
+    static const char usage[] = "usage: trevo net validate NET\n"
+                                "Checks a network file (either form) and prints its sizes.\n";
+    if (cli_help(argc, argv, usage))
         return 0;
-    }
     if (argc != 2)
-        return usage_error("validate", usage);
+        return cli_usage_error(usage);
     struct tv_error err = {0};
     struct genome *g = genome_new();
     struct genome_stats st;
@@ -111,27 +100,20 @@ int cli_cmd_net_validate(int argc, char **argv)
     return rc ? cli_fail(&err) : 0;
 }
 
-static void eval_usage(FILE *f)
-{
-    fprintf(f, "usage: trevo net eval NET\n\n"
-               "Runs the network NET (text, msgpack or an int8 NET.q: trevo net quantize)\n"
-               "one time step per input row.\n"
-               "Rows come from stdin: the network's inputs as comma-separated numbers, in\n"
-               "the order of the input neurons' ids. An empty line starts a new sequence\n"
-               "(the recurrent state is reset). Each row prints one line of comma-separated\n"
-               "outputs (%%.9g), in the order of the output neurons' ids.\n");
-}
-
 int cli_cmd_net_eval(int argc, char **argv)
 {
-    if (cli_wants_help(argc, argv)) {
-        eval_usage(stdout);
+    static const char usage[] =
+        "usage: trevo net eval NET\n\n"
+        "Runs the network NET (text, msgpack or an int8 NET.q: trevo net quantize)\n"
+        "one time step per input row.\n"
+        "Rows come from stdin: the network's inputs as comma-separated numbers, in\n"
+        "the order of the input neurons' ids. An empty line starts a new sequence\n"
+        "(the recurrent state is reset). Each row prints one line of comma-separated\n"
+        "outputs (%.9g), in the order of the output neurons' ids.\n";
+    if (cli_help(argc, argv, usage))
         return 0;
-    }
-    if (argc != 2 || argv[1][0] == '-') {
-        eval_usage(stderr);
-        return 2;
-    }
+    if (argc != 2 || argv[1][0] == '-')
+        return cli_usage_error(usage);
     struct tv_error err = {0};
     struct genome g;
     genome_init(&g);

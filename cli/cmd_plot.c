@@ -345,10 +345,9 @@ static void plot_tmp_remove(const struct plot_tmp *t)
 {
     if (!t->dir[0])
         return;
-    unlink(t->data);
-    unlink(t->script);
-    unlink(t->png);
-    unlink(t->log);
+    const char *const files[] = {t->data, t->script, t->png, t->log};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+        unlink(files[i]);
     rmdir(t->dir);
 }
 
@@ -373,22 +372,17 @@ int cli_cmd_plot(int argc, char **argv)
     free(args);
     if (status >= 0)
         return status;
-    if (!db || !out) {
-        fputs(plot_usage, stderr);
-        return 2;
-    }
+    if (!db || !out)
+        return cli_usage_error(plot_usage);
     struct tv_error err = {0};
     struct store *st;
-    struct store_options so = {.flags = STORE_READONLY};
-    int rc = store_open(db, &so, &st, &err);
-    if (rc)
-        return cli_fail(&err);
     struct store_run_info info;
-    memset(&info, 0, sizeof info);
+    if (cli_open_run(db, name, &st, &info, &err))
+        return cli_fail(&err);
     struct plot_tmp t;
     memset(&t, 0, sizeof t);
-    rc = store_run_pick(st, name, &info, &err);
-    if (!rc && info.last_generation < 0)
+    int rc = 0;
+    if (info.last_generation < 0)
         rc = tv_error_set(&err, TV_ENOTFOUND, "%s: run '%s' has no closed generation yet", db,
                           info.name);
     if (!rc)

@@ -142,10 +142,8 @@ int cli_quantize_net(const struct genome *g, const struct cli_quant_args *qa, st
 
 int cli_cmd_net_quantize(int argc, char **argv)
 {
-    if (cli_wants_help(argc, argv)) {
-        fputs(quantize_usage, stdout);
+    if (cli_help(argc, argv, quantize_usage))
         return 0;
-    }
     const char *net = NULL;
     struct cli_quant_args qa = {0};
     const char **sets = calloc((size_t)argc, sizeof *sets);
@@ -177,8 +175,7 @@ int cli_cmd_net_quantize(int argc, char **argv)
     qa.sets = sets;
     if (bad || !net || !qa.calibrate || !qa.out) {
         free(sets);
-        fputs(quantize_usage, stderr);
-        return 2;
+        return cli_usage_error(quantize_usage);
     }
     struct tv_error err = {0};
     struct genome g;

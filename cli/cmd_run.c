@@ -224,14 +224,11 @@ int cli_cmd_run(int argc, char **argv)
         } else if (a[0] != '-' && !config) {
             config = a;
         } else {
-            fputs(run_usage, stderr);
-            return 2;
+            return cli_usage_error(run_usage);
         }
     }
-    if (!config) {
-        fputs(run_usage, stderr);
-        return 2;
-    }
+    if (!config)
+        return cli_usage_error(run_usage);
     struct tv_buf text = {0};
     struct tv_error err = {0};
     /* Only rank 0 reads the file: workers receive the effective config by
@@ -289,15 +286,13 @@ int cli_cmd_resume(int argc, char **argv)
         } else if (a[0] != '-' && !o.db) {
             o.db = a;
         } else {
-            fputs(usage, stderr);
             free(sets);
-            return 2;
+            return cli_usage_error(usage);
         }
     }
     if (!o.db) {
-        fputs(usage, stderr);
         free(sets);
-        return 2;
+        return cli_usage_error(usage);
     }
     o.sets = sets;
     int status = search_main(&o);
@@ -447,22 +442,15 @@ int cli_cmd_best(int argc, char **argv)
     if (status >= 0)
         return status;
     if (!db || !cli_net_format_known(format) || (strcmp(by, "solver") && strcmp(by, "fitness")) ||
-        int8 != !!qa.calibrate) {
-        fputs(usage, stderr);
-        return 2;
-    }
+        int8 != !!qa.calibrate)
+        return cli_usage_error(usage);
     struct tv_error err = {0};
     struct store *st;
-    struct store_options so = {.flags = STORE_READONLY};
-    int rc = store_open(db, &so, &st, &err);
-    if (rc)
-        return cli_fail(&err);
     struct store_run_info info;
-    memset(&info, 0, sizeof info);
-    rc = store_run_pick(st, name, &info, &err);
+    if (cli_open_run(db, name, &st, &info, &err))
+        return cli_fail(&err);
     struct store_generation g;
-    if (!rc)
-        rc = store_generation_get(st, info.run_id, -1, &g, &err);
+    int rc = store_generation_get(st, info.run_id, -1, &g, &err);
     int64_t id = STORE_ID_NONE;
     double fitness = 0;
     if (!rc)

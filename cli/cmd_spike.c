@@ -51,26 +51,24 @@ static void cuba_free(struct cuba *c)
     free(c->spikes);
 }
 
-static void cuba_usage(FILE *f)
-{
-    fprintf(f, "usage: trevo net bench --cuba [--seconds S] [--seed N] [--brian2-target T]\n"
-               "                       [--brian2-file FILE | --no-brian2]\n\n"
-               "Runs the CUBA network (4000 neurons, 3200 excitatory, 800 inhibitory, p 0.02,\n"
-               "dt 0.1 ms) on trevo's event-driven engine, one core, double precision, and\n"
-               "prints `spikes: N` and the synaptic events per second. When Brian2 is\n"
-               "importable (python3-brian; TREVO_PYTHON names the interpreter), it first runs\n"
-               "experiments/cuba_brian2.py (TREVO_CUBA_SCRIPT overrides the path) on the\n"
-               "same network and prints `brian2_spikes: M`, how long both spike trains stay\n"
-               "identical, and `ratio_vs_brian2: R`: trevo's synaptic events per CPU second\n"
-               "over Brian2's (the CPU time of Brian2's simulation loop alone, measured inside\n"
-               "the program cpp_standalone generates; with numpy or cython, net.run's CPU time\n"
-               "with code generation); ratio_vs_brian2_wall is the same in wall time.\n"
-               "  --seconds S        biological time simulated (default 1)\n"
-               "  --seed N           the network's draw (default 1)\n"
-               "  --brian2-target T  cpp_standalone (default), cython or numpy\n"
-               "  --brian2-file F    read a file cuba_brian2.py wrote instead of running it\n"
-               "  --no-brian2        no comparison\n");
-}
+static const char cuba_usage[] =
+    "usage: trevo net bench --cuba [--seconds S] [--seed N] [--brian2-target T]\n"
+    "                       [--brian2-file FILE | --no-brian2]\n\n"
+    "Runs the CUBA network (4000 neurons, 3200 excitatory, 800 inhibitory, p 0.02,\n"
+    "dt 0.1 ms) on trevo's event-driven engine, one core, double precision, and\n"
+    "prints `spikes: N` and the synaptic events per second. When Brian2 is\n"
+    "importable (python3-brian; TREVO_PYTHON names the interpreter), it first runs\n"
+    "experiments/cuba_brian2.py (TREVO_CUBA_SCRIPT overrides the path) on the\n"
+    "same network and prints `brian2_spikes: M`, how long both spike trains stay\n"
+    "identical, and `ratio_vs_brian2: R`: trevo's synaptic events per CPU second\n"
+    "over Brian2's (the CPU time of Brian2's simulation loop alone, measured inside\n"
+    "the program cpp_standalone generates; with numpy or cython, net.run's CPU time\n"
+    "with code generation); ratio_vs_brian2_wall is the same in wall time.\n"
+    "  --seconds S        biological time simulated (default 1)\n"
+    "  --seed N           the network's draw (default 1)\n"
+    "  --brian2-target T  cpp_standalone (default), cython or numpy\n"
+    "  --brian2-file F    read a file cuba_brian2.py wrote instead of running it\n"
+    "  --no-brian2        no comparison\n";
 
 /* ---- reading cuba_brian2.py's output ---------------------------------------- */
 
@@ -409,8 +407,9 @@ static int cuba_bench(const struct cuba *c, int with_brian2, double budget, stru
     return rc;
 }
 
-static int parse_cuba_args(int argc, char **argv, struct cuba_args *a, struct tv_error *err)
+static int parse_cuba_args(int argc, char **argv, void *args, struct tv_error *err)
 {
+    struct cuba_args *a = args;
     *a = (struct cuba_args){1.0, 1, "cpp_standalone", NULL, 1};
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
@@ -448,17 +447,11 @@ static int parse_cuba_args(int argc, char **argv, struct cuba_args *a, struct tv
 
 int cli_cmd_net_bench_cuba(int argc, char **argv)
 {
-    if (cli_wants_help(argc, argv)) {
-        cuba_usage(stdout);
-        return 0;
-    }
-    struct tv_error err = {0};
     struct cuba_args a;
-    if (parse_cuba_args(argc, argv, &a, &err)) {
-        fprintf(stderr, "trevo net bench --cuba: %s\n", err.msg);
-        cuba_usage(stderr);
-        return 2;
-    }
+    int st = cli_front(argc, argv, "net bench --cuba", cuba_usage, parse_cuba_args, &a);
+    if (st >= 0)
+        return st;
+    struct tv_error err = {0};
     struct cuba c = {0};
     char tmp[] = "/tmp/trevo-cuba-XXXXXX";
     const char *path = a.file;
@@ -495,26 +488,25 @@ int cli_cmd_net_bench_cuba(int argc, char **argv)
 
 /* ---- trevo net bench --spike-layers: frustum tiles against layer by layer --- */
 
-static void layers_usage(FILE *f)
-{
-    fprintf(f, "usage: trevo net bench --spike-layers L,N,FANOUT [--delay D] [--window W]\n"
-               "                       [--tile T] [--steps S] [--seed N]\n"
-               "A layered spiking network (nn.h, \"layered spiking networks\": L layers of N\n"
-               "cuba neurons, each reaching FANOUT neighbours of the next layer with delay D)\n"
-               "run S steps layer by layer and in frustum tiles (T neurons of every layer for\n"
-               "W <= D steps at a time); checks that both give the same spikes and potentials\n"
-               "and prints their times, the speed-up and a model of the bytes moved.\n"
-               "Defaults: D 8, W = D, T so that a column's state fills half the L2 cache,\n"
-               "S 400 (a multiple of W).\n");
-}
+static const char layers_usage[] =
+    "usage: trevo net bench --spike-layers L,N,FANOUT [--delay D] [--window W]\n"
+    "                       [--tile T] [--steps S] [--seed N]\n"
+    "A layered spiking network (nn.h, \"layered spiking networks\": L layers of N\n"
+    "cuba neurons, each reaching FANOUT neighbours of the next layer with delay D)\n"
+    "run S steps layer by layer and in frustum tiles (T neurons of every layer for\n"
+    "W <= D steps at a time); checks that both give the same spikes and potentials\n"
+    "and prints their times, the speed-up and a model of the bytes moved.\n"
+    "Defaults: D 8, W = D, T so that a column's state fills half the L2 cache,\n"
+    "S 400 (a multiple of W).\n";
 
 struct layers_args {
     struct nn_spike_layers_spec sp;
     size_t window, tile, steps;
 };
 
-static int parse_layers_args(int argc, char **argv, struct layers_args *a, struct tv_error *err)
+static int parse_layers_args(int argc, char **argv, void *args, struct tv_error *err)
 {
+    struct layers_args *a = args;
     a->sp = (struct nn_spike_layers_spec){
         .delay = 8, .weight = 0.4, .tau_m = 10, .tau_syn = 5, .threshold = 1, .refractory = 2};
     a->sp.seed = 1;
@@ -587,17 +579,11 @@ static int time_layers(struct nn_spike_layers *s, size_t steps, size_t window, s
 
 int cli_cmd_net_bench_layers(int argc, char **argv)
 {
-    if (cli_wants_help(argc, argv)) {
-        layers_usage(stdout);
-        return 0;
-    }
-    struct tv_error err = {0};
     struct layers_args a;
-    if (parse_layers_args(argc, argv, &a, &err)) {
-        fprintf(stderr, "trevo net bench --spike-layers: %s\n", err.msg);
-        layers_usage(stderr);
-        return 2;
-    }
+    int st = cli_front(argc, argv, "net bench --spike-layers", layers_usage, parse_layers_args, &a);
+    if (st >= 0)
+        return st;
+    struct tv_error err = {0};
     struct nn_spike_layers *s = NULL;
     int rc = nn_spike_layers_new(&a.sp, &s, &err);
     size_t n = a.sp.n_layers * a.sp.width;

@@ -15,40 +15,37 @@
 #include "plugin.h"
 #include "task.h"
 
-static void eval_usage(FILE *f)
-{
-    fprintf(f,
-            "usage: trevo task eval TASK NET [--seed N] [--set KEY=VALUE]... [--generation G]\n"
-            "       trevo task eval [TASK] NET --config FILE [--seed N] [--set KEY=VALUE]...\n"
-            "                       [--generation G]\n\n"
-            "Evaluates the network NET (text or msgpack) once on TASK, as a worker of a\n"
-            "search does, and prints\n"
-            "  generation: G        (only for a task whose cases change by generation: classify)\n"
-            "  fitness: F\n"
-            "  solved: yes|no\n"
-            "then the task's own figures, one `name: value` per line (pole tasks: steps,\n"
-            "the steps balanced; classify: accuracy, xent). If the task has a champion test\n"
-            "(dpnv: 100,000 steps from the standard start, then 625 starts of 1,000 steps;\n"
-            "classify: the validation split) it runs too and its figures follow (steps_100k,\n"
-            "generalization; a name the evaluation printed already gets champion_ before it:\n"
-            "champion_accuracy), then champion_solved: yes|no. If the task has a final test\n"
-            "(classify with a test file) its figures follow as final_NAME (final_accuracy):\n"
-            "the champion test and final test of a run's closing line.\n\n"
-            "  --seed N        seed of the evaluation (default 1), as a child's seed in a\n"
-            "                  search: the random start of pole1; the others use none.\n"
-            "  --set KEY=VALUE a value of the task's [task] section (KEY or task.KEY), checked\n"
-            "                  as the config's line is; repeatable, after --config's values.\n"
-            "  --config FILE   the task (FILE's [run] task) and its [task] values from a\n"
-            "                  run's config file, so the network is evaluated as the run\n"
-            "                  evaluated it; TASK may then be omitted, or must be the same\n"
-            "                  text as FILE's task. FILE must be a valid config by itself.\n"
-            "  --generation G  the generation the child belongs to (default 0): classify\n"
-            "                  draws its `samples` rows by generation.\n\n"
-            "Without --config the [task] values are the task's defaults and --set's.\n"
-            "NET must have as many inputs and outputs as TASK (`trevo task list`).\n"
-            "NET may be an int8 NET.q (`trevo net quantize`): its int8 engine runs it.\n"
-            "TASK may be a plugin's file (./libNAME.so: docs/plugins.md).\n");
-}
+static const char eval_usage[] =
+    "usage: trevo task eval TASK NET [--seed N] [--set KEY=VALUE]... [--generation G]\n"
+    "       trevo task eval [TASK] NET --config FILE [--seed N] [--set KEY=VALUE]...\n"
+    "                       [--generation G]\n\n"
+    "Evaluates the network NET (text or msgpack) once on TASK, as a worker of a\n"
+    "search does, and prints\n"
+    "  generation: G        (only for a task whose cases change by generation: classify)\n"
+    "  fitness: F\n"
+    "  solved: yes|no\n"
+    "then the task's own figures, one `name: value` per line (pole tasks: steps,\n"
+    "the steps balanced; classify: accuracy, xent). If the task has a champion test\n"
+    "(dpnv: 100,000 steps from the standard start, then 625 starts of 1,000 steps;\n"
+    "classify: the validation split) it runs too and its figures follow (steps_100k,\n"
+    "generalization; a name the evaluation printed already gets champion_ before it:\n"
+    "champion_accuracy), then champion_solved: yes|no. If the task has a final test\n"
+    "(classify with a test file) its figures follow as final_NAME (final_accuracy):\n"
+    "the champion test and final test of a run's closing line.\n\n"
+    "  --seed N        seed of the evaluation (default 1), as a child's seed in a\n"
+    "                  search: the random start of pole1; the others use none.\n"
+    "  --set KEY=VALUE a value of the task's [task] section (KEY or task.KEY), checked\n"
+    "                  as the config's line is; repeatable, after --config's values.\n"
+    "  --config FILE   the task (FILE's [run] task) and its [task] values from a\n"
+    "                  run's config file, so the network is evaluated as the run\n"
+    "                  evaluated it; TASK may then be omitted, or must be the same\n"
+    "                  text as FILE's task. FILE must be a valid config by itself.\n"
+    "  --generation G  the generation the child belongs to (default 0): classify\n"
+    "                  draws its `samples` rows by generation.\n\n"
+    "Without --config the [task] values are the task's defaults and --set's.\n"
+    "NET must have as many inputs and outputs as TASK (`trevo task list`).\n"
+    "NET may be an int8 NET.q (`trevo net quantize`): its int8 engine runs it.\n"
+    "TASK may be a plugin's file (./libNAME.so: docs/plugins.md).\n";
 
 /* r's figures; prefix before every name, or (prefix NULL) "champion_" before
  * a name that seen (the evaluation's figures) has too. */
@@ -242,10 +239,8 @@ static int eval_int8(const struct task_instance *t, const char *path, uint64_t s
 
 int cli_cmd_task_eval(int argc, char **argv)
 {
-    if (cli_wants_help(argc, argv)) {
-        eval_usage(stdout);
+    if (cli_help(argc, argv, eval_usage))
         return 0;
-    }
     struct eval_args a = {0};
     a.sets = calloc((size_t)argc, sizeof *a.sets);
     if (!a.sets) {
@@ -254,8 +249,7 @@ int cli_cmd_task_eval(int argc, char **argv)
     }
     if (parse_eval_args(argc, argv, &a)) {
         free(a.sets);
-        eval_usage(stderr);
-        return 2;
+        return cli_usage_error(eval_usage);
     }
     struct tv_error err = {0};
     uint64_t seed = 1, generation = 0;
@@ -300,11 +294,10 @@ int cli_cmd_task_eval(int argc, char **argv)
 
 int cli_cmd_task_list(int argc, char **argv)
 {
-    if (cli_wants_help(argc, argv)) {
-        printf("usage: trevo task list\n\n"
-               "The registered tasks: name, inputs -> outputs, and what each is.\n");
+    if (cli_help(argc, argv,
+                 "usage: trevo task list\n\n"
+                 "The registered tasks: name, inputs -> outputs, and what each is.\n"))
         return 0;
-    }
     if (argc != 1) {
         fprintf(stderr, "usage: trevo task list\n");
         return 2;

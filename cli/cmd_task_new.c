@@ -296,14 +296,10 @@ static const char new_usage[] =
 
 int cli_cmd_task_new(int argc, char **argv)
 {
-    if (cli_wants_help(argc, argv)) {
-        fputs(new_usage, stdout);
+    if (cli_help(argc, argv, new_usage))
         return 0;
-    }
-    if (argc < 2 || argc > 3 || argv[1][0] == '-' || (argc == 3 && argv[2][0] == '-')) {
-        fputs(new_usage, stderr);
-        return 2;
-    }
+    if (argc < 2 || argc > 3 || argv[1][0] == '-' || (argc == 3 && argv[2][0] == '-'))
+        return cli_usage_error(new_usage);
     const char *name = argv[1], *dir = argc == 3 ? argv[2] : argv[1];
     struct tv_error err = {0};
     if (!name_ok(name)) {

@@ -24,46 +24,26 @@ static int parse_act(const char *opt, const char *s, int *act, struct tv_error *
     return 0;
 }
 
-/* The front of a command: -h or --help prints usage on stdout (0); arguments
- * that parse(argc, argv, args, err) refuses print the message and usage on
- * stderr (2); -1 when they parsed. */
-static int command_front(int argc, char **argv, const char *cmd, void (*usage)(FILE *),
-                         int (*parse)(int, char **, void *, struct tv_error *), void *args)
-{
-    if (cli_wants_help(argc, argv)) {
-        usage(stdout);
-        return 0;
-    }
-    struct tv_error err = {0};
-    if (!parse(argc, argv, args, &err))
-        return -1;
-    fprintf(stderr, "trevo net %s: %s\n", cmd, err.msg);
-    usage(stderr);
-    return 2;
-}
-
 /* ---- net init ------------------------------------------------------------------- */
 
-static void init_usage(FILE *f)
-{
-    fprintf(f, "usage: trevo net init --layers N0,N1,...,NL (--density D | --epsilon E)\n"
-               "                      [--hidden ACT] [--outputs ACT] [--seed S]\n"
-               "                      [--format text|msgpack] -o NET\n\n"
-               "A layered sparse random network: N0 inputs, hidden layers N1.., NL outputs;\n"
-               "each pair of adjacent layers an Erdos-Renyi graph, each of its pairs of\n"
-               "neurons present with probability D, or with SET's\n"
-               "min(1, E (N(l-1) + N(l)) / (N(l-1) N(l))), drawn sparse: never a dense\n"
-               "network pruned. Weights N(0, g / k), k the connections the neuron they enter\n"
-               "actually has, g 2 into a relu neuron (He) and 1 otherwise (LeCun); biases 0.\n"
-               "  --layers     layer sizes, inputs first (at least 2)\n"
-               "  --density    D in (0, 1], the same for every pair\n"
-               "  --epsilon    E > 0: about E (N(l-1) + N(l)) connections per pair (SET)\n"
-               "  --hidden     hidden activation (default relu)\n"
-               "  --outputs    output activation (default identity: softmax is the loss's)\n"
-               "  --seed       random seed (default 1)\n"
-               "  --format     of NET (default msgpack)\n"
-               "With --conv SPEC, a convolutional network: trevo net init --conv x --help.\n");
-}
+static const char init_usage[] =
+    "usage: trevo net init --layers N0,N1,...,NL (--density D | --epsilon E)\n"
+    "                      [--hidden ACT] [--outputs ACT] [--seed S]\n"
+    "                      [--format text|msgpack] -o NET\n\n"
+    "A layered sparse random network: N0 inputs, hidden layers N1.., NL outputs;\n"
+    "each pair of adjacent layers an Erdos-Renyi graph, each of its pairs of\n"
+    "neurons present with probability D, or with SET's\n"
+    "min(1, E (N(l-1) + N(l)) / (N(l-1) N(l))), drawn sparse: never a dense\n"
+    "network pruned. Weights N(0, g / k), k the connections the neuron they enter\n"
+    "actually has, g 2 into a relu neuron (He) and 1 otherwise (LeCun); biases 0.\n"
+    "  --layers     layer sizes, inputs first (at least 2)\n"
+    "  --density    D in (0, 1], the same for every pair\n"
+    "  --epsilon    E > 0: about E (N(l-1) + N(l)) connections per pair (SET)\n"
+    "  --hidden     hidden activation (default relu)\n"
+    "  --outputs    output activation (default identity: softmax is the loss's)\n"
+    "  --seed       random seed (default 1)\n"
+    "  --format     of NET (default msgpack)\n"
+    "With --conv SPEC, a convolutional network: trevo net init --conv x --help.\n";
 
 struct init_args {
     uint32_t sizes[CLI_MAX_LAYERS];
@@ -166,7 +146,7 @@ int cli_cmd_net_init(int argc, char **argv)
         if (!strcmp(argv[i], "--conv")) /* a convolutional network: cmd_cnn.c */
             return cli_cmd_net_init_conv(argc, argv);
     struct init_args a = {0};
-    int st = command_front(argc, argv, "init", init_usage, parse_init_args, &a);
+    int st = cli_front(argc, argv, "net init", init_usage, parse_init_args, &a);
     if (st >= 0)
         return st;
     struct tv_error err = {0};
@@ -195,35 +175,33 @@ int cli_cmd_net_init(int argc, char **argv)
 
 /* ---- net train -------------------------------------------------------------------- */
 
-static void train_usage(FILE *f)
-{
-    fprintf(f, "usage: trevo net train NET --data DATA [--labels FILE] [--test DATA\n"
-               "                       [--test-labels FILE]] [--epochs N] [--batch B] [--lr X]\n"
-               "                       [--optimizer sgd|momentum|adam] [--momentum M]\n"
-               "                       [--lr-schedule none|cosine] [--seed S] [--no-shuffle] "
-               "[--sparsify SPEC]...\n"
-               "                       [--regrow SPEC] [--format text|msgpack] -o OUT\n\n"
-               "Trains the network NET to classify DATA (softmax cross-entropy over the\n"
-               "output neurons' values, class k = the k-th output by id) and writes the\n"
-               "trained weights and topology to OUT. One line per epoch on stdout (loss,\n"
-               "training and test accuracy, connections, seconds); a progress bar on\n"
-               "stderr when it is a terminal. docs/training.md says it exactly.\n"
-               "  DATA            a CSV file (features, then the class 0..K-1 last), IDX\n"
-               "                  images with --labels, or fashion-mnist:train|test\n"
-               "  --epochs        passes over DATA (default 1)\n"
-               "  --batch         samples per optimizer step (default 128)\n"
-               "  --lr            learning rate (default 0.01)\n"
-               "  --optimizer     sgd (default), momentum or adam\n"
-               "  --momentum      of --optimizer momentum (default 0.9)\n"
-               "  --lr-schedule   none (default): --lr throughout; cosine: step s of the\n"
-               "                  run's S steps at lr (1 + cos(pi s / S)) / 2\n"
-               "  --seed          shuffling and the policies' draws (default 1)\n"
-               "  --no-shuffle    consecutive rows in file order, the last batch short\n"
-               "  --sparsify SPEC a policy after each step: l1:D lp:D,P threshold:T\n"
-               "                  round:K zero:P zero_prop:P neuron[:N] lock:N (repeatable)\n"
-               "  --regrow SPEC   each epoch: set:F[,S] or rigl:F\n"
-               "  --format        of OUT (default msgpack)\n");
-}
+static const char train_usage[] =
+    "usage: trevo net train NET --data DATA [--labels FILE] [--test DATA\n"
+    "                       [--test-labels FILE]] [--epochs N] [--batch B] [--lr X]\n"
+    "                       [--optimizer sgd|momentum|adam] [--momentum M]\n"
+    "                       [--lr-schedule none|cosine] [--seed S] [--no-shuffle] "
+    "[--sparsify SPEC]...\n"
+    "                       [--regrow SPEC] [--format text|msgpack] -o OUT\n\n"
+    "Trains the network NET to classify DATA (softmax cross-entropy over the\n"
+    "output neurons' values, class k = the k-th output by id) and writes the\n"
+    "trained weights and topology to OUT. One line per epoch on stdout (loss,\n"
+    "training and test accuracy, connections, seconds); a progress bar on\n"
+    "stderr when it is a terminal. docs/training.md says it exactly.\n"
+    "  DATA            a CSV file (features, then the class 0..K-1 last), IDX\n"
+    "                  images with --labels, or fashion-mnist:train|test\n"
+    "  --epochs        passes over DATA (default 1)\n"
+    "  --batch         samples per optimizer step (default 128)\n"
+    "  --lr            learning rate (default 0.01)\n"
+    "  --optimizer     sgd (default), momentum or adam\n"
+    "  --momentum      of --optimizer momentum (default 0.9)\n"
+    "  --lr-schedule   none (default): --lr throughout; cosine: step s of the\n"
+    "                  run's S steps at lr (1 + cos(pi s / S)) / 2\n"
+    "  --seed          shuffling and the policies' draws (default 1)\n"
+    "  --no-shuffle    consecutive rows in file order, the last batch short\n"
+    "  --sparsify SPEC a policy after each step: l1:D lp:D,P threshold:T\n"
+    "                  round:K zero:P zero_prop:P neuron[:N] lock:N (repeatable)\n"
+    "  --regrow SPEC   each epoch: set:F[,S] or rigl:F\n"
+    "  --format        of OUT (default msgpack)\n";
 
 struct train_args {
     const char *net, *data, *labels, *test, *test_labels, *out, *format;
@@ -393,7 +371,7 @@ static int load_data(const char *spec, const char *labels, size_t n_in, size_t n
 int cli_cmd_net_train(int argc, char **argv)
 {
     struct train_args a = {0};
-    int st = command_front(argc, argv, "train", train_usage, parse_train_args, &a);
+    int st = cli_front(argc, argv, "net train", train_usage, parse_train_args, &a);
     if (st >= 0)
         return st;
     struct tv_error err = {0};
@@ -437,19 +415,6 @@ int cli_cmd_net_train(int argc, char **argv)
 
 /* ---- net test ------------------------------------------------------------------- */
 
-static void test_usage(FILE *f)
-{
-    fprintf(f, "usage: trevo net test NET --data DATA [--labels FILE] [--batch B]\n\n"
-               "The accuracy of the network NET on the classification data set DATA (as\n"
-               "for net train): each row one time step from a reset state, run by the\n"
-               "engine of `trevo net eval` in batches of B rows (default 128); the class\n"
-               "is the output of largest value (ties: the lower class; NaN never wins),\n"
-               "k-th output by id.\n"
-               "Prints accuracy, mean softmax cross-entropy and connections.\n"
-               "NET may be an int8 NET.q (`trevo net quantize`): its int8 engine runs it,\n"
-               "the softmax over its dequantized outputs.\n");
-}
-
 /* Accuracy and loss of plan on d, batches of `batch` rows run by nn_step. */
 static int plan_accuracy(const struct nn_plan *plan, const struct data_set *d, size_t batch,
                          size_t *correct, double *loss, struct tv_error *err)
@@ -481,14 +446,23 @@ static int plan_accuracy(const struct nn_plan *plan, const struct data_set *d, s
     return rc;
 }
 
+static const char test_usage[] =
+    "usage: trevo net test NET --data DATA [--labels FILE] [--batch B]\n\n"
+    "The accuracy of the network NET on the classification data set DATA (as\n"
+    "for net train): each row one time step from a reset state, run by the\n"
+    "engine of `trevo net eval` in batches of B rows (default 128); the class\n"
+    "is the output of largest value (ties: the lower class; NaN never wins),\n"
+    "k-th output by id.\n"
+    "Prints accuracy, mean softmax cross-entropy and connections.\n"
+    "NET may be an int8 NET.q (`trevo net quantize`): its int8 engine runs it,\n"
+    "the softmax over its dequantized outputs.\n";
+
 int cli_cmd_net_test(int argc, char **argv)
 {
     static const char usage[] = "usage: trevo net test NET --data DATA [--labels FILE] "
                                 "[--batch B]\n";
-    if (cli_wants_help(argc, argv)) {
-        test_usage(stdout);
+    if (cli_help(argc, argv, test_usage))
         return 0;
-    }
     const char *net = NULL, *spec = NULL, *labels = NULL, *batch_s = "128";
     const struct cli_opt opts[] = {{"--data", &spec}, {"--labels", &labels}, {"--batch", &batch_s}};
     int st = cli_parse_args(argc, argv, opts, 3, &net, usage);
@@ -496,10 +470,8 @@ int cli_cmd_net_test(int argc, char **argv)
         return st;
     struct tv_error err = {0};
     double batch = 0;
-    if (!net || !spec) {
-        fputs(usage, stderr);
-        return 2;
-    }
+    if (!net || !spec)
+        return cli_usage_error(usage);
     if (cli_parse_whole("--batch", batch_s, 1, 65536, &batch, &err)) {
         fprintf(stderr, "trevo net test: %s\n", err.msg);
         return 2;

@@ -1,8 +1,9 @@
 /* files.c -- files as every command reads and writes them (cli.h): a whole
  * file (or stdin) into memory, an atomic write (or stdout), a network in
- * either format in and in any format out. */
+ * either format in and in any format out, a run of a database to read. */
 #include "cli.h"
 #include "quant.h"
+#include "store.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -189,5 +190,19 @@ int cli_export_c(const char *in, const char *prefix, const char *out, struct tv_
     if (!rc)
         rc = cli_write_file(out, buf.data, buf.len, err);
     tv_buf_free(&buf);
+    return rc;
+}
+
+int cli_open_run(const char *db, const char *name, struct store **st, struct store_run_info *info,
+                 struct tv_error *err)
+{
+    struct store_options so = {.flags = STORE_READONLY};
+    memset(info, 0, sizeof *info);
+    int rc = store_open(db, &so, st, err);
+    if (!rc && (rc = store_run_pick(*st, name, info, err))) {
+        store_run_info_release(info);
+        store_close(*st, NULL);
+        *st = NULL;
+    }
     return rc;
 }

@@ -76,15 +76,11 @@ void master_pop_sort(struct master_pop *p)
 
 ptrdiff_t master_pop_find(const struct master_pop *p, int64_t id)
 {
-    size_t lo = 0, hi = p->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (p->m[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < p->n && p->m[lo].id == id ? (ptrdiff_t)lo : -1;
+    const struct master_member key = {.id = id};
+    /* (ids are distinct; bsearch wants a real array even when it is empty) */
+    const struct master_member *m =
+        p->n ? bsearch(&key, p->m, p->n, sizeof *p->m, cmp_member_id) : NULL;
+    return m ? m - p->m : -1;
 }
 
 int master_member_ranks_before(const struct master_member *a, const struct master_member *b)
@@ -94,18 +90,16 @@ int master_member_ranks_before(const struct master_member *a, const struct maste
     return a->id < b->id;
 }
 
+/* A member to sort by rank, and where it came from. */
 struct rank_key {
-    double fitness;
-    int64_t id;
+    const struct master_member *m;
     size_t idx;
 };
 
 static int cmp_rank_key(const void *a, const void *b)
 {
     const struct rank_key *x = a, *y = b;
-    if (x->fitness != y->fitness)
-        return x->fitness > y->fitness ? -1 : 1;
-    return (x->id > y->id) - (x->id < y->id);
+    return master_member_ranks_before(y->m, x->m) - master_member_ranks_before(x->m, y->m);
 }
 
 /* Insertion sort for short lists; qsort on keys for long ones. */
@@ -114,7 +108,7 @@ void master_pop_sort_by_rank(const struct master_pop *p, size_t *idx, size_t n)
     struct rank_key *keys = n > 32 ? malloc(n * sizeof *keys) : NULL;
     if (keys) {
         for (size_t i = 0; i < n; i++)
-            keys[i] = (struct rank_key){p->m[idx[i]].fitness, p->m[idx[i]].id, idx[i]};
+            keys[i] = (struct rank_key){&p->m[idx[i]], idx[i]};
         qsort(keys, n, sizeof *keys, cmp_rank_key);
         for (size_t i = 0; i < n; i++)
             idx[i] = keys[i].idx;

@@ -159,10 +159,7 @@ static int classify_fail(struct classify *c, int rc)
     if (c) {
         data_free(&c->train);
         data_free(&c->test);
-        free(c->order);
-        free(c->shift);
-        free(c->mul);
-        free(c);
+        TV_FREE_ALL(c->order, c->shift, c->mul, c);
     }
     return rc;
 }

@@ -1,7 +1,7 @@
 /* helpers.c -- what the code of a task kind calls (tasks.h, task.h): declare
  * an instance's shape, run a plan on a list of patterns, name a figure of a
- * result. The registry (registry.c) lists the kinds and calls them; the
- * kinds call only this file of the folder's shared code, so that neither
+ * result, score an episode by its steps or XOR's four patterns. The registry (registry.c) lists the
+ * kinds and calls them; the kinds call only this file of the folder's shared code, so that neither
  * calls the other back. */
 #include "tasks.h"
 
@@ -37,4 +37,17 @@ void task_result_figure(struct task_result *r, const char *name, double value)
         r->figure_names[r->n_figures] = name;
         r->figures[r->n_figures++] = value;
     }
+}
+
+void task_result_steps(struct task_result *r, size_t steps, size_t max_steps)
+{
+    r->fitness = (double)steps;
+    r->solved = steps >= max_steps;
+    task_result_figure(r, "steps", (double)steps);
+}
+
+void task_result_xor(struct task_result *r, double error, int right)
+{
+    r->fitness = (4.0 - error) * (4.0 - error);
+    r->solved = right == 4;
 }

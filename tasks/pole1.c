@@ -78,9 +78,7 @@ static int pole1_evaluate(const struct task_instance *t, const struct nn_plan *p
     int rc = task_pole1_run(plan, &start, max_steps, &steps, err);
     if (rc)
         return rc;
-    out->fitness = (double)steps;
-    out->solved = steps >= max_steps;
-    task_result_figure(out, "steps", (double)steps);
+    task_result_steps(out, steps, max_steps);
     task_result_figure(out, "x0", start.x);
     task_result_figure(out, "x_dot0", start.x_dot);
     task_result_figure(out, "theta0", start.theta);

@@ -134,9 +134,7 @@ static int dpv_evaluate(const struct task_instance *t, const struct nn_plan *pla
     int rc = task_pole2_run(plan, 1, start, max_steps, &steps, NULL, err);
     if (rc)
         return rc;
-    out->fitness = (double)steps;
-    out->solved = steps >= max_steps;
-    task_result_figure(out, "steps", (double)steps);
+    task_result_steps(out, steps, max_steps);
     return 0;
 }
 

@@ -52,9 +52,7 @@ static int spike_pole1_evaluate(const struct task_instance *t, const struct nn_p
         steps++;
     }
     nn_state_free(s);
-    out->fitness = (double)steps;
-    out->solved = steps >= max_steps;
-    task_result_figure(out, "steps", (double)steps);
+    task_result_steps(out, steps, max_steps);
     task_result_figure(out, "output_spikes", (double)spikes);
     return 0;
 }

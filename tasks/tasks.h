@@ -46,6 +46,12 @@ int task_open_shape(struct task_instance *t, size_t n_in, size_t n_out, int out_
  * TV_ENOMEM. */
 int task_run_patterns(const struct nn_plan *plan, const float *in, size_t n_patterns, float *out,
                       struct tv_error *err);
+/* The score of an episode by its length (pole1, dpv, spike_pole1): fitness
+ * the steps balanced, solved at max_steps, and the figure "steps". */
+void task_result_steps(struct task_result *r, size_t steps, size_t max_steps);
+/* XOR's score (xor, spike_xor): fitness (4 - error)^2, error the sum over
+ * the four patterns of |y - target|; solved when all four (right) are. */
+void task_result_xor(struct task_result *r, double error, int right);
 /* Defines `static int name(struct task_instance *t, struct tv_error *err)`,
  * the open() of a task of fixed shape (max_fitness may read t->params). */
 #define TASK_OPEN_SHAPE(name, n_in, n_out, out_act, max_fitness)                                   \

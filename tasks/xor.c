@@ -27,8 +27,7 @@ static int xor_evaluate(const struct task_instance *t, const struct nn_plan *pla
         right += targets[p] > 0.5f ? y >= 0.5f : y < 0.5f;
         task_result_figure(out, figure_names[p], y);
     }
-    out->fitness = (4.0 - error) * (4.0 - error);
-    out->solved = right == 4;
+    task_result_xor(out, error, right);
     return 0;
 }
 

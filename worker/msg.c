@@ -12,6 +12,8 @@
 #define RESULTS_TAG "trevo-results"
 #define MSG_VERSION 1
 
+/* ---- the items of the two kinds of batch ------------------------------- */
+
 static void pack_bin_or_nil(msgpack_packer *pk, const uint8_t *p, size_t n, int *bad)
 {
     if (!p) {
@@ -20,69 +22,6 @@ static void pack_bin_or_nil(msgpack_packer *pk, const uint8_t *p, size_t n, int 
     }
     *bad |= msgpack_pack_bin_with_body(pk, p, n);
 }
-
-static void pack_head(msgpack_packer *pk, const char *tag, size_t n, int *bad)
-{
-    *bad |= msgpack_pack_array(pk, 3);
-    *bad |= msgpack_pack_str_with_body(pk, tag, strlen(tag));
-    *bad |= msgpack_pack_uint32(pk, MSG_VERSION);
-    *bad |= msgpack_pack_array(pk, n);
-}
-
-int worker_tasks_encode(const struct worker_task *items, size_t n, struct tv_buf *out,
-                        struct tv_error *err)
-{
-    msgpack_packer pk;
-    msgpack_packer_init(&pk, out, tv_buf_write);
-    int bad = 0;
-    pack_head(&pk, TASKS_TAG, n, &bad);
-    for (size_t i = 0; i < n && !bad; i++) {
-        const struct worker_task *t = &items[i];
-        bad |= msgpack_pack_array(&pk, 9);
-        bad |= msgpack_pack_int64(&pk, t->child_id);
-        bad |= msgpack_pack_int64(&pk, t->generation);
-        bad |= msgpack_pack_uint32(&pk, t->child_index);
-        bad |= msgpack_pack_int32(&pk, t->op);
-        bad |= msgpack_pack_uint64(&pk, t->seed);
-        bad |= msgpack_pack_int64(&pk, t->parent1);
-        bad |= msgpack_pack_int64(&pk, t->parent2);
-        pack_bin_or_nil(&pk, t->genome1, t->genome1_len, &bad);
-        pack_bin_or_nil(&pk, t->genome2, t->genome2_len, &bad);
-    }
-    return bad ? tv_error_set(err, TV_ENOMEM, "task batch: out of memory encoding") : 0;
-}
-
-int worker_results_encode(const struct worker_result *items, size_t n, struct tv_buf *out,
-                          struct tv_error *err)
-{
-    /* Checked before anything is appended: the decoder refuses a result
-     * without a genome, so it is never sent. */
-    for (size_t i = 0; i < n; i++)
-        if (!items[i].genome)
-            return tv_error_set(err, TV_EINVAL, "result batch: item %zu (child %lld) has no genome",
-                                i, (long long)items[i].child_id);
-    msgpack_packer pk;
-    msgpack_packer_init(&pk, out, tv_buf_write);
-    int bad = 0;
-    pack_head(&pk, RESULTS_TAG, n, &bad);
-    for (size_t i = 0; i < n && !bad; i++) {
-        const struct worker_result *r = &items[i];
-        bad |= msgpack_pack_array(&pk, 6);
-        bad |= msgpack_pack_int64(&pk, r->child_id);
-        bad |= msgpack_pack_double(&pk, r->fitness);
-        bad |= r->solved ? msgpack_pack_true(&pk) : msgpack_pack_false(&pk);
-        bad |= msgpack_pack_double(&pk, r->eval_seconds);
-        bad |= msgpack_pack_int32(&pk, r->rank);
-        pack_bin_or_nil(&pk, r->genome, r->genome_len, &bad);
-    }
-    return bad ? tv_error_set(err, TV_ENOMEM, "result batch: out of memory encoding") : 0;
-}
-
-/* ---- decoding ---------------------------------------------------------- */
-
-struct holder {
-    msgpack_unpacked res;
-};
 
 int worker_msgpack_i64(const msgpack_object *o, int64_t *out)
 {
@@ -124,6 +63,108 @@ static int get_bin(const msgpack_object *o, const uint8_t **p, size_t *n)
     *n = o->via.bin.size;
     return 0;
 }
+
+static void pack_task(msgpack_packer *pk, const void *item, int *bad)
+{
+    const struct worker_task *t = item;
+    *bad |= msgpack_pack_int64(pk, t->child_id);
+    *bad |= msgpack_pack_int64(pk, t->generation);
+    *bad |= msgpack_pack_uint32(pk, t->child_index);
+    *bad |= msgpack_pack_int32(pk, t->op);
+    *bad |= msgpack_pack_uint64(pk, t->seed);
+    *bad |= msgpack_pack_int64(pk, t->parent1);
+    *bad |= msgpack_pack_int64(pk, t->parent2);
+    pack_bin_or_nil(pk, t->genome1, t->genome1_len, bad);
+    pack_bin_or_nil(pk, t->genome2, t->genome2_len, bad);
+}
+
+static int unpack_task(const msgpack_object *v, void *item)
+{
+    struct worker_task *t = item;
+    int64_t gen, idx, op;
+    if (worker_msgpack_i64(&v[0], &t->child_id) || worker_msgpack_i64(&v[1], &gen) ||
+        worker_msgpack_i64(&v[2], &idx) || worker_msgpack_i64(&v[3], &op) ||
+        get_u64(&v[4], &t->seed) || worker_msgpack_i64(&v[5], &t->parent1) ||
+        worker_msgpack_i64(&v[6], &t->parent2) || get_bin(&v[7], &t->genome1, &t->genome1_len) ||
+        get_bin(&v[8], &t->genome2, &t->genome2_len) || gen < 0 || idx < 0 || idx > UINT32_MAX ||
+        op < WORKER_OP_INIT || op > WORKER_OP_CROSSOVER_MUTATE)
+        return -1;
+    t->generation = gen;
+    t->child_index = (uint32_t)idx;
+    t->op = (int32_t)op;
+    return 0;
+}
+
+static void pack_result(msgpack_packer *pk, const void *item, int *bad)
+{
+    const struct worker_result *r = item;
+    *bad |= msgpack_pack_int64(pk, r->child_id);
+    *bad |= msgpack_pack_double(pk, r->fitness);
+    *bad |= r->solved ? msgpack_pack_true(pk) : msgpack_pack_false(pk);
+    *bad |= msgpack_pack_double(pk, r->eval_seconds);
+    *bad |= msgpack_pack_int32(pk, r->rank);
+    pack_bin_or_nil(pk, r->genome, r->genome_len, bad);
+}
+
+static int unpack_result(const msgpack_object *v, void *item)
+{
+    struct worker_result *r = item;
+    int64_t rank;
+    if (worker_msgpack_i64(&v[0], &r->child_id) || get_f64(&v[1], &r->fitness) ||
+        v[2].type != MSGPACK_OBJECT_BOOLEAN || get_f64(&v[3], &r->eval_seconds) ||
+        worker_msgpack_i64(&v[4], &rank) || rank < 0 || rank > INT32_MAX ||
+        get_bin(&v[5], &r->genome, &r->genome_len) || !r->genome)
+        return -1;
+    r->solved = v[2].via.boolean;
+    r->rank = (int32_t)rank;
+    return 0;
+}
+
+/* A kind of batch: its tag, its name in messages, and its items, each an
+ * array of `fields` values packed and unpacked by the kind's own functions
+ * from and into a struct of `size` bytes. The framing around the items is
+ * the same for every kind: encode_batch and decode_batch. */
+struct batch_kind {
+    const char *tag;
+    const char *what;
+    uint32_t fields;
+    size_t size;
+    void (*pack)(msgpack_packer *pk, const void *item, int *bad);
+    int (*unpack)(const msgpack_object *v, void *item); /* 0, or -1 for a bad field */
+};
+
+static const struct batch_kind task_batch = {TASKS_TAG, "task batch", 9, sizeof(struct worker_task),
+                                             pack_task, unpack_task};
+static const struct batch_kind result_batch = {
+    RESULTS_TAG, "result batch", 6, sizeof(struct worker_result), pack_result, unpack_result};
+
+/* ---- the framing, the same for both ------------------------------------ */
+
+static void pack_head(msgpack_packer *pk, const char *tag, size_t n, int *bad)
+{
+    *bad |= msgpack_pack_array(pk, 3);
+    *bad |= msgpack_pack_str_with_body(pk, tag, strlen(tag));
+    *bad |= msgpack_pack_uint32(pk, MSG_VERSION);
+    *bad |= msgpack_pack_array(pk, n);
+}
+
+static int encode_batch(const struct batch_kind *k, const void *items, size_t n, struct tv_buf *out,
+                        struct tv_error *err)
+{
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, out, tv_buf_write);
+    int bad = 0;
+    pack_head(&pk, k->tag, n, &bad);
+    for (size_t i = 0; i < n && !bad; i++) {
+        bad |= msgpack_pack_array(&pk, k->fields);
+        k->pack(&pk, (const char *)items + i * k->size, &bad);
+    }
+    return bad ? tv_error_set(err, TV_ENOMEM, "%s: out of memory encoding", k->what) : 0;
+}
+
+struct holder {
+    msgpack_unpacked res;
+};
 
 /* Checks and unpacks a batch with the given tag; *items is its item array. */
 static int open_batch(const void *data, size_t len, size_t max_bytes, const char *tag,
@@ -181,6 +222,60 @@ static void holder_free(void *p)
     }
 }
 
+/* Decodes a batch of kind k: *items, a zeroed array of its *n items;
+ * *holder, what their genome bytes point into. On failure nothing is left
+ * allocated and the message names the item at fault. */
+static int decode_batch(const struct batch_kind *k, const void *data, size_t len, size_t max_bytes,
+                        void **items, size_t *n, void **holder, struct tv_error *err)
+{
+    struct holder *h;
+    const msgpack_object *list = NULL;
+    size_t count = 0;
+    int rc = open_batch(data, len, max_bytes, k->tag, &h, &list, &count, err);
+    if (rc)
+        return rc;
+    char *arr = calloc(count ? count : 1, k->size);
+    if (!arr)
+        rc = tv_error_set(err, TV_ENOMEM, "%s: out of memory", k->what);
+    for (size_t i = 0; i < count && !rc; i++) {
+        const msgpack_object *o = &list[i];
+        if (o->type != MSGPACK_OBJECT_ARRAY || o->via.array.size != k->fields)
+            rc = tv_error_set(err, TV_EFORMAT, "%s: item %zu is not an array of %u", k->what, i,
+                              (unsigned)k->fields);
+        else if (k->unpack(o->via.array.ptr, arr + i * k->size))
+            rc = tv_error_set(err, TV_EFORMAT, "%s: item %zu has a bad field", k->what, i);
+    }
+    if (rc) {
+        free(arr);
+        holder_free(h);
+        return rc;
+    }
+    *items = arr;
+    *n = count;
+    *holder = h;
+    return 0;
+}
+
+/* ---- the batches ------------------------------------------------------- */
+
+int worker_tasks_encode(const struct worker_task *items, size_t n, struct tv_buf *out,
+                        struct tv_error *err)
+{
+    return encode_batch(&task_batch, items, n, out, err);
+}
+
+int worker_results_encode(const struct worker_result *items, size_t n, struct tv_buf *out,
+                          struct tv_error *err)
+{
+    /* Checked before anything is appended: the decoder refuses a result
+     * without a genome, so it is never sent. */
+    for (size_t i = 0; i < n; i++)
+        if (!items[i].genome)
+            return tv_error_set(err, TV_EINVAL, "result batch: item %zu (child %lld) has no genome",
+                                i, (long long)items[i].child_id);
+    return encode_batch(&result_batch, items, n, out, err);
+}
+
 void worker_tasks_release(struct worker_tasks *t)
 {
     free(t->items);
@@ -198,83 +293,21 @@ void worker_results_release(struct worker_results *r)
 int worker_tasks_decode(const void *data, size_t len, size_t max_bytes, struct worker_tasks *out,
                         struct tv_error *err)
 {
+    void *items = NULL;
     memset(out, 0, sizeof *out);
-    struct holder *h;
-    const msgpack_object *items = NULL;
-    size_t n = 0;
-    int rc = open_batch(data, len, max_bytes, TASKS_TAG, &h, &items, &n, err);
-    if (rc)
-        return rc;
-    out->holder = h;
-    out->items = calloc(n ? n : 1, sizeof *out->items);
-    if (!out->items) {
-        worker_tasks_release(out);
-        return tv_error_set(err, TV_ENOMEM, "task batch: out of memory");
-    }
-    for (size_t i = 0; i < n; i++) {
-        const msgpack_object *o = &items[i];
-        struct worker_task *t = &out->items[i];
-        int64_t gen, idx, op;
-        if (o->type != MSGPACK_OBJECT_ARRAY || o->via.array.size != 9) {
-            worker_tasks_release(out);
-            return tv_error_set(err, TV_EFORMAT, "task batch: item %zu is not an array of 9", i);
-        }
-        const msgpack_object *v = o->via.array.ptr;
-        if (worker_msgpack_i64(&v[0], &t->child_id) || worker_msgpack_i64(&v[1], &gen) ||
-            worker_msgpack_i64(&v[2], &idx) || worker_msgpack_i64(&v[3], &op) ||
-            get_u64(&v[4], &t->seed) || worker_msgpack_i64(&v[5], &t->parent1) ||
-            worker_msgpack_i64(&v[6], &t->parent2) ||
-            get_bin(&v[7], &t->genome1, &t->genome1_len) ||
-            get_bin(&v[8], &t->genome2, &t->genome2_len) || gen < 0 || idx < 0 ||
-            idx > UINT32_MAX || op < WORKER_OP_INIT || op > WORKER_OP_CROSSOVER_MUTATE) {
-            worker_tasks_release(out);
-            return tv_error_set(err, TV_EFORMAT, "task batch: item %zu has a bad field", i);
-        }
-        t->generation = gen;
-        t->child_index = (uint32_t)idx;
-        t->op = (int32_t)op;
-        out->n++;
-    }
-    return 0;
+    int rc = decode_batch(&task_batch, data, len, max_bytes, &items, &out->n, &out->holder, err);
+    out->items = items;
+    return rc;
 }
 
 int worker_results_decode(const void *data, size_t len, size_t max_bytes,
                           struct worker_results *out, struct tv_error *err)
 {
+    void *items = NULL;
     memset(out, 0, sizeof *out);
-    struct holder *h;
-    const msgpack_object *items = NULL;
-    size_t n = 0;
-    int rc = open_batch(data, len, max_bytes, RESULTS_TAG, &h, &items, &n, err);
-    if (rc)
-        return rc;
-    out->holder = h;
-    out->items = calloc(n ? n : 1, sizeof *out->items);
-    if (!out->items) {
-        worker_results_release(out);
-        return tv_error_set(err, TV_ENOMEM, "result batch: out of memory");
-    }
-    for (size_t i = 0; i < n; i++) {
-        const msgpack_object *o = &items[i];
-        struct worker_result *r = &out->items[i];
-        int64_t rank;
-        if (o->type != MSGPACK_OBJECT_ARRAY || o->via.array.size != 6) {
-            worker_results_release(out);
-            return tv_error_set(err, TV_EFORMAT, "result batch: item %zu is not an array of 6", i);
-        }
-        const msgpack_object *v = o->via.array.ptr;
-        if (worker_msgpack_i64(&v[0], &r->child_id) || get_f64(&v[1], &r->fitness) ||
-            v[2].type != MSGPACK_OBJECT_BOOLEAN || get_f64(&v[3], &r->eval_seconds) ||
-            worker_msgpack_i64(&v[4], &rank) || rank < 0 || rank > INT32_MAX ||
-            get_bin(&v[5], &r->genome, &r->genome_len) || !r->genome) {
-            worker_results_release(out);
-            return tv_error_set(err, TV_EFORMAT, "result batch: item %zu has a bad field", i);
-        }
-        r->solved = v[2].via.boolean;
-        r->rank = (int32_t)rank;
-        out->n++;
-    }
-    return 0;
+    int rc = decode_batch(&result_batch, data, len, max_bytes, &items, &out->n, &out->holder, err);
+    out->items = items;
+    return rc;
 }
 
 /* ---- a worker's fatal error ------------------------------------------- */

@@ -32,8 +32,7 @@ void worker_scratch_free(struct worker_scratch *s)
     genome_release(&s->child);
     genome_release(&s->start);
     tv_buf_free(&s->out);
-    free(s->results);
-    free(s);
+    TV_FREE_ALL(s->results, s);
 }
 
 /* Streams of a child's seed: one for breeding, one for evaluation
