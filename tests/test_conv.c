@@ -111,18 +111,22 @@ struct expect {
     float *y, *dx, *dw, *by, *bdx, *bdw;
 };
 
-static void expect_make(const struct layer *L, struct expect *e)
+/* The reference on L's shape and batch with coefficients c, input x and
+ * gradient dy: y, dx and dw, new. */
+static void reference(const struct layer *L, const struct nn_conv_coef *c, const float *x,
+                      const float *dy, float **y, float **dx, float **dw)
 {
     struct tv_error err = {0};
-    e->y = fmalloc(L->ny);
-    e->by = fmalloc(L->ny);
-    e->dx = fmalloc(L->nx);
-    e->bdx = fmalloc(L->nx);
-    e->dw = fmalloc(L->n);
-    e->bdw = fmalloc(L->n);
-    assert_ok(nn_conv_ref_forward(&L->s, L->c, L->n, L->x, L->batch, e->y, &err), &err);
-    assert_ok(nn_conv_ref_backward(&L->s, L->c, L->n, L->x, L->dy, L->batch, e->dx, e->dw, &err),
-              &err);
+    *y = fmalloc(L->ny);
+    *dx = fmalloc(L->nx);
+    *dw = fmalloc(L->n);
+    assert_ok(nn_conv_ref_forward(&L->s, c, L->n, x, L->batch, *y, &err), &err);
+    assert_ok(nn_conv_ref_backward(&L->s, c, L->n, x, dy, L->batch, *dx, *dw, &err), &err);
+}
+
+static void expect_make(const struct layer *L, struct expect *e)
+{
+    reference(L, L->c, L->x, L->dy, &e->y, &e->dx, &e->dw);
     struct nn_conv_coef *ac = malloc((L->n ? L->n : 1) * sizeof *ac);
     assert_non_null(ac);
     for (size_t k = 0; k < L->n; k++) {
@@ -130,8 +134,7 @@ static void expect_make(const struct layer *L, struct expect *e)
         ac[k].w = fabsf(ac[k].w);
     }
     float *ax = fabs_copy(L->x, L->nx), *ady = fabs_copy(L->dy, L->ny);
-    assert_ok(nn_conv_ref_forward(&L->s, ac, L->n, ax, L->batch, e->by, &err), &err);
-    assert_ok(nn_conv_ref_backward(&L->s, ac, L->n, ax, ady, L->batch, e->bdx, e->bdw, &err), &err);
+    reference(L, ac, ax, ady, &e->by, &e->bdx, &e->bdw);
     free(ac);
     free(ax);
     free(ady);
@@ -139,12 +142,7 @@ static void expect_make(const struct layer *L, struct expect *e)
 
 static void expect_free(struct expect *e)
 {
-    free(e->y);
-    free(e->dx);
-    free(e->dw);
-    free(e->by);
-    free(e->bdx);
-    free(e->bdw);
+    TV_FREE_ALL(e->y, e->dx, e->dw, e->by, e->bdx, e->bdw);
 }
 
 /* The sparse layer on L against the reference, forward and backward, with

@@ -508,9 +508,9 @@ static void fx_release(struct fixture *f)
 {
     nn_sparsifier_free(f->s);
     nn_trainer_free(f->t);
-    genome_free(f->g);
-    genome_free(f->before);
-    genome_free(f->after);
+    struct genome *genomes[] = {f->g, f->before, f->after};
+    for (size_t i = 0; i < 3; i++)
+        genome_free(genomes[i]);
     free(f->layer);
 }
 
