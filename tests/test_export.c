@@ -17,6 +17,7 @@
 #include "nn.h"
 #include "quant.h"
 #include "testutil.h"
+#include "nnutil.h"
 
 /* The inputs, as bits: the special values, then ordinary ones (some past any
  * calibrated range). */
@@ -148,10 +149,7 @@ static void run_export(const struct tv_buf *c, const char *act_fn, const struct 
              "%s -std=c99 -pedantic -Wall -Wextra -Werror -O2 -ffp-contract=off %s '%s/driver.c' "
              "-o '%s/driver' && '%s/driver' <'%s/in.txt' >'%s/out.txt'",
              cc, def, d, d, d, d, d);
-    if (system(cmd) != 0) {
-        print_error("could not build or run the export: %s\n", cmd);
-        fail();
-    }
+    tu_run(cmd, "build or run the export");
     char path[512];
     snprintf(path, sizeof path, "%s/out.txt", d);
     FILE *f = fopen(path, "r");
@@ -171,17 +169,6 @@ static void run_export(const struct tv_buf *c, const char *act_fn, const struct 
 
 /* ---- the engine ----------------------------------------------------------------- */
 
-/* Whether this CPU runs target t for plan p. */
-static int target_runs(const struct nn_plan *p, int t)
-{
-    struct tv_error err = {0};
-    struct nn_state *s;
-    assert_ok(nn_state_new(p, 1, &s, &err), &err);
-    int ok = nn_state_set_target(s, t, &(struct tv_error){0}) == 0;
-    nn_state_free(s);
-    return ok;
-}
-
 /* Plan p (one input, one output) on `inputs`, on every target this CPU runs:
  * at batch 1 (an input per step) and batched (every input in one step), each
  * checked against want (the bits of the outputs) and want8 (the int8 outputs
@@ -194,7 +181,7 @@ static void expect_engine(const struct nn_plan *p, const uint32_t *want, const l
     for (size_t i = 0; i < N_INPUTS; i++)
         in[i] = f32(inputs[i]);
     for (int t = 0; t < NN_TARGET_COUNT; t++) {
-        if (!target_runs(p, t))
+        if (!tu_target_runs(p, t))
             continue;
         for (size_t batch = 1; batch <= N_INPUTS; batch += N_INPUTS - 1) {
             struct nn_state *s;
@@ -363,7 +350,7 @@ static void test_nn_net_export_c_sums_as_the_batched_engine(void **state)
     struct nn_plan *p;
     assert_ok(nn_plan_compile(&g, &o, &p, &err), &err);
     for (int t = 0; t < NN_TARGET_COUNT; t++) {
-        if (!target_runs(p, t))
+        if (!tu_target_runs(p, t))
             continue;
         struct nn_state *s;
         assert_ok(nn_state_new(p, LANES, &s, &err), &err);

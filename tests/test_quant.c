@@ -12,6 +12,7 @@
 #include "nn.h"
 #include "quant.h"
 #include "testutil.h"
+#include "nnutil.h"
 
 /* 128-bit integers: exact products for the reference (a GCC extension) */
 __extension__ typedef __int128 i128;
@@ -268,23 +269,12 @@ static void expect_engine_matches_reference(const struct nn_qnet *q, const struc
     nn_state_free(s);
 }
 
-/* Whether this CPU runs target t for plan p. */
-static int target_runs(const struct nn_plan *p, int t)
-{
-    struct tv_error err = {0};
-    struct nn_state *s;
-    assert_ok(nn_state_new(p, 1, &s, &err), &err);
-    int ok = nn_state_set_target(s, t, &(struct tv_error){0}) == 0;
-    nn_state_free(s);
-    return ok;
-}
-
 /* Plan p of q against the reference at batches 1 and 65, every target this
  * CPU runs. */
 static void expect_plan_paths(const struct nn_qnet *q, const struct nn_plan *p, struct tv_rng *rng)
 {
     for (int t = 0; t < NN_TARGET_COUNT; t++)
-        if (target_runs(p, t))
+        if (tu_target_runs(p, t))
             for (size_t b = 1; b <= 65; b += 64)
                 expect_engine_matches_reference(q, p, b, t, rng);
 }
@@ -307,7 +297,7 @@ static void test_nn_qplan_every_path_gives_the_reference_bits(void **state)
         assert_int_equal(nn_plan_n_conns(p), q->n_edges);
         for (size_t i = 0; i < sizeof batches / sizeof batches[0]; i++)
             for (int t = 0; t < NN_TARGET_COUNT; t++) {
-                if (!target_runs(p, t))
+                if (!tu_target_runs(p, t))
                     continue; /* this CPU cannot run it */
                 vnni_seen |= batches[i] >= 64 && nn_int8_uses_vnni(t);
                 expect_engine_matches_reference(q, p, batches[i], t, &rng);
@@ -399,7 +389,7 @@ static void test_nn_qplan_batch_io_in_tiles(void **state)
     for (size_t i = 0; i < sizeof batches / sizeof batches[0]; i++)
         for (int t = 0; t < NN_TARGET_COUNT; t++) {
             size_t bn = batches[i];
-            if (!target_runs(p, t))
+            if (!tu_target_runs(p, t))
                 continue;
             struct nn_state *a, *b;
             assert_ok(nn_state_new(p, bn, &a, &err), &err);

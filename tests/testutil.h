@@ -4,9 +4,9 @@
  * hidden neurons, random graph shapes, small fixed ones, minimal ones,
  * layered ones); fixtures that release what a test holds even when an
  * assertion fails (one, two or three genomes; TU_FIXTURE for a file's own
- * struct); a temporary directory. Include after <cmocka.h>. Everything here
- * is static inline so that a test file that uses only part of it builds with
- * -Werror. */
+ * struct); a temporary directory; a shell command that must succeed.
+ * Include after <cmocka.h>. Everything here is static inline so that a test
+ * file that uses only part of it builds with -Werror. */
 #ifndef TREVO_TESTUTIL_H
 #define TREVO_TESTUTIL_H
 
@@ -295,6 +295,16 @@ static inline char *tu_text_of(const struct genome *g, size_t *len)
     assert_int_equal(fclose(f), 0);
     *len = n;
     return buf;
+}
+
+/* Runs the shell command cmd; unless it exits 0, the test fails with "could
+ * not <what>: <cmd>". */
+static inline void tu_run(const char *cmd, const char *what)
+{
+    if (system(cmd) != 0) {
+        print_error("could not %s: %s\n", what, cmd);
+        fail();
+    }
 }
 
 /* A temporary directory for a test file's own files: tu_tmpdir() names it
