@@ -149,8 +149,7 @@ static int genomes_teardown(void **state)
     genome_release(&f->a);
     genome_release(&f->b);
     tv_buf_free(&f->enc);
-    free(f->text);
-    free(f);
+    TV_FREE_ALL(f->text, f);
     return 0;
 }
 

@@ -72,9 +72,7 @@ static struct nn_conv *layer_with_conv(struct layer *L, const struct nn_conv_sha
 
 static void layer_free(struct layer *L)
 {
-    free(L->c);
-    free(L->x);
-    free(L->dy);
+    TV_FREE_ALL(L->c, L->x, L->dy);
 }
 
 static float *fmalloc(size_t n)
@@ -135,9 +133,7 @@ static void expect_make(const struct layer *L, struct expect *e)
     }
     float *ax = fabs_copy(L->x, L->nx), *ady = fabs_copy(L->dy, L->ny);
     reference(L, ac, ax, ady, &e->by, &e->bdx, &e->bdw);
-    free(ac);
-    free(ax);
-    free(ady);
+    TV_FREE_ALL(ac, ax, ady);
 }
 
 static void expect_free(struct expect *e)
@@ -169,11 +165,7 @@ static struct nn_conv *check_sparse(const struct layer *L, const struct expect *
     assert_memory_equal(dx2, dx, L->nx * sizeof *dx);
     if (L->n)
         assert_memory_equal(dw2, dw, L->n * sizeof *dw);
-    free(dx2);
-    free(dw2);
-    free(y);
-    free(dx);
-    free(dw);
+    TV_FREE_ALL(dx2, dw2, y, dx, dw);
     return l;
 }
 
@@ -191,8 +183,7 @@ static void check_dense(const struct layer *L, const struct expect *e)
     nn_conv_dense_forward(d, L->x, L->batch, y);
     assert_close("dense y", y, e->y, e->by, L->ny);
     nn_conv_dense_free(d);
-    free(w);
-    free(y);
+    TV_FREE_ALL(w, y);
 }
 
 struct conv_case {
@@ -309,18 +300,10 @@ static void check_targets(const struct nn_conv_shape *s, size_t batch, uint64_t 
             assert_memory_equal(&y1[i], &y0[i * batch + b], sizeof *y1);
         for (size_t i = 0; i < px; i++)
             assert_memory_equal(&dx1[i], &dx0[i * batch + b], sizeof *dx1);
-        free(x1);
-        free(dy1);
-        free(y1);
-        free(dx1);
+        TV_FREE_ALL(x1, dy1, y1, dx1);
     }
     nn_conv_free(l);
-    free(y0);
-    free(dx0);
-    free(dw0);
-    free(y);
-    free(dx);
-    free(dw);
+    TV_FREE_ALL(y0, dx0, dw0, y, dx, dw);
     layer_free(&L);
 }
 
@@ -364,9 +347,7 @@ static void test_nn_conv_batch_sizes_alternate(void **state)
         assert_close("dw", dw, E->dw, E->bdw, P->n);
         nn_conv_forward(l, P->x, P->batch, y);
         assert_close("y", y, E->y, E->by, P->ny);
-        free(y);
-        free(dx);
-        free(dw);
+        TV_FREE_ALL(y, dx, dw);
     }
     nn_conv_free(l);
     for (int i = 0; i < 4; i++) {
@@ -564,10 +545,7 @@ static void test_nn_conv_new_out_of_memory(void **state)
                 break;
         }
     }
-    free(w);
-    free(y);
-    free(dx);
-    free(dw);
+    TV_FREE_ALL(w, y, dx, dw);
     layer_free(&L);
 }
 
@@ -637,12 +615,7 @@ static void test_nn_conv_row_kernels_match_plain_loops(void **state)
                 }
     assert_memory_equal(p, pw, NO * sizeof *p);
     assert_memory_equal(arg, aw, sizeof arg);
-    free(x);
-    free(y);
-    free(g);
-    free(want);
-    free(p);
-    free(pw);
+    TV_FREE_ALL(x, y, g, want, p, pw);
 }
 
 static void test_nn_conv_pool_max_forward_backward(void **state)

@@ -266,8 +266,7 @@ static void test_genome_write_text_conv_round_trip(void **state)
     assert_true(genome_equal(g, h));
     char *b = write_text(h);
     assert_string_equal(a, b);
-    free(a);
-    free(b);
+    TV_FREE_ALL(a, b);
     genome_free(g);
     genome_free(h);
 }
@@ -568,11 +567,7 @@ static void check_plan(const struct genome *g, size_t batch, uint64_t seed)
                              (double)y);
             }
     }
-    free(in);
-    free(fm);
-    free(a);
-    free(b);
-    free(c);
+    TV_FREE_ALL(in, fm, a, b, c);
     nn_reference_free(r);
     nn_state_free(s);
     nn_state_free(sf);

@@ -95,9 +95,7 @@ static size_t compare_with_reference(const struct genome *g, const struct nn_opt
             compared++;
         }
     }
-    free(in);
-    free(fast);
-    free(ref);
+    TV_FREE_ALL(in, fast, ref);
     nn_reference_free(r);
     nn_state_free(s);
     nn_plan_free(p);
@@ -266,10 +264,7 @@ static uint64_t hash_steps(uint64_t h, const struct genome *g, const struct nn_o
         step_both_layouts(p, a, f, in, fm, oa, of);
         h = hash_floats(h, oa, batch * n_out);
     }
-    free(in);
-    free(fm);
-    free(oa);
-    free(of);
+    TV_FREE_ALL(in, fm, oa, of);
     nn_state_free(a);
     nn_state_free(f);
     nn_plan_free(p);
@@ -383,10 +378,7 @@ static void test_nn_step_feature_major_in_place_matches_sample_major(void **stat
         nn_state_free(f);
         nn_plan_free(p);
     }
-    free(in);
-    free(in_fm);
-    free(oa);
-    free(of);
+    TV_FREE_ALL(in, in_fm, oa, of);
 }
 
 /* ---- recurrent state --------------------------------------------------------- */
@@ -555,9 +547,7 @@ static void expect_same_steps(const struct nn_plan *a, const struct nn_plan *b, 
         nn_step(sb, in, ob);
         assert_memory_equal(oa, ob, batch * n_out * sizeof *oa);
     }
-    free(in);
-    free(oa);
-    free(ob);
+    TV_FREE_ALL(in, oa, ob);
     nn_state_free(sa);
     nn_state_free(sb);
 }

@@ -64,8 +64,7 @@ static void assert_dump_round_trips(const struct master_config *c)
     assert_ok(master_config_parse(&again, d1, "dump", &err), &err);
     char *d2 = dump_of(&again);
     assert_string_equal(d1, d2);
-    free(d1);
-    free(d2);
+    TV_FREE_ALL(d1, d2);
 }
 
 /* What `trevo run --help-config` prints (free() it). */

@@ -261,11 +261,7 @@ static void expect_engine_matches_reference(const struct nn_qnet *q, const struc
             }
         }
     }
-    free(in);
-    free(out);
-    free(o8);
-    free(cur);
-    free(prev);
+    TV_FREE_ALL(in, out, o8, cur, prev);
     nn_state_free(s);
 }
 
@@ -422,11 +418,7 @@ static void test_nn_qplan_batch_io_in_tiles(void **state)
             nn_state_read(a, rd);
             for (size_t k = 0; k < bn * n_out; k++)
                 assert_true(rd[k] == 0.0f);
-            free(in);
-            free(fm);
-            free(oa);
-            free(ob);
-            free(rd);
+            TV_FREE_ALL(in, fm, oa, ob, rd);
             nn_state_free(a);
             nn_state_free(b);
         }

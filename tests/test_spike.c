@@ -166,8 +166,7 @@ static void test_nn_spike_step_uniform_networks_match_reference(void **state)
             }
         struct nn_spike_desc d = {n, 0, nr, m, cs};
         spikes += compare_engine_reference(&d, &rng, 300);
-        free(nr);
-        free(cs);
+        TV_FREE_ALL(nr, cs);
     }
     assert_true(spikes > 1000);
 }
