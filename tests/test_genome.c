@@ -209,12 +209,7 @@ static void test_tv_rng_shuffle_u32_is_fisher_yates(void **state)
         for (uint32_t i = 0; i < N; i++)
             a[i] = want[i] = 100 + i;
         tv_rng_shuffle_u32(&r, a, N);
-        for (size_t i = N - 1; i > 0; i--) {
-            size_t j = tv_rng_below(&q, (uint32_t)(i + 1));
-            uint32_t t = want[i];
-            want[i] = want[j];
-            want[j] = t;
-        }
+        tu_fisher_yates(&q, want, N);
         assert_memory_equal(a, want, sizeof a);
         assert_true(r.ctr == q.ctr);
         uint64_t seen = 0;

@@ -1,12 +1,13 @@
 /* testutil.h -- helpers shared by the cmocka tests: error assertions that
- * check the code *and* the message; streams (tu_rng); genomes of the shapes
- * the tests need (random valid genomes with skip, recurrent and split-made
- * hidden neurons, random graph shapes, small fixed ones, minimal ones,
- * layered ones); fixtures that release what a test holds even when an
- * assertion fails (one, two or three genomes; TU_FIXTURE for a file's own
- * struct); a temporary directory; a shell command that must succeed.
- * Include after <cmocka.h>. Everything here is static inline so that a test
- * file that uses only part of it builds with -Werror. */
+ * check the code *and* the message; streams (tu_rng) and the reference
+ * shuffle (tu_fisher_yates); genomes of the shapes the tests need (random
+ * valid genomes with skip, recurrent and split-made hidden neurons, random
+ * graph shapes, small fixed ones, minimal ones, layered ones); fixtures that
+ * release what a test holds even when an assertion fails (one, two or three
+ * genomes; TU_FIXTURE for a file's own struct); a temporary directory; a
+ * shell command that must succeed. Include after <cmocka.h>. Everything here
+ * is static inline so that a test file that uses only part of it builds with
+ * -Werror. */
 #ifndef TREVO_TESTUTIL_H
 #define TREVO_TESTUTIL_H
 
@@ -132,6 +133,19 @@ static inline struct genome_graph_spec tu_random_graph_spec(struct tv_rng *rng, 
     sp.n_levels = 1 + tv_rng_below(rng, max_levels);
     sp.rec_rate = tv_rng_uniform(rng) * max_rec;
     return sp;
+}
+
+/* The Fisher-Yates shuffle of a[0..n) written out, the reference of the
+ * shuffles under test: i from n - 1 down to 1, a[i] swapped with
+ * a[tv_rng_below(rng, i + 1)]. */
+static inline void tu_fisher_yates(struct tv_rng *rng, uint32_t *a, size_t n)
+{
+    for (size_t i = n - 1; n > 1 && i > 0; i--) {
+        size_t j = tv_rng_below(rng, (uint32_t)(i + 1));
+        uint32_t t = a[i];
+        a[i] = a[j];
+        a[j] = t;
+    }
 }
 
 /* Replaces some weights and biases by awkward but finite floats: -0, the
