@@ -225,15 +225,13 @@ static const struct rows one_input = {N_INPUTS, 1, inputs, NULL};
 
 static void test_nn_net_export_c_every_activation_gives_the_engine_bits(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
     int written = 0;
     for (int a = 0; a < GENOME_ACT_COUNT; a++) {
-        build_one(&g, a);
+        build_one(g, a);
         struct tv_buf c = {0};
-        int rc = nn_net_export_c(&g, "trevo_net", &c, &err);
+        int rc = nn_net_export_c(g, "trevo_net", &c, &err);
         if (rc) { /* the others need libm */
             assert_error(rc, &err, TV_EINVAL, "which needs libm");
             tv_buf_free(&c);
@@ -262,27 +260,24 @@ static void test_nn_net_export_c_every_activation_gives_the_engine_bits(void **s
         for (int way = NN_WAY_AUTO; way <= NN_WAY_SCATTER; way++) {
             struct nn_opts o = {.way = way};
             struct nn_plan *p;
-            assert_ok(nn_plan_compile(&g, &o, &p, &err), &err);
+            assert_ok(nn_plan_compile(g, &o, &p, &err), &err);
             expect_engine(p, out, NULL);
             nn_plan_free(p);
         }
         tv_buf_free(&c);
     }
     assert_int_equal(written, 4); /* identity, relu, abs, step */
-    genome_release(&g);
 }
 
 static void test_nn_qnet_export_c_every_activation_gives_the_engine_bits(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
     const float cal[] = {-3, -1.5f, -0.25f, 0, 0.5f, 1, 2, 3};
     for (int a = 0; a < GENOME_ACT_COUNT; a++) {
-        build_one(&g, a);
+        build_one(g, a);
         struct nn_calib *cb;
-        assert_ok(nn_calib_new(&g, NULL, &cb, &err), &err);
+        assert_ok(nn_calib_new(g, NULL, &cb, &err), &err);
         assert_ok(nn_calib_run(cb, cal, sizeof cal / sizeof cal[0], 0, &err), &err);
         struct nn_qnet *q;
         assert_ok(nn_quantize(cb, &q, &err), &err);
@@ -306,7 +301,6 @@ static void test_nn_qnet_export_c_every_activation_gives_the_engine_bits(void **
         nn_qnet_free(q);
         nn_calib_free(cb);
     }
-    genome_release(&g);
 }
 
 /* 3 inputs -> 2 hidden (relu, abs) -> 1 output (identity): rows of 2 to 5
@@ -315,22 +309,20 @@ static void test_nn_qnet_export_c_every_activation_gives_the_engine_bits(void **
  * of a batched state gives the bits of the file run on sequence b. */
 static void test_nn_net_export_c_sums_as_the_batched_engine(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
     for (uint32_t i = 0; i < 3; i++)
-        assert_ok(genome_add_neuron(&g, i, GENOME_INPUT, GENOME_ACT_IDENTITY, 0, 0, &err), &err);
-    assert_ok(genome_add_neuron(&g, 3, GENOME_OUTPUT, GENOME_ACT_IDENTITY, 0.1f, 1, &err), &err);
-    assert_ok(genome_add_neuron(&g, 4, GENOME_HIDDEN, GENOME_ACT_RELU, -0.3f, 0.5f, &err), &err);
-    assert_ok(genome_add_neuron(&g, 5, GENOME_HIDDEN, GENOME_ACT_ABS, 0.7f, 0.5f, &err), &err);
+        assert_ok(genome_add_neuron(g, i, GENOME_INPUT, GENOME_ACT_IDENTITY, 0, 0, &err), &err);
+    assert_ok(genome_add_neuron(g, 3, GENOME_OUTPUT, GENOME_ACT_IDENTITY, 0.1f, 1, &err), &err);
+    assert_ok(genome_add_neuron(g, 4, GENOME_HIDDEN, GENOME_ACT_RELU, -0.3f, 0.5f, &err), &err);
+    assert_ok(genome_add_neuron(g, 5, GENOME_HIDDEN, GENOME_ACT_ABS, 0.7f, 0.5f, &err), &err);
     const float w[][3] = {{0, 3, 0.3f},  {0, 4, 1.7f},  {0, 5, -0.9f}, {1, 3, 0.55f},
                           {1, 4, -1.1f}, {1, 5, 0.35f}, {2, 3, -0.7f}, {2, 4, 0.45f},
                           {4, 3, 1.3f},  {5, 3, -0.6f}, {4, 4, 0.8f},  {3, 5, -0.45f}};
     for (size_t e = 0; e < sizeof w / sizeof w[0]; e++)
-        assert_ok(genome_add_conn(&g, (uint32_t)w[e][0], (uint32_t)w[e][1], w[e][2], &err), &err);
+        assert_ok(genome_add_conn(g, (uint32_t)w[e][0], (uint32_t)w[e][1], w[e][2], &err), &err);
     struct tv_buf c = {0};
-    assert_ok(nn_net_export_c(&g, "trevo_net", &c, &err), &err);
+    assert_ok(nn_net_export_c(g, "trevo_net", &c, &err), &err);
     /* LANES sequences of STEPS steps: sequence b is lane b of the batched
      * state, and rows b * STEPS .. of the file's run (a reset first) */
     enum { STEPS = 8, LANES = 17 };
@@ -348,7 +340,7 @@ static void test_nn_net_export_c_sums_as_the_batched_engine(void **state)
     run_export(&c, NULL, &r, out, aux);
     struct nn_opts o = {.way = NN_WAY_GATHER};
     struct nn_plan *p;
-    assert_ok(nn_plan_compile(&g, &o, &p, &err), &err);
+    assert_ok(nn_plan_compile(g, &o, &p, &err), &err);
     for (int t = 0; t < NN_TARGET_COUNT; t++) {
         if (!tu_target_runs(p, t))
             continue;
@@ -374,15 +366,14 @@ static void test_nn_net_export_c_sums_as_the_batched_engine(void **state)
     }
     nn_plan_free(p);
     tv_buf_free(&c);
-    genome_release(&g);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_nn_net_export_c_every_activation_gives_the_engine_bits),
-        cmocka_unit_test(test_nn_qnet_export_c_every_activation_gives_the_engine_bits),
-        cmocka_unit_test(test_nn_net_export_c_sums_as_the_batched_engine),
+        TU_GENOME_TEST(test_nn_net_export_c_every_activation_gives_the_engine_bits),
+        TU_GENOME_TEST(test_nn_qnet_export_c_every_activation_gives_the_engine_bits),
+        TU_GENOME_TEST(test_nn_net_export_c_sums_as_the_batched_engine),
     };
     return cmocka_run_group_tests(tests, tu_tmpdir_setup, tu_tmpdir_teardown);
 }
