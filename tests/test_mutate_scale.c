@@ -59,6 +59,12 @@ static void build_pair(struct genome *g, struct genome *copy, double density, ui
     assert_ok(genome_copy(copy, g, &err), &err);
 }
 
+static void release_pair(struct genome *a, struct genome *b)
+{
+    genome_release(a);
+    genome_release(b);
+}
+
 /* The test's two genomes (TU_PAIR_TEST): a as build() makes it, b a copy. */
 static struct tu_pair *pair_of(void **state, double density, uint64_t seed)
 {
@@ -222,8 +228,7 @@ static void test_genome_mutate_per_gene_rates_follow_their_counts(void **state)
         *(double *)((char *)&m + c->rate_at) = c->rate;
         mutate_ok(&g, &m, 200 + i);
         c->check(&before, &g, c->rate, c->arg);
-        genome_release(&g);
-        genome_release(&before);
+        release_pair(&g, &before);
     }
 }
 
