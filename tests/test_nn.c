@@ -558,8 +558,7 @@ static void expect_same_steps(const struct nn_plan *a, const struct nn_plan *b, 
  * that genome; an unchanged plan writes back its genome unchanged. */
 static void test_nn_plan_params_train_like_the_changed_genome(void **state)
 {
-    struct tu_trio *trio = *state;
-    struct genome *g = &trio->a, *changed = &trio->b, *back = &trio->c;
+    TU_TRIO_GENOMES(g, changed, back);
     struct tv_rng rng = tu_rng(9, 9, 9);
     struct tv_error err = {0};
     for (int it = 0; it < 60; it++) {
@@ -614,8 +613,7 @@ static void test_nn_plan_params_train_like_the_changed_genome(void **state)
  * refused, unchanged. */
 static void test_nn_plan_write_weights_rejects_plain_plan_and_other_genome(void **state)
 {
-    struct tu_trio *trio = *state;
-    struct genome *g = &trio->a, *other = &trio->b, *copy = &trio->c;
+    TU_TRIO_GENOMES(g, other, copy);
     struct tv_rng rng = tu_rng(10, 10, 10);
     struct tv_error err = {0};
     random_graph(g, &rng, GENOME_ACT_TANH);

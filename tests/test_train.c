@@ -936,8 +936,7 @@ static void test_nn_trainer_rejects_bad_calls(void **state)
  * may fail: TV_ENOMEM saying so, nothing leaked, the trainer still usable. */
 static void test_nn_trainer_survives_allocation_failures(void **state)
 {
-    struct tu_pair *pair = *state;
-    struct genome *g = &pair->a, *w = &pair->b;
+    TU_PAIR_GENOMES(g, w);
     struct tv_rng rng = tu_rng(16, 11, 1);
     random_net(g, &rng, all_acts, N_ALL_ACTS);
     struct data d;

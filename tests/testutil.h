@@ -249,6 +249,10 @@ static inline void tu_pair_release(struct tu_pair *t)
 }
 TU_FIXTURE(tu_pair, struct tu_pair, tu_pair_release)
 #define TU_PAIR_TEST(test) cmocka_unit_test_setup_teardown(test, tu_pair_setup, tu_pair_teardown)
+/* In such a test, `TU_PAIR_GENOMES(x, y);` names the two genomes (struct
+ * genome *x, *y: a and b). */
+#define TU_PAIR_GENOMES(x, y)                                                                      \
+    struct genome *x = &((struct tu_pair *)*state)->a, *y = &((struct tu_pair *)*state)->b
 
 /* The same for three genomes (TU_TRIO_TEST(test); `struct tu_trio *trio =
  * *state;`). */
@@ -263,6 +267,10 @@ static inline void tu_trio_release(struct tu_trio *t)
 }
 TU_FIXTURE(tu_trio, struct tu_trio, tu_trio_release)
 #define TU_TRIO_TEST(test) cmocka_unit_test_setup_teardown(test, tu_trio_setup, tu_trio_teardown)
+/* `TU_TRIO_GENOMES(x, y, z);` names its genomes a, b and c. */
+#define TU_TRIO_GENOMES(x, y, z)                                                                   \
+    struct genome *x = &((struct tu_trio *)*state)->a, *y = &((struct tu_trio *)*state)->b,        \
+                  *z = &((struct tu_trio *)*state)->c
 
 /* A layered genome of sizes[0..n) (inputs, relu hidden layers, identity
  * outputs), every adjacent pair full, weights N(0, sd^2) drawn from
