@@ -289,9 +289,9 @@ static void check_fast_equals_general(const uint8_t *data, size_t len)
 static void test_genome_decode_fast_path_equals_general(void **state)
 {
     struct genome *a = *state;
-    struct tv_rng r = tu_rng(102, 0, 0);
     struct tv_buf buf = {0};
     uint8_t *copy = NULL;
+    struct tv_rng r = tu_rng(102, 0, 0);
     for (int t = 0; t < 60; t++) {
         tu_random_genome(a, &r, t % 3 ? 4 : 30); /* some over 16 neurons: array16 */
         if (t % 2)

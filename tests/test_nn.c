@@ -897,27 +897,22 @@ struct tiny {
     struct nn_state *s;
 };
 
-static int tiny_setup(void **state)
+static void tiny_release(struct tiny *t)
 {
-    struct tiny *t = calloc(1, sizeof *t);
-    struct tv_error err = {0};
-    if (!t)
-        return -1;
-    *state = t;
-    build_tiny(&t->g);
-    if (nn_plan_compile(&t->g, NULL, &t->p, &err) || nn_state_new(t->p, 1, &t->s, &err))
-        return -1;
-    return 0;
-}
-
-static int tiny_teardown(void **state)
-{
-    struct tiny *t = *state;
     nn_state_free(t->s);
     nn_plan_free(t->p);
     genome_release(&t->g);
-    free(t);
-    return 0;
+}
+TU_FIXTURE(tiny_mem, struct tiny, tiny_release)
+
+static int tiny_setup(void **state)
+{
+    struct tv_error err = {0};
+    if (tiny_mem_setup(state))
+        return -1;
+    struct tiny *t = *state;
+    build_tiny(&t->g);
+    return nn_plan_compile(&t->g, NULL, &t->p, &err) || nn_state_new(t->p, 1, &t->s, &err) ? -1 : 0;
 }
 
 static void test_nn_state_new_rejects_bad_batch(void **state)
@@ -1045,7 +1040,7 @@ int main(void)
         cmocka_unit_test(test_nn_step_gives_the_pinned_bits_avx2),
         cmocka_unit_test(test_nn_step_gives_the_pinned_bits_avx512f),
         cmocka_unit_test_setup_teardown(test_nn_state_set_target_rejects_unknown_target, tiny_setup,
-                                        tiny_teardown),
+                                        tiny_mem_teardown),
         TU_GENOME_TEST(test_nn_step_feature_major_in_place_matches_sample_major),
         TU_GENOME_TEST(test_nn_step_carries_recurrent_state_over_time_steps),
         TU_GENOME_TEST(test_nn_plan_compile_long_looped_graph_in_linear_time),
@@ -1057,9 +1052,9 @@ int main(void)
         TU_GENOME_TEST(test_nn_plan_compile_rejects_bad_genomes),
         TU_GENOME_TEST(test_nn_plan_compile_rejects_bad_options),
         cmocka_unit_test_setup_teardown(test_nn_state_new_rejects_bad_batch, tiny_setup,
-                                        tiny_teardown),
+                                        tiny_mem_teardown),
         cmocka_unit_test_setup_teardown(test_nn_state_density_before_any_step_is_an_error,
-                                        tiny_setup, tiny_teardown),
+                                        tiny_setup, tiny_mem_teardown),
         TU_GENOME_TEST(test_nn_plan_compile_rejects_unrun_models),
         TU_GENOME_TEST(test_nn_reference_new_rejects_invalid_genome),
         cmocka_unit_test(test_nn_act_apply_is_exact_libm),

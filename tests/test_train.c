@@ -185,8 +185,8 @@ static double grad_of(struct nn_trainer *t, const struct data *d)
 static void test_nn_trainer_grad_matches_reference_on_random_networks(void **state)
 {
     struct genome *g = *state;
-    struct tv_rng rng = tu_rng(16, 1, 1);
     static const size_t batches[] = {1, 3, 16, 64, 70};
+    struct tv_rng rng = tu_rng(16, 1, 1);
     size_t compared = 0, nets = 0;
     for (int it = 0; it < 3000; it++) {
         random_net(g, &rng, all_acts, N_ALL_ACTS);

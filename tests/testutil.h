@@ -4,10 +4,9 @@
  * valid genomes with skip, recurrent and split-made hidden neurons, random
  * graph shapes, small fixed ones, minimal ones, layered ones); fixtures that
  * release what a test holds even when an assertion fails (one, two or three
- * genomes; TU_FIXTURE for a file's own struct); a temporary directory; a
- * shell command that must succeed. Include after <cmocka.h>. Everything here
- * is static inline so that a test file that uses only part of it builds with
- * -Werror. */
+ * genomes; TU_FIXTURE for a file's own struct); substrings a text must hold;
+ * a temporary directory; a shell command that must succeed. Include after <cmocka.h>. Everything
+ * here is static inline so that a test file that uses only part of it builds with -Werror. */
 #ifndef TREVO_TESTUTIL_H
 #define TREVO_TESTUTIL_H
 
@@ -317,6 +316,17 @@ static inline char *tu_text_of(const struct genome *g, size_t *len)
     assert_int_equal(fclose(f), 0);
     *len = n;
     return buf;
+}
+
+/* Each of the n strings of want is in text; else the test fails, naming the
+ * first that is not. */
+static inline void tu_assert_has_all(const char *text, const char *const *want, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strstr(text, want[i])) {
+            print_error("\"%s\" is not in:\n%s\n", want[i], text);
+            fail();
+        }
 }
 
 /* Runs the shell command cmd; unless it exits 0, the test fails with "could
