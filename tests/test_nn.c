@@ -614,8 +614,8 @@ static void test_nn_plan_params_train_like_the_changed_genome(void **state)
 static void test_nn_plan_write_weights_rejects_plain_plan_and_other_genome(void **state)
 {
     TU_TRIO_GENOMES(g, other, copy);
-    struct tv_rng rng = tu_rng(10, 10, 10);
     struct tv_error err = {0};
+    struct tv_rng rng = tu_rng(10, 10, 10);
     random_graph(g, &rng, GENOME_ACT_TANH);
     struct nn_plan *p;
     struct nn_params w;
@@ -747,8 +747,8 @@ static void test_nn_plan_compile_tiles_large_networks(void **state)
 static void test_nn_plan_compile_uses_measured_density(void **state)
 {
     struct genome *g = *state;
-    struct tv_rng rng = tu_rng(4, 4, 4);
     struct tv_error err = {0};
+    struct tv_rng rng = tu_rng(4, 4, 4);
     uint32_t sizes[3] = {100, 100, 10};
     struct genome_layered_spec spec = {
         sizes, 3, 0.3, 0.0, 0.0, GENOME_ACT_TANH, GENOME_ACT_IDENTITY, 0.2};
@@ -803,6 +803,15 @@ static void build_tiny(struct genome *g)
     assert_int_equal(genome_add_conn(g, 3, 2, 1.0f, &err), 0);
 }
 
+/* build_tiny(g), then `edit`: the compile must be refused with TV_EINVAL and
+ * a message holding sub. */
+#define REFUSED_AFTER(edit, sub)                                                                   \
+    do {                                                                                           \
+        build_tiny(g);                                                                             \
+        edit;                                                                                      \
+        expect_compile_error(g, NULL, TV_EINVAL, sub);                                             \
+    } while (0)
+
 static void test_nn_plan_compile_rejects_bad_genomes(void **state)
 {
     struct genome *g = *state;
@@ -812,50 +821,17 @@ static void test_nn_plan_compile_rejects_bad_genomes(void **state)
     g->conns[0] = g->conns[1];
     g->conns[1] = tmp;
     expect_compile_error(g, NULL, TV_EINVAL, "not in canonical order");
-
-    build_tiny(g);
-    g->conns[1] = g->conns[0];
-    expect_compile_error(g, NULL, TV_EINVAL, "duplicated");
-
-    build_tiny(g);
-    g->conns[1].to = 99;
-    expect_compile_error(g, NULL, TV_EINVAL, "no neuron 99");
-
-    build_tiny(g);
-    g->conns[0].from = 0; /* sorts first, but no such neuron */
-    expect_compile_error(g, NULL, TV_EINVAL, "no neuron 0");
-
-    build_tiny(g);
-    g->conns[1].to = 1; /* 3 -> 1: into the input */
-    expect_compile_error(g, NULL, TV_EINVAL, "ends in input neuron 1");
-
-    build_tiny(g);
-    g->neurons[1].kind = GENOME_HIDDEN;
-    expect_compile_error(g, NULL, TV_EINVAL, "at least one input and one output");
-
-    build_tiny(g);
-    g->neurons[2].depth = 1.5f;
-    expect_compile_error(g, NULL, TV_EINVAL, "neuron 3: depth 1.5 outside [0, 1]");
-
-    build_tiny(g);
-    g->neurons[2].depth = NAN;
-    expect_compile_error(g, NULL, TV_EINVAL, "outside [0, 1]");
-
-    build_tiny(g);
-    g->neurons[2].act = GENOME_ACT_COUNT;
-    expect_compile_error(g, NULL, TV_EINVAL, "neuron 3: unknown activation");
-
-    build_tiny(g);
-    g->neurons[0].depth = 0.5f;
-    expect_compile_error(g, NULL, TV_EINVAL, "an input must be at depth 0");
-
-    build_tiny(g);
-    g->neurons[2].id = 2; /* duplicate id */
-    expect_compile_error(g, NULL, TV_EINVAL, "ids not unique and ascending");
-
-    build_tiny(g);
-    g->neurons[2].kind = 7;
-    expect_compile_error(g, NULL, TV_EINVAL, "unknown kind 7");
+    REFUSED_AFTER(g->conns[1] = g->conns[0], "duplicated");
+    REFUSED_AFTER(g->conns[1].to = 99, "no neuron 99");
+    REFUSED_AFTER(g->conns[0].from = 0, "no neuron 0"); /* sorts first, but no such neuron */
+    REFUSED_AFTER(g->conns[1].to = 1, "ends in input neuron 1"); /* 3 -> 1: into the input */
+    REFUSED_AFTER(g->neurons[1].kind = GENOME_HIDDEN, "at least one input and one output");
+    REFUSED_AFTER(g->neurons[2].depth = 1.5f, "neuron 3: depth 1.5 outside [0, 1]");
+    REFUSED_AFTER(g->neurons[2].depth = NAN, "outside [0, 1]");
+    REFUSED_AFTER(g->neurons[2].act = GENOME_ACT_COUNT, "neuron 3: unknown activation");
+    REFUSED_AFTER(g->neurons[0].depth = 0.5f, "an input must be at depth 0");
+    REFUSED_AFTER(g->neurons[2].id = 2, "ids not unique and ascending"); /* duplicate id */
+    REFUSED_AFTER(g->neurons[2].kind = 7, "unknown kind 7");
 }
 
 static void test_nn_plan_compile_rejects_bad_options(void **state)
