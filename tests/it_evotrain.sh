@@ -29,8 +29,8 @@ size = 24
 init = layered
 init_hidden = 6
 init_density = 0.6
-hidden_act = relu
 add_neuron_rate = 0.2
+hidden_act = relu
 [task]
 train = $dir/train.csv
 test = $dir/test.csv

@@ -110,8 +110,8 @@ trevo-net 1
 inputs 1
 outputs 1
 neuron 10 in 0 identity 0
-neuron 20 out 1 identity 0
 neuron 30 hid 0.5 tanh 0
+neuron 20 out 1 identity 0
 conn 10 30 1
 conn 30 30 0.9
 conn 30 20 2

@@ -1,8 +1,26 @@
-# tests/lib_db.sh -- reading the database of a run that is going on (or was
-# killed), for the fault matrix (tests/faults/) and the hosts test
-# (tests/hosts/run.sh); sourced, not run. Read-only sqlite3, so that a check
-# never checkpoints the WAL of a run (a resume must see the files exactly as
-# a crash left them).
+# tests/lib_db.sh -- the search the fault matrix (tests/faults/) and the hosts
+# test (tests/hosts/run.sh) run, and reading the database of a run that is
+# going on (or was killed); sourced, not run. Read-only sqlite3, so that a
+# check never checkpoints the WAL of a run (a resume must see the files
+# exactly as a crash left them).
+
+# xor400_config FILE GENERATIONS: the config of that search: XOR with 400
+# genomes a generation, no stop when solved (every run has the same length).
+xor400_config() {
+    cat >"$1" <<INI
+[run]
+task = xor
+seed = 7
+generations = $2
+stop_on_solve = false
+[population]
+size = 400
+[genome]
+add_neuron_rate = 0.05
+[store]
+db = unused.db
+INI
+}
 
 # sq DB SQL...: sqlite3 read only, waiting up to 5 s for a lock.
 sq() { sqlite3 -readonly -cmd '.timeout 5000' "$@"; }

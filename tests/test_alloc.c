@@ -149,8 +149,7 @@ static int genomes_teardown(void **state)
     genome_release(&f->a);
     genome_release(&f->b);
     tv_buf_free(&f->enc);
-    free(f->text);
-    free(f);
+    TV_FREE_ALL(f->text, f);
     return 0;
 }
 
@@ -358,10 +357,9 @@ static int worker_setup(void **state)
 static int worker_teardown(void **state)
 {
     struct wfx *f = *state;
-    tv_buf_free(&f->p1);
-    tv_buf_free(&f->p2);
-    tv_buf_free(&f->msg);
-    tv_buf_free(&f->want);
+    struct tv_buf *bufs[] = {&f->p1, &f->p2, &f->msg, &f->want};
+    for (size_t i = 0; i < 4; i++)
+        tv_buf_free(bufs[i]);
     task_close(f->task);
     free(f);
     return 0;
@@ -530,11 +528,9 @@ static void case_plan(struct trial *t, void *ctx)
         for (size_t i = 0; t->same && i < nc0; i++) /* field by field: padding */
             t->same = c0[i].op == children[i].op && c0[i].parent1 == children[i].parent1 &&
                       c0[i].parent2 == children[i].parent2;
-        free(e0);
-        free(c0);
+        TV_FREE_ALL(e0, c0);
     }
-    free(elites);
-    free(children);
+    TV_FREE_ALL(elites, children);
     master_pop_release(&p);
 }
 

@@ -124,32 +124,30 @@ static void test_classify_open_shape_from_the_data(void **state)
  * mean of log(1 + e^-|x|). */
 static void test_classify_evaluate_accuracy_and_xent(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     const char *csv = file("sign.csv", "-1,0\n2,1\n-3,0\n0.5,1\n");
-    struct genome g;
-    net_x(&g, 0, 0);
+    net_x(g, 0, 0);
     struct tv_error err = {0};
     struct task_result r;
     struct task_instance *t;
     OPEN(&t, "train", csv, "validation", "0");
-    assert_ok(task_evaluate(t, &g, 1, &r, &err), &err);
+    assert_ok(task_evaluate(t, g, 1, &r, &err), &err);
     assert_true(r.fitness == 1.0);
     double want = (ce(1) + ce(2) + ce(3) + ce(0.5)) / 4;
     assert_true(fabs(figure(&r, "xent") - want) < 1e-6);
     task_close(t);
     OPEN(&t, "train", csv, "validation", "0", "fitness", "xent");
-    assert_ok(task_evaluate(t, &g, 1, &r, &err), &err);
+    assert_ok(task_evaluate(t, g, 1, &r, &err), &err);
     assert_true(fabs(r.fitness + want) < 1e-6);
     assert_true(figure(&r, "accuracy") == 1.0);
     task_close(t);
     /* class 1 leads by 2.5 everywhere: right on the two rows of class 1 */
-    genome_release(&g);
-    net_x(&g, -10, 0);
+    genome_release(g);
+    net_x(g, -10, 0);
     OPEN(&t, "train", csv, "validation", "0");
-    assert_ok(task_evaluate(t, &g, 1, &r, &err), &err);
+    assert_ok(task_evaluate(t, g, 1, &r, &err), &err);
     assert_true(r.fitness == 0.5);
     task_close(t);
-    genome_release(&g);
 }
 
 /* minmax maps the training split's [0, 10] onto [0, 1], zscore its mean 5
@@ -158,29 +156,27 @@ static void test_classify_evaluate_accuracy_and_xent(void **state)
  * change nothing. */
 static void test_classify_scale_from_the_training_split(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     const char *csv = file("scale.csv", "0,0\n10,1\n");
     const char *test = file("scale_test.csv", "1000,1\n-1000,0\n");
     struct tv_error err = {0};
     struct task_result r;
     struct task_instance *t;
-    struct genome g;
-    net_x(&g, 0, -0.5);
+    net_x(g, 0, -0.5);
     OPEN(&t, "train", csv, "validation", "0", "scale", "minmax", "test", test);
-    assert_ok(task_evaluate(t, &g, 1, &r, &err), &err);
+    assert_ok(task_evaluate(t, g, 1, &r, &err), &err);
     assert_true(fabs(figure(&r, "xent") - ce(0.5)) < 1e-6);
     task_close(t);
     OPEN(&t, "train", csv, "validation", "0", "scale", "none");
-    assert_ok(task_evaluate(t, &g, 1, &r, &err), &err);
+    assert_ok(task_evaluate(t, g, 1, &r, &err), &err);
     assert_true(fabs(figure(&r, "xent") - (ce(0.5) + ce(9.5)) / 2) < 1e-6);
     task_close(t);
-    genome_release(&g);
-    net_x(&g, 0, 0);
+    genome_release(g);
+    net_x(g, 0, 0);
     OPEN(&t, "train", csv, "validation", "0", "scale", "zscore");
-    assert_ok(task_evaluate(t, &g, 1, &r, &err), &err);
+    assert_ok(task_evaluate(t, g, 1, &r, &err), &err);
     assert_true(fabs(figure(&r, "xent") - ce(1)) < 1e-6);
     task_close(t);
-    genome_release(&g);
 }
 
 /* The network that always says class 0 scores the share of class 0 among
@@ -188,13 +184,12 @@ static void test_classify_scale_from_the_training_split(void **state)
  * other rows in other generations, all of them over an epoch. */
 static void test_classify_samples_per_generation(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
+    net_x(g, 1000, 0); /* class 0 always */
     char text[2048] = "";
     for (int i = 0; i < 40; i++)
         snprintf(text + strlen(text), sizeof text - strlen(text), "%d,%d\n", i, i % 3 == 0);
     const char *csv = file("gen.csv", text);
-    struct genome g;
-    net_x(&g, 1000, 0); /* class 0 always */
     struct tv_error err = {0};
     struct task_instance *t;
     OPEN(&t, "train", csv, "validation", "0", "samples", "4");
@@ -202,8 +197,8 @@ static void test_classify_samples_per_generation(void **state)
     int differ = 0;
     for (int64_t gen = 0; gen < 10; gen++) {
         struct task_result a, b;
-        assert_ok(task_evaluate_generation(t, &g, 1, gen, &a, &err), &err);
-        assert_ok(task_evaluate_generation(t, &g, 99, gen, &b, &err), &err);
+        assert_ok(task_evaluate_generation(t, g, 1, gen, &a, &err), &err);
+        assert_ok(task_evaluate_generation(t, g, 99, gen, &b, &err), &err);
         assert_true(a.fitness == b.fitness);
         first[gen] = a.fitness;
         differ |= a.fitness != first[0];
@@ -213,41 +208,38 @@ static void test_classify_samples_per_generation(void **state)
     /* 10 generations of 4 rows: the 40 rows once, 26 of class 0 */
     assert_true(fabs(sum / 10 - 26.0 / 40) < 1e-12);
     struct task_result r;
-    assert_ok(task_evaluate_generation(t, &g, 1, 10, &r, &err), &err);
+    assert_ok(task_evaluate_generation(t, g, 1, 10, &r, &err), &err);
     assert_true(r.fitness == first[0]); /* the next epoch: the same order */
     task_close(t);
-    genome_release(&g);
 }
 
 /* The champion test scores the validation rows (none of the training
  * split's), the final test the test file. */
 static void test_classify_champion_and_final_tests(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     char text[2048] = "";
     for (int i = 0; i < 20; i++)
         snprintf(text + strlen(text), sizeof text - strlen(text), "%d,%d\n", i - 10, i >= 10);
     const char *csv = file("ct.csv", text);
     const char *test = file("ct_test.csv", "5,1\n-5,1\n-6,1\n7,0\n");
-    struct genome g;
-    net_x(&g, 0, 0.5); /* x >= 0 is class 1: right on every training row */
+    net_x(g, 0, 0.5); /* x >= 0 is class 1: right on every training row */
     struct tv_error err = {0};
     struct task_instance *t;
     struct task_result r;
     OPEN(&t, "train", csv, "validation", "0.25", "samples", "1000", "test", test);
-    assert_ok(task_champion_test(t, &g, &r, &err), &err);
+    assert_ok(task_champion_test(t, g, &r, &err), &err);
     assert_true(r.fitness == 1.0);
     assert_false(r.solved);
-    assert_ok(task_final_test(t, &g, &r, &err), &err);
+    assert_ok(task_final_test(t, g, &r, &err), &err);
     assert_true(r.fitness == 0.25);
     assert_true(figure(&r, "accuracy") == 0.25);
     task_close(t);
     /* no test file: no final test */
     OPEN(&t, "train", csv);
-    assert_ok(task_final_test(t, &g, &r, &err), &err);
+    assert_ok(task_final_test(t, g, &r, &err), &err);
     assert_int_equal(r.n_figures, 0);
     task_close(t);
-    genome_release(&g);
 }
 
 static void test_classify_open_refusals(void **state)
@@ -419,30 +411,28 @@ static void test_classify_diverged_training_scores_zero(void **state)
 /* fitness = accuracy (or minus xent) - conn_cost * connections. */
 static void test_classify_conn_cost(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     const char *csv = file("sign2.csv", "-1,0\n2,1\n-3,0\n0.5,1\n");
-    struct genome g;
-    net_x(&g, 0, 0); /* right on every row, 1 connection */
+    net_x(g, 0, 0); /* right on every row, 1 connection */
     struct tv_error err = {0};
     struct task_result r;
     struct task_instance *t;
     OPEN(&t, "train", csv, "validation", "0", "conn_cost", "0.25");
-    assert_ok(task_evaluate(t, &g, 1, &r, &err), &err);
+    assert_ok(task_evaluate(t, g, 1, &r, &err), &err);
     assert_true(r.fitness == 1.0 - 0.25);
     assert_true(figure(&r, "connections") == 1);
     assert_true(figure(&r, "accuracy") == 1.0);
     task_close(t);
     OPEN(&t, "train", csv, "validation", "0", "conn_cost", "0.25", "fitness", "xent");
-    assert_ok(task_evaluate(t, &g, 1, &r, &err), &err);
+    assert_ok(task_evaluate(t, g, 1, &r, &err), &err);
     assert_true(r.fitness == -figure(&r, "xent") - 0.25);
     task_close(t);
     /* no cost: no connections figure, the fitness as before */
     OPEN(&t, "train", csv, "validation", "0");
-    assert_ok(task_evaluate(t, &g, 1, &r, &err), &err);
+    assert_ok(task_evaluate(t, g, 1, &r, &err), &err);
     assert_true(r.fitness == 1.0);
     assert_int_equal(r.n_figures, 2);
     task_close(t);
-    genome_release(&g);
 }
 
 static void test_classify_training_keys_refused(void **state)
@@ -471,15 +461,15 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_classify_open_shape_from_the_data),
-        cmocka_unit_test(test_classify_evaluate_accuracy_and_xent),
-        cmocka_unit_test(test_classify_scale_from_the_training_split),
-        cmocka_unit_test(test_classify_samples_per_generation),
-        cmocka_unit_test(test_classify_champion_and_final_tests),
+        TU_GENOME_TEST(test_classify_evaluate_accuracy_and_xent),
+        TU_GENOME_TEST(test_classify_scale_from_the_training_split),
+        TU_GENOME_TEST(test_classify_samples_per_generation),
+        TU_GENOME_TEST(test_classify_champion_and_final_tests),
         cmocka_unit_test(test_classify_open_refusals),
         cmocka_unit_test(test_classify_lamarckian_writes_back_the_trained_network),
         cmocka_unit_test(test_classify_baldwinian_keeps_the_genome),
         cmocka_unit_test(test_classify_diverged_training_scores_zero),
-        cmocka_unit_test(test_classify_conn_cost),
+        TU_GENOME_TEST(test_classify_conn_cost),
         cmocka_unit_test(test_classify_training_keys_refused),
     };
     return cmocka_run_group_tests(tests, tu_tmpdir_setup, tu_tmpdir_teardown);

@@ -32,6 +32,7 @@ struct tiny {
     struct nn_cnn_layer layer[2];
     struct genome *head;
     struct nn_cnn_desc d;
+    struct genome g, w; /* two empty genomes for the test, released with it */
 };
 
 static void tiny_init(struct tiny *t, uint64_t seed)
@@ -81,11 +82,21 @@ static void tiny_init(struct tiny *t, uint64_t seed)
 static void tiny_release(struct tiny *t)
 {
     genome_free(t->head);
+    genome_release(&t->g);
+    genome_release(&t->w);
 }
 
 /* The tests take a struct tiny to tiny_init, released after them. */
 TU_FIXTURE(tiny, struct tiny, tiny_release)
 #define TINY_TEST(test) cmocka_unit_test_setup_teardown(test, tiny_setup, tiny_teardown)
+
+/* The test's fixture, made from seed. */
+static struct tiny *tiny_at(void **state, uint64_t seed)
+{
+    struct tiny *t = *state;
+    tiny_init(t, seed);
+    return t;
+}
 
 static struct nn_cnn *tiny_cnn(struct tiny *t, int optimizer, float lr)
 {
@@ -104,6 +115,16 @@ static void tiny_data(float *x, uint32_t *labels, size_t batch, uint64_t seed)
         x[k] = (float)tv_rng_uniform(&rng);
     for (size_t b = 0; b < batch; b++)
         labels[b] = tv_rng_below(&rng, 3);
+}
+
+/* a and b give the same outputs, bit for bit, on the 4 rows of x. */
+static void expect_same_predictions(struct nn_cnn *a, struct nn_cnn *b, const float *x)
+{
+    struct tv_error err = {0};
+    float oa[4 * 3], ob[4 * 3];
+    assert_ok(nn_cnn_predict(a, x, 4, oa, &err), &err);
+    assert_ok(nn_cnn_predict(b, x, 4, ob, &err), &err);
+    assert_memory_equal(oa, ob, sizeof oa);
 }
 
 static double loss_of(struct nn_cnn *c, const float *x, const uint32_t *labels, size_t batch)
@@ -134,8 +155,7 @@ static void check_fd(struct nn_cnn *c, float *p, double g, const float *x, const
 
 static void test_nn_cnn_grad_matches_finite_differences(void **state)
 {
-    struct tiny *t = *state;
-    tiny_init(t, 1);
+    struct tiny *t = tiny_at(state, 1);
     struct nn_cnn *c = tiny_cnn(t, NN_OPT_SGD, 0.1f);
     float x[5 * 49];
     uint32_t labels[5];
@@ -175,11 +195,8 @@ static void test_nn_cnn_grad_matches_finite_differences(void **state)
 
 static void test_nn_trainer_input_grad_matches_finite_differences(void **state)
 {
-    struct tiny *t = *state;
-    tiny_init(t, 3);
-    struct nn_train_opts o;
-    nn_train_opts_default(&o);
-    o.max_batch = 4;
+    struct tiny *t = tiny_at(state, 3);
+    struct nn_train_opts o = tu_batch_opts(4);
     struct nn_trainer *tr = tu_trainer(t->head, &o);
     struct tv_error err = {0};
     float x[3 * 12], dx[12 * 3];
@@ -207,8 +224,7 @@ static void test_nn_trainer_input_grad_matches_finite_differences(void **state)
 
 static void test_nn_trainer_update_after_grad_is_step(void **state)
 {
-    struct tiny *t = *state;
-    tiny_init(t, 5);
+    struct tiny *t = tiny_at(state, 5);
     struct nn_train_opts o = tu_train_opts(NN_OPT_ADAM, 0.01f, 4);
     struct nn_trainer *a = tu_trainer(t->head, &o), *b = tu_trainer(t->head, &o);
     struct tv_error err = {0};
@@ -251,8 +267,7 @@ static void bars(float *x, uint32_t *labels, size_t batch, struct tv_rng *rng)
 
 static void test_nn_cnn_step_reduces_loss(void **state)
 {
-    struct tiny *t = *state;
-    tiny_init(t, 6);
+    struct tiny *t = tiny_at(state, 6);
     struct nn_cnn *c = tiny_cnn(t, NN_OPT_ADAM, 0.02f);
     struct tv_rng rng = tu_rng(7, 0, 0);
     float x[8 * 49], probe[8 * 49];
@@ -283,8 +298,7 @@ static void test_nn_cnn_step_reduces_loss(void **state)
 
 static void test_nn_cnn_prune_removes_coefficients(void **state)
 {
-    struct tiny *t = *state;
-    tiny_init(t, 8);
+    struct tiny *t = tiny_at(state, 8);
     struct nn_cnn *c = tiny_cnn(t, NN_OPT_SGD, 0.1f);
     struct tv_error err = {0};
     struct nn_cnn_layer_view v;
@@ -310,12 +324,10 @@ static void test_nn_cnn_prune_removes_coefficients(void **state)
     u.layer[1].n_coefs = v.n_coefs;
     u.d.layer = u.layer;
     struct nn_cnn *c2 = tiny_cnn(&u, NN_OPT_SGD, 0.1f);
-    float x[4 * 49], o1[4 * 3], o2[4 * 3];
+    float x[4 * 49];
     uint32_t labels[4];
     tiny_data(x, labels, 4, 9);
-    assert_ok(nn_cnn_predict(c, x, 4, o1, &err), &err);
-    assert_ok(nn_cnn_predict(c2, x, 4, o2, &err), &err);
-    assert_memory_equal(o1, o2, sizeof o1);
+    expect_same_predictions(c, c2, x);
     /* rigl grows k with weight 0: the outputs do not change */
     loss_of(c, x, labels, 4);
     size_t grown = 0;
@@ -323,8 +335,7 @@ static void test_nn_cnn_prune_removes_coefficients(void **state)
     assert_int_equal(grown, 5);
     assert_ok(nn_cnn_layer(c, 1, &v, &err), &err);
     assert_int_equal(v.n_coefs, n + 2);
-    assert_ok(nn_cnn_predict(c, x, 4, o2, &err), &err);
-    assert_memory_equal(o1, o2, sizeof o1);
+    expect_same_predictions(c, c2, x);
     /* growth beyond the absent positions stops there */
     assert_ok(nn_cnn_grow(c, 1, 1000, NN_CNN_GROW_SET, 0.1f, &(struct tv_rng){0}, &grown, &err),
               &err);
@@ -341,8 +352,7 @@ static void test_nn_cnn_prune_removes_coefficients(void **state)
 
 static void test_nn_cnn_grow_rigl_largest_gradient(void **state)
 {
-    struct tiny *t = *state;
-    tiny_init(t, 10);
+    struct tiny *t = tiny_at(state, 10);
     struct nn_cnn *c = tiny_cnn(t, NN_OPT_SGD, 0.1f);
     struct tv_error err = {0};
     float x[4 * 49];
@@ -412,8 +422,7 @@ static void run_some(struct nn_cnn *c)
 
 static void test_nn_cnn_deterministic(void **state)
 {
-    struct tiny *t = *state;
-    tiny_init(t, 14);
+    struct tiny *t = tiny_at(state, 14);
     struct nn_cnn *a = tiny_cnn(t, NN_OPT_ADAM, 0.01f), *b = tiny_cnn(t, NN_OPT_ADAM, 0.01f);
     run_some(a);
     run_some(b);
@@ -429,24 +438,19 @@ static void test_nn_cnn_deterministic(void **state)
         assert_memory_equal(va.w, vb.w, va.n_coefs * sizeof *va.w);
         assert_memory_equal(va.bias, vb.bias, va.s.out_ch * sizeof *va.bias);
     }
-    struct genome *ga = genome_new(), *gb = genome_new();
+    struct genome *ga = &t->g, *gb = &t->w;
     assert_ok(nn_cnn_write_head(a, ga, &err), &err);
     assert_ok(nn_cnn_write_head(b, gb, &err), &err);
     assert_true(genome_equal(ga, gb));
     assert_false(genome_equal(ga, t->head)); /* it did train */
-    genome_free(ga);
-    genome_free(gb);
     nn_cnn_free(a);
     nn_cnn_free(b);
 }
 
 static void test_nn_cnn_new_errors(void **state)
 {
-    struct tiny *t = *state;
-    tiny_init(t, 15);
-    struct nn_train_opts o;
-    nn_train_opts_default(&o);
-    o.max_batch = 4;
+    struct tiny *t = tiny_at(state, 15);
+    struct nn_train_opts o = tu_batch_opts(4);
     struct nn_cnn *c = (struct nn_cnn *)&o;
     struct tv_error err = {0};
     struct tiny u = *t;
@@ -484,8 +488,7 @@ static void test_nn_cnn_new_errors(void **state)
 
 static void test_nn_cnn_call_errors(void **state)
 {
-    struct tiny *t = *state;
-    tiny_init(t, 16);
+    struct tiny *t = tiny_at(state, 16);
     struct nn_cnn *c = tiny_cnn(t, NN_OPT_SGD, 0.1f);
     struct tv_error err = {0};
     float x[9 * 49] = {0}, out[9 * 3];
@@ -570,22 +573,17 @@ static void tiny_genome(const struct tiny *t, struct genome *g)
 
 static void test_nn_cnn_from_genome_same_network(void **state)
 {
-    struct tiny *t = *state;
-    tiny_init(t, 17);
-    struct genome *g = genome_new(), *w = genome_new();
+    struct tiny *t = tiny_at(state, 17);
+    struct genome *g = &t->g, *w = &t->w;
     tiny_genome(t, g);
-    struct nn_train_opts o;
-    nn_train_opts_default(&o);
-    o.max_batch = 8;
+    struct nn_train_opts o = tu_batch_opts(8);
     struct nn_cnn *a = tiny_cnn(t, NN_OPT_SGD, 0.01f), *b = NULL;
     struct tv_error err = {0};
     assert_ok(nn_cnn_from_genome(g, &o, &b, &err), &err);
-    float x[4 * 49], oa[4 * 3], ob[4 * 3];
+    float x[4 * 49];
     uint32_t labels[4];
     tiny_data(x, labels, 4, 18);
-    assert_ok(nn_cnn_predict(a, x, 4, oa, &err), &err);
-    assert_ok(nn_cnn_predict(b, x, 4, ob, &err), &err);
-    assert_memory_equal(oa, ob, sizeof oa);
+    expect_same_predictions(a, b, x);
     /* untrained, it writes back the genome it was made from */
     assert_ok(nn_cnn_write_genome(b, w, &err), &err);
     assert_true(genome_equal(g, w));
@@ -598,27 +596,20 @@ static void test_nn_cnn_from_genome_same_network(void **state)
     assert_int_equal(w->n_coefs, g->n_coefs - 3);
     struct nn_cnn *c = NULL;
     assert_ok(nn_cnn_from_genome(w, &o, &c, &err), &err);
-    assert_ok(nn_cnn_predict(b, x, 4, oa, &err), &err);
-    assert_ok(nn_cnn_predict(c, x, 4, ob, &err), &err);
-    assert_memory_equal(oa, ob, sizeof oa);
+    expect_same_predictions(b, c, x);
     /* w may be the genome itself */
     assert_ok(nn_cnn_write_genome(c, w, &err), &err);
     assert_ok(genome_validate(w, NULL, &err), &err);
     nn_cnn_free(a);
     nn_cnn_free(b);
     nn_cnn_free(c);
-    genome_free(g);
-    genome_free(w);
 }
 
 static void test_nn_cnn_from_genome_errors(void **state)
 {
-    struct tiny *t = *state;
-    tiny_init(t, 19);
-    struct genome *g = genome_new();
-    struct nn_train_opts o;
-    nn_train_opts_default(&o);
-    o.max_batch = 8;
+    struct tiny *t = tiny_at(state, 19);
+    struct genome *g = &t->g;
+    struct nn_train_opts o = tu_batch_opts(8);
     struct nn_cnn *c = NULL;
     struct tv_error err = {0};
     /* a genome without channels */
@@ -647,7 +638,6 @@ static void test_nn_cnn_from_genome_errors(void **state)
     struct nn_cnn *d = tiny_cnn(t, NN_OPT_SGD, 0.1f);
     assert_error(nn_cnn_write_genome(d, g, &err), &err, TV_ESTATE, "not made from a genome");
     nn_cnn_free(d);
-    genome_free(g);
 }
 
 int main(void)

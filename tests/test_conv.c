@@ -72,9 +72,7 @@ static struct nn_conv *layer_with_conv(struct layer *L, const struct nn_conv_sha
 
 static void layer_free(struct layer *L)
 {
-    free(L->c);
-    free(L->x);
-    free(L->dy);
+    TV_FREE_ALL(L->c, L->x, L->dy);
 }
 
 static float *fmalloc(size_t n)
@@ -111,18 +109,22 @@ struct expect {
     float *y, *dx, *dw, *by, *bdx, *bdw;
 };
 
-static void expect_make(const struct layer *L, struct expect *e)
+/* The reference on L's shape and batch with coefficients c, input x and
+ * gradient dy: y, dx and dw, new. */
+static void reference(const struct layer *L, const struct nn_conv_coef *c, const float *x,
+                      const float *dy, float **y, float **dx, float **dw)
 {
     struct tv_error err = {0};
-    e->y = fmalloc(L->ny);
-    e->by = fmalloc(L->ny);
-    e->dx = fmalloc(L->nx);
-    e->bdx = fmalloc(L->nx);
-    e->dw = fmalloc(L->n);
-    e->bdw = fmalloc(L->n);
-    assert_ok(nn_conv_ref_forward(&L->s, L->c, L->n, L->x, L->batch, e->y, &err), &err);
-    assert_ok(nn_conv_ref_backward(&L->s, L->c, L->n, L->x, L->dy, L->batch, e->dx, e->dw, &err),
-              &err);
+    *y = fmalloc(L->ny);
+    *dx = fmalloc(L->nx);
+    *dw = fmalloc(L->n);
+    assert_ok(nn_conv_ref_forward(&L->s, c, L->n, x, L->batch, *y, &err), &err);
+    assert_ok(nn_conv_ref_backward(&L->s, c, L->n, x, dy, L->batch, *dx, *dw, &err), &err);
+}
+
+static void expect_make(const struct layer *L, struct expect *e)
+{
+    reference(L, L->c, L->x, L->dy, &e->y, &e->dx, &e->dw);
     struct nn_conv_coef *ac = malloc((L->n ? L->n : 1) * sizeof *ac);
     assert_non_null(ac);
     for (size_t k = 0; k < L->n; k++) {
@@ -130,21 +132,13 @@ static void expect_make(const struct layer *L, struct expect *e)
         ac[k].w = fabsf(ac[k].w);
     }
     float *ax = fabs_copy(L->x, L->nx), *ady = fabs_copy(L->dy, L->ny);
-    assert_ok(nn_conv_ref_forward(&L->s, ac, L->n, ax, L->batch, e->by, &err), &err);
-    assert_ok(nn_conv_ref_backward(&L->s, ac, L->n, ax, ady, L->batch, e->bdx, e->bdw, &err), &err);
-    free(ac);
-    free(ax);
-    free(ady);
+    reference(L, ac, ax, ady, &e->by, &e->bdx, &e->bdw);
+    TV_FREE_ALL(ac, ax, ady);
 }
 
 static void expect_free(struct expect *e)
 {
-    free(e->y);
-    free(e->dx);
-    free(e->dw);
-    free(e->by);
-    free(e->bdx);
-    free(e->bdw);
+    TV_FREE_ALL(e->y, e->dx, e->dw, e->by, e->bdx, e->bdw);
 }
 
 /* The sparse layer on L against the reference, forward and backward, with
@@ -171,11 +165,7 @@ static struct nn_conv *check_sparse(const struct layer *L, const struct expect *
     assert_memory_equal(dx2, dx, L->nx * sizeof *dx);
     if (L->n)
         assert_memory_equal(dw2, dw, L->n * sizeof *dw);
-    free(dx2);
-    free(dw2);
-    free(y);
-    free(dx);
-    free(dw);
+    TV_FREE_ALL(dx2, dw2, y, dx, dw);
     return l;
 }
 
@@ -193,8 +183,7 @@ static void check_dense(const struct layer *L, const struct expect *e)
     nn_conv_dense_forward(d, L->x, L->batch, y);
     assert_close("dense y", y, e->y, e->by, L->ny);
     nn_conv_dense_free(d);
-    free(w);
-    free(y);
+    TV_FREE_ALL(w, y);
 }
 
 struct conv_case {
@@ -311,18 +300,10 @@ static void check_targets(const struct nn_conv_shape *s, size_t batch, uint64_t 
             assert_memory_equal(&y1[i], &y0[i * batch + b], sizeof *y1);
         for (size_t i = 0; i < px; i++)
             assert_memory_equal(&dx1[i], &dx0[i * batch + b], sizeof *dx1);
-        free(x1);
-        free(dy1);
-        free(y1);
-        free(dx1);
+        TV_FREE_ALL(x1, dy1, y1, dx1);
     }
     nn_conv_free(l);
-    free(y0);
-    free(dx0);
-    free(dw0);
-    free(y);
-    free(dx);
-    free(dw);
+    TV_FREE_ALL(y0, dx0, dw0, y, dx, dw);
     layer_free(&L);
 }
 
@@ -366,9 +347,7 @@ static void test_nn_conv_batch_sizes_alternate(void **state)
         assert_close("dw", dw, E->dw, E->bdw, P->n);
         nn_conv_forward(l, P->x, P->batch, y);
         assert_close("y", y, E->y, E->by, P->ny);
-        free(y);
-        free(dx);
-        free(dw);
+        TV_FREE_ALL(y, dx, dw);
     }
     nn_conv_free(l);
     for (int i = 0; i < 4; i++) {
@@ -566,10 +545,7 @@ static void test_nn_conv_new_out_of_memory(void **state)
                 break;
         }
     }
-    free(w);
-    free(y);
-    free(dx);
-    free(dw);
+    TV_FREE_ALL(w, y, dx, dw);
     layer_free(&L);
 }
 
@@ -639,12 +615,7 @@ static void test_nn_conv_row_kernels_match_plain_loops(void **state)
                 }
     assert_memory_equal(p, pw, NO * sizeof *p);
     assert_memory_equal(arg, aw, sizeof arg);
-    free(x);
-    free(y);
-    free(g);
-    free(want);
-    free(p);
-    free(pw);
+    TV_FREE_ALL(x, y, g, want, p, pw);
 }
 
 static void test_nn_conv_pool_max_forward_backward(void **state)

@@ -67,6 +67,19 @@ static size_t make_idx(uint8_t *img, uint8_t *lab, uint32_t n, uint32_t r, uint3
     return 16 + (size_t)n * r * c;
 }
 
+/* data_load of p (and labels pl) into d: accepted, rows x features, with
+ * that many classes, pixels or not. */
+static void load_ok(const char *p, const char *pl, struct data_set *d, size_t rows, size_t features,
+                    size_t classes, int pixels)
+{
+    struct tv_error err = {0};
+    assert_ok(data_load(p, pl, d, &err), &err);
+    assert_int_equal(d->n_rows, rows);
+    assert_int_equal(d->n_features, features);
+    assert_int_equal(d->n_classes, classes);
+    assert_int_equal(d->pixels, pixels);
+}
+
 /* ---- CSV ----------------------------------------------------------------- */
 
 static void test_data_load_csv_header_comments_blank_lines(void **state)
@@ -76,12 +89,7 @@ static void test_data_load_csv_header_comments_blank_lines(void **state)
     write_text("a.csv", "x,y,class\r\n# a comment\n\n1.5, -2 ,0\r\n  \n3,4e1,2\n#x\n-0.25,7,1\n", p,
                sizeof p);
     struct data_set d;
-    struct tv_error err = {0};
-    assert_ok(data_load(p, NULL, &d, &err), &err);
-    assert_int_equal(d.n_rows, 3);
-    assert_int_equal(d.n_features, 2);
-    assert_int_equal(d.n_classes, 3);
-    assert_int_equal(d.pixels, 0);
+    load_ok(p, NULL, &d, 3, 2, 3, 0);
     float row[2];
     data_row(&d, 1, row);
     assert_true(row[0] == 3.0f && row[1] == 40.0f);
@@ -110,56 +118,81 @@ static void test_data_load_csv_gzipped(void **state)
     data_free(&d);
 }
 
-/* text must be refused by the CSV parser with code and a message holding
- * sub; the set stays empty. */
-static void csv_refused(const char *text, size_t n_classes, const char *sub)
+/* text[0..len) must be refused by the CSV parser with TV_EINVAL and a
+ * message holding sub; the set stays empty. */
+static void csv_refused(const char *text, size_t len, size_t n_classes, const char *sub)
 {
     struct data_set d;
     struct tv_error err = {0};
-    int rc = data_parse_csv(text, strlen(text), "b.csv", n_classes, &d, &err);
+    int rc = data_parse_csv(text, len, "b.csv", n_classes, &d, &err);
     assert_error(rc, &err, TV_EINVAL, sub);
     assert_null(d.mem);
     assert_int_equal(d.n_rows, 0);
 }
 
+/* The CSV parser's refusals, each for the test named by its tag: the text
+ * (as "b.csv"), the classes asked for (0: as many as the labels), what the
+ * message must hold. */
+static const struct csv_refusal {
+    const char *tag, *text;
+    size_t n_classes;
+    const char *sub;
+} csv_refusals[] = {
+    {"ragged", "a,b,c\n1,2,0\n\n1,0\n", 0, "b.csv:4: 2 columns, expected 3 (as on line 2)"},
+    {"ragged", "1,2,0\n1,2,3,0\n", 0, "b.csv:2: 4 columns, expected 3 (as on line 1)"},
+    {"number", "1,2,0\n1,x2,0\n", 0, "b.csv:2: column 2: 'x2' is not a number"},
+    {"number", "1,2,0\n1,,0\n", 0, "b.csv:2: column 2: '' is not a number"},
+    {"number", "1,2,0\n1,nan,0\n", 0, "b.csv:2: column 2: 'nan' is not a number"},
+    {"number", "1,2,0\n1,1e99,0\n", 0, "b.csv:2: column 2: '1e99' is not a number"},
+    /* a first line with a number is no header */
+    {"number", "f1,2,class\n1,2,0\n", 0, "b.csv:1: column 1: 'f1' is not a number"},
+    {"label", "1,2,0\n1,2,-1\n", 0, "b.csv:2: label -1 out of range (a class number 0..65535)"},
+    {"label", "1,2,0\n1,2,1.5\n", 0, "b.csv:2: label 1.5 out of range"},
+    {"label", "1,2,0\n1,2,70000\n", 0, "b.csv:2: label 70000 out of range"},
+    {"label", "1,2,0\n# c\n1,2,3\n", 3, "b.csv:3: label 3 out of range (a class number 0..2)"},
+    {"no rows", "", 0, "b.csv: no data rows"},
+    {"no rows", "a,b,c\n# only a header\n", 0, "b.csv: no data rows"},
+    {"no rows", "# x\n3\n", 0, "b.csv:2: 1 column: a row needs features and a label"},
+};
+
+/* Every refusal of csv_refusals tagged tag (there is one at least). */
+static void csv_refused_tagged(const char *tag)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof csv_refusals / sizeof csv_refusals[0]; i++) {
+        const struct csv_refusal *c = &csv_refusals[i];
+        if (strcmp(c->tag, tag) == 0) {
+            csv_refused(c->text, strlen(c->text), c->n_classes, c->sub);
+            n++;
+        }
+    }
+    assert_true(n > 0);
+}
+
 static void test_data_parse_csv_ragged_row(void **state)
 {
     (void)state;
-    csv_refused("a,b,c\n1,2,0\n\n1,0\n", 0, "b.csv:4: 2 columns, expected 3 (as on line 2)");
-    csv_refused("1,2,0\n1,2,3,0\n", 0, "b.csv:2: 4 columns, expected 3 (as on line 1)");
+    csv_refused_tagged("ragged");
 }
 
 static void test_data_parse_csv_unparsable_number(void **state)
 {
     (void)state;
-    csv_refused("1,2,0\n1,x2,0\n", 0, "b.csv:2: column 2: 'x2' is not a number");
-    csv_refused("1,2,0\n1,,0\n", 0, "b.csv:2: column 2: '' is not a number");
-    csv_refused("1,2,0\n1,nan,0\n", 0, "b.csv:2: column 2: 'nan' is not a number");
-    csv_refused("1,2,0\n1,1e99,0\n", 0, "b.csv:2: column 2: '1e99' is not a number");
-    /* a first line with a number is no header */
-    csv_refused("f1,2,class\n1,2,0\n", 0, "b.csv:1: column 1: 'f1' is not a number");
     static const char nul[] = "1,2,0\n1,2\0x,0\n";
-    struct data_set d;
-    struct tv_error err = {0};
-    assert_error(data_parse_csv(nul, sizeof nul - 1, "b.csv", 0, &d, &err), &err, TV_EINVAL,
-                 "b.csv:2: column 2:");
+    csv_refused(nul, sizeof nul - 1, 0, "b.csv:2: column 2:");
+    csv_refused_tagged("number");
 }
 
 static void test_data_parse_csv_label_out_of_range(void **state)
 {
     (void)state;
-    csv_refused("1,2,0\n1,2,-1\n", 0, "b.csv:2: label -1 out of range (a class number 0..65535)");
-    csv_refused("1,2,0\n1,2,1.5\n", 0, "b.csv:2: label 1.5 out of range");
-    csv_refused("1,2,0\n1,2,70000\n", 0, "b.csv:2: label 70000 out of range");
-    csv_refused("1,2,0\n# c\n1,2,3\n", 3, "b.csv:3: label 3 out of range (a class number 0..2)");
+    csv_refused_tagged("label");
 }
 
 static void test_data_parse_csv_no_rows_or_one_column(void **state)
 {
     (void)state;
-    csv_refused("", 0, "b.csv: no data rows");
-    csv_refused("a,b,c\n# only a header\n", 0, "b.csv: no data rows");
-    csv_refused("# x\n3\n", 0, "b.csv:2: 1 column: a row needs features and a label");
+    csv_refused_tagged("no rows");
 }
 
 static void test_data_parse_csv_classes_given(void **state)
@@ -184,12 +217,7 @@ static void test_data_load_idx_plain_and_gzipped(void **state)
         write_file(gz ? "i.gz" : "i", img, ni, gz, pi, sizeof pi);
         write_file(gz ? "l.gz" : "l", lab, nl, gz, pl, sizeof pl);
         struct data_set d;
-        struct tv_error err = {0};
-        assert_ok(data_load(pi, pl, &d, &err), &err);
-        assert_int_equal(d.n_rows, 5);
-        assert_int_equal(d.n_features, 6);
-        assert_int_equal(d.n_classes, 3);
-        assert_int_equal(d.pixels, 1);
+        load_ok(pi, pl, &d, 5, 6, 3, 1);
         assert_int_equal(d.u8[4 * 6 + 5], 4 * 7 + 5);
         assert_int_equal(d.labels[4], 1);
         float row[6];
@@ -197,6 +225,20 @@ static void test_data_load_idx_plain_and_gzipped(void **state)
         assert_true(row[2] == (float)(3 * 7 + 2) / 255.0f);
         data_free(&d);
     }
+}
+
+/* The IDX files most refusal tests edit: 4 images of 2 x 2, classes 0 and 1,
+ * each array of its exact size. */
+struct idx4 {
+    uint8_t img[16 + 4 * 4], lab[8 + 4];
+    size_t ni, nl; /* their lengths */
+};
+
+static struct idx4 idx4_make(void)
+{
+    struct idx4 x;
+    x.ni = make_idx(x.img, x.lab, 4, 2, 2, 2, &x.nl);
+    return x;
 }
 
 /* The IDX parser on img/lab (edited by the caller) must refuse with sub. */
@@ -213,40 +255,37 @@ static void idx_refused(const uint8_t *img, size_t ni, const uint8_t *lab, size_
 static void test_data_parse_idx_wrong_magic(void **state)
 {
     (void)state;
-    uint8_t img[16 + 4 * 4], lab[8 + 4];
-    size_t nl, ni = make_idx(img, lab, 4, 2, 2, 2, &nl);
-    img[3] = 1;
-    idx_refused(img, ni, lab, nl, 0,
+    struct idx4 x = idx4_make();
+    x.img[3] = 1;
+    idx_refused(x.img, x.ni, x.lab, x.nl, 0,
                 "img.idx: byte offset 0: wrong magic 0x00000801, expected 0x00000803 (IDX images");
-    img[3] = 3;
-    lab[2] = 0x0d; /* floats */
-    idx_refused(img, ni, lab, nl, 0,
+    x.img[3] = 3;
+    x.lab[2] = 0x0d; /* floats */
+    idx_refused(x.img, x.ni, x.lab, x.nl, 0,
                 "lab.idx: byte offset 0: wrong magic 0x00000d01, expected 0x00000801 (IDX labels");
 }
 
 static void test_data_parse_idx_truncated(void **state)
 {
     (void)state;
-    uint8_t img[16 + 4 * 4], lab[8 + 4];
-    size_t nl, ni = make_idx(img, lab, 4, 2, 2, 2, &nl);
-    idx_refused(img, 2, lab, nl, 0,
+    struct idx4 x = idx4_make();
+    idx_refused(x.img, 2, x.lab, x.nl, 0,
                 "img.idx: truncated at byte offset 2: the magic number needs 4 bytes, 2 left");
-    idx_refused(img, 10, lab, nl, 0,
+    idx_refused(x.img, 10, x.lab, x.nl, 0,
                 "img.idx: truncated at byte offset 10: the header's dimensions needs 4 bytes");
-    idx_refused(img, ni - 1, lab, nl, 0,
+    idx_refused(x.img, x.ni - 1, x.lab, x.nl, 0,
                 "img.idx: truncated at byte offset 31: 4 images of 4 bytes need 16 bytes, 15 left");
-    idx_refused(img, ni, lab, nl - 1, 0,
+    idx_refused(x.img, x.ni, x.lab, x.nl - 1, 0,
                 "lab.idx: truncated at byte offset 11: 4 labels need 4 bytes, 3 left");
 }
 
 static void test_data_load_idx_truncated_gzip_file(void **state)
 {
     (void)state;
-    uint8_t img[16 + 4 * 4], lab[8 + 4];
-    size_t nl, ni = make_idx(img, lab, 4, 2, 2, 2, &nl);
+    struct idx4 x = idx4_make();
     char pi[256], pl[256];
-    write_file("t.gz", img, ni - 3, 1, pi, sizeof pi);
-    write_file("tl", lab, nl, 0, pl, sizeof pl);
+    write_file("t.gz", x.img, x.ni - 3, 1, pi, sizeof pi);
+    write_file("tl", x.lab, x.nl, 0, pl, sizeof pl);
     struct data_set d;
     struct tv_error err = {0};
     char want[512];
@@ -259,19 +298,18 @@ static void test_data_load_idx_truncated_gzip_file(void **state)
 static void test_data_parse_idx_count_mismatch(void **state)
 {
     (void)state;
-    uint8_t img[16 + 4 * 4], lab[8 + 4];
-    size_t nl, ni = make_idx(img, lab, 4, 2, 2, 2, &nl);
-    lab[7] = 3;
-    idx_refused(img, ni, lab, nl - 1, 0, "img.idx has 4 images, lab.idx 3 labels: counts disagree");
+    struct idx4 x = idx4_make();
+    x.lab[7] = 3;
+    idx_refused(x.img, x.ni, x.lab, x.nl - 1, 0,
+                "img.idx has 4 images, lab.idx 3 labels: counts disagree");
 }
 
 static void test_data_parse_idx_label_out_of_range(void **state)
 {
     (void)state;
-    uint8_t img[16 + 4 * 4], lab[8 + 4];
-    size_t nl, ni = make_idx(img, lab, 4, 2, 2, 2, &nl);
-    lab[10] = 9;
-    idx_refused(img, ni, lab, nl, 5, "lab.idx: byte offset 10: label 9 out of range 0..4");
+    struct idx4 x = idx4_make();
+    x.lab[10] = 9;
+    idx_refused(x.img, x.ni, x.lab, x.nl, 5, "lab.idx: byte offset 10: label 9 out of range 0..4");
 }
 
 static void test_data_parse_idx_trailing_bytes_or_empty(void **state)
@@ -291,11 +329,10 @@ static void test_data_parse_idx_trailing_bytes_or_empty(void **state)
 static void test_data_load_refuses_wrong_combinations(void **state)
 {
     (void)state;
-    uint8_t img[16 + 4 * 4], lab[8 + 4];
-    size_t nl, ni = make_idx(img, lab, 4, 2, 2, 2, &nl);
+    struct idx4 x = idx4_make();
     char pi[256], pl[256], pc[256], want[600];
-    write_file("c.idx", img, ni, 0, pi, sizeof pi);
-    write_file("c.lab", lab, nl, 0, pl, sizeof pl);
+    write_file("c.idx", x.img, x.ni, 0, pi, sizeof pi);
+    write_file("c.lab", x.lab, x.nl, 0, pl, sizeof pl);
     write_text("c.csv", "1,0\n", pc, sizeof pc);
     struct data_set d;
     struct tv_error err = {0};
@@ -319,12 +356,7 @@ static void test_data_load_fashion_mnist_test(void **state)
     if (access(DATA_FASHION_MNIST_DIR "/t10k-images-idx3-ubyte.gz", R_OK))
         skip(); /* Debian's dataset-fashion-mnist is not installed */
     struct data_set d;
-    struct tv_error err = {0};
-    assert_ok(data_load("fashion-mnist:test", NULL, &d, &err), &err);
-    assert_int_equal(d.n_rows, 10000);
-    assert_int_equal(d.n_features, 784);
-    assert_int_equal(d.n_classes, 10);
-    assert_int_equal(d.pixels, 1);
+    load_ok("fashion-mnist:test", NULL, &d, 10000, 784, 10, 1);
     /* the first test image is an ankle boot (class 9), the second a pullover */
     assert_int_equal(d.labels[0], 9);
     assert_int_equal(d.labels[1], 2);

@@ -17,6 +17,7 @@
 #include "nn.h"
 #include "quant.h"
 #include "testutil.h"
+#include "nnutil.h"
 
 /* The inputs, as bits: the special values, then ordinary ones (some past any
  * calibrated range). */
@@ -148,10 +149,7 @@ static void run_export(const struct tv_buf *c, const char *act_fn, const struct 
              "%s -std=c99 -pedantic -Wall -Wextra -Werror -O2 -ffp-contract=off %s '%s/driver.c' "
              "-o '%s/driver' && '%s/driver' <'%s/in.txt' >'%s/out.txt'",
              cc, def, d, d, d, d, d);
-    if (system(cmd) != 0) {
-        print_error("could not build or run the export: %s\n", cmd);
-        fail();
-    }
+    tu_run(cmd, "build or run the export");
     char path[512];
     snprintf(path, sizeof path, "%s/out.txt", d);
     FILE *f = fopen(path, "r");
@@ -171,17 +169,6 @@ static void run_export(const struct tv_buf *c, const char *act_fn, const struct 
 
 /* ---- the engine ----------------------------------------------------------------- */
 
-/* Whether this CPU runs target t for plan p. */
-static int target_runs(const struct nn_plan *p, int t)
-{
-    struct tv_error err = {0};
-    struct nn_state *s;
-    assert_ok(nn_state_new(p, 1, &s, &err), &err);
-    int ok = nn_state_set_target(s, t, &(struct tv_error){0}) == 0;
-    nn_state_free(s);
-    return ok;
-}
-
 /* Plan p (one input, one output) on `inputs`, on every target this CPU runs:
  * at batch 1 (an input per step) and batched (every input in one step), each
  * checked against want (the bits of the outputs) and want8 (the int8 outputs
@@ -194,7 +181,7 @@ static void expect_engine(const struct nn_plan *p, const uint32_t *want, const l
     for (size_t i = 0; i < N_INPUTS; i++)
         in[i] = f32(inputs[i]);
     for (int t = 0; t < NN_TARGET_COUNT; t++) {
-        if (!target_runs(p, t))
+        if (!tu_target_runs(p, t))
             continue;
         for (size_t batch = 1; batch <= N_INPUTS; batch += N_INPUTS - 1) {
             struct nn_state *s;
@@ -238,15 +225,13 @@ static const struct rows one_input = {N_INPUTS, 1, inputs, NULL};
 
 static void test_nn_net_export_c_every_activation_gives_the_engine_bits(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
     int written = 0;
     for (int a = 0; a < GENOME_ACT_COUNT; a++) {
-        build_one(&g, a);
+        build_one(g, a);
         struct tv_buf c = {0};
-        int rc = nn_net_export_c(&g, "trevo_net", &c, &err);
+        int rc = nn_net_export_c(g, "trevo_net", &c, &err);
         if (rc) { /* the others need libm */
             assert_error(rc, &err, TV_EINVAL, "which needs libm");
             tv_buf_free(&c);
@@ -275,27 +260,24 @@ static void test_nn_net_export_c_every_activation_gives_the_engine_bits(void **s
         for (int way = NN_WAY_AUTO; way <= NN_WAY_SCATTER; way++) {
             struct nn_opts o = {.way = way};
             struct nn_plan *p;
-            assert_ok(nn_plan_compile(&g, &o, &p, &err), &err);
+            assert_ok(nn_plan_compile(g, &o, &p, &err), &err);
             expect_engine(p, out, NULL);
             nn_plan_free(p);
         }
         tv_buf_free(&c);
     }
     assert_int_equal(written, 4); /* identity, relu, abs, step */
-    genome_release(&g);
 }
 
 static void test_nn_qnet_export_c_every_activation_gives_the_engine_bits(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
     const float cal[] = {-3, -1.5f, -0.25f, 0, 0.5f, 1, 2, 3};
     for (int a = 0; a < GENOME_ACT_COUNT; a++) {
-        build_one(&g, a);
+        build_one(g, a);
         struct nn_calib *cb;
-        assert_ok(nn_calib_new(&g, NULL, &cb, &err), &err);
+        assert_ok(nn_calib_new(g, NULL, &cb, &err), &err);
         assert_ok(nn_calib_run(cb, cal, sizeof cal / sizeof cal[0], 0, &err), &err);
         struct nn_qnet *q;
         assert_ok(nn_quantize(cb, &q, &err), &err);
@@ -319,7 +301,6 @@ static void test_nn_qnet_export_c_every_activation_gives_the_engine_bits(void **
         nn_qnet_free(q);
         nn_calib_free(cb);
     }
-    genome_release(&g);
 }
 
 /* 3 inputs -> 2 hidden (relu, abs) -> 1 output (identity): rows of 2 to 5
@@ -328,22 +309,20 @@ static void test_nn_qnet_export_c_every_activation_gives_the_engine_bits(void **
  * of a batched state gives the bits of the file run on sequence b. */
 static void test_nn_net_export_c_sums_as_the_batched_engine(void **state)
 {
-    (void)state;
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct genome g;
-    genome_init(&g);
     for (uint32_t i = 0; i < 3; i++)
-        assert_ok(genome_add_neuron(&g, i, GENOME_INPUT, GENOME_ACT_IDENTITY, 0, 0, &err), &err);
-    assert_ok(genome_add_neuron(&g, 3, GENOME_OUTPUT, GENOME_ACT_IDENTITY, 0.1f, 1, &err), &err);
-    assert_ok(genome_add_neuron(&g, 4, GENOME_HIDDEN, GENOME_ACT_RELU, -0.3f, 0.5f, &err), &err);
-    assert_ok(genome_add_neuron(&g, 5, GENOME_HIDDEN, GENOME_ACT_ABS, 0.7f, 0.5f, &err), &err);
+        assert_ok(genome_add_neuron(g, i, GENOME_INPUT, GENOME_ACT_IDENTITY, 0, 0, &err), &err);
+    assert_ok(genome_add_neuron(g, 3, GENOME_OUTPUT, GENOME_ACT_IDENTITY, 0.1f, 1, &err), &err);
+    assert_ok(genome_add_neuron(g, 4, GENOME_HIDDEN, GENOME_ACT_RELU, -0.3f, 0.5f, &err), &err);
+    assert_ok(genome_add_neuron(g, 5, GENOME_HIDDEN, GENOME_ACT_ABS, 0.7f, 0.5f, &err), &err);
     const float w[][3] = {{0, 3, 0.3f},  {0, 4, 1.7f},  {0, 5, -0.9f}, {1, 3, 0.55f},
                           {1, 4, -1.1f}, {1, 5, 0.35f}, {2, 3, -0.7f}, {2, 4, 0.45f},
                           {4, 3, 1.3f},  {5, 3, -0.6f}, {4, 4, 0.8f},  {3, 5, -0.45f}};
     for (size_t e = 0; e < sizeof w / sizeof w[0]; e++)
-        assert_ok(genome_add_conn(&g, (uint32_t)w[e][0], (uint32_t)w[e][1], w[e][2], &err), &err);
+        assert_ok(genome_add_conn(g, (uint32_t)w[e][0], (uint32_t)w[e][1], w[e][2], &err), &err);
     struct tv_buf c = {0};
-    assert_ok(nn_net_export_c(&g, "trevo_net", &c, &err), &err);
+    assert_ok(nn_net_export_c(g, "trevo_net", &c, &err), &err);
     /* LANES sequences of STEPS steps: sequence b is lane b of the batched
      * state, and rows b * STEPS .. of the file's run (a reset first) */
     enum { STEPS = 8, LANES = 17 };
@@ -361,9 +340,9 @@ static void test_nn_net_export_c_sums_as_the_batched_engine(void **state)
     run_export(&c, NULL, &r, out, aux);
     struct nn_opts o = {.way = NN_WAY_GATHER};
     struct nn_plan *p;
-    assert_ok(nn_plan_compile(&g, &o, &p, &err), &err);
+    assert_ok(nn_plan_compile(g, &o, &p, &err), &err);
     for (int t = 0; t < NN_TARGET_COUNT; t++) {
-        if (!target_runs(p, t))
+        if (!tu_target_runs(p, t))
             continue;
         struct nn_state *s;
         assert_ok(nn_state_new(p, LANES, &s, &err), &err);
@@ -387,15 +366,14 @@ static void test_nn_net_export_c_sums_as_the_batched_engine(void **state)
     }
     nn_plan_free(p);
     tv_buf_free(&c);
-    genome_release(&g);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_nn_net_export_c_every_activation_gives_the_engine_bits),
-        cmocka_unit_test(test_nn_qnet_export_c_every_activation_gives_the_engine_bits),
-        cmocka_unit_test(test_nn_net_export_c_sums_as_the_batched_engine),
+        TU_GENOME_TEST(test_nn_net_export_c_every_activation_gives_the_engine_bits),
+        TU_GENOME_TEST(test_nn_qnet_export_c_every_activation_gives_the_engine_bits),
+        TU_GENOME_TEST(test_nn_net_export_c_sums_as_the_batched_engine),
     };
     return cmocka_run_group_tests(tests, tu_tmpdir_setup, tu_tmpdir_teardown);
 }

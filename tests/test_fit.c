@@ -135,12 +135,7 @@ static void test_fit_order_shuffle_is_the_fisher_yates_of_seed_and_epoch(void **
         struct tv_rng rng = tu_rng(42, FIT_SHUFFLE, epoch);
         for (size_t i = 0; i < N; i++)
             want[i] = (uint32_t)i;
-        for (size_t i = N - 1; i > 0; i--) {
-            size_t j = tv_rng_below(&rng, (uint32_t)(i + 1));
-            uint32_t tmp = want[i];
-            want[i] = want[j];
-            want[j] = tmp;
-        }
+        tu_fisher_yates(&rng, want, N);
         assert_memory_equal(perm, want, sizeof perm);
     }
     fit_order(perm, N, 42, 1, 1);

@@ -209,12 +209,7 @@ static void test_tv_rng_shuffle_u32_is_fisher_yates(void **state)
         for (uint32_t i = 0; i < N; i++)
             a[i] = want[i] = 100 + i;
         tv_rng_shuffle_u32(&r, a, N);
-        for (size_t i = N - 1; i > 0; i--) {
-            size_t j = tv_rng_below(&q, (uint32_t)(i + 1));
-            uint32_t t = want[i];
-            want[i] = want[j];
-            want[j] = t;
-        }
+        tu_fisher_yates(&q, want, N);
         assert_memory_equal(a, want, sizeof a);
         assert_true(r.ctr == q.ctr);
         uint64_t seen = 0;
@@ -436,8 +431,7 @@ static void test_genome_new_free_init_release(void **state)
 
 static void test_genome_reserve_copy_equal(void **state)
 {
-    struct tu_pair *pair = *state;
-    struct genome *a = &pair->a, *b = &pair->b;
+    TU_PAIR_GENOMES(a, b);
     struct tv_error err = {0};
     assert_ok(genome_reserve(a, 100, 200, &err), &err);
     assert_true(a->cap_neurons >= 100 && a->cap_conns >= 200);
@@ -548,8 +542,7 @@ static void test_genome_find_neuron_and_conn(void **state)
 
 static void test_genome_canonicalize_sorts_pushed_genes(void **state)
 {
-    struct tu_pair *pair = *state;
-    struct genome *a = &pair->a, *b = &pair->b;
+    TU_PAIR_GENOMES(a, b);
     struct tv_error err = {0};
     tu_small_genome(a);
     /* Push a's genes into b in reverse order. */
@@ -1102,8 +1095,7 @@ static struct genome_mutation no_mutation(void)
 
 static void test_genome_mutate_zero_rates_changes_nothing(void **state)
 {
-    struct tu_pair *pair = *state;
-    struct genome *g = &pair->a, *copy = &pair->b;
+    TU_PAIR_GENOMES(g, copy);
     struct tv_error err = {0};
     struct tv_rng r = tu_rng(7, 0, 0);
     for (int t = 0; t < 50; t++) {
@@ -1129,8 +1121,7 @@ static const struct genome_conn *lost_conn(const struct genome *a, const struct 
 
 static void test_genome_mutate_add_neuron_splits_with_split_id(void **state)
 {
-    struct tu_pair *pair = *state;
-    struct genome *g = &pair->a, *before = &pair->b;
+    TU_PAIR_GENOMES(g, before);
     struct tv_error err = {0};
     struct tv_rng r = tu_rng(8, 0, 0);
     struct genome_mutation m = no_mutation();
@@ -1216,8 +1207,7 @@ static void split_until(struct genome *g, uint32_t from, uint32_t to, uint64_t s
 
 static void test_genome_mutate_split_same_conn_same_id_across_genomes(void **state)
 {
-    struct tu_pair *pair = *state;
-    struct genome *a = &pair->a, *b = &pair->b;
+    TU_PAIR_GENOMES(a, b);
     struct tv_error err = {0};
     struct tv_rng r = tu_rng(10, 0, 0);
     assert_ok(genome_build_minimal(a, 3, 1, 0, 1.0, &r, &err), &err); /* ids 0,1,2 -> 3 */
@@ -1238,8 +1228,7 @@ static void test_genome_mutate_split_same_conn_same_id_across_genomes(void **sta
 
 static void test_genome_mutate_del_neuron_removes_incident_conns(void **state)
 {
-    struct tu_pair *pair = *state;
-    struct genome *g = &pair->a, *before = &pair->b;
+    TU_PAIR_GENOMES(g, before);
     struct tv_error err = {0};
     struct tv_rng r = tu_rng(11, 0, 0);
     struct genome_mutation m = no_mutation();
@@ -1349,8 +1338,7 @@ static void test_genome_mutate_add_recurrent_adds_recurrent(void **state)
 
 static void test_genome_mutate_add_on_saturated_genome_is_noop(void **state)
 {
-    struct tu_pair *pair = *state;
-    struct genome *g = &pair->a, *before = &pair->b;
+    TU_PAIR_GENOMES(g, before);
     struct tv_error err = {0};
     struct tv_rng r = tu_rng(14, 0, 0);
     uint32_t sizes[] = {2, 2, 2};
@@ -1389,8 +1377,7 @@ static void test_genome_mutate_limits_stop_growth(void **state)
 
 static void test_genome_mutate_act_change_picks_from_choices(void **state)
 {
-    struct tu_pair *pair = *state;
-    struct genome *g = &pair->a, *before = &pair->b;
+    TU_PAIR_GENOMES(g, before);
     struct tv_error err = {0};
     struct tv_rng r = tu_rng(16, 0, 0);
     struct genome_mutation m = no_mutation();
@@ -1468,8 +1455,7 @@ static void test_genome_mutate_huge_sd_stays_finite(void **state)
 
 static void test_genome_mutate_same_seed_same_child(void **state)
 {
-    struct tu_trio *trio = *state;
-    struct genome *base = &trio->a, *a = &trio->b, *b = &trio->c;
+    TU_TRIO_GENOMES(base, a, b);
     struct tv_error err = {0};
     struct tv_rng r = tu_rng(19, 0, 0);
     struct genome_mutation m = tu_aggressive_mutation();
@@ -1655,8 +1641,7 @@ static void test_genome_crossover_properties(void **state)
 
 static void test_genome_crossover_with_self_copy_is_identity(void **state)
 {
-    struct tu_trio *trio = *state;
-    struct genome *a = &trio->a, *b = &trio->b, *child = &trio->c;
+    TU_TRIO_GENOMES(a, b, child);
     struct tv_error err = {0};
     struct tv_rng r = tu_rng(23, 0, 0);
     for (int t = 0; t < 100; t++) {
@@ -1669,8 +1654,7 @@ static void test_genome_crossover_with_self_copy_is_identity(void **state)
 
 static void test_genome_crossover_child_is_parent_fails(void **state)
 {
-    struct tu_pair *pair = *state;
-    struct genome *a = &pair->a, *b = &pair->b;
+    TU_PAIR_GENOMES(a, b);
     struct tv_error err = {0};
     struct tv_rng r = tu_rng(24, 0, 0);
     tu_small_genome(a);
@@ -1685,8 +1669,7 @@ static void test_genome_crossover_child_is_parent_fails(void **state)
 
 static void test_genome_distance_properties(void **state)
 {
-    struct tu_trio *trio = *state;
-    struct genome *a = &trio->a, *b = &trio->b, *c = &trio->c;
+    TU_TRIO_GENOMES(a, b, c);
     struct tv_error err = {0};
     struct tv_rng r = tu_rng(25, 0, 0);
     struct genome_distance_cfg cfg = {1.0, 1.0, 0.4, 20};
@@ -1709,8 +1692,7 @@ static void test_genome_distance_properties(void **state)
  * trivially 0: it must be able to pass over far representatives. */
 static void test_genome_distance_bound_below_distance(void **state)
 {
-    struct tu_pair *pair = *state;
-    struct genome *a = &pair->a, *b = &pair->b;
+    TU_PAIR_GENOMES(a, b);
     struct tv_rng r = tu_rng(26, 0, 0);
     const struct genome_distance_cfg cfgs[] = {
         {1.0, 1.0, 0.4, 20}, {1.0, 2.0, 0.5, 1}, {3.0, 0.5, 0.0, 5}, {0.0, 1.0, 1.0, 20}};
@@ -1743,8 +1725,7 @@ static void test_genome_distance_bound_below_distance(void **state)
 
 static void test_genome_distance_hand_computed(void **state)
 {
-    struct tu_pair *pair = *state;
-    struct genome *a = &pair->a, *b = &pair->b;
+    TU_PAIR_GENOMES(a, b);
     struct tv_error err = {0};
     tu_small_genome(a);
     genome_copy(b, a, &err);

@@ -211,8 +211,7 @@ static void test_genome_encode_decode_round_trip_small(void **state)
 
 static void test_genome_encode_appends_to_buffer(void **state)
 {
-    struct tu_pair *pair = *state;
-    struct genome *a = &pair->a, *b = &pair->b;
+    TU_PAIR_GENOMES(a, b);
     struct tv_error err = {0};
     tu_small_genome(a);
     struct tv_buf buf = {0};
@@ -230,8 +229,7 @@ static void test_genome_encode_appends_to_buffer(void **state)
 
 static void test_genome_decode_round_trip_random_genomes(void **state)
 {
-    struct tu_pair *pair = *state;
-    struct genome *a = &pair->a, *b = &pair->b;
+    TU_PAIR_GENOMES(a, b);
     struct tv_error err = {0};
     struct tv_rng r = tu_rng(101, 0, 0);
     struct tv_buf buf = {0}, buf2 = {0};
@@ -291,9 +289,9 @@ static void check_fast_equals_general(const uint8_t *data, size_t len)
 static void test_genome_decode_fast_path_equals_general(void **state)
 {
     struct genome *a = *state;
-    struct tv_rng r = tu_rng(102, 0, 0);
     struct tv_buf buf = {0};
     uint8_t *copy = NULL;
+    struct tv_rng r = tu_rng(102, 0, 0);
     for (int t = 0; t < 60; t++) {
         tu_random_genome(a, &r, t % 3 ? 4 : 30); /* some over 16 neurons: array16 */
         if (t % 2)
@@ -528,8 +526,7 @@ static void test_genome_decode_accepts_float64_and_integer_fields(void **state)
 
 static void test_genome_decode_truncated_every_offset_fails(void **state)
 {
-    struct tu_pair *pair = *state;
-    struct genome *a = &pair->a, *b = &pair->b;
+    TU_PAIR_GENOMES(a, b);
     struct tv_error err = {0};
     struct tv_rng r = tu_rng(102, 0, 0);
     struct tv_buf buf = {0};
@@ -553,8 +550,7 @@ static void test_genome_decode_truncated_every_offset_fails(void **state)
 /* Every single-byte change of a valid message: refused, or a valid genome. */
 static void test_genome_decode_corrupted_bytes_never_crash(void **state)
 {
-    struct tu_pair *pair = *state;
-    struct genome *a = &pair->a, *b = &pair->b;
+    TU_PAIR_GENOMES(a, b);
     struct tv_rng r = tu_rng(103, 0, 0);
     struct tv_buf buf = {0};
     for (int t = 0; t < 10; t++) {

@@ -68,6 +68,15 @@ static struct genome *conv_genome(void)
     return g;
 }
 
+/* A fixture of conv_genome(), released after the test (CONV_TEST(test) in
+ * the test table; `struct genome *g = *state;`). */
+static int conv_setup(void **state)
+{
+    *state = conv_genome();
+    return 0;
+}
+#define CONV_TEST(test) cmocka_unit_test_setup_teardown(test, conv_setup, tu_genome_teardown)
+
 /* CONV_TEXT with line `from` replaced by `to` (both whole lines with "\n"). */
 static int read_changed(const char *from, const char *to, struct tv_error *err)
 {
@@ -104,8 +113,7 @@ static char *write_text(const struct genome *g)
 
 static void test_genome_read_text_conv_genes_in_order(void **state)
 {
-    (void)state;
-    struct genome *g = conv_genome();
+    struct genome *g = *state;
     assert_int_equal(g->n_channels, 3);
     assert_int_equal(g->n_filters, 3);
     assert_int_equal(g->n_coefs, 6);
@@ -127,7 +135,6 @@ static void test_genome_read_text_conv_genes_in_order(void **state)
     assert_int_equal(genome_source_depth(g, 200, &d), 0);
     assert_true(d == 0.25f);
     assert_int_equal(genome_source_depth(g, 99, &d), -1);
-    genome_free(g);
 }
 
 static void test_genome_filter_out_geometry(void **state)
@@ -219,8 +226,7 @@ static void test_genome_read_text_conv_lines_need_version_3(void **state)
 
 static void test_genome_validate_conv_feed_forward_head(void **state)
 {
-    (void)state;
-    struct genome *g = conv_genome();
+    struct genome *g = *state;
     struct tv_error err = {0};
     /* a hidden neuron at 0.25, below channel 1 at 0.5: 100 -> it is not feed-forward */
     assert_ok(genome_add_neuron(g, 50, GENOME_HIDDEN, GENOME_ACT_RELU, 0, 0.25f, &err), &err);
@@ -232,31 +238,26 @@ static void test_genome_validate_conv_feed_forward_head(void **state)
     assert_error(genome_validate(g, NULL, &err), &err, TV_EINVAL,
                  "(100 -> 50): from a pixel of channel 1 at depth 0.5 to depth 0.25 is not "
                  "feed-forward");
-    genome_free(g);
 }
 
 static void test_genome_validate_conv_limits(void **state)
 {
-    (void)state;
-    struct genome *g = conv_genome();
+    struct genome *g = *state;
     struct tv_error err = {0};
-    struct genome_limits few_coefs = {1000, 5};
-    assert_error(genome_validate(g, &few_coefs, &err), &err, TV_ELIMIT,
+    /* few coefficients, then few neurons */
+    assert_error(genome_validate(g, &(struct genome_limits){1000, 5}, &err), &err, TV_ELIMIT,
                  "genome has 6 filter coefficients, more than the limit of 5");
-    struct genome_limits few_neurons = {40, 100};
-    assert_error(genome_validate(g, &few_neurons, &err), &err, TV_ELIMIT,
+    assert_error(genome_validate(g, &(struct genome_limits){40, 100}, &err), &err, TV_ELIMIT,
                  "genome has 38 neurons and 40 pixels, more than the limit of 40");
     struct genome_limits exact = {78, 100};
     assert_ok(genome_validate(g, &exact, &err), &err);
-    genome_free(g);
 }
 
 /* ---- formats ----------------------------------------------------------- */
 
 static void test_genome_write_text_conv_round_trip(void **state)
 {
-    (void)state;
-    struct genome *g = conv_genome(), *h = genome_new();
+    struct genome *g = *state, *h = genome_new();
     struct tv_error err = {0};
     char *a = write_text(g);
     assert_non_null(strstr(a, "trevo-net 4\n"));
@@ -266,16 +267,13 @@ static void test_genome_write_text_conv_round_trip(void **state)
     assert_true(genome_equal(g, h));
     char *b = write_text(h);
     assert_string_equal(a, b);
-    free(a);
-    free(b);
-    genome_free(g);
+    TV_FREE_ALL(a, b);
     genome_free(h);
 }
 
 static void test_genome_encode_conv_round_trip(void **state)
 {
-    (void)state;
-    struct genome *g = conv_genome(), *h = genome_new();
+    struct genome *g = *state, *h = genome_new();
     struct tv_error err = {0};
     struct tv_buf a = {0}, b = {0};
     assert_ok(genome_encode(g, &a, &err), &err);
@@ -296,14 +294,12 @@ static void test_genome_encode_conv_round_trip(void **state)
     assert_int_not_equal(genome_decode(h, a.data, a.len, NULL, &err), 0);
     tv_buf_free(&a);
     tv_buf_free(&b);
-    genome_free(g);
     genome_free(h);
 }
 
 static void test_genome_format_version_without_channels_unchanged(void **state)
 {
-    (void)state;
-    struct genome *g = conv_genome();
+    struct genome *g = *state;
     /* the same network without its convolutional genes is version 1 again,
      * and its encoding an array of 4 */
     while (g->n_channels)
@@ -321,13 +317,11 @@ static void test_genome_format_version_without_channels_unchanged(void **state)
     assert_null(strstr(t, "channel"));
     free(t);
     tv_buf_free(&a);
-    genome_free(g);
 }
 
 static void test_genome_copy_equal_conv(void **state)
 {
-    (void)state;
-    struct genome *g = conv_genome(), *h = genome_new();
+    struct genome *g = *state, *h = genome_new();
     struct tv_error err = {0};
     assert_ok(genome_copy(h, g, &err), &err);
     assert_true(genome_equal(g, h));
@@ -338,7 +332,6 @@ static void test_genome_copy_equal_conv(void **state)
     assert_false(genome_equal(g, h));
     genome_reset(h);
     assert_int_equal(h->n_channels + h->n_filters + h->n_coefs, 0);
-    genome_free(g);
     genome_free(h);
 }
 
@@ -460,8 +453,7 @@ static void test_genome_crossover_conv_aligns_by_key(void **state)
 
 static void test_genome_conv_alloc_failures(void **state)
 {
-    (void)state;
-    struct genome *g = conv_genome();
+    struct genome *g = *state;
     struct tv_buf buf = {0};
     struct tv_error err = {0};
     assert_ok(genome_encode(g, &buf, &err), &err);
@@ -505,27 +497,24 @@ static void test_genome_conv_alloc_failures(void **state)
     }
     free(text);
     tv_buf_free(&buf);
-    genome_free(g);
 }
 
 static void test_genome_write_dot_conv_channels_as_nodes(void **state)
 {
-    (void)state;
-    struct genome *g = conv_genome();
+    struct genome *g = *state;
     struct tv_buf b = {0};
     struct tv_error err = {0};
     assert_ok(genome_write_dot(g, "conv", &b, &err), &err);
     assert_ok(tv_buf_append(&b, "", 1), &err);
     const char *s = (const char *)b.data;
-    assert_non_null(strstr(s, "    c1 [label=\"channel 1\\n4x4\\nrelu\\npool 2: 2x2\\nb=0.1\", "
-                              "shape=box3d];\n"));
-    assert_non_null(strstr(s, "    c0 -> c1 [label=\"3 of 3x3\", penwidth=2];\n"));
-    assert_non_null(strstr(s, "    c1 -> n36 [label=\"2\", style=dotted];\n"));
-    assert_non_null(strstr(s, "    c2 -> n37 [label=\"1\", style=dotted];\n"));
-    assert_non_null(strstr(s, "    n5 -> n36 ["));
+    static const char *const want[] = {
+        "    c1 [label=\"channel 1\\n4x4\\nrelu\\npool 2: 2x2\\nb=0.1\", shape=box3d];\n",
+        "    c0 -> c1 [label=\"3 of 3x3\", penwidth=2];\n",
+        "    c1 -> n36 [label=\"2\", style=dotted];\n",
+        "    c2 -> n37 [label=\"1\", style=dotted];\n", "    n5 -> n36 ["};
+    tu_assert_has_all(s, want, sizeof want / sizeof want[0]);
     assert_null(strstr(s, "n100"));
     tv_buf_free(&b);
-    genome_free(g);
 }
 
 /* ---- plans ------------------------------------------------------------- */
@@ -568,11 +557,7 @@ static void check_plan(const struct genome *g, size_t batch, uint64_t seed)
                              (double)y);
             }
     }
-    free(in);
-    free(fm);
-    free(a);
-    free(b);
-    free(c);
+    TV_FREE_ALL(in, fm, a, b, c);
     nn_reference_free(r);
     nn_state_free(s);
     nn_state_free(sf);
@@ -581,12 +566,10 @@ static void check_plan(const struct genome *g, size_t batch, uint64_t seed)
 
 static void test_nn_plan_conv_matches_reference(void **state)
 {
-    (void)state;
-    struct genome *g = conv_genome();
+    struct genome *g = *state;
     check_plan(g, 1, 0);
     check_plan(g, 5, 1);
     check_plan(g, 17, 2);
-    genome_free(g);
 }
 
 /* Random small convolutional genomes: the base grown and pruned by the
@@ -609,22 +592,19 @@ static void test_nn_plan_conv_random_genomes_match_reference(void **state)
 
 static void test_nn_plan_conv_trainable_fails(void **state)
 {
-    (void)state;
-    struct genome *g = conv_genome();
+    struct genome *g = *state;
     struct tv_error err = {0};
     struct nn_plan *p = NULL;
     struct nn_opts o = {.trainable = 1};
     assert_error(nn_plan_compile(g, &o, &p, &err), &err, TV_EINVAL,
                  "nn_opts.trainable: a genome with channels");
     assert_null(p);
-    genome_free(g);
 }
 
 /* The paths that run plain triplets only refuse a genome with channels. */
 static void test_nn_triplet_only_paths_refuse_channels(void **state)
 {
-    (void)state;
-    struct genome *g = conv_genome();
+    struct genome *g = *state;
     struct tv_error err = {0};
     struct nn_trainer *t = NULL;
     struct nn_train_opts o = {0};
@@ -639,15 +619,13 @@ static void test_nn_triplet_only_paths_refuse_channels(void **state)
     assert_error(nn_net_export_c(g, "net", &b, &err), &err, TV_EINVAL,
                  "export: a genome with channels");
     tv_buf_free(&b);
-    genome_free(g);
 }
 
 /* Every allocation of compiling a conv plan and making its state may fail:
  * TV_ENOMEM, nothing left allocated. */
 static void test_nn_plan_conv_alloc_failures(void **state)
 {
-    (void)state;
-    struct genome *g = conv_genome();
+    struct genome *g = *state;
     struct tv_error err = {0};
     for (unsigned long k = 1;; k++) {
         struct nn_plan *p = NULL;
@@ -673,33 +651,32 @@ static void test_nn_plan_conv_alloc_failures(void **state)
         assert_int_equal(failalloc_live(), live);
         failalloc_track(0);
     }
-    genome_free(g);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_genome_read_text_conv_genes_in_order),
+        CONV_TEST(test_genome_read_text_conv_genes_in_order),
         cmocka_unit_test(test_genome_filter_out_geometry),
         cmocka_unit_test(test_genome_validate_conv_bad_genes_fail),
         cmocka_unit_test(test_genome_read_text_conv_lines_need_version_3),
-        cmocka_unit_test(test_genome_validate_conv_feed_forward_head),
-        cmocka_unit_test(test_genome_validate_conv_limits),
-        cmocka_unit_test(test_genome_write_text_conv_round_trip),
-        cmocka_unit_test(test_genome_encode_conv_round_trip),
-        cmocka_unit_test(test_genome_format_version_without_channels_unchanged),
-        cmocka_unit_test(test_genome_copy_equal_conv),
+        CONV_TEST(test_genome_validate_conv_feed_forward_head),
+        CONV_TEST(test_genome_validate_conv_limits),
+        CONV_TEST(test_genome_write_text_conv_round_trip),
+        CONV_TEST(test_genome_encode_conv_round_trip),
+        CONV_TEST(test_genome_format_version_without_channels_unchanged),
+        CONV_TEST(test_genome_copy_equal_conv),
         cmocka_unit_test(test_genome_mutate_conv_keeps_valid),
         cmocka_unit_test(test_genome_mutate_conv_nothing_without_channels),
         cmocka_unit_test(test_genome_mutate_conv_perturbs_coefficients),
         cmocka_unit_test(test_genome_crossover_conv_aligns_by_key),
-        cmocka_unit_test(test_genome_conv_alloc_failures),
-        cmocka_unit_test(test_genome_write_dot_conv_channels_as_nodes),
-        cmocka_unit_test(test_nn_plan_conv_matches_reference),
+        CONV_TEST(test_genome_conv_alloc_failures),
+        CONV_TEST(test_genome_write_dot_conv_channels_as_nodes),
+        CONV_TEST(test_nn_plan_conv_matches_reference),
         cmocka_unit_test(test_nn_plan_conv_random_genomes_match_reference),
-        cmocka_unit_test(test_nn_plan_conv_trainable_fails),
-        cmocka_unit_test(test_nn_triplet_only_paths_refuse_channels),
-        cmocka_unit_test(test_nn_plan_conv_alloc_failures),
+        CONV_TEST(test_nn_plan_conv_trainable_fails),
+        CONV_TEST(test_nn_triplet_only_paths_refuse_channels),
+        CONV_TEST(test_nn_plan_conv_alloc_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

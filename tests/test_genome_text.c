@@ -125,8 +125,7 @@ static void test_genome_read_text_reads_reference(void **state)
 
 static void test_genome_read_text_round_trip_random_genomes(void **state)
 {
-    struct tu_pair *pair = *state;
-    struct genome *a = &pair->a, *b = &pair->b;
+    TU_PAIR_GENOMES(a, b);
     struct tv_error err = {0};
     struct tv_rng r = tu_rng(201, 0, 0);
     static char fixed[1 << 16];
@@ -156,8 +155,7 @@ static void test_genome_read_text_round_trip_random_genomes(void **state)
 
 static void test_genome_read_text_round_trip_odd_floats(void **state)
 {
-    struct tu_pair *pair = *state;
-    struct genome *a = &pair->a, *b = &pair->b;
+    TU_PAIR_GENOMES(a, b);
     struct tv_error err = {0};
     const char *text = HEAD "neuron 0 in -0 identity -0\nneuron 1 in 0 step 1e-45\n"
                             "neuron 2 out 1 sigmoid 3.40282347e+38\n"
@@ -376,9 +374,9 @@ static void test_genome_read_text_conn_into_input_fails(void **state)
 static void test_genome_read_text_wrong_field_count_fails(void **state)
 {
     (void)state;
+    refused("trevo-net 1 a b c d e f g h i j k l m n o\n", TV_EINVAL, "t.txt:1: too many fields");
     refused(BASE "conn 0 2 1 2 3 4 5 6 7 8 9 10 11 12 13 14\n", TV_EINVAL,
             "t.txt:11: too many fields");
-    refused("trevo-net 1 a b c d e f g h i j k l m n o\n", TV_EINVAL, "t.txt:1: too many fields");
     refused(BASE "conn 0 2\n", TV_EINVAL, "t.txt:11: expected 'conn FROM TO WEIGHT'");
     refused(BASE "conn 0 2 1 1\n", TV_EINVAL, "t.txt:11: expected 'conn FROM TO WEIGHT'");
     refused(HEAD "neuron 5 hid 0.5 tanh\n", TV_EINVAL,
@@ -467,8 +465,7 @@ static void test_genome_read_text_header_counts_mismatch_fails(void **state)
  * whatever parses is valid and survives a second round trip. */
 static void test_genome_read_text_mangled_text_never_crashes(void **state)
 {
-    struct tu_trio *trio = *state;
-    struct genome *a = &trio->a, *b = &trio->b, *c = &trio->c;
+    TU_TRIO_GENOMES(a, b, c);
     struct tv_rng r = tu_rng(202, 0, 0);
     static const char junk[] = " \t\r\n#0123456789.-+eEx\0aqz";
     int accepted = 0;

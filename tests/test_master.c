@@ -1860,9 +1860,7 @@ static void test_master_speciate_equals_naive_first_match(void **state)
             assert_true(founded > 0 || gen > 0);
             for (size_t k = 0; k < n_reps; k++)
                 genome_free(reps[k]);
-            free(reps);
-            free(rep_ids);
-            free(want);
+            TV_FREE_ALL(reps, rep_ids, want);
         }
         for (int f = 0; f < 4; f++)
             genome_free(founders[f]);
@@ -1980,8 +1978,7 @@ static void test_master_plan_speciated(void **state)
         }
         assert_int_equal(from_a, 7);
         assert_int_equal(from_b, 2);
-        free(elites);
-        free(ch);
+        TV_FREE_ALL(elites, ch);
     }
     assert_true(n_cross > 0);
     master_pop_release(&p);
@@ -2007,8 +2004,7 @@ static void test_master_plan_elitism_min_size_zero(void **state)
     /* the two best of each species, sorted by id */
     assert_int_equal(ne, 4);
     assert_true(elites[0] == 1 && elites[1] == 2 && elites[2] == 7 && elites[3] == 8);
-    free(elites);
-    free(ch);
+    TV_FREE_ALL(elites, ch);
     master_pop_release(&p);
 }
 
@@ -2071,16 +2067,14 @@ static void test_master_plan_stagnant_species_gets_nothing(void **state)
         assert_true(ch[i].parent1 <= 6 && ch[i].parent2 <= 6);
     for (size_t i = 0; i < ne; i++)
         assert_true(elites[i] <= 6);
-    free(elites);
-    free(ch);
+    TV_FREE_ALL(elites, ch);
     /* protected while among the species_elitism best */
     c.species_elitism = 2;
     tv_rng_init(&rng, 1, 0, 0);
     assert_ok(master_plan(&p, &c, 0, &rng, &elites, &ne, &ch, &nc, &err), &err);
     check_plan(&p, &c, elites, ne, ch, nc);
     assert_true(b->offspring > 0);
-    free(elites);
-    free(ch);
+    TV_FREE_ALL(elites, ch);
     /* the best species stagnant but protected: it keeps breeding */
     c.species_elitism = 1;
     b->last_improved = 0;
@@ -2091,8 +2085,7 @@ static void test_master_plan_stagnant_species_gets_nothing(void **state)
     check_plan(&p, &c, elites, ne, ch, nc);
     assert_int_equal(a->offspring, 8);
     assert_int_equal(b->offspring, 2);
-    free(elites);
-    free(ch);
+    TV_FREE_ALL(elites, ch);
     /* every species stagnant and unprotected: all breed rather than none */
     c.species_elitism = 0;
     b->last_improved = -100;
@@ -2100,8 +2093,7 @@ static void test_master_plan_stagnant_species_gets_nothing(void **state)
     assert_ok(master_plan(&p, &c, 0, &rng, &elites, &ne, &ch, &nc, &err), &err);
     check_plan(&p, &c, elites, ne, ch, nc);
     assert_int_equal(a->offspring + b->offspring, 10);
-    free(elites);
-    free(ch);
+    TV_FREE_ALL(elites, ch);
     master_pop_release(&p);
 }
 
@@ -2128,8 +2120,7 @@ static void test_master_plan_generational(void **state)
         assert_int_equal(nc, 7);
         for (size_t i = 0; i < nc; i++)
             n_cross += ch[i].parent2 >= 0;
-        free(elites);
-        free(ch);
+        TV_FREE_ALL(elites, ch);
     }
     assert_true(n_cross > 0);
     /* elitism above the population: every member kept, and no more than pop_size */
@@ -2142,15 +2133,13 @@ static void test_master_plan_generational(void **state)
     check_plan(&p, &c, elites, ne, ch, nc);
     assert_int_equal(ne, 10);
     assert_int_equal(nc, 0);
-    free(elites);
-    free(ch);
+    TV_FREE_ALL(elites, ch);
     /* a larger next generation than the population */
     c.elitism = 1;
     c.pop_size = 25;
     assert_ok(master_plan(&p, &c, 0, &rng, &elites, &ne, &ch, &nc, &err), &err);
     check_plan(&p, &c, elites, ne, ch, nc);
-    free(elites);
-    free(ch);
+    TV_FREE_ALL(elites, ch);
     master_pop_release(&p);
 }
 
@@ -2180,8 +2169,7 @@ static void test_master_plan_ties_broken_by_id(void **state)
     for (size_t i = 0; i < nc; i++)
         if (ch[i].parent2 >= 0)
             assert_true(ch[i].parent1 == 3 && ch[i].parent2 == 5);
-    free(elites);
-    free(ch);
+    TV_FREE_ALL(elites, ch);
     /* speciated: the species' best is the lower id, and the elite */
     c.selection = MASTER_SEL_SPECIATED;
     c.elitism_min_size = 1;
@@ -2192,8 +2180,7 @@ static void test_master_plan_ties_broken_by_id(void **state)
     check_plan(&p, &c, elites, ne, ch, nc);
     assert_int_equal(ne, 1);
     assert_true(elites[0] == 3);
-    free(elites);
-    free(ch);
+    TV_FREE_ALL(elites, ch);
     master_pop_release(&p);
 }
 
@@ -2218,8 +2205,7 @@ static void test_master_plan_single_member_species_mutates_only(void **state)
     assert_int_equal(ne, 1);
     for (size_t i = 0; i < nc; i++)
         assert_int_equal(ch[i].op, WORKER_OP_MUTATE);
-    free(elites);
-    free(ch);
+    TV_FREE_ALL(elites, ch);
     master_pop_release(&p);
 }
 

@@ -65,6 +65,14 @@ static void release_pair(struct genome *a, struct genome *b)
     genome_release(b);
 }
 
+/* The test's two genomes (TU_PAIR_TEST): a as build() makes it, b a copy. */
+static struct tu_pair *pair_of(void **state, double density, uint64_t seed)
+{
+    struct tu_pair *t = *state;
+    build_pair(&t->a, &t->b, density, seed);
+    return t;
+}
+
 /* |got - n p| <= 5 sd of Binomial(n, p). */
 static void assert_binomial(size_t got, size_t n, double p)
 {
@@ -97,17 +105,14 @@ static void mutate_ok(struct genome *g, const struct genome_mutation *m, uint64_
 
 static void test_genome_mutate_scale_zero_rates_draw_nothing(void **state)
 {
-    (void)state;
-    struct genome g, copy;
-    build_pair(&g, &copy, 0.1, 1);
+    struct tu_pair *t = pair_of(state, 0.1, 1);
     struct tv_error err = {0};
     struct genome_mutation m = quiet();
     struct tv_rng r = tu_rng(3, 0, 0);
-    assert_ok(genome_mutate(&g, &m, &r, &err), &err);
+    assert_ok(genome_mutate(&t->a, &m, &r, &err), &err);
     /* no draw at all: the old rates' children stay what they were */
     assert_int_equal(r.ctr, 0);
-    assert_true(genome_equal(&g, &copy));
-    release_pair(&g, &copy);
+    assert_true(genome_equal(&t->a, &t->b));
 }
 
 /* ---- each rate against what it must do --------------------------------
@@ -251,9 +256,7 @@ static void test_genome_mutate_per_conn_stops_at_the_limits(void **state)
  * stream gives the same child. */
 static void test_genome_mutate_per_conn_all_valid_and_deterministic(void **state)
 {
-    (void)state;
-    struct genome a, b;
-    build_pair(&a, &b, 0.05, 15);
+    struct tu_pair *t = pair_of(state, 0.05, 15);
     struct tv_error err = {0};
     struct genome_mutation m = tu_aggressive_mutation();
     m.add_local_per_conn = m.add_skip_per_conn = m.add_recurrent_per_conn = 0.02;
@@ -263,12 +266,11 @@ static void test_genome_mutate_per_conn_all_valid_and_deterministic(void **state
     tv_rng_init(&ra, 16, 0, 0);
     tv_rng_init(&rb, 16, 0, 0);
     for (int i = 0; i < 20; i++) {
-        assert_ok(genome_mutate(&a, &m, &ra, &err), &err);
-        assert_ok(genome_validate(&a, NULL, &err), &err);
-        assert_ok(genome_mutate(&b, &m, &rb, &err), &err);
+        assert_ok(genome_mutate(&t->a, &m, &ra, &err), &err);
+        assert_ok(genome_validate(&t->a, NULL, &err), &err);
+        assert_ok(genome_mutate(&t->b, &m, &rb, &err), &err);
     }
-    assert_true(genome_equal(&a, &b));
-    release_pair(&a, &b);
+    assert_true(genome_equal(&t->a, &t->b));
 }
 
 /* A call that makes hundreds of genes allocates a fixed number of blocks
@@ -357,6 +359,15 @@ static int build_with(struct genome *g, const struct genome_layered_spec *spec,
     return genome_build_layered_pairs(g, spec, pairs, &r, err);
 }
 
+/* build_with, accepted, and the genome valid. */
+static void build_with_ok(struct genome *g, const struct genome_layered_spec *spec,
+                          const struct genome_layer_pairs *pairs, uint64_t seed)
+{
+    struct tv_error err = {0};
+    assert_ok(build_with(g, spec, pairs, seed, &err), &err);
+    assert_ok(genome_validate(g, NULL, &err), &err);
+}
+
 static void test_genome_build_layered_pairs_exact_densities(void **state)
 {
     (void)state;
@@ -366,9 +377,7 @@ static void test_genome_build_layered_pairs_exact_densities(void **state)
                                        1.0};
     struct genome_layer_pairs pairs = {adjacent, skip};
     struct genome g;
-    struct tv_error err = {0};
-    assert_ok(build_with(&g, &spec, &pairs, 1, &err), &err);
-    assert_ok(genome_validate(&g, NULL, &err), &err);
+    build_with_ok(&g, &spec, &pairs, 1);
     assert_int_equal(count_pair(&g, sizes, 4, 0, 1), 20);
     assert_int_equal(count_pair(&g, sizes, 4, 1, 2), 0);
     assert_int_equal(count_pair(&g, sizes, 4, 2, 3), 6);
@@ -391,8 +400,7 @@ static void test_genome_build_layered_pairs_sparse_counts(void **state)
     struct genome_layer_pairs pairs = {adjacent, skip};
     struct genome g;
     struct tv_error err = {0};
-    assert_ok(build_with(&g, &spec, &pairs, 2, &err), &err);
-    assert_ok(genome_validate(&g, NULL, &err), &err);
+    build_with_ok(&g, &spec, &pairs, 2);
     assert_binomial(count_pair(&g, sizes, 3, 0, 1), 784 * 300, 0.05);
     assert_binomial(count_pair(&g, sizes, 3, 1, 2), 300 * 10, 0.2);
     assert_binomial(count_pair(&g, sizes, 3, 0, 2), 784 * 10, 0.01);
@@ -408,23 +416,19 @@ static void test_genome_build_layered_pairs_sparse_counts(void **state)
 
 static void test_genome_build_layered_pairs_null_is_build_layered(void **state)
 {
-    (void)state;
+    struct tu_pair *t = *state;
     static const uint32_t sizes[] = {30, 20, 10, 5};
     struct genome_layered_spec spec = {
         sizes, 4, 0.3, 0.1, 0.05, GENOME_ACT_TANH, GENOME_ACT_SIGMOID, 1.0};
-    struct genome a, b;
-    genome_init(&a);
-    genome_init(&b);
     struct tv_rng ra, rb;
     struct tv_error err = {0};
     tv_rng_init(&ra, 9, 0, 0);
     tv_rng_init(&rb, 9, 0, 0);
-    assert_ok(genome_build_layered(&a, &spec, &ra, &err), &err);
+    assert_ok(genome_build_layered(&t->a, &spec, &ra, &err), &err);
     struct genome_layer_pairs none = {NULL, NULL};
-    assert_ok(genome_build_layered_pairs(&b, &spec, &none, &rb, &err), &err);
-    assert_true(genome_equal(&a, &b));
+    assert_ok(genome_build_layered_pairs(&t->b, &spec, &none, &rb, &err), &err);
+    assert_true(genome_equal(&t->a, &t->b));
     assert_int_equal(ra.ctr, rb.ctr);
-    release_pair(&a, &b);
 }
 
 static void test_genome_build_layered_pairs_bad_density(void **state)
@@ -452,15 +456,15 @@ static void test_genome_build_layered_pairs_bad_density(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_genome_mutate_scale_zero_rates_draw_nothing),
+        TU_PAIR_TEST(test_genome_mutate_scale_zero_rates_draw_nothing),
         cmocka_unit_test(test_genome_mutate_per_gene_rates_follow_their_counts),
         cmocka_unit_test(test_genome_mutate_per_conn_stops_at_the_limits),
-        cmocka_unit_test(test_genome_mutate_per_conn_all_valid_and_deterministic),
+        TU_PAIR_TEST(test_genome_mutate_per_conn_all_valid_and_deterministic),
         cmocka_unit_test(test_genome_mutate_per_conn_allocates_per_call_not_per_gene),
         cmocka_unit_test(test_genome_mutate_per_conn_out_of_memory),
         cmocka_unit_test(test_genome_build_layered_pairs_exact_densities),
         cmocka_unit_test(test_genome_build_layered_pairs_sparse_counts),
-        cmocka_unit_test(test_genome_build_layered_pairs_null_is_build_layered),
+        TU_PAIR_TEST(test_genome_build_layered_pairs_null_is_build_layered),
         cmocka_unit_test(test_genome_build_layered_pairs_bad_density),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -95,9 +95,7 @@ static size_t compare_with_reference(const struct genome *g, const struct nn_opt
             compared++;
         }
     }
-    free(in);
-    free(fast);
-    free(ref);
+    TV_FREE_ALL(in, fast, ref);
     nn_reference_free(r);
     nn_state_free(s);
     nn_plan_free(p);
@@ -266,10 +264,7 @@ static uint64_t hash_steps(uint64_t h, const struct genome *g, const struct nn_o
         step_both_layouts(p, a, f, in, fm, oa, of);
         h = hash_floats(h, oa, batch * n_out);
     }
-    free(in);
-    free(fm);
-    free(oa);
-    free(of);
+    TV_FREE_ALL(in, fm, oa, of);
     nn_state_free(a);
     nn_state_free(f);
     nn_plan_free(p);
@@ -383,10 +378,7 @@ static void test_nn_step_feature_major_in_place_matches_sample_major(void **stat
         nn_state_free(f);
         nn_plan_free(p);
     }
-    free(in);
-    free(in_fm);
-    free(oa);
-    free(of);
+    TV_FREE_ALL(in, in_fm, oa, of);
 }
 
 /* ---- recurrent state --------------------------------------------------------- */
@@ -555,9 +547,7 @@ static void expect_same_steps(const struct nn_plan *a, const struct nn_plan *b, 
         nn_step(sb, in, ob);
         assert_memory_equal(oa, ob, batch * n_out * sizeof *oa);
     }
-    free(in);
-    free(oa);
-    free(ob);
+    TV_FREE_ALL(in, oa, ob);
     nn_state_free(sa);
     nn_state_free(sb);
 }
@@ -568,8 +558,7 @@ static void expect_same_steps(const struct nn_plan *a, const struct nn_plan *b, 
  * that genome; an unchanged plan writes back its genome unchanged. */
 static void test_nn_plan_params_train_like_the_changed_genome(void **state)
 {
-    struct tu_trio *trio = *state;
-    struct genome *g = &trio->a, *changed = &trio->b, *back = &trio->c;
+    TU_TRIO_GENOMES(g, changed, back);
     struct tv_rng rng = tu_rng(9, 9, 9);
     struct tv_error err = {0};
     for (int it = 0; it < 60; it++) {
@@ -624,10 +613,9 @@ static void test_nn_plan_params_train_like_the_changed_genome(void **state)
  * refused, unchanged. */
 static void test_nn_plan_write_weights_rejects_plain_plan_and_other_genome(void **state)
 {
-    struct tu_trio *trio = *state;
-    struct genome *g = &trio->a, *other = &trio->b, *copy = &trio->c;
-    struct tv_rng rng = tu_rng(10, 10, 10);
+    TU_TRIO_GENOMES(g, other, copy);
     struct tv_error err = {0};
+    struct tv_rng rng = tu_rng(10, 10, 10);
     random_graph(g, &rng, GENOME_ACT_TANH);
     struct nn_plan *p;
     struct nn_params w;
@@ -759,8 +747,8 @@ static void test_nn_plan_compile_tiles_large_networks(void **state)
 static void test_nn_plan_compile_uses_measured_density(void **state)
 {
     struct genome *g = *state;
-    struct tv_rng rng = tu_rng(4, 4, 4);
     struct tv_error err = {0};
+    struct tv_rng rng = tu_rng(4, 4, 4);
     uint32_t sizes[3] = {100, 100, 10};
     struct genome_layered_spec spec = {
         sizes, 3, 0.3, 0.0, 0.0, GENOME_ACT_TANH, GENOME_ACT_IDENTITY, 0.2};
@@ -815,6 +803,15 @@ static void build_tiny(struct genome *g)
     assert_int_equal(genome_add_conn(g, 3, 2, 1.0f, &err), 0);
 }
 
+/* build_tiny(g), then `edit`: the compile must be refused with TV_EINVAL and
+ * a message holding sub. */
+#define REFUSED_AFTER(edit, sub)                                                                   \
+    do {                                                                                           \
+        build_tiny(g);                                                                             \
+        edit;                                                                                      \
+        expect_compile_error(g, NULL, TV_EINVAL, sub);                                             \
+    } while (0)
+
 static void test_nn_plan_compile_rejects_bad_genomes(void **state)
 {
     struct genome *g = *state;
@@ -824,50 +821,17 @@ static void test_nn_plan_compile_rejects_bad_genomes(void **state)
     g->conns[0] = g->conns[1];
     g->conns[1] = tmp;
     expect_compile_error(g, NULL, TV_EINVAL, "not in canonical order");
-
-    build_tiny(g);
-    g->conns[1] = g->conns[0];
-    expect_compile_error(g, NULL, TV_EINVAL, "duplicated");
-
-    build_tiny(g);
-    g->conns[1].to = 99;
-    expect_compile_error(g, NULL, TV_EINVAL, "no neuron 99");
-
-    build_tiny(g);
-    g->conns[0].from = 0; /* sorts first, but no such neuron */
-    expect_compile_error(g, NULL, TV_EINVAL, "no neuron 0");
-
-    build_tiny(g);
-    g->conns[1].to = 1; /* 3 -> 1: into the input */
-    expect_compile_error(g, NULL, TV_EINVAL, "ends in input neuron 1");
-
-    build_tiny(g);
-    g->neurons[1].kind = GENOME_HIDDEN;
-    expect_compile_error(g, NULL, TV_EINVAL, "at least one input and one output");
-
-    build_tiny(g);
-    g->neurons[2].depth = 1.5f;
-    expect_compile_error(g, NULL, TV_EINVAL, "neuron 3: depth 1.5 outside [0, 1]");
-
-    build_tiny(g);
-    g->neurons[2].depth = NAN;
-    expect_compile_error(g, NULL, TV_EINVAL, "outside [0, 1]");
-
-    build_tiny(g);
-    g->neurons[2].act = GENOME_ACT_COUNT;
-    expect_compile_error(g, NULL, TV_EINVAL, "neuron 3: unknown activation");
-
-    build_tiny(g);
-    g->neurons[0].depth = 0.5f;
-    expect_compile_error(g, NULL, TV_EINVAL, "an input must be at depth 0");
-
-    build_tiny(g);
-    g->neurons[2].id = 2; /* duplicate id */
-    expect_compile_error(g, NULL, TV_EINVAL, "ids not unique and ascending");
-
-    build_tiny(g);
-    g->neurons[2].kind = 7;
-    expect_compile_error(g, NULL, TV_EINVAL, "unknown kind 7");
+    REFUSED_AFTER(g->conns[1] = g->conns[0], "duplicated");
+    REFUSED_AFTER(g->conns[1].to = 99, "no neuron 99");
+    REFUSED_AFTER(g->conns[0].from = 0, "no neuron 0"); /* sorts first, but no such neuron */
+    REFUSED_AFTER(g->conns[1].to = 1, "ends in input neuron 1"); /* 3 -> 1: into the input */
+    REFUSED_AFTER(g->neurons[1].kind = GENOME_HIDDEN, "at least one input and one output");
+    REFUSED_AFTER(g->neurons[2].depth = 1.5f, "neuron 3: depth 1.5 outside [0, 1]");
+    REFUSED_AFTER(g->neurons[2].depth = NAN, "outside [0, 1]");
+    REFUSED_AFTER(g->neurons[2].act = GENOME_ACT_COUNT, "neuron 3: unknown activation");
+    REFUSED_AFTER(g->neurons[0].depth = 0.5f, "an input must be at depth 0");
+    REFUSED_AFTER(g->neurons[2].id = 2, "ids not unique and ascending"); /* duplicate id */
+    REFUSED_AFTER(g->neurons[2].kind = 7, "unknown kind 7");
 }
 
 static void test_nn_plan_compile_rejects_bad_options(void **state)
@@ -909,27 +873,22 @@ struct tiny {
     struct nn_state *s;
 };
 
-static int tiny_setup(void **state)
+static void tiny_release(struct tiny *t)
 {
-    struct tiny *t = calloc(1, sizeof *t);
-    struct tv_error err = {0};
-    if (!t)
-        return -1;
-    *state = t;
-    build_tiny(&t->g);
-    if (nn_plan_compile(&t->g, NULL, &t->p, &err) || nn_state_new(t->p, 1, &t->s, &err))
-        return -1;
-    return 0;
-}
-
-static int tiny_teardown(void **state)
-{
-    struct tiny *t = *state;
     nn_state_free(t->s);
     nn_plan_free(t->p);
     genome_release(&t->g);
-    free(t);
-    return 0;
+}
+TU_FIXTURE(tiny_mem, struct tiny, tiny_release)
+
+static int tiny_setup(void **state)
+{
+    struct tv_error err = {0};
+    if (tiny_mem_setup(state))
+        return -1;
+    struct tiny *t = *state;
+    build_tiny(&t->g);
+    return nn_plan_compile(&t->g, NULL, &t->p, &err) || nn_state_new(t->p, 1, &t->s, &err) ? -1 : 0;
 }
 
 static void test_nn_state_new_rejects_bad_batch(void **state)
@@ -1057,7 +1016,7 @@ int main(void)
         cmocka_unit_test(test_nn_step_gives_the_pinned_bits_avx2),
         cmocka_unit_test(test_nn_step_gives_the_pinned_bits_avx512f),
         cmocka_unit_test_setup_teardown(test_nn_state_set_target_rejects_unknown_target, tiny_setup,
-                                        tiny_teardown),
+                                        tiny_mem_teardown),
         TU_GENOME_TEST(test_nn_step_feature_major_in_place_matches_sample_major),
         TU_GENOME_TEST(test_nn_step_carries_recurrent_state_over_time_steps),
         TU_GENOME_TEST(test_nn_plan_compile_long_looped_graph_in_linear_time),
@@ -1069,9 +1028,9 @@ int main(void)
         TU_GENOME_TEST(test_nn_plan_compile_rejects_bad_genomes),
         TU_GENOME_TEST(test_nn_plan_compile_rejects_bad_options),
         cmocka_unit_test_setup_teardown(test_nn_state_new_rejects_bad_batch, tiny_setup,
-                                        tiny_teardown),
+                                        tiny_mem_teardown),
         cmocka_unit_test_setup_teardown(test_nn_state_density_before_any_step_is_an_error,
-                                        tiny_setup, tiny_teardown),
+                                        tiny_setup, tiny_mem_teardown),
         TU_GENOME_TEST(test_nn_plan_compile_rejects_unrun_models),
         TU_GENOME_TEST(test_nn_reference_new_rejects_invalid_genome),
         cmocka_unit_test(test_nn_act_apply_is_exact_libm),

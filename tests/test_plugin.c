@@ -162,10 +162,7 @@ static const char *build(const char *file, const char *flags)
              "cc -std=c11 -Wall -Werror -I%stasks -I%snn -I%sgenome -I%stv %s "
              "%stests/plugins/test_task.c -o '%s'",
              root, root, root, root, flags, root, path);
-    if (system(cmd) != 0) {
-        print_error("could not build a test plugin: %s\n", cmd);
-        fail();
-    }
+    tu_run(cmd, "build a test plugin");
     return path;
 }
 

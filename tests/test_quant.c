@@ -12,6 +12,7 @@
 #include "nn.h"
 #include "quant.h"
 #include "testutil.h"
+#include "nnutil.h"
 
 /* 128-bit integers: exact products for the reference (a GCC extension) */
 __extension__ typedef __int128 i128;
@@ -119,13 +120,21 @@ static void build_diff(struct genome *g, int act)
     assert_ok(genome_add_conn(g, 1, 2, -0.25f, &err), &err);
 }
 
+/* A new calibration (default options) of the build_diff network of act. */
+static struct nn_calib *diff_calib(struct genome *g, int act)
+{
+    struct tv_error err = {0};
+    build_diff(g, act);
+    struct nn_calib *c;
+    assert_ok(nn_calib_new(g, NULL, &c, &err), &err);
+    return c;
+}
+
 static void test_nn_quantize_scales_cover_the_calibrated_ranges(void **state)
 {
     struct genome *g = *state;
     struct tv_error err = {0};
-    build_diff(g, GENOME_ACT_IDENTITY);
-    struct nn_calib *c;
-    assert_ok(nn_calib_new(g, NULL, &c, &err), &err);
+    struct nn_calib *c = diff_calib(g, GENOME_ACT_IDENTITY);
     /* inputs in [-1, 3]: the input layer's range; out = x0 - x1/2 + 0.5 */
     const float rows[] = {-1, 3, 3, -1, 0.5f, 0.5f};
     assert_ok(nn_calib_run(c, rows, 3, 0, &err), &err);
@@ -260,23 +269,8 @@ static void expect_engine_matches_reference(const struct nn_qnet *q, const struc
             }
         }
     }
-    free(in);
-    free(out);
-    free(o8);
-    free(cur);
-    free(prev);
+    TV_FREE_ALL(in, out, o8, cur, prev);
     nn_state_free(s);
-}
-
-/* Whether this CPU runs target t for plan p. */
-static int target_runs(const struct nn_plan *p, int t)
-{
-    struct tv_error err = {0};
-    struct nn_state *s;
-    assert_ok(nn_state_new(p, 1, &s, &err), &err);
-    int ok = nn_state_set_target(s, t, &(struct tv_error){0}) == 0;
-    nn_state_free(s);
-    return ok;
 }
 
 /* Plan p of q against the reference at batches 1 and 65, every target this
@@ -284,7 +278,7 @@ static int target_runs(const struct nn_plan *p, int t)
 static void expect_plan_paths(const struct nn_qnet *q, const struct nn_plan *p, struct tv_rng *rng)
 {
     for (int t = 0; t < NN_TARGET_COUNT; t++)
-        if (target_runs(p, t))
+        if (tu_target_runs(p, t))
             for (size_t b = 1; b <= 65; b += 64)
                 expect_engine_matches_reference(q, p, b, t, rng);
 }
@@ -307,7 +301,7 @@ static void test_nn_qplan_every_path_gives_the_reference_bits(void **state)
         assert_int_equal(nn_plan_n_conns(p), q->n_edges);
         for (size_t i = 0; i < sizeof batches / sizeof batches[0]; i++)
             for (int t = 0; t < NN_TARGET_COUNT; t++) {
-                if (!target_runs(p, t))
+                if (!tu_target_runs(p, t))
                     continue; /* this CPU cannot run it */
                 vnni_seen |= batches[i] >= 64 && nn_int8_uses_vnni(t);
                 expect_engine_matches_reference(q, p, batches[i], t, &rng);
@@ -376,11 +370,62 @@ static void expect_all_paths(const struct nn_qnet *q, struct tv_rng *rng)
     nn_plan_free(p);
 }
 
-/* A batch's inputs and outputs: nn_step (the plan quantizes the caller's
- * rows itself, in tiles of 16 x 16 and their edges) against
- * nn_step_feature_major on the same rows transposed, bit for bit, and
- * nn_state_read after it; outputs 0 before a step and after a reset; every
- * target this CPU runs. */
+/* Plan p at batch bn on target t: nn_step against nn_step_feature_major on
+ * the same rows transposed, bit for bit, and nn_state_read after it; outputs
+ * 0 before a step and after a reset. */
+static void expect_batch_io(const struct nn_plan *p, size_t bn, int t, struct tv_rng *rng)
+{
+    struct tv_error err = {0};
+    size_t n_in = nn_plan_n_inputs(p), n_out = nn_plan_n_outputs(p);
+    struct nn_state *a, *b;
+    assert_ok(nn_state_new(p, bn, &a, &err), &err);
+    assert_ok(nn_state_new(p, bn, &b, &err), &err);
+    assert_ok(nn_state_set_target(a, t, &err), &err);
+    assert_ok(nn_state_set_target(b, t, &err), &err);
+    float *in = malloc(bn * n_in * sizeof *in), *fm = malloc(bn * n_in * sizeof *fm);
+    float *oa = malloc(bn * n_out * sizeof *oa), *ob = malloc(bn * n_out * sizeof *ob);
+    float *rd = malloc(bn * n_out * sizeof *rd);
+    assert_true(in && fm && oa && ob && rd);
+    nn_state_read(a, rd);
+    for (size_t k = 0; k < bn * n_out; k++)
+        assert_true(rd[k] == 0.0f);
+    for (int step = 0; step < 3; step++) {
+        random_rows(rng, in, bn * n_in);
+        for (size_t r = 0; r < bn; r++)
+            for (size_t k = 0; k < n_in; k++)
+                fm[k * bn + r] = in[r * n_in + k];
+        nn_step(a, in, oa);
+        nn_step_feature_major(b, fm, ob);
+        nn_state_read(b, rd);
+        for (size_t r = 0; r < bn; r++)
+            for (size_t k = 0; k < n_out; k++) {
+                assert_memory_equal(&oa[r * n_out + k], &ob[k * bn + r], sizeof(float));
+                assert_memory_equal(&oa[r * n_out + k], &rd[r * n_out + k], sizeof(float));
+            }
+    }
+    /* new or reset: outputs 0, as at batch 1 */
+    nn_state_reset(a);
+    nn_state_read(a, rd);
+    for (size_t k = 0; k < bn * n_out; k++)
+        assert_true(rd[k] == 0.0f);
+    TV_FREE_ALL(in, fm, oa, ob, rd);
+    nn_state_free(a);
+    nn_state_free(b);
+}
+
+/* g made the layered genome of sp (weights drawn from rng), calibrated on 20
+ * rows and quantized. */
+static struct nn_qnet *layered_qnet(struct genome *g, const struct genome_layered_spec *sp,
+                                    struct tv_rng *rng)
+{
+    struct tv_error err = {0};
+    assert_ok(genome_build_layered(g, sp, rng, &err), &err);
+    return quantize(g, 100, 20, rng);
+}
+
+/* A batch's inputs and outputs (the plan quantizes the caller's rows
+ * itself, in tiles of 16 x 16 and their edges), expect_batch_io at batches
+ * 2, 16, 33 and 65, every target this CPU runs. */
 static void test_nn_qplan_batch_io_in_tiles(void **state)
 {
     struct genome *g = *state;
@@ -389,57 +434,17 @@ static void test_nn_qplan_batch_io_in_tiles(void **state)
     static const uint32_t sizes[] = {40, 20, 37};
     struct genome_layered_spec sp = {
         sizes, 3, 0.3, 0.05, 0.05, GENOME_ACT_TANH, GENOME_ACT_IDENTITY, 0.3};
-    assert_ok(genome_build_layered(g, &sp, &rng, &err), &err);
-    struct nn_qnet *q = quantize(g, 100, 20, &rng);
+    struct nn_qnet *q = layered_qnet(g, &sp, &rng);
     expect_all_paths(q, &rng);
     struct nn_plan *p;
     assert_ok(nn_qplan_compile(q, &p, &err), &err);
+    assert_int_equal(nn_plan_n_inputs(p), 40);
+    assert_int_equal(nn_plan_n_outputs(p), 37);
     static const size_t batches[] = {2, 16, 33, 65};
-    size_t n_in = 40, n_out = 37;
     for (size_t i = 0; i < sizeof batches / sizeof batches[0]; i++)
-        for (int t = 0; t < NN_TARGET_COUNT; t++) {
-            size_t bn = batches[i];
-            if (!target_runs(p, t))
-                continue;
-            struct nn_state *a, *b;
-            assert_ok(nn_state_new(p, bn, &a, &err), &err);
-            assert_ok(nn_state_new(p, bn, &b, &err), &err);
-            assert_ok(nn_state_set_target(a, t, &err), &err);
-            assert_ok(nn_state_set_target(b, t, &err), &err);
-            float *in = malloc(bn * n_in * sizeof *in), *fm = malloc(bn * n_in * sizeof *fm);
-            float *oa = malloc(bn * n_out * sizeof *oa), *ob = malloc(bn * n_out * sizeof *ob);
-            float *rd = malloc(bn * n_out * sizeof *rd);
-            assert_true(in && fm && oa && ob && rd);
-            nn_state_read(a, rd);
-            for (size_t k = 0; k < bn * n_out; k++)
-                assert_true(rd[k] == 0.0f);
-            for (int step = 0; step < 3; step++) {
-                random_rows(&rng, in, bn * n_in);
-                for (size_t r = 0; r < bn; r++)
-                    for (size_t k = 0; k < n_in; k++)
-                        fm[k * bn + r] = in[r * n_in + k];
-                nn_step(a, in, oa);
-                nn_step_feature_major(b, fm, ob);
-                nn_state_read(b, rd);
-                for (size_t r = 0; r < bn; r++)
-                    for (size_t k = 0; k < n_out; k++) {
-                        assert_memory_equal(&oa[r * n_out + k], &ob[k * bn + r], sizeof(float));
-                        assert_memory_equal(&oa[r * n_out + k], &rd[r * n_out + k], sizeof(float));
-                    }
-            }
-            /* new or reset: outputs 0, as at batch 1 */
-            nn_state_reset(a);
-            nn_state_read(a, rd);
-            for (size_t k = 0; k < bn * n_out; k++)
-                assert_true(rd[k] == 0.0f);
-            free(in);
-            free(fm);
-            free(oa);
-            free(ob);
-            free(rd);
-            nn_state_free(a);
-            nn_state_free(b);
-        }
+        for (int t = 0; t < NN_TARGET_COUNT; t++)
+            if (tu_target_runs(p, t))
+                expect_batch_io(p, batches[i], t, &rng);
     nn_plan_free(p);
     nn_qnet_free(q);
 }
@@ -457,8 +462,7 @@ static void test_nn_qplan_windows_entries_and_hops(void **state)
     static const uint32_t sizes[] = {600, 40, 5};
     struct genome_layered_spec sp = {sizes,           3,   0.5, 0.01, 0.02, GENOME_ACT_RELU,
                                      GENOME_ACT_TANH, 0.05};
-    assert_ok(genome_build_layered(g, &sp, &rng, &err), &err);
-    struct nn_qnet *q = quantize(g, 100, 20, &rng);
+    struct nn_qnet *q = layered_qnet(g, &sp, &rng);
     expect_all_paths(q, &rng);
     nn_qnet_free(q);
 
@@ -628,9 +632,7 @@ static void test_nn_quantize_without_a_step_is_an_error(void **state)
 {
     struct genome *g = *state;
     struct tv_error err = {0};
-    build_diff(g, GENOME_ACT_TANH);
-    struct nn_calib *c;
-    assert_ok(nn_calib_new(g, NULL, &c, &err), &err);
+    struct nn_calib *c = diff_calib(g, GENOME_ACT_TANH);
     struct nn_qnet *q = (struct nn_qnet *)1;
     assert_error(nn_quantize(c, &q, &err), &err, TV_ESTATE, "observed no step");
     assert_null(q);

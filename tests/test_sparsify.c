@@ -508,9 +508,9 @@ static void fx_release(struct fixture *f)
 {
     nn_sparsifier_free(f->s);
     nn_trainer_free(f->t);
-    genome_free(f->g);
-    genome_free(f->before);
-    genome_free(f->after);
+    struct genome *genomes[] = {f->g, f->before, f->after};
+    for (size_t i = 0; i < 3; i++)
+        genome_free(genomes[i]);
     free(f->layer);
 }
 
@@ -521,9 +521,8 @@ TU_FIXTURE(fx, struct fixture, fx_release)
 static void test_nn_sparsifier_step_threshold_removes_exactly(void **state)
 {
     const uint32_t sizes[4] = {6, 8, 8, 3};
-    const char *spec[] = {"threshold:0.3"};
     struct fixture *f = *state;
-    fx_init(f, sizes, 4, 0.6, 0.1, 0.1, 11, spec, 1);
+    fx_init(f, sizes, 4, 0.6, 0.1, 0.1, 11, (const char *[]){"threshold:0.3"}, 1);
     fx_run(f, 0);
     size_t kept = 0;
     for (size_t i = 0; i < f->before->n_conns; i++) {
@@ -548,9 +547,8 @@ static void test_nn_sparsifier_step_threshold_removes_exactly(void **state)
 static void test_nn_sparsifier_step_l1_then_threshold(void **state)
 {
     const uint32_t sizes[3] = {5, 7, 3};
-    const char *spec[] = {"l1:0.125", "threshold:0.25"};
     struct fixture *f = *state;
-    fx_init(f, sizes, 3, 0.7, 0, 0, 12, spec, 2);
+    fx_init(f, sizes, 3, 0.7, 0, 0, 12, (const char *[]){"l1:0.125", "threshold:0.25"}, 2);
     fx_run(f, 0);
     size_t kept = 0;
     for (size_t i = 0; i < f->before->n_conns; i++) {
@@ -606,9 +604,8 @@ static uint8_t *expected_removed(const struct genome *before, const uint32_t *la
 static void test_nn_sparsifier_epoch_set_keeps_counts(void **state)
 {
     const uint32_t sizes[4] = {6, 8, 8, 3};
-    const char *spec[] = {"set:0.3", "lock:1000"};
     struct fixture *f = *state;
-    fx_init(f, sizes, 4, 0.3, 0.05, 0.05, 13, spec, 2);
+    fx_init(f, sizes, 4, 0.3, 0.05, 0.05, 13, (const char *[]){"set:0.3", "lock:1000"}, 2);
     fx_run(f, 1);
     /* same count in every layer pair (all have room) and in all */
     size_t cb[256], ca[256];
@@ -670,9 +667,8 @@ static double *brute_grad(const struct genome *g, const uint32_t *layer, const s
 static void test_nn_sparsifier_epoch_rigl_largest_gradient(void **state)
 {
     const uint32_t sizes[4] = {5, 7, 6, 3};
-    const char *spec[] = {"rigl:0.25"};
     struct fixture *f = *state;
-    fx_init(f, sizes, 4, 0.4, 0, 0, 14, spec, 1);
+    fx_init(f, sizes, 4, 0.4, 0, 0, 14, (const char *[]){"rigl:0.25"}, 1);
     fx_run(f, 1);
     assert_int_equal(f->after->n_conns, f->before->n_conns);
     uint8_t *rm = expected_removed(f->before, f->layer, 0.25, 1);

@@ -19,6 +19,14 @@
 #include "spike.h"
 #include "testutil.h"
 
+/* genome_read_text of text (named `name`) into g: refused with TV_EINVAL,
+ * the message holding want. */
+static void read_refused(struct genome *g, const char *text, const char *name, const char *want)
+{
+    struct tv_error err = {0};
+    assert_error(genome_read_text(g, text, strlen(text), name, NULL, &err), &err, TV_EINVAL, want);
+}
+
 /* ---- helpers -------------------------------------------------------------- */
 
 /* A neuron with tau_m, tau_exc, tau_inh, threshold 1, reset 0, rest 0, no
@@ -166,8 +174,7 @@ static void test_nn_spike_step_uniform_networks_match_reference(void **state)
             }
         struct nn_spike_desc d = {n, 0, nr, m, cs};
         spikes += compare_engine_reference(&d, &rng, 300);
-        free(nr);
-        free(cs);
+        TV_FREE_ALL(nr, cs);
     }
     assert_true(spikes > 1000);
 }
@@ -425,8 +432,7 @@ static void test_nn_spike_new_bad_description_fails(void **state)
 
 static void test_genome_cuba_round_trips_both_formats(void **state)
 {
-    struct tu_pair *pair = *state;
-    struct genome *g = &pair->a, *back = &pair->b;
+    TU_PAIR_GENOMES(g, back);
     struct tv_rng rng = tu_rng(19, 0, 0);
     random_cuba_genome(g, &rng);
     struct tv_error err = {0};
@@ -445,16 +451,14 @@ static void test_genome_cuba_round_trips_both_formats(void **state)
     /* a parameter out of its range is named */
     const char *bad = "trevo-net 2\ninputs 1\noutputs 1\nneuron 0 in 0 identity 0\n"
                       "neuron 1 out 1 identity 0 cuba tau_m=0.1\nconn 0 1 1\n";
-    assert_error(genome_read_text(back, bad, strlen(bad), "c.txt", NULL, &err), &err, TV_EINVAL,
-                 "c.txt:5: cuba tau_m 0.1 is outside [0.5, 1e+06]");
+    read_refused(back, bad, "c.txt", "c.txt:5: cuba tau_m 0.1 is outside [0.5, 1e+06]");
 }
 
 /* ---- delays as genes ----------------------------------------------------------- */
 
 static void test_genome_delays_round_trip_both_formats(void **state)
 {
-    struct tu_pair *pair = *state;
-    struct genome *g = &pair->a, *back = &pair->b;
+    TU_PAIR_GENOMES(g, back);
     struct tv_rng rng = tu_rng(1903, 0, 0);
     struct tv_error err = {0};
     for (int net = 0; net < 20; net++) {
@@ -484,8 +488,7 @@ static void test_genome_delays_round_trip_both_formats(void **state)
  * genome that never had a delay array; a version 2 file reads with delays 1. */
 static void test_genome_delays_of_one_keep_version_2_bytes(void **state)
 {
-    struct tu_pair *pair = *state;
-    struct genome *g = &pair->a, *with = &pair->b;
+    TU_PAIR_GENOMES(g, with);
     struct tv_rng rng = tu_rng(1904, 0, 0);
     struct tv_error err = {0};
     random_cuba_genome(g, &rng);
@@ -509,8 +512,7 @@ static void test_genome_delays_of_one_keep_version_2_bytes(void **state)
     /* "delay=" is a version 3 word */
     const char *v2 = "trevo-net 2\ninputs 1\noutputs 1\nneuron 0 in 0 identity 0\n"
                      "neuron 1 out 1 identity 0 cuba\nconn 1 1 1 delay=2\n";
-    assert_error(genome_read_text(with, v2, strlen(v2), "d.txt", NULL, &err), &err, TV_EINVAL,
-                 "d.txt:6: expected 'conn FROM TO WEIGHT'");
+    read_refused(with, v2, "d.txt", "d.txt:6: expected 'conn FROM TO WEIGHT'");
 }
 
 static void test_genome_validate_bad_delays_fail(void **state)
@@ -544,8 +546,7 @@ static void test_genome_validate_bad_delays_fail(void **state)
                  "trevo-net 3\ninputs 1\noutputs 1\nneuron 0 in 0 identity 0\n"
                  "neuron 1 out 1 identity 0 cuba\n%s",
                  bad[i]);
-        assert_error(genome_read_text(g, text, strlen(text), "d.txt", NULL, &err), &err, TV_EINVAL,
-                     "d.txt:6: expected delay=D with D in [1, 1024]");
+        read_refused(g, text, "d.txt", "d.txt:6: expected delay=D with D in [1, 1024]");
     }
     /* a version 3 message must have its delay bin */
     assert_ok(genome_read_text(g, net, strlen(net), "d.txt", NULL, &err), &err);
@@ -563,8 +564,7 @@ static void test_genome_validate_bad_delays_fail(void **state)
  * list operations keep them with their connections. */
 static void test_genome_mutate_and_crossover_carry_delays(void **state)
 {
-    struct tu_trio *trio = *state;
-    struct genome *g = &trio->a, *h = &trio->b, *child = &trio->c;
+    TU_TRIO_GENOMES(g, h, child);
     struct tv_rng rng, r1, r2;
     tv_rng_init(&rng, 1905, 0, 0);
     struct tv_error err = {0};

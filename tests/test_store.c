@@ -171,8 +171,7 @@ static void free_rows(struct store_individual *rows, struct ind *inds, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         tv_buf_free(&inds[i].bytes);
-    free(inds);
-    free(rows);
+    TV_FREE_ALL(inds, rows);
 }
 
 static void assert_same_row(const struct store_individual *a, const struct store_individual *b)
@@ -345,8 +344,7 @@ static void assert_refused_untouched(const char *path, unsigned flags, int code,
             fail();
         }
     }
-    free(before);
-    free(after);
+    TV_FREE_ALL(before, after);
 }
 
 /* A closed database with one run of two closed generations. */
@@ -533,8 +531,7 @@ static void test_store_open_migrates_version_1(void **state)
     unsigned char *after = slurp(f->path, &n1);
     assert_int_equal(n0, n1);
     assert_memory_equal(before, after, n0); /* read-only: not migrated */
-    free(before);
-    free(after);
+    TV_FREE_ALL(before, after);
     assert_index_is(f->path, "(run_id, generation, fitness)");
 
     s = open_flags(f->path, 0);
@@ -1449,8 +1446,7 @@ static void test_store_wal_copied_in_background(void **state)
     }
     store_checkpoint_release(&c);
     assert_ok(store_close(s, &err), &err);
-    free(pop);
-    free(blob);
+    TV_FREE_ALL(pop, blob);
     free_rows(rows, inds, n);
 }
 
@@ -1845,10 +1841,10 @@ static void test_store_generation_close_round_trip(void **state)
                                    .mean = 7.25,
                                    .median = 7.0,
                                    .champion = 12,
-                                   .n_evals = 30,
-                                   .wall_seconds = 1.5,
                                    .species = sp,
                                    .n_species = 2,
+                                   .n_evals = 30,
+                                   .wall_seconds = 1.5,
                                    .state = st,
                                    .state_len = sizeof st,
                                    .population = pop,

@@ -204,6 +204,28 @@ static void evaluate(const char *name, const struct nn_plan *p, uint64_t seed,
     task_close(t);
 }
 
+/* evaluate() of the network of `text` (plan_of_text), freed after. */
+static struct task_result evaluate_text(const char *name, const char *text, uint64_t seed,
+                                        int champion)
+{
+    struct nn_plan *p = plan_of_text(text);
+    struct task_result r;
+    evaluate(name, p, seed, &r, champion);
+    nn_plan_free(p);
+    return r;
+}
+
+/* evaluate() of plan_constant(n_in, out), freed after. */
+static struct task_result evaluate_constant(const char *name, size_t n_in, float out, uint64_t seed,
+                                            int champion)
+{
+    struct nn_plan *p = plan_constant(n_in, out);
+    struct task_result r;
+    evaluate(name, p, seed, &r, champion);
+    nn_plan_free(p);
+    return r;
+}
+
 /* ---- single pole physics --------------------------------------------------- */
 
 /* From rest under +10 N, by hand: sin 0 = 0, cos 0 = 1, so
@@ -344,26 +366,24 @@ static void test_task_pole1_run_constant_output_fails_at_known_step(void **state
 {
     (void)state;
     struct tv_error err = {0};
-    struct nn_plan *one = plan_constant(5, 1.0f), *zero = plan_constant(5, 0.0f);
-    struct nn_plan *half = plan_constant(5, 0.5f);
-    struct task_cart1 rest = {0, 0, 0, 0}, tilted = {0, 0, 0.1, 0};
-    size_t steps;
-    assert_ok(task_pole1_run(one, &rest, 100000, &steps, &err), &err);
-    assert_int_equal(steps, 8);
-    assert_ok(task_pole1_run(zero, &rest, 100000, &steps, &err), &err);
-    assert_int_equal(steps, 8);
-    assert_ok(task_pole1_run(one, &tilted, 100000, &steps, &err), &err);
-    assert_int_equal(steps, 11);
-    assert_ok(task_pole1_run(zero, &tilted, 100000, &steps, &err), &err);
-    assert_int_equal(steps, 6);
-    assert_ok(task_pole1_run(half, &tilted, 100000, &steps, &err), &err);
-    assert_int_equal(steps, 6);
-    /* max_steps caps the episode */
-    assert_ok(task_pole1_run(one, &tilted, 5, &steps, &err), &err);
-    assert_int_equal(steps, 5);
-    nn_plan_free(one);
-    nn_plan_free(zero);
-    nn_plan_free(half);
+    const float outs[3] = {1.0f, 0.0f, 0.5f};
+    const struct task_cart1 starts[2] = {{0, 0, 0, 0}, {0, 0, 0.1, 0}}; /* at rest, tilted */
+    /* the output, the start, the step limit (the last run: max_steps caps
+     * the episode), the steps */
+    static const struct {
+        int out, start;
+        size_t max_steps, steps;
+    } runs[] = {{0, 0, 100000, 8}, {1, 0, 100000, 8}, {0, 1, 100000, 11},
+                {1, 1, 100000, 6}, {2, 1, 100000, 6}, {0, 1, 5, 5}};
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        struct nn_plan *p = plan_constant(5, outs[runs[i].out]);
+        size_t steps;
+        assert_ok(task_pole1_run(p, &starts[runs[i].start], runs[i].max_steps, &steps, &err), &err);
+        if (steps != runs[i].steps)
+            fail_msg("run %zu: output %g: %zu steps, want %zu", i, (double)outs[runs[i].out], steps,
+                     runs[i].steps);
+        nn_plan_free(p);
+    }
 }
 
 /* python: "pole1 lqr" balances 100,000 steps. */
@@ -445,30 +465,23 @@ static void test_task_pole1_evaluate_uses_the_rng_start(void **state)
 static void test_task_dpv_constant_output_fails_at_known_step(void **state)
 {
     (void)state;
-    struct nn_plan *p75 = plan_constant(7, 0.75f), *p50 = plan_constant(7, 0.5f);
-    struct task_result r;
-    evaluate("dpv", p75, 1, &r, 0);
+    struct task_result r = evaluate_constant("dpv", 7, 0.75f, 1, 0);
     assert_true(r.fitness == 6);
     assert_false(r.solved);
     assert_true(figure(&r, "steps") == 6);
-    evaluate("dpv", p50, 1, &r, 0);
+    r = evaluate_constant("dpv", 7, 0.5f, 1, 0);
     assert_true(r.fitness == 22);
     assert_false(r.solved);
-    nn_plan_free(p75);
-    nn_plan_free(p50);
 }
 
 /* python: "dpv lqr" balances 100,000 steps. */
 static void test_task_dpv_lqr_network_solves(void **state)
 {
     (void)state;
-    struct nn_plan *p = plan_of_text(LQR_DPV);
-    struct task_result r;
-    evaluate("dpv", p, 1, &r, 0);
+    struct task_result r = evaluate_text("dpv", LQR_DPV, 1, 0);
     assert_true(r.fitness == 100000);
     assert_true(r.solved);
     assert_true(figure(&r, "steps") == 100000);
-    nn_plan_free(p);
 }
 
 /* python "dpv lqr 300": 300 steps and the jiggle of steps 201..300. */
@@ -543,13 +556,10 @@ static void test_task_dpnv_grid_start_order_and_values(void **state)
 static void test_task_dpnv_evaluate_constant_output(void **state)
 {
     (void)state;
-    struct nn_plan *p = plan_constant(4, 0.5f);
-    struct task_result r;
-    evaluate("dpnv", p, 1, &r, 0);
+    struct task_result r = evaluate_constant("dpnv", 4, 0.5f, 1, 0);
     assert_near(r.fitness, 0.0022, 1e-15);
     assert_false(r.solved);
     assert_true(figure(&r, "steps") == 22);
-    nn_plan_free(p);
 }
 
 /* python "dpnv lqg": the whole 1,000 steps, the jiggle of steps 901..1000
@@ -561,28 +571,22 @@ static void test_task_dpnv_evaluate_constant_output(void **state)
 static void test_task_dpnv_evaluate_lqg_network(void **state)
 {
     (void)state;
-    struct nn_plan *p = plan_of_text(LQG_DPNV);
-    struct task_result r;
-    evaluate("dpnv", p, 1, &r, 0);
+    struct task_result r = evaluate_text("dpnv", LQG_DPNV, 1, 0);
     assert_true(figure(&r, "steps") == 1000);
     assert_near(figure(&r, "jiggle"), 0.066875699360259833, 1e-3);
     assert_near(r.fitness, 10.19335239043663, 1e-3);
     assert_false(r.solved);
-    nn_plan_free(p);
 }
 
 /* A network that cannot balance fails (a), so (b) never runs. */
 static void test_task_dpnv_champion_test_constant_fails_long_run(void **state)
 {
     (void)state;
-    struct nn_plan *p = plan_constant(4, 0.5f);
-    struct task_result r;
-    evaluate("dpnv", p, 0, &r, 1);
+    struct task_result r = evaluate_constant("dpnv", 4, 0.5f, 0, 1);
     assert_false(r.solved);
     assert_true(r.fitness == 0);
     assert_true(figure(&r, "steps_100k") == 22);
     assert_true(figure(&r, "generalization") == 0);
-    nn_plan_free(p);
 }
 
 /* The LQG network holds the poles 100,000 steps and generalizes to far more
@@ -642,18 +646,15 @@ static const char SPIKE_LQR_POLE1[] = "trevo-net 2\ninputs 5\noutputs 1\n"
 static void test_task_spike_xor_hand_network_solves(void **state)
 {
     (void)state;
-    struct nn_plan *p = plan_of_text(SPIKE_XOR);
-    struct task_result r;
-    evaluate("spike_xor", p, 1, &r, 0);
+    struct task_result r = evaluate_text("spike_xor", SPIKE_XOR, 1, 0);
     assert_true(r.solved);
     assert_true(figure(&r, "spikes_00") == 0 && figure(&r, "spikes_11") == 0);
     assert_true(figure(&r, "spikes_01") == 1 && figure(&r, "spikes_10") == 1);
     assert_near(r.fitness, (4 - 4.0 / 3) * (4 - 4.0 / 3), 1e-12); /* 1 spike of 3 each */
-    nn_plan_free(p);
     /* a window too short for the output to reach its threshold: silent */
     struct task_instance *t = open_task("spike_xor");
     t->params.v[task_key_find(t->kind, "window")].i = 10;
-    p = plan_of_text(SPIKE_XOR);
+    struct nn_plan *p = plan_of_text(SPIKE_XOR);
     evaluate_on(t, p, 1, &r);
     assert_false(r.solved);
     assert_true(figure(&r, "spikes_01") == 0);

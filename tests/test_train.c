@@ -109,9 +109,7 @@ static void data_for(struct data *d, struct tv_rng *rng, const struct genome *g,
 
 static void data_free(struct data *d)
 {
-    free(d->x);
-    free(d->targets);
-    free(d->labels);
+    TV_FREE_ALL(d->x, d->targets, d->labels);
 }
 
 /* |a - b| <= tol (|b| + scale) */
@@ -160,8 +158,7 @@ static size_t compare_with_reference(struct nn_trainer *t, const struct genome *
             fail_msg("%s: neuron %u: bias gradient %.9g, reference %.9g", what, v.id[j],
                      (double)v.bias_grad[j], bgrad[i]);
     }
-    free(grad);
-    free(bgrad);
+    TV_FREE_ALL(grad, bgrad);
     return v.n_conns;
 }
 
@@ -188,8 +185,8 @@ static double grad_of(struct nn_trainer *t, const struct data *d)
 static void test_nn_trainer_grad_matches_reference_on_random_networks(void **state)
 {
     struct genome *g = *state;
-    struct tv_rng rng = tu_rng(16, 1, 1);
     static const size_t batches[] = {1, 3, 16, 64, 70};
+    struct tv_rng rng = tu_rng(16, 1, 1);
     size_t compared = 0, nets = 0;
     for (int it = 0; it < 3000; it++) {
         random_net(g, &rng, all_acts, N_ALL_ACTS);
@@ -294,10 +291,7 @@ static void test_nn_reference_grad_matches_finite_differences(void **state)
                 fail_msg("net %d, neuron %zu: bias gradient %.9g, central difference %.9g", it, i,
                          bgrad[i], fd);
         }
-        free(grad);
-        free(gs);
-        free(bgrad);
-        free(bs);
+        TV_FREE_ALL(grad, gs, bgrad, bs);
         data_free(&d);
     }
     print_message("[ train    ] %zu weight gradients against central differences\n", checked);
@@ -363,8 +357,7 @@ static void test_nn_trainer_grad_is_deterministic_across_ways_and_targets(void *
                 assert_memory_equal(v.grad, g0, m * sizeof *g0);
                 assert_memory_equal(v.bias_grad, b0, n * sizeof *b0);
             }
-        free(g0);
-        free(b0);
+        TV_FREE_ALL(g0, b0);
         nn_trainer_free(t);
         data_free(&d);
     }
@@ -395,8 +388,7 @@ static void test_nn_trainer_predict_matches_engine(void **state)
                              (double)out[s * batch * no + q], (double)ref[q]);
         }
         nn_reference_free(r);
-        free(out);
-        free(ref);
+        TV_FREE_ALL(out, ref);
         nn_trainer_free(t);
         data_free(&d);
     }
@@ -439,8 +431,7 @@ static void test_nn_trainer_view_values_give_the_gradients(void **state)
                 fail_msg("net %d: %u -> %u: gradient %g, from the view %g", it, v.from[k], v.to[k],
                          (double)v.grad[k], sum);
         }
-        free(row);
-        free(id);
+        TV_FREE_ALL(row, id);
         nn_trainer_keep_values(t, 0);
         grad_of(t, &d);
         nn_trainer_view(t, &v);
@@ -750,9 +741,7 @@ static void test_nn_trainer_remove_and_add_keep_everything_consistent(void **sta
             assert_int_equal(nn_trainer_n_conns(t), m);
         }
         genome_release(&before);
-        free(gk);
-        free(rm);
-        free(gone);
+        TV_FREE_ALL(gk, rm, gone);
         data_free(&d);
         nn_trainer_free(t);
     }
@@ -804,9 +793,7 @@ static void test_nn_trainer_remove_carries_optimizer_state(void **state)
         float want = w_u[q] - o.lr * (o.momentum * m_u[q] + v.grad[k]);
         assert_memory_equal(&v.w[k], &want, sizeof want);
     }
-    free(rm);
-    free(m_u);
-    free(w_u);
+    TV_FREE_ALL(rm, m_u, w_u);
     nn_trainer_free(t);
     nn_trainer_free(u);
     data_free(&d);
@@ -949,8 +936,7 @@ static void test_nn_trainer_rejects_bad_calls(void **state)
  * may fail: TV_ENOMEM saying so, nothing leaked, the trainer still usable. */
 static void test_nn_trainer_survives_allocation_failures(void **state)
 {
-    struct tu_pair *pair = *state;
-    struct genome *g = &pair->a, *w = &pair->b;
+    TU_PAIR_GENOMES(g, w);
     struct tv_rng rng = tu_rng(16, 11, 1);
     random_net(g, &rng, all_acts, N_ALL_ACTS);
     struct data d;

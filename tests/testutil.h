@@ -1,12 +1,12 @@
 /* testutil.h -- helpers shared by the cmocka tests: error assertions that
- * check the code *and* the message; streams (tu_rng); genomes of the shapes
- * the tests need (random valid genomes with skip, recurrent and split-made
- * hidden neurons, random graph shapes, small fixed ones, minimal ones,
- * layered ones); fixtures that release what a test holds even when an
- * assertion fails (one, two or three genomes; TU_FIXTURE for a file's own
- * struct); a temporary directory. Include after <cmocka.h>. Everything here
- * is static inline so that a test file that uses only part of it builds with
- * -Werror. */
+ * check the code *and* the message; streams (tu_rng) and the reference
+ * shuffle (tu_fisher_yates); genomes of the shapes the tests need (random
+ * valid genomes with skip, recurrent and split-made hidden neurons, random
+ * graph shapes, small fixed ones, minimal ones, layered ones); fixtures that
+ * release what a test holds even when an assertion fails (one, two or three
+ * genomes; TU_FIXTURE for a file's own struct); substrings a text must hold;
+ * a temporary directory; a shell command that must succeed. Include after <cmocka.h>. Everything
+ * here is static inline so that a test file that uses only part of it builds with -Werror. */
 #ifndef TREVO_TESTUTIL_H
 #define TREVO_TESTUTIL_H
 
@@ -134,6 +134,19 @@ static inline struct genome_graph_spec tu_random_graph_spec(struct tv_rng *rng, 
     return sp;
 }
 
+/* The Fisher-Yates shuffle of a[0..n) written out, the reference of the
+ * shuffles under test: i from n - 1 down to 1, a[i] swapped with
+ * a[tv_rng_below(rng, i + 1)]. */
+static inline void tu_fisher_yates(struct tv_rng *rng, uint32_t *a, size_t n)
+{
+    for (size_t i = n - 1; n > 1 && i > 0; i--) {
+        size_t j = tv_rng_below(rng, (uint32_t)(i + 1));
+        uint32_t t = a[i];
+        a[i] = a[j];
+        a[j] = t;
+    }
+}
+
 /* Replaces some weights and biases by awkward but finite floats: -0, the
  * smallest denormal, the largest float, values that need 9 digits. */
 static inline void tu_spice_floats(struct genome *g, struct tv_rng *rng)
@@ -235,6 +248,10 @@ static inline void tu_pair_release(struct tu_pair *t)
 }
 TU_FIXTURE(tu_pair, struct tu_pair, tu_pair_release)
 #define TU_PAIR_TEST(test) cmocka_unit_test_setup_teardown(test, tu_pair_setup, tu_pair_teardown)
+/* In such a test, `TU_PAIR_GENOMES(x, y);` names the two genomes (struct
+ * genome *x, *y: a and b). */
+#define TU_PAIR_GENOMES(x, y)                                                                      \
+    struct genome *x = &((struct tu_pair *)*state)->a, *y = &((struct tu_pair *)*state)->b
 
 /* The same for three genomes (TU_TRIO_TEST(test); `struct tu_trio *trio =
  * *state;`). */
@@ -249,6 +266,10 @@ static inline void tu_trio_release(struct tu_trio *t)
 }
 TU_FIXTURE(tu_trio, struct tu_trio, tu_trio_release)
 #define TU_TRIO_TEST(test) cmocka_unit_test_setup_teardown(test, tu_trio_setup, tu_trio_teardown)
+/* `TU_TRIO_GENOMES(x, y, z);` names its genomes a, b and c. */
+#define TU_TRIO_GENOMES(x, y, z)                                                                   \
+    struct genome *x = &((struct tu_trio *)*state)->a, *y = &((struct tu_trio *)*state)->b,        \
+                  *z = &((struct tu_trio *)*state)->c
 
 /* A layered genome of sizes[0..n) (inputs, relu hidden layers, identity
  * outputs), every adjacent pair full, weights N(0, sd^2) drawn from
@@ -295,6 +316,27 @@ static inline char *tu_text_of(const struct genome *g, size_t *len)
     assert_int_equal(fclose(f), 0);
     *len = n;
     return buf;
+}
+
+/* Each of the n strings of want is in text; else the test fails, naming the
+ * first that is not. */
+static inline void tu_assert_has_all(const char *text, const char *const *want, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strstr(text, want[i])) {
+            print_error("\"%s\" is not in:\n%s\n", want[i], text);
+            fail();
+        }
+}
+
+/* Runs the shell command cmd; unless it exits 0, the test fails with "could
+ * not <what>: <cmd>". */
+static inline void tu_run(const char *cmd, const char *what)
+{
+    if (system(cmd) != 0) {
+        print_error("could not %s: %s\n", what, cmd);
+        fail();
+    }
 }
 
 /* A temporary directory for a test file's own files: tu_tmpdir() names it

@@ -6,15 +6,22 @@
 
 #include "train.h"
 
+/* The default options with the largest batch set. */
+static inline struct nn_train_opts tu_batch_opts(size_t max_batch)
+{
+    struct nn_train_opts o;
+    nn_train_opts_default(&o);
+    o.max_batch = max_batch;
+    return o;
+}
+
 /* The default options with the optimizer, the learning rate and the largest
  * batch set. */
 static inline struct nn_train_opts tu_train_opts(int optimizer, float lr, size_t max_batch)
 {
-    struct nn_train_opts o;
-    nn_train_opts_default(&o);
+    struct nn_train_opts o = tu_batch_opts(max_batch);
     o.optimizer = optimizer;
     o.lr = lr;
-    o.max_batch = max_batch;
     return o;
 }
 

@@ -74,14 +74,12 @@ static void make_pool(struct pool *pool, uint32_t n_in, uint32_t n_out, int n_mu
 {
     struct tv_error err = {0};
     struct genome *g = genome_new();
-    struct genome_mutation m = {0};
-    m.weight_perturb_rate = 0.5;
-    m.weight_perturb_sd = 0.1;
-    m.add_neuron_rate = 1.0;
-    m.add_skip_rate = 1.0;
-    m.add_recurrent_rate = 1.0;
-    m.weight_init_sd = 1.0;
-    m.hidden_act = GENOME_ACT_TANH;
+    /* weights perturbed or new; every structural addition fires */
+    struct genome_mutation m = {.weight_perturb_rate = 0.5,
+                                .weight_perturb_sd = 0.1,
+                                .weight_init_sd = 1.0,
+                                .hidden_act = GENOME_ACT_TANH};
+    m.add_neuron_rate = m.add_skip_rate = m.add_recurrent_rate = 1.0;
     double total = 0;
     for (int i = 0; i < N_POOL; i++) {
         struct tv_rng rng;

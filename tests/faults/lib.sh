@@ -300,24 +300,12 @@ partial_mismatches() { # DB
 committed_rows() { sq "$1" "select id || ' ' || eval_seconds || ' ' || rank from individuals" | sort; }
 
 # ---- config ----------------------------------------------------------------------
+# The fault matrix's default run: XOR, small enough to run many times, long
+# enough (several seconds even on a quiet machine) for signals to land
+# mid-run; several commits per generation, so that faults land between them.
 default_config() { # FILE
-    cat >"$1" <<'INI'
-; the fault matrix's default run: XOR, small enough to run many times, long
-; enough (several seconds even on a quiet machine) for signals to land mid-run
-[run]
-task = xor
-seed = 7
-generations = 250
-stop_on_solve = false
-[population]
-size = 400
-[genome]
-add_neuron_rate = 0.05
-[store]
-db = unused.db
-; several commits per generation, so that faults land between them
-commit_batch = 64
-INI
+    xor400_config "$1" 250
+    echo "commit_batch = 64" >>"$1"
 }
 
 # Writes the effective config: CONFIG (or the default) with [population] size

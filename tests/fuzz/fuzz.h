@@ -81,6 +81,31 @@ static inline void fuzz_decode_genome(const uint8_t *p, size_t n)
         CHECK((out).n == (in).n);                                                                  \
     } while (0)
 
+/* The whole check of a batch decoder on msg[0..size): FUZZ_DECODE_BATCH with
+ * `cap`; whatever decodes passes check_item(item, msg, size) item by item,
+ * re-encodes and decodes again (FUZZ_REENCODE_BATCH) to items that
+ * same_item(a, b) finds equal; both batches are released. batch_type is the
+ * batch's struct. */
+#define FUZZ_CHECK_BATCH(batch_type, encode, decode, release, msg, size, cap, check_item,          \
+                         same_item)                                                                \
+    do {                                                                                           \
+        struct tv_error err = {0};                                                                 \
+        batch_type in_, out_;                                                                      \
+        int rc_;                                                                                   \
+        FUZZ_DECODE_BATCH(rc_, decode, msg, size, cap, in_);                                       \
+        if (rc_ == 0) {                                                                            \
+            for (size_t i_ = 0; i_ < in_.n; i_++)                                                  \
+                check_item(&in_.items[i_], msg, size);                                             \
+            struct tv_buf buf_ = {0};                                                              \
+            FUZZ_REENCODE_BATCH(encode, decode, in_, cap, buf_, out_);                             \
+            for (size_t i_ = 0; i_ < in_.n; i_++)                                                  \
+                same_item(&in_.items[i_], &out_.items[i_]);                                        \
+            release(&out_);                                                                        \
+            release(&in_);                                                                         \
+            tv_buf_free(&buf_);                                                                    \
+        }                                                                                          \
+    } while (0)
+
 /* What a genome parser (genome_decode, genome_read_text) must leave, given
  * what it returned (rc) and said (err): refused, an empty genome and a
  * message that starts with `where` (and is not empty); accepted, a valid

@@ -18,6 +18,27 @@
 
 #define CAP ((size_t)1 << 20)
 
+/* One decoded result: a genome inside the message, valid fields; the child
+ * genome decodes as the master would decode it. */
+static void check_result(const struct worker_result *a, const uint8_t *msg, size_t size)
+{
+    struct tv_error err = {0}; /* CHECK's message */
+    CHECK(a->genome && fuzz_inside(a->genome, a->genome_len, msg, size));
+    CHECK(a->rank >= 0 && (a->solved == 0 || a->solved == 1));
+    fuzz_decode_genome(a->genome, a->genome_len);
+}
+
+/* A result and its re-encoded copy: the same, fitness bit for bit. */
+static void same_result(const struct worker_result *a, const struct worker_result *b)
+{
+    struct tv_error err = {0};
+    CHECK(a->child_id == b->child_id && a->solved == b->solved && a->rank == b->rank);
+    CHECK(!memcmp(&a->fitness, &b->fitness, sizeof a->fitness));
+    CHECK(!memcmp(&a->eval_seconds, &b->eval_seconds, sizeof a->eval_seconds));
+    CHECK(a->genome_len == b->genome_len &&
+          (a->genome_len == 0 || !memcmp(a->genome, b->genome, a->genome_len)));
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct tv_error err = {0};
@@ -29,33 +50,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char text[32];
     int erc = worker_error_decode(msg, size, &code, text, sizeof text, &err);
     CHECK(erc == 0 ? code < 0 && strlen(text) < sizeof text : erc == TV_EFORMAT && err.msg[0]);
-    struct worker_results r;
-    int rc;
-    FUZZ_DECODE_BATCH(rc, worker_results_decode, msg, size, CAP, r);
-    if (rc) {
-        free(msg);
-        return 0;
-    }
-    for (size_t i = 0; i < r.n; i++) {
-        const struct worker_result *a = &r.items[i];
-        CHECK(a->genome && fuzz_inside(a->genome, a->genome_len, msg, size));
-        CHECK(a->rank >= 0 && (a->solved == 0 || a->solved == 1));
-        fuzz_decode_genome(a->genome, a->genome_len);
-    }
-    struct worker_results s;
-    struct tv_buf buf = {0};
-    FUZZ_REENCODE_BATCH(worker_results_encode, worker_results_decode, r, CAP, buf, s);
-    for (size_t i = 0; i < r.n; i++) {
-        const struct worker_result *a = &r.items[i], *b = &s.items[i];
-        CHECK(a->child_id == b->child_id && a->solved == b->solved && a->rank == b->rank);
-        CHECK(!memcmp(&a->fitness, &b->fitness, sizeof a->fitness));
-        CHECK(!memcmp(&a->eval_seconds, &b->eval_seconds, sizeof a->eval_seconds));
-        CHECK(a->genome_len == b->genome_len &&
-              (a->genome_len == 0 || !memcmp(a->genome, b->genome, a->genome_len)));
-    }
-    worker_results_release(&s);
-    worker_results_release(&r);
-    tv_buf_free(&buf);
+    FUZZ_CHECK_BATCH(struct worker_results, worker_results_encode, worker_results_decode,
+                     worker_results_release, msg, size, CAP, check_result, same_result);
     free(msg);
     return 0;
 }

@@ -40,6 +40,7 @@ GUARD=${GUARD:-180}                     # seconds: no mpirun here may take longe
 PARTITION_BOUND=${PARTITION_BOUND:-30}  # seconds from link down to the end of the job
 
 . "$HERE/lib.sh"
+. "$HERE/../lib_db.sh" # xor400_config FILE GENS, last_gen DB, wait_gen DB GEN PID
 hosts_need_netns "test-hosts: SKIPPED (not passed)" tested
 
 # One user of the trevo-h* namespaces at a time (run.sh, bench.sh).
@@ -79,19 +80,7 @@ MCA=(--mca plm_rsh_agent "$AGENT"
 # mpirun on host 1, 4 ranks: 0 (the master) and 1 on host 1, 2 and 3 on host 2.
 mpirun_2hosts() { on 1 timeout "$GUARD" mpirun --hostfile "$dir/hosts" -n 4 "${MCA[@]}" "$@"; }
 
-cat >search.ini <<'INI'
-[run]
-task = xor
-seed = 7
-generations = 60
-stop_on_solve = false
-[population]
-size = 400
-[genome]
-add_neuron_rate = 0.05
-[store]
-db = unused.db
-INI
+xor400_config search.ini 60
 LAST=59
 
 passed=0 failed=0
@@ -114,7 +103,6 @@ same_as_ref() { # NAME -> 0 if identical to ref; else prints what differs
     cmp -s ref.stats "$1.stats" || { echo "  statistics differ:"; diff ref.stats "$1.stats" | head -5 | sed 's/^/    /'; ok=1; }
     return $ok
 }
-. "$HERE/../lib_db.sh" # last_gen DB, wait_gen DB GEN PID
 show() { grep -v '^gen ' "$1" | sed 's/^/  | /'; } # Open MPI's and trevo's messages
 # start_past_gen20 NAME: the search over 2 hosts started in the background
 # (database NAME.db, output NAME.out, pid in $job); 0 once generation 20 has
