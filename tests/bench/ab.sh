@@ -81,30 +81,48 @@ import re, statistics, sys
 scratch, name, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
 unit = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
 time_re = re.compile(r"^\s*\**([0-9]+(?:\.[0-9]+)?)\s*(s|ms|us|µs|ns)\b")
+label = {}
 def rows(path):
-    out, table = {}, 0
+    """{(table, first cell, its occurrence, column): seconds} of every timed
+    cell; label[key] the row's first cells, for the listing."""
+    out, table, head, seen = {}, 0, [], {}
     for line in open(path, errors="replace"):
         if not line.startswith("|"):
-            table += 1 if line.strip() == "" else 0
+            if line.strip() == "":
+                table, head = table + 1, []
             continue
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if not cells or set(cells[0]) <= set("-: "):
             continue
+        if not head:  # a table's first row names its columns
+            head = cells
+            continue
+        nth = seen[(table, cells[0])] = seen.get((table, cells[0]), 0) + 1
         for k, c in enumerate(cells[1:], 1):
+            col = head[k] if k < len(head) else str(k)
+            key = (table, cells[0], nth, col)
             m = time_re.match(c)
+            u = re.search(r"\b(s|ms|us|µs|ns)\b", col)
+            n = re.match(r"^\s*\**([0-9]+(?:\.[0-9]+)?)\**\s*$", c)
             if m:
-                out[(table, cells[0], k)] = float(m.group(1)) * unit[m.group(2)]
+                out[key] = float(m.group(1)) * unit[m.group(2)]
+            elif u and n and "/" not in col and "ratio" not in col:
+                # a bare number under a column named "... ms" (or s, us)
+                out[key] = float(n.group(1)) * unit[u.group(1)]
+            else:
+                continue
+            label.setdefault(key, " ".join(cells[:3]) if nth > 1 else cells[0])
     return out
 sides = {s: [rows(f"{scratch}/{name}.{s}.{r}") for r in range(1, rounds + 1)] for s in "AB"}
 keys = [k for k in sides["A"][0] if all(k in x for x in sides["A"] + sides["B"])]
-print("| row | cell | A (median) | B (median) | B / A |")
+print("| row | column | A (median) | B (median) | B / A |")
 print("|---|---|---|---|---|")
 ratios = []
 for key in keys:
     a = statistics.median(x[key] for x in sides["A"])
     b = statistics.median(x[key] for x in sides["B"])
     ratios.append(b / a if a > 0 else float("nan"))
-    print(f"| {key[1][:60]} | {key[2]} | {a * 1e3:.6g} ms | {b * 1e3:.6g} ms | {ratios[-1]:.3f} |")
+    print(f"| {label[key][:70]} | {key[3][:30]} | {a * 1e3:.6g} ms | {b * 1e3:.6g} ms | {ratios[-1]:.3f} |")
 if ratios:
     print(f"\n{len(ratios)} timed cells; B / A: median {statistics.median(ratios):.3f}, "
           f"min {min(ratios):.3f}, max {max(ratios):.3f}")
