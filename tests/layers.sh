@@ -1,38 +1,39 @@
 #!/bin/sh
-# layers.sh OBJ... -- the house's rules, checked from what the objects of
-# the libraries really call (nm), not from what their headers say
-# (docs/architecture.md, "The layers"):
+# layers.sh --allow FOLDER:INCLUDE_PATH ... OBJ... -- the house's rules,
+# checked from what the objects of the libraries really call (nm), not from
+# what their headers say (docs/architecture.md, "The house"):
 #
-#   1. every call between folders goes down the table below: a folder may
-#      call only the folders listed after it;
+#   1. a folder calls only the folders whose headers its include path holds
+#      (the Makefile's INC_NAME, given as --allow "nn:-Inn -Inn/train ...
+#      -Igenome -Itv"): calls go down, and the Makefile is the one home of
+#      the layering; a sub-folder (nn/train) takes its top folder's rule;
+#      inside nn/, a capability calls no other capability but as written
+#      below (the engine at nn/'s top reaches them through its dispatch
+#      points: plan.c, ops.c, state.c);
 #   2. no two files call each other, directly or round a longer circle: the
 #      files of the libraries form a DAG (a table of function pointers is
 #      how a file above reaches a kernel below without being called back);
 #   3. genome/, nn/ and data/ include no MPI or SQLite header, and genome/
-#      and nn/ no zlib or data-set header (they are plain C libraries; -I
-#      paths per folder keep the rest out).
+#      and nn/ no zlib or data-set header (they are plain C libraries).
 #
 # OBJ is build/obj/FOLDER/.../FILE.o of each library source. Prints each
 # broken rule with the files and the names that break it; exits 1 if any.
 set -eu
 
-# folder: the folders it may call (nn/* means nn/ and its sub-folders).
+allow_list=
+while [ $# -gt 0 ] && [ "$1" = --allow ]; do
+    allow_list="$allow_list
+$2"
+    shift 2
+done
+# folder: the folders it may call, from its --allow include path.
 allowed() {
-    case $1 in
-    tv) echo "" ;;
-    genome) echo "tv" ;;
-    data) echo "tv" ;;
-    store) echo "genome tv" ;;
-    nn | nn/*) echo "nn nn/train nn/conv nn/spike nn/deploy genome tv" ;;
-    tasks) echo "data nn nn/train nn/conv nn/spike nn/deploy genome tv" ;;
-    worker) echo "tasks nn nn/train nn/conv nn/spike nn/deploy genome tv" ;;
-    master) echo "worker store tasks nn nn/train nn/conv nn/spike nn/deploy genome tv" ;;
-    cli) echo "master worker store tasks data nn nn/train nn/conv nn/spike nn/deploy genome tv" ;;
-    *) echo "?" ;;
-    esac
+    top=${1%%/*}
+    echo "$allow_list" | awk -v f="$top" -F: '$1 == f {
+        n = split($2, w, " ")
+        for (i = 1; i <= n; i++) if (w[i] ~ /^-I/) printf "%s ", substr(w[i], 3) }'
 }
-# Inside nn/: what a capability may not call (the engine at nn/'s top may
-# call each through its dispatch points: plan.c, ops.c, state.c).
+# Inside nn/: what a capability may not call.
 nn_forbidden() {
     case $1 in
     nn/train) echo "nn/conv nn/spike nn/deploy" ;;
@@ -43,7 +44,8 @@ nn_forbidden() {
     esac
 }
 
-[ $# -gt 0 ] || { echo "usage: layers.sh OBJ..." >&2; exit 2; }
+[ $# -gt 0 ] && [ -n "$allow_list" ] ||
+    { echo "usage: layers.sh --allow FOLDER:INCLUDE_PATH ... OBJ..." >&2; exit 2; }
 edges=$(mktemp)
 trap 'rm -f "$edges"' EXIT
 
@@ -66,7 +68,7 @@ while read -r from to sym; do
     for a in $(allowed "$ff"); do [ "$a" = "$tf" ] && ok=1; done
     for x in $(nn_forbidden "$ff"); do [ "$x" = "$tf" ] && ok=0; done
     if [ $ok = 0 ]; then
-        echo "layers: $from calls $sym of $to: $ff/ may not call $tf/"
+        echo "layers: $from calls $sym of $to: $ff/ may not call $tf/ (its include path: $(allowed "$ff"))"
         bad=1
     fi
 done <"$edges"
