@@ -98,7 +98,7 @@ int cli_write_net(const struct genome *g, const char *format, const char *title,
                   struct tv_error *err);
 /* Opens the database db read-only and reads into *info the run a command
  * means (name, or NULL for its only run: store_run_pick). On success the
- * caller releases *info and closes *st; on failure both are already. */
+ * caller releases *info and closes *st; on failure nothing is left open. */
 struct store;
 struct store_run_info;
 int cli_open_run(const char *db, const char *name, struct store **st, struct store_run_info *info,

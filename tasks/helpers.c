@@ -1,8 +1,8 @@
 /* helpers.c -- what the code of a task kind calls (tasks.h, task.h): declare
  * an instance's shape, run a plan on a list of patterns, name a figure of a
- * result, score an episode by its steps or XOR's four patterns. The registry (registry.c) lists the
- * kinds and calls them; the kinds call only this file of the folder's shared code, so that neither
- * calls the other back. */
+ * result, score an episode by its steps or XOR's four patterns. The registry
+ * (registry.c) lists the kinds and calls them; the kinds call only this file
+ * of the folder's shared code, so that neither calls the other back. */
 #include "tasks.h"
 
 int task_open_shape(struct task_instance *t, size_t n_in, size_t n_out, int out_act,

@@ -5,8 +5,9 @@
  * graph shapes, small fixed ones, minimal ones, layered ones); fixtures that
  * release what a test holds even when an assertion fails (one, two or three
  * genomes; TU_FIXTURE for a file's own struct); substrings a text must hold;
- * a temporary directory; a shell command that must succeed. Include after <cmocka.h>. Everything
- * here is static inline so that a test file that uses only part of it builds with -Werror. */
+ * a temporary directory; a shell command that must succeed. Include after
+ * <cmocka.h>. Everything here is static inline so that a test file that uses
+ * only part of it builds with -Werror. */
 #ifndef TREVO_TESTUTIL_H
 #define TREVO_TESTUTIL_H
 
