@@ -330,7 +330,8 @@ int cli_cmd_net_init_conv(int argc, char **argv)
                                    {"--format", &a.format},
                                    {"-o", &a.out}};
     const char *pos = NULL;
-    int st = cli_parse_args(argc, argv, opts, sizeof opts / sizeof opts[0], &pos, init_conv_usage);
+    int st = cli_parse_args(argc, argv, "net init", opts, sizeof opts / sizeof opts[0], &pos,
+                            init_conv_usage);
     if (st >= 0)
         return st;
     struct tv_error err = {0};
@@ -338,7 +339,7 @@ int cli_cmd_net_init_conv(int argc, char **argv)
     double density[CLI_CNN_MAX_LAYERS], hd = 1, seed = 1;
     uint32_t sizes[CLI_CNN_MAX_HEAD];
     size_t n_sizes = 0;
-    int rc = pos ? tv_error_set(&err, TV_EINVAL, "unexpected argument '%s'", pos) : 0;
+    int rc = pos ? cli_arg_error(pos, &err) : 0;
     if (!rc && (!a.conv || !a.layers || !a.out))
         rc = tv_error_set(&err, TV_EINVAL, "--conv, --layers and -o are required");
     if (!rc)

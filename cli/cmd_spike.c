@@ -419,6 +419,8 @@ static int parse_cuba_args(int argc, char **argv, void *args, struct tv_error *e
             a->brian2 = 0;
             continue;
         }
+        if (o[0] != '-')
+            return cli_arg_error(o, err);
         if (strcmp(o, "--seconds") && strcmp(o, "--seed") && strcmp(o, "--brian2-target") &&
             strcmp(o, "--brian2-file"))
             return tv_error_set(err, TV_EINVAL, "unknown option '%s'", o);
@@ -516,6 +518,8 @@ static int parse_layers_args(int argc, char **argv, void *args, struct tv_error 
     int have = 0;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
+        if (o[0] != '-')
+            return cli_arg_error(o, err);
         if (i + 1 >= argc)
             return tv_error_set(err, TV_EINVAL, "%s: expected a value", o);
         const char *v = argv[++i];

@@ -63,6 +63,8 @@ static int parse_init_args(int argc, char **argv, void *args, struct tv_error *e
     a->format = "msgpack";
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
+        if (o[0] != '-')
+            return cli_arg_error(o, err);
         if (i + 1 >= argc)
             return tv_error_set(err, TV_EINVAL, "%s: expected a value", o);
         const char *v = argv[++i];
@@ -465,7 +467,7 @@ int cli_cmd_net_test(int argc, char **argv)
         return 0;
     const char *net = NULL, *spec = NULL, *labels = NULL, *batch_s = "128";
     const struct cli_opt opts[] = {{"--data", &spec}, {"--labels", &labels}, {"--batch", &batch_s}};
-    int st = cli_parse_args(argc, argv, opts, 3, &net, usage);
+    int st = cli_parse_args(argc, argv, "net test", opts, 3, &net, usage);
     if (st >= 0)
         return st;
     struct tv_error err = {0};

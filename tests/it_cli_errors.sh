@@ -43,4 +43,45 @@ before=$(cat "$dir/d.db"* | sha256sum)
 want="damaged genome" refused "$TREVO" resume "$dir/d.db" --set run.generations=8
 [ "$(cat "$dir/d.db"* | sha256sum)" = "$before" ] || fail "a refused resume changed the database"
 ! grep -q "continue with" "$dir/err" || fail "a refused resume said to resume: $(cat "$dir/err")"
+
+# one argument too many, in every command: exit 2, the first extra one named,
+# nothing written (net import/export once took the last of three names)
+"$TREVO" net init --layers 2,3,1 --density 1 -o "$dir/a.net" >/dev/null
+cp "$dir/a.net" "$dir/b.net"
+extra() {
+    local st=0
+    "$@" >"$dir/out" 2>"$dir/err" </dev/null || st=$?
+    [ "$st" = 2 ] || fail "$* exited $st, not 2: $(cat "$dir/err")"
+    grep -qF -- "unexpected argument 'EXTRA'" "$dir/err" ||
+        fail "$*: the extra argument not named: $(cat "$dir/err")"
+    [ ! -e "$dir/o" ] || fail "$*: wrote its output"
+}
+a=$dir/a.net
+extra "$TREVO" run "$dir/x.ini" EXTRA --db "$dir/o"
+extra "$TREVO" resume "$dir/d.db" EXTRA
+extra "$TREVO" status "$dir/d.db" EXTRA
+extra "$TREVO" best "$dir/d.db" EXTRA -o "$dir/o"
+extra "$TREVO" plot "$dir/d.db" EXTRA -o "$dir/o"
+extra "$TREVO" task eval xor "$a" EXTRA
+extra "$TREVO" task list EXTRA
+extra "$TREVO" task new foo "$dir/o" EXTRA
+extra "$TREVO" net import "$a" EXTRA "$dir/b.net" -o "$dir/o"
+extra "$TREVO" net export "$a" EXTRA "$dir/b.net" -o "$dir/o"
+extra "$TREVO" net export "$a" EXTRA --format c -o "$dir/o"
+extra "$TREVO" net validate "$a" EXTRA
+extra "$TREVO" net eval "$a" EXTRA
+extra "$TREVO" net quantize "$a" EXTRA --calibrate task:xor -o "$dir/o"
+extra "$TREVO" net init --layers 2,1 EXTRA -o "$dir/o"
+extra "$TREVO" net init --conv 1x4x4,2k3p1 --layers 2 EXTRA -o "$dir/o"
+extra "$TREVO" net test "$a" EXTRA --data task:xor
+extra "$TREVO" net bench EXTRA
+extra "$TREVO" net bench --conv 1,2,3,4,4 EXTRA
+extra "$TREVO" net bench --cuba EXTRA
+extra "$TREVO" net bench --spike-layers 2,3,4 EXTRA
+# net train names both of its two networks
+st=0
+"$TREVO" net train "$a" "$dir/b.net" --data task:xor -o "$dir/o" 2>"$dir/err" || st=$?
+[ "$st" = 2 ] && grep -qF "one network expected, got '$a' and '$dir/b.net'" "$dir/err" ||
+    fail "net train took two networks: $st $(cat "$dir/err")"
+[ ! -e "$dir/o" ] || fail "net train wrote its output"
 echo ok
