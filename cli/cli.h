@@ -76,7 +76,9 @@ int cli_cmd_net_test(int argc, char **argv);
 /* Reads a whole file ("-" is stdin) into *out (NUL-terminated, not counted in
  * out->len). At most max_bytes; TV_ELIMIT past that. */
 int cli_read_file(const char *path, size_t max_bytes, struct tv_buf *out, struct tv_error *err);
-/* Writes data to path atomically (temporary file + rename); "-" is stdout. */
+/* Writes data to path atomically (temporary file + rename, then the folder
+ * synced); "-" is stdout. A symbolic link is written through (the file it
+ * names is replaced, the link stays); an existing file keeps its mode. */
 int cli_write_file(const char *path, const void *data, size_t len, struct tv_error *err);
 /* genome_write_dot() into the file at path, as cli_write_file(). */
 int cli_write_dot_file(const struct genome *g, const char *title, const char *path,

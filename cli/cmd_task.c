@@ -299,8 +299,9 @@ int cli_cmd_task_eval(int argc, char **argv)
 
 int cli_cmd_task_list(int argc, char **argv)
 {
-    static const char usage[] = "usage: trevo task list\n\n"
-                                "The registered tasks: name, inputs -> outputs, and what each is.\n";
+    static const char usage[] =
+        "usage: trevo task list\n\n"
+        "The registered tasks: name, inputs -> outputs, and what each is.\n";
     if (cli_help(argc, argv, usage))
         return 0;
     if (argc != 1)

@@ -84,4 +84,25 @@ st=0
 [ "$st" = 2 ] && grep -qF "one network expected, got '$a' and '$dir/b.net'" "$dir/err" ||
     fail "net train took two networks: $st $(cat "$dir/err")"
 [ ! -e "$dir/o" ] || fail "net train wrote its output"
+
+# -o writes through a symbolic link (relative or absolute, even dangling) to
+# the file it names, and an existing file keeps its mode
+mkdir "$dir/real"
+"$TREVO" net export "$a" --format msgpack -o "$dir/real/n.mp"
+chmod 600 "$dir/real/n.mp"
+ln -s real/n.mp "$dir/rel"
+ln -s "$dir/rel" "$dir/chain"
+ln -s "$dir/real/new.mp" "$dir/dangling"
+for link in rel chain dangling; do
+    "$TREVO" net export "$a" --format msgpack -o "$dir/$link" || fail "-o $link refused"
+    [ -L "$dir/$link" ] || fail "-o replaced the link $link with a file"
+done
+[ "$(stat -c %a "$dir/real/n.mp")" = 600 ] ||
+    fail "-o reset a 0600 file to $(stat -c %a "$dir/real/n.mp")"
+[ -f "$dir/real/new.mp" ] || fail "-o through a dangling link made no file"
+cmp -s "$dir/real/n.mp" "$dir/real/new.mp" || fail "-o through links wrote other bytes"
+[ -z "$(ls "$dir/real" | grep tmp)" ] || fail "-o left a temporary file: $(ls "$dir/real")"
+ln -s loop1 "$dir/loop2"; ln -s loop2 "$dir/loop1"
+want="too many levels of symbolic links" refused "$TREVO" net export "$a" -o "$dir/loop1"
+want="not a regular file" refused "$TREVO" net export "$a" -o "$dir/real"
 echo ok
