@@ -105,4 +105,23 @@ cmp -s "$dir/real/n.mp" "$dir/real/new.mp" || fail "-o through links wrote other
 ln -s loop1 "$dir/loop2"; ln -s loop2 "$dir/loop1"
 want="too many levels of symbolic links" refused "$TREVO" net export "$a" -o "$dir/loop1"
 want="not a regular file" refused "$TREVO" net export "$a" -o "$dir/real"
+
+# net test on a spiking network runs it one row at a time by default, and a
+# --batch it cannot run says what to use instead
+cat >"$dir/cuba.txt" <<'NET'
+trevo-net 2
+inputs 2
+outputs 2
+neuron 0 in 0 identity 0
+neuron 1 in 0 identity 0
+neuron 2 out 1 identity 0.5 cuba tau_m=200 tau_exc=50 tau_inh=100 threshold=-50 reset=-60 rest=-49 refractory=50
+neuron 3 out 1 identity 0.5 cuba tau_m=200 tau_exc=50 tau_inh=100 threshold=-50 reset=-60 rest=-49 refractory=50
+conn 0 2 30
+conn 1 3 -20
+NET
+printf '1,0,1\n0,1,0\n1,1,1\n0,0,0\n' >"$dir/d.csv"
+out=$("$TREVO" net test "$dir/cuba.txt" --data "$dir/d.csv") || fail "net test refused a spiking network"
+case $out in "accuracy 0.5000 (2 of 4)"*) ;; *) fail "net test on cuba: $out" ;; esac
+want="a spiking network runs one row at a time: --batch 1, not 4" \
+    refused "$TREVO" net test "$dir/cuba.txt" --data "$dir/d.csv" --batch 4
 echo ok
