@@ -107,8 +107,9 @@ static const struct task_key classify_keys[N_KEYS] = {
     [K_SCALE] = {"scale", TASK_KEY_CHOICE, SCALE_NONE, 0, 0,
                  "none, minmax or zscore, statistics from the training split only", scales, NULL},
     [K_SAMPLES] = {"samples", TASK_KEY_INT, 100, 1, 1e9,
-                   "training rows per evaluation, the same for every child of a generation", NULL,
-                   NULL},
+                   "rows scored per evaluation, the same for every child of a generation: "
+                   "training rows, or validation rows when train_steps > 0",
+                   NULL, NULL},
     [K_FITNESS] = {"fitness", TASK_KEY_CHOICE, FIT_ACCURACY, 0, 0,
                    "accuracy, or xent (minus the mean cross-entropy of a softmax)", fitnesses,
                    NULL},
