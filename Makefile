@@ -234,7 +234,7 @@ FUZZ_FLAGS = -std=c11 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=
 FUZZ_INC = -Icli $(INC_MASTER)
 FUZZ_LIBSRC = $(TV_SRC) $(GENOME_SRC) $(NN_SRC) $(DATA_SRC) $(TASKS_SRC) worker/msg.c worker/worker.c master/config.c \
               master/config_keys.c \
-              master/state.c master/pop.c cli/row.c
+              master/state.c master/pop.c cli/row.c cli/conv_spec.c cli/cuba_file.c
 FUZZ_OBJ = $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(FUZZ_LIBSRC))
 FUZZERS = $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/%,$(FUZZ_SRC))
 .SECONDARY: $(FUZZ_OBJ)
