@@ -3,7 +3,8 @@
  * differences of its own loss on a tiny network with padding, stride,
  * pooling and an empty filter; a few steps reduce the loss on a toy set;
  * pruning and growth change the layer physically; the same calls give the
- * same bits; the error paths with their code and message. Also the two
+ * same bits; its forward pass agrees with the inference engine on the same
+ * genome; the error paths with their code and message. Also the two
  * functions it added to nn/train/train.h (nn_trainer_update, nn_trainer_input_grad). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +18,7 @@
 #include <string.h>
 
 #include "cnn.h"
+#include "nn.h"
 #include "testutil.h"
 #include "trainutil.h"
 
@@ -605,6 +607,52 @@ static void test_nn_cnn_from_genome_same_network(void **state)
     nn_cnn_free(c);
 }
 
+/* The trainer's forward pass (nn_cnn_predict) and the inference engine
+ * (nn_plan_compile of the genome with channels, nn_step: what net eval, net
+ * test and a search run) compute the same network: at batch 1 and 4, and
+ * before and after training, the outputs agree within float rounding (the
+ * two sum each output in different orders today, so not bit for bit). */
+static void test_nn_cnn_predict_matches_engine(void **state)
+{
+    struct tiny *t = tiny_at(state, 23);
+    struct genome *g = &t->g, *w = &t->w;
+    tiny_genome(t, g);
+    struct nn_train_opts o = tu_batch_opts(8);
+    struct nn_cnn *c = NULL;
+    struct tv_error err = {0};
+    assert_ok(nn_cnn_from_genome(g, &o, &c, &err), &err);
+    float x[4 * 49], oc[4 * 3], oe[4 * 3];
+    uint32_t labels[4];
+    tiny_data(x, labels, 4, 24);
+    for (int trained = 0; trained < 2; trained++) {
+        if (trained) { /* a few steps move every weight away from the start */
+            for (int k = 0; k < 5; k++)
+                assert_ok(nn_cnn_step(c, x, labels, NULL, 4, NULL, &err), &err);
+            assert_ok(nn_cnn_write_genome(c, w, &err), &err);
+        }
+        assert_ok(nn_cnn_predict(c, x, 4, oc, &err), &err);
+        for (size_t batch = 1; batch <= 4; batch += 3) {
+            struct nn_plan *p = NULL;
+            struct nn_state *st = NULL;
+            assert_ok(nn_plan_compile(trained ? w : g, NULL, &p, &err), &err);
+            assert_ok(nn_state_new(p, batch, &st, &err), &err);
+            for (size_t r = 0; r < 4; r += batch) {
+                nn_state_reset(st);
+                nn_step(st, x + r * 49, oe + r * 3);
+            }
+            for (size_t k = 0; k < 4 * 3; k++)
+                if (fabsf(oc[k] - oe[k]) > 1e-5f * (1.0f + fabsf(oc[k]))) {
+                    print_error("trained %d batch %zu output %zu: cnn %.9g, engine %.9g\n", trained,
+                                batch, k, (double)oc[k], (double)oe[k]);
+                    fail();
+                }
+            nn_state_free(st);
+            nn_plan_free(p);
+        }
+    }
+    nn_cnn_free(c);
+}
+
 static void test_nn_cnn_from_genome_errors(void **state)
 {
     struct tiny *t = tiny_at(state, 19);
@@ -653,6 +701,7 @@ int main(void)
         TINY_TEST(test_nn_cnn_new_errors),
         TINY_TEST(test_nn_cnn_call_errors),
         TINY_TEST(test_nn_cnn_from_genome_same_network),
+        TINY_TEST(test_nn_cnn_predict_matches_engine),
         TINY_TEST(test_nn_cnn_from_genome_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
