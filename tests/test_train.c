@@ -919,7 +919,7 @@ static void test_nn_trainer_rejects_bad_calls(void **state)
     /* a neuron the engine does not run */
     genome_neuron_set_model(&g.neurons[1], GENOME_MODEL_LIF);
     assert_error(nn_trainer_new(&g, &o, &t, &err), &err, TV_EINVAL,
-                 "neuron 1: model lif is not run by the engine");
+                 "neuron 1: model lif is not run by the trainer (rate neurons only)");
     assert_null(t);
     double gr[1], bg[2];
     float xr[1] = {0};
