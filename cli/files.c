@@ -142,6 +142,11 @@ int cli_load_net(const char *path, struct genome *g, struct tv_error *err)
 {
     struct tv_buf buf = {0};
     int rc = cli_read_file(path, CLI_FILE_MAX, &buf, err);
+    if (!rc && nn_qnet_sniff(buf.data, buf.len))
+        rc = tv_error_set(err, TV_EINVAL,
+                          "%s: an int8 NET.q (trevo net quantize); this command takes a float "
+                          "network (text or msgpack)",
+                          path);
     if (!rc)
         rc = genome_load(g, buf.data, buf.len, path, NULL, err);
     tv_buf_free(&buf);

@@ -682,6 +682,17 @@ static void test_nn_cnn_from_genome_errors(void **state)
     assert_ok(genome_canonicalize(g, &err), &err);
     assert_error(nn_cnn_from_genome(g, &o, &c, &err), &err, TV_EINVAL,
                  "connection 100 -> 49: the head starts at the deepest channels' pixels");
+    /* a spiking neuron of the head, named by the genome's id (not the head's) */
+    tiny_genome(t, g);
+    size_t k = g->n_neurons - 1;
+    genome_neuron_set_model(&g->neurons[k], GENOME_MODEL_CUBA);
+    char want[128];
+    snprintf(want, sizeof want,
+             "nn_cnn_from_genome: neuron %u: model cuba is not run by the trainer (rate neurons "
+             "only)",
+             g->neurons[k].id);
+    assert_error(nn_cnn_from_genome(g, &o, &c, &err), &err, TV_EINVAL, want);
+    assert_null(c);
     /* write_genome of a trainer made from a description */
     struct nn_cnn *d = tiny_cnn(t, NN_OPT_SGD, 0.1f);
     assert_error(nn_cnn_write_genome(d, g, &err), &err, TV_ESTATE, "not made from a genome");

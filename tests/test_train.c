@@ -916,16 +916,21 @@ static void test_nn_trainer_rejects_bad_calls(void **state)
     o.max_batch = 0;
     assert_error(nn_trainer_new(&g, &o, &t, &err), &err, TV_EINVAL, "max_batch 0");
     nn_train_opts_default(&o);
-    /* a neuron the engine does not run */
+    /* a neuron the trainer does not run */
     genome_neuron_set_model(&g.neurons[1], GENOME_MODEL_LIF);
     assert_error(nn_trainer_new(&g, &o, &t, &err), &err, TV_EINVAL,
-                 "neuron 1: model lif is not run by the engine");
+                 "neuron 1: model lif is not run by the trainer (rate neurons only)");
     assert_null(t);
     double gr[1], bg[2];
     float xr[1] = {0};
     uint32_t lr[1] = {0};
     assert_error(nn_reference_grad(&g, NN_LOSS_XENT, xr, lr, NULL, 1, 1, 0, NULL, gr, bg, &err),
                  &err, TV_EINVAL, "model lif");
+    /* a spiking neuron, which the engine runs and the trainer does not */
+    genome_neuron_set_model(&g.neurons[1], GENOME_MODEL_CUBA);
+    assert_error(nn_trainer_new(&g, &o, &t, &err), &err, TV_EINVAL,
+                 "neuron 1: model cuba is not run by the trainer (rate neurons only)");
+    assert_null(t);
     genome_neuron_set_model(&g.neurons[1], GENOME_MODEL_RATE);
     g.conns[0].weight = INFINITY;
     assert_error(nn_trainer_new(&g, &o, &t, &err), &err, TV_EINVAL, "not finite");

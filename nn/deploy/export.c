@@ -419,6 +419,8 @@ int nn_net_export_c(const struct genome *g, const char *P, struct tv_buf *b, str
     int rc = check_prefix(P, U, sizeof U, err);
     if (!rc)
         rc = nn_no_channels(g, "export", err);
+    if (!rc)
+        rc = nn_no_spiking(g, "export", "the C export", err);
     struct nn_plan *p = NULL;
     struct nn_opts opts = {.way = NN_WAY_GATHER, .tile_neurons = SIZE_MAX};
     if (!rc)

@@ -383,6 +383,9 @@ int nn_trainer_new(const struct genome *g, const struct nn_train_opts *o, struct
     if (rc || (rc = nn_no_channels(g, "nn_trainer_new", err)) ||
         (rc = genome_validate(g, NULL, err)))
         return rc;
+    for (size_t i = 0; i < g->n_neurons; i++)
+        if (nn_model_check(&g->neurons[i], 0, "the trainer", err))
+            return TV_EINVAL;
     struct nn_trainer *t = calloc(1, sizeof *t);
     size_t m = g->n_conns;
     uint32_t *src = malloc((m ? m : 1) * sizeof *src), *dst = malloc((m ? m : 1) * sizeof *dst);

@@ -173,7 +173,7 @@ int nn_reference_grad(const struct genome *g, int loss, const float *x, const ui
     if (rc || (rc = genome_validate(g, NULL, err)))
         return rc;
     for (size_t i = 0; i < g->n_neurons; i++)
-        if (nn_model_check(&g->neurons[i], 0, err))
+        if (nn_model_check(&g->neurons[i], 0, "the trainer", err))
             return TV_EINVAL;
     if (!x || steps == 0 || batch == 0 || (loss == NN_LOSS_XENT && !labels) ||
         (loss == NN_LOSS_MSE && !targets) || (loss != NN_LOSS_XENT && loss != NN_LOSS_MSE))
