@@ -240,9 +240,27 @@ NN_INLINE void forward(struct nn_trainer *t, struct tr_block *b, int nv)
     }
 }
 
+/* The view's deltas of the block's samples from the deltas ds of one step
+ * (inputs: 0). */
+static void keep_deltas(struct nn_trainer *t, const struct tr_block *b, const float *ds)
+{
+    size_t nb = b->nb * sizeof(float);
+    for (size_t j = 0; j < t->n; j++) {
+        float *vd = t->v_delta + j * b->batch + b->b0;
+        if (j < t->n_in || !ds)
+            memset(vd, 0, nb);
+        else
+            memcpy(vd, ds + j * BL, nb);
+    }
+}
+
 /* Back-propagation over steps [lo, hi]; the loss enters at every step
- * (all) or at hi only. */
-NN_INLINE void backward(struct nn_trainer *t, size_t lo, size_t hi, int all, int nv)
+ * (all) or at hi only. When keep is not NULL, the deltas of step hi go into
+ * the view for keep's samples as soon as they are made: the two buffers of
+ * deltas alternate by step, so a pass over three steps or more writes over
+ * them. */
+NN_INLINE void backward(struct nn_trainer *t, size_t lo, size_t hi, int all,
+                        const struct tr_block *keep, int nv)
 {
     size_t n = t->n, nin = t->n_in, no = t->n_out, nbl = n * BL;
     int way = t->transpose;
@@ -298,21 +316,18 @@ NN_INLINE void backward(struct nn_trainer *t, size_t lo, size_t hi, int all, int
                 }
             }
         }
+        if (keep && s == hi)
+            keep_deltas(t, keep, ds);
     }
 }
 
-/* The view's values and deltas of the last step, for the block's samples. */
-static void keep_view(struct nn_trainer *t, const struct tr_block *b)
+/* The view's values of the last step, for the block's samples. */
+static void keep_view_values(struct nn_trainer *t, const struct tr_block *b)
 {
     size_t n = t->n, s = b->steps - 1, nb = b->nb * sizeof(float);
-    const float *ys = t->y + s * n * BL, *ds = t->delta + (s & 1) * n * BL;
-    for (size_t j = 0; j < n; j++) {
+    const float *ys = t->y + s * n * BL;
+    for (size_t j = 0; j < n; j++)
         memcpy(t->v_value + j * b->batch + b->b0, ys + j * BL, nb);
-        if (j < t->n_in)
-            memset(t->v_delta + j * b->batch + b->b0, 0, nb);
-        else
-            memcpy(t->v_delta + j * b->batch + b->b0, ds + j * BL, nb);
-    }
 }
 
 NN_INLINE void run_nv(struct nn_trainer *t, struct tr_block *b, int nv)
@@ -328,15 +343,19 @@ NN_INLINE void run_nv(struct nn_trainer *t, struct tr_block *b, int nv)
         return;
     }
     size_t T = b->steps, K = t->o.bptt;
+    const struct tr_block *keep = t->keep_values ? b : NULL;
     if (K == 0 || K >= T) {
-        backward(t, 0, T - 1, 1, nv);
+        backward(t, 0, T - 1, 1, keep, nv);
     } else {
         for (size_t s = 0; s < T; s++)
             if (t->tgt[s])
-                backward(t, s + 1 >= K ? s + 1 - K : 0, s, 0, nv);
+                backward(t, s + 1 >= K ? s + 1 - K : 0, s, 0, s == T - 1 ? keep : NULL, nv);
+        /* no window ends at a last step without a target: its deltas are 0 */
+        if (keep && !t->tgt[T - 1])
+            keep_deltas(t, b, NULL);
     }
-    if (t->keep_values)
-        keep_view(t, b);
+    if (keep)
+        keep_view_values(t, b);
 }
 
 NN_INLINE void run_block(struct nn_trainer *t, struct tr_block *b)
