@@ -238,13 +238,16 @@ static int check_cnn_conns(const struct parse_ctx *x, const char *file,
     const double rates[] = {m->add_local_rate, m->add_skip_rate, m->add_local_per_conn,
                             m->add_skip_per_conn};
     for (size_t i = 0; i < sizeof rates / sizeof *rates; i++)
-        if (rates[i] > 0)
-            return key_error(x, file, "genome", names[i],
-                             "must be 0 when [task] train_steps > 0 trains the channels of "
-                             "init_net: the CNN trainer takes no connection from an input "
-                             "pixel (add_local_rate, add_skip_rate, add_local_per_conn and "
-                             "add_skip_per_conn stay 0)",
-                             err);
+        if (rates[i] > 0) {
+            char why[320];
+            snprintf(why, sizeof why,
+                     "is %g; it must be 0 when the task trains the channels of init_net "
+                     "(classify: [task] train_steps > 0): the CNN trainer takes no connection "
+                     "from an input pixel (set add_local_rate, add_skip_rate, "
+                     "add_local_per_conn and add_skip_per_conn to 0)",
+                     rates[i]);
+            return key_error(x, file, "genome", names[i], why, err);
+        }
     return 0;
 }
 
