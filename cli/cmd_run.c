@@ -83,15 +83,17 @@ static void print_progress(void *ctx, const struct master_progress *p)
                 p->run, p->db, p->task, p->pop_size, p->n_ranks, p->n_ranks > 1 ? "s" : "", p->db,
                 p->run);
     } else if (p->event == MASTER_EVENT_GENERATION) {
-        char extra[64] = "";
+        char extra[64] = "", failed[48] = "";
         if (p->tested)
             snprintf(extra, sizeof extra, "  test %.6g%s", p->test_score,
                      p->test_solved ? " (solved)" : "");
+        if (p->failed)
+            snprintf(failed, sizeof failed, "  failed %zu", p->failed);
         fprintf(stderr,
-                "gen %4" PRId64 "  best %.6g  mean %.6g  species %zu  champion %u neurons "
+                "gen %4" PRId64 "  best %.6g  mean %.6g%s  species %zu  champion %u neurons "
                 "%u conns%s  %.0f evals/s  %.2f s\n",
-                p->generation, p->best, p->mean, p->n_species, p->n_neurons, p->n_conns, extra,
-                p->elapsed > 0 ? (double)p->evals / p->elapsed : 0.0, p->elapsed);
+                p->generation, p->best, p->mean, failed, p->n_species, p->n_neurons, p->n_conns,
+                extra, p->elapsed > 0 ? (double)p->evals / p->elapsed : 0.0, p->elapsed);
     } else if (p->event == MASTER_EVENT_END) {
         static const char *const outcome[] = {"done", "solved", "stopped"};
         char final[64] = ""; /* the task's final test (classify: test accuracy) */

@@ -699,6 +699,46 @@ static void test_nn_cnn_from_genome_errors(void **state)
     nn_cnn_free(d);
 }
 
+/* join_levels (a search that trains its children with this trainer): new
+ * channels join an existing level (its depth and activation, never
+ * hidden_act), new filters take their level's geometry, and the trainer
+ * takes every child. */
+static void test_genome_mutate_conv_join_levels_trainable(void **state)
+{
+    struct tiny *t = tiny_at(state, 23);
+    struct genome *g = &t->g;
+    struct genome_mutation m = {0};
+    m.weight_init_sd = 0.5;
+    m.hidden_act = GENOME_ACT_SIGMOID;
+    m.conv.add_channel_rate = 1;
+    m.conv.add_filter_rate = 1;
+    m.conv.join_levels = 1;
+    struct nn_train_opts o = tu_batch_opts(8);
+    struct tv_error err = {0};
+    size_t added = 0;
+    for (uint64_t seed = 0; seed < 12; seed++) {
+        tiny_genome(t, g);
+        struct tv_rng rng = tu_rng(seed, 3, 4);
+        for (int k = 0; k < 4; k++) {
+            size_t before = g->n_channels;
+            assert_ok(genome_mutate(g, &m, &rng, &err), &err);
+            assert_ok(genome_validate(g, NULL, &err), &err);
+            for (size_t i = 6; i < g->n_channels; i++) { /* the new ones */
+                const struct genome_channel *c = &g->channels[i];
+                int level1 = c->depth == 0.2f, level2 = c->depth == 0.4f;
+                assert_true(level1 || level2);
+                assert_int_equal(c->act, level1 ? GENOME_ACT_RELU : GENOME_ACT_IDENTITY);
+                assert_int_equal(c->pool, level1 ? 2 : 1);
+            }
+            added += g->n_channels - before;
+            struct nn_cnn *c = NULL;
+            assert_ok(nn_cnn_from_genome(g, &o, &c, &err), &err);
+            nn_cnn_free(c);
+        }
+    }
+    assert_true(added >= 12);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -714,6 +754,7 @@ int main(void)
         TINY_TEST(test_nn_cnn_from_genome_same_network),
         TINY_TEST(test_nn_cnn_predict_matches_engine),
         TINY_TEST(test_nn_cnn_from_genome_errors),
+        TINY_TEST(test_genome_mutate_conv_join_levels_trainable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
