@@ -118,41 +118,53 @@ static int read_v0(struct reader *r, struct cli_cuba *c, struct tv_error *err)
     return 0;
 }
 
-static int read_conns(struct reader *r, struct cli_cuba *c, struct tv_error *err)
+/* A line "KEY COUNT", then COUNT lines "A B" with A <= a_max and B < n
+ * (ascending A when sorted), into *out as A << 32 | B (a_max < 2^32). */
+static int read_pairs(struct reader *r, size_t n, const char *key, size_t max,
+                      unsigned long long a_max, int sorted, const char *want, uint64_t **out,
+                      size_t *n_out, struct tv_error *err)
 {
-    size_t n_conns, cap = 0;
-    if (read_count(r, "conns", (size_t)1 << 31, &n_conns, err))
+    size_t count, cap = 0;
+    if (read_count(r, key, max, &count, err))
         return err->code;
-    for (size_t k = 0; k < n_conns; k++) {
-        unsigned long i, j;
-        if (room((void **)&c->conns, &cap, k, sizeof *c->conns, err))
+    for (size_t k = 0; k < count; k++) {
+        unsigned long long a, b;
+        if (room((void **)out, &cap, k, sizeof **out, err))
             return err->code;
-        if (next_line(r, err) || sscanf(r->buf, "%lu %lu", &i, &j) != 2 || i >= c->n || j >= c->n ||
-            (k && i < c->conns[k - 1].from))
-            return bad_line(r, "I J (sorted by I, both < n)", err);
-        c->conns[k] =
-            (struct nn_spike_conn){(uint32_t)i, (uint32_t)j, i < c->n_exc ? c->w_exc : c->w_inh, 1};
-        c->n_conns = k + 1;
+        if (next_line(r, err) || sscanf(r->buf, "%llu %llu", &a, &b) != 2 || a > a_max || b >= n ||
+            (sorted && k && a < (*out)[k - 1] >> 32))
+            return bad_line(r, want, err);
+        (*out)[k] = a << 32 | b;
+        *n_out = k + 1;
     }
     return 0;
 }
 
+/* The connections "I J" (sorted by I, both < n), weighted by their source:
+ * w_exc from the first n_exc neurons, else w_inh. */
+static int read_conns(struct reader *r, struct cli_cuba *c, struct tv_error *err)
+{
+    uint64_t *pairs = NULL;
+    size_t n = 0;
+    int rc = read_pairs(r, c->n, "conns", (size_t)1 << 31, c->n - 1, 1,
+                        "I J (sorted by I, both < n)", &pairs, &n, err);
+    c->conns = !rc && n ? malloc(n * sizeof *c->conns) : NULL;
+    if (!rc && n && !c->conns)
+        rc = tv_error_set(err, TV_ENOMEM, "out of memory");
+    for (size_t k = 0; !rc && k < n; k++) {
+        uint32_t i = (uint32_t)(pairs[k] >> 32), j = (uint32_t)pairs[k];
+        c->conns[k] = (struct nn_spike_conn){i, j, i < c->n_exc ? c->w_exc : c->w_inh, 1};
+    }
+    c->n_conns = rc ? 0 : n;
+    free(pairs);
+    return rc;
+}
+
+/* Brian2's spikes "STEP I" (STEP <= steps, I < n), as STEP << 32 | I. */
 static int read_spikes(struct reader *r, struct cli_cuba *c, struct tv_error *err)
 {
-    size_t n_spikes, cap = 0;
-    if (read_count(r, "spikes", (size_t)1 << 40, &n_spikes, err))
-        return err->code;
-    for (size_t k = 0; k < n_spikes; k++) {
-        unsigned long long s, i;
-        if (room((void **)&c->spikes, &cap, k, sizeof *c->spikes, err))
-            return err->code;
-        if (next_line(r, err) || sscanf(r->buf, "%llu %llu", &s, &i) != 2 || i >= c->n ||
-            s > c->steps)
-            return bad_line(r, "STEP I", err);
-        c->spikes[k] = s << 32 | i;
-        c->n_spikes = k + 1;
-    }
-    return 0;
+    return read_pairs(r, c->n, "spikes", (size_t)1 << 40, c->steps, 0, "STEP I", &c->spikes,
+                      &c->n_spikes, err);
 }
 
 int cli_cmp_u64(const void *a, const void *b)

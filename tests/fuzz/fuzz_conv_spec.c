@@ -9,14 +9,13 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size > 256)
+    char *text = fuzz_string(data, size, 256);
+    if (!text)
         return 0;
-    char text[257];
-    memcpy(text, data, size);
-    text[size] = '\0';
     struct tv_error err = {0};
     struct cli_cnn_spec s;
     int rc = cli_cnn_spec_parse(text, &s, &err);
+    free(text);
     if (rc) {
         CHECK((rc == TV_EINVAL || rc == TV_ELIMIT) && err.code == rc);
         CHECK(strncmp(err.msg, "--conv", 6) == 0);
