@@ -67,19 +67,85 @@ NN_INLINE void finish1(const struct finish *f, v16f g, v16f r, v16f *y, v16f *ac
  * bits: the width of the row indices; local: they count from neuron cbase
  * (only the first chunk, whose cbase is 0, has inputs) and there is no
  * recurrent row. */
+
+/* PROTOTYPE (item 5): the order of dot1 (step1.c) in every lane: edge k of
+ * the row [b, e) into partial (k - b) % 8, partials reduced as
+ * ((0+4)+(2+6))+((1+5)+(3+7)). Pass i sums the edges of partial i, in edge
+ * order, sources below h read from yin, the others from yh. */
+NN_INLINE struct lanes pass8(const float *w, const void *idx, int bits, uint32_t k, uint32_t h,
+                             uint32_t e, const float *yin, const float *yh, size_t st, size_t c0,
+                             int nv)
+{
+    struct lanes a = {{0}, {0}, {0}, {0}};
+    for (; k < h; k += 8) {
+        const v16fu *src = (const v16fu *)(yin + (size_t)nn_idx(idx, bits, k) * st + c0);
+        float wk = w[k];
+        a.v0 += wk * src[0];
+        if (nv > 1)
+            a.v1 += wk * src[1];
+        if (nv > 2)
+            a.v2 += wk * src[2];
+        if (nv > 3)
+            a.v3 += wk * src[3];
+    }
+    for (; k < e; k += 8) {
+        const v16fu *src = (const v16fu *)(yh + (size_t)nn_idx(idx, bits, k) * st + c0);
+        float wk = w[k];
+        a.v0 += wk * src[0];
+        if (nv > 1)
+            a.v1 += wk * src[1];
+        if (nv > 2)
+            a.v2 += wk * src[2];
+        if (nv > 3)
+            a.v3 += wk * src[3];
+    }
+    return a;
+}
+
+NN_INLINE struct lanes ladd(struct lanes a, struct lanes b, int nv)
+{
+    a.v0 += b.v0;
+    if (nv > 1)
+        a.v1 += b.v1;
+    if (nv > 2)
+        a.v2 += b.v2;
+    if (nv > 3)
+        a.v3 += b.v3;
+    return a;
+}
+
+NN_INLINE struct lanes dot8b(const float *w, const void *idx, int bits, uint32_t b, uint32_t h,
+                             uint32_t e, const float *yin, const float *yh, size_t st, size_t c0,
+                             int nv)
+{
+#define P8(i) pass8(w, idx, bits, b + (i), h, e, yin, yh, st, c0, nv)
+    struct lanes A = P8(0);
+    A = ladd(A, P8(4), nv);
+    struct lanes B = P8(2);
+    B = ladd(B, P8(6), nv);
+    A = ladd(A, B, nv);
+    B = P8(1);
+    B = ladd(B, P8(5), nv);
+    struct lanes C = P8(3);
+    C = ladd(C, P8(7), nv);
+    B = ladd(B, C, nv);
+    return ladd(A, B, nv);
+#undef P8
+}
+
 NN_INLINE void blockb(const struct nn_plan *p, struct nn_state *s, uint32_t j, size_t c0, int nv,
                       int bits, int local, size_t cbase)
 {
     size_t st = s->stride;
     struct lanes zero = {{0}, {0}, {0}, {0}};
-    struct lanes g =
-        dotb(zero, p->g_w, p->g_idx, bits, p->g_row[j], p->g_hid[j], s->in_rows, st, c0, nv);
-    g = dotb(g, p->g_w, p->g_idx, bits, p->g_hid[j], p->g_end[j], s->y + cbase * st, st, c0, nv);
+    struct lanes g = dot8b(p->g_w, p->g_idx, bits, p->g_row[j], p->g_hid[j], p->g_end[j],
+                           s->in_rows, s->y + cbase * st, st, c0, nv);
     struct finish f = {p->bias[j], !local && p->r_end[j] > p->r_row[j], local || p->n_scatter > 0,
                        p->act[j] == GENOME_ACT_RELU};
     struct lanes r = zero;
     if (f.has_rec)
-        r = dotb(r, p->r_w, p->r_idx, bits, p->r_row[j], p->r_end[j], s->y_prev, st, c0, nv);
+        r = dot8b(p->r_w, p->r_idx, bits, p->r_row[j], p->r_row[j], p->r_end[j], s->y_prev,
+                  s->y_prev, st, c0, nv);
     v16f *yj = (v16f *)(s->y + (size_t)j * st + c0);
     v16f *aj = (v16f *)(s->acc + (size_t)j * st + c0);
     finish1(&f, g.v0, r.v0, yj, aj);

@@ -209,6 +209,7 @@ static void test_nn_step_bits_do_not_depend_on_batch_size_or_index_width(void **
             assert_memory_equal(oa, ob, 3 * n_out * sizeof(float));
             assert_memory_equal(oa, oc, 3 * n_out * sizeof(float));
             assert_memory_equal(od, oe, n_out * sizeof(float));
+            assert_memory_equal(od, oa, n_out * sizeof(float)); /* PROTO: batch 1 == batch 3 */
         }
         /* feature-major buffers: the same bits as sample-major ones */
         struct nn_state *f;
