@@ -2,7 +2,9 @@
  *
  * A state of batch B > 1 holds the values of neuron j in the row
  * y[j * stride .. j * stride + B) (nn_impl.h). Lane b sums a row's edges in
- * order, one vector per 16 lanes. The lanes go in blocks of up to NN_BLOCK,
+ * the order of step1.c's dot1, whatever B and whichever lane b is (dot8b
+ * below), so that one row's outputs have the same bits in any batch; one
+ * vector per 16 lanes. The lanes go in blocks of up to NN_BLOCK,
  * the block loop outside the neuron loop: the rows a block reads (n x NN_BLOCK
  * floats) stay in cache while the plan streams; 64 lanes (one pass over the
  * plan for a batch of 64) beat 32 on 4096 x 4096 layers and on 10 k-neuron
@@ -20,25 +22,6 @@
 struct lanes {
     v16f v0, v1, v2, v3;
 };
-
-/* a += w[k] * y[idx[k] * st + c0 ..] over k in [b, e), in edge order; nv
- * (1..4 vectors) is a constant after inlining. */
-NN_INLINE struct lanes dotb(struct lanes a, const float *w, const void *idx, int bits, uint32_t b,
-                            uint32_t e, const float *y, size_t st, size_t c0, int nv)
-{
-    for (uint32_t k = b; k < e; k++) {
-        const v16fu *src = (const v16fu *)(y + (size_t)nn_idx(idx, bits, k) * st + c0);
-        float wk = w[k];
-        a.v0 += wk * src[0];
-        if (nv > 1)
-            a.v1 += wk * src[1];
-        if (nv > 2)
-            a.v2 += wk * src[2];
-        if (nv > 3)
-            a.v3 += wk * src[3];
-    }
-    return a;
-}
 
 /* How a block of neuron j is finished: its bias, whether a recurrent row and
  * accumulators are added, and whether the activation is relu (the others are
@@ -63,15 +46,8 @@ NN_INLINE void finish1(const struct finish *f, v16f g, v16f r, v16f *y, v16f *ac
     *y = v;
 }
 
-/* Neuron j, lanes [c0, c0 + 16 nv): sums, and relu / identity in place.
- * bits: the width of the row indices; local: they count from neuron cbase
- * (only the first chunk, whose cbase is 0, has inputs) and there is no
- * recurrent row. */
-
-/* PROTOTYPE (item 5): the order of dot1 (step1.c) in every lane: edge k of
- * the row [b, e) into partial (k - b) % 8, partials reduced as
- * ((0+4)+(2+6))+((1+5)+(3+7)). Pass i sums the edges of partial i, in edge
- * order, sources below h read from yin, the others from yh. */
+/* One of dot8b's eight partials: the edges k, k + 8, k + 16, ... below e, in
+ * edge order from +0, sources below h read from yin, the others from yh. */
 NN_INLINE struct lanes pass8(const float *w, const void *idx, int bits, uint32_t k, uint32_t h,
                              uint32_t e, const float *yin, const float *yh, size_t st, size_t c0,
                              int nv)
@@ -114,6 +90,11 @@ NN_INLINE struct lanes ladd(struct lanes a, struct lanes b, int nv)
     return a;
 }
 
+/* Sum of w[k] * y[idx[k]] over the row [b, e) in dot1's order (step1.c):
+ * edge k into partial (k - b) % 8, the partials reduced as
+ * ((0 + 4) + (2 + 6)) + ((1 + 5) + (3 + 7)). Eight strided passes with nv
+ * accumulators each, rather than eight sets of accumulators live at once
+ * (8 nv vectors would spill on AVX2): the strided w and idx come from L1. */
 NN_INLINE struct lanes dot8b(const float *w, const void *idx, int bits, uint32_t b, uint32_t h,
                              uint32_t e, const float *yin, const float *yh, size_t st, size_t c0,
                              int nv)
@@ -133,6 +114,10 @@ NN_INLINE struct lanes dot8b(const float *w, const void *idx, int bits, uint32_t
 #undef P8
 }
 
+/* Neuron j, lanes [c0, c0 + 16 nv): sums, and relu / identity in place.
+ * bits: the width of the row indices; local: they count from neuron cbase
+ * (only the first chunk, whose cbase is 0, has inputs) and there is no
+ * recurrent row. */
 NN_INLINE void blockb(const struct nn_plan *p, struct nn_state *s, uint32_t j, size_t c0, int nv,
                       int bits, int local, size_t cbase)
 {
