@@ -367,16 +367,64 @@ static void test_nn_trainer_grad_is_deterministic_across_ways_and_targets(void *
 
 /* Forward only: the engine (nn_plan / nn_state, nn.h) on the same genome,
  * each way of reading the edges, plain and tiled, one state of the whole
- * batch and one of batch 1 per sample. Not the same bits: the trainer and
- * the engine sum in different fixed orders, and what nn.h promises is that
- * each agrees with the double reference to a relative error of about 1e-5
- * (test_nn.c and the test above hold them to 1e-5 (|ref| + 1)), so here
- * twice that. */
-static void engine_agrees(const char *what, int it, size_t s, size_t q, float tr, float en)
+ * batch and one of batch 1 per sample. A plan compiled as every command
+ * compiles it (way auto, not tiled) gives the trainer's bits (NaN: any
+ * NaN); the others sum in other fixed orders and agree with the trainer as
+ * each agrees with the double reference (nn.h: a relative error of about
+ * 1e-5, held to 1e-5 (|ref| + 1) by test_nn.c and the test above), so twice
+ * that. */
+static void engine_agrees(const char *what, int exact, int it, size_t s, size_t q, float tr,
+                          float en)
 {
-    if (isnan(en) || isinf(en) ? !(isnan(en) ? isnan(tr) : tr == en) : !near(tr, en, 2e-5, 1))
+    int ok;
+    if (isnan(en) || isnan(tr))
+        ok = isnan(en) && isnan(tr);
+    else if (exact || isinf(en))
+        ok = memcmp(&tr, &en, sizeof tr) == 0;
+    else
+        ok = near(tr, en, 2e-5, 1);
+    if (!ok)
         fail_msg("net %d step %zu value %zu, %s: trainer %.9g, engine %.9g", it, s, q, what,
                  (double)tr, (double)en);
+}
+
+/* The cancelling network of testutil.h (identity, and relu whose layer the
+ * engine scatters), its row of ones at the first, middle and last position
+ * of batches 1, 3, 64 and 128 of random rows, 3 steps: the trainer's outputs
+ * are the engine's sums (dot1's order: 1, 2, 1, then 1, 2, 2). */
+static void test_nn_trainer_predict_cancelling_sums_at_every_batch(void **state)
+{
+    struct genome *g = *state;
+    static const float want[3][3] = {{1, 2, 1}, {1, 2, 2}, {1, 2, 2}};
+    static const size_t batches[4] = {1, 3, 64, 128};
+    struct tv_rng rng = tu_rng(28, 5, 1);
+    struct tv_error err = {0};
+    enum { NI = 5, NO = 3, S = 3, BMAX = 128 };
+    float *x = malloc(S * BMAX * NI * sizeof *x), *out = malloc(S * BMAX * NO * sizeof *out);
+    assert_true(x && out);
+    for (int v = 0; v < 2; v++) {
+        tu_cancel_genome(g, v ? GENOME_ACT_RELU : GENOME_ACT_IDENTITY);
+        struct nn_trainer *t = trainer(g, NN_LOSS_MSE, 0);
+        for (size_t bi = 0; bi < 4; bi++) {
+            size_t B = batches[bi], at[3] = {0, B / 2, B - 1};
+            for (int qi = 0; qi < 3; qi++) {
+                for (size_t i = 0; i < S * B * NI; i++)
+                    x[i] = (float)tv_rng_normal(&rng) * 1e8f;
+                for (size_t st = 0; st < S; st++)
+                    for (size_t i = 0; i < NI; i++)
+                        x[(st * B + at[qi]) * NI + i] = 1.0f;
+                assert_ok(nn_trainer_predict(t, x, S, B, out, &err), &err);
+                for (size_t st = 0; st < S; st++)
+                    for (size_t k = 0; k < NO; k++)
+                        if (out[(st * B + at[qi]) * NO + k] != want[st][k])
+                            fail_msg("act %d batch %zu row %zu step %zu output %zu: %.9g, not %g",
+                                     v, B, at[qi], st, k, (double)out[(st * B + at[qi]) * NO + k],
+                                     (double)want[st][k]);
+            }
+        }
+        nn_trainer_free(t);
+    }
+    TV_FREE_ALL(x, out);
 }
 
 static void test_nn_trainer_predict_matches_engine(void **state)
@@ -384,7 +432,7 @@ static void test_nn_trainer_predict_matches_engine(void **state)
     struct genome *g = *state;
     struct tv_rng rng = tu_rng(16, 6, 1);
     struct tv_error err = {0};
-    size_t compared = 0, same_bits = 0;
+    size_t compared = 0, same_bits = 0, exact_ones = 0;
     for (int it = 0; it < 300; it++) {
         random_net(g, &rng, all_acts, N_ALL_ACTS);
         size_t steps = 1 + tv_rng_below(&rng, 3), batch = 1 + tv_rng_below(&rng, 80);
@@ -397,6 +445,7 @@ static void test_nn_trainer_predict_matches_engine(void **state)
         assert_ok(nn_trainer_predict(t, d.x, steps, batch, out, &err), &err);
         /* tile_neurons 1: the smallest chunks the plan allows */
         struct nn_opts o = {it % 3, 0, NULL, 0, it % 2 ? 1 : 0, 0};
+        int exact = o.way == NN_WAY_AUTO && !o.tile_neurons;
         struct nn_plan *p = NULL;
         struct nn_state *sb = NULL, *s1 = NULL;
         assert_ok(nn_plan_compile(g, &o, &p, &err), &err);
@@ -406,8 +455,9 @@ static void test_nn_trainer_predict_matches_engine(void **state)
             nn_step(sb, d.x + s * batch * ni, eng);
             for (size_t q = 0; q < batch * no; q++) {
                 float tr = out[s * batch * no + q];
-                engine_agrees("batch state", it, s, q, tr, eng[q]);
+                engine_agrees("batch state", exact, it, s, q, tr, eng[q]);
                 same_bits += memcmp(&tr, &eng[q], sizeof tr) == 0;
+                exact_ones += (size_t)exact;
                 compared++;
             }
         }
@@ -417,7 +467,7 @@ static void test_nn_trainer_predict_matches_engine(void **state)
                 memcpy(x1, d.x + (s * batch + b) * ni, ni * sizeof *x1);
                 nn_step(s1, x1, eng);
                 for (size_t k = 0; k < no; k++)
-                    engine_agrees("batch-1 state", it, s, (b * no + k),
+                    engine_agrees("batch-1 state", exact, it, s, (b * no + k),
                                   out[(s * batch + b) * no + k], eng[k]);
             }
         }
@@ -428,9 +478,10 @@ static void test_nn_trainer_predict_matches_engine(void **state)
         nn_trainer_free(t);
         data_free(&d);
     }
-    print_message("[ train    ] %zu outputs against the engine, %zu of them the same bits\n",
-                  compared, same_bits);
-    assert_true(compared > 20000);
+    print_message("[ train    ] %zu outputs against the engine, %zu of them the same bits (%zu "
+                  "from default plans, which must be)\n",
+                  compared, same_bits, exact_ones);
+    assert_true(compared > 20000 && exact_ones > 2000);
 }
 
 /* The view's values and deltas: with one step, the gradient of an existing
@@ -1160,6 +1211,7 @@ int main(void)
         TU_GENOME_TEST(test_nn_reference_grad_matches_finite_differences),
         TU_GENOME_TEST(test_nn_trainer_grad_truncates_at_bptt),
         TU_GENOME_TEST(test_nn_trainer_grad_is_deterministic_across_ways_and_targets),
+        TU_GENOME_TEST(test_nn_trainer_predict_cancelling_sums_at_every_batch),
         TU_GENOME_TEST(test_nn_trainer_predict_matches_engine),
         TU_GENOME_TEST(test_nn_trainer_view_values_give_the_gradients),
         TU_GENOME_TEST(test_nn_trainer_view_and_input_grad_are_the_last_steps),

@@ -99,7 +99,10 @@ void nn_trainer_update(struct nn_trainer *t);
  * view. TV_ESTATE when the view holds no deltas (no grad/step call yet, or
  * nn_trainer_keep_values(t, 0)). */
 int nn_trainer_input_grad(const struct nn_trainer *t, float *dx, struct tv_error *err);
-/* Forward only, from a reset state: out [steps][batch][n_outputs]. */
+/* Forward only, from a reset state: out [steps][batch][n_outputs]. Every
+ * sum in the inference engine's order (nn.h), so the outputs have the bits
+ * of nn_step on the written genome compiled with default options (not tiled:
+ * networks under NN_TILE_MIN_NEURONS), at any batch. */
 int nn_trainer_predict(struct nn_trainer *t, const float *x, size_t steps, size_t batch, float *out,
                        struct tv_error *err);
 

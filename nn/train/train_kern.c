@@ -5,7 +5,9 @@
  *
  * Every sum has a fixed order written here (lane-wise vector code, no fused
  * multiply-add), built once per SIMD target by TR_KERNEL: the same bits on
- * every target. The three ways of the transposed product add the same terms
+ * every target. The forward sums each neuron in the inference engine's
+ * order for a plan compiled with default options that is not tiled (dot8,
+ * forward), so a sample's values have the engine's bits at any batch. The three ways of the transposed product add the same terms
  * in the same order (the recurrent ones by descending destination, then the
  * feed-forward ones by descending destination, then the loss's), so they
  * give the same bits too.
@@ -101,6 +103,51 @@ NN_INLINE void axpy_rows(struct vb *a, const float *w, const uint32_t *idx, uint
         float wk = w[k];
         EACH(0, nv, a->v[v] += wk * r[v]);
     }
+}
+
+/* One partial of dot8: a = the sum from +0 of w[k] * rows[idx[k]] for
+ * k = pos[q] (q when pos is NULL), q = q0, q0 + 8, ... below q1. */
+NN_INLINE void pass8(struct vb *a, const float *w, const uint32_t *idx, const uint32_t *pos,
+                     uint32_t q0, uint32_t q1, const float *rows, int nv)
+{
+    EACH(0, nv, a->v[v] = (v16f){0});
+    for (uint32_t q = q0; q < q1; q += 8) {
+        uint32_t k = pos ? pos[q] : q;
+        const v16f *r = (const v16f *)(rows + (size_t)idx[k] * BL);
+        float wk = w[k];
+        EACH(0, nv, a->v[v] += wk * r[v]);
+    }
+}
+
+NN_INLINE void vb_add(struct vb *a, const struct vb *b, int nv)
+{
+    EACH(0, nv, a->v[v] += b->v[v]);
+}
+
+/* g = the sum of pass8's terms over [q0, q1) in the engine's order (step1.c's
+ * dot1): term q into partial (q - q0) % 8, the partials reduced as
+ * ((0 + 4) + (2 + 6)) + ((1 + 5) + (3 + 7)). */
+NN_INLINE void dot8(struct vb *g, const float *w, const uint32_t *idx, const uint32_t *pos,
+                    uint32_t q0, uint32_t q1, const float *rows, int nv)
+{
+    struct vb b, c, d;
+#define P8(x, i) pass8(x, w, idx, pos, q0 + (i), q1, rows, nv)
+    P8(g, 0);
+    P8(&b, 4);
+    vb_add(g, &b, nv);
+    P8(&b, 2);
+    P8(&c, 6);
+    vb_add(&b, &c, nv);
+    vb_add(g, &b, nv);
+    P8(&b, 1);
+    P8(&c, 5);
+    vb_add(&b, &c, nv);
+    P8(&c, 3);
+    P8(&d, 7);
+    vb_add(&c, &d, nv);
+    vb_add(&b, &c, nv);
+    vb_add(g, &b, nv);
+#undef P8
 }
 
 /* a += w[q] * rows[dst[q]] for q = pos[p] (or p when pos is NULL), p from
@@ -214,11 +261,23 @@ NN_INLINE void forward(struct nn_trainer *t, struct tr_block *b, int nv)
         float *ys = t->y + s * n * BL, *zs = t->z + s * n * BL, *yp = s ? ys - n * BL : ys;
         put_inputs(t, b, s, ys);
         for (size_t j = nin; j < n; j++) {
-            struct vb a;
-            EACH(0, nv, a.v[v] = (v16f){0} + t->bias[j]);
-            axpy_rows(&a, t->w, t->src, t->row[j], t->rec[j], ys, nv);
-            if (s > 0)
-                axpy_rows(&a, t->w, t->src, t->rec[j], t->row[j + 1], yp, nv);
+            /* the engine's ((bias + G) + R) + A (stepb.c): G the gathered
+             * sources in dot8's order, R the last step's (+0 at step 0), A
+             * the scattered sources one by one */
+            struct vb a, p;
+            uint32_t k0 = t->row[j], ks = t->f_split[j], kr = t->rec[j], k1 = t->row[j + 1];
+            dot8(&p, t->w, t->src, t->f_pos, k0, ks, ys, nv);
+            EACH(0, nv, a.v[v] = t->bias[j] + p.v[v]);
+            if (s > 0 && k1 > kr) {
+                dot8(&p, t->w, t->src, NULL, kr, k1, yp, nv);
+                vb_add(&a, &p, nv);
+            }
+            if (kr > ks) {
+                EACH(0, nv, p.v[v] = (v16f){0});
+                for (uint32_t q = ks; q < kr; q++)
+                    axpy_rows(&p, t->w, t->src, t->f_pos[q], t->f_pos[q] + 1, ys, nv);
+                vb_add(&a, &p, nv);
+            }
             float *zj = zs + j * BL, *yj = ys + j * BL;
             int act = t->act[j];
             if (act != GENOME_ACT_RELU && act != GENOME_ACT_IDENTITY)
