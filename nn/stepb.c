@@ -94,38 +94,23 @@ NN_INLINE struct lanes ladd(struct lanes a, struct lanes b, int nv)
  * edge k into partial (k - b) % 8, the partials reduced as
  * ((0 + 4) + (2 + 6)) + ((1 + 5) + (3 + 7)). Eight strided passes with nv
  * accumulators each, rather than eight sets of accumulators live at once
- * (8 nv vectors would spill on AVX2): the strided w and idx come from L1.
- * The passes a short row leaves empty are skipped with their additions: an
- * empty partial is +0, and a partial is never -0 (a sum from +0 rounds to
- * nearest), so adding it changes no bit. */
+ * (8 nv vectors would spill on AVX2): the strided w and idx come from L1. */
 NN_INLINE struct lanes dot8b(const float *w, const void *idx, int bits, uint32_t b, uint32_t h,
                              uint32_t e, const float *yin, const float *yh, size_t st, size_t c0,
                              int nv)
 {
 #define P8(i) pass8(w, idx, bits, b + (i), h, e, yin, yh, st, c0, nv)
-    uint32_t len = e - b;
-    struct lanes A = P8(0), B, C;
-    if (len > 4)
-        A = ladd(A, P8(4), nv);
-    if (len > 2) {
-        B = P8(2);
-        if (len > 6)
-            B = ladd(B, P8(6), nv);
-        A = ladd(A, B, nv);
-    }
-    if (len > 1) {
-        B = P8(1);
-        if (len > 5)
-            B = ladd(B, P8(5), nv);
-        if (len > 3) {
-            C = P8(3);
-            if (len > 7)
-                C = ladd(C, P8(7), nv);
-            B = ladd(B, C, nv);
-        }
-        A = ladd(A, B, nv);
-    }
-    return A;
+    struct lanes A = P8(0);
+    A = ladd(A, P8(4), nv);
+    struct lanes B = P8(2);
+    B = ladd(B, P8(6), nv);
+    A = ladd(A, B, nv);
+    B = P8(1);
+    B = ladd(B, P8(5), nv);
+    struct lanes C = P8(3);
+    C = ladd(C, P8(7), nv);
+    B = ladd(B, C, nv);
+    return ladd(A, B, nv);
 #undef P8
 }
 

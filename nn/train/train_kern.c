@@ -126,43 +126,27 @@ NN_INLINE void vb_add(struct vb *a, const struct vb *b, int nv)
 
 /* g = the sum of pass8's terms over [q0, q1) in the engine's order (step1.c's
  * dot1): term q into partial (q - q0) % 8, the partials reduced as
- * ((0 + 4) + (2 + 6)) + ((1 + 5) + (3 + 7)); a short row's empty partials
- * are skipped, as in stepb.c's dot8b (adding +0 changes no bit). */
+ * ((0 + 4) + (2 + 6)) + ((1 + 5) + (3 + 7)). */
 NN_INLINE void dot8(struct vb *g, const float *w, const uint32_t *idx, const uint32_t *pos,
                     uint32_t q0, uint32_t q1, const float *rows, int nv)
 {
     struct vb b, c, d;
-    uint32_t len = q1 - q0;
 #define P8(x, i) pass8(x, w, idx, pos, q0 + (i), q1, rows, nv)
     P8(g, 0);
-    if (len > 4) {
-        P8(&b, 4);
-        vb_add(g, &b, nv);
-    }
-    if (len > 2) {
-        P8(&b, 2);
-        if (len > 6) {
-            P8(&c, 6);
-            vb_add(&b, &c, nv);
-        }
-        vb_add(g, &b, nv);
-    }
-    if (len > 1) {
-        P8(&b, 1);
-        if (len > 5) {
-            P8(&c, 5);
-            vb_add(&b, &c, nv);
-        }
-        if (len > 3) {
-            P8(&c, 3);
-            if (len > 7) {
-                P8(&d, 7);
-                vb_add(&c, &d, nv);
-            }
-            vb_add(&b, &c, nv);
-        }
-        vb_add(g, &b, nv);
-    }
+    P8(&b, 4);
+    vb_add(g, &b, nv);
+    P8(&b, 2);
+    P8(&c, 6);
+    vb_add(&b, &c, nv);
+    vb_add(g, &b, nv);
+    P8(&b, 1);
+    P8(&c, 5);
+    vb_add(&b, &c, nv);
+    P8(&c, 3);
+    P8(&d, 7);
+    vb_add(&c, &d, nv);
+    vb_add(&b, &c, nv);
+    vb_add(g, &b, nv);
 #undef P8
 }
 
