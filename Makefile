@@ -7,7 +7,8 @@
 #   make asan       the tests under address + undefined-behaviour sanitizers
 #   make valgrind   the single-process search under valgrind --leak-check=full
 #   make test-faults / test-hosts   the fault matrix; several MPI hosts (root)
-#   make fuzz       short libFuzzer runs of every parser (FUZZ_SECONDS=600 for long)
+#   make fuzz       short libFuzzer runs of every parser (FUZZ_SECONDS=600 for long;
+#                   a campaign: FUZZ_SECONDS=1800 FUZZ_RUNS=10000000, whichever first)
 #   make format / format-check / clean / deps
 #   make install / uninstall   trevo, libtrevo, its headers, trevo.pc, trevo.1 (PREFIX, DESTDIR)
 #
@@ -234,7 +235,7 @@ FUZZ_FLAGS = -std=c11 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=
 FUZZ_INC = -Icli $(INC_MASTER)
 FUZZ_LIBSRC = $(TV_SRC) $(GENOME_SRC) $(NN_SRC) $(DATA_SRC) $(TASKS_SRC) worker/msg.c worker/worker.c master/config.c \
               master/config_keys.c \
-              master/state.c master/pop.c cli/row.c
+              master/state.c master/pop.c cli/row.c cli/conv_spec.c cli/cuba_file.c
 FUZZ_OBJ = $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(FUZZ_LIBSRC))
 FUZZERS = $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/%,$(FUZZ_SRC))
 .SECONDARY: $(FUZZ_OBJ)
@@ -246,7 +247,7 @@ $(FUZZ_BUILD)/%: tests/fuzz/%.c $(FUZZ_OBJ) $(H_ALL)
 	clang $(FUZZ_FLAGS) -fsanitize=fuzzer $(FUZZ_INC) -o $@ $< $(FUZZ_OBJ) -lmsgpackc -linih -lz -lm
 
 fuzz: $(FUZZERS)
-	@tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZERS)
+	@FUZZ_RUNS=$(FUZZ_RUNS) tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZERS)
 
 # ---- the engine's code that the C export writes (nn/deploy/export.c) ------
 # The int8 arithmetic: export.c writes out the text of nn/deploy/quant_arith.h,

@@ -35,6 +35,21 @@ int cli_usage_error(const char *usage)
     return 2;
 }
 
+int cli_arg_error(const char *arg, struct tv_error *err)
+{
+    if (arg[0] == '-' && arg[1])
+        return tv_error_set(err, TV_EINVAL, "unknown option '%s', or its value is missing", arg);
+    return tv_error_set(err, TV_EINVAL, "unexpected argument '%s'", arg);
+}
+
+int cli_refuse_arg(const char *cmd, const char *arg, const char *usage)
+{
+    struct tv_error err = {0};
+    cli_arg_error(arg, &err);
+    fprintf(stderr, "trevo %s: %s\n", cmd, err.msg);
+    return cli_usage_error(usage);
+}
+
 int cli_front(int argc, char **argv, const char *cmd, const char *usage,
               int (*parse)(int, char **, void *, struct tv_error *), void *args)
 {
@@ -47,8 +62,8 @@ int cli_front(int argc, char **argv, const char *cmd, const char *usage,
     return cli_usage_error(usage);
 }
 
-int cli_parse_args(int argc, char **argv, const struct cli_opt *opts, size_t n_opts,
-                   const char **positional, const char *usage)
+int cli_parse_args(int argc, char **argv, const char *cmd, const struct cli_opt *opts,
+                   size_t n_opts, const char **positional, const char *usage)
 {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -64,7 +79,7 @@ int cli_parse_args(int argc, char **argv, const struct cli_opt *opts, size_t n_o
         } else if (a[0] != '-' && !*positional) {
             *positional = a;
         } else {
-            return cli_usage_error(usage);
+            return cli_refuse_arg(cmd, a, usage);
         }
     }
     return -1;

@@ -76,7 +76,9 @@ int cli_cmd_net_test(int argc, char **argv);
 /* Reads a whole file ("-" is stdin) into *out (NUL-terminated, not counted in
  * out->len). At most max_bytes; TV_ELIMIT past that. */
 int cli_read_file(const char *path, size_t max_bytes, struct tv_buf *out, struct tv_error *err);
-/* Writes data to path atomically (temporary file + rename); "-" is stdout. */
+/* Writes data to path atomically (temporary file + rename, then the folder
+ * synced); "-" is stdout. A symbolic link is written through (the file it
+ * names is replaced, the link stays); an existing file keeps its mode. */
 int cli_write_file(const char *path, const void *data, size_t len, struct tv_error *err);
 /* genome_write_dot() into the file at path, as cli_write_file(). */
 int cli_write_dot_file(const struct genome *g, const char *title, const char *path,
@@ -110,6 +112,14 @@ int cli_wants_help(int argc, char **argv);
 int cli_help(int argc, char **argv, const char *usage);
 /* Arguments a command cannot take: prints usage on stderr and returns 2. */
 int cli_usage_error(const char *usage);
+/* The one wording of an argument a command does not take, into err
+ * (TV_EINVAL): "unexpected argument 'ARG'" (a second name, a word the
+ * command has no place for) or, for ARG starting with '-', "unknown option
+ * 'ARG', or its value is missing". Returns the error code. */
+int cli_arg_error(const char *arg, struct tv_error *err);
+/* The same printed as "trevo CMD: MESSAGE" with usage on stderr; returns 2.
+ * Every command refuses its first argument too many this way. */
+int cli_refuse_arg(const char *cmd, const char *arg, const char *usage);
 /* Prints "trevo: MESSAGE" to stderr and returns 1. */
 int cli_fail(const struct tv_error *err);
 /* The front of a command that parses its arguments into a struct: -h or
@@ -125,12 +135,13 @@ struct cli_opt {
     const char *name;
     const char **value;
 };
-/* Parses argv[1..argc) in order: -h or --help prints usage on stdout and
- * returns 0; an option of opts[0..n_opts) with its value sets it; the first
- * argument not starting with '-' sets *positional; anything else prints
- * usage on stderr and returns 2. Returns -1 when every argument was taken. */
-int cli_parse_args(int argc, char **argv, const struct cli_opt *opts, size_t n_opts,
-                   const char **positional, const char *usage);
+/* Parses argv[1..argc) of command cmd in order: -h or --help prints usage
+ * on stdout and returns 0; an option of opts[0..n_opts) with its value sets
+ * it; the first argument not starting with '-' sets *positional; the first
+ * argument that is none of these is refused (cli_refuse_arg: 2). Returns -1
+ * when every argument was taken. */
+int cli_parse_args(int argc, char **argv, const char *cmd, const struct cli_opt *opts,
+                   size_t n_opts, const char **positional, const char *usage);
 /* The number parsers of every option (args.c); each refuses with
  * "OPT: expected ..., got 'S'" (TV_EINVAL).
  * A whole number in [lo, hi] (the range exact in a double: hi <= 2^53). */

@@ -71,6 +71,8 @@ static int parse_bench_args(int argc, char **argv, void *args, struct tv_error *
             a->dense = 0;
             continue;
         }
+        if (o[0] != '-')
+            return cli_arg_error(o, err);
         if (i + 1 >= argc)
             return tv_error_set(err, TV_EINVAL, "%s: expected a value", o);
         const char *v = argv[++i];

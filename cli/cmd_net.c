@@ -19,10 +19,10 @@ int cli_cmd_net_import(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-o") && i + 1 < argc)
             out = argv[++i];
-        else if (argv[i][0] != '-' || !strcmp(argv[i], "-"))
-            in = in ? NULL : argv[i];
+        else if (!in && (argv[i][0] != '-' || !strcmp(argv[i], "-")))
+            in = argv[i];
         else
-            return cli_usage_error(usage);
+            return cli_refuse_arg("net import", argv[i], usage);
     }
     if (!in || !out)
         return cli_usage_error(usage);
@@ -59,10 +59,10 @@ int cli_cmd_net_export(int argc, char **argv)
             prefix = argv[++i];
         else if (!strcmp(argv[i], "--format") && i + 1 < argc)
             format = argv[++i];
-        else if (argv[i][0] != '-' || !strcmp(argv[i], "-"))
-            in = in ? NULL : argv[i];
+        else if (!in && (argv[i][0] != '-' || !strcmp(argv[i], "-")))
+            in = argv[i];
         else
-            return cli_usage_error(usage);
+            return cli_refuse_arg("net export", argv[i], usage);
     }
     if (!in || (!cli_net_format_known(format) && strcmp(format, "c")))
         return cli_usage_error(usage);
@@ -84,7 +84,7 @@ int cli_cmd_net_validate(int argc, char **argv)
     if (cli_help(argc, argv, usage))
         return 0;
     if (argc != 2)
-        return cli_usage_error(usage);
+        return argc < 2 ? cli_usage_error(usage) : cli_refuse_arg("net validate", argv[2], usage);
     struct tv_error err = {0};
     struct genome *g = genome_new();
     struct genome_stats st;
@@ -112,8 +112,10 @@ int cli_cmd_net_eval(int argc, char **argv)
         "outputs (%.9g), in the order of the output neurons' ids.\n";
     if (cli_help(argc, argv, usage))
         return 0;
-    if (argc != 2 || argv[1][0] == '-')
+    if (argc < 2)
         return cli_usage_error(usage);
+    if (argc > 2 || argv[1][0] == '-')
+        return cli_refuse_arg("net eval", argv[1][0] == '-' ? argv[1] : argv[2], usage);
     struct tv_error err = {0};
     struct genome g;
     genome_init(&g);

@@ -368,7 +368,7 @@ int cli_cmd_plot(int argc, char **argv)
         else
             args[n_args++] = argv[i];
     args[n_args] = NULL;
-    int status = cli_parse_args(n_args, args, opts, 2, &db, plot_usage);
+    int status = cli_parse_args(n_args, args, "plot", opts, 2, &db, plot_usage);
     free(args);
     if (status >= 0)
         return status;

@@ -158,7 +158,7 @@ int cli_cmd_net_quantize(int argc, char **argv)
                 {"--percentile", &qa.percentile},
                 {"-o", &qa.out},
                 {"--config", &qa.config}};
-    int bad = 0;
+    const char *bad = NULL; /* the first argument refused */
     for (int i = 1; i < argc && !bad; i++) {
         size_t o = 0, n_opts = sizeof opts / sizeof opts[0];
         while (o < n_opts && strcmp(argv[i], opts[o].name))
@@ -170,12 +170,13 @@ int cli_cmd_net_quantize(int argc, char **argv)
         else if (argv[i][0] != '-' && !net)
             net = argv[i];
         else
-            bad = 1;
+            bad = argv[i];
     }
     qa.sets = sets;
     if (bad || !net || !qa.calibrate || !qa.out) {
         free(sets);
-        return cli_usage_error(quantize_usage);
+        return bad ? cli_refuse_arg("net quantize", bad, quantize_usage)
+                   : cli_usage_error(quantize_usage);
     }
     struct tv_error err = {0};
     struct genome g;

@@ -83,15 +83,17 @@ static void print_progress(void *ctx, const struct master_progress *p)
                 p->run, p->db, p->task, p->pop_size, p->n_ranks, p->n_ranks > 1 ? "s" : "", p->db,
                 p->run);
     } else if (p->event == MASTER_EVENT_GENERATION) {
-        char extra[64] = "";
+        char extra[64] = "", failed[48] = "";
         if (p->tested)
             snprintf(extra, sizeof extra, "  test %.6g%s", p->test_score,
                      p->test_solved ? " (solved)" : "");
+        if (p->failed)
+            snprintf(failed, sizeof failed, "  failed %zu", p->failed);
         fprintf(stderr,
-                "gen %4" PRId64 "  best %.6g  mean %.6g  species %zu  champion %u neurons "
+                "gen %4" PRId64 "  best %.6g  mean %.6g%s  species %zu  champion %u neurons "
                 "%u conns%s  %.0f evals/s  %.2f s\n",
-                p->generation, p->best, p->mean, p->n_species, p->n_neurons, p->n_conns, extra,
-                p->elapsed > 0 ? (double)p->evals / p->elapsed : 0.0, p->elapsed);
+                p->generation, p->best, p->mean, failed, p->n_species, p->n_neurons, p->n_conns,
+                extra, p->elapsed > 0 ? (double)p->evals / p->elapsed : 0.0, p->elapsed);
     } else if (p->event == MASTER_EVENT_END) {
         static const char *const outcome[] = {"done", "solved", "stopped"};
         char final[64] = ""; /* the task's final test (classify: test accuracy) */
@@ -224,7 +226,7 @@ int cli_cmd_run(int argc, char **argv)
         } else if (a[0] != '-' && !config) {
             config = a;
         } else {
-            return cli_usage_error(run_usage);
+            return cli_refuse_arg("run", a, run_usage);
         }
     }
     if (!config)
@@ -287,7 +289,7 @@ int cli_cmd_resume(int argc, char **argv)
             o.db = a;
         } else {
             free(sets);
-            return cli_usage_error(usage);
+            return cli_refuse_arg("resume", a, usage);
         }
     }
     if (!o.db) {
@@ -325,12 +327,13 @@ static int best_solver(struct store *st, int64_t run, int64_t *id, double *fitne
 
 int cli_cmd_status(int argc, char **argv)
 {
-    if (argc != 2 || cli_wants_help(argc, argv)) {
-        fprintf(argc == 2 ? stdout : stderr,
-                "usage: trevo status DB\nLists the runs in DB: generation, best fitness, "
-                "state, and which individual solves a solved run (its best solver).\n");
-        return argc == 2 ? 0 : 2;
-    }
+    static const char usage[] = "usage: trevo status DB\nLists the runs in DB: generation, best "
+                                "fitness, state, and which individual solves a solved run (its "
+                                "best solver).\n";
+    if (cli_help(argc, argv, usage))
+        return 0;
+    if (argc != 2)
+        return argc < 2 ? cli_usage_error(usage) : cli_refuse_arg("status", argv[2], usage);
     struct tv_error err = {0};
     struct store *st;
     struct store_options so = {.flags = STORE_READONLY};
@@ -438,7 +441,7 @@ int cli_cmd_best(int argc, char **argv)
             memmove(argv + i, argv + i + 1, (size_t)(argc - i) * sizeof *argv);
             argc--, i--, int8 = 1;
         }
-    int status = cli_parse_args(argc, argv, opts, 7, &db, usage);
+    int status = cli_parse_args(argc, argv, "best", opts, 7, &db, usage);
     if (status >= 0)
         return status;
     if (!db || !cli_net_format_known(format) || (strcmp(by, "solver") && strcmp(by, "fitness")) ||

@@ -10,6 +10,7 @@
  * only times it. */
 #include "bench.h"
 #include "cli.h"
+#include "cuba_file.h"
 
 #include <errno.h>
 #include <math.h>
@@ -28,28 +29,6 @@ struct cuba_args {
     const char *file;   /* an existing output of cuba_brian2.py, or NULL */
     int brian2;         /* 0: --no-brian2 */
 };
-
-/* The network and, from Brian2, its spike train and timing. */
-struct cuba {
-    size_t n, n_exc, steps;
-    double dt;
-    struct nn_spike_neuron unit; /* every neuron's parameters */
-    double w_exc, w_inh;
-    double *v0;                  /* [n] */
-    struct nn_spike_conn *conns; /* [n_conns] sorted by from */
-    size_t n_conns;
-    uint64_t *spikes; /* [n_spikes] step << 32 | neuron, sorted (Brian2's) */
-    size_t n_spikes;
-    double run_seconds, run_cpu; /* Brian2's loop: wall and CPU time (NaN: unknown) */
-    char target[32];
-};
-
-static void cuba_free(struct cuba *c)
-{
-    free(c->v0);
-    free(c->conns);
-    free(c->spikes);
-}
 
 static const char cuba_usage[] =
     "usage: trevo net bench --cuba [--seconds S] [--seed N] [--brian2-target T]\n"
@@ -70,152 +49,10 @@ static const char cuba_usage[] =
     "  --brian2-file F    read a file cuba_brian2.py wrote instead of running it\n"
     "  --no-brian2        no comparison\n";
 
-/* ---- reading cuba_brian2.py's output ---------------------------------------- */
-
-struct reader {
-    FILE *f;
-    const char *name;
-    size_t line;
-    char buf[512];
-};
-
-static int next_line(struct reader *r, struct tv_error *err)
-{
-    if (!fgets(r->buf, sizeof r->buf, r->f))
-        return tv_error_set(err, TV_EFORMAT, "%s:%zu: unexpected end of file", r->name,
-                            r->line + 1);
-    r->line++;
-    return 0;
-}
-
-static int bad_line(struct reader *r, const char *want, struct tv_error *err)
-{
-    r->buf[strcspn(r->buf, "\n")] = 0;
-    return tv_error_set(err, TV_EFORMAT, "%s:%zu: expected '%s', got '%.60s'", r->name, r->line,
-                        want, r->buf);
-}
-
-/* A line "KEY COUNT" whose count is at most max. */
-static int read_count(struct reader *r, const char *key, size_t max, size_t *out,
-                      struct tv_error *err)
-{
-    char k[32];
-    unsigned long long v;
-    if (next_line(r, err))
-        return err->code;
-    if (sscanf(r->buf, "%31s %llu", k, &v) != 2 || strcmp(k, key) || v > max)
-        return bad_line(r, key, err);
-    *out = (size_t)v;
-    return 0;
-}
-
-static int read_header(struct reader *r, struct cuba *c, struct tv_error *err)
-{
-    struct nn_spike_neuron *u = &c->unit;
-    double tm, te, ti;
-    unsigned long long n, n_exc, steps, ref;
-    int ok = !next_line(r, err) && !strcmp(r->buf, "cuba-brian2 1\n");
-    if (!ok)
-        return bad_line(r, "cuba-brian2 1", err);
-    if (next_line(r, err) || sscanf(r->buf, "target %31s", c->target) != 1)
-        return bad_line(r, "target NAME", err);
-    if (next_line(r, err) || sscanf(r->buf, "n %llu n_exc %llu", &n, &n_exc) != 2 || n == 0 ||
-        n > 10000000 || n_exc > n)
-        return bad_line(r, "n N n_exc NE", err);
-    if (next_line(r, err) || sscanf(r->buf, "dt %lf steps %llu", &c->dt, &steps) != 2 ||
-        !(c->dt > 0) || steps > 100000000)
-        return bad_line(r, "dt DT steps S", err);
-    if (next_line(r, err) ||
-        sscanf(r->buf, "tau_m %lf tau_exc %lf tau_inh %lf", &tm, &te, &ti) != 3)
-        return bad_line(r, "tau_m T tau_exc T tau_inh T", err);
-    if (next_line(r, err) ||
-        sscanf(r->buf, "threshold %lf reset %lf rest %lf refractory_steps %llu", &u->threshold,
-               &u->reset, &u->rest, &ref) != 4 ||
-        ref > UINT32_MAX)
-        return bad_line(r, "threshold V reset V rest V refractory_steps R", err);
-    if (next_line(r, err) || sscanf(r->buf, "w_exc %lf w_inh %lf", &c->w_exc, &c->w_inh) != 2)
-        return bad_line(r, "w_exc W w_inh W", err);
-    c->n = n;
-    c->n_exc = n_exc;
-    c->steps = steps;
-    u->tau_m = tm / c->dt;
-    u->tau_exc = te / c->dt;
-    u->tau_inh = ti / c->dt;
-    u->bias = 0;
-    u->refractory = (uint32_t)ref;
-    return 0;
-}
-
-static int read_body(struct reader *r, struct cuba *c, struct tv_error *err)
-{
-    size_t n_v;
-    if (read_count(r, "v0", c->n, &n_v, err))
-        return err->code;
-    if (n_v != c->n)
-        return bad_line(r, "v0 N", err);
-    c->v0 = malloc(c->n * sizeof *c->v0);
-    if (!c->v0)
-        return tv_error_set(err, TV_ENOMEM, "out of memory");
-    for (size_t j = 0; j < c->n; j++)
-        if (next_line(r, err) || sscanf(r->buf, "%lf", &c->v0[j]) != 1 || !isfinite(c->v0[j]))
-            return bad_line(r, "a potential", err);
-    if (read_count(r, "conns", (size_t)1 << 31, &c->n_conns, err))
-        return err->code;
-    c->conns = malloc((c->n_conns + 1) * sizeof *c->conns);
-    if (!c->conns)
-        return tv_error_set(err, TV_ENOMEM, "out of memory");
-    for (size_t k = 0; k < c->n_conns; k++) {
-        unsigned long i, j;
-        if (next_line(r, err) || sscanf(r->buf, "%lu %lu", &i, &j) != 2 || i >= c->n || j >= c->n ||
-            (k && i < c->conns[k - 1].from))
-            return bad_line(r, "I J (sorted by I, both < n)", err);
-        c->conns[k] =
-            (struct nn_spike_conn){(uint32_t)i, (uint32_t)j, i < c->n_exc ? c->w_exc : c->w_inh, 1};
-    }
-    if (read_count(r, "spikes", (size_t)1 << 40, &c->n_spikes, err))
-        return err->code;
-    c->spikes = malloc((c->n_spikes + 1) * sizeof *c->spikes);
-    if (!c->spikes)
-        return tv_error_set(err, TV_ENOMEM, "out of memory");
-    for (size_t k = 0; k < c->n_spikes; k++) {
-        unsigned long long s, i;
-        if (next_line(r, err) || sscanf(r->buf, "%llu %llu", &s, &i) != 2 || i >= c->n ||
-            s > c->steps)
-            return bad_line(r, "STEP I", err);
-        c->spikes[k] = s << 32 | i;
-    }
-    if (next_line(r, err) || sscanf(r->buf, "run_seconds %lf", &c->run_seconds) != 1 ||
-        !(c->run_seconds > 0))
-        return bad_line(r, "run_seconds X", err);
-    if (next_line(r, err) || sscanf(r->buf, "run_cpu_seconds %lf", &c->run_cpu) != 1)
-        return bad_line(r, "run_cpu_seconds X", err);
-    return 0;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
-}
-
-static int cuba_read(const char *path, struct cuba *c, struct tv_error *err)
-{
-    struct reader r = {fopen(path, "r"), path, 0, {0}};
-    if (!r.f)
-        return tv_error_set(err, TV_EIO, "%s: %s", path, strerror(errno));
-    int rc = read_header(&r, c, err);
-    if (!rc)
-        rc = read_body(&r, c, err);
-    fclose(r.f);
-    if (!rc)
-        qsort(c->spikes, c->n_spikes, sizeof *c->spikes, cmp_u64);
-    return rc;
-}
-
 /* ---- the network without Brian2 ----------------------------------------------- */
 
 /* The same statistics, drawn from seed: v0 uniform in [reset, threshold). */
-static int cuba_draw(struct cuba *c, double seconds, uint64_t seed, struct tv_error *err)
+static int cuba_draw(struct cli_cuba *c, double seconds, uint64_t seed, struct tv_error *err)
 {
     struct tv_rng rng;
     tv_rng_init(&rng, seed, 19, 4000);
@@ -291,7 +128,7 @@ static int run_brian2(const char *py, const struct cuba_args *a, const char *pat
 
 struct cuba_run {
     struct nn_spike *net;
-    const struct cuba *c;
+    const struct cli_cuba *c;
     uint64_t *spikes; /* [cap] step << 32 | neuron, as they come */
     size_t n_spikes, cap;
 };
@@ -341,7 +178,8 @@ static size_t first_difference(const uint64_t *a, size_t na, const uint64_t *b, 
     return (size_t)((x < y ? x : y) >> 32);
 }
 
-static int cuba_bench(const struct cuba *c, int with_brian2, double budget, struct tv_error *err)
+static int cuba_bench(const struct cli_cuba *c, int with_brian2, double budget,
+                      struct tv_error *err)
 {
     struct nn_spike_neuron *neurons = malloc(c->n * sizeof *neurons);
     size_t *fan = calloc(c->n, sizeof *fan);
@@ -380,7 +218,7 @@ static int cuba_bench(const struct cuba *c, int with_brian2, double budget, stru
                 b_events += fan[c->spikes[k] & 0xffffffffu];
             int by_cpu = isfinite(c->run_cpu) && c->run_cpu > 0;
             double b_eps = (double)b_events / (by_cpu ? c->run_cpu : c->run_seconds);
-            qsort(r.spikes, r.n_spikes, sizeof *r.spikes, cmp_u64);
+            qsort(r.spikes, r.n_spikes, sizeof *r.spikes, cli_cmp_u64);
             size_t same = first_difference(r.spikes, r.n_spikes, c->spikes, c->n_spikes, c->steps);
             printf("brian2_target: %s\n", c->target);
             printf("brian2_spikes: %zu\n", c->n_spikes);
@@ -419,6 +257,8 @@ static int parse_cuba_args(int argc, char **argv, void *args, struct tv_error *e
             a->brian2 = 0;
             continue;
         }
+        if (o[0] != '-')
+            return cli_arg_error(o, err);
         if (strcmp(o, "--seconds") && strcmp(o, "--seed") && strcmp(o, "--brian2-target") &&
             strcmp(o, "--brian2-file"))
             return tv_error_set(err, TV_EINVAL, "unknown option '%s'", o);
@@ -452,7 +292,7 @@ int cli_cmd_net_bench_cuba(int argc, char **argv)
     if (st >= 0)
         return st;
     struct tv_error err = {0};
-    struct cuba c = {0};
+    struct cli_cuba c = {0};
     char tmp[] = "/tmp/trevo-cuba-XXXXXX";
     const char *path = a.file;
     int rc = 0, made = 0;
@@ -477,12 +317,12 @@ int cli_cmd_net_bench_cuba(int argc, char **argv)
     if (!a.brian2)
         printf("brian2: not asked (--no-brian2); the comparison is skipped\n");
     if (!rc)
-        rc = path ? cuba_read(path, &c, &err) : cuba_draw(&c, a.seconds, a.seed, &err);
+        rc = path ? cli_cuba_read(path, &c, &err) : cuba_draw(&c, a.seconds, a.seed, &err);
     if (!rc)
         rc = cuba_bench(&c, path != NULL, 2.0, &err);
     if (made)
         unlink(tmp);
-    cuba_free(&c);
+    cli_cuba_free(&c);
     return rc ? cli_fail(&err) : 0;
 }
 
@@ -516,6 +356,8 @@ static int parse_layers_args(int argc, char **argv, void *args, struct tv_error 
     int have = 0;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
+        if (o[0] != '-')
+            return cli_arg_error(o, err);
         if (i + 1 >= argc)
             return tv_error_set(err, TV_EINVAL, "%s: expected a value", o);
         const char *v = argv[++i];

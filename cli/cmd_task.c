@@ -69,9 +69,11 @@ struct eval_args {
 };
 
 /* 0, or 2 (usage) for an unknown option, an option without its value, or a
- * wrong count of TASK and NET. a->sets has room for argc entries. */
-static int parse_eval_args(int argc, char **argv, struct eval_args *a)
+ * wrong count of TASK and NET; *refused is then the first argument refused
+ * (NULL when a name is missing). a->sets has room for argc entries. */
+static int parse_eval_args(int argc, char **argv, struct eval_args *a, const char **refused)
 {
+    *refused = NULL;
     const char *pos[2] = {NULL, NULL};
     size_t n_pos = 0;
     for (int i = 1; i < argc; i++) {
@@ -85,9 +87,10 @@ static int parse_eval_args(int argc, char **argv, struct eval_args *a)
             a->config = argv[++i];
         else if (!strcmp(o, "--set") && has_value)
             a->sets[a->n_sets++] = argv[++i];
-        else if ((o[0] == '-' && strcmp(o, "-")) || n_pos == 2)
-            return 2; /* an unknown option, an option without its value, a third name */
-        else
+        else if ((o[0] == '-' && strcmp(o, "-")) || n_pos == 2) {
+            *refused = o; /* an unknown option, an option without its value, a third name */
+            return 2;
+        } else
             pos[n_pos++] = o;
     }
     if (n_pos == 2 || (n_pos == 1 && a->config)) {
@@ -247,9 +250,11 @@ int cli_cmd_task_eval(int argc, char **argv)
         fprintf(stderr, "trevo: out of memory\n");
         return 1;
     }
-    if (parse_eval_args(argc, argv, &a)) {
+    const char *refused;
+    if (parse_eval_args(argc, argv, &a, &refused)) {
         free(a.sets);
-        return cli_usage_error(eval_usage);
+        return refused ? cli_refuse_arg("task eval", refused, eval_usage)
+                       : cli_usage_error(eval_usage);
     }
     struct tv_error err = {0};
     uint64_t seed = 1, generation = 0;
@@ -294,14 +299,13 @@ int cli_cmd_task_eval(int argc, char **argv)
 
 int cli_cmd_task_list(int argc, char **argv)
 {
-    if (cli_help(argc, argv,
-                 "usage: trevo task list\n\n"
-                 "The registered tasks: name, inputs -> outputs, and what each is.\n"))
+    static const char usage[] =
+        "usage: trevo task list\n\n"
+        "The registered tasks: name, inputs -> outputs, and what each is.\n";
+    if (cli_help(argc, argv, usage))
         return 0;
-    if (argc != 1) {
-        fprintf(stderr, "usage: trevo task list\n");
-        return 2;
-    }
+    if (argc != 1)
+        return cli_refuse_arg("task list", argv[1], usage);
     size_t n;
     const struct task_kind *const *all = task_all(&n);
     for (size_t i = 0; i < n; i++) {

@@ -298,8 +298,11 @@ int cli_cmd_task_new(int argc, char **argv)
 {
     if (cli_help(argc, argv, new_usage))
         return 0;
-    if (argc < 2 || argc > 3 || argv[1][0] == '-' || (argc == 3 && argv[2][0] == '-'))
+    if (argc < 2)
         return cli_usage_error(new_usage);
+    for (int i = 1; i < argc; i++)
+        if (i > 2 || argv[i][0] == '-')
+            return cli_refuse_arg("task new", argv[i], new_usage);
     const char *name = argv[1], *dir = argc == 3 ? argv[2] : argv[1];
     struct tv_error err = {0};
     if (!name_ok(name)) {

@@ -8,6 +8,7 @@
 #include "data.h"
 #include "fit.h"
 #include "nn.h"
+#include "spike.h"
 
 #include <errno.h>
 #include <math.h>
@@ -63,6 +64,8 @@ static int parse_init_args(int argc, char **argv, void *args, struct tv_error *e
     a->format = "msgpack";
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
+        if (o[0] != '-')
+            return cli_arg_error(o, err);
         if (i + 1 >= argc)
             return tv_error_set(err, TV_EINVAL, "%s: expected a value", o);
         const char *v = argv[++i];
@@ -450,7 +453,8 @@ static const char test_usage[] =
     "usage: trevo net test NET --data DATA [--labels FILE] [--batch B]\n\n"
     "The accuracy of the network NET on the classification data set DATA (as\n"
     "for net train): each row one time step from a reset state, run by the\n"
-    "engine of `trevo net eval` in batches of B rows (default 128); the class\n"
+    "engine of `trevo net eval` in batches of B rows (default 128; a spiking\n"
+    "network runs one row at a time, batch 1); the class\n"
     "is the output of largest value (ties: the lower class; NaN never wins),\n"
     "k-th output by id.\n"
     "Prints accuracy, mean softmax cross-entropy and connections.\n"
@@ -463,16 +467,16 @@ int cli_cmd_net_test(int argc, char **argv)
                                 "[--batch B]\n";
     if (cli_help(argc, argv, test_usage))
         return 0;
-    const char *net = NULL, *spec = NULL, *labels = NULL, *batch_s = "128";
+    const char *net = NULL, *spec = NULL, *labels = NULL, *batch_s = NULL;
     const struct cli_opt opts[] = {{"--data", &spec}, {"--labels", &labels}, {"--batch", &batch_s}};
-    int st = cli_parse_args(argc, argv, opts, 3, &net, usage);
+    int st = cli_parse_args(argc, argv, "net test", opts, 3, &net, usage);
     if (st >= 0)
         return st;
     struct tv_error err = {0};
     double batch = 0;
     if (!net || !spec)
         return cli_usage_error(usage);
-    if (cli_parse_whole("--batch", batch_s, 1, 65536, &batch, &err)) {
+    if (batch_s && cli_parse_whole("--batch", batch_s, 1, 65536, &batch, &err)) {
         fprintf(stderr, "trevo net test: %s\n", err.msg);
         return 2;
     }
@@ -486,6 +490,12 @@ int cli_cmd_net_test(int argc, char **argv)
     int rc = int8 ? cli_load_plan(net, &plan, &err) : cli_load_net(net, &g, &err);
     if (!rc && !int8)
         rc = nn_plan_compile(&g, NULL, &plan, &err);
+    if (!rc && !batch_s) /* the default: 128 rows, one for a spiking network */
+        batch = nn_plan_spiking(plan) ? 1 : 128;
+    else if (!rc && batch != 1 && nn_plan_spiking(plan))
+        rc = tv_error_set(&err, TV_EINVAL,
+                          "%s: a spiking network runs one row at a time: --batch 1, not %s", net,
+                          batch_s);
     if (!rc)
         rc = load_data(spec, labels, nn_plan_n_inputs(plan), nn_plan_n_outputs(plan), &d, &err);
     if (!rc)

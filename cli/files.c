@@ -6,9 +6,11 @@
 #include "store.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int cli_read_file(const char *path, size_t max_bytes, struct tv_buf *out, struct tv_error *err)
@@ -44,6 +46,51 @@ int cli_read_file(const char *path, size_t max_bytes, struct tv_buf *out, struct
     return rc;
 }
 
+/* The file path names: each symbolic link followed to what it names (a
+ * relative link from the link's folder), at most 40 of them; path itself
+ * when it is not a link or does not exist yet. */
+static int follow_links(const char *path, char *out, size_t cap, struct tv_error *err)
+{
+    if ((size_t)snprintf(out, cap, "%s", path) >= cap)
+        return tv_error_set(err, TV_EINVAL, "%s: path too long", path);
+    for (int hops = 0;; hops++) {
+        struct stat st;
+        if (lstat(out, &st) || !S_ISLNK(st.st_mode))
+            return 0;
+        if (hops == 40)
+            return tv_error_set(err, TV_EINVAL, "%s: too many levels of symbolic links", path);
+        char link[4096];
+        ssize_t n = readlink(out, link, sizeof link - 1);
+        if (n < 0)
+            return tv_error_set(err, TV_EIO, "%s: cannot read the link: %s", out, strerror(errno));
+        link[n] = '\0';
+        const char *slash = strrchr(out, '/');
+        size_t dir = link[0] == '/' || !slash ? 0 : (size_t)(slash - out) + 1;
+        if (dir + (size_t)n >= cap)
+            return tv_error_set(err, TV_EINVAL, "%s: path too long", path);
+        memcpy(out + dir, link, (size_t)n + 1);
+    }
+}
+
+/* Makes the rename of a file in the folder of path durable. */
+static int sync_folder(const char *path, struct tv_error *err)
+{
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    size_t n = slash ? (size_t)(slash - path) : 0;
+    if (n >= sizeof dir)
+        return tv_error_set(err, TV_EINVAL, "%s: path too long", path);
+    memcpy(dir, slash ? path : ".", slash ? n : 1);
+    dir[slash ? (n ? n : 1) : 1] = '\0';
+    int fd = open(dir, O_RDONLY | O_DIRECTORY);
+    int ok = fd >= 0 && (fsync(fd) == 0 || errno == EINVAL); /* some file systems refuse */
+    int saved = errno;
+    if (fd >= 0)
+        close(fd);
+    return ok ? 0
+              : tv_error_set(err, TV_EIO, "%s: cannot sync its folder: %s", path, strerror(saved));
+}
+
 int cli_write_file(const char *path, const void *data, size_t len, struct tv_error *err)
 {
     if (!strcmp(path, "-")) {
@@ -51,15 +98,31 @@ int cli_write_file(const char *path, const void *data, size_t len, struct tv_err
             return tv_error_set(err, TV_EIO, "stdout: write error: %s", strerror(errno));
         return 0;
     }
-    char tmp[4096];
-    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= sizeof tmp)
+    /* the file a link names is replaced, not the link; an existing file
+     * keeps its permissions */
+    char target[4096], tmp[4096 + 32];
+    if (follow_links(path, target, sizeof target, err))
+        return err->code;
+    struct stat old;
+    int keep_mode = stat(target, &old) == 0;
+    if (keep_mode && !S_ISREG(old.st_mode))
+        return tv_error_set(err, TV_EINVAL, "%s: not a regular file", path);
+    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp.%ld", target, (long)getpid()) >= sizeof tmp)
         return tv_error_set(err, TV_EINVAL, "%s: path too long", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f)
-        return tv_error_set(err, TV_EIO, "%s: cannot create: %s", tmp, strerror(errno));
-    int ok = fwrite(data, 1, len, f) == len;
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "wb");
+    if (!f) {
+        int saved = errno;
+        if (fd >= 0) {
+            close(fd);
+            remove(tmp);
+        }
+        return tv_error_set(err, TV_EIO, "%s: cannot create: %s", tmp, strerror(saved));
+    }
+    int ok = !keep_mode || fchmod(fd, old.st_mode & 07777) == 0;
+    ok = fwrite(data, 1, len, f) == len && ok;
     ok = (fflush(f) == 0) && ok;
-    ok = (fsync(fileno(f)) == 0) && ok;
+    ok = (fsync(fd) == 0) && ok;
     int saved = errno;
     ok = (fclose(f) == 0) && ok;
     if (!ok) {
@@ -67,18 +130,23 @@ int cli_write_file(const char *path, const void *data, size_t len, struct tv_err
         return tv_error_set(err, saved == ENOSPC ? TV_ENOSPACE : TV_EIO, "%s: write error: %s",
                             path, strerror(saved));
     }
-    if (rename(tmp, path)) {
+    if (rename(tmp, target)) {
         saved = errno;
         remove(tmp);
         return tv_error_set(err, TV_EIO, "%s: cannot rename into place: %s", path, strerror(saved));
     }
-    return 0;
+    return sync_folder(target, err);
 }
 
 int cli_load_net(const char *path, struct genome *g, struct tv_error *err)
 {
     struct tv_buf buf = {0};
     int rc = cli_read_file(path, CLI_FILE_MAX, &buf, err);
+    if (!rc && nn_qnet_sniff(buf.data, buf.len))
+        rc = tv_error_set(err, TV_EINVAL,
+                          "%s: an int8 NET.q (trevo net quantize); this command takes a float "
+                          "network (text or msgpack)",
+                          path);
     if (!rc)
         rc = genome_load(g, buf.data, buf.len, path, NULL, err);
     tv_buf_free(&buf);

@@ -8,13 +8,14 @@
 
 #include "data.h"
 
-/* Where bytes come from: gz (a file opened with gzopen, which reads plain
+/* Where bytes come from: gz (a file opened with gzdopen, which reads plain
  * files as they are) or mem[0..len). pos counts the bytes read so far, the
- * byte offset errors name (of the uncompressed stream). */
+ * byte offset errors name (of the uncompressed stream). size is a plain
+ * regular file's size (fstat), SIZE_MAX for a gzipped file or a pipe. */
 struct data_src {
     gzFile gz;
     const uint8_t *mem;
-    size_t len, pos;
+    size_t len, pos, size;
     const char *name; /* the file, in messages */
 };
 
@@ -24,8 +25,9 @@ void data_src_close(struct data_src *s);
 /* Reads up to n bytes into buf: *got is less than n only at the end. 0, or
  * TV_EIO (a damaged gzip stream) naming the file and the byte offset. */
 int data_src_read(struct data_src *s, void *buf, size_t n, size_t *got, struct tv_error *err);
-/* Bytes left at most (SIZE_MAX when unknown: a file), so that a header that
- * claims more than a buffer holds is refused before anything is allocated. */
+/* Bytes left at most (SIZE_MAX when unknown: a gzipped file or a pipe), so
+ * that a header that claims more than a buffer or a plain file holds is
+ * refused before anything is allocated. */
 size_t data_src_left(const struct data_src *s);
 
 /* What a set owns (d->mem): freed by data_free. */

@@ -1,10 +1,14 @@
 /* source.c -- the byte source every parser reads (data_impl.h): a file
  * through zlib's gzread, which reads gzipped and plain files alike, or a
- * buffer in memory (the fuzz targets). */
+ * buffer in memory (the fuzz targets). A plain regular file's size is known
+ * (fstat), so a header that claims more is refused before allocating. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "data_impl.h"
 
@@ -12,12 +16,26 @@ int data_src_open(struct data_src *s, const char *path, struct tv_error *err)
 {
     memset(s, 0, sizeof *s);
     s->name = path;
-    errno = 0;
-    s->gz = gzopen(path, "rb");
-    if (!s->gz)
-        return tv_error_set(err, errno ? TV_EIO : TV_ENOMEM, "%s: %s", path,
-                            errno ? strerror(errno) : "out of memory");
+    s->size = SIZE_MAX;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st)) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        return tv_error_set(err, TV_EIO, "%s: %s", path, strerror(e));
+    }
+    s->gz = gzdopen(fd, "rb");
+    if (!s->gz) {
+        close(fd);
+        return tv_error_set(err, TV_ENOMEM, "%s: out of memory", path);
+    }
     gzbuffer(s->gz, 1 << 17);
+    /* gzdirect looks at the first bytes: 1 for a file that is not gzipped,
+     * whose bytes are then read as they are. */
+    if (S_ISREG(st.st_mode) && st.st_size >= 0 && (uintmax_t)st.st_size < SIZE_MAX &&
+        gzdirect(s->gz))
+        s->size = (size_t)st.st_size;
     return 0;
 }
 
@@ -58,5 +76,9 @@ int data_src_read(struct data_src *s, void *buf, size_t n, size_t *got, struct t
 
 size_t data_src_left(const struct data_src *s)
 {
-    return s->gz ? SIZE_MAX : s->len - s->pos;
+    if (!s->gz)
+        return s->len - s->pos;
+    if (s->size == SIZE_MAX)
+        return SIZE_MAX;
+    return s->size > s->pos ? s->size - s->pos : 0;
 }

@@ -114,6 +114,38 @@ static float next_level(const struct genome *g, float d)
     return next;
 }
 
+/* 1 if f's kernel, stride and padding make dst's map from src's pooled one. */
+static int geometry_fits(const struct genome_channel *src, const struct genome_channel *dst,
+                         const struct genome_filter *f)
+{
+    size_t ph, pw;
+    genome_channel_pooled(src, &ph, &pw);
+    return ph + 2u * f->pad >= f->kh && pw + 2u * f->pad >= f->kw &&
+           genome_filter_out(ph, f->kh, f->stride, f->pad) == dst->h &&
+           genome_filter_out(pw, f->kw, f->stride, f->pad) == dst->w;
+}
+
+/* A filter from src to dst with the kernel, stride and padding of a filter
+ * into a channel of dst's depth (the first such); 0 when none is. */
+static int level_geometry(const struct genome *g, const struct genome_channel *src,
+                          const struct genome_channel *dst, struct genome_filter *f)
+{
+    for (size_t i = 0; i < g->n_filters; i++) {
+        const struct genome_filter *o = &g->filters[i];
+        ptrdiff_t k = genome_find_channel(g, o->to);
+        if (k >= 0 && g->channels[k].depth == dst->depth) {
+            *f = (struct genome_filter){.from = src->id,
+                                        .to = dst->id,
+                                        .kh = o->kh,
+                                        .kw = o->kw,
+                                        .stride = o->stride,
+                                        .pad = o->pad};
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* A filter of one coefficient between a random channel and a random hidden
  * one of the next level of depth (the layered form the CNN trainer,
  * nn/conv/cnn.h, takes) that none joins yet, with a geometry that fits (a few
@@ -129,7 +161,8 @@ static int add_filter(struct genome *g, const struct genome_mutation *cfg, struc
         struct genome_filter f;
         if (b->kind != GENOME_CHANNEL_HIDDEN || !(a->depth < b->depth) ||
             b->depth != next_level(g, a->depth) || genome_find_filter(g, a->id, b->id) >= 0 ||
-            !fit_geometry(a, b, &f))
+            !(cfg->conv.join_levels && level_geometry(g, a, b, &f) ? geometry_fits(a, b, &f)
+                                                                   : fit_geometry(a, b, &f)))
             continue;
         struct genome_coef c = draw_coef(&f, cfg, rng);
         return genome_add_filter(g, &f, &c, 1, err);
@@ -198,6 +231,25 @@ static uint32_t free_pixel_ids(const struct genome *g, size_t n)
     return (uint32_t)first;
 }
 
+/* The id and the first pixel id of a new hidden channel of n pooled pixels
+ * fed by a filter of one coefficient: 1, or 0 when the limits leave no room. */
+static int channel_room(const struct genome *g, const struct genome_mutation *cfg, size_t n,
+                        uint32_t *id, uint32_t *first)
+{
+    size_t n_px = 0;
+    *id = 0;
+    for (size_t i = 0; i < g->n_channels; i++) {
+        const struct genome_channel *c = &g->channels[i];
+        size_t h, w;
+        n_px += c->kind == GENOME_CHANNEL_HIDDEN ? genome_channel_pooled(c, &h, &w) : 0;
+        *id = c->id >= *id ? c->id + 1 : *id;
+    }
+    size_t max_px = cfg->limits.max_neurons ? cfg->limits.max_neurons : GENOME_DEFAULT_MAX_NEURONS;
+    *first = free_pixel_ids(g, n);
+    return !(g->n_channels >= GENOME_MAX_CHANNELS || *id == 0 || *first == GENOME_ID_NONE ||
+             g->n_neurons + n_px + n > max_px || g->n_coefs + 1 > coef_limit(cfg));
+}
+
 /* A hidden channel of a random channel's pooled size, fed from it by a 3 x 3
  * filter (pad 1) of one coefficient, halfway between its source and the
  * next deeper channel (or 1). */
@@ -205,22 +257,14 @@ static int add_channel(struct genome *g, const struct genome_mutation *cfg, stru
                        struct tv_error *err)
 {
     const struct genome_channel *src = &g->channels[tv_rng_below(rng, (uint32_t)g->n_channels)];
-    size_t ph, pw, n = genome_channel_pooled(src, &ph, &pw), n_px = 0;
+    size_t ph, pw, n = genome_channel_pooled(src, &ph, &pw);
     double next = 1.0;
-    uint32_t id = 0;
-    for (size_t i = 0; i < g->n_channels; i++) {
-        const struct genome_channel *c = &g->channels[i];
-        size_t h, w;
-        n_px += c->kind == GENOME_CHANNEL_HIDDEN ? genome_channel_pooled(c, &h, &w) : 0;
-        if (c->depth > src->depth && c->depth < next)
-            next = c->depth;
-        id = c->id >= id ? c->id + 1 : id;
-    }
-    size_t max_px = cfg->limits.max_neurons ? cfg->limits.max_neurons : GENOME_DEFAULT_MAX_NEURONS;
+    for (size_t i = 0; i < g->n_channels; i++)
+        if (g->channels[i].depth > src->depth && g->channels[i].depth < next)
+            next = g->channels[i].depth;
     float depth = (float)(((double)src->depth + next) / 2);
-    uint32_t first = free_pixel_ids(g, n);
-    if (g->n_channels >= GENOME_MAX_CHANNELS || id == 0 || first == GENOME_ID_NONE ||
-        g->n_neurons + n_px + n > max_px || g->n_coefs + 1 > coef_limit(cfg) || ph < 3 || pw < 3 ||
+    uint32_t id, first;
+    if (!channel_room(g, cfg, n, &id, &first) || ph < 3 || pw < 3 ||
         !(depth > src->depth && depth < next))
         return 0;
     struct genome_channel c = {.id = id,
@@ -236,6 +280,52 @@ static int add_channel(struct genome *g, const struct genome_mutation *cfg, stru
     int rc = genome_add_channel(g, &c, err);
     if (!rc)
         rc = genome_add_filter(g, &f, &k, 1, err);
+    return rc;
+}
+
+/* join_levels: a hidden channel like a random hidden one (its depth, size,
+ * pooling, activation; bias 0), fed by a filter of one coefficient from a
+ * random channel of the level before, with the geometry of the filters into
+ * the level (or fit_geometry's when none is). */
+static int join_channel(struct genome *g, const struct genome_mutation *cfg, struct tv_rng *rng,
+                        struct tv_error *err)
+{
+    size_t n_hidden = 0, n_src = 0, ph, pw;
+    for (size_t i = 0; i < g->n_channels; i++)
+        n_hidden += g->channels[i].kind == GENOME_CHANNEL_HIDDEN;
+    if (n_hidden == 0)
+        return 0;
+    size_t k = tv_rng_below(rng, (uint32_t)n_hidden), li = 0;
+    for (;; li++)
+        if (g->channels[li].kind == GENOME_CHANNEL_HIDDEN && k-- == 0)
+            break;
+    const struct genome_channel like = g->channels[li];
+    float prev = 0; /* the level before: the deepest below like's (inputs: 0) */
+    for (size_t i = 0; i < g->n_channels; i++)
+        if (g->channels[i].depth < like.depth && g->channels[i].depth > prev)
+            prev = g->channels[i].depth;
+    for (size_t i = 0; i < g->n_channels; i++)
+        n_src += g->channels[i].depth == prev;
+    k = tv_rng_below(rng, (uint32_t)n_src);
+    size_t si = 0;
+    for (;; si++)
+        if (g->channels[si].depth == prev && k-- == 0)
+            break;
+    const struct genome_channel *src = &g->channels[si];
+    uint32_t id, first;
+    if (!channel_room(g, cfg, genome_channel_pooled(&like, &ph, &pw), &id, &first))
+        return 0;
+    struct genome_channel c = like;
+    c.id = id;
+    c.bias = 0;
+    c.first = first;
+    struct genome_filter f;
+    if (!(level_geometry(g, src, &c, &f) ? geometry_fits(src, &c, &f) : fit_geometry(src, &c, &f)))
+        return 0;
+    struct genome_coef coef = draw_coef(&f, cfg, rng);
+    int rc = genome_add_channel(g, &c, err);
+    if (!rc)
+        rc = genome_add_filter(g, &f, &coef, 1, err);
     return rc;
 }
 
@@ -261,7 +351,7 @@ int genome_mutate_conv(struct genome *g, const struct genome_mutation *cfg, stru
     const struct genome_conv_mutation *m = &cfg->conv;
     int rc = 0;
     if (tv_rng_chance(rng, m->add_channel_rate))
-        rc = add_channel(g, cfg, rng, err);
+        rc = m->join_levels ? join_channel(g, cfg, rng, err) : add_channel(g, cfg, rng, err);
     if (!rc && tv_rng_chance(rng, m->del_channel_rate))
         del_channel(g, rng);
     if (!rc && tv_rng_chance(rng, m->add_filter_rate))

@@ -430,6 +430,14 @@ struct genome_mutation {
         double del_coef_rate;    /* a random coefficient (its filter goes when it was the last) */
         double add_channel_rate; /* a hidden channel fed by one filter from an existing one */
         double del_channel_rate; /* a hidden channel, its filters and its connections */
+        /* 0: add_channel makes a level of its own (a new depth) with
+         * hidden_act. 1, for children the CNN trainer (nn/conv/cnn.h) takes:
+         * the new channel joins an existing level of hidden channels (its
+         * depth, size, pooling and activation), fed from a channel of the
+         * level before by a filter with the kernel, stride and padding of
+         * the filters into that level, and add_filter gives a new filter the
+         * geometry of the filters into its level (when it has any). */
+        int join_levels;
     } conv;
 
     /* Structural rates that scale with the genome, for large genomes: one call

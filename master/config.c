@@ -227,6 +227,30 @@ static const char *given_key(const struct parse_ctx *x, const char *const *names
     return names[0];
 }
 
+/* A start with channels trained by the CNN trainer (the task's
+ * trains_channels): the trainer takes no connection from an input pixel
+ * into the head, which is what new local and skip connections mostly are. */
+static int check_cnn_conns(const struct parse_ctx *x, const char *file,
+                           const struct genome_mutation *m, struct tv_error *err)
+{
+    static const char *const names[] = {"add_local_rate", "add_skip_rate", "add_local_per_conn",
+                                        "add_skip_per_conn"};
+    const double rates[] = {m->add_local_rate, m->add_skip_rate, m->add_local_per_conn,
+                            m->add_skip_per_conn};
+    for (size_t i = 0; i < sizeof rates / sizeof *rates; i++)
+        if (rates[i] > 0) {
+            char why[320];
+            snprintf(why, sizeof why,
+                     "is %g; it must be 0 when the task trains the channels of init_net "
+                     "(classify: [task] train_steps > 0): the CNN trainer takes no connection "
+                     "from an input pixel (set add_local_rate, add_skip_rate, "
+                     "add_local_per_conn and add_skip_per_conn to 0)",
+                     rates[i]);
+            return key_error(x, file, "genome", names[i], why, err);
+        }
+    return 0;
+}
+
 /* init = net: the file reads, within the limits, and fits the task. */
 static int check_start_net(const struct parse_ctx *x, const char *file,
                            const struct master_config *c, const struct task_instance *t,
@@ -238,10 +262,14 @@ static int check_start_net(const struct parse_ctx *x, const char *file,
     int rc = worker_load_net(c->worker.init_net, &c->worker.limits, &g, &e);
     if (!rc)
         rc = task_check_shape(t, &g, &e);
+    size_t n_channels = g.n_channels;
     genome_release(&g);
     if (rc == TV_ENOMEM)
         return tv_error_set(err, rc, "%s: init_net: %s", file, e.msg);
-    return rc ? key_error(x, file, "genome", "init_net", e.msg, err) : 0;
+    if (rc)
+        return key_error(x, file, "genome", "init_net", e.msg, err);
+    return n_channels && t->trains_channels ? check_cnn_conns(x, file, &c->worker.mutation, err)
+                                            : 0;
 }
 
 /* The worker builds the starting genome before any limit applies: it must
@@ -419,6 +447,7 @@ static int parse(struct master_config *c, const char *text, const char *file,
     rc = task_open(c->task_kind, &c->task_params, &t, err);
     if (rc)
         return tv_error_prefix(err, "%s", file);
+    c->worker.mutation.conv.join_levels = t->trains_channels;
     rc = c->worker.init == WORKER_INIT_NET ? check_start_net(&x, file, c, t, err)
                                            : check_start_size(&x, file, c, t, err);
     if (rc || !keep) {

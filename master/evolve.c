@@ -150,7 +150,7 @@ static void add_child(struct plan_out *o, const struct master_pop *p, const stru
 }
 
 /* Offspring per species: explicit fitness sharing (a species' share is its
- * mean fitness above the population's lowest), rounded by largest remainder
+ * mean fitness above the population's lowest, failed members aside), rounded by largest remainder
  * (ties: lower species id). Stagnant species get none. */
 static int allot_offspring(struct master_pop *p, const struct master_config *c, int64_t generation,
                            size_t total, struct tv_error *err)
@@ -178,9 +178,9 @@ static int allot_offspring(struct master_pop *p, const struct master_config *c, 
     if (n_alive == 0)
         for (size_t k = 0; k < n; k++)
             alive[k] = 1, n_alive++;
-    double low = INFINITY;
+    double low = INFINITY; /* of the members not failed (fitness -inf) */
     for (size_t i = 0; i < p->n; i++)
-        if (p->m[i].fitness < low)
+        if (p->m[i].fitness < low && p->m[i].fitness > -INFINITY)
             low = p->m[i].fitness;
     double sum = 0;
     for (size_t k = 0; k < n; k++) {

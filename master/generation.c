@@ -9,6 +9,7 @@
 #include "state.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,6 +69,7 @@ static int take_child(struct search *s, int64_t id, double fitness, int solved,
         s->next.m[i - 1] = t;
     }
     s->solved |= solved;
+    s->n_failed += isnan(fitness) != 0;
     if (out)
         *out = g;
     return 0;
@@ -120,7 +122,7 @@ static int close_generation(struct search *s, int64_t gen, size_t n_evals, struc
     for (size_t i = 0; i < p->n && !rc; i++) {
         f[i] = p->m[i].fitness;
         ids[i] = p->m[i].id;
-        sum += f[i];
+        sum += f[i] > -INFINITY ? f[i] : 0; /* failed children (-inf) aside */
         if (p->m[i].fitness > p->m[champ].fitness)
             champ = i; /* ties: the lower id, which comes first */
     }
@@ -153,13 +155,19 @@ static int close_generation(struct search *s, int64_t gen, size_t n_evals, struc
                  ? master_state_encode(&s->pop, s->next_id, &state, err)
                  : master_state_encode_by_id(&s->pop, s->next_id, &state, err);
     if (!rc) {
-        double median = p->n % 2 ? f[p->n / 2] : (f[p->n / 2 - 1] + f[p->n / 2]) / 2;
+        /* mean and median of the members not failed (f[lo..n), sorted) */
+        size_t lo = 0;
+        while (lo + 1 < p->n && f[lo] == -INFINITY)
+            lo++;
+        size_t n = p->n - lo;
+        double median = n % 2 ? f[lo + n / 2] : (f[lo + n / 2 - 1] + f[lo + n / 2]) / 2;
         struct store_generation g = {.generation = gen,
                                      .best = f[p->n - 1],
-                                     .mean = sum / (double)p->n,
+                                     .mean = f[lo] == -INFINITY ? -INFINITY : sum / (double)n,
                                      .median = median,
                                      .champion = p->m[champ].id,
                                      .n_evals = n_evals,
+                                     .n_failed = s->n_failed,
                                      .wall_seconds = tv_now() - s->t_gen,
                                      .solved = solved,
                                      .champion_tested = task->kind->champion_test != NULL,
@@ -178,7 +186,8 @@ static int close_generation(struct search *s, int64_t gen, size_t n_evals, struc
             struct master_progress ev = {.event = MASTER_EVENT_GENERATION,
                                          .generation = gen,
                                          .best = c->fitness,
-                                         .mean = sum / (double)p->n,
+                                         .mean = g.mean,
+                                         .failed = s->n_failed,
                                          .n_species = p->n_species,
                                          .champion = c->id,
                                          .n_neurons = c->n_neurons,
@@ -366,6 +375,7 @@ int master_generation_run(struct search *s, const struct store_set *pending, str
     s->base_id = s->next_id;
     s->plan = children;
     s->n_plan = n_children;
+    s->n_failed = 0;
     rc = take_pending(s, pending, gen, err);
     struct worker_task *tasks = malloc((n_children ? n_children : 1) * sizeof *tasks);
     size_t n_tasks = 0;

@@ -221,7 +221,9 @@ struct master_progress {
     int64_t pop_size;
     int n_ranks;
     int64_t generation;               /* the last closed one */
-    double best, mean;                /* GENERATION: the champion's fitness, the mean */
+    double best, mean;                /* GENERATION: the champion's fitness, the mean
+                                         (of the members not failed) */
+    size_t failed;                    /* GENERATION: children whose evaluation failed */
     size_t n_species;                 /* GENERATION */
     int64_t champion;                 /* END: the champion's id */
     uint32_t n_neurons, n_conns;      /* the champion's */

@@ -139,12 +139,15 @@ void master_species_finish(struct master_pop *p, int64_t generation)
         struct master_species *s = &p->sp[k];
         master_pop_sort_by_rank(p, s->members, s->n_members);
         double sum = 0;
+        size_t n = 0; /* members not failed (fitness -inf) */
         for (size_t i = 0; i < s->n_members; i++) {
-            sum += p->m[s->members[i]].fitness;
+            double f = p->m[s->members[i]].fitness;
+            sum += f > -INFINITY ? f : 0;
+            n += f > -INFINITY;
             p->m[s->members[i]].species = s->id;
         }
         s->best = s->n_members ? p->m[s->members[0]].fitness : -INFINITY;
-        s->mean = s->n_members ? sum / (double)s->n_members : -INFINITY;
+        s->mean = n ? sum / (double)n : -INFINITY;
         if (s->best > s->best_ever) {
             s->best_ever = s->best;
             s->last_improved = generation;

@@ -29,6 +29,7 @@ struct search {
     int64_t base_id; /* child i has id base_id + i */
     const struct master_child *plan;
     size_t n_plan;
+    size_t n_failed; /* children of it without a score (fitness NaN: their genome refused) */
     struct store_individual *rows; /* results not yet committed */
     size_t *row_off;               /* their genome bytes' offsets in next.encoded */
     size_t n_rows, cap_rows;

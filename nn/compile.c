@@ -40,11 +40,11 @@ static int choose_ways(struct nn_compile *c)
         } else if (o->way == NN_WAY_AUTO && o->density) {
             if (o->density[l] <= NN_SCATTER_MAX_DENSITY)
                 w = NN_WAY_SCATTER;
-        } else if (o->way == NN_WAY_AUTO && l > 0) {
-            w = NN_WAY_SCATTER;
+        } else if (o->way == NN_WAY_AUTO) {
+            int zeros = 1;
             for (uint32_t j = c->layer_start[l]; j < c->layer_start[l + 1]; j++)
-                if (!nn_act_makes_zeros(g->neurons[c->old_of[j]].act))
-                    w = NN_WAY_GATHER;
+                zeros &= nn_act_makes_zeros(g->neurons[c->old_of[j]].act) != 0;
+            w = nn_compile_default_way(l, zeros);
         }
         c->way[l] = (uint8_t)w;
     }

@@ -114,6 +114,16 @@ static inline int nn_compile_is_recurrent(uint32_t run_end_sj, uint32_t dj)
     return dj < run_end_sj;
 }
 
+/* The way of layer l in a plan compiled with default options (no way, no
+ * densities): scatter when l > 0 and every neuron of the layer makes zeros
+ * (nn_act_makes_zeros: most of its values are 0, which scatter skips), else
+ * gather. The trainer's forward sums in the order this gives (train_kern.c),
+ * so that it has the engine's bits. */
+static inline int nn_compile_default_way(size_t l, int all_make_zeros)
+{
+    return l > 0 && all_make_zeros ? NN_WAY_SCATTER : NN_WAY_GATHER;
+}
+
 /* Checks the neurons (ids ascending, kinds, activations, depths) and counts
  * inputs and outputs into hd. 0 or TV_EINVAL naming the neuron. */
 int nn_compile_check(struct nn_compile *c);

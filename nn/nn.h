@@ -41,9 +41,12 @@
  * order written in the C source (lane-wise vector code and no fused
  * multiply-add); the kernels are built once per SIMD target (enum
  * nn_target), all giving the same bits, and a state runs the best one its CPU
- * has. A state of batch 1 and a state of batch B sum in different fixed
- * orders, so a sample run alone and the same sample in a batch may differ in
- * the last bits. The activations call libm (expf, tanhf, sinf): bit-identity
+ * has. Every batch sums in one order (step1.c's: a row's edges round-robin
+ * into 8 partials, then a fixed tree), so a sample gives the same bits alone
+ * and anywhere in a batch of any size; so do the trainer's forward pass
+ * (train.h) and the float C export, on a plan compiled with default options
+ * (a tiled plan adds the edges between its chunks in another, also fixed,
+ * order). The activations call libm (expf, tanhf, sinf): bit-identity
  * across machines assumes the same libm.
  *
  * This module includes only genome/ headers, libc, libm and the compiler's

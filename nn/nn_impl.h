@@ -224,24 +224,31 @@ struct nn_act_entry {
 /* Indexed by enum genome_act; GENOME_ACT_COUNT entries (act.c). */
 extern const struct nn_act_entry nn_acts[];
 
-/* 0 if the engine runs neuron u's model in a network of rate neurons
- * (spiking 0: rate neurons only) or in a spiking one (spiking 1: cuba
- * neurons, and inputs of any model), else TV_EINVAL naming the neuron and
- * its model. A genome whose non-inputs are cuba neurons is spiking
+/* 0 if `who` (the engine, the trainer) runs neuron u's model in a network of
+ * rate neurons (spiking 0: rate neurons only) or in a spiking one (spiking 1:
+ * cuba neurons, and inputs of any model), else TV_EINVAL naming the neuron
+ * and its model ("neuron 1: model lif is not run by the engine (rate neurons
+ * only)"). A genome whose non-inputs are cuba neurons is spiking
  * (nn_genome_spiking). */
-static inline int nn_model_check(const struct genome_neuron *u, int spiking, struct tv_error *err)
+static inline int nn_model_check(const struct genome_neuron *u, int spiking, const char *who,
+                                 struct tv_error *err)
 {
     if (spiking ? u->kind == GENOME_INPUT || u->model == GENOME_MODEL_CUBA
                 : u->model == GENOME_MODEL_RATE)
         return 0;
-    return tv_error_set(err, TV_EINVAL, "neuron %u: model %s is not run by the engine (%s)", u->id,
-                        u->model < GENOME_MODEL_COUNT ? genome_models[u->model].name : "?",
+    return tv_error_set(err, TV_EINVAL, "neuron %u: model %s is not run by %s (%s)", u->id,
+                        u->model < GENOME_MODEL_COUNT ? genome_models[u->model].name : "?", who,
                         spiking ? "a spiking network holds cuba neurons only"
                                 : "rate neurons only");
 }
 /* 1 if some non-input neuron of g is a cuba neuron: nn_plan_compile then
  * makes a spiking plan. */
 int nn_genome_spiking(const struct genome *g);
+/* 0, or TV_EINVAL when g is spiking (nn_genome_spiking), for the paths that
+ * read the rows of a rate plan (int8 quantization, the C export), `what`
+ * naming the path: "FN: the network is spiking (neuron 2 has model cuba);
+ * WHAT runs rate neurons only". */
+int nn_no_spiking(const struct genome *g, const char *fn, const char *what, struct tv_error *err);
 /* The spiking plan of g (nn_genome_spiking(g) is 1). */
 int nn_spike_plan_compile(const struct genome *g, const struct nn_opts *o, struct nn_plan **out,
                           struct tv_error *err);

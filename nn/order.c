@@ -123,7 +123,7 @@ int nn_compile_check(struct nn_compile *c)
             return tv_error_set(err, TV_EINVAL, "neuron %u: unknown kind %u", u->id, u->kind);
         if (u->act >= GENOME_ACT_COUNT)
             return tv_error_set(err, TV_EINVAL, "neuron %u: unknown activation %u", u->id, u->act);
-        if (nn_model_check(u, 0, err))
+        if (nn_model_check(u, 0, "the engine", err))
             return TV_EINVAL;
         if (!(u->depth >= 0.0f && u->depth <= 1.0f))
             return tv_error_set(err, TV_EINVAL, "neuron %u: depth %g outside [0, 1]", u->id,

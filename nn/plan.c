@@ -23,6 +23,19 @@ int nn_plan_compile(const struct genome *g, const struct nn_opts *opts, struct n
     return nn_compile_run(g, o, NULL, NULL, out, err);
 }
 
+int nn_no_spiking(const struct genome *g, const char *fn, const char *what, struct tv_error *err)
+{
+    if (!nn_genome_spiking(g))
+        return 0;
+    size_t i = 0;
+    while (g->neurons[i].kind == GENOME_INPUT || g->neurons[i].model != GENOME_MODEL_CUBA)
+        i++;
+    return tv_error_set(err, TV_EINVAL,
+                        "%s: the network is spiking (neuron %u has model %s); %s runs rate "
+                        "neurons only",
+                        fn, g->neurons[i].id, genome_models[GENOME_MODEL_CUBA].name, what);
+}
+
 void nn_plan_free(struct nn_plan *p)
 {
     if (p) {

@@ -128,7 +128,7 @@ int nn_reference_new(const struct genome *g, size_t batch, struct nn_reference *
         return tv_error_set(err, TV_EINVAL, "nn_reference_new: batch must be at least 1");
     int rc = genome_validate(g, NULL, err);
     for (size_t i = 0; i < g->n_neurons && !rc; i++)
-        rc = nn_model_check(&g->neurons[i], 0, err);
+        rc = nn_model_check(&g->neurons[i], 0, "the engine", err);
     if (rc)
         return rc;
     struct nn_reference *r = calloc(1, sizeof *r);

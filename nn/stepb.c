@@ -2,7 +2,9 @@
  *
  * A state of batch B > 1 holds the values of neuron j in the row
  * y[j * stride .. j * stride + B) (nn_impl.h). Lane b sums a row's edges in
- * order, one vector per 16 lanes. The lanes go in blocks of up to NN_BLOCK,
+ * the order of step1.c's dot1, whatever B and whichever lane b is (dot8b
+ * below), so that one row's outputs have the same bits in any batch; one
+ * vector per 16 lanes. The lanes go in blocks of up to NN_BLOCK,
  * the block loop outside the neuron loop: the rows a block reads (n x NN_BLOCK
  * floats) stay in cache while the plan streams; 64 lanes (one pass over the
  * plan for a batch of 64) beat 32 on 4096 x 4096 layers and on 10 k-neuron
@@ -20,25 +22,6 @@
 struct lanes {
     v16f v0, v1, v2, v3;
 };
-
-/* a += w[k] * y[idx[k] * st + c0 ..] over k in [b, e), in edge order; nv
- * (1..4 vectors) is a constant after inlining. */
-NN_INLINE struct lanes dotb(struct lanes a, const float *w, const void *idx, int bits, uint32_t b,
-                            uint32_t e, const float *y, size_t st, size_t c0, int nv)
-{
-    for (uint32_t k = b; k < e; k++) {
-        const v16fu *src = (const v16fu *)(y + (size_t)nn_idx(idx, bits, k) * st + c0);
-        float wk = w[k];
-        a.v0 += wk * src[0];
-        if (nv > 1)
-            a.v1 += wk * src[1];
-        if (nv > 2)
-            a.v2 += wk * src[2];
-        if (nv > 3)
-            a.v3 += wk * src[3];
-    }
-    return a;
-}
 
 /* How a block of neuron j is finished: its bias, whether a recurrent row and
  * accumulators are added, and whether the activation is relu (the others are
@@ -63,6 +46,74 @@ NN_INLINE void finish1(const struct finish *f, v16f g, v16f r, v16f *y, v16f *ac
     *y = v;
 }
 
+/* One of dot8b's eight partials: the edges k, k + 8, k + 16, ... below e, in
+ * edge order from +0, sources below h read from yin, the others from yh. */
+NN_INLINE struct lanes pass8(const float *w, const void *idx, int bits, uint32_t k, uint32_t h,
+                             uint32_t e, const float *yin, const float *yh, size_t st, size_t c0,
+                             int nv)
+{
+    struct lanes a = {{0}, {0}, {0}, {0}};
+    for (; k < h; k += 8) {
+        const v16fu *src = (const v16fu *)(yin + (size_t)nn_idx(idx, bits, k) * st + c0);
+        float wk = w[k];
+        a.v0 += wk * src[0];
+        if (nv > 1)
+            a.v1 += wk * src[1];
+        if (nv > 2)
+            a.v2 += wk * src[2];
+        if (nv > 3)
+            a.v3 += wk * src[3];
+    }
+    for (; k < e; k += 8) {
+        const v16fu *src = (const v16fu *)(yh + (size_t)nn_idx(idx, bits, k) * st + c0);
+        float wk = w[k];
+        a.v0 += wk * src[0];
+        if (nv > 1)
+            a.v1 += wk * src[1];
+        if (nv > 2)
+            a.v2 += wk * src[2];
+        if (nv > 3)
+            a.v3 += wk * src[3];
+    }
+    return a;
+}
+
+NN_INLINE struct lanes ladd(struct lanes a, struct lanes b, int nv)
+{
+    a.v0 += b.v0;
+    if (nv > 1)
+        a.v1 += b.v1;
+    if (nv > 2)
+        a.v2 += b.v2;
+    if (nv > 3)
+        a.v3 += b.v3;
+    return a;
+}
+
+/* Sum of w[k] * y[idx[k]] over the row [b, e) in dot1's order (step1.c):
+ * edge k into partial (k - b) % 8, the partials reduced as
+ * ((0 + 4) + (2 + 6)) + ((1 + 5) + (3 + 7)). Eight strided passes with nv
+ * accumulators each, rather than eight sets of accumulators live at once
+ * (8 nv vectors would spill on AVX2): the strided w and idx come from L1. */
+NN_INLINE struct lanes dot8b(const float *w, const void *idx, int bits, uint32_t b, uint32_t h,
+                             uint32_t e, const float *yin, const float *yh, size_t st, size_t c0,
+                             int nv)
+{
+#define P8(i) pass8(w, idx, bits, b + (i), h, e, yin, yh, st, c0, nv)
+    struct lanes A = P8(0);
+    A = ladd(A, P8(4), nv);
+    struct lanes B = P8(2);
+    B = ladd(B, P8(6), nv);
+    A = ladd(A, B, nv);
+    B = P8(1);
+    B = ladd(B, P8(5), nv);
+    struct lanes C = P8(3);
+    C = ladd(C, P8(7), nv);
+    B = ladd(B, C, nv);
+    return ladd(A, B, nv);
+#undef P8
+}
+
 /* Neuron j, lanes [c0, c0 + 16 nv): sums, and relu / identity in place.
  * bits: the width of the row indices; local: they count from neuron cbase
  * (only the first chunk, whose cbase is 0, has inputs) and there is no
@@ -72,14 +123,14 @@ NN_INLINE void blockb(const struct nn_plan *p, struct nn_state *s, uint32_t j, s
 {
     size_t st = s->stride;
     struct lanes zero = {{0}, {0}, {0}, {0}};
-    struct lanes g =
-        dotb(zero, p->g_w, p->g_idx, bits, p->g_row[j], p->g_hid[j], s->in_rows, st, c0, nv);
-    g = dotb(g, p->g_w, p->g_idx, bits, p->g_hid[j], p->g_end[j], s->y + cbase * st, st, c0, nv);
+    struct lanes g = dot8b(p->g_w, p->g_idx, bits, p->g_row[j], p->g_hid[j], p->g_end[j],
+                           s->in_rows, s->y + cbase * st, st, c0, nv);
     struct finish f = {p->bias[j], !local && p->r_end[j] > p->r_row[j], local || p->n_scatter > 0,
                        p->act[j] == GENOME_ACT_RELU};
     struct lanes r = zero;
     if (f.has_rec)
-        r = dotb(r, p->r_w, p->r_idx, bits, p->r_row[j], p->r_end[j], s->y_prev, st, c0, nv);
+        r = dot8b(p->r_w, p->r_idx, bits, p->r_row[j], p->r_row[j], p->r_end[j], s->y_prev,
+                  s->y_prev, st, c0, nv);
     v16f *yj = (v16f *)(s->y + (size_t)j * st + c0);
     v16f *aj = (v16f *)(s->acc + (size_t)j * st + c0);
     finish1(&f, g.v0, r.v0, yj, aj);

@@ -113,6 +113,7 @@ static int write_generation(struct store *s, int64_t run, const struct store_gen
         sqlite3_bind_double(q, 11, g->champion_score);
     else
         sqlite3_bind_null(q, 11);
+    sqlite3_bind_int64(q, 12, (int64_t)g->n_failed);
     if ((rc = store_exec_stmt(q)) != SQLITE_OK)
         return store_db_error(s, rc, err, "%s: statistics", what);
     if (g->champion_tested && g->champion_solved && g->champion != STORE_ID_NONE) {

@@ -373,6 +373,8 @@ static int prepare_all(struct store *s, struct tv_error *err)
     char many[INSERT_ROWS * 64 + 256];
     for (int i = 0; i < ST_COUNT; i++) {
         const char *sql = store_st_sql[i];
+        if (i == ST_GENERATION_INSERT && (s->flags & STORE_READONLY))
+            continue; /* never run read-only; before version 5 it names a missing column */
         if (i == ST_IND_INSERT_MANY) {
             many_sql(many, sizeof many, "INSERT OR ROLLBACK INTO individuals(" IND_INSERT_COLS ")",
                      IND_VALUES, INSERT_ROWS);

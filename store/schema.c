@@ -1,5 +1,5 @@
 /*
- * schema.c -- the SQL of the store: schema version 4 (tables, indexes,
+ * schema.c -- the SQL of the store: schema version 5 (tables, indexes,
  * views) as one script, run in the transaction that creates a database,
  * and the migrations from older versions. See store.h for the invariants
  * and docs/sql.md for the views.
@@ -20,6 +20,10 @@
  * every batch rewrote pages all over its generation's part of the index. */
 #define INDIVIDUALS_BY_GENERATION                                                                  \
     "CREATE INDEX individuals_by_generation ON individuals(run_id, generation, id, fitness);\n"
+
+/* Children of the generation that failed their evaluation (the task or its
+ * trainer refused the genome: fitness NULL), since version 5. */
+#define GENERATIONS_FAILED "failed INTEGER NOT NULL DEFAULT 0"
 
 #define RUN_NOTES                                                                                  \
     "CREATE TABLE run_notes(\n"                                                                    \
@@ -121,6 +125,8 @@ const char *const store_schema_sql[] = {
     "  solved INTEGER NOT NULL DEFAULT 0,\n"
     /* the champion test's score (DPNV: starts generalized), NULL: none */
     "  champion_test REAL,\n"
+    /* since version 5 (the last column, where the migration's ADD COLUMN puts it) */
+    "  " GENERATIONS_FAILED ",\n"
     "  PRIMARY KEY (run_id, generation)\n"
     ") WITHOUT ROWID;\n",
 
@@ -238,5 +244,9 @@ static const char *const from_v2[] = {RUN_NOTES, NULL};
 /* Version 3 had no v_front (nor genome retention, which needs no schema). */
 static const char *const from_v3[] = {V_FRONT, NULL};
 
+/* Version 4 had no generations.failed. */
+static const char *const from_v4[] = {
+    "ALTER TABLE generations ADD COLUMN " GENERATIONS_FAILED ";\n", NULL};
+
 const char *const *const store_migration_sql[STORE_SCHEMA_VERSION] = {
-    [1] = from_v1, [2] = from_v2, [3] = from_v3};
+    [1] = from_v1, [2] = from_v2, [3] = from_v3, [4] = from_v4};

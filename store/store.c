@@ -65,8 +65,8 @@ const char *const store_st_sql[ST_COUNT] = {
     [ST_GENOME_GET] = "SELECT data FROM genomes WHERE run_id = ?1 AND id = ?2",
     [ST_GENERATION_INSERT] =
         "INSERT INTO generations(run_id, generation, best, mean, median,"
-        " champion, n_species, n_evals, wall_seconds, solved, champion_test,"
-        " closed_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, " NOW ")",
+        " champion, n_species, n_evals, wall_seconds, solved, champion_test, failed,"
+        " closed_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, " NOW ")",
     [ST_IND_MARK_SOLVED] = "UPDATE individuals SET solved = 1 WHERE run_id = ?1 AND id = ?2",
     [ST_GENERATION_GET] = "SELECT generation, best, mean, median, champion, n_evals, wall_seconds,"
                           " n_species, solved, champion_test FROM generations"

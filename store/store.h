@@ -56,7 +56,7 @@
 
 #include "genome.h"
 
-#define STORE_SCHEMA_VERSION 4
+#define STORE_SCHEMA_VERSION 5
 #define STORE_APPLICATION_ID 0x54524556 /* "TREV" */
 
 /* "no individual" for parents, species, champion. */
@@ -304,6 +304,8 @@ struct store_generation {
     double best, mean, median; /* of the fitnesses evaluated in this generation */
     int64_t champion;          /* id of the best individual, or STORE_ID_NONE */
     uint64_t n_evals;          /* evaluations made in this generation */
+    uint64_t n_failed;         /* of them, failed (fitness NaN: the genome refused); written,
+                                  not read back (schema version 5) */
     double wall_seconds;       /* wall time of the generation */
     int solved;                /* a member of the population meets the task's success test */
     /* The task's champion test, for tasks that have one (tested = 1): its

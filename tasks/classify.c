@@ -35,6 +35,8 @@
  * lamarckian 1: the trained network (its weights, biases and the topology
  * the policies left) replaces the child's genome; 0 (Baldwinian): the
  * genome stays as it was bred, only its fitness is the trained network's.
+ * A genome the trainer does not take (nn_cnn_from_genome or nn_trainer_new
+ * refuse its form) is TV_EGENOME: a search scores that child failed.
  * A training that diverges (a weight or bias not finite) leaves the genome
  * as it was bred and scores as if every sample were wrong (accuracy 0, xent
  * CLASSIFY_XENT_CAP), figure "diverged" 1.
@@ -107,8 +109,9 @@ static const struct task_key classify_keys[N_KEYS] = {
     [K_SCALE] = {"scale", TASK_KEY_CHOICE, SCALE_NONE, 0, 0,
                  "none, minmax or zscore, statistics from the training split only", scales, NULL},
     [K_SAMPLES] = {"samples", TASK_KEY_INT, 100, 1, 1e9,
-                   "training rows per evaluation, the same for every child of a generation", NULL,
-                   NULL},
+                   "rows scored per evaluation, the same for every child of a generation: "
+                   "training rows, or validation rows when train_steps > 0",
+                   NULL, NULL},
     [K_FITNESS] = {"fitness", TASK_KEY_CHOICE, FIT_ACCURACY, 0, 0,
                    "accuracy, or xent (minus the mean cross-entropy of a softmax)", fitnesses,
                    NULL},
@@ -336,6 +339,7 @@ static int classify_open(struct task_instance *t, struct tv_error *err)
     if ((rc = open_training(c, v, n_val, err)))
         return classify_fail(c, rc);
     t->data = c;
+    t->trains_channels = c->train_steps > 0;
     return task_open_shape(t, nf, c->train.n_classes, GENOME_ACT_IDENTITY,
                            c->fitness == FIT_ACCURACY ? 1.0 : 0.0);
 }
@@ -448,6 +452,18 @@ static int genome_finite(const struct genome *g)
     return 1;
 }
 
+/* A trainer's refusal of the genome itself (TV_EINVAL: a form it does not
+ * take; TV_ELIMIT: more channel depths than it has): TV_EGENOME, a child a
+ * search scores failed. Other codes (memory) as they are. */
+static int refused(int rc, struct tv_error *err)
+{
+    if (rc != TV_EINVAL && rc != TV_ELIMIT)
+        return rc;
+    if (err)
+        err->code = TV_EGENOME;
+    return TV_EGENOME;
+}
+
 /* A genome with channels: trained as a CNN (nn/conv/cnn.h, fit_cnn_run). */
 static int train_cnn(const struct genome *g, const struct nn_train_opts *topts,
                      const struct data_set *train, const struct fit_opts *o, struct genome *out,
@@ -456,7 +472,7 @@ static int train_cnn(const struct genome *g, const struct nn_train_opts *topts,
     struct nn_cnn *cnn;
     int rc = nn_cnn_from_genome(g, topts, &cnn, err);
     if (rc)
-        return rc;
+        return refused(rc, err);
     rc = fit_cnn_run(cnn, train, NULL, o, NULL, NULL, err);
     if (!rc)
         rc = nn_cnn_write_genome(cnn, out, err);
@@ -486,7 +502,7 @@ static int train_child(const struct classify *c, const struct genome *g, uint64_
     struct nn_trainer *tr;
     int rc = nn_trainer_new(g, &c->topts, &tr, err);
     if (rc)
-        return rc;
+        return refused(rc, err);
     rc = fit_run(tr, &c->train, NULL, &o, NULL, NULL, err);
     if (!rc)
         rc = nn_trainer_write_genome(tr, out, err);

@@ -124,6 +124,11 @@ struct task_instance {
     double max_fitness;        /* the best fitness possible, for reports */
     struct task_params params; /* the [task] values it was opened with */
     void *data;                /* the kind's own, freed by close() */
+    /* 1 when evaluate_genome trains a genome with channels with the CNN
+     * trainer (nn/conv/cnn.h; classify with train_steps > 0): a search then
+     * mutates channels into the levels that trainer takes (genome.h,
+     * join_levels). 0 (the default; a plugin leaves it so). */
+    int trains_channels;
 };
 
 struct task_kind {

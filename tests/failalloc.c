@@ -10,6 +10,7 @@
 #include <execinfo.h>
 #include <pthread.h>
 #include <sqlite3.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -201,6 +202,22 @@ static int should_fail(void)
     return 0;
 }
 
+/* ---- the largest request ------------------------------------------------- */
+
+static _Atomic size_t largest; /* bytes, since the last failalloc_largest(1) */
+
+static void note_size(size_t n)
+{
+    size_t seen = atomic_load(&largest);
+    while (n > seen && !atomic_compare_exchange_weak(&largest, &seen, n))
+        ;
+}
+
+size_t failalloc_largest(int reset)
+{
+    return reset ? atomic_exchange(&largest, 0) : atomic_load(&largest);
+}
+
 /* ---- the wrappers -------------------------------------------------------- */
 
 static void *tracked(void *p)
@@ -211,16 +228,19 @@ static void *tracked(void *p)
 
 void *__wrap_malloc(size_t n)
 {
+    note_size(n);
     return should_fail() ? NULL : tracked(__real_malloc(n));
 }
 
 void *__wrap_calloc(size_t n, size_t size)
 {
+    note_size(size && n > SIZE_MAX / size ? SIZE_MAX : n * size);
     return should_fail() ? NULL : tracked(__real_calloc(n, size));
 }
 
 void *__wrap_aligned_alloc(size_t align, size_t n)
 {
+    note_size(n);
     return should_fail() ? NULL : tracked(__real_aligned_alloc(align, n));
 }
 
@@ -228,6 +248,7 @@ void *__wrap_realloc(void *p, size_t n)
 {
     if (n == 0 || !p)
         return n == 0 ? (track_remove(p), __real_realloc(p, n)) : __wrap_malloc(n);
+    note_size(n);
     if (should_fail())
         return NULL; /* p stays valid, as after a real failure */
     void *q = __real_realloc(p, n);

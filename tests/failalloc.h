@@ -11,6 +11,9 @@
  * cmocka) are not seen; SQLite's are, once failalloc_hook_sqlite() has put
  * a counting allocator in front of its own (before SQLite is first used).
  *
+ * Every request's size is also noted: failalloc_largest() is the largest
+ * single one (what a parser allocated on a header's word, say).
+ *
  * Two independent switches:
  *   - tracking: while on, every block allocated (by any thread) is recorded
  *     until it is freed, so failalloc_live() counts what was not freed;
@@ -31,6 +34,10 @@
 void failalloc_track(int on);
 /* Blocks allocated while tracking was on and not freed since. */
 size_t failalloc_live(void);
+
+/* The largest single request (malloc, calloc, realloc, aligned_alloc) in
+ * bytes since the last reset, of any thread; reset: set it back to 0 after. */
+size_t failalloc_largest(int reset);
 
 /* This thread: count allocations from now on and fail the k-th (1-based; 0
  * fails none). */

@@ -109,7 +109,7 @@ idx wm_img wm_lab 10 1 2049
 refused magic idx.ini "[task] test: $dir/wm_img: byte offset 0: wrong magic 0x00000801, expected 0x00000803" \
     "test=$dir/wm_img" "test_labels=$dir/wm_lab"
 head -c 100 timg >tr_img
-refused truncated idx.ini "[task] test: $dir/tr_img: truncated at byte offset 100: the pixels" \
+refused truncated idx.ini "[task] test: $dir/tr_img: truncated at byte offset 100: the header claims 656 bytes" \
     "test=$dir/tr_img"
 head -c 150 img.gz >tr.gz
 refused truncated-gzip idx.ini "[task] train: $dir/tr.gz: " "train=$dir/tr.gz"

@@ -51,6 +51,16 @@ echo "$out" | grep -q '^identical_spike_trains: the first 0.1 ms (first differen
 sed 's/^conns 1$/conns x/' "$dir/ok.txt" >"$dir/bad.txt"
 if err=$("$TREVO" net bench --cuba --brian2-file "$dir/bad.txt" 2>&1); then fail "bad file accepted"; fi
 echo "$err" | grep -q "bad.txt:12: expected 'conns'" || fail "message: $err"
+# counts the file's lines do not back: told where the lines end, not "out of
+# memory" from allocating what the counts claim (2^31 connections: 48 GB;
+# 2^40 spikes: 8 TB)
+for big in 's/^conns 1$/conns 2147483648/' 's/^spikes 2$/spikes 1099511627776/'; do
+    sed "$big" "$dir/ok.txt" >"$dir/big.txt"
+    if err=$("$TREVO" net bench --cuba --brian2-file "$dir/big.txt" 2>&1); then
+        fail "a count past the file accepted"
+    fi
+    echo "$err" | grep -Eq "big.txt:(14|17): expected '(I J|STEP I)" || fail "message: $err"
+done
 if err=$("$TREVO" net bench --cuba --bogus 2>&1); then fail "unknown option accepted"; fi
 echo "$err" | grep -q "unknown option '--bogus'" || fail "message: $err"
 echo "it_cuba: ok"

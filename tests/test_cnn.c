@@ -3,7 +3,8 @@
  * differences of its own loss on a tiny network with padding, stride,
  * pooling and an empty filter; a few steps reduce the loss on a toy set;
  * pruning and growth change the layer physically; the same calls give the
- * same bits; the error paths with their code and message. Also the two
+ * same bits; its forward pass agrees with the inference engine on the same
+ * genome; the error paths with their code and message. Also the two
  * functions it added to nn/train/train.h (nn_trainer_update, nn_trainer_input_grad). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +18,7 @@
 #include <string.h>
 
 #include "cnn.h"
+#include "nn.h"
 #include "testutil.h"
 #include "trainutil.h"
 
@@ -605,6 +607,52 @@ static void test_nn_cnn_from_genome_same_network(void **state)
     nn_cnn_free(c);
 }
 
+/* The trainer's forward pass (nn_cnn_predict) and the inference engine
+ * (nn_plan_compile of the genome with channels, nn_step: what net eval, net
+ * test and a search run) compute the same network: at batch 1 and 4, and
+ * before and after training, the outputs have the same bits (one order of
+ * every sum: the conv kernel's, then the engine's for the head). */
+static void test_nn_cnn_predict_matches_engine(void **state)
+{
+    struct tiny *t = tiny_at(state, 23);
+    struct genome *g = &t->g, *w = &t->w;
+    tiny_genome(t, g);
+    struct nn_train_opts o = tu_batch_opts(8);
+    struct nn_cnn *c = NULL;
+    struct tv_error err = {0};
+    assert_ok(nn_cnn_from_genome(g, &o, &c, &err), &err);
+    float x[4 * 49], oc[4 * 3], oe[4 * 3];
+    uint32_t labels[4];
+    tiny_data(x, labels, 4, 24);
+    for (int trained = 0; trained < 2; trained++) {
+        if (trained) { /* a few steps move every weight away from the start */
+            for (int k = 0; k < 5; k++)
+                assert_ok(nn_cnn_step(c, x, labels, NULL, 4, NULL, &err), &err);
+            assert_ok(nn_cnn_write_genome(c, w, &err), &err);
+        }
+        assert_ok(nn_cnn_predict(c, x, 4, oc, &err), &err);
+        for (size_t batch = 1; batch <= 4; batch += 3) {
+            struct nn_plan *p = NULL;
+            struct nn_state *st = NULL;
+            assert_ok(nn_plan_compile(trained ? w : g, NULL, &p, &err), &err);
+            assert_ok(nn_state_new(p, batch, &st, &err), &err);
+            for (size_t r = 0; r < 4; r += batch) {
+                nn_state_reset(st);
+                nn_step(st, x + r * 49, oe + r * 3);
+            }
+            for (size_t k = 0; k < 4 * 3; k++)
+                if (memcmp(&oc[k], &oe[k], sizeof oc[k])) {
+                    print_error("trained %d batch %zu output %zu: cnn %.9g, engine %.9g\n", trained,
+                                batch, k, (double)oc[k], (double)oe[k]);
+                    fail();
+                }
+            nn_state_free(st);
+            nn_plan_free(p);
+        }
+    }
+    nn_cnn_free(c);
+}
+
 static void test_nn_cnn_from_genome_errors(void **state)
 {
     struct tiny *t = tiny_at(state, 19);
@@ -634,10 +682,61 @@ static void test_nn_cnn_from_genome_errors(void **state)
     assert_ok(genome_canonicalize(g, &err), &err);
     assert_error(nn_cnn_from_genome(g, &o, &c, &err), &err, TV_EINVAL,
                  "connection 100 -> 49: the head starts at the deepest channels' pixels");
+    /* a spiking neuron of the head, named by the genome's id (not the head's) */
+    tiny_genome(t, g);
+    size_t k = g->n_neurons - 1;
+    genome_neuron_set_model(&g->neurons[k], GENOME_MODEL_CUBA);
+    char want[128];
+    snprintf(want, sizeof want,
+             "nn_cnn_from_genome: neuron %u: model cuba is not run by the trainer (rate neurons "
+             "only)",
+             g->neurons[k].id);
+    assert_error(nn_cnn_from_genome(g, &o, &c, &err), &err, TV_EINVAL, want);
+    assert_null(c);
     /* write_genome of a trainer made from a description */
     struct nn_cnn *d = tiny_cnn(t, NN_OPT_SGD, 0.1f);
     assert_error(nn_cnn_write_genome(d, g, &err), &err, TV_ESTATE, "not made from a genome");
     nn_cnn_free(d);
+}
+
+/* join_levels (a search that trains its children with this trainer): new
+ * channels join an existing level (its depth and activation, never
+ * hidden_act), new filters take their level's geometry, and the trainer
+ * takes every child. */
+static void test_genome_mutate_conv_join_levels_trainable(void **state)
+{
+    struct tiny *t = tiny_at(state, 23);
+    struct genome *g = &t->g;
+    struct genome_mutation m = {0};
+    m.weight_init_sd = 0.5;
+    m.hidden_act = GENOME_ACT_SIGMOID;
+    m.conv.add_channel_rate = 1;
+    m.conv.add_filter_rate = 1;
+    m.conv.join_levels = 1;
+    struct nn_train_opts o = tu_batch_opts(8);
+    struct tv_error err = {0};
+    size_t added = 0;
+    for (uint64_t seed = 0; seed < 12; seed++) {
+        tiny_genome(t, g);
+        struct tv_rng rng = tu_rng(seed, 3, 4);
+        for (int k = 0; k < 4; k++) {
+            size_t before = g->n_channels;
+            assert_ok(genome_mutate(g, &m, &rng, &err), &err);
+            assert_ok(genome_validate(g, NULL, &err), &err);
+            for (size_t i = 6; i < g->n_channels; i++) { /* the new ones */
+                const struct genome_channel *c = &g->channels[i];
+                int level1 = c->depth == 0.2f, level2 = c->depth == 0.4f;
+                assert_true(level1 || level2);
+                assert_int_equal(c->act, level1 ? GENOME_ACT_RELU : GENOME_ACT_IDENTITY);
+                assert_int_equal(c->pool, level1 ? 2 : 1);
+            }
+            added += g->n_channels - before;
+            struct nn_cnn *c = NULL;
+            assert_ok(nn_cnn_from_genome(g, &o, &c, &err), &err);
+            nn_cnn_free(c);
+        }
+    }
+    assert_true(added >= 12);
 }
 
 int main(void)
@@ -653,7 +752,9 @@ int main(void)
         TINY_TEST(test_nn_cnn_new_errors),
         TINY_TEST(test_nn_cnn_call_errors),
         TINY_TEST(test_nn_cnn_from_genome_same_network),
+        TINY_TEST(test_nn_cnn_predict_matches_engine),
         TINY_TEST(test_nn_cnn_from_genome_errors),
+        TINY_TEST(test_genome_mutate_conv_join_levels_trainable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,10 +11,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include "data.h"
+#include "failalloc.h"
 #include "testutil.h"
 
 /* The test directory's file name, written into buf. */
@@ -274,9 +276,9 @@ static void test_data_parse_idx_truncated(void **state)
     idx_refused(x.img, 10, x.lab, x.nl, 0,
                 "img.idx: truncated at byte offset 10: the header's dimensions needs 4 bytes");
     idx_refused(x.img, x.ni - 1, x.lab, x.nl, 0,
-                "img.idx: truncated at byte offset 31: 4 images of 4 bytes need 16 bytes, 15 left");
+                "img.idx: truncated at byte offset 31: the header claims 32 bytes");
     idx_refused(x.img, x.ni, x.lab, x.nl - 1, 0,
-                "lab.idx: truncated at byte offset 11: 4 labels need 4 bytes, 3 left");
+                "lab.idx: truncated at byte offset 11: the header claims 12 bytes");
 }
 
 static void test_data_load_idx_truncated_gzip_file(void **state)
@@ -289,8 +291,7 @@ static void test_data_load_idx_truncated_gzip_file(void **state)
     struct data_set d;
     struct tv_error err = {0};
     char want[512];
-    snprintf(want, sizeof want, "%s: truncated at byte offset 29: the pixels needs 16 bytes, 13",
-             pi);
+    snprintf(want, sizeof want, "%s: truncated at byte offset 29: the header claims 32 bytes", pi);
     assert_error(data_load(pi, pl, &d, &err), &err, TV_EINVAL, want);
     assert_null(d.mem);
 }
@@ -322,6 +323,113 @@ static void test_data_parse_idx_trailing_bytes_or_empty(void **state)
     img[7] = 0;
     lab[7] = 0;
     idx_refused(img, 16, lab, 8, 0, "img.idx: byte offset 4: no images");
+}
+
+/* ---- IDX headers that claim more than the file holds --------------------- */
+
+static void put_be32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+}
+
+/* An images file of the header n x r x c and `body` bytes after it (at most
+ * 64), with a labels file of n labels (whole up to 10000, else its header
+ * only), written plain or gzipped: data_load must refuse it with "<images
+ * path>: " then want, in under a second, with no allocation of 100 MB or
+ * more and under 100 MB resident. */
+static void idx_file_refused(uint32_t n, uint32_t r, uint32_t c, size_t body, int gz,
+                             const char *want)
+{
+    static uint8_t lab[8 + 10000] = {0, 0, 8, 1};
+    uint8_t img[16 + 64] = {0, 0, 8, 3};
+    put_be32(img + 4, n);
+    put_be32(img + 8, r);
+    put_be32(img + 12, c);
+    put_be32(lab + 4, n);
+    char pi[256], pl[256], msg[600];
+    write_file(gz ? "claim.gz" : "claim", img, 16 + body, gz, pi, sizeof pi);
+    write_file(gz ? "claim_l.gz" : "claim_l", lab, 8 + (n <= 10000 ? n : 0), gz, pl, sizeof pl);
+    snprintf(msg, sizeof msg, "%s: %s", pi, want);
+    struct data_set d;
+    struct tv_error err = {0};
+    double t0 = tv_now();
+    failalloc_largest(1);
+    assert_error(data_load(pi, pl, &d, &err), &err, TV_EINVAL, msg);
+    assert_null(d.mem);
+    assert_true(tv_now() - t0 < 1.0);
+    assert_true(failalloc_largest(0) < 100u << 20); /* no buffer of the claim's size */
+    struct rusage ru;
+    assert_int_equal(getrusage(RUSAGE_SELF, &ru), 0);
+    assert_true(ru.ru_maxrss < 100 * 1024); /* KiB */
+}
+
+/* 16 bytes whose dimensions ask for about 2^64 bytes: a truncation, not "out
+ * of memory", and nothing of that size allocated (plain: the file's size;
+ * gzipped: the buffer grows only as bytes arrive). */
+static void test_data_load_idx_16_bytes_claiming_2_64(void **state)
+{
+    (void)state;
+    for (int gz = 0; gz < 2; gz++)
+        idx_file_refused(0xffffffffu, 0xffffffffu, 1, 0, gz,
+                         "truncated at byte offset 16: the header claims 18446744065119617041 "
+                         "bytes");
+}
+
+/* A header that claims 10 GB over a body of 40 bytes. */
+static void test_data_load_idx_claiming_10_gb(void **state)
+{
+    (void)state;
+    for (int gz = 0; gz < 2; gz++)
+        idx_file_refused(10000, 1000, 1000, 40, gz,
+                         "truncated at byte offset 56: the header claims 10000000016 bytes");
+}
+
+/* One byte short, of the images (plain and gzipped) or of the labels. */
+static void test_data_load_idx_one_byte_short(void **state)
+{
+    (void)state;
+    struct idx4 x = idx4_make();
+    char pi[256], pl[256], want[600];
+    struct data_set d;
+    struct tv_error err = {0};
+    for (int gz = 0; gz < 2; gz++) {
+        write_file(gz ? "s.gz" : "s", x.img, x.ni - 1, gz, pi, sizeof pi);
+        write_file("sl", x.lab, x.nl, 0, pl, sizeof pl);
+        snprintf(want, sizeof want, "%s: truncated at byte offset 31: the header claims 32 bytes",
+                 pi);
+        assert_error(data_load(pi, pl, &d, &err), &err, TV_EINVAL, want);
+        write_file("s", x.img, x.ni, 0, pi, sizeof pi);
+        write_file(gz ? "sl.gz" : "sl", x.lab, x.nl - 1, gz, pl, sizeof pl);
+        snprintf(want, sizeof want, "%s: truncated at byte offset 11: the header claims 12 bytes",
+                 pl);
+        assert_error(data_load(pi, pl, &d, &err), &err, TV_EINVAL, want);
+        assert_null(d.mem);
+    }
+}
+
+/* Dimensions whose product passes what a size_t counts are refused, named. */
+static void test_data_parse_idx_dims_overflow(void **state)
+{
+    (void)state;
+    uint8_t img[16] = {0, 0, 8, 3}, lab[8] = {0, 0, 8, 1, 0xff, 0xff, 0xff, 0xff};
+    memset(img + 4, 0xff, 12);
+    char want[200];
+    snprintf(want, sizeof want,
+             "img.idx: byte offset 4: the header's dimensions 4294967295 x 4294967295 x "
+             "4294967295 overflow: the file would pass %zu bytes",
+             SIZE_MAX);
+    idx_refused(img, sizeof img, lab, sizeof lab, 0, want);
+    /* the same through a file: refused before any allocation */
+    char pi[256], pl[256];
+    write_file("o", img, sizeof img, 0, pi, sizeof pi);
+    write_file("ol", lab, sizeof lab, 0, pl, sizeof pl);
+    struct data_set d;
+    struct tv_error err = {0};
+    assert_error(data_load(pi, pl, &d, &err), &err, TV_EINVAL,
+                 "the header's dimensions 4294967295 x 4294967295 x 4294967295 overflow");
 }
 
 /* ---- data_load's choices ------------------------------------------------- */
@@ -380,6 +488,10 @@ int main(void)
         cmocka_unit_test(test_data_parse_idx_count_mismatch),
         cmocka_unit_test(test_data_parse_idx_label_out_of_range),
         cmocka_unit_test(test_data_parse_idx_trailing_bytes_or_empty),
+        cmocka_unit_test(test_data_load_idx_16_bytes_claiming_2_64),
+        cmocka_unit_test(test_data_load_idx_claiming_10_gb),
+        cmocka_unit_test(test_data_load_idx_one_byte_short),
+        cmocka_unit_test(test_data_parse_idx_dims_overflow),
         cmocka_unit_test(test_data_load_refuses_wrong_combinations),
         cmocka_unit_test(test_data_load_fashion_mnist_test),
     };

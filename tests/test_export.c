@@ -3,7 +3,8 @@
  * export writes, and every one through quantization (int8), on inputs that
  * include +-0, +-inf and NaN, against the engine at batch 1 and batched, on
  * every SIMD target this CPU runs; the activation functions of the float file
- * against nn_act_apply; the float file's sums against the batched engine's.
+ * against nn_act_apply; the float file's sums against the engine's at batch 1
+ * and batched, on sums that cancel and through a layer the engine scatters.
  * (The formulas have one home each, nn/act.def and nn/deploy/quant_arith.h,
  * which the engine compiles and the export writes out.) */
 #include <setjmp.h>
@@ -303,11 +304,70 @@ static void test_nn_qnet_export_c_every_activation_gives_the_engine_bits(void **
     }
 }
 
+/* The float file of g (n_in inputs, one output) against the engine compiled
+ * as every command compiles it: LANES sequences of STEPS steps, sequence b
+ * the rows b * STEPS .. of the file's run (a reset first), lane b of a
+ * batched state and a state of batch 1 of its own; inputs uniform in
+ * [-2, 2), or all ones (where tu_cancel_genome's sums cancel). The same bits
+ * everywhere, on every target. */
+static void expect_file_as_engine(const struct genome *g, size_t n_in, uint64_t seed)
+{
+    struct tv_error err = {0};
+    struct tv_buf c = {0};
+    assert_ok(nn_net_export_c(g, "trevo_net", &c, &err), &err);
+    enum { STEPS = 8, LANES = 17, MAX_IN = 5 };
+    assert_true(n_in <= MAX_IN);
+    struct tv_rng rng;
+    tv_rng_init(&rng, seed, 0, 0);
+    uint32_t in[LANES * STEPS * MAX_IN], out[LANES * STEPS];
+    int reset[LANES * STEPS];
+    long aux[LANES * STEPS];
+    for (size_t i = 0; i < LANES * STEPS; i++) {
+        reset[i] = i % STEPS == 0;
+        int ones = tv_rng_chance(&rng, 0.5);
+        for (size_t k = 0; k < n_in; k++)
+            in[i * n_in + k] = bits(ones ? 1.0f : (float)(4.0 * tv_rng_uniform(&rng) - 2.0));
+    }
+    const struct rows r = {LANES * STEPS, n_in, in, reset};
+    run_export(&c, NULL, &r, out, aux);
+    struct nn_plan *p;
+    assert_ok(nn_plan_compile(g, NULL, &p, &err), &err);
+    for (int t = 0; t < NN_TARGET_COUNT; t++) {
+        if (!tu_target_runs(p, t))
+            continue;
+        for (size_t batch = 1; batch <= LANES; batch += LANES - 1) {
+            struct nn_state *s;
+            assert_ok(nn_state_new(p, batch, &s, &err), &err);
+            assert_ok(nn_state_set_target(s, t, &err), &err);
+            for (size_t b0 = 0; b0 < LANES; b0 += batch) {
+                nn_state_reset(s);
+                for (size_t step = 0; step < STEPS; step++) {
+                    float x[LANES * MAX_IN], y[LANES];
+                    for (size_t b = 0; b < batch; b++)
+                        for (size_t k = 0; k < n_in; k++)
+                            x[b * n_in + k] = f32(in[((b0 + b) * STEPS + step) * n_in + k]);
+                    nn_step(s, x, y);
+                    for (size_t b = 0; b < batch; b++)
+                        if (bits(y[b]) != out[(b0 + b) * STEPS + step]) {
+                            print_error("target %d, batch %zu, sequence %zu, step %zu: the engine "
+                                        "gives %08lx, the export %08lx\n",
+                                        t, batch, b0 + b, step, (unsigned long)bits(y[b]),
+                                        (unsigned long)out[(b0 + b) * STEPS + step]);
+                            fail();
+                        }
+                }
+            }
+            nn_state_free(s);
+        }
+    }
+    nn_plan_free(p);
+    tv_buf_free(&c);
+}
+
 /* 3 inputs -> 2 hidden (relu, abs) -> 1 output (identity): rows of 2 to 5
  * feed-forward edges and recurrent ones (a self loop, the output back into a
- * hidden neuron). The float file sums as the batched engine does, so lane b
- * of a batched state gives the bits of the file run on sequence b. */
-static void test_nn_net_export_c_sums_as_the_batched_engine(void **state)
+ * hidden neuron). */
+static void test_nn_net_export_c_sums_as_the_engine(void **state)
 {
     struct genome *g = *state;
     struct tv_error err = {0};
@@ -321,51 +381,30 @@ static void test_nn_net_export_c_sums_as_the_batched_engine(void **state)
                           {4, 3, 1.3f},  {5, 3, -0.6f}, {4, 4, 0.8f},  {3, 5, -0.45f}};
     for (size_t e = 0; e < sizeof w / sizeof w[0]; e++)
         assert_ok(genome_add_conn(g, (uint32_t)w[e][0], (uint32_t)w[e][1], w[e][2], &err), &err);
-    struct tv_buf c = {0};
-    assert_ok(nn_net_export_c(g, "trevo_net", &c, &err), &err);
-    /* LANES sequences of STEPS steps: sequence b is lane b of the batched
-     * state, and rows b * STEPS .. of the file's run (a reset first) */
-    enum { STEPS = 8, LANES = 17 };
-    struct tv_rng rng;
-    tv_rng_init(&rng, 27, 0, 0);
-    uint32_t in[LANES * STEPS * 3], out[LANES * STEPS];
-    int reset[LANES * STEPS];
-    long aux[LANES * STEPS];
-    for (size_t i = 0; i < LANES * STEPS; i++) {
-        reset[i] = i % STEPS == 0;
-        for (size_t k = 0; k < 3; k++)
-            in[i * 3 + k] = bits((float)(4.0 * tv_rng_uniform(&rng) - 2.0));
-    }
-    const struct rows r = {LANES * STEPS, 3, in, reset};
-    run_export(&c, NULL, &r, out, aux);
-    struct nn_opts o = {.way = NN_WAY_GATHER};
-    struct nn_plan *p;
-    assert_ok(nn_plan_compile(g, &o, &p, &err), &err);
-    for (int t = 0; t < NN_TARGET_COUNT; t++) {
-        if (!tu_target_runs(p, t))
-            continue;
-        struct nn_state *s;
-        assert_ok(nn_state_new(p, LANES, &s, &err), &err);
-        assert_ok(nn_state_set_target(s, t, &err), &err);
-        for (size_t step = 0; step < STEPS; step++) {
-            float x[LANES * 3], y[LANES];
-            for (size_t b = 0; b < LANES; b++)
-                for (size_t k = 0; k < 3; k++)
-                    x[b * 3 + k] = f32(in[(b * STEPS + step) * 3 + k]);
-            nn_step(s, x, y);
-            for (size_t b = 0; b < LANES; b++)
-                if (bits(y[b]) != out[b * STEPS + step]) {
-                    print_error("target %d, lane %zu, step %zu: the engine gives %08lx, the "
-                                "export %08lx\n",
-                                t, b, step, (unsigned long)bits(y[b]),
-                                (unsigned long)out[b * STEPS + step]);
-                    fail();
-                }
-        }
-        nn_state_free(s);
-    }
-    nn_plan_free(p);
-    tv_buf_free(&c);
+    expect_file_as_engine(g, 3, 27);
+}
+
+/* Sums that cancel, so that their order decides the value: output 5 sums
+ * inputs 0, 2, 4 (1e8, -1e8, 1) and hidden 11 (identity, depth 0.25: 1e8,
+ * 0.5, 1, 0.5, -1e8 from inputs 0..4) gathered, and hidden 10 (relu, depth
+ * 0.5: 1e8, 1, -1e8 from inputs 0..2), whose layer the engine scatters;
+ * 11 has a recurrent self loop. */
+static void test_nn_net_export_c_sums_in_the_engine_order(void **state)
+{
+    struct genome *g = *state;
+    struct tv_error err = {0};
+    for (uint32_t i = 0; i < 5; i++)
+        assert_ok(genome_add_neuron(g, i, GENOME_INPUT, GENOME_ACT_IDENTITY, 0, 0, &err), &err);
+    assert_ok(genome_add_neuron(g, 5, GENOME_OUTPUT, GENOME_ACT_IDENTITY, 0, 1, &err), &err);
+    assert_ok(genome_add_neuron(g, 10, GENOME_HIDDEN, GENOME_ACT_RELU, 0, 0.5f, &err), &err);
+    assert_ok(genome_add_neuron(g, 11, GENOME_HIDDEN, GENOME_ACT_IDENTITY, 0, 0.25f, &err), &err);
+    const float w[][3] = {{0, 5, 1e8f},  {2, 5, -1e8f}, {4, 5, 1},      {11, 5, 1},
+                          {10, 5, 1},    {0, 10, 1e8f}, {1, 10, 1},     {2, 10, -1e8f},
+                          {0, 11, 1e8f}, {1, 11, 0.5f}, {2, 11, 1},     {3, 11, 0.5f},
+                          {4, 11, -1e8f}, {11, 11, 0.25f}};
+    for (size_t e = 0; e < sizeof w / sizeof w[0]; e++)
+        assert_ok(genome_add_conn(g, (uint32_t)w[e][0], (uint32_t)w[e][1], w[e][2], &err), &err);
+    expect_file_as_engine(g, 5, 28);
 }
 
 int main(void)
@@ -373,7 +412,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         TU_GENOME_TEST(test_nn_net_export_c_every_activation_gives_the_engine_bits),
         TU_GENOME_TEST(test_nn_qnet_export_c_every_activation_gives_the_engine_bits),
-        TU_GENOME_TEST(test_nn_net_export_c_sums_as_the_batched_engine),
+        TU_GENOME_TEST(test_nn_net_export_c_sums_as_the_engine),
+        TU_GENOME_TEST(test_nn_net_export_c_sums_in_the_engine_order),
     };
     return cmocka_run_group_tests(tests, tu_tmpdir_setup, tu_tmpdir_teardown);
 }

@@ -1541,6 +1541,121 @@ static void test_worker_process_batch_round_trip(void **state)
     tv_buf_free(&out2);
 }
 
+/* ---- a CNN search with training (classify, init = net with channels) ---- */
+
+/* In tu_tmpdir(): cnn.csv (2x2 images, 3 classes) and cnn_ACT.net, a start
+ * of one input channel and one hidden channel of activation act. */
+static void cnn_files(const char *act)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/cnn.csv", tu_tmpdir());
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "p0,p1,p2,p3,label\n");
+    for (int i = 0; i < 30; i++)
+        fprintf(f, "%d,%d,%d,%d,%d\n", i % 3 == 0, i % 3 == 1, i % 3 == 2, i % 2, i % 3);
+    fclose(f);
+    snprintf(path, sizeof path, "%s/cnn_%s.net", tu_tmpdir(), act);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "trevo-net 4\ninputs 4\noutputs 3\n");
+    for (int i = 0; i < 4; i++)
+        fprintf(f, "neuron %d in 0 identity 0\n", i);
+    for (int i = 4; i < 7; i++)
+        fprintf(f, "neuron %d out 1 identity 0\nconn %d %d 0.5\n", i, 96 + i, i);
+    fprintf(f,
+            "channel 0 in 2 2 1 0 identity 0 0\n"
+            "channel 1 hid 2 2 1 0.5 %s 0.1 100\n"
+            "filter 0 1 3 3 1 1 1,1,0.5 0,1,-0.25\n",
+            act);
+    fclose(f);
+}
+
+/* A classify config over cnn_files(act): [genome] lines `genome`, [task]
+ * lines `task`. */
+static char *cnn_config(const char *act, const char *genome, const char *task)
+{
+    char *text = malloc(4096);
+    assert_non_null(text);
+    snprintf(text, 4096,
+             "[run]\ntask = classify\n[genome]\ninit = net\ninit_net = %s/cnn_%s.net\n%s"
+             "[task]\ntrain = %s/cnn.csv\nvalidation = 0.3\n%s",
+             tu_tmpdir(), act, genome, tu_tmpdir(), task);
+    return text;
+}
+
+static void test_master_config_cnn_training_refuses_input_conns(void **state)
+{
+    (void)state;
+    cnn_files("relu");
+    static const char *const keys[] = {"add_local_rate", "add_skip_rate", "add_local_per_conn",
+                                       "add_skip_per_conn"};
+    for (size_t k = 0; k < 4; k++) {
+        char genome[160], line[64];
+        snprintf(genome, sizeof genome, "%s = 0.25\n%s = 0\nadd_channel_rate = 0.5\n", keys[k],
+                 k == 0 ? "add_skip_rate" : "add_local_rate");
+        if (k >= 2)
+            strcat(genome, "add_skip_rate = 0\n");
+        char *text = cnn_config("relu", genome, "train_steps = 5\n");
+        snprintf(line, sizeof line, "x.ini:6: %s: is 0.25;", keys[k]);
+        parse_fails(text, line, "train_steps > 0", "set add_local_rate, add_skip_rate", NULL);
+        free(text);
+    }
+    /* the defaults (add_local_rate 0.3) too, named without a line */
+    char *text = cnn_config("relu", "", "train_steps = 5\n");
+    parse_fails(text, "x.ini: add_local_rate: is 0.3;", NULL);
+    free(text);
+    /* accepted without training, or with the rates at 0; training turns
+     * join_levels on */
+    struct master_config c;
+    text = cnn_config("relu", "add_channel_rate = 0.5\n", "");
+    parse_ok(&c, text);
+    assert_int_equal(c.worker.mutation.conv.join_levels, 0);
+    free(text);
+    text = cnn_config("relu", "add_local_rate = 0\nadd_skip_rate = 0\n", "train_steps = 5\n");
+    parse_ok(&c, text);
+    assert_int_equal(c.worker.mutation.conv.join_levels, 1);
+    free(text);
+}
+
+/* A child whose genome the CNN trainer refuses (its channel's activation is
+ * sigmoid) is returned scored failed (fitness NaN), and the batch goes on to
+ * the next child; a start the trainer takes scores. */
+static void test_worker_process_refused_genome_scored_failed(void **state)
+{
+    (void)state;
+    const char *acts[2] = {"sigmoid", "relu"};
+    for (int a = 0; a < 2; a++) {
+        cnn_files(acts[a]);
+        char *text = cnn_config(acts[a], "add_local_rate = 0\nadd_skip_rate = 0\n",
+                                "train_steps = 4\ntrain_batch = 4\n");
+        struct master_config c;
+        struct task_instance *task = NULL;
+        struct tv_error err = {0};
+        assert_ok(master_config_parse_task(&c, text, "x.ini", &task, &err), &err);
+        struct worker_scratch *s = worker_scratch_new();
+        assert_non_null(s);
+        struct worker_task in[2] = {init_task(10, 1), init_task(11, 2)};
+        struct tv_buf msg = {0}, out = {0};
+        assert_ok(worker_tasks_encode(in, 2, &msg, &err), &err);
+        assert_ok(worker_process(&c.worker, s, 0, msg.data, msg.len, &out, &err), &err);
+        struct worker_results res;
+        assert_ok(worker_results_decode(out.data, out.len, out.len, &res, &err), &err);
+        assert_int_equal(res.n, 2);
+        for (size_t i = 0; i < 2; i++) {
+            assert_true(res.items[i].child_id == in[i].child_id);
+            assert_int_equal(isnan(res.items[i].fitness) != 0, a == 0);
+            assert_int_equal(res.items[i].solved, 0);
+        }
+        worker_results_release(&res);
+        tv_buf_free(&msg);
+        tv_buf_free(&out);
+        worker_scratch_free(s);
+        task_close(task);
+        free(text);
+    }
+}
+
 static void test_worker_process_empty_batch(void **state)
 {
     struct wfix *f = *state;
@@ -2641,6 +2756,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_worker_process_batch_round_trip, wfix_setup,
                                         wfix_teardown),
         cmocka_unit_test_setup_teardown(test_worker_process_empty_batch, wfix_setup, wfix_teardown),
+        cmocka_unit_test(test_master_config_cnn_training_refuses_input_conns),
+        cmocka_unit_test(test_worker_process_refused_genome_scored_failed),
         cmocka_unit_test_setup_teardown(test_worker_process_bad_input_refused, wfix_setup,
                                         wfix_teardown),
         cmocka_unit_test(test_master_pop_add_sort_find),
@@ -2668,5 +2785,5 @@ int main(void)
         cmocka_unit_test(test_master_search_reports_progress),
         cmocka_unit_test(test_master_search_quiet_reports_nothing),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, tu_tmpdir_setup, tu_tmpdir_teardown);
 }

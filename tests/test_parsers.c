@@ -682,6 +682,10 @@ static void test_config_help_lists_task_keys(void **state)
     assert_non_null(strstr(task, "; task pole1: steps of an episode"));
     assert_non_null(strstr(task, "\n;max_steps = 100000\n"));
     assert_non_null(strstr(task, "; task dpv: "));
+    /* classify's samples are validation rows once children are trained */
+    assert_non_null(strstr(task, "; task classify: rows scored per evaluation, the same for every "
+                                 "child of a generation: training rows, or validation rows when "
+                                 "train_steps > 0\n;samples = 100\n"));
     free(help);
 }
 

@@ -670,6 +670,43 @@ static void test_nn_net_export_c_refuses_activations_needing_libm(void **state)
     tv_buf_free(&out);
 }
 
+/* A spiking network (cuba neurons), which nn_plan_compile runs: the int8
+ * calibration and the float C export refuse it by its model, nothing made or
+ * written, where they read rows a spiking plan has not (and crashed). */
+static void test_nn_calib_new_and_net_export_c_refuse_a_spiking_network(void **state)
+{
+    struct genome *g = *state;
+    struct tv_error err = {0};
+    build_diff(g, GENOME_ACT_IDENTITY);
+    assert_ok(genome_add_neuron(g, 3, GENOME_HIDDEN, GENOME_ACT_IDENTITY, 0.1f, 0.5f, &err), &err);
+    assert_ok(genome_add_conn(g, 0, 3, 2.0f, &err), &err);
+    assert_ok(genome_add_conn(g, 3, 2, 1.5f, &err), &err);
+    genome_neuron_set_model(&g->neurons[3], GENOME_MODEL_CUBA); /* neuron 3, the hidden */
+    struct nn_plan *p;
+    assert_error(nn_plan_compile(g, NULL, &p, &err), &err, TV_EINVAL,
+                 "neuron 2: model rate is not run by the engine");
+    genome_neuron_set_model(&g->neurons[2], GENOME_MODEL_CUBA);
+    assert_ok(nn_plan_compile(g, NULL, &p, &err), &err);
+    struct nn_state *s;
+    assert_ok(nn_state_new(p, 1, &s, &err), &err);
+    float in[2] = {1.0f, 0.0f}, out[1];
+    nn_step(s, in, out);
+    nn_state_free(s);
+    nn_plan_free(p);
+
+    struct nn_calib *c = (struct nn_calib *)1;
+    assert_error(nn_calib_new(g, NULL, &c, &err), &err, TV_EINVAL,
+                 "calibration: the network is spiking (neuron 2 has model cuba); int8 runs rate "
+                 "neurons only");
+    assert_null(c);
+    struct tv_buf b = {0};
+    assert_error(nn_net_export_c(g, "n", &b, &err), &err, TV_EINVAL,
+                 "export: the network is spiking (neuron 2 has model cuba); the C export runs "
+                 "rate neurons only");
+    assert_int_equal(b.len, 0);
+    tv_buf_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -689,6 +726,7 @@ int main(void)
         TU_GENOME_TEST(test_nn_quantize_without_a_step_is_an_error),
         cmocka_unit_test(test_nn_qnet_export_c_rejects_bad_prefix),
         TU_GENOME_TEST(test_nn_net_export_c_refuses_activations_needing_libm),
+        TU_GENOME_TEST(test_nn_calib_new_and_net_export_c_refuse_a_spiking_network),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

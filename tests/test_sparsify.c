@@ -710,6 +710,94 @@ static void test_nn_sparsifier_epoch_rigl_largest_gradient(void **state)
     free(rm);
 }
 
+/* A sequence batch: `steps` steps of n samples, inputs uniform in [0, 1),
+ * every step labelled. */
+struct seq {
+    float x[6 * 8 * 8];
+    uint32_t labels[6 * 8];
+    size_t steps, n;
+};
+static void make_seq(struct seq *q, size_t steps, size_t n, size_t n_in, size_t n_out,
+                     uint64_t seed)
+{
+    assert_true(steps * n <= 6 * 8 && steps * n * n_in <= 6 * 8 * 8);
+    struct tv_rng rng = tu_rng(seed, 2, 0);
+    q->steps = steps;
+    q->n = n;
+    for (size_t i = 0; i < steps * n * n_in; i++)
+        q->x[i] = (float)tv_rng_uniform(&rng);
+    for (size_t i = 0; i < steps * n; i++)
+        q->labels[i] = tv_rng_below(&rng, (uint32_t)n_out);
+}
+
+/* rigl after a step on a 4-step sequence through a recurrent network grows,
+ * per layer pair, the absent connections of the largest |g|, g = sum over
+ * the batch of value_i * delta_j at the LAST step, both from the reference
+ * (nn_reference_last_step on g's weights before the step). */
+static void test_nn_sparsifier_epoch_rigl_on_a_sequence_reads_the_last_step(void **state)
+{
+    const uint32_t sizes[4] = {5, 7, 6, 3};
+    struct fixture *f = *state;
+    struct tv_error err = {0};
+    memset(f, 0, sizeof *f);
+    f->g = make_net(sizes, 4, 0.4, 0, 0.3, 17);
+    f->layer = layers_of(f->g);
+    f->t = make_trainer(f->g);
+    struct seq q;
+    make_seq(&q, 4, 8, sizes[0], sizes[3], 17);
+    double loss = 0;
+    assert_ok(nn_trainer_step(f->t, q.x, q.labels, NULL, q.steps, q.n, &loss, &err), &err);
+    f->before = written(f->t);
+    f->s = make_sparsifier((const char *[]){"rigl:0.25"}, 1, 17);
+    fx_run(f, 1);
+    size_t n = f->g->n_neurons, nb = q.n, n_rec = 0;
+    for (size_t i = 0; i < f->g->n_conns; i++)
+        n_rec += layer_id(f->g, f->layer, f->g->conns[i].from) >=
+                 layer_id(f->g, f->layer, f->g->conns[i].to);
+    assert_true(n_rec > 0);
+    double *value = malloc(n * nb * sizeof *value), *delta = malloc(n * nb * sizeof *delta);
+    assert_true(value && delta);
+    assert_ok(nn_reference_last_step(f->g, NN_LOSS_XENT, q.x, q.labels, NULL, q.steps, nb, 0, value,
+                                     delta, NULL, &err),
+              &err);
+    uint8_t *rm = expected_removed(f->before, f->layer, 0.25, 1);
+    for (uint32_t l = 0; l + 1 < 4; l++) {
+        size_t want = 0, grown = 0;
+        double min_grown = INFINITY, max_other = 0;
+        for (size_t i = 0; i < f->before->n_conns; i++)
+            want += rm[i] && layer_id(f->before, f->layer, f->before->conns[i].from) == l &&
+                    layer_id(f->before, f->layer, f->before->conns[i].to) == l + 1;
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; j < n; j++) {
+                if (f->layer[i] != l || f->layer[j] != l + 1 ||
+                    f->g->neurons[j].kind == GENOME_INPUT)
+                    continue;
+                uint32_t from = f->g->neurons[i].id, to = f->g->neurons[j].id;
+                ptrdiff_t ib = genome_find_conn(f->before, from, to);
+                if (ib >= 0 && !rm[ib])
+                    continue; /* survives: not a candidate */
+                double g = 0;
+                for (size_t b = 0; b < nb; b++)
+                    g += value[i * nb + b] * delta[j * nb + b];
+                ptrdiff_t ia = genome_find_conn(f->after, from, to);
+                if (ia >= 0) {
+                    grown++;
+                    assert_true(f->after->conns[ia].weight == 0);
+                    min_grown = fmin(min_grown, fabs(g));
+                } else {
+                    max_other = fmax(max_other, fabs(g));
+                }
+            }
+        assert_true(want > 0);
+        assert_int_equal(grown, want);
+        if (min_grown < max_other * (1 - 1e-5))
+            fail_msg("layers %u -> %u: grew |g| %g while %g was left", l, l + 1, min_grown,
+                     max_other);
+        assert_true(min_grown > 0);
+    }
+    TV_FREE_ALL(value, delta, rm);
+}
+
 static void test_nn_sparsifier_epoch_rigl_needs_a_gradient(void **state)
 {
     (void)state;
@@ -1014,6 +1102,7 @@ int main(void)
         FX_TEST(test_nn_sparsifier_step_l1_then_threshold),
         FX_TEST(test_nn_sparsifier_epoch_set_keeps_counts),
         FX_TEST(test_nn_sparsifier_epoch_rigl_largest_gradient),
+        FX_TEST(test_nn_sparsifier_epoch_rigl_on_a_sequence_reads_the_last_step),
         cmocka_unit_test(test_nn_sparsifier_epoch_rigl_needs_a_gradient),
         cmocka_unit_test(test_nn_sparsifier_neuron_removes_dead),
         cmocka_unit_test(test_nn_sparsifier_deterministic),

@@ -466,11 +466,14 @@ static void test_store_open_reopens_existing(void **state)
     assert_integrity_ok(f->path);
 }
 
+/* Undoes version 5 (generations.failed). */
+#define DROP_FAILED "ALTER TABLE generations DROP COLUMN failed;"
+
 /* Makes the database at path look as schema version 1 made it. */
 static void downgrade_to_v1(const char *path)
 {
     sqlite3 *db = raw_open(path);
-    raw_exec(db, "BEGIN; DROP VIEW v_front; DROP TABLE run_notes;"
+    raw_exec(db, "BEGIN; " DROP_FAILED " DROP VIEW v_front; DROP TABLE run_notes;"
                  " DROP INDEX individuals_by_generation;"
                  " CREATE INDEX individuals_by_generation ON individuals(run_id, generation,"
                  " fitness); UPDATE trevo_meta SET value = 1 WHERE key = 'schema_version';"
@@ -989,7 +992,7 @@ static void test_store_open_migrates_version_2(void **state)
     struct fx *f = *state;
     struct tv_error err = {0};
     make_small_db(f->path);
-    downgrade_to(f->path, 2, "DROP VIEW v_front; DROP TABLE run_notes;");
+    downgrade_to(f->path, 2, DROP_FAILED " DROP VIEW v_front; DROP TABLE run_notes;");
     struct store *s = open_flags(f->path, STORE_READONLY);
     char *v = NULL;
     assert_error(store_run_note_get(s, 1, "final.test_accuracy", &v, &err), &err, TV_ENOTFOUND,
@@ -2772,13 +2775,14 @@ static void test_store_front_matches_definition(void **state)
 }
 
 /* A version 3 file (no v_front) answers store_front_load read-only, and is
- * migrated to version 4, which has the view, when opened for writing. */
+ * migrated to the current version, which has the view, when opened for
+ * writing. */
 static void test_store_open_migrates_version_3(void **state)
 {
     struct fx *f = *state;
     struct tv_error err = {0};
     make_small_db(f->path);
-    downgrade_to(f->path, 3, "DROP VIEW v_front;");
+    downgrade_to(f->path, 3, DROP_FAILED " DROP VIEW v_front;");
     struct store *s = open_flags(f->path, STORE_READONLY);
     struct store_front_point *front;
     size_t n;
@@ -2792,8 +2796,34 @@ static void test_store_open_migrates_version_3(void **state)
     s = open_flags(f->path, 0);
     assert_ok(store_close(s, &err), &err);
     db = raw_open(f->path);
-    assert_int_equal(raw_int(db, "PRAGMA user_version"), 4);
+    assert_int_equal(raw_int(db, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
     assert_int_equal(raw_int(db, "SELECT count(*) FROM v_front"), (int64_t)n);
+    sqlite3_close(db);
+    assert_integrity_ok(f->path);
+}
+
+/* A version 4 file (no generations.failed) reads its generations
+ * read-only as it is, and is migrated to version 5 when opened for
+ * writing: the column, 0 in the rows it had; a new generation writes it. */
+static void test_store_open_migrates_version_4(void **state)
+{
+    struct fx *f = *state;
+    struct tv_error err = {0};
+    make_small_db(f->path);
+    downgrade_to(f->path, 4, DROP_FAILED);
+    struct store *s = open_flags(f->path, STORE_READONLY);
+    struct store_generation g;
+    assert_ok(store_generation_get(s, 1, -1, &g, &err), &err);
+    assert_int_equal(g.generation, 1);
+    assert_ok(store_close(s, &err), &err);
+    sqlite3 *db = raw_open(f->path);
+    assert_int_equal(raw_int(db, "PRAGMA user_version"), 4);
+    sqlite3_close(db);
+    s = open_flags(f->path, 0);
+    assert_ok(store_close(s, &err), &err);
+    db = raw_open(f->path);
+    assert_int_equal(raw_int(db, "PRAGMA user_version"), 5);
+    assert_int_equal(raw_int(db, "SELECT count(*) FROM generations WHERE failed = 0"), 2);
     sqlite3_close(db);
     assert_integrity_ok(f->path);
 }
@@ -2858,6 +2888,7 @@ int main(int argc, char **argv)
         T(test_store_generation_close_unknown_retention_fails),
         T(test_store_front_matches_definition),
         T(test_store_open_migrates_version_3),
+        T(test_store_open_migrates_version_4),
 #undef T
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,7 +2,9 @@
  * reference trainer on thousands of random networks (local, skip and
  * recurrent connections, single and batched, several time steps, truncated
  * windows, both losses, every way of the transposed product and every SIMD
- * target), the reference against central finite differences in double, each
+ * target), the view's values and deltas and the input gradient of the last
+ * step at 1 to 6 steps against the reference, the forward pass against the
+ * engine, the reference against central finite differences in double, each
  * optimizer's update against its formula, determinism, the removal and
  * addition of connections and neurons (the trainer, its optimizer state and
  * the genome it writes agree), softmax cross-entropy and argmax (their
@@ -363,12 +365,74 @@ static void test_nn_trainer_grad_is_deterministic_across_ways_and_targets(void *
     }
 }
 
-/* Forward only: the engine's reference run on the same genome. */
+/* Forward only: the engine (nn_plan / nn_state, nn.h) on the same genome,
+ * each way of reading the edges, plain and tiled, one state of the whole
+ * batch and one of batch 1 per sample. A plan compiled as every command
+ * compiles it (way auto, not tiled) gives the trainer's bits (NaN: any
+ * NaN); the others sum in other fixed orders and agree with the trainer as
+ * each agrees with the double reference (nn.h: a relative error of about
+ * 1e-5, held to 1e-5 (|ref| + 1) by test_nn.c and the test above), so twice
+ * that. */
+static void engine_agrees(const char *what, int exact, int it, size_t s, size_t q, float tr,
+                          float en)
+{
+    int ok;
+    if (isnan(en) || isnan(tr))
+        ok = isnan(en) && isnan(tr);
+    else if (exact || isinf(en))
+        ok = memcmp(&tr, &en, sizeof tr) == 0;
+    else
+        ok = near(tr, en, 2e-5, 1);
+    if (!ok)
+        fail_msg("net %d step %zu value %zu, %s: trainer %.9g, engine %.9g", it, s, q, what,
+                 (double)tr, (double)en);
+}
+
+/* The cancelling network of testutil.h (identity, and relu whose layer the
+ * engine scatters), its row of ones at the first, middle and last position
+ * of batches 1, 3, 64 and 128 of random rows, 3 steps: the trainer's outputs
+ * are the engine's sums (dot1's order: 1, 2, 1, then 1, 2, 2). */
+static void test_nn_trainer_predict_cancelling_sums_at_every_batch(void **state)
+{
+    struct genome *g = *state;
+    static const float want[3][3] = {{1, 2, 1}, {1, 2, 2}, {1, 2, 2}};
+    static const size_t batches[4] = {1, 3, 64, 128};
+    struct tv_rng rng = tu_rng(28, 5, 1);
+    struct tv_error err = {0};
+    enum { NI = 5, NO = 3, S = 3, BMAX = 128 };
+    float *x = malloc(S * BMAX * NI * sizeof *x), *out = malloc(S * BMAX * NO * sizeof *out);
+    assert_true(x && out);
+    for (int v = 0; v < 2; v++) {
+        tu_cancel_genome(g, v ? GENOME_ACT_RELU : GENOME_ACT_IDENTITY);
+        struct nn_trainer *t = trainer(g, NN_LOSS_MSE, 0);
+        for (size_t bi = 0; bi < 4; bi++) {
+            size_t B = batches[bi], at[3] = {0, B / 2, B - 1};
+            for (int qi = 0; qi < 3; qi++) {
+                for (size_t i = 0; i < S * B * NI; i++)
+                    x[i] = (float)tv_rng_normal(&rng) * 1e8f;
+                for (size_t st = 0; st < S; st++)
+                    for (size_t i = 0; i < NI; i++)
+                        x[(st * B + at[qi]) * NI + i] = 1.0f;
+                assert_ok(nn_trainer_predict(t, x, S, B, out, &err), &err);
+                for (size_t st = 0; st < S; st++)
+                    for (size_t k = 0; k < NO; k++)
+                        if (out[(st * B + at[qi]) * NO + k] != want[st][k])
+                            fail_msg("act %d batch %zu row %zu step %zu output %zu: %.9g, not %g",
+                                     v, B, at[qi], st, k, (double)out[(st * B + at[qi]) * NO + k],
+                                     (double)want[st][k]);
+            }
+        }
+        nn_trainer_free(t);
+    }
+    TV_FREE_ALL(x, out);
+}
+
 static void test_nn_trainer_predict_matches_engine(void **state)
 {
     struct genome *g = *state;
     struct tv_rng rng = tu_rng(16, 6, 1);
     struct tv_error err = {0};
+    size_t compared = 0, same_bits = 0, exact_ones = 0;
     for (int it = 0; it < 300; it++) {
         random_net(g, &rng, all_acts, N_ALL_ACTS);
         size_t steps = 1 + tv_rng_below(&rng, 3), batch = 1 + tv_rng_below(&rng, 80);
@@ -376,22 +440,48 @@ static void test_nn_trainer_predict_matches_engine(void **state)
         struct data d;
         data_make(&d, &rng, steps, batch, ni, no);
         struct nn_trainer *t = trainer(g, NN_LOSS_XENT, 0);
-        float *out = malloc(steps * batch * no * sizeof *out), *ref = malloc(batch * no * 4);
+        float *out = malloc(steps * batch * no * sizeof *out), *eng = malloc(batch * no * 4);
+        float *x1 = malloc(ni * sizeof *x1 + 1);
         assert_ok(nn_trainer_predict(t, d.x, steps, batch, out, &err), &err);
-        struct nn_reference *r = NULL;
-        assert_ok(nn_reference_new(g, batch, &r, &err), &err);
+        /* tile_neurons 1: the smallest chunks the plan allows */
+        struct nn_opts o = {it % 3, 0, NULL, 0, it % 2 ? 1 : 0, 0};
+        int exact = o.way == NN_WAY_AUTO && !o.tile_neurons;
+        struct nn_plan *p = NULL;
+        struct nn_state *sb = NULL, *s1 = NULL;
+        assert_ok(nn_plan_compile(g, &o, &p, &err), &err);
+        assert_ok(nn_state_new(p, batch, &sb, &err), &err);
+        assert_ok(nn_state_new(p, 1, &s1, &err), &err);
         for (size_t s = 0; s < steps; s++) {
-            nn_reference_step(r, d.x + s * batch * ni, ref);
-            for (size_t q = 0; q < batch * no; q++)
-                if (!near(out[s * batch * no + q], ref[q], 1e-5, 1))
-                    fail_msg("net %d step %zu: %g, engine reference %g", it, s,
-                             (double)out[s * batch * no + q], (double)ref[q]);
+            nn_step(sb, d.x + s * batch * ni, eng);
+            for (size_t q = 0; q < batch * no; q++) {
+                float tr = out[s * batch * no + q];
+                engine_agrees("batch state", exact, it, s, q, tr, eng[q]);
+                same_bits += memcmp(&tr, &eng[q], sizeof tr) == 0;
+                exact_ones += (size_t)exact;
+                compared++;
+            }
         }
-        nn_reference_free(r);
-        TV_FREE_ALL(out, ref);
+        for (size_t b = 0; b < batch; b++) {
+            nn_state_reset(s1);
+            for (size_t s = 0; s < steps; s++) {
+                memcpy(x1, d.x + (s * batch + b) * ni, ni * sizeof *x1);
+                nn_step(s1, x1, eng);
+                for (size_t k = 0; k < no; k++)
+                    engine_agrees("batch-1 state", exact, it, s, (b * no + k),
+                                  out[(s * batch + b) * no + k], eng[k]);
+            }
+        }
+        nn_state_free(sb);
+        nn_state_free(s1);
+        nn_plan_free(p);
+        TV_FREE_ALL(out, eng, x1);
         nn_trainer_free(t);
         data_free(&d);
     }
+    print_message("[ train    ] %zu outputs against the engine, %zu of them the same bits (%zu "
+                  "from default plans, which must be)\n",
+                  compared, same_bits, exact_ones);
+    assert_true(compared > 20000 && exact_ones > 2000);
 }
 
 /* The view's values and deltas: with one step, the gradient of an existing
@@ -445,6 +535,118 @@ static void test_nn_trainer_view_values_give_the_gradients(void **state)
         nn_trainer_free(t);
         data_free(&d);
     }
+}
+
+/* The largest |v| of v[0, n), at least lo. */
+static double max_abs(const double *v, size_t n, double lo)
+{
+    for (size_t k = 0; k < n; k++)
+        lo = fmax(lo, fabs(v[k]));
+    return lo;
+}
+
+/* The view's values and deltas and nn_trainer_input_grad after a grad call
+ * on d (trainer t of genome g) against nn_reference_last_step: the last
+ * step's, whatever the number of steps. */
+static void compare_last_step(struct nn_trainer *t, const struct genome *g, int loss,
+                              const struct data *d, size_t bptt, const char *what)
+{
+    size_t n = g->n_neurons, nb = d->batch, ni = d->n_in;
+    double *value = malloc(n * nb * sizeof *value), *delta = malloc(n * nb * sizeof *delta);
+    double *dx = malloc(ni * nb * sizeof *dx);
+    float *dxf = malloc(ni * nb * sizeof *dxf);
+    assert_true(value && delta && dx && dxf);
+    struct tv_error err = {0};
+    assert_ok(nn_reference_last_step(g, loss, d->x, d->labels, d->targets, d->steps, nb, bptt,
+                                     value, delta, dx, &err),
+              &err);
+    assert_ok(nn_trainer_input_grad(t, dxf, &err), &err);
+    struct nn_train_view v;
+    nn_trainer_view(t, &v);
+    assert_int_equal(v.batch, nb);
+    double scale = max_abs(delta, n * nb, 1e-2), dx_scale = max_abs(dx, ni * nb, 1e-2);
+    for (size_t j = 0; j < v.n_neurons; j++) {
+        ptrdiff_t i = genome_find_neuron(g, v.id[j]);
+        assert_true(i >= 0);
+        size_t k = 0; /* i is the k-th input of g */
+        for (ptrdiff_t q = 0; q < i; q++)
+            k += g->neurons[q].kind == GENOME_INPUT;
+        for (size_t b = 0; b < nb; b++) {
+            double rv = value[(size_t)i * nb + b], rd = delta[(size_t)i * nb + b];
+            float fv = v.value[j * nb + b], fd = v.delta[j * nb + b];
+            if (!near(fv, rv, 2e-5, 1))
+                fail_msg("%s: neuron %u, sample %zu: value %.9g, reference %.9g", what, v.id[j], b,
+                         (double)fv, rv);
+            if (!near(fd, rd, 2e-4, scale))
+                fail_msg("%s: neuron %u, sample %zu: delta %.9g, reference %.9g (scale %g)", what,
+                         v.id[j], b, (double)fd, rd, scale);
+            if (fd != 0 && g->neurons[i].kind == GENOME_INPUT)
+                fail_msg("%s: input %u has delta %g", what, v.id[j], (double)fd);
+            if (j < ni && !near(dxf[j * nb + b], dx[k * nb + b], 2e-4, dx_scale))
+                fail_msg("%s: input %u, sample %zu: input gradient %.9g, reference %.9g", what,
+                         v.id[j], b, (double)dxf[j * nb + b], dx[k * nb + b]);
+        }
+    }
+    TV_FREE_ALL(value, delta, dx, dxf);
+}
+
+/* 1 to 6 steps, truncated windows or not, both losses, some last steps
+ * without a target: the view's values and deltas and the input gradient are
+ * the last step's (the reference's), and every way of the transposed
+ * product gives the same bits. */
+static void test_nn_trainer_view_and_input_grad_are_the_last_steps(void **state)
+{
+    struct genome *g = *state;
+    static const size_t batches[] = {1, 3, 16, 17, 70};
+    struct tv_rng rng = tu_rng(16, 13, 1);
+    struct tv_error err = {0};
+    size_t untargeted = 0;
+    for (int it = 0; it < 1200; it++) {
+        random_net(g, &rng, all_acts, N_ALL_ACTS);
+        int loss = it % 2 ? NN_LOSS_MSE : NN_LOSS_XENT;
+        size_t steps = 1 + (size_t)it % 6, batch = batches[tv_rng_below(&rng, 5)];
+        size_t bptt = tv_rng_below(&rng, (uint32_t)steps + 1);
+        struct data d;
+        data_for(&d, &rng, g, steps, batch);
+        struct nn_trainer *t = trainer(g, loss, bptt);
+        int none = loss == NN_LOSS_XENT && tv_rng_chance(&rng, 0.2);
+        if (none) { /* the last step carries no target, after a call where it did */
+            for (size_t b = 0; b < batch; b++)
+                d.labels[(steps - 1) * batch + b] = 0;
+            grad_of(t, &d);
+            for (size_t b = 0; b < batch; b++)
+                d.labels[(steps - 1) * batch + b] = UINT32_MAX;
+        }
+        char what[96];
+        snprintf(what, sizeof what, "net %d (steps %zu, batch %zu, bptt %zu, loss %d)", it, steps,
+                 batch, bptt, loss);
+        grad_of(t, &d);
+        compare_last_step(t, g, loss, &d, bptt, what);
+        struct nn_train_view v;
+        nn_trainer_view(t, &v);
+        size_t n = v.n_neurons * batch;
+        float *d0 = malloc(n * sizeof *d0), *x0 = malloc(d.n_in * batch * sizeof *x0);
+        float *x1 = malloc(d.n_in * batch * sizeof *x1);
+        memcpy(d0, v.delta, n * sizeof *d0);
+        assert_ok(nn_trainer_input_grad(t, x0, &err), &err);
+        for (size_t k = v.n_neurons * batch * (size_t)none; k-- > 0;)
+            if (d0[k] != 0)
+                fail_msg("%s: delta %zu is %g without a loss at the last step", what, k,
+                         (double)d0[k]);
+        untargeted += (size_t)none;
+        for (int way = 0; way < 3; way++) {
+            assert_ok(nn_trainer_set_transpose(t, way, &err), &err);
+            grad_of(t, &d);
+            nn_trainer_view(t, &v);
+            assert_memory_equal(v.delta, d0, n * sizeof *d0);
+            assert_ok(nn_trainer_input_grad(t, x1, &err), &err);
+            assert_memory_equal(x1, x0, d.n_in * batch * sizeof *x0);
+        }
+        TV_FREE_ALL(d0, x0, x1);
+        nn_trainer_free(t);
+        data_free(&d);
+    }
+    assert_true(untargeted > 20);
 }
 
 /* ---- optimizers ------------------------------------------------------------ */
@@ -916,16 +1118,21 @@ static void test_nn_trainer_rejects_bad_calls(void **state)
     o.max_batch = 0;
     assert_error(nn_trainer_new(&g, &o, &t, &err), &err, TV_EINVAL, "max_batch 0");
     nn_train_opts_default(&o);
-    /* a neuron the engine does not run */
+    /* a neuron the trainer does not run */
     genome_neuron_set_model(&g.neurons[1], GENOME_MODEL_LIF);
     assert_error(nn_trainer_new(&g, &o, &t, &err), &err, TV_EINVAL,
-                 "neuron 1: model lif is not run by the engine");
+                 "neuron 1: model lif is not run by the trainer (rate neurons only)");
     assert_null(t);
     double gr[1], bg[2];
     float xr[1] = {0};
     uint32_t lr[1] = {0};
     assert_error(nn_reference_grad(&g, NN_LOSS_XENT, xr, lr, NULL, 1, 1, 0, NULL, gr, bg, &err),
                  &err, TV_EINVAL, "model lif");
+    /* a spiking neuron, which the engine runs and the trainer does not */
+    genome_neuron_set_model(&g.neurons[1], GENOME_MODEL_CUBA);
+    assert_error(nn_trainer_new(&g, &o, &t, &err), &err, TV_EINVAL,
+                 "neuron 1: model cuba is not run by the trainer (rate neurons only)");
+    assert_null(t);
     genome_neuron_set_model(&g.neurons[1], GENOME_MODEL_RATE);
     g.conns[0].weight = INFINITY;
     assert_error(nn_trainer_new(&g, &o, &t, &err), &err, TV_EINVAL, "not finite");
@@ -1004,8 +1211,10 @@ int main(void)
         TU_GENOME_TEST(test_nn_reference_grad_matches_finite_differences),
         TU_GENOME_TEST(test_nn_trainer_grad_truncates_at_bptt),
         TU_GENOME_TEST(test_nn_trainer_grad_is_deterministic_across_ways_and_targets),
+        TU_GENOME_TEST(test_nn_trainer_predict_cancelling_sums_at_every_batch),
         TU_GENOME_TEST(test_nn_trainer_predict_matches_engine),
         TU_GENOME_TEST(test_nn_trainer_view_values_give_the_gradients),
+        TU_GENOME_TEST(test_nn_trainer_view_and_input_grad_are_the_last_steps),
         cmocka_unit_test(test_nn_trainer_step_applies_each_optimizer_formula),
         TU_GENOME_TEST(test_nn_trainer_step_lowers_the_loss),
         cmocka_unit_test(test_nn_argmax_ties_take_the_first),

@@ -200,6 +200,36 @@ static inline void tu_small_genome(struct genome *g)
     assert_ok(genome_add_conn(g, 10, 10, -0.1f, &err), &err);
 }
 
+/* A network whose sums cancel, so that the order of a sum decides its
+ * value. Inputs 0..4; hidden 10 (act, depth 0.5) sums 1e8, 1, -1e8 from
+ * inputs 0, 1, 2; output 5 = 10. Output 6 sums 1e8, 0.5, 1, 0.5, -1e8 from
+ * inputs 0..4. Hidden 12 (identity, bias 1, depth 0.75) sums recurrent edges
+ * 1e8 from itself, 1 from output 5 and -1e8 from output 7; output 7 = 12.
+ * On inputs of ones, dot1's order (step1.c: 8 partials, then a tree) gives
+ * outputs 1, 2, 1 at the first step and 1, 2, 2 after it; a sum in edge
+ * order gives 0, 0, 1 and then 0, 0, 1. With act relu, layer 0.5 is one
+ * the engine scatters by default. */
+static inline void tu_cancel_genome(struct genome *g, int act)
+{
+    struct tv_error err = {0};
+    genome_reset(g);
+    for (uint32_t i = 0; i < 5; i++)
+        assert_ok(genome_add_neuron(g, i, GENOME_INPUT, GENOME_ACT_IDENTITY, 0, 0, &err), &err);
+    for (uint32_t o = 5; o < 8; o++)
+        assert_ok(genome_add_neuron(g, o, GENOME_OUTPUT, GENOME_ACT_IDENTITY, 0, 1, &err), &err);
+    assert_ok(genome_add_neuron(g, 10, GENOME_HIDDEN, act, 0, 0.5f, &err), &err);
+    assert_ok(genome_add_neuron(g, 12, GENOME_HIDDEN, GENOME_ACT_IDENTITY, 1, 0.75f, &err), &err);
+    static const struct {
+        uint32_t from, to;
+        float w;
+    } e[] = {{0, 10, 1e8f}, {1, 10, 1},    {2, 10, -1e8f}, {10, 5, 1},     {0, 6, 1e8f},
+             {1, 6, 0.5f},  {2, 6, 1},     {3, 6, 0.5f},   {4, 6, -1e8f},  {12, 12, 1e8f},
+             {5, 12, 1},    {7, 12, -1e8f}, {12, 7, 1}};
+    for (size_t k = 0; k < sizeof e / sizeof e[0]; k++)
+        assert_ok(genome_add_conn(g, e[k].from, e[k].to, e[k].w, &err), &err);
+    assert_ok(genome_canonicalize(g, &err), &err);
+}
+
 /* A fixture of a test file's own struct: TU_FIXTURE(name, type, release)
  * defines name_setup, which hands the test a zeroed `type` (`type *f =
  * *state;`), and name_teardown, which calls release(f) and frees it after

@@ -82,6 +82,8 @@ const char *tv_code_name(int code)
         return "disk full";
     case TV_ENOTFOUND:
         return "not found";
+    case TV_EGENOME:
+        return "genome not taken";
     }
     return "unknown error";
 }

@@ -27,18 +27,20 @@
 /* Result codes. Stored and sent values: explicit, only ever grow at the end. */
 enum tv_code {
     TV_OK = 0,
-    TV_ENOMEM = -1,    /* out of memory */
-    TV_EINVAL = -2,    /* bad input: a value, an argument, a gene */
-    TV_ELIMIT = -3,    /* a configured size limit would be exceeded */
-    TV_EIO = -4,       /* reading or writing a file failed */
-    TV_EFORMAT = -5,   /* not of the expected format, or of another version */
-    TV_ECORRUPT = -6,  /* recognised, but damaged */
-    TV_EDB = -7,       /* the database reported an error */
-    TV_EMPI = -8,      /* MPI reported an error */
-    TV_ESTATE = -9,    /* not possible in the current state (busy, locked, done) */
-    TV_ESTOP = -10,    /* a stop was requested */
-    TV_ENOSPACE = -11, /* the disk is full */
-    TV_ENOTFOUND = -12 /* the named thing does not exist */
+    TV_ENOMEM = -1,     /* out of memory */
+    TV_EINVAL = -2,     /* bad input: a value, an argument, a gene */
+    TV_ELIMIT = -3,     /* a configured size limit would be exceeded */
+    TV_EIO = -4,        /* reading or writing a file failed */
+    TV_EFORMAT = -5,    /* not of the expected format, or of another version */
+    TV_ECORRUPT = -6,   /* recognised, but damaged */
+    TV_EDB = -7,        /* the database reported an error */
+    TV_EMPI = -8,       /* MPI reported an error */
+    TV_ESTATE = -9,     /* not possible in the current state (busy, locked, done) */
+    TV_ESTOP = -10,     /* a stop was requested */
+    TV_ENOSPACE = -11,  /* the disk is full */
+    TV_ENOTFOUND = -12, /* the named thing does not exist */
+    TV_EGENOME = -13    /* the evaluation does not take this genome (a search scores the
+                           child failed and goes on; docs/searches.md) */
 };
 
 #define TV_ERROR_MSG_MAX 512

@@ -333,7 +333,7 @@ int worker_error_decode(const void *data, size_t len, int *code, char *msg, size
                             len);
     uint32_t u = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
     int32_t c = (int32_t)u;
-    if (c >= 0 || c < TV_ENOTFOUND)
+    if (c >= 0 || c < TV_EGENOME)
         return tv_error_set(err, TV_EFORMAT, "error message: %ld is not an error code", (long)c);
     *code = c;
     if (msg_size)

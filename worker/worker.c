@@ -3,6 +3,7 @@
 #include "worker.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,9 +201,18 @@ int worker_process(const struct worker_params *p, struct worker_scratch *s, int3
         const struct worker_task *t = &tasks.items[i];
         struct task_result res;
         double t0 = tv_now();
-        rc = worker_breed(p, t, s, &s->child, err);
-        if (!rc && (rc = worker_evaluate(p, &s->child, t->seed, t->generation, s, &res, err)))
-            tv_error_prefix(err, "child %lld", (long long)t->child_id); /* breed says it */
+        rc = worker_breed(p, t, s, &s->child, err); /* breed names the child */
+        if (!rc) {
+            rc = worker_evaluate(p, &s->child, t->seed, t->generation, s, &res, err);
+            if (rc == TV_EGENOME) { /* the genome's own failure, not the run's: */
+                res = (struct task_result){.fitness = NAN}; /* scored failed */
+                rc = 0;
+                if (err)
+                    err->code = 0, err->msg[0] = '\0';
+            } else if (rc) {
+                tv_error_prefix(err, "child %lld", (long long)t->child_id);
+            }
+        }
         if (rc)
             break;
         offsets[i] = s->out.len;

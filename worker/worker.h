@@ -152,7 +152,10 @@ int worker_breed(const struct worker_params *p, const struct worker_task *t,
  * seed), the path `trevo task eval` takes too (as generation 0, on a copy).
  * A task may change the child (classify's lamarckian training): what the
  * worker then encodes and returns is the child as the task left it,
- * validated against p->limits. */
+ * validated against p->limits. TV_EGENOME (the task or its trainer does not
+ * take this genome): worker_process returns the child with fitness NaN, a
+ * failed child the master counts (generations.failed), and goes on; any
+ * other error ends the batch and the run. */
 int worker_evaluate(const struct worker_params *p, struct genome *child, uint64_t seed,
                     int64_t generation, struct worker_scratch *s, struct task_result *res,
                     struct tv_error *err);

@@ -128,8 +128,9 @@ int nn_cnn_write_head(const struct nn_cnn *c, struct genome *g, struct tv_error 
  * with one kernel size, stride and padding; every connection starts at a
  * pixel of level L or at a neuron that is not an input (the head). Layer l of
  * the trainer is level l-1 -> l (filter (a, b) is the filter from the rank
- * of a in its level to the rank of b). TV_EINVAL naming what does not fit;
- * what nn_cnn_new returns. */
+ * of a in its level to the rank of b). TV_EINVAL naming what does not fit
+ * (a neuron of a model the trainer does not run by its id in g); what
+ * nn_cnn_new returns. */
 #define NN_CNN_MAX_LAYERS 16
 int nn_cnn_from_genome(const struct genome *g, const struct nn_train_opts *o, struct nn_cnn **out,
                        struct tv_error *err);

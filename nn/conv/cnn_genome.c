@@ -270,9 +270,12 @@ int nn_cnn_from_genome(const struct genome *g, const struct nn_train_opts *o, st
     struct genome head;
     genome_init(&head);
     int rc = s ? 0 : tv_error_set(err, TV_ENOMEM, "nn_cnn_from_genome: out of memory");
-    if (!rc) {
+    for (size_t i = 0; i < g->n_neurons && !rc; i++) /* the file's ids, not the head's */
+        if ((rc = nn_model_check(&g->neurons[i], 0, "the trainer", err)))
+            tv_error_prefix(err, "nn_cnn_from_genome");
+    if (s) {
         genome_init(&s->g);
-        rc = genome_copy(&s->g, g, err);
+        rc = rc ? rc : genome_copy(&s->g, g, err);
     }
     size_t nc = g->n_channels;
     if (!rc && !((s->chan = malloc((nc + 1) * sizeof *s->chan)) &&

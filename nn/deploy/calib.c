@@ -17,6 +17,8 @@ int nn_calib_new(const struct genome *g, const struct nn_quant_opts *o, struct n
     struct nn_plan *fp;
     int rc = nn_no_channels(g, "calibration", err);
     if (!rc)
+        rc = nn_no_spiking(g, "calibration", "int8", err);
+    if (!rc)
         rc = nn_plan_compile(g, &opts, &fp, err);
     if (rc)
         return rc;

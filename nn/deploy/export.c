@@ -6,9 +6,9 @@
  * form of quant_impl.h as static const arrays and the text of quant_arith.h,
  * the integer arithmetic the engine compiles (the build embeds it, one string
  * per line, in quant_arith.inc); the float file holds the bodies of act.def's
- * activations, as the preprocessor's # writes them. tests/test_export.c
- * compiles both kinds with cc and compares them bit for bit with the engine,
- * on +-0, +-inf and NaN too; tests/it_export.sh compares the int8 file with
+ * activations, as the preprocessor's # writes them, and sums in the engine's
+ * order (emit_float_predict). tests/test_export.c compiles both kinds with cc
+ * and compares them bit for bit with the engine, on +-0, +-inf and NaN too; tests/it_export.sh compares the int8 file with
  * `trevo net eval`. Only <stdint.h> is included (a freestanding header). GCC
  * may still turn a copy loop into a call to memcpy, which even freestanding
  * code must provide. */
@@ -325,24 +325,30 @@ int nn_qnet_export_c(const struct nn_qnet *q, const char *P, struct tv_buf *b, s
 
 /* ---- float networks -------------------------------------------------------- */
 
-/* The rows of the float export from a gather plan p: sources as value slots
- * (n + 1 + src for a recurrent edge, as the int8 form), weights, biases; the
- * feed-forward edges of j are [row[j], rec[j]), its recurrent ones
- * [rec[j], row[j + 1]). */
+/* The rows of the float export from a plan p compiled as every command
+ * compiles one (way auto), not tiled: sources as value slots (n + 1 + src for
+ * a recurrent edge, as the int8 form), weights, biases. Row j holds its
+ * gathered edges [row[j], sct[j]), the edges from sources the plan scatters
+ * [sct[j], rec[j]) in source order (the order the scatter adds them), and its
+ * recurrent ones [rec[j], row[j + 1]). */
 static int float_rows(const struct nn_plan *p, struct out *o, const char *P, struct tv_error *err)
 {
-    size_t n = p->n, m = 0;
-    for (size_t j = p->n_in; j < n; j++)
-        m += (p->g_end[j] - p->g_row[j]) + (p->r_end[j] - p->r_row[j]);
-    uint32_t *row = malloc((n + 1) * sizeof *row), *rec = malloc((n + 1) * sizeof *rec);
+    size_t n = p->n, m = p->n_gather + p->n_scatter + p->n_rec;
+    uint32_t *row = calloc(n + 1, sizeof *row), *rec = calloc(n + 1, sizeof *rec);
+    uint32_t *sct = calloc(n + 1, sizeof *sct), *cur = calloc(n + 1, sizeof *cur);
     uint32_t *src = malloc((m + 1) * sizeof *src);
     float *w = malloc((m + 1) * sizeof *w);
     uint8_t *act = malloc(n + 1);
-    int rc =
-        row && rec && src && w && act ? 0 : tv_error_set(err, TV_ENOMEM, "export: out of memory");
+    int rc = row && rec && sct && cur && src && w && act
+                 ? 0
+                 : tv_error_set(err, TV_ENOMEM, "export: out of memory");
+    for (size_t j = p->n_in; !rc && j < n; j++) /* cur[d]: the edges scattered into d */
+        for (uint32_t e = p->s_row[j]; e < p->s_row[j + 1]; e++)
+            cur[nn_idx(p->s_idx, p->index_bits, e)]++;
     size_t k = 0;
     for (size_t j = 0; !rc && j < n; j++) {
-        row[j] = rec[j] = (uint32_t)k;
+        uint32_t n_sct = cur[j];
+        row[j] = sct[j] = rec[j] = cur[j] = (uint32_t)k;
         act[j] = p->act[j];
         if (j < p->n_in)
             continue;
@@ -355,15 +361,24 @@ static int float_rows(const struct nn_plan *p, struct out *o, const char *P, str
             src[k] = nn_idx(p->g_idx, p->row_bits, e);
             w[k] = p->g_w[e];
         }
+        sct[j] = cur[j] = (uint32_t)k;
+        k += n_sct; /* filled below, sources ascending */
         rec[j] = (uint32_t)k;
         for (uint32_t e = p->r_row[j]; e < p->r_end[j]; e++, k++) {
             src[k] = (uint32_t)(n + 1) + nn_idx(p->r_idx, p->row_bits, e);
             w[k] = p->r_w[e];
         }
     }
+    for (size_t j = p->n_in; !rc && j < n; j++)
+        for (uint32_t e = p->s_row[j]; e < p->s_row[j + 1]; e++) {
+            uint32_t q = cur[nn_idx(p->s_idx, p->index_bits, e)]++;
+            src[q] = (uint32_t)j;
+            w[q] = p->s_w[e];
+        }
     if (!rc) {
         row[n] = (uint32_t)k;
         emit_array(o, P, "row", E_U32, row, n + 1);
+        emit_array(o, P, "sct", E_U32, sct, n);
         emit_array(o, P, "rec", E_U32, rec, n);
         emit_array(o, P, "src", E_U32, src, m);
         emit_array(o, P, "w", E_F32, w, m);
@@ -371,36 +386,46 @@ static int float_rows(const struct nn_plan *p, struct out *o, const char *P, str
         emit_array(o, P, "act", E_U8, act, n);
         emit_array(o, P, "out_map", E_U32, p->out_map, p->n_out);
     }
-    free(row);
-    free(rec);
-    free(src);
-    free(w);
-    free(act);
+    TV_FREE_ALL(row, rec, sct, cur, src, w, act);
     return rc;
 }
 
-/* P_predict of a float network of n neurons: v = (bias + feed-forward sum) +
- * recurrent sum, each sum in row order from +0, as the engine's batched step
- * adds them (stepb.c); then the activation. */
+/* P_predict of a float network of n neurons in the engine's order at any
+ * batch (step1.c, stepb.c): v = ((bias + G) + R) + S, G and R in dot1's
+ * order (P_sum8), S the scattered sources one by one; then the
+ * activation. */
 static void emit_float_predict(struct out *o, const char *P, const struct nn_plan *p)
 {
     size_t n = p->n;
+    emit(o,
+         "/* the sum of w[k] * v[src[k]] over [k0, k1) in trevo's order: term k into\n"
+         " * partial (k - k0) %% 8, the partials reduced as\n"
+         " * ((0 + 4) + (2 + 6)) + ((1 + 5) + (3 + 7)) */\n"
+         "static float %s_sum8(uint32_t k0, uint32_t k1)\n{\n"
+         "    float p[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};\n"
+         "    uint32_t k;\n"
+         "    for (k = k0; k < k1; k++)\n"
+         "        p[(k - k0) & 7u] += %s_w[k] * %s_v[%s_src[k]];\n"
+         "    return ((p[0] + p[4]) + (p[2] + p[6])) + ((p[1] + p[5]) + (p[3] + p[7]));\n"
+         "}\n\n",
+         P, P, P, P);
     emit(o,
          "int %s_predict(const float *in, float *out)\n{\n"
          "    uint32_t j, k;\n"
          "    for (j = 0; j < %zu; j++)\n        %s_v[%zu + j] = %s_v[j];\n"
          "    for (j = 0; j < %zu; j++)\n        %s_v[j] = in[j];\n"
          "    for (j = %zu; j < %zu; j++) {\n"
-         "        float g = 0.0f, r = 0.0f, v;\n"
-         "        for (k = %s_row[j]; k < %s_rec[j]; k++)\n"
-         "            g += %s_w[k] * %s_v[%s_src[k]];\n"
-         "        v = %s_bias[j] + g;\n"
-         "        if (%s_rec[j] < %s_row[j + 1]) {\n"
-         "            for (k = %s_rec[j]; k < %s_row[j + 1]; k++)\n"
-         "                r += %s_w[k] * %s_v[%s_src[k]];\n"
-         "            v += r;\n"
+         "        float v = %s_bias[j] + %s_sum8(%s_row[j], %s_sct[j]);\n"
+         "        if (%s_rec[j] < %s_row[j + 1])\n"
+         "            v += %s_sum8(%s_rec[j], %s_row[j + 1]);\n"
+         "        if (%s_sct[j] < %s_rec[j]) {\n"
+         "            float s = 0.0f;\n"
+         "            for (k = %s_sct[j]; k < %s_rec[j]; k++)\n"
+         "                s += %s_w[k] * %s_v[%s_src[k]];\n"
+         "            v += s;\n"
          "        }\n",
-         P, n, P, n + 1, P, p->n_in, P, p->n_in, n, P, P, P, P, P, P, P, P, P, P, P, P, P);
+         P, n, P, n + 1, P, p->n_in, P, p->n_in, n, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P,
+         P);
     emit(o, "        switch (%s_act[j]) {\n", P);
     for (int a = 0; a < GENOME_ACT_COUNT; a++)
         if (float_act(a))
@@ -419,8 +444,10 @@ int nn_net_export_c(const struct genome *g, const char *P, struct tv_buf *b, str
     int rc = check_prefix(P, U, sizeof U, err);
     if (!rc)
         rc = nn_no_channels(g, "export", err);
+    if (!rc)
+        rc = nn_no_spiking(g, "export", "the C export", err);
     struct nn_plan *p = NULL;
-    struct nn_opts opts = {.way = NN_WAY_GATHER, .tile_neurons = SIZE_MAX};
+    struct nn_opts opts = {.way = NN_WAY_AUTO, .tile_neurons = SIZE_MAX};
     if (!rc)
         rc = nn_plan_compile(g, &opts, &p, err);
     if (rc)
@@ -429,9 +456,8 @@ int nn_net_export_c(const struct genome *g, const char *P, struct tv_buf *b, str
     size_t n = p->n;
     emit_head(&o, P, U, "a float", p->n_in, p->n_out);
     emit(&o,
-         "/* %zu neurons; the sums of trevo's batched engine, so its bits (a step of\n"
-         " * batch 1 sums rows of 3 or more edges in another order: the last bits may\n"
-         " * differ); %s_predict_int8 is not available (-1) for a float network */\n",
+         "/* %zu neurons; trevo's order of every sum, so its bits (those of trevo net\n"
+         " * eval); %s_predict_int8 is not available (-1) for a float network */\n",
          n, P);
     rc = float_rows(p, &o, P, err);
     if (!rc) {

@@ -70,8 +70,9 @@ struct nn_quant_opts {
 
 /* A calibration of g (read only here): compiles g (gather rows, no tiles)
  * with an observing op at the end of every step. o may be NULL (min-max).
- * *out owned by the caller. TV_EINVAL for a percentile outside [0, 100],
- * else as nn_plan_compile. */
+ * *out owned by the caller. TV_EINVAL for a percentile outside [0, 100], a
+ * genome with channels or a spiking one (cuba neurons: int8 runs rate
+ * neurons only), else as nn_plan_compile. */
 int nn_calib_new(const struct genome *g, const struct nn_quant_opts *o, struct nn_calib **out,
                  struct tv_error *err);
 void nn_calib_free(struct nn_calib *c); /* NULL is a no-op */
@@ -183,7 +184,8 @@ int nn_qnet_export_c(const struct nn_qnet *q, const char *prefix, struct tv_buf 
 /* The same for a float genome: float weights, the engine's sums in the
  * canonical order of the reference (so the bits may differ from nn_step's in
  * the last place). Only activations that need no libm (identity, relu, abs,
- * step): any other is TV_EINVAL naming the neuron (quantize it instead). */
+ * step): any other is TV_EINVAL naming the neuron (quantize it instead); a
+ * spiking genome (cuba neurons) is TV_EINVAL too, nothing written. */
 int nn_net_export_c(const struct genome *g, const char *prefix, struct tv_buf *out,
                     struct tv_error *err);
 

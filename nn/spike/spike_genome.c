@@ -29,7 +29,7 @@ int nn_spike_desc_from_genome(const struct genome *g, struct nn_spike_desc *d, u
     size_t n = g->n_neurons, n_in = genome_count_kind(g, GENOME_INPUT);
     size_t n_out = genome_count_kind(g, GENOME_OUTPUT);
     for (size_t i = 0; i < n; i++)
-        if (nn_model_check(&g->neurons[i], 1, err))
+        if (nn_model_check(&g->neurons[i], 1, "the engine", err))
             return TV_EINVAL;
     struct nn_spike_neuron *neurons = calloc(n + 1, sizeof *neurons);
     struct nn_spike_conn *conns = malloc((g->n_conns + 1) * sizeof *conns);

@@ -66,8 +66,9 @@
  *               grad/step call's last time step (nn_train_view value and
  *               delta, [n_neurons][batch]), is
  *                   g_ij = sum over the batch b of value_i[b] * delta_j[b],
- *               exactly dL/dw_ij at w_ij = 0 for a one-step sample (the
- *               recurrent part of a sequence is not seen). The candidates
+ *               exactly dL/dw_ij at w_ij = 0 for a one-step sample; for a
+ *               sequence, the last step's term of it (the earlier steps
+ *               are not seen). The candidates
  *               are the pairs absent after the removal (a connection just
  *               removed may come back, unless lock:N). g is computed
  *               destination by destination: for each non-input neuron j of

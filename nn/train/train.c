@@ -90,6 +90,7 @@ void nn_trainer_free(struct nn_trainer *t)
     TV_FREE_ALL(t->id, t->kind, t->act, t->layer, t->depth, t->bias, t->bias_grad, t->bias_m,
                 t->bias_v, t->run_end, t->oslot, t->out_map, t->by_id, t->seen, t->row, t->rec,
                 t->src, t->dst, t->w, t->grad, t->om, t->ov, t->t_row, t->t_rec, t->t_pos, t->t_cur,
+                t->f_pos, t->f_split, t->scat,
                 t->wt_w, t->wt_dst, t->wt_row, t->wt_rec, t->v_from, t->v_to, t->v_value,
                 t->v_delta, t->z, t->y, t->lossg, t->delta, t->dy, t->tgt, t->out_row, t);
 }
@@ -151,23 +152,33 @@ static void by_source(const struct nn_trainer *t, uint32_t *trow, uint32_t *trec
 void nn_tr_index_map(struct nn_trainer *t)
 {
     by_source(t, t->t_row, t->t_rec, t->t_cur, t->t_pos, NULL, NULL);
+    for (size_t j = 0; j < t->n; j++) {
+        uint32_t q = t->row[j];
+        for (int scattered = 0; scattered < 2; scattered++) {
+            if (scattered)
+                t->f_split[j] = q;
+            for (uint32_t k = t->row[j]; k < t->rec[j]; k++)
+                if (t->scat[t->src[k]] == scattered)
+                    t->f_pos[q++] = k;
+        }
+    }
 }
 
 /* The per-connection arrays of a layout. */
 struct conns {
-    uint32_t *src, *dst, *pos, *from, *to;
+    uint32_t *src, *dst, *pos, *fpos, *from, *to;
     float *w, *grad, *om, *ov;
 };
 
 static void conns_free(struct conns *c)
 {
-    TV_FREE_ALL(c->src, c->dst, c->pos, c->from, c->to, c->w, c->grad, c->om, c->ov);
+    TV_FREE_ALL(c->src, c->dst, c->pos, c->fpos, c->from, c->to, c->w, c->grad, c->om, c->ov);
 }
 
 static int conns_alloc(struct conns *c, size_t cap)
 {
     memset(c, 0, sizeof *c);
-    uint32_t **u[] = {&c->src, &c->dst, &c->pos, &c->from, &c->to};
+    uint32_t **u[] = {&c->src, &c->dst, &c->pos, &c->fpos, &c->from, &c->to};
     float **f[] = {&c->w, &c->grad, &c->om, &c->ov};
     int ok = 1;
     for (size_t i = 0; i < sizeof u / sizeof u[0]; i++)
@@ -231,11 +242,13 @@ int nn_tr_layout(struct nn_trainer *t, size_t m1, const struct tr_extra *x, cons
 #undef E_DST
     free(perm);
     free(cnt);
-    struct conns old = {t->src, t->dst, t->t_pos, t->v_from, t->v_to, t->w, t->grad, t->om, t->ov};
+    struct conns old = {t->src,  t->dst, t->t_pos, t->f_pos, t->v_from,
+                        t->v_to, t->w,   t->grad,  t->om,    t->ov};
     conns_free(&old);
     t->src = c.src;
     t->dst = c.dst;
     t->t_pos = c.pos;
+    t->f_pos = c.fpos;
     t->v_from = c.from;
     t->v_to = c.to;
     t->w = c.w;
@@ -257,6 +270,13 @@ void nn_tr_neuron_layers(struct nn_trainer *t)
     size_t n = t->n;
     t->n_layers = genome_layers_cut(t->depth, n, t->n_in, NULL, t->layer);
     genome_depth_run_ends(t->depth, n, t->run_end);
+    for (size_t j0 = 0, j1; j0 < n; j0 = j1) { /* layer by layer (dense order) */
+        int zeros = 1;
+        for (j1 = j0; j1 < n && t->layer[j1] == t->layer[j0]; j1++)
+            zeros &= nn_act_makes_zeros(t->act[j1]) != 0;
+        int scat = nn_compile_default_way(t->layer[j0], zeros) == NN_WAY_SCATTER;
+        memset(t->scat + j0, scat, j1 - j0);
+    }
     size_t k = 0;
     for (size_t q = 0; q < n; q++) {
         uint32_t j = t->by_id[q];
@@ -316,8 +336,8 @@ static int check_opts(const struct nn_train_opts *o, struct tv_error *err)
 
 static int alloc_neurons(struct nn_trainer *t, size_t n, size_t n_out, size_t max_batch)
 {
-    uint32_t **u[] = {&t->id,  &t->layer, &t->run_end, &t->oslot,  &t->by_id, &t->row,
-                      &t->rec, &t->t_row, &t->t_rec,   &t->wt_row, &t->wt_rec};
+    uint32_t **u[] = {&t->id,    &t->layer,  &t->run_end, &t->oslot,  &t->by_id,  &t->row,
+                      &t->rec,   &t->t_row,  &t->t_rec,   &t->wt_row, &t->wt_rec, &t->f_split};
     int ok = 1;
     for (size_t i = 0; i < sizeof u / sizeof u[0]; i++)
         ok &= (*u[i] = calloc(n + 1, sizeof(uint32_t))) != NULL;
@@ -330,6 +350,7 @@ static int alloc_neurons(struct nn_trainer *t, size_t n, size_t n_out, size_t ma
     ok &= (t->kind = calloc(n, 1)) != NULL;
     ok &= (t->act = calloc(n, 1)) != NULL;
     ok &= (t->seen = calloc(n, 1)) != NULL;
+    ok &= (t->scat = calloc(n, 1)) != NULL;
     ok &= (t->v_value = calloc(n * max_batch, sizeof(float))) != NULL;
     ok &= (t->v_delta = calloc(n * max_batch, sizeof(float))) != NULL;
     ok &= (t->delta = alloc_floats(2 * n * TR_BLOCK)) != NULL;
@@ -383,6 +404,9 @@ int nn_trainer_new(const struct genome *g, const struct nn_train_opts *o, struct
     if (rc || (rc = nn_no_channels(g, "nn_trainer_new", err)) ||
         (rc = genome_validate(g, NULL, err)))
         return rc;
+    for (size_t i = 0; i < g->n_neurons; i++)
+        if (nn_model_check(&g->neurons[i], 0, "the trainer", err))
+            return TV_EINVAL;
     struct nn_trainer *t = calloc(1, sizeof *t);
     size_t m = g->n_conns;
     uint32_t *src = malloc((m ? m : 1) * sizeof *src), *dst = malloc((m ? m : 1) * sizeof *dst);

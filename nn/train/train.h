@@ -90,12 +90,19 @@ int nn_trainer_step(struct nn_trainer *t, const float *x, const uint32_t *labels
  * update is exactly nn_trainer_step. */
 void nn_trainer_update(struct nn_trainer *t);
 /* dx [n_inputs][batch] (overwritten; the view's layout, inputs by id) =
- * dL/d(input value) of the last grad/step call's last time step, through the
- * feed-forward connections (exact for one-step samples: the gradient a layer
- * in front of the trainer, such as a convolution, needs), batch as in the view. TV_ESTATE when the
- * view holds no deltas (no grad/step call yet, or nn_trainer_keep_values(t, 0)). */
+ * dL/d(input value at the last time step) of the last grad/step call: the
+ * sum over the feed-forward connections leaving the input of weight times
+ * the view's delta (of the last step) of their destination. That is the
+ * whole derivative (nothing reads the last step's inputs later), and for
+ * one-step samples the gradient a layer in front of the trainer, such as a
+ * convolution, needs; the inputs of earlier steps get none. Batch as in the
+ * view. TV_ESTATE when the view holds no deltas (no grad/step call yet, or
+ * nn_trainer_keep_values(t, 0)). */
 int nn_trainer_input_grad(const struct nn_trainer *t, float *dx, struct tv_error *err);
-/* Forward only, from a reset state: out [steps][batch][n_outputs]. */
+/* Forward only, from a reset state: out [steps][batch][n_outputs]. Every
+ * sum in the inference engine's order (nn.h), so the outputs have the bits
+ * of nn_step on the written genome compiled with default options (not tiled:
+ * networks under NN_TILE_MIN_NEURONS), at any batch. */
 int nn_trainer_predict(struct nn_trainer *t, const float *x, size_t steps, size_t batch, float *out,
                        struct tv_error *err);
 
@@ -151,9 +158,13 @@ struct nn_train_view {
     size_t n_layers;
     float *bias;            /* [n_neurons] (inputs: unused) */
     const float *bias_grad; /* [n_neurons] */
-    /* The last grad/step's last time step, [n_neurons][batch]: each
-     * neuron's value and dL/d(its pre-activation sum) (inputs: 0). NULL
-     * (and batch 0) when nn_trainer_keep_values(t, 0) turned them off. */
+    /* The last grad/step's last time step (step steps - 1, whatever the
+     * number of steps), [n_neurons][batch]: each neuron's value and dL/d(its
+     * pre-activation sum) at that step (inputs: 0). The delta is the loss of
+     * the last step back-propagated into it: whole for any bptt (no window
+     * cuts a path into the last step), 0 when the last step carries no
+     * target. NULL (and batch 0) when nn_trainer_keep_values(t, 0) turned
+     * them off. */
     size_t batch;
     const float *value, *delta;
 };
@@ -213,5 +224,16 @@ double nn_softmax_xent(const float *z, size_t n, size_t stride, size_t label, fl
 int nn_reference_grad(const struct genome *g, int loss, const float *x, const uint32_t *labels,
                       const float *targets, size_t steps, size_t batch, size_t bptt,
                       double *loss_out, double *grad, double *bias_grad, struct tv_error *err);
+/* The reference of the view's value and delta and of nn_trainer_input_grad,
+ * by the same plain loops: for sample b, at the last step (steps - 1),
+ * value[i * batch + b] = the value of g's neuron i and delta[i * batch + b]
+ * = dL/d(its pre-activation sum), summed over the windows of the steps that
+ * carry a target (inputs: 0); dx[k * batch + b] = dL/d(the value of the
+ * k-th input of g), summed likewise. value and delta: [g->n_neurons][batch]
+ * in g's neuron order; dx: [n_inputs][batch]; any may be NULL. The
+ * arguments and errors of nn_reference_grad. */
+int nn_reference_last_step(const struct genome *g, int loss, const float *x, const uint32_t *labels,
+                           const float *targets, size_t steps, size_t batch, size_t bptt,
+                           double *value, double *delta, double *dx, struct tv_error *err);
 
 #endif

@@ -60,6 +60,8 @@ struct nn_trainer {
     float *out_row;    /* [n_out] one sample's output values (the loss's row) */
     uint32_t *by_id;   /* [n] dense indices in id order */
     uint8_t *seen;     /* [n] 1 if j was non-zero since nn_trainer_zero_neurons */
+    uint8_t *scat;     /* [n] 1 if the engine scatters j's feed-forward edges by
+                        * default (nn_compile_default_way of j's layer) */
     /* connections: CSR by destination, [cap_m] arrays */
     size_t m, cap_m;
     uint32_t *row; /* [n + 1] */
@@ -71,6 +73,11 @@ struct nn_trainer {
     uint32_t *t_rec; /* [n] */
     uint32_t *t_pos; /* [cap_m] */
     uint32_t *t_cur; /* [2n] scratch of the by-source layouts */
+    /* the forward's order (the engine's): row j's feed-forward connections
+     * from gathered sources, f_pos[row[j] .. f_split[j]), then those from
+     * scattered sources, f_pos[f_split[j] .. rec[j]), each by source */
+    uint32_t *f_pos;   /* [cap_m] */
+    uint32_t *f_split; /* [n] */
     /* NN_TRANSPOSE_BUILD's copy, made at each backward pass: [cap_m] */
     float *wt_w;
     uint32_t *wt_dst;
@@ -112,7 +119,7 @@ typedef void tr_update_fn(const struct nn_train_opts *o, float c1, float c2, flo
                           const float *g, float *m, float *v, size_t n);
 extern tr_update_fn *const nn_tr_update[NN_TARGET_COUNT];
 
-/* Rebuilds the index map from the rows (O(n + m)). */
+/* Rebuilds the index map and the forward's order from the rows (O(n + m)). */
 void nn_tr_index_map(struct nn_trainer *t);
 
 /* 1 if an edge from dense i to dense j reads the last step (compile.h). */

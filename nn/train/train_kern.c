@@ -5,7 +5,9 @@
  *
  * Every sum has a fixed order written here (lane-wise vector code, no fused
  * multiply-add), built once per SIMD target by TR_KERNEL: the same bits on
- * every target. The three ways of the transposed product add the same terms
+ * every target. The forward sums each neuron in the inference engine's
+ * order for a plan compiled with default options that is not tiled (dot8,
+ * forward), so a sample's values have the engine's bits at any batch. The three ways of the transposed product add the same terms
  * in the same order (the recurrent ones by descending destination, then the
  * feed-forward ones by descending destination, then the loss's), so they
  * give the same bits too.
@@ -101,6 +103,51 @@ NN_INLINE void axpy_rows(struct vb *a, const float *w, const uint32_t *idx, uint
         float wk = w[k];
         EACH(0, nv, a->v[v] += wk * r[v]);
     }
+}
+
+/* One partial of dot8: a = the sum from +0 of w[k] * rows[idx[k]] for
+ * k = pos[q] (q when pos is NULL), q = q0, q0 + 8, ... below q1. */
+NN_INLINE void pass8(struct vb *a, const float *w, const uint32_t *idx, const uint32_t *pos,
+                     uint32_t q0, uint32_t q1, const float *rows, int nv)
+{
+    EACH(0, nv, a->v[v] = (v16f){0});
+    for (uint32_t q = q0; q < q1; q += 8) {
+        uint32_t k = pos ? pos[q] : q;
+        const v16f *r = (const v16f *)(rows + (size_t)idx[k] * BL);
+        float wk = w[k];
+        EACH(0, nv, a->v[v] += wk * r[v]);
+    }
+}
+
+NN_INLINE void vb_add(struct vb *a, const struct vb *b, int nv)
+{
+    EACH(0, nv, a->v[v] += b->v[v]);
+}
+
+/* g = the sum of pass8's terms over [q0, q1) in the engine's order (step1.c's
+ * dot1): term q into partial (q - q0) % 8, the partials reduced as
+ * ((0 + 4) + (2 + 6)) + ((1 + 5) + (3 + 7)). */
+NN_INLINE void dot8(struct vb *g, const float *w, const uint32_t *idx, const uint32_t *pos,
+                    uint32_t q0, uint32_t q1, const float *rows, int nv)
+{
+    struct vb b, c, d;
+#define P8(x, i) pass8(x, w, idx, pos, q0 + (i), q1, rows, nv)
+    P8(g, 0);
+    P8(&b, 4);
+    vb_add(g, &b, nv);
+    P8(&b, 2);
+    P8(&c, 6);
+    vb_add(&b, &c, nv);
+    vb_add(g, &b, nv);
+    P8(&b, 1);
+    P8(&c, 5);
+    vb_add(&b, &c, nv);
+    P8(&c, 3);
+    P8(&d, 7);
+    vb_add(&c, &d, nv);
+    vb_add(&b, &c, nv);
+    vb_add(g, &b, nv);
+#undef P8
 }
 
 /* a += w[q] * rows[dst[q]] for q = pos[p] (or p when pos is NULL), p from
@@ -214,11 +261,23 @@ NN_INLINE void forward(struct nn_trainer *t, struct tr_block *b, int nv)
         float *ys = t->y + s * n * BL, *zs = t->z + s * n * BL, *yp = s ? ys - n * BL : ys;
         put_inputs(t, b, s, ys);
         for (size_t j = nin; j < n; j++) {
-            struct vb a;
-            EACH(0, nv, a.v[v] = (v16f){0} + t->bias[j]);
-            axpy_rows(&a, t->w, t->src, t->row[j], t->rec[j], ys, nv);
-            if (s > 0)
-                axpy_rows(&a, t->w, t->src, t->rec[j], t->row[j + 1], yp, nv);
+            /* the engine's ((bias + G) + R) + A (stepb.c): G the gathered
+             * sources in dot8's order, R the last step's (+0 at step 0), A
+             * the scattered sources one by one */
+            struct vb a, p;
+            uint32_t k0 = t->row[j], ks = t->f_split[j], kr = t->rec[j], k1 = t->row[j + 1];
+            dot8(&p, t->w, t->src, t->f_pos, k0, ks, ys, nv);
+            EACH(0, nv, a.v[v] = t->bias[j] + p.v[v]);
+            if (s > 0 && k1 > kr) {
+                dot8(&p, t->w, t->src, NULL, kr, k1, yp, nv);
+                vb_add(&a, &p, nv);
+            }
+            if (kr > ks) {
+                EACH(0, nv, p.v[v] = (v16f){0});
+                for (uint32_t q = ks; q < kr; q++)
+                    axpy_rows(&p, t->w, t->src, t->f_pos[q], t->f_pos[q] + 1, ys, nv);
+                vb_add(&a, &p, nv);
+            }
             float *zj = zs + j * BL, *yj = ys + j * BL;
             int act = t->act[j];
             if (act != GENOME_ACT_RELU && act != GENOME_ACT_IDENTITY)
@@ -240,9 +299,27 @@ NN_INLINE void forward(struct nn_trainer *t, struct tr_block *b, int nv)
     }
 }
 
+/* The view's deltas of the block's samples from the deltas ds of one step
+ * (inputs: 0). */
+static void keep_deltas(struct nn_trainer *t, const struct tr_block *b, const float *ds)
+{
+    size_t nb = b->nb * sizeof(float);
+    for (size_t j = 0; j < t->n; j++) {
+        float *vd = t->v_delta + j * b->batch + b->b0;
+        if (j < t->n_in || !ds)
+            memset(vd, 0, nb);
+        else
+            memcpy(vd, ds + j * BL, nb);
+    }
+}
+
 /* Back-propagation over steps [lo, hi]; the loss enters at every step
- * (all) or at hi only. */
-NN_INLINE void backward(struct nn_trainer *t, size_t lo, size_t hi, int all, int nv)
+ * (all) or at hi only. When keep is not NULL, the deltas of step hi go into
+ * the view for keep's samples as soon as they are made: the two buffers of
+ * deltas alternate by step, so a pass over three steps or more writes over
+ * them. */
+NN_INLINE void backward(struct nn_trainer *t, size_t lo, size_t hi, int all,
+                        const struct tr_block *keep, int nv)
 {
     size_t n = t->n, nin = t->n_in, no = t->n_out, nbl = n * BL;
     int way = t->transpose;
@@ -298,21 +375,18 @@ NN_INLINE void backward(struct nn_trainer *t, size_t lo, size_t hi, int all, int
                 }
             }
         }
+        if (keep && s == hi)
+            keep_deltas(t, keep, ds);
     }
 }
 
-/* The view's values and deltas of the last step, for the block's samples. */
-static void keep_view(struct nn_trainer *t, const struct tr_block *b)
+/* The view's values of the last step, for the block's samples. */
+static void keep_view_values(struct nn_trainer *t, const struct tr_block *b)
 {
     size_t n = t->n, s = b->steps - 1, nb = b->nb * sizeof(float);
-    const float *ys = t->y + s * n * BL, *ds = t->delta + (s & 1) * n * BL;
-    for (size_t j = 0; j < n; j++) {
+    const float *ys = t->y + s * n * BL;
+    for (size_t j = 0; j < n; j++)
         memcpy(t->v_value + j * b->batch + b->b0, ys + j * BL, nb);
-        if (j < t->n_in)
-            memset(t->v_delta + j * b->batch + b->b0, 0, nb);
-        else
-            memcpy(t->v_delta + j * b->batch + b->b0, ds + j * BL, nb);
-    }
 }
 
 NN_INLINE void run_nv(struct nn_trainer *t, struct tr_block *b, int nv)
@@ -328,15 +402,19 @@ NN_INLINE void run_nv(struct nn_trainer *t, struct tr_block *b, int nv)
         return;
     }
     size_t T = b->steps, K = t->o.bptt;
+    const struct tr_block *keep = t->keep_values ? b : NULL;
     if (K == 0 || K >= T) {
-        backward(t, 0, T - 1, 1, nv);
+        backward(t, 0, T - 1, 1, keep, nv);
     } else {
         for (size_t s = 0; s < T; s++)
             if (t->tgt[s])
-                backward(t, s + 1 >= K ? s + 1 - K : 0, s, 0, nv);
+                backward(t, s + 1 >= K ? s + 1 - K : 0, s, 0, s == T - 1 ? keep : NULL, nv);
+        /* no window ends at a last step without a target: its deltas are 0 */
+        if (keep && !t->tgt[T - 1])
+            keep_deltas(t, b, NULL);
     }
-    if (t->keep_values)
-        keep_view(t, b);
+    if (keep)
+        keep_view_values(t, b);
 }
 
 NN_INLINE void run_block(struct nn_trainer *t, struct tr_block *b)

@@ -6,6 +6,8 @@
  * window of bptt steps that ends at it (the whole sequence when bptt is 0),
  * and the gradients of all of them are added: the definition of truncated
  * back-propagation through time, with no sharing of work between windows.
+ * nn_reference_last_step adds up, over the same windows, dL/dz of every
+ * neuron and dL/d(value) of every input at the last step.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -70,6 +72,10 @@ struct ref {
     size_t *in_of, *out_of;  /* [n_in], [n_out] genome indices */
     size_t *from, *to;       /* [m] genome indices of each connection's ends */
     double *z, *y, *dy, *dl; /* [steps][n]; dl: [steps][n_out] dloss/doutput */
+    /* nn_reference_last_step's sums ([n][batch], NULL when not asked for)
+     * and the sample b they are at */
+    double *last_delta, *last_dx;
+    size_t batch, b;
 };
 
 static int ff(const struct ref *r, size_t c)
@@ -142,9 +148,11 @@ static void backward(struct ref *r, size_t lo, size_t t0, double *grad, double *
         memset(r->dy + s * n, 0, n * sizeof *r->dy);
     for (size_t k = 0; k < r->n_out; k++)
         r->dy[t0 * n + r->out_of[k]] = r->dl[t0 * r->n_out + k];
+    int last = r->last_delta || r->last_dx;
     for (size_t s = t0 + 1; s-- > lo;) {
-        /* dy becomes delta = dL/dz, deepest first */
-        for (size_t q = n; q-- > r->n_in;) {
+        /* dy becomes delta = dL/dz, deepest first; an input's (when asked
+         * for) stays dL/d(its value) */
+        for (size_t q = n; q-- > (last ? 0 : r->n_in);) {
             size_t i = r->order[q];
             double d = r->dy[s * n + i];
             for (size_t c = 0; c < r->m; c++) {
@@ -155,8 +163,21 @@ static void backward(struct ref *r, size_t lo, size_t t0, double *grad, double *
                 else if (s < t0)
                     d += (double)g->conns[c].weight * r->dy[(s + 1) * n + r->to[c]];
             }
-            r->dy[s * n + i] = d * act_deriv_d(g->neurons[i].act, r->z[s * n + i], r->y[s * n + i]);
+            if (q < r->n_in)
+                r->dy[s * n + i] = d;
+            else
+                r->dy[s * n + i] =
+                    d * act_deriv_d(g->neurons[i].act, r->z[s * n + i], r->y[s * n + i]);
         }
+        if (last && s + 1 == r->steps)
+            for (size_t i = 0, k = 0; i < n; i++) {
+                double d = r->dy[s * n + i];
+                if (g->neurons[i].kind != GENOME_INPUT && r->last_delta)
+                    r->last_delta[i * r->batch + r->b] += d;
+                else if (g->neurons[i].kind == GENOME_INPUT && r->last_dx)
+                    r->last_dx[k * r->batch + r->b] += d;
+                k += g->neurons[i].kind == GENOME_INPUT;
+            }
         for (size_t c = 0; c < r->m; c++)
             grad[c] += r->dy[s * n + r->to[c]] * src_value(r, c, s);
         for (size_t i = 0; i < n; i++)
@@ -165,20 +186,23 @@ static void backward(struct ref *r, size_t lo, size_t t0, double *grad, double *
     }
 }
 
-int nn_reference_grad(const struct genome *g, int loss, const float *x, const uint32_t *labels,
-                      const float *targets, size_t steps, size_t batch, size_t bptt,
-                      double *loss_out, double *grad, double *bias_grad, struct tv_error *err)
+/* nn_reference_grad, and when last_value, last_delta or last_dx is not
+ * NULL, nn_reference_last_step's sums. */
+static int ref_run(const char *fn, const struct genome *g, int loss, const float *x,
+                   const uint32_t *labels, const float *targets, size_t steps, size_t batch,
+                   size_t bptt, double *loss_out, double *grad, double *bias_grad,
+                   double *last_value, double *last_delta, double *last_dx, struct tv_error *err)
 {
-    int rc = nn_no_channels(g, "nn_reference_grad", err);
+    int rc = nn_no_channels(g, fn, err);
     if (rc || (rc = genome_validate(g, NULL, err)))
         return rc;
     for (size_t i = 0; i < g->n_neurons; i++)
-        if (nn_model_check(&g->neurons[i], 0, err))
+        if (nn_model_check(&g->neurons[i], 0, "the trainer", err))
             return TV_EINVAL;
     if (!x || steps == 0 || batch == 0 || (loss == NN_LOSS_XENT && !labels) ||
         (loss == NN_LOSS_MSE && !targets) || (loss != NN_LOSS_XENT && loss != NN_LOSS_MSE))
-        return tv_error_set(err, TV_EINVAL,
-                            "nn_reference_grad: missing array, no step or sample, or unknown loss");
+        return tv_error_set(err, TV_EINVAL, "%s: missing array, no step or sample, or unknown loss",
+                            fn);
     struct ref r = {0};
     r.g = g;
     r.n = g->n_neurons;
@@ -186,11 +210,14 @@ int nn_reference_grad(const struct genome *g, int loss, const float *x, const ui
     r.steps = steps;
     r.n_in = genome_count_kind(g, GENOME_INPUT);
     r.n_out = genome_count_kind(g, GENOME_OUTPUT);
+    r.last_delta = last_delta;
+    r.last_dx = last_dx;
+    r.batch = batch;
     if (loss == NN_LOSS_XENT)
         for (size_t q = 0; q < steps * batch; q++)
             if (labels[q] != UINT32_MAX && labels[q] >= r.n_out)
-                return tv_error_set(err, TV_EINVAL, "nn_reference_grad: label %u outside [0, %zu)",
-                                    labels[q], r.n_out);
+                return tv_error_set(err, TV_EINVAL, "%s: label %u outside [0, %zu)", fn, labels[q],
+                                    r.n_out);
     size_t sn = steps * r.n;
     r.order = malloc(r.n * sizeof *r.order);
     r.in_of = malloc(r.n_in * sizeof *r.in_of);
@@ -202,7 +229,7 @@ int nn_reference_grad(const struct genome *g, int loss, const float *x, const ui
     r.dy = malloc(sn * sizeof *r.dy);
     r.dl = malloc(steps * r.n_out * sizeof *r.dl);
     if (!r.order || !r.in_of || !r.out_of || !r.from || !r.to || !r.z || !r.y || !r.dy || !r.dl) {
-        rc = tv_error_set(err, TV_ENOMEM, "nn_reference_grad: out of memory");
+        rc = tv_error_set(err, TV_ENOMEM, "%s: out of memory", fn);
         goto done;
     }
     size_t ki = 0, ko = 0;
@@ -212,7 +239,7 @@ int nn_reference_grad(const struct genome *g, int loss, const float *x, const ui
         else if (g->neurons[i].kind == GENOME_OUTPUT)
             r.out_of[ko++] = i;
     }
-    if ((rc = nn_reference_order(g, r.order, "nn_reference_grad", err)))
+    if ((rc = nn_reference_order(g, r.order, fn, err)))
         goto done;
     for (size_t c = 0; c < r.m; c++) {
         r.from[c] = (size_t)genome_find_neuron(g, g->conns[c].from);
@@ -220,9 +247,16 @@ int nn_reference_grad(const struct genome *g, int loss, const float *x, const ui
     }
     memset(grad, 0, r.m * sizeof *grad);
     memset(bias_grad, 0, r.n * sizeof *bias_grad);
+    if (last_delta)
+        memset(last_delta, 0, r.n * batch * sizeof *last_delta);
+    if (last_dx)
+        memset(last_dx, 0, r.n_in * batch * sizeof *last_dx);
     double sum = 0;
     for (size_t b = 0; b < batch; b++) {
+        r.b = b;
         forward(&r, x, b, batch);
+        for (size_t i = 0; last_value && i < r.n; i++)
+            last_value[i * batch + b] = r.y[(steps - 1) * r.n + i];
         for (size_t t0 = 0; t0 < steps; t0++)
             if (step_loss(&r, loss, labels, targets, t0, b, batch, &sum))
                 backward(&r, bptt && t0 + 1 > bptt ? t0 + 1 - bptt : 0, t0, grad, bias_grad);
@@ -231,5 +265,27 @@ int nn_reference_grad(const struct genome *g, int loss, const float *x, const ui
         *loss_out = sum / (double)batch;
 done:
     TV_FREE_ALL(r.order, r.in_of, r.out_of, r.from, r.to, r.z, r.y, r.dy, r.dl);
+    return rc;
+}
+
+int nn_reference_grad(const struct genome *g, int loss, const float *x, const uint32_t *labels,
+                      const float *targets, size_t steps, size_t batch, size_t bptt,
+                      double *loss_out, double *grad, double *bias_grad, struct tv_error *err)
+{
+    return ref_run("nn_reference_grad", g, loss, x, labels, targets, steps, batch, bptt, loss_out,
+                   grad, bias_grad, NULL, NULL, NULL, err);
+}
+
+int nn_reference_last_step(const struct genome *g, int loss, const float *x, const uint32_t *labels,
+                           const float *targets, size_t steps, size_t batch, size_t bptt,
+                           double *value, double *delta, double *dx, struct tv_error *err)
+{
+    double *grad = malloc((g->n_conns + 1) * sizeof *grad);
+    double *bias_grad = malloc((g->n_neurons + 1) * sizeof *bias_grad);
+    int rc = grad && bias_grad
+                 ? ref_run("nn_reference_last_step", g, loss, x, labels, targets, steps, batch,
+                           bptt, NULL, grad, bias_grad, value, delta, dx, err)
+                 : tv_error_set(err, TV_ENOMEM, "nn_reference_last_step: out of memory");
+    TV_FREE_ALL(grad, bias_grad);
     return rc;
 }

@@ -32,6 +32,18 @@ static inline uint8_t *fuzz_copy(const uint8_t *data, size_t size)
     return p;
 }
 
+/* data as a NUL-terminated string of its own (free() it), for the parsers of
+ * one short text (an option's value); NULL past max bytes or out of memory. */
+static inline char *fuzz_string(const uint8_t *data, size_t size, size_t max)
+{
+    char *s = size <= max ? malloc(size + 1) : NULL;
+    if (s) {
+        memcpy(s, data, size);
+        s[size] = '\0';
+    }
+    return s;
+}
+
 /* 1 if p[0..n) is NULL or lies inside data[0..size). */
 static inline int fuzz_inside(const uint8_t *p, size_t n, const uint8_t *data, size_t size)
 {

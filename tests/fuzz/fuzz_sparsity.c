@@ -12,11 +12,9 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size > 256)
+    char *spec = fuzz_string(data, size, 256);
+    if (!spec)
         return 0;
-    char spec[257];
-    memcpy(spec, data, size);
-    spec[size] = '\0';
     struct tv_error err = {0};
     struct nn_sparsity p, q;
     int rc = nn_sparsity_parse(spec, &p, &err);
@@ -24,8 +22,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size_t n = strlen(spec);
         CHECK(rc == TV_EINVAL && err.code == rc);
         CHECK(n == 0 ? strstr(err.msg, "empty") != NULL : strncmp(err.msg, spec, n) == 0);
+        free(spec);
         return 0;
     }
+    free(spec);
     CHECK(p.kind >= 0 && p.kind < NN_SPARSE_COUNT);
     struct nn_sparsifier *s = NULL;
     CHECK(nn_sparsifier_new(&p, 1, 1, &s, &err) == 0);
