@@ -315,6 +315,14 @@ static void expect_file_as_engine(const struct genome *g, size_t n_in, uint64_t 
     struct tv_error err = {0};
     struct tv_buf c = {0};
     assert_ok(nn_net_export_c(g, "trevo_net", &c, &err), &err);
+    /* one entry per connection, not the plan's padded rows */
+    char decl[96];
+    snprintf(decl, sizeof decl, "static const float trevo_net_w[%zu] =", g->n_conns);
+    size_t dn = strlen(decl), at = 0;
+    while (at + dn <= c.len && memcmp((const char *)c.data + at, decl, dn))
+        at++;
+    if (at + dn > c.len)
+        fail_msg("the export has no '%s'", decl);
     enum { STEPS = 8, LANES = 17, MAX_IN = 5 };
     assert_true(n_in <= MAX_IN);
     struct tv_rng rng;

@@ -78,7 +78,13 @@ int nn_cnn_grad(struct nn_cnn *c, const float *x, const uint32_t *labels, const 
                 size_t batch, double *loss, struct tv_error *err);
 int nn_cnn_step(struct nn_cnn *c, const float *x, const uint32_t *labels, const float *targets,
                 size_t batch, double *loss, struct tv_error *err);
-/* Forward only: out [batch][n_outputs]. */
+/* Forward only: out [batch][n_outputs], the bits of the inference engine
+ * (nn_plan_compile of the written genome, nn_step) at any batch when the
+ * deepest level's channels have ids and first pixel ids that rise together
+ * and every head neuron is deeper than those pixels, as net init and the
+ * mutations make them (test_cnn.c). Otherwise the head numbers its inputs
+ * or cuts its layers another way than the plan: the same network, agreeing
+ * to float rounding. */
 int nn_cnn_predict(struct nn_cnn *c, const float *x, size_t batch, float *out,
                    struct tv_error *err);
 

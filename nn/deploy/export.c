@@ -376,12 +376,12 @@ static int float_rows(const struct nn_plan *p, struct out *o, const char *P, str
             w[q] = p->s_w[e];
         }
     if (!rc) {
-        row[n] = (uint32_t)k;
+        row[n] = (uint32_t)k; /* k <= m: m counts the plan's padding of short rows */
         emit_array(o, P, "row", E_U32, row, n + 1);
         emit_array(o, P, "sct", E_U32, sct, n);
         emit_array(o, P, "rec", E_U32, rec, n);
-        emit_array(o, P, "src", E_U32, src, m);
-        emit_array(o, P, "w", E_F32, w, m);
+        emit_array(o, P, "src", E_U32, src, k);
+        emit_array(o, P, "w", E_F32, w, k);
         emit_array(o, P, "bias", E_F32, p->bias, n);
         emit_array(o, P, "act", E_U8, act, n);
         emit_array(o, P, "out_map", E_U32, p->out_map, p->n_out);
