@@ -406,9 +406,9 @@ static void test_nn_net_export_c_sums_in_the_engine_order(void **state)
     assert_ok(genome_add_neuron(g, 5, GENOME_OUTPUT, GENOME_ACT_IDENTITY, 0, 1, &err), &err);
     assert_ok(genome_add_neuron(g, 10, GENOME_HIDDEN, GENOME_ACT_RELU, 0, 0.5f, &err), &err);
     assert_ok(genome_add_neuron(g, 11, GENOME_HIDDEN, GENOME_ACT_IDENTITY, 0, 0.25f, &err), &err);
-    const float w[][3] = {{0, 5, 1e8f},  {2, 5, -1e8f}, {4, 5, 1},      {11, 5, 1},
-                          {10, 5, 1},    {0, 10, 1e8f}, {1, 10, 1},     {2, 10, -1e8f},
-                          {0, 11, 1e8f}, {1, 11, 0.5f}, {2, 11, 1},     {3, 11, 0.5f},
+    const float w[][3] = {{0, 5, 1e8f},   {2, 5, -1e8f},  {4, 5, 1},  {11, 5, 1},
+                          {10, 5, 1},     {0, 10, 1e8f},  {1, 10, 1}, {2, 10, -1e8f},
+                          {0, 11, 1e8f},  {1, 11, 0.5f},  {2, 11, 1}, {3, 11, 0.5f},
                           {4, 11, -1e8f}, {11, 11, 0.25f}};
     for (size_t e = 0; e < sizeof w / sizeof w[0]; e++)
         assert_ok(genome_add_conn(g, (uint32_t)w[e][0], (uint32_t)w[e][1], w[e][2], &err), &err);

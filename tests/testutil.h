@@ -222,8 +222,8 @@ static inline void tu_cancel_genome(struct genome *g, int act)
     static const struct {
         uint32_t from, to;
         float w;
-    } e[] = {{0, 10, 1e8f}, {1, 10, 1},    {2, 10, -1e8f}, {10, 5, 1},     {0, 6, 1e8f},
-             {1, 6, 0.5f},  {2, 6, 1},     {3, 6, 0.5f},   {4, 6, -1e8f},  {12, 12, 1e8f},
+    } e[] = {{0, 10, 1e8f}, {1, 10, 1},     {2, 10, -1e8f}, {10, 5, 1},    {0, 6, 1e8f},
+             {1, 6, 0.5f},  {2, 6, 1},      {3, 6, 0.5f},   {4, 6, -1e8f}, {12, 12, 1e8f},
              {5, 12, 1},    {7, 12, -1e8f}, {12, 7, 1}};
     for (size_t k = 0; k < sizeof e / sizeof e[0]; k++)
         assert_ok(genome_add_conn(g, e[k].from, e[k].to, e[k].w, &err), &err);

@@ -8,10 +8,10 @@
  * per line, in quant_arith.inc); the float file holds the bodies of act.def's
  * activations, as the preprocessor's # writes them, and sums in the engine's
  * order (emit_float_predict). tests/test_export.c compiles both kinds with cc
- * and compares them bit for bit with the engine, on +-0, +-inf and NaN too; tests/it_export.sh compares the int8 file with
- * `trevo net eval`. Only <stdint.h> is included (a freestanding header). GCC
- * may still turn a copy loop into a call to memcpy, which even freestanding
- * code must provide. */
+ * and compares them bit for bit with the engine, on +-0, +-inf and NaN too; tests/it_export.sh
+ * compares the int8 file with `trevo net eval`. Only <stdint.h> is included (a freestanding
+ * header). GCC may still turn a copy loop into a call to memcpy, which even freestanding code must
+ * provide. */
 #include <assert.h>
 #include <ctype.h>
 #include <stdarg.h>
@@ -424,8 +424,7 @@ static void emit_float_predict(struct out *o, const char *P, const struct nn_pla
          "                s += %s_w[k] * %s_v[%s_src[k]];\n"
          "            v += s;\n"
          "        }\n",
-         P, n, P, n + 1, P, p->n_in, P, p->n_in, n, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P,
-         P);
+         P, n, P, n + 1, P, p->n_in, P, p->n_in, n, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P);
     emit(o, "        switch (%s_act[j]) {\n", P);
     for (int a = 0; a < GENOME_ACT_COUNT; a++)
         if (float_act(a))

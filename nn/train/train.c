@@ -90,9 +90,9 @@ void nn_trainer_free(struct nn_trainer *t)
     TV_FREE_ALL(t->id, t->kind, t->act, t->layer, t->depth, t->bias, t->bias_grad, t->bias_m,
                 t->bias_v, t->run_end, t->oslot, t->out_map, t->by_id, t->seen, t->row, t->rec,
                 t->src, t->dst, t->w, t->grad, t->om, t->ov, t->t_row, t->t_rec, t->t_pos, t->t_cur,
-                t->f_pos, t->f_split, t->scat,
-                t->wt_w, t->wt_dst, t->wt_row, t->wt_rec, t->v_from, t->v_to, t->v_value,
-                t->v_delta, t->z, t->y, t->lossg, t->delta, t->dy, t->tgt, t->out_row, t);
+                t->f_pos, t->f_split, t->scat, t->wt_w, t->wt_dst, t->wt_row, t->wt_rec, t->v_from,
+                t->v_to, t->v_value, t->v_delta, t->z, t->y, t->lossg, t->delta, t->dy, t->tgt,
+                t->out_row, t);
 }
 
 /* The counts: inputs and outputs are fixed at nn_trainer_new (only hidden
@@ -336,8 +336,8 @@ static int check_opts(const struct nn_train_opts *o, struct tv_error *err)
 
 static int alloc_neurons(struct nn_trainer *t, size_t n, size_t n_out, size_t max_batch)
 {
-    uint32_t **u[] = {&t->id,    &t->layer,  &t->run_end, &t->oslot,  &t->by_id,  &t->row,
-                      &t->rec,   &t->t_row,  &t->t_rec,   &t->wt_row, &t->wt_rec, &t->f_split};
+    uint32_t **u[] = {&t->id,  &t->layer, &t->run_end, &t->oslot,  &t->by_id,  &t->row,
+                      &t->rec, &t->t_row, &t->t_rec,   &t->wt_row, &t->wt_rec, &t->f_split};
     int ok = 1;
     for (size_t i = 0; i < sizeof u / sizeof u[0]; i++)
         ok &= (*u[i] = calloc(n + 1, sizeof(uint32_t))) != NULL;

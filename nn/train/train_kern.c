@@ -7,10 +7,10 @@
  * multiply-add), built once per SIMD target by TR_KERNEL: the same bits on
  * every target. The forward sums each neuron in the inference engine's
  * order for a plan compiled with default options that is not tiled (dot8,
- * forward), so a sample's values have the engine's bits at any batch. The three ways of the transposed product add the same terms
- * in the same order (the recurrent ones by descending destination, then the
- * feed-forward ones by descending destination, then the loss's), so they
- * give the same bits too.
+ * forward), so a sample's values have the engine's bits at any batch. The three ways of the
+ * transposed product add the same terms in the same order (the recurrent ones by descending
+ * destination, then the feed-forward ones by descending destination, then the loss's), so they give
+ * the same bits too.
  */
 #include <math.h>
 #include <string.h>
