@@ -136,6 +136,8 @@ static int search_main(struct master_run_opts *o)
     }
     o->n_ranks = size;
     o->progress = print_progress;
+    int released = 0;
+    o->released = &released;
     if (rank == 0) {
         /* SIGUSR1 (forwarded to every rank by mpirun), SIGTERM, SIGINT: commit
          * what has arrived and stop cleanly, exit 0 (handlers set above). */
@@ -151,7 +153,7 @@ static int search_main(struct master_run_opts *o)
     if (rc == TV_ESTOP) {
         status = 0;
     } else if (rc) {
-        if (rank == 0 || rc != TV_EMPI)
+        if ((rank == 0 || rc != TV_EMPI) && err.msg[0]) /* "": rank 0 says why */
             fprintf(stderr, "trevo%s: %s\n", rank ? " worker" : "", err.msg);
         if (rank == 0 && *master_resume_hint())
             fprintf(stderr, "trevo: nothing committed is lost; %scontinue with: %s\n",
@@ -163,8 +165,10 @@ static int search_main(struct master_run_opts *o)
         /* A master that failed (a full disk, a damaged row, a worker's error,
          * MPI) may have left workers blocked sending results it will never
          * receive: MPI_Finalize would then wait forever. What was committed
-         * is in the store, closed already; end the whole job. */
-        if (rc && rc != TV_ESTOP && size > 1 && rank == 0) {
+         * is in the store, closed already; end the whole job. A failure
+         * before the first task released the workers instead: every rank
+         * ends by itself, with status 1 and rank 0's one line. */
+        if (rc && rc != TV_ESTOP && size > 1 && rank == 0 && !released) {
             fflush(stderr);
             MPI_Abort(MPI_COMM_WORLD, 1);
         }

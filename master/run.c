@@ -293,6 +293,8 @@ int master_search(const struct master_run_opts *o, struct tv_error *err)
     broadcast_config(s.n_ranks, rc ? NULL : (const char *)effective.data);
     if (!rc && s.n_ranks > 1) /* before any evaluation: every rank opened the same task */
         rc = master_ranks_agree(&s.cfg, task, s.n_ranks, err);
+    if (o->released) /* the workers heard "do not serve" unless MPI itself failed */
+        *o->released = rc != 0 && rc != TV_EMPI;
     master_pop_init(&s.pop, s.cfg.compat_threshold);
     if (!rc && !o->resume) /* a resume says it once its checkpoint loaded */
         set_resume_hint(&s);
