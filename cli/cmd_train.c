@@ -382,7 +382,9 @@ int cli_cmd_net_train(int argc, char **argv)
     genome_init(&g);
     struct nn_trainer *t = NULL;
     struct data_set train = {0}, test = {0};
-    int rc = cli_load_net(a.net, &g, &err);
+    int rc = cli_check_writable(a.out, &err); /* before the training, not after */
+    if (!rc)
+        rc = cli_load_net(a.net, &g, &err);
     if (!rc && g.n_channels) { /* a convolutional network: cmd_cnn.c */
         rc = cli_cnn_train_net(&g, &a.opts, &a.fit, a.data, a.labels, a.test, a.test_labels, &err);
         if (!rc)
