@@ -352,7 +352,7 @@ static int train_report(void *ctx, const struct fit_report *r)
         printf(" test_acc -");
     else
         printf(" test_acc %.4f test_loss %.6f", r->test_acc, r->test_loss);
-    printf(" connections %zu seconds %.2f", r->conns, r->seconds);
+    printf(" connections %zu seconds %.3f", r->conns, r->seconds);
     if (r->sp.removed || r->sp.grown || r->sp.neurons)
         printf(" removed %llu grown %llu neurons_removed %llu", (unsigned long long)r->sp.removed,
                (unsigned long long)r->sp.grown, (unsigned long long)r->sp.neurons);

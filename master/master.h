@@ -252,7 +252,8 @@ struct master_run_opts {
     int resume;              /* 1: continue run `name` in db */
     const char *const *sets; /* resume: key=value assignments */
     size_t n_sets;
-    int quiet;
+    int quiet;                   /* no line per generation; the closing summary stays */
+    int silent;                  /* no progress at all */
     int n_ranks;                 /* MPI_COMM_WORLD's size, 1 when alone */
     master_progress_fn progress; /* NULL: none */
     void *progress_ctx;
