@@ -264,6 +264,23 @@ $(GEN)/quant_arith.inc: nn/deploy/quant_arith.h
 	@mkdir -p $(@D)
 	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/?/\\?/g' -e 's/^/"/' -e 's/$$/",/' $< >$@
 
+# The version (one home: TREVO_VERSION below), stored with every run, and the
+# git commit of a build from a checkout (`trevo version`; "" otherwise, and
+# "-dirty" after it when the tree has changes), rewritten only when it
+# changes, so that only main.c follows the commit.
+$(GEN)/version.h: Makefile
+	@mkdir -p $(@D)
+	printf '#define TREVO_VERSION "%s"\n' '$(TREVO_VERSION)' >$@
+$(GEN)/commit.h: FORCE
+	@mkdir -p $(@D)
+	@c=$$(git rev-parse --short=12 HEAD 2>/dev/null) && { git diff --quiet HEAD 2>/dev/null || \
+	    c=$$c-dirty; }; printf '#define TREVO_COMMIT "%s"\n' "$$c" >$@.new; \
+	    cmp -s $@.new $@ || mv $@.new $@; rm -f $@.new
+$(call obj,cli/main.c): $(GEN)/commit.h $(GEN)/version.h
+$(call obj,master/run.c) $(FUZZ_BUILD)/obj/master/run.o: $(GEN)/version.h
+.PHONY: FORCE
+FORCE:
+
 # ---- formatting --------------------------------------------------------
 FORMAT_FILES = $(wildcard tv/*.[ch] genome/*.[ch] $(addsuffix /*.[ch],$(NN_DIRS)) data/*.[ch] store/*.[ch] \
                tasks/*.[ch] worker/*.[ch] master/*.[ch] cli/*.[ch] tests/*.[ch] tests/*/*.[ch])

@@ -80,6 +80,10 @@ int cli_read_file(const char *path, size_t max_bytes, struct tv_buf *out, struct
  * synced); "-" is stdout. A symbolic link is written through (the file it
  * names is replaced, the link stays); an existing file keeps its mode. */
 int cli_write_file(const char *path, const void *data, size_t len, struct tv_error *err);
+/* 0 if cli_write_file(path) can create its file (a temporary file beside
+ * the target is made and removed), else an error naming path: so that a
+ * long command fails before its work, not after. "-" is stdout: 0. */
+int cli_check_writable(const char *path, struct tv_error *err);
 /* genome_write_dot() into the file at path, as cli_write_file(). */
 int cli_write_dot_file(const struct genome *g, const char *title, const char *path,
                        struct tv_error *err);

@@ -365,7 +365,7 @@ static int cnn_report_line(void *ctx, const struct fit_cnn_report *r)
         printf(" test_acc -");
     else
         printf(" test_acc %.4f", r->test_acc);
-    printf(" coefficients %zu connections %zu seconds %.2f\n", r->coefs, r->conns, r->seconds);
+    printf(" coefficients %zu connections %zu seconds %.3f\n", r->coefs, r->conns, r->seconds);
     fflush(stdout);
     return 0;
 }

@@ -109,6 +109,8 @@ static int calibrate_task(struct nn_calib *c, const char *name, size_t n,
 
 int cli_quantize_net(const struct genome *g, const struct cli_quant_args *qa, struct tv_error *err)
 {
+    if (cli_check_writable(qa->out, err)) /* before the calibration, not after */
+        return err->code;
     const char *cal = qa->calibrate;
     int is_task = !strncmp(cal, "task:", 5);
     double n = is_task ? 16 : 1e15, percentile = 100;

@@ -84,8 +84,11 @@ static void print_progress(void *ctx, const struct master_progress *p)
                 p->run);
     } else if (p->event == MASTER_EVENT_GENERATION) {
         char extra[64] = "", failed[48] = "";
+        /* classify's champion test is its validation split; a pole task's
+         * is its generalization test */
         if (p->tested)
-            snprintf(extra, sizeof extra, "  test %.6g%s", p->test_score,
+            snprintf(extra, sizeof extra, "  %s %.6g%s",
+                     strcmp(p->task, "classify") ? "test" : "valid", p->test_score,
                      p->test_solved ? " (solved)" : "");
         if (p->failed)
             snprintf(failed, sizeof failed, "  failed %zu", p->failed);
@@ -136,6 +139,8 @@ static int search_main(struct master_run_opts *o)
     }
     o->n_ranks = size;
     o->progress = print_progress;
+    int released = 0;
+    o->released = &released;
     if (rank == 0) {
         /* SIGUSR1 (forwarded to every rank by mpirun), SIGTERM, SIGINT: commit
          * what has arrived and stop cleanly, exit 0 (handlers set above). */
@@ -151,7 +156,7 @@ static int search_main(struct master_run_opts *o)
     if (rc == TV_ESTOP) {
         status = 0;
     } else if (rc) {
-        if (rank == 0 || rc != TV_EMPI)
+        if ((rank == 0 || rc != TV_EMPI) && err.msg[0]) /* "": rank 0 says why */
             fprintf(stderr, "trevo%s: %s\n", rank ? " worker" : "", err.msg);
         if (rank == 0 && *master_resume_hint())
             fprintf(stderr, "trevo: nothing committed is lost; %scontinue with: %s\n",
@@ -163,8 +168,10 @@ static int search_main(struct master_run_opts *o)
         /* A master that failed (a full disk, a damaged row, a worker's error,
          * MPI) may have left workers blocked sending results it will never
          * receive: MPI_Finalize would then wait forever. What was committed
-         * is in the store, closed already; end the whole job. */
-        if (rc && rc != TV_ESTOP && size > 1 && rank == 0) {
+         * is in the store, closed already; end the whole job. A failure
+         * before the first task released the workers instead: every rank
+         * ends by itself, with status 1 and rank 0's one line. */
+        if (rc && rc != TV_ESTOP && size > 1 && rank == 0 && !released) {
             fflush(stderr);
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
@@ -174,11 +181,13 @@ static int search_main(struct master_run_opts *o)
 }
 
 static const char run_usage[] =
-    "usage: trevo run CONFIG [--db FILE] [--name RUN] [--seed N] [--generations N] [--quiet]\n"
+    "usage: trevo run CONFIG [--db FILE] [--name RUN] [--seed N] [--generations N]\n"
+    "                        [--quiet | --silent]\n"
     "       trevo run --help-config   (every config key with its default)\n"
     "Runs an experiment. Under `mpirun -n N` rank 0 is the master and ranks 1..N-1 evaluate;\n"
     "alone, one process does everything. SIGUSR1, SIGTERM or SIGINT stop it cleanly (what has\n"
-    "arrived is committed; exit status 0); `trevo resume DB` continues.\n";
+    "arrived is committed; exit status 0); `trevo resume DB` continues. --quiet prints only\n"
+    "the closing summary, --silent nothing (errors are always printed).\n";
 
 /* --seed, --generations: a whole number in [min, 2^63 - 1] into *out; else
  * the message on stderr and -1. */
@@ -223,6 +232,8 @@ int cli_cmd_run(int argc, char **argv)
                 return 2;
         } else if (!strcmp(a, "--quiet")) {
             o.quiet = 1;
+        } else if (!strcmp(a, "--silent")) {
+            o.silent = 1;
         } else if (a[0] != '-' && !config) {
             config = a;
         } else {
@@ -260,7 +271,7 @@ int cli_cmd_run(int argc, char **argv)
 int cli_cmd_resume(int argc, char **argv)
 {
     static const char usage[] =
-        "usage: trevo resume DB [--name RUN] [--set KEY=VALUE]... [--quiet]\n"
+        "usage: trevo resume DB [--name RUN] [--set KEY=VALUE]... [--quiet | --silent]\n"
         "Continues a stopped or killed run from its last checkpoint; nothing committed is\n"
         "evaluated again, and it ends as the uninterrupted run would have. Keys that may\n"
         "change: run.generations, run.fitness_target, run.stop_on_solve, log.quiet,\n"
@@ -285,6 +296,8 @@ int cli_cmd_resume(int argc, char **argv)
             sets[o.n_sets++] = argv[++i];
         } else if (!strcmp(a, "--quiet")) {
             o.quiet = 1;
+        } else if (!strcmp(a, "--silent")) {
+            o.silent = 1;
         } else if (a[0] != '-' && !o.db) {
             o.db = a;
         } else {
@@ -327,9 +340,11 @@ static int best_solver(struct store *st, int64_t run, int64_t *id, double *fitne
 
 int cli_cmd_status(int argc, char **argv)
 {
-    static const char usage[] = "usage: trevo status DB\nLists the runs in DB: generation, best "
-                                "fitness, state, and which individual solves a solved run (its "
-                                "best solver).\n";
+    static const char usage[] =
+        "usage: trevo status DB\nLists the runs in DB: generation, best fitness, status, and "
+        "which individual solves a solved run (its best solver). Status: running (a process "
+        "writes it now), interrupted (running, but no process writes it: killed, or torn down "
+        "with its job; `trevo resume` continues it), stopped, done or failed.\n";
     if (cli_help(argc, argv, usage))
         return 0;
     if (argc != 2)
@@ -369,10 +384,13 @@ int cli_cmd_status(int argc, char **argv)
                    runs[i].has_writer ? "active" : "-", solver);
         any_interrupted |= interrupted;
     }
-    if (!rc && any_interrupted)
-        printf("(interrupted: killed or torn down with its job; nothing committed is lost: "
-               "trevo resume %s --name RUN)\n",
-               argv[1]);
+    if (!rc && any_interrupted) {
+        printf("(interrupted: killed or torn down with its job; nothing committed is lost)\n");
+        for (size_t i = 0; i < n; i++)
+            if (runs[i].status == STORE_RUNNING && !runs[i].has_writer)
+                printf("continue %s with: trevo resume %s --name %s\n", runs[i].name, argv[1],
+                       runs[i].name);
+    }
     struct store_usage u;
     if (!rc && !(rc = store_usage_get(st, -1, &u, &err))) {
         char line[256], free_b[32];

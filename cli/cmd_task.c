@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "master.h"
+#include "store.h"
 #include "nn.h"
 #include "plugin.h"
 #include "task.h"
@@ -18,6 +19,8 @@
 static const char eval_usage[] =
     "usage: trevo task eval TASK NET [--seed N] [--set KEY=VALUE]... [--generation G]\n"
     "       trevo task eval [TASK] NET --config FILE [--seed N] [--set KEY=VALUE]...\n"
+    "                       [--generation G]\n"
+    "       trevo task eval [TASK] NET --db DB [--name RUN] [--seed N] [--set KEY=VALUE]...\n"
     "                       [--generation G]\n\n"
     "Evaluates the network NET (text or msgpack) once on TASK, as a worker of a\n"
     "search does, and prints\n"
@@ -40,9 +43,11 @@ static const char eval_usage[] =
     "                  run's config file, so the network is evaluated as the run\n"
     "                  evaluated it; TASK may then be omitted, or must be the same\n"
     "                  text as FILE's task. FILE must be a valid config by itself.\n"
+    "  --db DB         as --config, with the config stored with run RUN of database\n"
+    "  --name RUN      DB (--name: which run, when DB holds several).\n"
     "  --generation G  the generation the child belongs to (default 0): classify\n"
     "                  draws its `samples` rows by generation.\n\n"
-    "Without --config the [task] values are the task's defaults and --set's.\n"
+    "Without --config or --db the [task] values are the task's defaults and --set's.\n"
     "NET must have as many inputs and outputs as TASK (`trevo task list`).\n"
     "NET may be an int8 NET.q (`trevo net quantize`): its int8 engine runs it.\n"
     "TASK may be a plugin's file (./libNAME.so: docs/plugins.md).\n";
@@ -63,7 +68,7 @@ static void print_figures(const struct task_result *r, const char *prefix,
 
 /* The command line of `task eval`. */
 struct eval_args {
-    const char *task, *net, *seed, *generation, *config;
+    const char *task, *net, *seed, *generation, *config, *db, *name;
     const char **sets;
     size_t n_sets;
 };
@@ -85,6 +90,10 @@ static int parse_eval_args(int argc, char **argv, struct eval_args *a, const cha
             a->generation = argv[++i];
         else if (!strcmp(o, "--config") && has_value)
             a->config = argv[++i];
+        else if (!strcmp(o, "--db") && has_value)
+            a->db = argv[++i];
+        else if (!strcmp(o, "--name") && has_value)
+            a->name = argv[++i];
         else if (!strcmp(o, "--set") && has_value)
             a->sets[a->n_sets++] = argv[++i];
         else if ((o[0] == '-' && strcmp(o, "-")) || n_pos == 2) {
@@ -93,7 +102,7 @@ static int parse_eval_args(int argc, char **argv, struct eval_args *a, const cha
         } else
             pos[n_pos++] = o;
     }
-    if (n_pos == 2 || (n_pos == 1 && a->config)) {
+    if (n_pos == 2 || (n_pos == 1 && (a->config || a->db))) {
         a->task = n_pos == 2 ? pos[0] : NULL;
         a->net = pos[n_pos - 1];
         return 0;
@@ -101,12 +110,28 @@ static int parse_eval_args(int argc, char **argv, struct eval_args *a, const cha
     return 2;
 }
 
-/* The task and its [task] values of the command line: --config FILE's, then
- * --set's. *t opened; *k its kind. */
+/* The task and its [task] values of the command line: --config FILE's, or
+ * the config stored with --db's run, then --set's. *t opened. */
 static int open_eval_task(const struct eval_args *a, struct master_config *c,
                           struct task_instance **t, struct tv_error *err)
 {
-    return cli_task_open_args(a->task, a->config, NULL, a->sets, a->n_sets, c, t, err);
+    if (a->config && a->db)
+        return tv_error_set(err, TV_EINVAL, "--config and --db: give one of them");
+    if (a->name && !a->db)
+        return tv_error_set(err, TV_EINVAL, "--name names a run of --db DB: give --db");
+    if (!a->db)
+        return cli_task_open_args(a->task, a->config, NULL, a->sets, a->n_sets, c, t, err);
+    struct store *st = NULL;
+    struct store_run_info info;
+    int rc = cli_open_run(a->db, a->name, &st, &info, err);
+    if (rc)
+        return rc;
+    char what[512];
+    snprintf(what, sizeof what, "%s (run %s)", a->db, info.name);
+    rc = cli_task_open_args(a->task, what, info.config, a->sets, a->n_sets, c, t, err);
+    store_run_info_release(&info);
+    store_close(st, NULL);
+    return rc;
 }
 
 int cli_task_open_args(const char *task, const char *config, const char *config_text,

@@ -352,7 +352,7 @@ static int train_report(void *ctx, const struct fit_report *r)
         printf(" test_acc -");
     else
         printf(" test_acc %.4f test_loss %.6f", r->test_acc, r->test_loss);
-    printf(" connections %zu seconds %.2f", r->conns, r->seconds);
+    printf(" connections %zu seconds %.3f", r->conns, r->seconds);
     if (r->sp.removed || r->sp.grown || r->sp.neurons)
         printf(" removed %llu grown %llu neurons_removed %llu", (unsigned long long)r->sp.removed,
                (unsigned long long)r->sp.grown, (unsigned long long)r->sp.neurons);
@@ -382,7 +382,9 @@ int cli_cmd_net_train(int argc, char **argv)
     genome_init(&g);
     struct nn_trainer *t = NULL;
     struct data_set train = {0}, test = {0};
-    int rc = cli_load_net(a.net, &g, &err);
+    int rc = cli_check_writable(a.out, &err); /* before the training, not after */
+    if (!rc)
+        rc = cli_load_net(a.net, &g, &err);
     if (!rc && g.n_channels) { /* a convolutional network: cmd_cnn.c */
         rc = cli_cnn_train_net(&g, &a.opts, &a.fit, a.data, a.labels, a.test, a.test_labels, &err);
         if (!rc)

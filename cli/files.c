@@ -91,6 +91,43 @@ static int sync_folder(const char *path, struct tv_error *err)
               : tv_error_set(err, TV_EIO, "%s: cannot sync its folder: %s", path, strerror(saved));
 }
 
+/* The file path names (through its links) into target, whether it exists
+ * (*old), and a new temporary file beside it, tmp, open for writing: its
+ * descriptor, or -1 and *err naming path (not the temporary file). */
+static int open_beside(const char *path, char *target, char *tmp, size_t cap, struct stat *old,
+                       int *exists, struct tv_error *err)
+{
+    if (follow_links(path, target, cap, err))
+        return -1;
+    *exists = stat(target, old) == 0;
+    if (*exists && !S_ISREG(old->st_mode)) {
+        tv_error_set(err, TV_EINVAL, "%s: not a regular file", path);
+        return -1;
+    }
+    if ((size_t)snprintf(tmp, cap + 32, "%s.tmp.%ld", target, (long)getpid()) >= cap + 32) {
+        tv_error_set(err, TV_EINVAL, "%s: path too long", path);
+        return -1;
+    }
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    if (fd < 0)
+        tv_error_set(err, TV_EIO, "%s: cannot write there: %s", path, strerror(errno));
+    return fd;
+}
+
+int cli_check_writable(const char *path, struct tv_error *err)
+{
+    if (!strcmp(path, "-"))
+        return 0;
+    char target[4096], tmp[4096 + 32];
+    struct stat old;
+    int exists, fd = open_beside(path, target, tmp, sizeof target, &old, &exists, err);
+    if (fd < 0)
+        return err->code;
+    close(fd);
+    remove(tmp);
+    return 0;
+}
+
 int cli_write_file(const char *path, const void *data, size_t len, struct tv_error *err)
 {
     if (!strcmp(path, "-")) {
@@ -101,23 +138,16 @@ int cli_write_file(const char *path, const void *data, size_t len, struct tv_err
     /* the file a link names is replaced, not the link; an existing file
      * keeps its permissions */
     char target[4096], tmp[4096 + 32];
-    if (follow_links(path, target, sizeof target, err))
-        return err->code;
     struct stat old;
-    int keep_mode = stat(target, &old) == 0;
-    if (keep_mode && !S_ISREG(old.st_mode))
-        return tv_error_set(err, TV_EINVAL, "%s: not a regular file", path);
-    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp.%ld", target, (long)getpid()) >= sizeof tmp)
-        return tv_error_set(err, TV_EINVAL, "%s: path too long", path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
-    FILE *f = fd < 0 ? NULL : fdopen(fd, "wb");
+    int keep_mode, fd = open_beside(path, target, tmp, sizeof target, &old, &keep_mode, err);
+    if (fd < 0)
+        return err->code;
+    FILE *f = fdopen(fd, "wb");
     if (!f) {
         int saved = errno;
-        if (fd >= 0) {
-            close(fd);
-            remove(tmp);
-        }
-        return tv_error_set(err, TV_EIO, "%s: cannot create: %s", tmp, strerror(saved));
+        close(fd);
+        remove(tmp);
+        return tv_error_set(err, TV_EIO, "%s: cannot write there: %s", path, strerror(saved));
     }
     int ok = !keep_mode || fchmod(fd, old.st_mode & 07777) == 0;
     ok = fwrite(data, 1, len, f) == len && ok;

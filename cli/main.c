@@ -9,12 +9,17 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "commit.h"  /* TREVO_COMMIT (the build's git commit, or "") */
+#include "version.h" /* TREVO_VERSION */
+
 struct command {
     const char *group; /* NULL for a top-level command */
     const char *name;
     int (*fn)(int argc, char **argv);
     const char *summary;
 };
+
+static int version(int argc, char **argv);
 
 /* Every command, in the order --help lists them. Adding one touches only
  * this table (and the file that implements it). */
@@ -24,11 +29,12 @@ static const struct command commands[] = {
     {NULL, "status", cli_cmd_status, "DB: the runs in a database"},
     {NULL, "best", cli_cmd_best, "DB: write the champion network"},
     {NULL, "plot", cli_cmd_plot, "DB -o FILE.png: fitness and complexity per generation"},
+    {NULL, "version", version, "the version (and the git commit it was built from)"},
     {"task", "eval", cli_cmd_task_eval, "TASK NET: evaluate one network on a task"},
     {"task", "list", cli_cmd_task_list, "the registered tasks"},
     {"task", "new", cli_cmd_task_new, "NAME [DIR]: write a task plugin to start from"},
     {"net", "import", cli_cmd_net_import, "FILE.txt -o NET: text network to msgpack"},
-    {"net", "export", cli_cmd_net_export, "NET [--format text|msgpack] [-o FILE]"},
+    {"net", "export", cli_cmd_net_export, "NET [--format text|msgpack|dot|c] [-o FILE]"},
     {"net", "validate", cli_cmd_net_validate, "NET: check a network file, print its sizes"},
     {"net", "eval", cli_cmd_net_eval, "NET: run input rows from stdin through the network"},
     {"net", "bench", cli_cmd_net_bench, "sparse engine vs dense OpenBLAS on a random layer"},
@@ -55,6 +61,18 @@ static void usage(FILE *f)
     fprintf(f, "\n`trevo COMMAND --help` describes one command.\n");
 }
 
+/* `trevo version`, `trevo --version`: the version, and the git commit of a
+ * build from a checkout. */
+static int version(int argc, char **argv)
+{
+    (void)argv;
+    if (argc > 1)
+        return cli_refuse_arg("version", argv[1], "usage: trevo version\n");
+    printf("trevo %s%s%s%s\n", TREVO_VERSION, *TREVO_COMMIT ? " (commit " : "", TREVO_COMMIT,
+           *TREVO_COMMIT ? ")" : "");
+    return 0;
+}
+
 static int cli_dispatch(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
@@ -62,6 +80,8 @@ static int cli_dispatch(int argc, char **argv)
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
+    if (!strcmp(argv[1], "--version"))
+        return version(argc - 1, argv + 1);
     int known_group = 0;
     for (size_t i = 0; i < N_COMMANDS; i++) {
         const struct command *c = &commands[i];

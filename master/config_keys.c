@@ -217,7 +217,8 @@ static const struct config_key table[] = {
     I64("farm", "inflight", inflight, 1, 64, "2", 0, "messages in flight per worker"),
     {"farm", "max_message_mb", T_MIB, FIELD(worker.max_message_bytes, size_t), 0, 0, 1, 2047, "256",
      NULL, 0, "largest message accepted, in MiB"},
-    BOOL("log", "quiet", quiet, "false", K_RESUMABLE, "no progress line per generation"),
+    BOOL("log", "quiet", quiet, "false", K_RESUMABLE,
+         "no progress line per generation (the closing summary stays)"),
 };
 _Static_assert(sizeof table / sizeof table[0] == MASTER_CONFIG_N_KEYS,
                "a key added or removed: update MASTER_CONFIG_N_KEYS");
@@ -457,6 +458,19 @@ int master_config_key_set(void *base_, const struct config_key *k, const char *v
     return -1;
 }
 
+/* The shortest decimal that reads back as v (0.1, not 0.10000000000000001):
+ * as exact as %.17g, and what a user wrote. */
+static void format_double(FILE *f, double v)
+{
+    char buf[40];
+    for (int digits = 1; digits <= 17; digits++) {
+        snprintf(buf, sizeof buf, "%.*g", digits, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    fputs(buf, f);
+}
+
 void master_config_key_format(FILE *f, const void *base_, const struct config_key *k)
 {
     const char *base = (const char *)base_ + k->offset;
@@ -472,7 +486,7 @@ void master_config_key_format(FILE *f, const void *base_, const struct config_ke
         fprintf(f, "%llu", (unsigned long long)*(const uint64_t *)base);
         break;
     case T_DOUBLE:
-        fprintf(f, "%.17g", *(const double *)base);
+        format_double(f, *(const double *)base);
         break;
     case T_BOOL:
         fprintf(f, "%s", *(const int *)base ? "true" : "false");

@@ -181,7 +181,7 @@ static int close_generation(struct search *s, int64_t gen, size_t n_evals, struc
                                      .n_population = p->n,
                                      .keep = s->cfg.keep_genomes};
         rc = store_generation_close(s->st, s->run, &g, err);
-        if (!rc && s->progress) {
+        if (!rc && s->progress && !s->cfg.quiet) {
             const struct master_member *c = &p->m[champ];
             struct master_progress ev = {.event = MASTER_EVENT_GENERATION,
                                          .generation = gen,

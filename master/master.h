@@ -252,10 +252,15 @@ struct master_run_opts {
     int resume;              /* 1: continue run `name` in db */
     const char *const *sets; /* resume: key=value assignments */
     size_t n_sets;
-    int quiet;
+    int quiet;                   /* no line per generation; the closing summary stays */
+    int silent;                  /* no progress at all */
     int n_ranks;                 /* MPI_COMM_WORLD's size, 1 when alone */
     master_progress_fn progress; /* NULL: none */
     void *progress_ctx;
+    /* out, may be NULL: 1 when the search failed before the workers' first
+     * task (a config, data or task error) and told them so: they end on
+     * their own, so the job needs no MPI_Abort */
+    int *released;
 };
 
 /* Runs (or resumes) a search, as rank 0 of MPI_COMM_WORLD when n_ranks > 1
@@ -273,7 +278,8 @@ int master_run_name_check(const char *name, char *why, size_t why_len);
 const char *master_resume_hint(void);
 
 /* A rank >= 1: receives the config from rank 0 and serves tasks until told
- * to stop. 0 also when rank 0 could not start (it reports why). */
+ * to stop. TV_ESTATE with an empty message when rank 0 could not start or
+ * refused what the ranks opened (rank 0 reports why). */
 int master_worker_main(struct tv_error *err);
 
 /* Set from a signal handler: finish what has arrived, commit, stop. */

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#define TREVO_VERSION "0.1.0"
+#include "version.h" /* TREVO_VERSION (the Makefile's) */
 
 /* "trevo resume DB --name RUN", once the run is held for writing: what a
  * stop or a failure tells the user to type (read by a signal handler). */
@@ -293,17 +293,19 @@ int master_search(const struct master_run_opts *o, struct tv_error *err)
     broadcast_config(s.n_ranks, rc ? NULL : (const char *)effective.data);
     if (!rc && s.n_ranks > 1) /* before any evaluation: every rank opened the same task */
         rc = master_ranks_agree(&s.cfg, task, s.n_ranks, err);
+    if (o->released) /* the workers heard "do not serve" unless MPI itself failed */
+        *o->released = rc != 0 && rc != TV_EMPI;
     master_pop_init(&s.pop, s.cfg.compat_threshold);
     if (!rc && !o->resume) /* a resume says it once its checkpoint loaded */
         set_resume_hint(&s);
     if (!rc)
         rc = farm_new(&s.cfg.worker, s.n_ranks, s.cfg.batch, s.cfg.inflight, &s.farm, err);
-    if (!s.cfg.quiet) {
+    if (!o->silent) { /* quiet ([log] quiet, --quiet): the closing summary only */
         s.progress = o->progress;
         s.progress_ctx = o->progress_ctx;
     }
     if (!rc) {
-        if (s.progress)
+        if (s.progress && !s.cfg.quiet)
             master_search_report(&s, &(struct master_progress){.event = MASTER_EVENT_START});
         rc = search_loop(&s, err);
     }

@@ -127,12 +127,21 @@ int master_plugin_resume_check(struct store *st, int64_t run, const char *db, co
     return rc;
 }
 
+/* The master could not start, or refused what the ranks opened, and says
+ * why itself: this rank ends quietly with a failure. */
+static int not_started(struct tv_error *err)
+{
+    err->code = TV_ESTATE;
+    err->msg[0] = '\0';
+    return TV_ESTATE;
+}
+
 int master_worker_main(struct tv_error *err)
 {
     int len = 0;
     MPI_Bcast(&len, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (len <= 0)
-        return 0; /* the master could not start and says why */
+        return not_started(err);
     char *text = malloc((size_t)len);
     if (!text)
         return tv_error_set(err, TV_ENOMEM, "worker: out of memory");
@@ -145,7 +154,7 @@ int master_worker_main(struct tv_error *err)
     /* Rank 0 compares what every rank opened (and reports a failure here)
      * before any evaluation. */
     if (!master_ranks_report(task, rc, err))
-        rc = 0;
+        rc = not_started(err);
     else
         rc = worker_serve(&cfg.worker, err);
     task_close(task);

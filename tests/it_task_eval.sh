@@ -213,7 +213,7 @@ printf '[run]\ntask = classify\ngenerations = 5\n[population]\nsize = 20\n[task]
 "$TREVO" run "$dir/run.ini" --db "$dir/run.db" 2>"$dir/run.err" || fail "classify run exited $?"
 "$TREVO" best "$dir/run.db" -o "$dir/champ.txt" || fail "best exited $?"
 out=$("$TREVO" task eval "$dir/champ.txt" --config "$dir/run.ini" --generation 4) || fail "champion eval exited $?"
-t=$(sed -n 's/^gen *4 .*  test \([0-9.]*\) .*/\1/p' "$dir/run.err")
+t=$(sed -n 's/^gen *4 .*  valid \([0-9.]*\) .*/\1/p' "$dir/run.err")
 f=$(sed -n 's/.*; final test \([0-9.]*\)$/\1/p' "$dir/run.err")
 [ -n "$t" ] && [ -n "$f" ] || fail "classify run: no test or final test in $(cat "$dir/run.err")"
 printf '%s\n' "$out" | grep -qx "champion_accuracy: $t" || fail "champion test $t: [$out]"
