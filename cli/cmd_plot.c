@@ -27,8 +27,10 @@ extern char **environ;
 static const char plot_usage[] =
     "usage: trevo plot DB [--name RUN] -o FILE.png [--front]\n"
     "Draws a run's best and mean fitness per generation and the complexity of each\n"
-    "generation's champion (neurons, connections, skip, recurrent) into one PNG with two\n"
-    "panels. --front: instead, every individual's fitness against its connections and\n"
+    "generation's champion (neurons, connections, feed-forward and recurrent ones; skip\n"
+    "ones, over 2+ layers, only when no neuron was added or deleted) into one PNG with\n"
+    "two panels, and marks the generation the run was solved. --front: instead, every individual's "
+    "fitness against its connections and\n"
     "the run's accuracy-connections front (the view v_front: no smaller network is as\n"
     "fit). Reads DB read-only, so the run may still be going. Needs gnuplot (Debian:\n"
     "apt-get install gnuplot-nox).\n";
@@ -51,25 +53,63 @@ static void put_value(FILE *f, double v)
         fputs(" ?", f);
 }
 
-/* One line per closed generation: generation best mean, then the champion's
- * neurons conns skip recurrent ("?" when unknown). *max_count: the largest of
- * those counts. */
-static int plot_write_data(struct store *st, const struct store_run_info *info, const char *path,
-                           uint32_t *max_count, struct tv_error *err)
+/* What the main plot's script needs to know of its data. */
+struct plot_facts {
+    uint32_t max_count; /* the largest count plotted */
+    int64_t solved;     /* the first generation whose population held a solution, or -1 */
+    int fixed_layers;   /* every individual has as many neurons: no neuron was added or
+                           deleted, so the layers, and what skip means, never change */
+};
+
+/* Whether every individual of the run up to its last closed generation has
+ * the same number of neurons (rows only). */
+static int plot_fixed_layers(struct store *st, const struct store_run_info *info, int *fixed,
+                             struct tv_error *err)
 {
-    *max_count = 0;
+    *fixed = 1;
+    int64_t n = -1;
+    int rc = 0;
+    for (int64_t gen = 0; gen <= info->last_generation && !rc && *fixed; gen++) {
+        struct store_set set;
+        rc = store_individuals_load(st, info->run_id, gen, 0, &set, err);
+        for (size_t i = 0; !rc && i < set.n; i++) {
+            if (n < 0)
+                n = set.rows[i].n_neurons;
+            *fixed &= set.rows[i].n_neurons == n;
+        }
+        if (!rc)
+            store_set_release(&set);
+    }
+    return rc;
+}
+
+/* One line per closed generation: generation best mean, then the champion's
+ * neurons, connections, feed-forward ones, recurrent ones and skip ones ("?"
+ * when unknown). A connection is recurrent when its source is at least as
+ * deep as its target, feed-forward otherwise: what a new neuron does not
+ * change. Skip (over at least one layer) is relative to the layers, so a
+ * first hidden neuron turns every input-output connection into one: it is
+ * drawn only when the layers are fixed (facts->fixed_layers). */
+static int plot_write_data(struct store *st, const struct store_run_info *info, const char *path,
+                           struct plot_facts *facts, struct tv_error *err)
+{
+    *facts = (struct plot_facts){.solved = -1};
+    int rc = plot_fixed_layers(st, info, &facts->fixed_layers, err);
+    if (rc)
+        return rc;
     FILE *f = fopen(path, "w");
     if (!f)
         return tv_error_set(err, TV_EIO, "%s: cannot create: %s", path, strerror(errno));
-    fputs("# generation best mean champion_neurons champion_conns champion_skip "
-          "champion_recurrent\n",
+    fputs("# generation best mean champion_neurons champion_conns champion_feedforward "
+          "champion_recurrent champion_skip\n",
           f);
-    int rc = 0;
     for (int64_t gen = 0; gen <= info->last_generation && !rc; gen++) {
         struct store_generation g;
         rc = store_generation_get(st, info->run_id, gen, &g, err);
         if (rc)
             break;
+        if (g.solved && facts->solved < 0)
+            facts->solved = gen;
         fprintf(f, "%" PRId64, gen);
         put_value(f, g.best);
         put_value(f, g.mean);
@@ -78,12 +118,13 @@ static int plot_write_data(struct store *st, const struct store_run_info *info, 
             rc = store_individual_row(st, info->run_id, g.champion, &ind, err);
             if (rc)
                 break;
-            fprintf(f, " %" PRIu32 " %" PRIu32 " %" PRIu32 " %" PRIu32 "\n", ind.n_neurons,
-                    ind.n_conns, ind.n_skip, ind.n_recurrent);
+            uint32_t rec = ind.n_recurrent <= ind.n_conns ? ind.n_recurrent : ind.n_conns;
+            fprintf(f, " %" PRIu32 " %" PRIu32 " %" PRIu32 " %" PRIu32 " %" PRIu32 "\n",
+                    ind.n_neurons, ind.n_conns, ind.n_conns - rec, rec, ind.n_skip);
             uint32_t m = ind.n_neurons > ind.n_conns ? ind.n_neurons : ind.n_conns;
-            *max_count = m > *max_count ? m : *max_count;
+            facts->max_count = m > facts->max_count ? m : facts->max_count;
         } else {
-            fputs(" ? ? ? ?\n", f);
+            fputs(" ? ? ? ? ?\n", f);
         }
     }
     int saved = errno, bad = ferror(f);
@@ -213,18 +254,40 @@ static int plot_write_front_script(const struct plot_tmp *t, const char *db,
     return plot_script_close(f, t, err);
 }
 
+/* The main plot's complexity panel: the counts that keep their meaning as
+ * neurons come and go, skip only with fixed layers. */
+static void plot_script_counts(FILE *f, const struct plot_facts *facts, const char *with)
+{
+    fprintf(f,
+            "set title 'complexity of each generation''s champion'\n"
+            "set ylabel 'count'\n"
+            "set yrange [0:*]\n"
+            "%s"
+            "plot data using 1:4 with %s linewidth 2 title 'neurons', \\\n"
+            "     data using 1:5 with %s linewidth 2 title 'connections', \\\n"
+            "     data using 1:6 with %s linewidth 1 title 'feed-forward', \\\n"
+            "     data using 1:7 with %s linewidth 1 title 'recurrent'",
+            facts->max_count <= 10 ? "set ytics 1\n" : "", /* counts: no half ticks */
+            with, with, with, with);
+    if (facts->fixed_layers)
+        fprintf(f, ", \\\n     data using 1:8 with %s linewidth 1 title 'skip (2+ layers)'", with);
+    fputc('\n', f);
+}
+
 static int plot_write_script(const struct plot_tmp *t, const char *db,
-                             const struct store_run_info *info, uint32_t max_count,
+                             const struct store_run_info *info, const struct plot_facts *facts,
                              struct tv_error *err)
 {
     FILE *f = fopen(t->script, "w");
     if (!f)
         return tv_error_set(err, TV_EIO, "%s: cannot create: %s", t->script, strerror(errno));
     plot_script_head(f, t);
-    char title[1200];
+    char title[1200], solved[80] = "";
     int64_t n_gens = info->last_generation + 1;
-    snprintf(title, sizeof title, "trevo: run '%s' in %s, %" PRId64 " generation%s", info->name, db,
-             n_gens, n_gens == 1 ? "" : "s");
+    if (facts->solved >= 0)
+        snprintf(solved, sizeof solved, ", solved at generation %" PRId64, facts->solved);
+    snprintf(title, sizeof title, "trevo: run '%s' in %s, %" PRId64 " generation%s%s", info->name,
+             db, n_gens, n_gens == 1 ? "" : "s", solved);
     fputs("set multiplot layout 2,1 title ", f);
     put_quoted(f, title);
     /* Few points: mark each one (a single generation is otherwise invisible). */
@@ -238,24 +301,27 @@ static int plot_write_script(const struct plot_tmp *t, const char *db,
             "set xrange [0:*]\n"
             "set autoscale xfix\n"
             "set offsets graph 0, graph 0, graph 0.05, graph 0.05\n"
-            "%s"
+            "%s",
+            n_gens <= 20 ? "set xtics 1\n" : "");
+    /* the generation the run was solved: a vertical line in both panels,
+     * labelled on the side with more room */
+    int left = 2 * facts->solved > info->last_generation;
+    if (facts->solved >= 0)
+        fprintf(f,
+                "set arrow 1 from %" PRId64 ", graph 0 to %" PRId64 ", graph 1 nohead"
+                " linecolor rgb '#2e8b57' dashtype 2 linewidth 2\n"
+                "set label 1 'solved (generation %" PRId64 ")' at %" PRId64 ", graph 0.95"
+                " %s offset %s0.5, 0 textcolor rgb '#2e8b57'\n",
+                facts->solved, facts->solved, facts->solved, facts->solved, left ? "right" : "left",
+                left ? "-" : "");
+    fprintf(f,
             "set title 'best and mean fitness of each generation'\n"
             "set ylabel 'fitness'\n"
             "plot data using 1:2 with %s linewidth 2 title 'best', \\\n"
-            "     data using 1:3 with %s linewidth 1 title 'mean'\n"
-            "set title 'complexity of each generation''s champion'\n"
-            "set ylabel 'count'\n"
-            "set yrange [0:*]\n"
-            "%s"
-            "plot data using 1:4 with %s linewidth 2 title 'neurons', \\\n"
-            "     data using 1:5 with %s linewidth 2 title 'connections', \\\n"
-            "     data using 1:6 with %s linewidth 1 title 'skip', \\\n"
-            "     data using 1:7 with %s linewidth 1 title 'recurrent'\n"
-            "unset multiplot\n"
-            "set output\n",
-            n_gens <= 20 ? "set xtics 1\n" : "", with, with,
-            max_count <= 10 ? "set ytics 1\n" : "", /* counts: no half ticks */
-            with, with, with, with);
+            "     data using 1:3 with %s linewidth 1 title 'mean'\n",
+            with, with);
+    plot_script_counts(f, facts, with);
+    fputs("unset multiplot\nset output\n", f);
     return plot_script_close(f, t, err);
 }
 
@@ -387,16 +453,16 @@ int cli_cmd_plot(int argc, char **argv)
                           info.name);
     if (!rc)
         rc = plot_tmp_make(&t, &err);
-    uint32_t max_count = 0;
+    struct plot_facts facts = {.solved = -1};
     size_t n_front = 0;
     if (!rc)
-        rc = front ? plot_write_front(st, &info, t.data, &n_front, &max_count, &err)
-                   : plot_write_data(st, &info, t.data, &max_count, &err);
+        rc = front ? plot_write_front(st, &info, t.data, &n_front, &facts.max_count, &err)
+                   : plot_write_data(st, &info, t.data, &facts, &err);
     if (store_close(st, rc ? NULL : &err) && !rc) /* gnuplot may take a while: hold no snapshot */
         rc = err.code;
     if (!rc)
-        rc = front ? plot_write_front_script(&t, db, &info, n_front, max_count, &err)
-                   : plot_write_script(&t, db, &info, max_count, &err);
+        rc = front ? plot_write_front_script(&t, db, &info, n_front, facts.max_count, &err)
+                   : plot_write_script(&t, db, &info, &facts, &err);
     if (!rc)
         rc = plot_run_gnuplot(&t, &err);
     struct tv_buf png = {0};

@@ -52,7 +52,7 @@ static const char *const selections[] = {"speciated", "generational", NULL};
 static const char *const inits[] = {"minimal", "layered", "net", NULL};
 static const char *const syncs[] = {"normal", "full", NULL};
 /* in the order of enum store_genomes */
-static const char *const keeps[] = {"all", "population", "champions", NULL};
+static const char *const keeps[] = {"all", "population", "champions", "elite", NULL};
 
 static const char *const models[] = {"rate", "lif", "cuba", NULL}; /* enum genome_model */
 
@@ -210,9 +210,10 @@ static const struct config_key table[] = {
          "normal (fast; may lose the last commits on power loss) or full"),
     I64("store", "commit_batch", commit_batch, 1, 1e7, "1024", 0,
         "results per store transaction (at most, and at most a second's worth)"),
-    {"store", "genomes", T_ENUM, FIELD(keep_genomes, int), 0, 0, 0, 0, "all", keeps,
+    {"store", "genomes", T_ENUM, FIELD(keep_genomes, int), 0, 0, 0, 0, "elite", keeps,
      K_RESUMABLE | K_QUIET,
-     "genome bytes kept: all, population (the checkpoint's) or champions (also each champion)"},
+     "genome bytes kept: elite (the checkpoint's, each champion and every elite), all, "
+     "population (the checkpoint's) or champions (the checkpoint's and each champion)"},
     I64("farm", "batch", batch, 0, 1e6, "0", 0, "children per message (0: automatic)"),
     I64("farm", "inflight", inflight, 1, 64, "2", 0, "messages in flight per worker"),
     {"farm", "max_message_mb", T_MIB, FIELD(worker.max_message_bytes, size_t), 0, 0, 1, 2047, "256",

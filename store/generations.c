@@ -166,8 +166,8 @@ static int has_id(const int64_t *v, size_t n, int64_t id)
 }
 
 /* The ids whose genomes g->keep keeps, sorted, into *out (*n of them): the
- * population's and, for CHAMPIONS, every closed generation's champion (g's
- * own included: its row is written already). */
+ * population's and, for CHAMPIONS and ELITE, every closed generation's
+ * champion (g's own included: its row is written already). */
 static int kept_ids(struct store *s, int64_t run, const struct store_generation *g, int64_t **out,
                     size_t *n, const char *what, struct tv_error *err)
 {
@@ -178,7 +178,7 @@ static int kept_ids(struct store *s, int64_t run, const struct store_generation 
     memcpy(v, g->population, g->n_population * sizeof *v);
     k = g->n_population;
     int rc = SQLITE_DONE;
-    if (g->keep == STORE_GENOMES_CHAMPIONS) {
+    if (g->keep == STORE_GENOMES_CHAMPIONS || g->keep == STORE_GENOMES_ELITE) {
         sqlite3_stmt *q = store_stmt(s, ST_CHAMPIONS);
         sqlite3_bind_int64(q, 1, run);
         while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
@@ -202,9 +202,11 @@ static int kept_ids(struct store *s, int64_t run, const struct store_generation 
 
 /* Deletes, in the caller's transaction, what g->keep does not keep: the
  * genomes of the run's individuals up to the population's highest id that
- * kept_ids() does not name, and the checkpoints before g's. Linear in the
- * genomes left from earlier closes (the population and the champions) and
- * the ones deleted; the rows of individuals stay. */
+ * kept_ids() does not name, and the checkpoints before g's. ELITE looks only
+ * at individuals evaluated in generation g - 1 or later: an older one whose
+ * genome is still there was carried over as an elite (or kept as a
+ * champion) at an earlier close, and stays. Linear in the genomes left from
+ * earlier closes and the ones deleted; the rows of individuals stay. */
 static int drop_genomes(struct store *s, int64_t run, const struct store_generation *g,
                         const char *what, struct tv_error *err)
 {
@@ -216,7 +218,9 @@ static int drop_genomes(struct store *s, int64_t run, const struct store_generat
     int64_t bound = keep[0];
     for (size_t i = 0; i < g->n_population; i++)
         bound = g->population[i] > bound ? g->population[i] : bound;
-    sqlite3_stmt *q = store_stmt2(s, ST_GENOME_IDS, run, bound);
+    sqlite3_stmt *q = g->keep == STORE_GENOMES_ELITE
+                          ? store_stmt3(s, ST_GENOME_IDS_SINCE, run, bound, g->generation - 1)
+                          : store_stmt2(s, ST_GENOME_IDS, run, bound);
     int rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(q, 0);
@@ -261,7 +265,7 @@ int store_generation_close(struct store *s, int64_t run, const struct store_gene
         return tv_error_set(err, TV_EINVAL, "%s: run '%s': generation %lld: missing %s array",
                             s->path, h->name, (long long)g->generation,
                             g->state_len && !g->state ? "state" : "species");
-    if (g->keep < STORE_GENOMES_ALL || g->keep > STORE_GENOMES_CHAMPIONS)
+    if (g->keep < STORE_GENOMES_ALL || g->keep > STORE_GENOMES_ELITE)
         return tv_error_set(err, TV_EINVAL,
                             "%s: run '%s': generation %lld: unknown genome retention %d", s->path,
                             h->name, (long long)g->generation, g->keep);

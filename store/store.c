@@ -85,6 +85,9 @@ const char *const store_st_sql[ST_COUNT] = {
     [ST_GENOME_DELETE] = "DELETE FROM genomes WHERE run_id = ?1 AND id = ?2",
     [ST_CHAMPIONS] = "SELECT champion FROM generations WHERE run_id = ?1 AND champion IS NOT NULL",
     [ST_CKPT_DROP_OLDER] = "DELETE FROM checkpoints WHERE run_id = ?1 AND generation < ?2",
+    [ST_GENOME_IDS_SINCE] = "SELECT g.id FROM genomes g JOIN individuals i"
+                            " ON i.run_id = g.run_id AND i.id = g.id WHERE g.run_id = ?1"
+                            " AND g.id <= ?2 AND i.generation >= ?3 ORDER BY g.id",
 };
 
 /* ---- errors ---------------------------------------------------------------- */

@@ -283,8 +283,8 @@ struct store_species {
  * state holds copies of the species' representatives) are dropped, in the
  * transaction that closes a generation, so a resume -- after kill -9
  * included -- always finds what the latest checkpoint needs.
- *   ALL         every genome ever evaluated, and every checkpoint (the
- *               default: what versions before 4 did).
+ *   ALL         every genome ever evaluated, and every checkpoint (what
+ *               versions before 4 did; 0, so a zeroed struct keeps all).
  *   POPULATION  closing generation G keeps the genomes of G's checkpoint
  *               population (its children and the elites carried over) and
  *               of every individual with a higher id than all of them (the
@@ -292,11 +292,18 @@ struct store_species {
  *               genome of the run, and every checkpoint before G's, goes.
  *   CHAMPIONS   as POPULATION, and also the champion of every closed
  *               generation (generations.champion), so each generation's
- *               champion can still be written or drawn. */
+ *               champion can still be written or drawn.
+ *   ELITE       as CHAMPIONS, and also every elite: a genome carried over
+ *               from an earlier generation into a closed generation's
+ *               population keeps its bytes for good (closing G drops only
+ *               genomes of individuals evaluated in G - 1 or G, so on a
+ *               switch from another policy on resume, what older
+ *               generations kept stays). The default of [store] genomes. */
 enum store_genomes {
     STORE_GENOMES_ALL = 0,
     STORE_GENOMES_POPULATION = 1,
-    STORE_GENOMES_CHAMPIONS = 2
+    STORE_GENOMES_CHAMPIONS = 2,
+    STORE_GENOMES_ELITE = 3
 };
 
 struct store_generation {

@@ -75,11 +75,13 @@ enum st {
     ST_SPECIES_INSERT,
     ST_CKPT_INSERT,
     ST_CKPT_LATEST,
-    ST_IND_ROW,         /* one individual's row, no genome */
-    ST_GENOME_IDS,      /* the ids of a run's genomes up to an id */
-    ST_GENOME_DELETE,   /* retention: one genome */
-    ST_CHAMPIONS,       /* every closed generation's champion */
-    ST_CKPT_DROP_OLDER, /* retention: the checkpoints before a generation */
+    ST_IND_ROW,          /* one individual's row, no genome */
+    ST_GENOME_IDS,       /* the ids of a run's genomes up to an id */
+    ST_GENOME_DELETE,    /* retention: one genome */
+    ST_CHAMPIONS,        /* every closed generation's champion */
+    ST_CKPT_DROP_OLDER,  /* retention: the checkpoints before a generation */
+    ST_GENOME_IDS_SINCE, /* the ids of a run's genomes up to an id, of individuals
+                            evaluated in a generation or later */
     ST_COUNT
 };
 

@@ -6,6 +6,10 @@
 # temporary files are removed; `trevo best --format dot` parses with
 # Graphviz and holds one edge per connection, styled by kind; a hand-written
 # network shows its skip and recurrent connections in their own styles.
+# What the plot draws (its data and script, caught by a gnuplot wrapper):
+# counts that keep their meaning when a neuron appears -- connections,
+# feed-forward and recurrent ones; skip ones only when no neuron was added
+# or deleted -- and a mark at the generation the run was solved.
 set -eu
 : "${TREVO:?}"
 TREVO=$(realpath "$TREVO") # the PATH tests below must still find it
@@ -46,6 +50,60 @@ config xor 5 "$dir/a.db" >"$dir/a.ini"
 check_png "$dir/a.png"
 tmp_clean
 "$TREVO" plot --help | grep -q "gnuplot-nox" || fail "plot --help does not name gnuplot-nox"
+
+# ---- what is drawn: the data and the script, caught on their way ---------
+real_gnuplot=$(command -v gnuplot)
+mkdir "$dir/capbin" "$dir/cap"
+printf '#!/bin/sh\ncp "$1" "%s/plot.gp" && cp "$(dirname "$1")/data.txt" "%s/data.txt" &&\n    exec "%s" "$@"\n' \
+    "$dir/cap" "$dir/cap" "$real_gnuplot" >"$dir/capbin/gnuplot"
+chmod +x "$dir/capbin/gnuplot"
+caught_plot() { # DB: plots DB through the wrapper, which keeps what it drew in $dir/cap
+    rm -f "$dir/cap/"*
+    PATH="$dir/capbin:$PATH" "$TREVO" plot "$1" -o "$dir/cap.png"
+    check_png "$dir/cap.png"
+    tmp_clean
+}
+# the champion of each generation: generation, feed-forward, recurrent, skip
+champions() { sqlite3 -separator ' ' "$1" "SELECT generation, n_conns - n_recurrent, n_recurrent,
+                                          n_skip FROM v_champions ORDER BY generation"; }
+# A run whose networks grow (neurons come and go) and is solved.
+printf '[run]\ntask = xor\nname = grow\nseed = 1\ngenerations = 60\nstop_on_solve = false\n[store]\ndb = %s\n' \
+    "$dir/grow.db" >"$dir/grow.ini"
+"$TREVO" run "$dir/grow.ini" --quiet
+[ "$(sqlite3 "$dir/grow.db" "SELECT max(n_neurons) > min(n_neurons) FROM individuals")" = 1 ] ||
+    fail "grow: no neuron was added (the test would check nothing)"
+solved_at=$(sqlite3 "$dir/grow.db" "SELECT min(generation) FROM generations WHERE solved")
+[ -n "$solved_at" ] || fail "grow: never solved (the test would check nothing)"
+caught_plot "$dir/grow.db"
+awk '!/^#/ && $5 != $6 + $7 { exit 1 }' "$dir/cap/data.txt" ||
+    fail "grow: connections are not feed-forward + recurrent"
+[ "$(awk '!/^#/ { print $1, $6, $7 }' "$dir/cap/data.txt")" = \
+    "$(champions "$dir/grow.db" | cut -d' ' -f1-3)" ] ||
+    fail "grow: the feed-forward and recurrent counts are not the champions'"
+grep -q "title 'feed-forward'" "$dir/cap/plot.gp" || fail "grow: feed-forward not drawn"
+grep -q "title 'recurrent'" "$dir/cap/plot.gp" || fail "grow: recurrent not drawn"
+! grep -qi "skip" "$dir/cap/plot.gp" || fail "grow: skip drawn though neurons were added"
+grep -q "set arrow 1 from $solved_at, graph 0 to $solved_at, graph 1" "$dir/cap/plot.gp" ||
+    fail "grow: no mark at generation $solved_at, where it was solved"
+grep -q "solved (generation $solved_at)" "$dir/cap/plot.gp" || fail "grow: the mark has no label"
+grep -q "60 generations, solved at generation $solved_at'" "$dir/cap/plot.gp" ||
+    fail "grow: the title does not say when it was solved"
+# A run on fixed layers (no neuron added or deleted): skip means over 2+
+# layers throughout, and is drawn.
+printf '[run]\ntask = xor\nname = fixed\nseed = 1\ngenerations = 8\nstop_on_solve = false\n[genome]\ninit = layered\ninit_hidden = 3\nadd_neuron_rate = 0\ndel_neuron_rate = 0\n[store]\ndb = %s\n' \
+    "$dir/fixed.db" >"$dir/fixed.ini"
+"$TREVO" run "$dir/fixed.ini" --quiet
+[ "$(sqlite3 "$dir/fixed.db" "SELECT max(n_neurons) = min(n_neurons) FROM individuals")" = 1 ] ||
+    fail "fixed: the neurons changed"
+caught_plot "$dir/fixed.db"
+grep -q "title 'skip (2+ layers)'" "$dir/cap/plot.gp" || fail "fixed: skip not drawn"
+[ "$(awk '!/^#/ { print $1, $6, $7, $8 }' "$dir/cap/data.txt")" = "$(champions "$dir/fixed.db")" ] ||
+    fail "fixed: the counts are not the champions'"
+# a run never solved: no mark
+if [ -z "$(sqlite3 "$dir/a.db" "SELECT min(generation) FROM generations WHERE solved")" ]; then
+    caught_plot "$dir/a.db"
+    ! grep -q "solved" "$dir/cap/plot.gp" || fail "a run never solved is marked solved"
+fi
 
 # ---- error paths: exit 1, a message that says what is wrong, no file -----
 expect_fail() { # EXPECTED-MESSAGE-PART trevo-args...

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Genome retention ([store] genomes = population | champions): a run under
+# Genome retention ([store] genomes = population | champions | elite, the
+# default): a run under
 # mpirun -n 3 killed with kill -9 (the whole process tree) in the middle and
 # resumed -- twice -- ends identical to the uninterrupted run with the same
 # policy (every individual's row, the genomes kept, the statistics, the last
@@ -53,7 +54,7 @@ all_bytes=$(stat -c %s "$T/all.db")
 rows() { sqlite3 "$1" "SELECT id, generation, fitness, n_conns FROM individuals ORDER BY id;
                        SELECT generation, best, champion FROM generations ORDER BY generation"; }
 
-for policy in population champions; do
+for policy in population champions elite; do
     ref=$T/ref_$policy.db db=$T/$policy.db
     config "$policy" "$ref" >"$T/ref_$policy.ini"
     config "$policy" "$db" >"$T/$policy.ini"
@@ -102,8 +103,8 @@ for policy in population champions; do
     if [ $policy = population ]; then
         [ "$n_gen" = 24 ] || fail "population: $n_gen genomes kept, not the population's 24"
     else
-        [ "$no_champ" = 0 ] || fail "champions: $no_champ champions without their genome"
-        [ "$n_gen" -ge 24 ] || fail "champions: only $n_gen genomes kept"
+        [ "$no_champ" = 0 ] || fail "$policy: $no_champ champions without their genome"
+        [ "$n_gen" -ge 24 ] || fail "$policy: only $n_gen genomes kept"
     fi
     bytes=$(stat -c %s "$db")
     [ "$bytes" -lt "$all_bytes" ] || fail "$policy: database of $bytes bytes, not smaller than all's $all_bytes"

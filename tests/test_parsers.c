@@ -139,7 +139,7 @@ static const struct bad_key bad_keys[] = {
     ONLY_WRONG("genome", "act_choices", "tanh,nope", "unknown activation 'nope'"),
     ONE_OF("genome", "init_model", "izhikevich", "rate, lif, cuba"),
     ONE_OF("store", "sync", "other", "normal, full"),
-    ONE_OF("store", "genomes", "some", "all, population, champions"),
+    ONE_OF("store", "genomes", "some", "all, population, champions, elite"),
     ONLY_WRONG("log", "quiet", "maybe", "expected true or false, got 'maybe'"),
     /* numbers and integers: a wrong value, and values out of range */
     NUMBER("genome", "add_filter_rate", "-0.5", "1.5", "[0, 1]"),

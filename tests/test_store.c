@@ -2670,6 +2670,40 @@ static void test_store_generation_close_keeps_champions_genomes(void **state)
     sqlite3_close(db);
 }
 
+/* elite: as champions (0, 10, 20, 30), and every elite for good: 1, carried
+ * into generations 1 and 2 but not 3, keeps its genome; 12 and 23, the
+ * elites of generation 3, and generation 3's children too (the checkpoint's
+ * population). Every other genome, and every checkpoint but 3's, is gone. */
+static void test_store_generation_close_keeps_elite_genomes(void **state)
+{
+    struct fx *f = *state;
+    struct tv_error err = {0};
+    struct store *s = open_new(f->path);
+    int64_t run = new_run(s, "xor");
+    add_and_close(s, run, 0, 10, NULL, 0, STORE_GENOMES_ELITE);
+    const int64_t e1[] = {1}, e2[] = {1, 12}, e3[] = {12, 23};
+    add_and_close(s, run, 1, 10, e1, 1, STORE_GENOMES_ELITE);
+    add_and_close(s, run, 2, 10, e2, 2, STORE_GENOMES_ELITE);
+    add_and_close(s, run, 3, 10, e3, 2, STORE_GENOMES_ELITE);
+    for (int64_t id = 0; id < 40; id++) {
+        int kept = id % 10 == 0 || id == 1 || id == 12 || id == 23 || id >= 30;
+        if (has_genome(s, run, id) != kept) {
+            print_error("individual %lld: genome %s\n", (long long)id, kept ? "dropped" : "kept");
+            fail();
+        }
+    }
+    struct store_usage u;
+    assert_ok(store_usage_get(s, run, &u, &err), &err);
+    assert_int_equal(u.individuals, 40);
+    assert_int_equal(u.genomes, 3 + 3 + 10);
+    assert_ok(store_close(s, &err), &err);
+    sqlite3 *db = raw_open(f->path);
+    assert_int_equal(raw_int(db, "SELECT count(*) FROM checkpoints"), 1);
+    assert_int_equal(raw_int(db, "SELECT generation FROM checkpoints"), 3);
+    sqlite3_close(db);
+    assert_integrity_ok(f->path);
+}
+
 static void test_store_generation_close_unknown_retention_fails(void **state)
 {
     struct fx *f = *state;
@@ -2682,9 +2716,9 @@ static void test_store_generation_close_unknown_retention_fails(void **state)
     assert_ok(store_add_individuals(s, run, &in.row, 1, &err), &err);
     tv_buf_free(&in.bytes);
     struct store_generation gen = {
-        .generation = 0, .champion = 0, .population = pop, .n_population = 1, .keep = 3};
+        .generation = 0, .champion = 0, .population = pop, .n_population = 1, .keep = 4};
     assert_error(store_generation_close(s, run, &gen, &err), &err, TV_EINVAL,
-                 "generation 0: unknown genome retention 3");
+                 "generation 0: unknown genome retention 4");
     struct store_individual r;
     assert_error(store_individual_row(s, run, 5, &r, &err), &err, TV_ENOTFOUND, "no individual 5");
     assert_ok(store_close(s, &err), &err);
@@ -2885,6 +2919,7 @@ int main(int argc, char **argv)
         T(test_store_reader_sees_consistent_generations),
         T(test_store_generation_close_keeps_population_genomes),
         T(test_store_generation_close_keeps_champions_genomes),
+        T(test_store_generation_close_keeps_elite_genomes),
         T(test_store_generation_close_unknown_retention_fails),
         T(test_store_front_matches_definition),
         T(test_store_open_migrates_version_3),

@@ -309,7 +309,11 @@ default_config() { # FILE
 }
 
 # Writes the effective config: CONFIG (or the default) with [population] size
-# replaced by SIZE when given.
+# replaced by SIZE when given, and [store] genomes = all: what a crash left
+# is compared with the reference genome by genome (partial_mismatches), and
+# the default retention drops, when a generation closes, genomes a crash
+# may have left committed before (tests/it_retention.sh and
+# it_store_size.sh kill and resume runs with the other policies).
 make_config() { # OUT
     local src=${CONFIG:-}
     if [ -z "$src" ]; then
@@ -318,6 +322,7 @@ make_config() { # OUT
     fi
     cp "$src" "$1"
     [ -z "$SIZE" ] || config_set "$1" population size "$SIZE"
+    config_set "$1" store genomes all
 }
 
 # Sets KEY = VALUE in [SECTION] of the config FILE (replaced, or added).
