@@ -4,7 +4,11 @@
  * it), the genome functions that carry it, and the engine that applies it
  * (nn.h, nn_plan_scales): batch 1, batched and feature-major steps give the
  * same bits, which are those of the unscaled network on rows scaled
- * beforehand; the trainer carries it to the genome it writes. */
+ * beforehand; the trainer carries it to the genome it writes; the int8
+ * network quantized from a scaled genome on raw rows is the one quantized
+ * from the unscaled genome on scaled rows, carries the scaling through
+ * NET.q (version 2) and gives, on raw rows, the bits the other gives on
+ * scaled rows. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +17,7 @@
 #include <cmocka.h>
 
 #include "nn.h"
+#include "quant.h"
 #include "train.h"
 #include "testutil.h"
 
@@ -313,6 +318,82 @@ static void test_nn_trainer_carries_scale(void **state)
     genome_release(&out);
 }
 
+/* The int8 network of g calibrated on rows [N_ROWS][n_in]. */
+static struct nn_qnet *quantized(const struct genome *g, const float *rows)
+{
+    struct tv_error err = {0};
+    struct nn_calib *c;
+    struct nn_qnet *q;
+    assert_ok(nn_calib_new(g, NULL, &c, &err), &err);
+    assert_ok(nn_calib_run(c, rows, N_ROWS, 1, &err), &err);
+    assert_ok(nn_quantize(c, &q, &err), &err);
+    nn_calib_free(c);
+    return q;
+}
+
+static void test_int8_takes_raw_rows(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    for (uint64_t seed = 1; seed <= 20; seed++) {
+        struct genome g, plain;
+        genome_init(&g);
+        genome_init(&plain);
+        scaled_genome(&g, seed);
+        assert_ok(genome_copy(&plain, &g, &err), &err);
+        genome_set_scale(&plain, NULL, NULL, 0, &err);
+        size_t n_in = g.n_scale;
+        float raw[N_ROWS * 32], pre[N_ROWS * 32];
+        struct tv_rng rng = tu_rng(seed, 5, 6);
+        for (size_t i = 0; i < N_ROWS * n_in; i++) {
+            raw[i] = (float)(tv_rng_uniform(&rng) * 3000 - 1500);
+            size_t k = i % n_in;
+            pre[i] = (raw[i] - g.scale[k]) * g.scale[g.n_scale + k];
+        }
+        struct nn_qnet *q = quantized(&g, raw), *u = quantized(&plain, pre);
+        assert_non_null(q->in_scale);
+        assert_null(u->in_scale);
+        assert_memory_equal(q->in_scale, g.scale, 2 * n_in * sizeof *g.scale);
+        /* NET.q: version 2 with the scale lines, version 1 without, and the
+         * same network once read back */
+        struct tv_buf a = {0}, b = {0}, c = {0};
+        assert_ok(nn_qnet_write(q, &a, &err), &err);
+        assert_ok(nn_qnet_write(u, &b, &err), &err);
+        assert_true(a.len > 13 && !memcmp(a.data, "trevo-qnet 2\n", 13));
+        assert_true(b.len > 13 && !memcmp(b.data, "trevo-qnet 1\n", 13));
+        struct nn_qnet *r;
+        assert_ok(nn_qnet_read((const char *)a.data, a.len, "a.q", &r, &err), &err);
+        assert_ok(nn_qnet_write(r, &c, &err), &err);
+        assert_int_equal(c.len, a.len);
+        assert_memory_equal(c.data, a.data, a.len);
+        a.data[11] = '3';
+        nn_qnet_free(r);
+        assert_error(nn_qnet_read((const char *)a.data, a.len, "a.q", &r, &err), &err,
+                     TV_EFORMAT, "version 3 is not one this trevo reads (1 to 2)");
+        /* the same int8 network but for the scaling */
+        struct nn_plan *pq, *pu;
+        assert_ok(nn_qplan_compile(q, &pq, &err), &err);
+        assert_ok(nn_qplan_compile(u, &pu, &err), &err);
+        assert_int_equal(nn_plan_scales(pq), 1);
+        size_t n_out = nn_plan_n_outputs(pq);
+        float want[N_ROWS * 32], got[N_ROWS * 32];
+        run(pu, pre, 1, 0, want);
+        run(pq, raw, 1, 0, got);
+        assert_memory_equal(got, want, N_ROWS * n_out * sizeof *got);
+        run(pq, raw, N_ROWS, 0, got);
+        assert_memory_equal(got, want, N_ROWS * n_out * sizeof *got);
+        nn_plan_free(pq);
+        nn_plan_free(pu);
+        free(a.data);
+        free(b.data);
+        free(c.data);
+        nn_qnet_free(q);
+        nn_qnet_free(u);
+        genome_release(&g);
+        genome_release(&plain);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -324,6 +405,7 @@ int main(void)
         cmocka_unit_test(test_genome_scale_carried_and_validated),
         cmocka_unit_test(test_nn_step_applies_scale_at_every_batch),
         cmocka_unit_test(test_nn_trainer_carries_scale),
+        cmocka_unit_test(test_int8_takes_raw_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
