@@ -261,7 +261,10 @@ static int train_option(struct train_args *a, const char *o, const char *v, stru
     if (!strcmp(o, "--optimizer"))
         return parse_optimizer(v, &a->opts.optimizer, err);
     if (!strcmp(o, "--scale")) {
-        a->scale = !strcmp(v, "none") ? 0 : !strcmp(v, "zscore") ? 1 : !strcmp(v, "minmax") ? 2 : -1;
+        a->scale = !strcmp(v, "none")     ? 0
+                   : !strcmp(v, "zscore") ? 1
+                   : !strcmp(v, "minmax") ? 2
+                                          : -1;
         return a->scale < 0 ? tv_error_set(err, TV_EINVAL,
                                            "--scale: expected none, zscore or minmax, got '%s'", v)
                             : 0;

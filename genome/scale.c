@@ -35,8 +35,7 @@ int genome_scale_copy(struct genome *dst, const struct genome *src, struct tv_er
 {
     if (dst == src)
         return 0;
-    return genome_set_scale(dst, genome_scale_shift(src), genome_scale_mul(src), src->n_scale,
-                            err);
+    return genome_set_scale(dst, genome_scale_shift(src), genome_scale_mul(src), src->n_scale, err);
 }
 
 int genome_scale_equal(const struct genome *a, const struct genome *b)

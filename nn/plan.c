@@ -18,7 +18,7 @@ int nn_plan_compile(const struct genome *g, const struct nn_opts *opts, struct n
     static const struct nn_opts defaults = {0};
     const struct nn_opts *o = opts ? opts : &defaults;
     *out = NULL;
-    int rc = g->n_channels           ? nn_conv_plan_compile(g, o, out, err)
+    int rc = g->n_channels          ? nn_conv_plan_compile(g, o, out, err)
              : nn_genome_spiking(g) ? nn_spike_plan_compile(g, o, out, err)
                                     : nn_compile_run(g, o, NULL, NULL, out, err);
     if (!rc && g->n_scale && (rc = plan_set_scale(*out, g, err))) {

@@ -11,12 +11,11 @@
  * mul, so that the genomes a search stores, its champion among them, take
  * raw rows. A plan that scales its inputs (nn_plan_scales) is given raw
  * rows; one that does not (a network written without the scaling) is given
- * the rows scaled by the task, as before the scaling was stored. An evaluation of generation g scores the
- * `samples` rows at positions g * samples, g * samples + 1, ... (wrapping)
- * of the training split's permuted order: the same rows for every child of
- * a generation, so that their fitnesses compare, the next rows for the next
- * generation (an epoch every n_train / samples generations). The champion
- * test scores the validation split (all of it), the final test the test
+ * the rows scaled by the task, as before the scaling was stored. An evaluation of generation g
+ * scores the `samples` rows at positions g * samples, g * samples + 1, ... (wrapping) of the
+ * training split's permuted order: the same rows for every child of a generation, so that their
+ * fitnesses compare, the next rows for the next generation (an epoch every n_train / samples
+ * generations). The champion test scores the validation split (all of it), the final test the test
  * file (never used for selection).
  *
  * Fitness: accuracy (the share right), or xent: minus the mean cross-entropy
@@ -200,8 +199,8 @@ static int fit_scale(struct classify *c, int scale, struct tv_error *err)
     }
     if (scale == SCALE_NONE)
         return 0;
-    return fit_scale_stats(&c->train, c->order, c->n_train, scale == SCALE_ZSCORE, c->shift,
-                           c->mul, err);
+    return fit_scale_stats(&c->train, c->order, c->n_train, scale == SCALE_ZSCORE, c->shift, c->mul,
+                           err);
 }
 
 /* Loads the key's file (and its labels key's) into d, with n_classes known

@@ -286,8 +286,8 @@ static int one_epoch(struct fit_run *f, size_t epoch, struct tv_error *err)
     nn_trainer_keep_values(f->t, f->report != NULL);
     r.seconds = tv_now() - t0;
     if (!rc && f->test)
-        rc = evaluate_scaled(f->t, f->test, batch, f->o->scale_test ? f->o->shift : NULL,
-                             f->o->mul, &r.test_loss, &r.test_acc, err);
+        rc = evaluate_scaled(f->t, f->test, batch, f->o->scale_test ? f->o->shift : NULL, f->o->mul,
+                             &r.test_loss, &r.test_acc, err);
     if (rc)
         return rc;
     r.done = 1;

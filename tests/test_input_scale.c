@@ -92,8 +92,9 @@ static void test_genome_scale_text_bad_lines_fail(void **state)
     struct tv_error err = {0};
     struct genome g;
     genome_init(&g);
-#define NET "inputs 2\noutputs 1\nneuron 0 in 0 identity 0\nneuron 1 in 0 identity 0\n" \
-            "neuron 2 out 1 identity 0\nconn 0 2 1\n"
+#define NET                                                                                        \
+    "inputs 2\noutputs 1\nneuron 0 in 0 identity 0\nneuron 1 in 0 identity 0\n"                    \
+    "neuron 2 out 1 identity 0\nconn 0 2 1\n"
     static const struct {
         const char *text, *want;
     } bad[] = {
@@ -368,8 +369,8 @@ static void test_int8_takes_raw_rows(void **state)
         assert_memory_equal(c.data, a.data, a.len);
         a.data[11] = '3';
         nn_qnet_free(r);
-        assert_error(nn_qnet_read((const char *)a.data, a.len, "a.q", &r, &err), &err,
-                     TV_EFORMAT, "version 3 is not one this trevo reads (1 to 2)");
+        assert_error(nn_qnet_read((const char *)a.data, a.len, "a.q", &r, &err), &err, TV_EFORMAT,
+                     "version 3 is not one this trevo reads (1 to 2)");
         /* the same int8 network but for the scaling */
         struct nn_plan *pq, *pu;
         assert_ok(nn_qplan_compile(q, &pq, &err), &err);

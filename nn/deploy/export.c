@@ -302,8 +302,8 @@ static void emit_qstep(struct out *o, const char *P, const struct nn_qflat *f, i
          "    for (k = 0; k < %zu; k++)\n"
          "        out[k] = %s_q_output(%s_v[%s_out_map[k]], %af, %ld);\n"
          "    return 0;\n}\n",
-         P, P, f->n_in, P, P, scaled ? scaled_in : "in[k]", (double)f->in_scale, (long)f->in_zp,
-         P, f->n_out, P, P, P, (double)f->out_scale, (long)f->out_zp);
+         P, P, f->n_in, P, P, scaled ? scaled_in : "in[k]", (double)f->in_scale, (long)f->in_zp, P,
+         f->n_out, P, P, P, (double)f->out_scale, (long)f->out_zp);
 }
 
 /* The input scaling (genome.h, "input scaling"), when the network has one:
@@ -443,8 +443,8 @@ static void emit_float_predict(struct out *o, const char *P, const struct nn_pla
          "                s += %s_w[k] * %s_v[%s_src[k]];\n"
          "            v += s;\n"
          "        }\n",
-         P, n, P, n + 1, P, p->n_in, P, in_j, p->n_in, n, P, P, P, P, P, P, P, P, P, P, P, P, P,
-         P, P, P);
+         P, n, P, n + 1, P, p->n_in, P, in_j, p->n_in, n, P, P, P, P, P, P, P, P, P, P, P, P, P, P,
+         P, P);
     emit(o, "        switch (%s_act[j]) {\n", P);
     for (int a = 0; a < GENOME_ACT_COUNT; a++)
         if (float_act(a))

@@ -286,8 +286,8 @@ static int read_scale(struct reader *r, struct nn_qnet *q)
             char *e;
             float x = strtof(r->tok[2 + i], &e);
             if (*e || e == r->tok[2 + i] || !isfinite(x))
-                return fail(r, "scale %s: expected a finite number, got '%s'",
-                            i ? "mul" : "shift", r->tok[2 + i]);
+                return fail(r, "scale %s: expected a finite number, got '%s'", i ? "mul" : "shift",
+                            r->tok[2 + i]);
             q->in_scale[i * q->n_in + k] = x;
         }
         if (rc)
