@@ -96,6 +96,12 @@ int cli_cmd_net_validate(int argc, char **argv)
                "connections: %zu (local %zu, skip %zu, recurrent %zu)\nlayers: %zu\n",
                argv[1], st.n_neurons, st.n_inputs, st.n_outputs, st.n_hidden, st.n_conns,
                st.n_local, st.n_skip, st.n_recurrent, st.n_layers);
+    if (!rc && g->n_scale) { /* genome.h, "input scaling": x' = (x - shift) * mul */
+        printf("input scaling: raw inputs, input k entering as (x - shift) * mul%s\n",
+               g->n_scale > 32 ? " (net export --format text lists them)" : ", k: shift mul");
+        for (size_t k = 0; g->n_scale <= 32 && k < g->n_scale; k++)
+            printf("  %zu: %.9g %.9g\n", k, (double)g->scale[k], (double)g->scale[g->n_scale + k]);
+    }
     genome_free(g);
     return rc ? cli_fail(&err) : 0;
 }

@@ -184,7 +184,8 @@ static const char train_usage[] =
     "                       [--optimizer sgd|momentum|adam] [--momentum M]\n"
     "                       [--lr-schedule none|cosine] [--seed S] [--no-shuffle] "
     "[--sparsify SPEC]...\n"
-    "                       [--regrow SPEC] [--format text|msgpack] -o OUT\n\n"
+    "                       [--regrow SPEC] [--scale none|zscore|minmax]\n"
+    "                       [--format text|msgpack] -o OUT\n\n"
     "Trains the network NET to classify DATA (softmax cross-entropy over the\n"
     "output neurons' values, class k = the k-th output by id) and writes the\n"
     "trained weights and topology to OUT. One line per epoch on stdout (loss,\n"
@@ -204,10 +205,15 @@ static const char train_usage[] =
     "  --sparsify SPEC a policy after each step: l1:D lp:D,P threshold:T\n"
     "                  round:K zero:P zero_prop:P neuron[:N] lock:N (repeatable)\n"
     "  --regrow SPEC   each epoch: set:F[,S] or rigl:F\n"
+    "  --scale         none (default), zscore or minmax: statistics of DATA's\n"
+    "                  features; trains on scaled rows and stores the scaling\n"
+    "                  in OUT, which then takes raw rows (none: NET's own\n"
+    "                  scaling, if any, is kept and applied)\n"
     "  --format        of OUT (default msgpack)\n";
 
 struct train_args {
     const char *net, *data, *labels, *test, *test_labels, *out, *format;
+    int scale; /* 0 none, 1 zscore, 2 minmax */
     struct nn_train_opts opts;
     struct fit_opts fit;
     struct nn_sparsity policies[32];
@@ -254,6 +260,15 @@ static int train_option(struct train_args *a, const char *o, const char *v, stru
             return *text[k] = v, 0;
     if (!strcmp(o, "--optimizer"))
         return parse_optimizer(v, &a->opts.optimizer, err);
+    if (!strcmp(o, "--scale")) {
+        a->scale = !strcmp(v, "none")     ? 0
+                   : !strcmp(v, "zscore") ? 1
+                   : !strcmp(v, "minmax") ? 2
+                                          : -1;
+        return a->scale < 0 ? tv_error_set(err, TV_EINVAL,
+                                           "--scale: expected none, zscore or minmax, got '%s'", v)
+                            : 0;
+    }
     if (!strcmp(o, "--sparsify") || !strcmp(o, "--regrow"))
         return add_policy(a, o, v, err);
     if (!strcmp(o, "--lr-schedule")) {
@@ -371,6 +386,30 @@ static int load_data(const char *spec, const char *labels, size_t n_in, size_t n
     return rc;
 }
 
+/* The scaling of the training (--scale, or NET's own): a->fit's shift and
+ * mul, pointing into *scale (new statistics, owned by the caller) or into
+ * g's scaling (g must outlive the training). */
+static int train_scale(struct train_args *a, const struct genome *g, const struct data_set *train,
+                       float **scale, struct tv_error *err)
+{
+    size_t nf = train->n_features;
+    a->fit.scale_test = 1;
+    if (!a->scale) {
+        a->fit.shift = genome_scale_shift(g);
+        a->fit.mul = genome_scale_mul(g);
+        return 0;
+    }
+    *scale = malloc(2 * nf * sizeof **scale);
+    if (!*scale)
+        return tv_error_set(err, TV_ENOMEM, "out of memory");
+    int rc = fit_scale_stats(train, NULL, train->n_rows, a->scale == 1, *scale, *scale + nf, err);
+    if (!rc) {
+        a->fit.shift = *scale;
+        a->fit.mul = *scale + nf;
+    }
+    return rc ? tv_error_prefix(err, "--scale") : 0;
+}
+
 int cli_cmd_net_train(int argc, char **argv)
 {
     struct train_args a = {0};
@@ -385,6 +424,11 @@ int cli_cmd_net_train(int argc, char **argv)
     int rc = cli_check_writable(a.out, &err); /* before the training, not after */
     if (!rc)
         rc = cli_load_net(a.net, &g, &err);
+    if (!rc && g.n_channels && (a.scale || g.n_scale))
+        rc = tv_error_set(&err, TV_EINVAL,
+                          "%s: a convolutional network is trained without an input scaling "
+                          "(--scale none, and none in NET)",
+                          a.net);
     if (!rc && g.n_channels) { /* a convolutional network: cmd_cnn.c */
         rc = cli_cnn_train_net(&g, &a.opts, &a.fit, a.data, a.labels, a.test, a.test_labels, &err);
         if (!rc)
@@ -402,11 +446,17 @@ int cli_cmd_net_train(int argc, char **argv)
         rc = load_data(a.data, a.labels, n_in, n_out, &train, &err);
     if (!rc && a.test)
         rc = load_data(a.test, a.test_labels, n_in, n_out, &test, &err);
+    float *scale = NULL; /* shift [n_in] then mul [n_in] */
+    if (!rc)
+        rc = train_scale(&a, &g, &train, &scale, &err);
     struct progress p = {isatty(STDERR_FILENO), 0};
     if (!rc)
         rc = fit_run(t, &train, a.test ? &test : NULL, &a.fit, train_report, &p, &err);
     if (!rc)
         rc = nn_trainer_write_genome(t, &g, &err);
+    if (!rc && a.scale) /* the new statistics replace NET's */
+        rc = genome_set_scale(&g, scale, scale + n_in, n_in, &err);
+    free(scale);
     if (!rc)
         rc = cli_write_net(&g, a.format, NULL, a.out, &err);
     if (!rc)

@@ -7,8 +7,10 @@
  * then reads through msgpack-c, then validates the genome. */
 #include "genome.h"
 #include "delay.h"
+#include "scale.h"
 
 #include <msgpack.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define MAGIC "trevo-genome"
@@ -65,6 +67,49 @@ static void read_records(struct genome *g, const uint8_t *p, size_t n)
     g->n_conns = n;
 }
 
+/* Version 5's scaling: a bin of n_scale (shift, mul) little-endian f32
+ * pairs. 0 or -1 (out of memory). */
+static int encode_scale(const struct genome *g, msgpack_packer *pk, struct tv_buf *out)
+{
+    size_t n = g->n_scale;
+    if (msgpack_pack_bin(pk, 8 * n) || tv_buf_reserve(out, 8 * n))
+        return -1;
+    uint8_t *p = out->data + out->len;
+    for (size_t k = 0; k < n; k++, p += 8) {
+        uint32_t a, b;
+        memcpy(&a, &g->scale[k], 4);
+        memcpy(&b, &g->scale[n + k], 4);
+        put_le32(p, a);
+        put_le32(p + 4, b);
+    }
+    out->len += 8 * n;
+    return 0;
+}
+
+/* Reads version 5's scaling bin into g (its neurons decoded). */
+static int decode_scale(struct genome *g, const msgpack_object *o, struct tv_error *err)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < g->n_neurons; i++)
+        n += g->neurons[i].kind == GENOME_INPUT;
+    if (o->type != MSGPACK_OBJECT_BIN || o->via.bin.size != 8 * n)
+        return tv_error_set(err, TV_EFORMAT,
+                            "genome: the input scaling is not a bin of %zu bytes (%zu inputs)",
+                            8 * n, n);
+    float *v = malloc((2 * n + 1) * sizeof *v);
+    if (!v)
+        return tv_error_set(err, TV_ENOMEM, "genome: out of memory");
+    const uint8_t *p = (const uint8_t *)o->via.bin.ptr;
+    for (size_t k = 0; k < n; k++, p += 8) {
+        uint32_t a = get_le32(p), b = get_le32(p + 4);
+        memcpy(&v[k], &a, 4);
+        memcpy(&v[n + k], &b, 4);
+    }
+    int rc = genome_set_scale(g, v, v + n, n, err);
+    free(v);
+    return rc;
+}
+
 int genome_encode(const struct genome *g, struct tv_buf *out, struct tv_error *err)
 {
     if (g->n_conns > UINT32_MAX / REC_BYTES || g->n_neurons > UINT32_MAX)
@@ -78,8 +123,9 @@ int genome_encode(const struct genome *g, struct tv_buf *out, struct tv_error *e
         return tv_error_set(err, TV_ENOMEM, "encode: out of memory");
     msgpack_packer pk;
     msgpack_packer_init(&pk, out, tv_buf_write);
-    /* version 3: 5 elements (delays); 4: 7 (delays or nil, channels, filters) */
-    int bad = msgpack_pack_array(&pk, version == 4 ? 7 : version == 3 ? 5 : 4);
+    /* version 3: 5 elements (delays); 4: 7 (delays or nil, channels, filters);
+     * 5: 7 (delays or nil, [channels, filters] or nil, scaling) */
+    int bad = msgpack_pack_array(&pk, version >= 4 ? 7 : version == 3 ? 5 : 4);
     bad |= msgpack_pack_str_with_body(&pk, MAGIC, sizeof MAGIC - 1);
     bad |= msgpack_pack_uint32(&pk, (uint32_t)version);
     bad |= msgpack_pack_array(&pk, g->n_neurons);
@@ -120,12 +166,17 @@ int genome_encode(const struct genome *g, struct tv_buf *out, struct tv_error *e
         out->len = start;
         return tv_error_set(err, TV_ENOMEM, "encode: out of memory");
     }
-    if (version == 4 &&
+    if (version >= 4 &&
         (genome_has_delays(g) ? genome_delays_encode(g, out) : msgpack_pack_nil(&pk)) != 0) {
         out->len = start;
         return tv_error_set(err, TV_ENOMEM, "encode: out of memory");
     }
-    if (version == 4 && encode_conv(g, &pk)) {
+    if (version == 5 && (g->n_channels ? msgpack_pack_array(&pk, 2) || encode_conv(g, &pk)
+                                       : msgpack_pack_nil(&pk))) {
+        out->len = start;
+        return tv_error_set(err, TV_ENOMEM, "encode: out of memory");
+    }
+    if ((version == 4 && encode_conv(g, &pk)) || (version == 5 && encode_scale(g, &pk, out))) {
         out->len = start;
         return tv_error_set(err, TV_ENOMEM, "encode: out of memory");
     }
@@ -212,7 +263,7 @@ static int decode_object(struct genome *g, const msgpack_object *root,
         return tv_error_set(err, TV_EFORMAT,
                             "genome: format version %llu, this program reads versions 1 to %d",
                             (unsigned long long)version, GENOME_FORMAT_VERSION);
-    unsigned n_top = version == 4 ? 7u : version == 3 ? 5u : 4u;
+    unsigned n_top = version >= 4 ? 7u : version == 3 ? 5u : 4u;
     if (root->via.array.size != n_top)
         return tv_error_set(err, TV_EFORMAT, "genome: format version %d is an array of %u",
                             (int)version, n_top);
@@ -242,7 +293,7 @@ static int decode_object(struct genome *g, const msgpack_object *root,
     if (rc)
         return rc;
     read_records(g, (const uint8_t *)f[3].via.bin.ptr, n_conns);
-    if (version >= 3 && !(version == 4 && f[4].type == MSGPACK_OBJECT_NIL)) {
+    if (version >= 3 && !(version >= 4 && f[4].type == MSGPACK_OBJECT_NIL)) {
         if (f[4].type != MSGPACK_OBJECT_BIN)
             return tv_error_set(err, TV_EFORMAT, "genome: delay list is not a bin");
         if (genome_delays_decode(g, (const uint8_t *)f[4].via.bin.ptr, f[4].via.bin.size))
@@ -251,6 +302,15 @@ static int decode_object(struct genome *g, const msgpack_object *root,
                                 (unsigned)f[4].via.bin.size, n_conns);
     }
     if (version == 4 && (rc = decode_conv(g, &f[5], &f[6], limits, err)))
+        return rc;
+    if (version == 5 && f[5].type != MSGPACK_OBJECT_NIL &&
+        (f[5].type != MSGPACK_OBJECT_ARRAY || f[5].via.array.size != 2))
+        return tv_error_set(err, TV_EFORMAT,
+                            "genome: the convolutional genes are not nil or an array of 2");
+    if (version == 5 && f[5].type != MSGPACK_OBJECT_NIL &&
+        (rc = decode_conv(g, &f[5].via.array.ptr[0], &f[5].via.array.ptr[1], limits, err)))
+        return rc;
+    if (version == 5 && (rc = decode_scale(g, &f[6], err)))
         return rc;
     return genome_validate(g, limits, err);
 }

@@ -13,6 +13,9 @@ int genome_crossover(struct genome *child, const struct genome *fitter, const st
         return tv_error_set(err, TV_EINVAL, "crossover: the child must not be a parent");
     genome_reset(child);
     int rc = genome_reserve(child, fitter->n_neurons, fitter->n_conns, err);
+    if (!rc) /* the input scaling: fitter's, as its inputs are */
+        rc = genome_set_scale(child, genome_scale_shift(fitter), genome_scale_mul(fitter),
+                              fitter->n_scale, err);
     if (rc)
         return rc;
     /* Neurons: fitter's set; a neuron in both takes bias and activation from

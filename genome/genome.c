@@ -3,6 +3,7 @@
 #include "genome.h"
 #include "delay.h"
 #include "lookup.h"
+#include "scale.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -109,6 +110,8 @@ static int same_float(float a, float b)
 
 int genome_format_version(const struct genome *g)
 {
+    if (g->n_scale)
+        return 5;
     if (g->n_channels)
         return 4;
     /* version 1 holds rate neurons, which have no parameters */
@@ -142,6 +145,7 @@ void genome_release(struct genome *g)
 {
     TV_FREE_ALL(g->neurons, g->conns, g->channels, g->filters, g->coefs);
     genome_delays_drop(g);
+    genome_scale_drop(g);
     genome_init(g);
 }
 
@@ -164,6 +168,7 @@ void genome_reset(struct genome *g)
     g->n_conns = 0;
     g->n_channels = g->n_filters = g->n_coefs = 0;
     genome_delays_drop(g);
+    genome_scale_drop(g);
 }
 
 int genome_reserve(struct genome *g, size_t n_neurons, size_t n_conns, struct tv_error *err)
@@ -192,6 +197,8 @@ int genome_copy(struct genome *dst, const struct genome *src, struct tv_error *e
     dst->n_neurons = src->n_neurons;
     dst->n_conns = src->n_conns;
     rc = genome_delays_copy(dst, src, err);
+    if (!rc)
+        rc = genome_scale_copy(dst, src, err);
     return rc ? rc : genome_copy_conv(dst, src, err);
 }
 
@@ -211,7 +218,7 @@ int genome_equal(const struct genome *a, const struct genome *b)
         if (x->from != y->from || x->to != y->to || !same_float(x->weight, y->weight))
             return 0;
     }
-    return genome_delays_equal(a, b) && genome_equal_conv(a, b);
+    return genome_delays_equal(a, b) && genome_scale_equal(a, b) && genome_equal_conv(a, b);
 }
 
 /* ---- genes ------------------------------------------------------------- */
@@ -381,7 +388,9 @@ int genome_validate(const struct genome *g, const struct genome_limits *limits,
         return tv_error_set(err, TV_EINVAL, "genome has no input neuron");
     if (n_out == 0)
         return tv_error_set(err, TV_EINVAL, "genome has no output neuron");
-    int rc = genome_validate_conv(g, limits, err);
+    int rc = genome_scale_check(g, n_in, err);
+    if (!rc)
+        rc = genome_validate_conv(g, limits, err);
     if (rc)
         return rc;
     struct genome_idmap map;

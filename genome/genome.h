@@ -26,7 +26,8 @@
  *   - delays in [1, GENOME_MAX_DELAY], and 1 unless the connection goes from a
  *     non-input into a cuba neuron ("synaptic delays" below);
  *   - at least one input and one output; sizes within the limits;
- *   - channels and filters as "channels and filters" below says.
+ *   - channels and filters as "channels and filters" below says;
+ *   - an input scaling, if any, with one finite pair per input ("input scaling").
  *
  * Semantics (nn/ implements them): a connection with depth(from) < depth(to)
  * is feed-forward (local between adjacent layers, skip across layers);
@@ -170,6 +171,8 @@ struct genome {
     size_t n_coefs, cap_coefs;
     uint16_t *delays; /* NULL (every delay 1) or [n_conns]: delay of conns[i] ("synaptic delays") */
     size_t cap_delays;
+    float *scale;   /* NULL (none) or [2 * n_scale]: the input scaling ("input scaling") */
+    size_t n_scale; /* 0, or the number of inputs */
 };
 
 /* Size limits, enforced before allocation when decoding and parsing. */
@@ -662,6 +665,28 @@ int genome_set_delay(struct genome *g, size_t i, unsigned delay, struct tv_error
 /* 1 when some connection's delay is not 1. */
 int genome_has_delays(const struct genome *g);
 
+/* ---- input scaling ------------------------------------------------------
+ * A genome may carry the scaling its inputs were trained with, so that the
+ * network takes raw data: input k (the k-th input by id) enters the network
+ * as (x - shift[k]) * mul[k], computed in float (this expression, no fused
+ * multiply-add) by every engine (nn/: float, int8 and the exported C). A
+ * genome without one (scale NULL, the default) takes its inputs as given.
+ * g->scale holds shift[0..n) then mul[0..n), n = n_scale = the inputs. The
+ * genome functions carry it (copy, equal, reset, crossover: fitter's). */
+/* Sets the scaling of g's n inputs (n must be the number of inputs; the
+ * values are genome_validate()'s to check); n 0 drops it. 0 or TV_ENOMEM. */
+int genome_set_scale(struct genome *g, const float *shift, const float *mul, size_t n,
+                     struct tv_error *err);
+/* shift[n_scale] and mul[n_scale] of g, or NULL when it has no scaling. */
+static inline const float *genome_scale_shift(const struct genome *g)
+{
+    return g->n_scale ? g->scale : NULL;
+}
+static inline const float *genome_scale_mul(const struct genome *g)
+{
+    return g->n_scale ? g->scale + g->n_scale : NULL;
+}
+
 /* ---- format versions --------------------------------------------------
  * Version 1 (both forms) holds rate neurons only; version 2 adds each
  * neuron's model and parameters. Readers take both. Writers write the OLDEST
@@ -671,9 +696,12 @@ int genome_has_delays(const struct genome *g);
  * such genomes do not change; version 2 otherwise. Version 3 adds the
  * connections' delays and is written only when a delay is not 1. Version 4
  * adds channels and filters and is written only for a genome that has
- * channels (neurons as in version 2, delays as in version 3 when any). */
-#define GENOME_FORMAT_VERSION 4 /* the newest this program reads and writes */
-/* The version genome_encode() and genome_write_text() use for g: 1 to 4. */
+ * channels (neurons as in version 2, delays as in version 3 when any).
+ * Version 5 adds the input scaling and is written only for a genome that
+ * has one (the rest as in version 4); readers of versions 1 to 4 refuse it
+ * by its version. */
+#define GENOME_FORMAT_VERSION 5 /* the newest this program reads and writes */
+/* The version genome_encode() and genome_write_text() use for g: 1 to 5. */
 int genome_format_version(const struct genome *g);
 
 /* ---- msgpack codec ----------------------------------------------------- */
@@ -691,7 +719,11 @@ int genome_format_version(const struct genome *g);
  *    [[id, kind, h, w, pool, act, bias, depth, first], ...],     channels
  *    [[from, to, kh, kw, stride, pad, bin], ...]]               filters
  * a filter's bin holding its coefficients, 6 bytes each (ky u8, kx u8, w f32
- * little-endian) in (ky, kx) order. */
+ * little-endian) in (ky, kx) order. Version 5 (a genome with an input
+ * scaling) is an array of 7 too, so that older readers refuse it by version:
+ *   ["trevo-genome", 5, neurons, bin, delays or nil,
+ *    [channels, filters] or nil (no channels), scaling]
+ * the scaling a bin of n_inputs (shift, mul) pairs of little-endian f32. */
 int genome_encode(const struct genome *g, struct tv_buf *out, struct tv_error *err);
 /* Decodes data[0..len) into g (reset first) and validates it. Sizes are
  * checked against limits (NULL: defaults) before anything is allocated; every
@@ -723,7 +755,11 @@ int genome_decode_general(struct genome *g, const void *data, size_t len,
  *   channel ID in|hid H W POOL DEPTH ACT BIAS FIRST
  *   filter FROM TO KH KW STRIDE PAD KY,KX,W ...
  * a filter line giving every non-zero coefficient (at most KH x KW of them,
- * in any order on reading, in (ky, kx) order on writing). */
+ * in any order on reading, in (ky, kx) order on writing). Version 5
+ * ("trevo-net 5", written for a genome with an input scaling) adds a line
+ * per input neuron,
+ *   scale ID SHIFT MUL
+ * (an input without one, on reading, has shift 0 and mul 1). */
 int genome_write_text(const struct genome *g, FILE *f, struct tv_error *err);
 /* Parses text[0..len); `name` is used in messages ("net.txt:7: ..."). Lines
  * after the header may come in any order; '#' starts a comment. The result is

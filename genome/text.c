@@ -14,9 +14,12 @@
  * lines (genome.h):
  *   channel ID in|hid H W POOL DEPTH ACTIVATION BIAS FIRST
  *   filter FROM TO KH KW STRIDE PAD KY,KX,W ...
+ * Version 5 ("trevo-net 5") adds the input scaling, a line per input:
+ *   scale ID SHIFT MUL
  * Floats are written with %.9g, which reads back to the same float. Every
  * error names the line. */
 #include "genome.h"
+#include "scale.h"
 
 #include <errno.h>
 #include <math.h>
@@ -68,6 +71,12 @@ int genome_write_text(const struct genome *g, FILE *f, struct tv_error *err)
         fputc('\n', f);
     }
     write_conv(g, f);
+    for (size_t i = 0, k = 0; k < g->n_scale && i < g->n_neurons; i++)
+        if (g->neurons[i].kind == GENOME_INPUT) {
+            fprintf(f, "scale %u %.9g %.9g\n", g->neurons[i].id, (double)g->scale[k],
+                    (double)g->scale[g->n_scale + k]);
+            k++;
+        }
     if (fflush(f) || ferror(f))
         return tv_error_set(err, TV_EIO, "write error: %s", strerror(errno));
     return 0;
@@ -157,8 +166,17 @@ struct conn_at {
     uint32_t delay;
 };
 
+/* A scale line: input `id` takes (x - shift) * mul. */
+struct scale_at {
+    uint32_t id;
+    float shift, mul;
+    size_t line;
+};
+
 struct lists {
     size_t in_line, out_line; /* lines of the `inputs` and `outputs` counts */
+    struct scale_at *scales;
+    size_t n_scales, cap_scales;
     struct neuron_at *neurons;
     size_t n_neurons, cap_neurons;
     struct conn_at *conns;
@@ -216,6 +234,68 @@ static int parse_model(struct parser *p, const struct tok *t, int nt, struct gen
             return rc;
     }
     return 0;
+}
+
+/* "scale ID SHIFT MUL" (version 5) */
+static int parse_scale(struct parser *p, const struct tok *t, int nt, struct lists *l,
+                       const struct genome_limits *limits)
+{
+    if (p->version < 5)
+        return tv_error_set(p->err, TV_EINVAL, "%s:%zu: 'scale' lines need 'trevo-net 5'", p->name,
+                            p->line);
+    if (nt != 4)
+        return tv_error_set(p->err, TV_EINVAL, "%s:%zu: expected 'scale ID SHIFT MUL'", p->name,
+                            p->line);
+    struct scale_at a = {.line = p->line};
+    int rc = parse_u32(p, t[1], "scale: input id is not an integer below 4294967295", &a.id);
+    if (!rc)
+        rc = parse_float(p, t[2], "scale shift", &a.shift);
+    if (!rc)
+        rc = parse_float(p, t[3], "scale mul", &a.mul);
+    if (rc)
+        return rc;
+    return push_gene(p, (void **)&l->scales, &l->n_scales, &l->cap_scales, sizeof a, &a,
+                     limits->max_neurons, "scale lines");
+}
+
+/* The scale lines onto g's inputs (g's neurons in place and sorted): an
+ * input without a line takes shift 0, mul 1. */
+static int apply_scales(struct parser *p, const struct lists *l, struct genome *g)
+{
+    if (!l->n_scales)
+        return 0;
+    size_t n_in = genome_count_kind(g, GENOME_INPUT);
+    float *v = malloc(2 * n_in * sizeof *v);
+    size_t *line = calloc(n_in, sizeof *line);
+    int rc = !v || !line ? tv_error_set(p->err, TV_ENOMEM, "%s: out of memory", p->name) : 0;
+    for (size_t k = 0; k < n_in && !rc; k++)
+        v[k] = 0.0f, v[n_in + k] = 1.0f;
+    for (size_t i = 0; i < l->n_scales && !rc; i++) {
+        const struct scale_at *a = &l->scales[i];
+        ptrdiff_t at = genome_find_neuron(g, a->id);
+        if (at < 0 || g->neurons[at].kind != GENOME_INPUT) {
+            rc = tv_error_set(p->err, TV_EINVAL, "%s:%zu: scale: neuron %u is not an input",
+                              p->name, a->line, a->id);
+            break;
+        }
+        size_t k = 0; /* the input's position among the inputs */
+        for (ptrdiff_t j = 0; j < at; j++)
+            k += g->neurons[j].kind == GENOME_INPUT;
+        if (line[k])
+            rc = tv_error_set(p->err, TV_EINVAL,
+                              "%s:%zu: scale of input %u already given on line %zu", p->name,
+                              a->line, a->id, line[k]);
+        line[k] = a->line;
+        v[k] = a->shift;
+        v[n_in + k] = a->mul;
+    }
+    if (!rc)
+        rc = genome_set_scale(g, v, v + n_in, n_in, p->err);
+    if (!rc && (rc = genome_scale_check(g, n_in, p->err)))
+        tv_error_prefix(p->err, "%s", p->name);
+    free(v);
+    free(line);
+    return rc;
 }
 
 static int parse_line(struct parser *p, struct tok *t, int nt, struct lists *l,
@@ -294,6 +374,8 @@ static int parse_line(struct parser *p, struct tok *t, int nt, struct lists *l,
     }
     if (tok_is(t[0], "channel") || tok_is(t[0], "filter"))
         return parse_conv(p, t, nt, &l->conv, limits);
+    if (tok_is(t[0], "scale"))
+        return parse_scale(p, t, nt, l, limits);
     return fail(p, "unknown line (expected inputs, outputs, neuron or conn)", t[0]);
 }
 
@@ -401,10 +483,9 @@ int genome_read_text(struct genome *g, const char *text, size_t len, const char 
                 rc = tv_error_set(err, TV_EFORMAT,
                                   "%s:%zu: not a trevo network (expected 'trevo-net 1')", p.name,
                                   p.line);
-            else if (!tok_is(t[1], "1") && !tok_is(t[1], "2") && !tok_is(t[1], "3") &&
-                     !tok_is(t[1], "4"))
+            else if (t[1].n != 1 || t[1].s[0] < '1' || t[1].s[0] > '0' + GENOME_FORMAT_VERSION)
                 rc = tv_error_set(err, TV_EFORMAT,
-                                  "%s:%zu: format version '%.*s', this program reads 1 to 4",
+                                  "%s:%zu: format version '%.*s', this program reads 1 to 5",
                                   p.name, p.line, (int)(t[1].n > 20 ? 20 : t[1].n), t[1].s);
             else
                 p.version = t[1].s[0] - '0';
@@ -436,8 +517,11 @@ int genome_read_text(struct genome *g, const char *text, size_t len, const char 
         if (rc)
             tv_error_prefix(err, "%s", p.name);
     }
+    if (!rc) /* (its messages name the file and line) */
+        rc = apply_scales(&p, &l, g);
     free(l.neurons);
     free(l.conns);
+    free(l.scales);
     genome_release(&l.conv);
     if (rc)
         genome_reset(g);

@@ -132,6 +132,11 @@ struct nn_plan;
 int nn_plan_compile(const struct genome *g, const struct nn_opts *opts, struct nn_plan **out,
                     struct tv_error *err);
 void nn_plan_free(struct nn_plan *p); /* NULL is a no-op */
+/* 1 when the plan scales its inputs (its genome has an input scaling,
+ * genome.h): nn_step and nn_step_feature_major then take raw inputs and
+ * give input k to the network as (x - shift[k]) * mul[k], in float, at
+ * every batch with the same bits. 0 otherwise. */
+int nn_plan_scales(const struct nn_plan *p);
 
 size_t nn_plan_n_inputs(const struct nn_plan *p);
 size_t nn_plan_n_outputs(const struct nn_plan *p);

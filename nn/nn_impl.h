@@ -90,6 +90,12 @@ struct nn_plan {
     size_t n_ops;        /* of ops */
     struct nn_op *ops;   /* [n_ops] what a step runs, in order */
     uint32_t *out_map;   /* [n_out] dense index of the k-th output */
+    /* The genome's input scaling (genome.h, "input scaling"), its own
+     * allocation: input k enters as (x - in_shift[k]) * in_mul[k]; both NULL
+     * when the genome has none. nn_step and nn_step_feature_major apply it
+     * as they load the inputs (nn_plan_compile sets it, nn_plan_free frees). */
+    float *in_shift; /* [2 * n_in]: shift[n_in] then mul */
+    float *in_mul;   /* in_shift + n_in */
     /* A trainable plan (nn_opts.trainable): bias, g_w, r_w, s_w and t_w are
      * not in the plan's block but in param, a block of their own that the
      * caller may change (nn_plan_params); conn_of maps each float of it to
@@ -170,6 +176,8 @@ struct nn_state {
                              * (y, or a caller's feature-major buffer read in place); NULL
                              * when the op reads in_sample (plan->own_io) */
     const float *in_sample; /* then: nn_step's inputs [batch][n_in] */
+    float *in_scaled;       /* [batch][n_in] when the plan scales its inputs and owns its
+                             * io: nn_step's inputs scaled, which in_sample then points to */
     float *y;               /* [n + 1][stride] this step (inputs at j < n_in; row n is 0) */
     float *y_prev;          /* [n + 1][stride] last step, 0 after a reset (row n is 0) */
     float *acc;             /* [n + 1][stride] scatter and tile contributions, 0 between steps */

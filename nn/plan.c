@@ -10,17 +10,46 @@
 #include "compile.h"
 #include "spike.h"
 
+static int plan_set_scale(struct nn_plan *p, const struct genome *g, struct tv_error *err);
+
 int nn_plan_compile(const struct genome *g, const struct nn_opts *opts, struct nn_plan **out,
                     struct tv_error *err)
 {
     static const struct nn_opts defaults = {0};
     const struct nn_opts *o = opts ? opts : &defaults;
     *out = NULL;
-    if (g->n_channels)
-        return nn_conv_plan_compile(g, o, out, err);
-    if (nn_genome_spiking(g))
-        return nn_spike_plan_compile(g, o, out, err);
-    return nn_compile_run(g, o, NULL, NULL, out, err);
+    int rc = g->n_channels          ? nn_conv_plan_compile(g, o, out, err)
+             : nn_genome_spiking(g) ? nn_spike_plan_compile(g, o, out, err)
+                                    : nn_compile_run(g, o, NULL, NULL, out, err);
+    if (!rc && g->n_scale && (rc = plan_set_scale(*out, g, err))) {
+        nn_plan_free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+/* p's copy of g's input scaling (nn_impl.h: in_shift, in_mul). */
+static int plan_set_scale(struct nn_plan *p, const struct genome *g, struct tv_error *err)
+{
+    free(p->in_shift);
+    p->in_shift = p->in_mul = NULL;
+    if (!g->n_scale)
+        return 0;
+    if (g->n_scale != p->n_in)
+        return tv_error_set(err, TV_EINVAL,
+                            "nn_plan_compile: an input scaling of %zu inputs for a plan of %zu",
+                            g->n_scale, p->n_in);
+    p->in_shift = malloc(2 * p->n_in * sizeof *p->in_shift);
+    if (!p->in_shift)
+        return tv_error_set(err, TV_ENOMEM, "nn_plan_compile: out of memory");
+    memcpy(p->in_shift, g->scale, 2 * p->n_in * sizeof *p->in_shift);
+    p->in_mul = p->in_shift + p->n_in;
+    return 0;
+}
+
+int nn_plan_scales(const struct nn_plan *p)
+{
+    return p->in_shift != NULL;
 }
 
 int nn_no_spiking(const struct genome *g, const char *fn, const char *what, struct tv_error *err)
@@ -40,6 +69,7 @@ void nn_plan_free(struct nn_plan *p)
 {
     if (p) {
         free(p->param);
+        free(p->in_shift);
         nn_spike_free(p->spike);
         nn_conv_net_free(p->conv);
     }

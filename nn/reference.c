@@ -195,8 +195,11 @@ void nn_reference_step(struct nn_reference *r, const float *in, float *out)
         for (size_t o = 0; o < r->n; o++) {
             uint32_t j = r->order[o];
             const struct genome_neuron *u = &g->neurons[j];
-            if (u->kind == GENOME_INPUT) {
-                y[j] = in[b * r->n_in + k_in++];
+            if (u->kind == GENOME_INPUT) { /* scaled as nn_step does */
+                const struct genome *sg = r->src ? r->src : g;
+                float x = in[b * r->n_in + k_in];
+                y[j] = sg->n_scale ? (x - sg->scale[k_in]) * sg->scale[sg->n_scale + k_in] : x;
+                k_in++;
                 continue;
             }
             if (r->px_chan && r->px_chan[j] >= 0) { /* a channel: all at its first pixel */

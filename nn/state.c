@@ -58,6 +58,9 @@ int nn_state_new(const struct nn_plan *p, size_t batch, struct nn_state **out, s
         return tv_error_set(err, TV_EINVAL, "nn_state_new: %zu bytes of extra are too many",
                             p->state_extra);
     bytes += (p->state_extra + 63) & ~(size_t)63;
+    size_t at_scaled = bytes; /* inputs scaled for an op that owns its io */
+    if (p->in_shift && p->own_io)
+        bytes += (batch * p->n_in * sizeof(float) + 63) & ~(size_t)63;
     unsigned char *m = aligned_alloc(64, bytes);
     if (!m)
         return tv_error_set(err, TV_ENOMEM, "nn_state_new: out of memory (%zu bytes)", bytes);
@@ -71,6 +74,7 @@ int nn_state_new(const struct nn_plan *p, size_t batch, struct nn_state **out, s
     s->nz = (uint64_t *)(m + head + 3 * vals);
     memset(m + head, 0, at_extra - head);
     s->extra = p->state_extra ? m + at_extra : NULL;
+    s->in_scaled = p->in_shift && p->own_io ? (float *)(m + at_scaled) : NULL;
     s->extra_ready = 0;
     s->steps = 0;
     s->in_rows = s->y;
@@ -147,16 +151,38 @@ static void step_begin(struct nn_state *s)
     }
 }
 
+/* The input scaling (nn_plan_scales): the one expression of every engine. */
+static inline float scale_in(float x, float shift, float mul)
+{
+    return (x - shift) * mul;
+}
+
 void nn_step(struct nn_state *s, const float *in, float *out)
 {
     const struct nn_plan *p = s->plan;
+    const float *sh = p->in_shift, *mu = p->in_mul;
     step_begin(s);
     if (s->batch == 1) {
         memcpy(s->y, in, p->n_in * sizeof *in);
+        for (size_t k = 0; sh && k < p->n_in; k++)
+            s->y[k] = scale_in(s->y[k], sh[k], mu[k]);
         run_ops(s);
     } else if (p->own_io) { /* the op reads the caller's rows itself */
+        if (sh) {
+            for (size_t b = 0; b < s->batch; b++)
+                for (size_t k = 0; k < p->n_in; k++)
+                    s->in_scaled[b * p->n_in + k] = scale_in(in[b * p->n_in + k], sh[k], mu[k]);
+            in = s->in_scaled;
+        }
         s->in_rows = NULL;
         s->in_sample = in;
+        run_ops(s);
+    } else if (sh) { /* as below, scaled on the way */
+        size_t st = s->stride;
+        for (size_t b = 0; b < s->batch; b++)
+            for (size_t k = 0; k < p->n_in; k++)
+                s->y[k * st + b] = scale_in(in[b * p->n_in + k], sh[k], mu[k]);
+        s->in_rows = s->y;
         run_ops(s);
     } else {
         /* [batch][n_in] -> [n_in][stride] in tiles of 8 samples x 16 inputs:
@@ -193,7 +219,12 @@ void nn_step_feature_major(struct nn_state *s, const float *in, float *out)
      * place, unless the next step needs them as last step's inputs (a row
      * read at an unaligned address costs two lines). */
     const float *yin = in;
-    if (b_n != st || p->rec_reads_input || ((uintptr_t)in & 63)) {
+    if (p->in_shift) { /* scaled into the state's rows */
+        for (size_t k = 0; k < p->n_in; k++)
+            for (size_t b = 0; b < b_n; b++)
+                s->y[k * st + b] = scale_in(in[k * b_n + b], p->in_shift[k], p->in_mul[k]);
+        yin = s->y;
+    } else if (b_n != st || p->rec_reads_input || ((uintptr_t)in & 63)) {
         for (size_t k = 0; k < p->n_in; k++)
             memcpy(s->y + k * st, in + k * b_n, b_n * sizeof *in);
         yin = s->y;

@@ -6,12 +6,16 @@
  * open() loads the training file once and splits it: a permutation of its
  * rows drawn from [task] seed puts the last `validation` share aside. The
  * scale's statistics (minmax, zscore) come from the training split alone,
- * after pixels are divided by 255. An evaluation of generation g scores the
- * `samples` rows at positions g * samples, g * samples + 1, ... (wrapping)
- * of the training split's permuted order: the same rows for every child of
- * a generation, so that their fitnesses compare, the next rows for the next
- * generation (an epoch every n_train / samples generations). The champion
- * test scores the validation split (all of it), the final test the test
+ * after pixels are divided by 255. With a scale, every genome the task
+ * evaluates gets them as its input scaling (genome.h), x' = (x - shift) *
+ * mul, so that the genomes a search stores, its champion among them, take
+ * raw rows. A plan that scales its inputs (nn_plan_scales) is given raw
+ * rows; one that does not (a network written without the scaling) is given
+ * the rows scaled by the task, as before the scaling was stored. An evaluation of generation g
+ * scores the `samples` rows at positions g * samples, g * samples + 1, ... (wrapping) of the
+ * training split's permuted order: the same rows for every child of a generation, so that their
+ * fitnesses compare, the next rows for the next generation (an epoch every n_train / samples
+ * generations). The champion test scores the validation split (all of it), the final test the test
  * file (never used for selection).
  *
  * Fitness: accuracy (the share right), or xent: minus the mean cross-entropy
@@ -145,6 +149,7 @@ struct classify {
     size_t n_train;   /* the rest validates */
     float *shift;     /* [n_features]: x' = (x - shift) * mul */
     float *mul;       /* [n_features] */
+    int scale;        /* SCALE_*: not none: evaluate_genome sets shift and mul on the genome */
     size_t n_samples; /* per evaluation, at most n_train */
     int fitness;
     size_t n_val_samples; /* per evaluation of a trained child, at most the validation rows */
@@ -173,18 +178,19 @@ static void classify_close(struct task_instance *t)
     t->data = NULL;
 }
 
-/* Row r of d, divided by 255 if pixels, then scaled. */
-static void scaled_row(const struct classify *c, const struct data_set *d, size_t r, float *x)
+/* Row r of d, divided by 255 if pixels, then scaled unless raw (for a plan
+ * that scales its inputs itself). */
+static void scaled_row(const struct classify *c, const struct data_set *d, size_t r, int raw,
+                       float *x)
 {
     data_row(d, r, x);
-    for (size_t j = 0; j < d->n_features; j++)
+    for (size_t j = 0; j < d->n_features && !raw; j++)
         x[j] = (x[j] - c->shift[j]) * c->mul[j];
 }
 
 /* The scale's statistics over the training split (rows order[0, n_train)):
- * shift and mul so that (x - shift) * mul is the scaled value. x is scratch
- * of n_features floats. */
-static int fit_scale(struct classify *c, int scale, float *x, struct tv_error *err)
+ * shift and mul so that (x - shift) * mul is the scaled value. */
+static int fit_scale(struct classify *c, int scale, struct tv_error *err)
 {
     size_t nf = c->train.n_features;
     for (size_t j = 0; j < nf; j++) {
@@ -193,40 +199,8 @@ static int fit_scale(struct classify *c, int scale, float *x, struct tv_error *e
     }
     if (scale == SCALE_NONE)
         return 0;
-    /* minmax: a = min, b = max; zscore: a = sum, b = sum of squares */
-    double *a = malloc(nf * sizeof *a), *b = malloc(nf * sizeof *b);
-    if (!a || !b) {
-        free(a);
-        free(b);
-        return tv_error_set(err, TV_ENOMEM, "out of memory");
-    }
-    for (size_t k = 0; k < c->n_train; k++) {
-        data_row(&c->train, c->order[k], x);
-        for (size_t j = 0; j < nf; j++) {
-            double v = x[j];
-            if (scale == SCALE_MINMAX) {
-                a[j] = k == 0 || v < a[j] ? v : a[j];
-                b[j] = k == 0 || v > b[j] ? v : b[j];
-            } else {
-                a[j] = (k ? a[j] : 0) + v;
-                b[j] = (k ? b[j] : 0) + v * v;
-            }
-        }
-    }
-    double n = (double)c->n_train;
-    for (size_t j = 0; j < nf; j++) {
-        double shift = a[j], width = b[j] - a[j]; /* minmax */
-        if (scale == SCALE_ZSCORE) {
-            shift = a[j] / n;
-            double var = b[j] / n - shift * shift;
-            width = var > 0 ? sqrt(var) : 0;
-        }
-        c->shift[j] = (float)shift;
-        c->mul[j] = width > 0 ? (float)(1.0 / width) : 1.0f; /* constant: 0 once shifted */
-    }
-    free(a);
-    free(b);
-    return 0;
+    return fit_scale_stats(&c->train, c->order, c->n_train, scale == SCALE_ZSCORE, c->shift, c->mul,
+                           err);
 }
 
 /* Loads the key's file (and its labels key's) into d, with n_classes known
@@ -319,19 +293,16 @@ static int classify_open(struct task_instance *t, struct tv_error *err)
     c->order = malloc(n * sizeof *c->order);
     c->shift = malloc(nf * sizeof *c->shift);
     c->mul = malloc(nf * sizeof *c->mul);
-    float *x = malloc(nf * sizeof *x);
-    if (!c->order || !c->shift || !c->mul || !x) {
-        free(x);
+    if (!c->order || !c->shift || !c->mul)
         return classify_fail(c, tv_error_set(err, TV_ENOMEM, "out of memory"));
-    }
     /* Fisher-Yates from the task's seed: the same split on every rank */
     struct tv_rng rng;
     tv_rng_init(&rng, (uint64_t)v[K_SEED].i, CLASSIFY_STREAM_SPLIT, 0);
     for (size_t i = 0; i < n; i++)
         c->order[i] = (uint32_t)i;
     tv_rng_shuffle_u32(&rng, c->order, n);
-    rc = fit_scale(c, (int)v[K_SCALE].i, x, err);
-    free(x);
+    c->scale = (int)v[K_SCALE].i;
+    rc = fit_scale(c, c->scale, err);
     if (rc)
         return classify_fail(c, rc);
     c->n_samples = (size_t)v[K_SAMPLES].i < c->n_train ? (size_t)v[K_SAMPLES].i : c->n_train;
@@ -381,13 +352,14 @@ static int score_rows(const struct classify *c, const struct data_set *d, const 
     }
     size_t right = 0;
     double ce = 0;
+    int raw = nn_plan_scales(plan);
     for (size_t done = 0; done < count;) {
         size_t m = count - done < batch ? count - done : batch;
         size_t rows[CLASSIFY_BATCH];
         for (size_t b = 0; b < batch; b++) { /* a short last batch repeats its last row */
             size_t i = (start + done + (b < m ? b : m - 1)) % n_order;
             rows[b] = order ? order[i] : i;
-            scaled_row(c, d, rows[b], in + b * nf);
+            scaled_row(c, d, rows[b], raw, in + b * nf);
         }
         nn_state_reset(s);
         nn_step(s, in, y);
@@ -521,8 +493,13 @@ static int classify_evaluate_genome(const struct task_instance *t, struct genome
     genome_init(&trained);
     int diverged = 0, rc = 0;
     const struct genome *scored = g;
+    size_t nf = c->train.n_features;
+    if (c->scale != SCALE_NONE && (rc = genome_set_scale(g, c->shift, c->mul, nf, err)))
+        return rc;
     if (c->train_steps) {
         rc = train_child(c, g, tv_rng_u64(rng), &trained, err);
+        if (!rc && c->scale != SCALE_NONE)
+            rc = genome_set_scale(&trained, c->shift, c->mul, nf, err);
         if (rc) {
             genome_release(&trained);
             return tv_error_prefix(err, "training");

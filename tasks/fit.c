@@ -60,8 +60,11 @@ static void batch_buf_free(struct batch_buf *b)
     free(b->rows);
 }
 
-int fit_evaluate(struct nn_trainer *t, const struct data_set *d, size_t batch, double *loss,
-                 double *acc, struct tv_error *err)
+/* fit_evaluate with feature j scaled to (x_j - shift[j]) * mul[j] (shift
+ * NULL: as it is). */
+static int evaluate_scaled(struct nn_trainer *t, const struct data_set *d, size_t batch,
+                           const float *shift, const float *mul, double *loss, double *acc,
+                           struct tv_error *err)
 {
     size_t n_out = nn_trainer_n_outputs(t);
     int rc = fit_check_data(d, nn_trainer_n_inputs(t), n_out, err);
@@ -81,6 +84,8 @@ int fit_evaluate(struct nn_trainer *t, const struct data_set *d, size_t batch, d
         for (size_t s = 0; s < n; s++)
             b.rows[s] = r0 + s;
         gather_rows(d, b.rows, n, b.x, b.labels);
+        for (size_t k = 0; shift && k < n * d->n_features; k++)
+            b.x[k] = (b.x[k] - shift[k % d->n_features]) * mul[k % d->n_features];
         rc = nn_trainer_predict(t, b.x, 1, n, out, err);
         for (size_t s = 0; s < n && !rc; s++) {
             const float *z = out + s * n_out;
@@ -95,6 +100,51 @@ int fit_evaluate(struct nn_trainer *t, const struct data_set *d, size_t batch, d
         *acc = (double)correct / (double)d->n_rows;
     }
     return rc;
+}
+
+int fit_evaluate(struct nn_trainer *t, const struct data_set *d, size_t batch, double *loss,
+                 double *acc, struct tv_error *err)
+{
+    return evaluate_scaled(t, d, batch, NULL, NULL, loss, acc, err);
+}
+
+int fit_scale_stats(const struct data_set *d, const uint32_t *rows, size_t n_rows, int zscore,
+                    float *shift, float *mul, struct tv_error *err)
+{
+    size_t nf = d->n_features;
+    /* minmax: a = min, b = max; zscore: a = sum, b = sum of squares */
+    double *a = malloc(nf * sizeof *a), *b = malloc(nf * sizeof *b);
+    float *x = malloc(nf * sizeof *x);
+    if (!a || !b || !x) {
+        TV_FREE_ALL(a, b, x);
+        return tv_error_set(err, TV_ENOMEM, "out of memory");
+    }
+    for (size_t k = 0; k < n_rows; k++) {
+        data_row(d, rows ? rows[k] : k, x);
+        for (size_t j = 0; j < nf; j++) {
+            double v = x[j];
+            if (!zscore) {
+                a[j] = k == 0 || v < a[j] ? v : a[j];
+                b[j] = k == 0 || v > b[j] ? v : b[j];
+            } else {
+                a[j] = (k ? a[j] : 0) + v;
+                b[j] = (k ? b[j] : 0) + v * v;
+            }
+        }
+    }
+    double n = (double)n_rows;
+    for (size_t j = 0; j < nf; j++) {
+        double sh = n_rows ? a[j] : 0, width = n_rows ? b[j] - a[j] : 0; /* minmax */
+        if (zscore && n_rows) {
+            sh = a[j] / n;
+            double var = b[j] / n - sh * sh;
+            width = var > 0 ? sqrt(var) : 0;
+        }
+        shift[j] = (float)sh;
+        mul[j] = width > 0 ? (float)(1.0 / width) : 1.0f; /* constant: 0 once shifted */
+    }
+    TV_FREE_ALL(a, b, x);
+    return 0;
 }
 
 /* The dense indices of the output neurons by ascending id, into idx [n_out]. */
@@ -236,7 +286,8 @@ static int one_epoch(struct fit_run *f, size_t epoch, struct tv_error *err)
     nn_trainer_keep_values(f->t, f->report != NULL);
     r.seconds = tv_now() - t0;
     if (!rc && f->test)
-        rc = fit_evaluate(f->t, f->test, batch, &r.test_loss, &r.test_acc, err);
+        rc = evaluate_scaled(f->t, f->test, batch, f->o->scale_test ? f->o->shift : NULL, f->o->mul,
+                             &r.test_loss, &r.test_acc, err);
     if (rc)
         return rc;
     r.done = 1;

@@ -64,10 +64,12 @@ struct fit_opts {
      * rows, the data set's sample i is row rows[i] of train (i < n_rows,
      * which replaces train->n_rows); with shift and mul ([n_features]
      * each), feature j is (x_j - shift[j]) * mul[j] in float, x_j as
-     * data_row gives it. The test set is always read as it is. */
+     * data_row gives it. The test set is read as it is, unless scale_test
+     * is 1: then it is scaled the same way. */
     const uint32_t *rows;
     size_t n_rows;
     const float *shift, *mul;
+    int scale_test;
     /* The learning rate's schedule (enum nn_lr_schedule of train.h): step s
      * of the run (0-based, over all epochs) is taken at nn_lr_at(lr, .., s,
      * S), lr the trainer's rate when fit_run starts, S the run's steps
@@ -150,6 +152,14 @@ int fit_cnn_evaluate(struct nn_cnn *c, const struct data_set *d, size_t batch, d
  * above), forward passes of `batch` rows (1 .. the trainer's max_batch; the
  * result does not depend on it beyond the last bits of the loss). TV_EINVAL
  * when d does not fit the network; TV_ENOMEM. */
+/* The statistics of a scaling (`net train --scale`, classify's [task]
+ * scale) over rows rows[0..n_rows) of d (rows NULL: rows 0..n_rows), each
+ * as data_row gives it: shift and mul [n_features] such that (x - shift) *
+ * mul is minmax's [0, 1] (zscore 0) or the z-score (zscore 1, the
+ * population's standard deviation); a constant feature gets mul 1. Sums in
+ * double. 0 or TV_ENOMEM. */
+int fit_scale_stats(const struct data_set *d, const uint32_t *rows, size_t n_rows, int zscore,
+                    float *shift, float *mul, struct tv_error *err);
 int fit_evaluate(struct nn_trainer *t, const struct data_set *d, size_t batch, double *loss,
                  double *acc, struct tv_error *err);
 

@@ -258,8 +258,11 @@ static void emit_qarrays(struct out *o, const char *P, const struct nn_qflat *f,
 
 /* The step: last step's values (P_begin), then the inputs (by a predict),
  * then the neurons (P_run); the two predicts. */
-static void emit_qstep(struct out *o, const char *P, const struct nn_qflat *f, int recurrent)
+static void emit_qstep(struct out *o, const char *P, const struct nn_qflat *f, int recurrent,
+                       int scaled)
 {
+    char scaled_in[160]; /* the k-th input, scaled */
+    snprintf(scaled_in, sizeof scaled_in, "(in[k] - %s_in_shift[k]) * %s_in_mul[k]", P, P);
     size_t n = f->n;
     emit(o, "static void %s_begin(void)\n{\n", P);
     if (recurrent)
@@ -294,13 +297,25 @@ static void emit_qstep(struct out *o, const char *P, const struct nn_qflat *f, i
     emit(o,
          "int %s_predict(const float *in, float *out)\n{\n"
          "    uint32_t k;\n    %s_begin();\n"
-         "    for (k = 0; k < %zu; k++)\n        %s_v[k] = %s_q_input(in[k], %af, %ld);\n"
+         "    for (k = 0; k < %zu; k++)\n        %s_v[k] = %s_q_input(%s, %af, %ld);\n"
          "    %s_run();\n"
          "    for (k = 0; k < %zu; k++)\n"
          "        out[k] = %s_q_output(%s_v[%s_out_map[k]], %af, %ld);\n"
          "    return 0;\n}\n",
-         P, P, f->n_in, P, P, (double)f->in_scale, (long)f->in_zp, P, f->n_out, P, P, P,
-         (double)f->out_scale, (long)f->out_zp);
+         P, P, f->n_in, P, P, scaled ? scaled_in : "in[k]", (double)f->in_scale, (long)f->in_zp, P,
+         f->n_out, P, P, P, (double)f->out_scale, (long)f->out_zp);
+}
+
+/* The input scaling (genome.h, "input scaling"), when the network has one:
+ * PREFIX_in_shift and PREFIX_in_mul, which predict applies to its float
+ * inputs as the engine does, (x - shift) * mul in float. */
+static void emit_scale(struct out *o, const char *P, const float *shift, const float *mul,
+                       size_t n_in)
+{
+    if (!shift)
+        return;
+    emit_array(o, P, "in_shift", E_F32, shift, n_in);
+    emit_array(o, P, "in_mul", E_F32, mul, n_in);
 }
 
 int nn_qnet_export_c(const struct nn_qnet *q, const char *P, struct tv_buf *b, struct tv_error *err)
@@ -316,9 +331,10 @@ int nn_qnet_export_c(const struct nn_qnet *q, const char *P, struct tv_buf *b, s
     struct out o = {b, 0, err};
     emit_head(&o, P, U, "an int8", f.n_in, f.n_out);
     emit_qarrays(&o, P, &f, q->n_recurrent > 0);
+    emit_scale(&o, P, q->in_scale, q->in_scale ? q->in_scale + q->n_in : NULL, q->n_in);
     emit_quant_arith(&o, P);
     emit(&o, "\n");
-    emit_qstep(&o, P, &f, q->n_recurrent > 0);
+    emit_qstep(&o, P, &f, q->n_recurrent > 0, q->in_scale != NULL);
     free(mem);
     return o.rc;
 }
@@ -397,6 +413,9 @@ static int float_rows(const struct nn_plan *p, struct out *o, const char *P, str
 static void emit_float_predict(struct out *o, const char *P, const struct nn_plan *p)
 {
     size_t n = p->n;
+    char in_j[160] = "in[j]"; /* the j-th input, scaled when the network scales */
+    if (p->in_shift)
+        snprintf(in_j, sizeof in_j, "(in[j] - %s_in_shift[j]) * %s_in_mul[j]", P, P);
     emit(o,
          "/* the sum of w[k] * v[src[k]] over [k0, k1) in trevo's order: term k into\n"
          " * partial (k - k0) %% 8, the partials reduced as\n"
@@ -413,7 +432,7 @@ static void emit_float_predict(struct out *o, const char *P, const struct nn_pla
          "int %s_predict(const float *in, float *out)\n{\n"
          "    uint32_t j, k;\n"
          "    for (j = 0; j < %zu; j++)\n        %s_v[%zu + j] = %s_v[j];\n"
-         "    for (j = 0; j < %zu; j++)\n        %s_v[j] = in[j];\n"
+         "    for (j = 0; j < %zu; j++)\n        %s_v[j] = %s;\n"
          "    for (j = %zu; j < %zu; j++) {\n"
          "        float v = %s_bias[j] + %s_sum8(%s_row[j], %s_sct[j]);\n"
          "        if (%s_rec[j] < %s_row[j + 1])\n"
@@ -424,7 +443,8 @@ static void emit_float_predict(struct out *o, const char *P, const struct nn_pla
          "                s += %s_w[k] * %s_v[%s_src[k]];\n"
          "            v += s;\n"
          "        }\n",
-         P, n, P, n + 1, P, p->n_in, P, p->n_in, n, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P);
+         P, n, P, n + 1, P, p->n_in, P, in_j, p->n_in, n, P, P, P, P, P, P, P, P, P, P, P, P, P, P,
+         P, P);
     emit(o, "        switch (%s_act[j]) {\n", P);
     for (int a = 0; a < GENOME_ACT_COUNT; a++)
         if (float_act(a))
@@ -459,6 +479,7 @@ int nn_net_export_c(const struct genome *g, const char *P, struct tv_buf *b, str
          " * eval); %s_predict_int8 is not available (-1) for a float network */\n",
          n, P);
     rc = float_rows(p, &o, P, err);
+    emit_scale(&o, P, p->in_shift, p->in_mul, p->n_in);
     if (!rc) {
         emit(&o,
              "static float %s_v[2 * %zu];\n\n"

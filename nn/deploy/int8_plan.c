@@ -311,6 +311,15 @@ int nn_qplan_compile(const struct nn_qnet *q, struct nn_plan **out, struct tv_er
     p->layer_start = qp->f.lstart;
     memset(p->layer_way, NN_WAY_GATHER, q->n_layers);
     p->own_io = 1;
+    if (q->in_scale) { /* the float inputs' scaling (quant.h): nn_step applies it */
+        p->in_shift = malloc(2 * q->n_in * sizeof *p->in_shift);
+        if (!p->in_shift) {
+            free(m);
+            return tv_error_set(err, TV_ENOMEM, "int8 plan: out of memory");
+        }
+        memcpy(p->in_shift, q->in_scale, 2 * q->n_in * sizeof *p->in_shift);
+        p->in_mul = p->in_shift + q->n_in;
+    }
     p->out_contiguous = 1;
     for (size_t k = 1; k < q->n_out; k++)
         p->out_contiguous &= f->out_map[k] == f->out_map[0] + k;

@@ -35,8 +35,11 @@ static int put(struct tv_buf *b, struct tv_error *err, const char *fmt, ...)
 
 int nn_qnet_write(const struct nn_qnet *q, struct tv_buf *out, struct tv_error *err)
 {
-    int rc = put(out, err, "trevo-qnet %d\nsize %zu %zu %zu %zu %zu %zu\n", NN_QNET_VERSION, q->n,
-                 q->n_in, q->n_out, q->n_layers, q->n_tables, q->n_edges);
+    int rc = put(out, err, "trevo-qnet %d\nsize %zu %zu %zu %zu %zu %zu\n", q->in_scale ? 2 : 1,
+                 q->n, q->n_in, q->n_out, q->n_layers, q->n_tables, q->n_edges);
+    for (size_t k = 0; !rc && q->in_scale && k < q->n_in; k++)
+        rc = put(out, err, "scale %zu %.9g %.9g\n", k, (double)q->in_scale[k],
+                 (double)q->in_scale[q->n_in + k]);
     for (size_t l = 0; !rc && l < q->n_layers; l++) {
         const struct nn_qlayer *L = &q->layers[l];
         rc = put(out, err, "layer %u %u %.9g %d %.9g %d\n", L->start, L->end, (double)L->scale,
@@ -268,7 +271,32 @@ static int read_neuron(struct reader *r, struct nn_qnet *q, uint32_t j, size_t *
     return 0;
 }
 
-static int read_body(struct reader *r, struct nn_qnet *q)
+/* Version 2's scale lines, k = 0 .. n_in - 1. */
+static int read_scale(struct reader *r, struct nn_qnet *q)
+{
+    q->in_scale = malloc((2 * q->n_in + 1) * sizeof *q->in_scale);
+    if (!q->in_scale)
+        return tv_error_set(r->err, TV_ENOMEM, "%s: out of memory", r->name);
+    long long v = 0;
+    for (size_t k = 0; k < q->n_in; k++) {
+        int rc = next(r, "scale", 3);
+        if (!rc)
+            rc = get_int(r, 1, "scale input", (long long)k, (long long)k, &v);
+        for (size_t i = 0; i < 2 && !rc; i++) {
+            char *e;
+            float x = strtof(r->tok[2 + i], &e);
+            if (*e || e == r->tok[2 + i] || !isfinite(x))
+                return fail(r, "scale %s: expected a finite number, got '%s'", i ? "mul" : "shift",
+                            r->tok[2 + i]);
+            q->in_scale[i * q->n_in + k] = x;
+        }
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static int read_body(struct reader *r, struct nn_qnet *q, int version)
 {
     size_t len = (size_t)(r->end - r->p);
     long long v[6] = {0};
@@ -309,7 +337,9 @@ static int read_body(struct reader *r, struct nn_qnet *q)
     if (!q->out_map || !q->layers || !q->layer_of || !q->neuron || !q->row || !q->rec ||
         !q->edges || !q->tables)
         return tv_error_set(r->err, TV_ENOMEM, "%s: out of memory", r->name);
-    rc = read_layers(r, q);
+    rc = version == 2 ? read_scale(r, q) : 0;
+    if (!rc)
+        rc = read_layers(r, q);
     if (!rc)
         rc = read_tables(r, q);
     size_t k = 0;
@@ -337,14 +367,14 @@ int nn_qnet_read(const char *text, size_t len, const char *name, struct nn_qnet 
     long long v = 0;
     if (!rc && get_int(&r, 1, "version", 0, INT32_MAX, &v))
         rc = err ? err->code : TV_EFORMAT;
-    if (!rc && v != NN_QNET_VERSION)
-        rc = fail(&r, "version %lld is not one this trevo reads (%d)", v, NN_QNET_VERSION);
+    if (!rc && (v < 1 || v > NN_QNET_VERSION))
+        rc = fail(&r, "version %lld is not one this trevo reads (1 to %d)", v, NN_QNET_VERSION);
     if (rc)
         return rc;
     struct nn_qnet *q = calloc(1, sizeof *q);
     if (!q)
         return tv_error_set(err, TV_ENOMEM, "%s: out of memory", r.name);
-    rc = read_body(&r, q);
+    rc = read_body(&r, q, (int)v);
     if (rc) {
         nn_qnet_free(q);
         return rc;

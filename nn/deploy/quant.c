@@ -254,6 +254,10 @@ int nn_quantize(const struct nn_calib *c, struct nn_qnet **out, struct tv_error 
         return tv_error_set(err, TV_ENOMEM, "quantize: out of memory");
     }
     int rc = quantize_into(c, q, err);
+    if (!rc && p->in_shift && !(q->in_scale = malloc(2 * p->n_in * sizeof *q->in_scale)))
+        rc = tv_error_set(err, TV_ENOMEM, "quantize: out of memory");
+    if (!rc && p->in_shift) /* shift then mul, as the plan's (in_mul = in_shift + n_in) */
+        memcpy(q->in_scale, p->in_shift, 2 * p->n_in * sizeof *q->in_scale);
     if (rc) {
         nn_qnet_free(q);
         return rc;
@@ -267,7 +271,7 @@ void nn_qnet_free(struct nn_qnet *q)
     if (!q)
         return;
     TV_FREE_ALL(q->out_map, q->layers, q->layer_of, q->neuron, q->row, q->rec, q->edges, q->tables,
-                q);
+                q->in_scale, q);
 }
 
 /* ---- the flat form --------------------------------------------------------- */

@@ -123,6 +123,11 @@ struct nn_qnet {
     uint32_t *rec;             /* [n] first recurrent edge of j */
     struct nn_qedge *edges;    /* [n_edges] */
     int8_t *tables;            /* [n_tables][256], entry p + 128 */
+    /* The input scaling of the genome it was quantized from (genome.h),
+     * NULL when none: shift [n_in] then mul [n_in]. The float inputs of its
+     * plan and of the exported C's predict are scaled, (x - shift) * mul in
+     * float, before they are quantized; int8 inputs are taken as they are. */
+    float *in_scale;
 };
 
 /* Quantizes the network c was made of from what c observed: TV_ESTATE if
@@ -132,10 +137,11 @@ struct nn_qnet {
 int nn_quantize(const struct nn_calib *c, struct nn_qnet **out, struct tv_error *err);
 void nn_qnet_free(struct nn_qnet *q); /* NULL is a no-op */
 
-/* The NET.q text format (version 1), written by nn_qnet_write and read by
- * nn_qnet_read:
+/* The NET.q text format (version 1, or 2 for a network with an input
+ * scaling), written by nn_qnet_write and read by nn_qnet_read:
  *   trevo-qnet 1
  *   size N N_IN N_OUT N_LAYERS N_TABLES N_EDGES
+ *   scale K SHIFT MUL                           (version 2: N_IN lines, k = 0..)
  *   layer START END SCALE ZP PSCALE PZP        (N_LAYERS lines, in order)
  *   out J                                       (N_OUT lines)
  *   table HEX                                   (N_TABLES lines, 512 hex digits)
@@ -146,7 +152,7 @@ void nn_qnet_free(struct nn_qnet *q); /* NULL is a no-op */
  * (ranges, layers contiguous and covering the neurons, feed-forward sources
  * earlier in a shallower layer, recurrent sources in a layer at least as
  * deep); errors name the file (name) and line. */
-#define NN_QNET_VERSION 1
+#define NN_QNET_VERSION 2 /* the newest; version 1 is written without a scaling */
 #define NN_QNET_MAX_NEURONS (1u << 24)
 #define NN_QNET_MAX_EDGES (1u << 27)
 int nn_qnet_write(const struct nn_qnet *q, struct tv_buf *out, struct tv_error *err);

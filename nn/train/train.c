@@ -87,6 +87,7 @@ void nn_trainer_free(struct nn_trainer *t)
 {
     if (!t)
         return;
+    genome_release(&t->scale);
     TV_FREE_ALL(t->id, t->kind, t->act, t->layer, t->depth, t->bias, t->bias_grad, t->bias_m,
                 t->bias_v, t->run_end, t->oslot, t->out_map, t->by_id, t->seen, t->row, t->rec,
                 t->src, t->dst, t->w, t->grad, t->om, t->ov, t->t_row, t->t_rec, t->t_pos, t->t_cur,
@@ -423,7 +424,9 @@ int nn_trainer_new(const struct genome *g, const struct nn_train_opts *o, struct
         t->target--;
     t->transpose = NN_TRANSPOSE_SCATTER; /* the fastest (train.h) */
     t->keep_values = 1;
-    if ((rc = from_genome(t, g, src, dst, err)))
+    if ((rc = from_genome(t, g, src, dst, err)) ||
+        (rc = genome_set_scale(&t->scale, genome_scale_shift(g), genome_scale_mul(g), g->n_scale,
+                               err)))
         goto done;
     for (size_t k = 0; k < m; k++)
         w[k] = g->conns[k].weight;
@@ -665,6 +668,11 @@ int nn_trainer_write_genome(const struct nn_trainer *t, struct genome *g, struct
     tmp.n_conns = t->m;
     if (tmp.n_conns)
         qsort(tmp.conns, tmp.n_conns, sizeof *tmp.conns, genome_conn_cmp);
+    if ((rc = genome_set_scale(&tmp, genome_scale_shift(&t->scale), genome_scale_mul(&t->scale),
+                               t->scale.n_scale, err))) {
+        genome_release(&tmp);
+        return rc;
+    }
     genome_release(g);
     *g = tmp;
     return 0;

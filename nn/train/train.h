@@ -59,7 +59,10 @@ struct nn_trainer;
 
 /* A trainer for genome g (copied: g may change or go afterwards). g must pass
  * genome_validate(); rate neurons only (TV_EINVAL naming the neuron
- * otherwise). TV_ENOMEM. *out is NULL on error. */
+ * otherwise). TV_ENOMEM. *out is NULL on error. The trainer takes its
+ * inputs as they are: g's input scaling (genome.h), if any, is not applied
+ * (the caller scales, as fit_run does with fit_opts shift and mul) but
+ * carried to nn_trainer_write_genome. */
 int nn_trainer_new(const struct genome *g, const struct nn_train_opts *o, struct nn_trainer **out,
                    struct tv_error *err);
 void nn_trainer_free(struct nn_trainer *t); /* NULL is a no-op */
@@ -191,7 +194,8 @@ int nn_trainer_remove_neurons(struct nn_trainer *t, const uint8_t *dead, struct 
 
 /* Writes the trained network into g: its neurons (with the trained biases)
  * and exactly the trainer's connections with their weights, in canonical
- * order. g may be the genome the trainer was made from. */
+ * order, and the input scaling of the genome the trainer was made from. g
+ * may be that genome. */
 int nn_trainer_write_genome(const struct nn_trainer *t, struct genome *g, struct tv_error *err);
 
 /* ---- softmax cross-entropy and argmax (loss.c) -----------------------------

@@ -44,8 +44,10 @@ enum tr_transpose {
 
 struct nn_trainer {
     struct nn_train_opts o;
-    int target;    /* enum nn_target of the kernels */
-    int transpose; /* enum nn_transpose */
+    struct genome scale; /* only its input scaling: the genome's, carried to
+                          * nn_trainer_write_genome, never applied (train.h) */
+    int target;          /* enum nn_target of the kernels */
+    int transpose;       /* enum nn_transpose */
     uint64_t n_steps;
     /* neurons [n], dense order */
     size_t n, n_in, n_out, n_layers;

@@ -5,7 +5,8 @@
  * small ones are tried, so the limit paths are reached with small inputs.
  * The fast path (direct reading of what genome_encode writes) must agree
  * with msgpack-c's general path on every input, format versions 1 and 2
- * (neuron models and their parameters) alike.
+ * (neuron models and their parameters) alike, and version 5 (the input
+ * scaling, which only the general path reads).
  * Seeds: tests/fuzz/corpus/genome_msgpack/. */
 #include <msgpack.h>
 #include <stdint.h>
@@ -58,6 +59,8 @@ static void fast_equals_general(const uint8_t *data, size_t size, const struct g
         CHECK(a->model == b->model && memcmp(a->param, b->param, sizeof a->param) == 0);
     }
     CHECK(g.n_conns == 0 || memcmp(g.conns, h.conns, g.n_conns * sizeof *g.conns) == 0);
+    CHECK(g.n_scale == h.n_scale); /* the input scaling (version 5) */
+    CHECK(g.n_scale == 0 || memcmp(g.scale, h.scale, 2 * g.n_scale * sizeof *g.scale) == 0);
     genome_release(&g);
     genome_release(&h);
 }
