@@ -2620,6 +2620,8 @@ static void log_progress(void *ctx, const struct master_progress *p)
         l->end = *p;
 }
 
+static int silent; /* search_alone's opts.silent */
+
 /* Runs `text` alone into a fresh temporary database (removed after);
  * returns master_search's code. */
 static int search_alone(const char *text, struct progress_log *log, struct tv_error *err)
@@ -2635,7 +2637,8 @@ static int search_alone(const char *text, struct progress_log *log, struct tv_er
                                 .seed = -1,
                                 .n_ranks = 1,
                                 .progress = log_progress,
-                                .progress_ctx = log};
+                                .progress_ctx = log,
+                                .silent = silent};
     int rc = master_search(&o, err);
     char aux[600];
     remove(db);
@@ -2671,12 +2674,19 @@ static void test_master_search_reports_progress(void **state)
     assert_true(log.end.outcome == MASTER_DONE || log.end.outcome == MASTER_SOLVED);
 }
 
-static void test_master_search_quiet_reports_nothing(void **state)
+/* [log] quiet: the closing summary only; opts.silent: nothing at all. */
+static void test_master_search_quiet_reports_the_end_only(void **state)
 {
     (void)state;
     struct progress_log log = {0};
     struct tv_error err = {0};
     assert_ok(search_alone(XOR_THREE_GENERATIONS "[log]\nquiet = true\n", &log, &err), &err);
+    assert_int_equal(log.n, 1);
+    assert_int_equal(log.events[0], MASTER_EVENT_END);
+    memset(&log, 0, sizeof log);
+    silent = 1;
+    assert_ok(search_alone(XOR_THREE_GENERATIONS, &log, &err), &err);
+    silent = 0;
     assert_int_equal(log.n, 0);
 }
 
@@ -2783,7 +2793,7 @@ int main(void)
         cmocka_unit_test(test_master_state_decode_every_truncation_refused),
         cmocka_unit_test(test_master_state_decode_damage_refused),
         cmocka_unit_test(test_master_search_reports_progress),
-        cmocka_unit_test(test_master_search_quiet_reports_nothing),
+        cmocka_unit_test(test_master_search_quiet_reports_the_end_only),
     };
     return cmocka_run_group_tests(tests, tu_tmpdir_setup, tu_tmpdir_teardown);
 }
