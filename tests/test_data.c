@@ -126,7 +126,8 @@ static void csv_refused(const char *text, size_t len, size_t n_classes, const ch
 {
     struct data_set d;
     struct tv_error err = {0};
-    int rc = data_parse_csv(text, len, "b.csv", n_classes, &d, &err);
+    struct data_opts o = {.n_classes = n_classes};
+    int rc = data_parse_csv(text, len, "b.csv", &o, &d, &err);
     assert_error(rc, &err, TV_EINVAL, sub);
     assert_null(d.mem);
     assert_int_equal(d.n_rows, 0);
@@ -202,7 +203,8 @@ static void test_data_parse_csv_classes_given(void **state)
     (void)state;
     struct data_set d;
     struct tv_error err = {0};
-    assert_ok(data_parse_csv("1,0\n2,1\n", 8, "c.csv", 5, &d, &err), &err);
+    struct data_opts o = {.n_classes = 5};
+    assert_ok(data_parse_csv("1,0\n2,1\n", 8, "c.csv", &o, &d, &err), &err);
     assert_int_equal(d.n_classes, 5);
     data_free(&d);
 }
