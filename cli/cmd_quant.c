@@ -214,12 +214,9 @@ int cli_cmd_net_quantize(int argc, char **argv)
     }
     struct {
         const char *name, **value;
-    } opts[] = {{"--calibrate", &qa.calibrate},
-                {"--labels", &qa.labels},
-                {"--header", &qa.header},
-                {"--samples", &qa.samples},
-                {"--percentile", &qa.percentile},
-                {"-o", &qa.out},
+    } opts[] = {{"--calibrate", &qa.calibrate},   {"--labels", &qa.labels},
+                {"--header", &qa.header},         {"--samples", &qa.samples},
+                {"--percentile", &qa.percentile}, {"-o", &qa.out},
                 {"--config", &qa.config}};
     const char *bad = NULL; /* the first argument refused */
     for (int i = 1; i < argc && !bad; i++) {

@@ -250,8 +250,8 @@ static int add_policy(struct train_args *a, const char *opt, const char *spec, s
 /* One option of net train with its value. */
 static int train_option(struct train_args *a, const char *o, const char *v, struct tv_error *err)
 {
-    const char **text[] = {&a->data,        &a->labels, &a->test,  &a->test_labels,
-                           &a->out,         &a->format, &a->header_s};
+    const char **text[] = {&a->data, &a->labels, &a->test,    &a->test_labels,
+                           &a->out,  &a->format, &a->header_s};
     static const char *const text_names[] = {"--data", "--labels", "--test",  "--test-labels",
                                              "-o",     "--format", "--header"};
     for (size_t k = 0; k < sizeof text / sizeof text[0]; k++)
@@ -368,31 +368,6 @@ static int train_report(void *ctx, const struct fit_report *r)
     return 0;
 }
 
-int cli_load_data(const char *spec, const char *labels, int header, size_t n_in, size_t n_out,
-                  struct data_set *d, struct tv_error *err)
-{
-    struct data_opts o = {.header = header};
-    int rc = data_load_opts(spec, labels, &o, d, err);
-    if (!rc && n_out != SIZE_MAX && d->n_classes > n_out && strncmp(spec, "fashion-mnist:", 14)) {
-        /* more classes than outputs: loaded again with every label below
-         * n_out, so that the first one past names its file and line */
-        char why[64];
-        snprintf(why, sizeof why, "the network has %zu outputs", n_out);
-        o.n_classes = n_out;
-        o.classes_from = why;
-        data_free(d);
-        rc = data_load_opts(spec, labels, &o, d, err);
-        if (!rc) /* the file changed in between: the count is all we can name */
-            rc = tv_error_set(err, TV_EINVAL, "%s: more classes than the network's %zu outputs",
-                              spec, n_out);
-    }
-    if (!rc && (rc = fit_check_data(d, n_in, n_out == SIZE_MAX ? d->n_classes : n_out, err)))
-        tv_error_prefix(err, "%s", spec);
-    if (rc)
-        data_free(d);
-    return rc;
-}
-
 int cli_cmd_net_train(int argc, char **argv)
 {
     struct train_args a = {0};
@@ -492,10 +467,8 @@ int cli_cmd_net_test(int argc, char **argv)
     if (cli_help(argc, argv, test_usage))
         return 0;
     const char *net = NULL, *spec = NULL, *labels = NULL, *batch_s = NULL, *header_s = NULL;
-    const struct cli_opt opts[] = {{"--data", &spec},
-                                   {"--labels", &labels},
-                                   {"--batch", &batch_s},
-                                   {"--header", &header_s}};
+    const struct cli_opt opts[] = {
+        {"--data", &spec}, {"--labels", &labels}, {"--batch", &batch_s}, {"--header", &header_s}};
     int st = cli_parse_args(argc, argv, "net test", opts, 4, &net, usage);
     if (st >= 0)
         return st;

@@ -114,9 +114,9 @@ static int check_label(const struct csv_ctx *x, double v, const struct data_opts
                             "class, 0..K-1)",
                             x->file, x->line, v);
     if (v < 0 || v > (double)limit)
-        return tv_error_set(err, TV_EINVAL, "%s:%zu: label %g out of range (a class number 0..%zu%s%s)",
-                            x->file, x->line, v, limit, o->classes_from ? ": " : "",
-                            o->classes_from ? o->classes_from : "");
+        return tv_error_set(
+            err, TV_EINVAL, "%s:%zu: label %g out of range (a class number 0..%zu%s%s)", x->file,
+            x->line, v, limit, o->classes_from ? ": " : "", o->classes_from ? o->classes_from : "");
     return 0;
 }
 
@@ -167,8 +167,15 @@ static int parse_row(struct csv_ctx *x, const char *b, const char *eol, const st
     return 0;
 }
 
-int data_parse_csv(const char *text, size_t len, const char *name, const struct data_opts *o,
+int data_parse_csv(const char *text, size_t len, const char *name, size_t n_classes,
                    struct data_set *out, struct tv_error *err)
+{
+    struct data_opts o = {.n_classes = n_classes};
+    return data_parse_csv_opts(text, len, name, &o, out, err);
+}
+
+int data_parse_csv_opts(const char *text, size_t len, const char *name, const struct data_opts *o,
+                        struct data_set *out, struct tv_error *err)
 {
     static const struct data_opts defaults = {0};
     if (!o)

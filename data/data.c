@@ -132,7 +132,7 @@ int data_load_opts(const char *spec, const char *labels, const struct data_opts 
     data_src_close(&s);
     if (rc)
         return rc;
-    rc = data_parse_csv(text, len, spec, o, out, err);
+    rc = data_parse_csv_opts(text, len, spec, o, out, err);
     free(text);
     return rc;
 }

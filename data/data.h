@@ -49,8 +49,8 @@ enum data_header {
 
 /* What a load is told beyond the file's name; zeroed: the defaults. */
 struct data_opts {
-    size_t n_classes; /* 0: the largest label + 1; else every label below it, and the
-                       * set has n_classes classes */
+    size_t n_classes;         /* 0: the largest label + 1; else every label below it, and the
+                               * set has n_classes classes */
     const char *classes_from; /* NULL, or what set n_classes, named when a label is out of
                                * range ("the network's 3 outputs") */
     int header;               /* enum data_header (CSV only: IDX has no header line) */
@@ -75,10 +75,13 @@ int data_load_classes(const char *spec, const char *labels, size_t n_classes, st
 int data_load_opts(const char *spec, const char *labels, const struct data_opts *o,
                    struct data_set *out, struct tv_error *err);
 /* The parsers on bytes in memory, named in messages as given: a CSV text
- * (o NULL: the defaults), or an IDX images file and its labels file (not
+ * (with n_classes known as in data_load_classes; _opts: every option, o
+ * NULL the defaults), or an IDX images file and its labels file (not
  * gzipped). */
-int data_parse_csv(const char *text, size_t len, const char *name, const struct data_opts *o,
+int data_parse_csv(const char *text, size_t len, const char *name, size_t n_classes,
                    struct data_set *out, struct tv_error *err);
+int data_parse_csv_opts(const char *text, size_t len, const char *name, const struct data_opts *o,
+                        struct data_set *out, struct tv_error *err);
 int data_parse_idx(const uint8_t *images, size_t images_len, const char *images_name,
                    const uint8_t *labels, size_t labels_len, const char *labels_name,
                    size_t n_classes, struct data_set *out, struct tv_error *err);

@@ -160,9 +160,9 @@ static const struct task_key classify_keys[N_KEYS] = {
 
 struct classify {
     struct data_set train, test;
-    uint32_t *order;  /* [train.n_rows]: the permutation; [0, n_train) trains */
-    size_t n_train;   /* the next n_val validate */
-    size_t n_val;     /* the last n_test test (a share of train as the test set) */
+    uint32_t *order; /* [train.n_rows]: the permutation; [0, n_train) trains */
+    size_t n_train;  /* the next n_val validate */
+    size_t n_val;    /* the last n_test test (a share of train as the test set) */
     size_t n_test;
     float *shift;     /* [n_features]: x' = (x - shift) * mul */
     float *mul;       /* [n_features] */
@@ -256,9 +256,8 @@ static int load(const struct task_instance *t, int key, size_t n_classes, const 
                 struct data_set *d, struct tv_error *err)
 {
     const char *labels = t->params.v[key + 1].s;
-    struct data_opts o = {.n_classes = n_classes,
-                          .classes_from = why,
-                          .header = (int)t->params.v[K_HEADER].i};
+    struct data_opts o = {
+        .n_classes = n_classes, .classes_from = why, .header = (int)t->params.v[K_HEADER].i};
     int rc = data_load_opts(t->params.v[key].s, *labels ? labels : NULL, &o, d, err);
     return rc ? tv_error_prefix(err, "[task] %s", classify_keys[key].name) : 0;
 }
@@ -298,12 +297,12 @@ static int load_sets(struct task_instance *t, struct classify *c, double *share,
     if (rc)
         return rc;
     if (c->train.n_classes < 2)
-        return declared ? tv_error_set(err, TV_EINVAL,
-                                       "[task] classes: 1 (classify needs 2 or more)")
-                        : tv_error_set(err, TV_EINVAL,
-                                       "[task] train: %s: every label is 0 (one class; classify "
-                                       "needs 2 or more)",
-                                       v[K_TRAIN].s);
+        return declared
+                   ? tv_error_set(err, TV_EINVAL, "[task] classes: 1 (classify needs 2 or more)")
+                   : tv_error_set(err, TV_EINVAL,
+                                  "[task] train: %s: every label is 0 (one class; classify "
+                                  "needs 2 or more)",
+                                  v[K_TRAIN].s);
     int is_share = test_share(v, share, err);
     if (is_share < 0)
         return is_share;
@@ -317,8 +316,7 @@ static int load_sets(struct task_instance *t, struct classify *c, double *share,
         return rc;
     if (c->test.n_features != c->train.n_features)
         return tv_error_set(err, TV_EINVAL, "[task] test: %s has %zu features, train %s %zu",
-                            v[K_TEST].s, c->test.n_features, v[K_TRAIN].s,
-                            c->train.n_features);
+                            v[K_TEST].s, c->test.n_features, v[K_TRAIN].s, c->train.n_features);
     return 0;
 }
 
@@ -385,8 +383,8 @@ static int classify_open(struct task_instance *t, struct tv_error *err)
     size_t n_val = (size_t)(v[K_VALIDATION].d * (double)n + 0.5);
     size_t n_test = (size_t)(share * (double)n + 0.5);
     if (share > 0 && !n_test)
-        return classify_fail(c, tv_error_set(err, TV_EINVAL,
-                                             "[task] test: %g of %zu rows is none", share, n));
+        return classify_fail(
+            c, tv_error_set(err, TV_EINVAL, "[task] test: %g of %zu rows is none", share, n));
     if (n_val + n_test >= n)
         return classify_fail(
             c, n_test ? tv_error_set(err, TV_EINVAL,
@@ -625,11 +623,10 @@ static int classify_evaluate_genome(const struct task_instance *t, struct genome
     if (!diverged)
         rc = nn_plan_compile(scored, NULL, &plan, err);
     if (!rc && !diverged)
-        rc = c->train_steps
-                 ? score_generation(c, c->order + c->n_train, c->n_val,
-                                    c->n_val_samples, generation, plan, &sc, err)
-                 : score_generation(c, c->order, c->n_train, c->n_samples, generation, plan, &sc,
-                                    err);
+        rc = c->train_steps ? score_generation(c, c->order + c->n_train, c->n_val, c->n_val_samples,
+                                               generation, plan, &sc, err)
+                            : score_generation(c, c->order, c->n_train, c->n_samples, generation,
+                                               plan, &sc, err);
     nn_plan_free(plan);
     if (!rc) {
         double fitness = score_fitness(c, &sc);
@@ -669,10 +666,10 @@ static int classify_final_test(const struct task_instance *t, const struct nn_pl
     if (!c->test.n_rows && !c->n_test)
         return 0;
     struct score sc;
-    int rc = c->n_test ? score_rows(c, &c->train, c->order + c->n_train + c->n_val, c->n_test, 0,
-                                    c->n_test, plan, &sc, err)
-                       : score_rows(c, &c->test, NULL, c->test.n_rows, 0, c->test.n_rows, plan,
-                                    &sc, err);
+    int rc = c->n_test
+                 ? score_rows(c, &c->train, c->order + c->n_train + c->n_val, c->n_test, 0,
+                              c->n_test, plan, &sc, err)
+                 : score_rows(c, &c->test, NULL, c->test.n_rows, 0, c->test.n_rows, plan, &sc, err);
     if (!rc)
         put_score(out, &sc, sc.accuracy);
     return rc;

@@ -296,8 +296,8 @@ static void test_classify_test_share_disjoint_from_validation(void **state)
     assert_ok(task_evaluate_generation(t, g, 1, 0, &tr, &err), &err); /* 25 training rows */
     assert_ok(task_champion_test(t, g, &ct, &err), &err);             /* 10 validation rows */
     assert_ok(task_final_test(t, g, &ft, &err), &err);                /* 15 test rows */
-    double sum = 25 * figure(&tr, "accuracy") + 10 * figure(&ct, "accuracy") +
-                 15 * figure(&ft, "accuracy");
+    double sum =
+        25 * figure(&tr, "accuracy") + 10 * figure(&ct, "accuracy") + 15 * figure(&ft, "accuracy");
     assert_true(fabs(sum - (double)right) < 1e-9);
     task_close(t);
     struct task_result again;
@@ -339,8 +339,8 @@ static void test_classify_header_classes_and_share_keys(void **state)
     assert_error(REFUSED(&err, "train", two, "classes", "2"), &err, TV_EINVAL, want);
     assert_error(REFUSED(&err, "train", sk, "test", "1.5"), &err, TV_EINVAL,
                  "[task] test: 1.5: a share of train is in (0, 1) (a file named so: ./1.5)");
-    assert_error(REFUSED(&err, "train", sk, "test", "0.2", "test_labels", "x.idx"), &err,
-                 TV_EINVAL, "[task] test_labels: goes with a test file, and test is a share");
+    assert_error(REFUSED(&err, "train", sk, "test", "0.2", "test_labels", "x.idx"), &err, TV_EINVAL,
+                 "[task] test_labels: goes with a test file, and test is a share");
     assert_error(REFUSED(&err, "train", sk, "test", "0.1"), &err, TV_EINVAL,
                  "[task] test: 0.1 of 4 rows is none");
     assert_error(REFUSED(&err, "train", sk, "test", "0.5", "validation", "0.5"), &err, TV_EINVAL,

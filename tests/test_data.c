@@ -126,8 +126,7 @@ static void csv_refused(const char *text, size_t len, size_t n_classes, const ch
 {
     struct data_set d;
     struct tv_error err = {0};
-    struct data_opts o = {.n_classes = n_classes};
-    int rc = data_parse_csv(text, len, "b.csv", &o, &d, &err);
+    int rc = data_parse_csv(text, len, "b.csv", n_classes, &d, &err);
     assert_error(rc, &err, TV_EINVAL, sub);
     assert_null(d.mem);
     assert_int_equal(d.n_rows, 0);
@@ -226,7 +225,7 @@ static void test_data_parse_csv_header_auto_yes_no(void **state)
         struct data_opts o = {.header = cases[i].header};
         struct data_set d;
         struct tv_error err = {0};
-        int rc = data_parse_csv(cases[i].text, strlen(cases[i].text), "b.csv", &o, &d, &err);
+        int rc = data_parse_csv_opts(cases[i].text, strlen(cases[i].text), "b.csv", &o, &d, &err);
         if (cases[i].rows) {
             assert_ok(rc, &err);
             assert_int_equal(d.n_rows, cases[i].rows);
@@ -254,7 +253,7 @@ static void test_data_parse_csv_label_past_classes_named(void **state)
     struct data_opts o = {.n_classes = 3, .classes_from = "the network has 3 outputs"};
     struct data_set d;
     struct tv_error err = {0};
-    assert_error(data_parse_csv("1,0\n2,3\n", 8, "b.csv", &o, &d, &err), &err, TV_EINVAL,
+    assert_error(data_parse_csv_opts("1,0\n2,3\n", 8, "b.csv", &o, &d, &err), &err, TV_EINVAL,
                  "b.csv:2: label 3 out of range (a class number 0..2: the network has 3 outputs)");
     assert_null(d.mem);
 }
@@ -282,8 +281,8 @@ static void test_data_load_csv_corrupt_gzip(void **state)
     size_t cuts[] = {5, 12, n / 2, n - 4};
     for (size_t k = 0; k < sizeof cuts / sizeof cuts[0]; k++) {
         write_file("cut.csv.gz", gz, cuts[k], 0, q, sizeof q);
-        snprintf(want, sizeof want, "%s: corrupt gzip data at byte %zu (unexpected end of file)",
-                 q, cuts[k]);
+        snprintf(want, sizeof want, "%s: corrupt gzip data at byte %zu (unexpected end of file)", q,
+                 cuts[k]);
         assert_error(data_load(q, NULL, &d, &err), &err, TV_EIO, want);
         assert_null(d.mem);
     }
@@ -300,8 +299,7 @@ static void test_data_parse_csv_classes_given(void **state)
     (void)state;
     struct data_set d;
     struct tv_error err = {0};
-    struct data_opts o = {.n_classes = 5};
-    assert_ok(data_parse_csv("1,0\n2,1\n", 8, "c.csv", &o, &d, &err), &err);
+    assert_ok(data_parse_csv("1,0\n2,1\n", 8, "c.csv", 5, &d, &err), &err);
     assert_int_equal(d.n_classes, 5);
     data_free(&d);
 }

@@ -1,4 +1,4 @@
-/* fuzz_csv.c -- libFuzzer target for data_parse_csv (a data set's CSV text).
+/* fuzz_csv.c -- libFuzzer target for data_parse_csv_opts (a data set's CSV text).
  * Any bytes must give a set whose sizes agree with what it holds (every label
  * below n_classes, every feature finite), or TV_EINVAL with a message that
  * starts with the file's name; never a crash. Seeds: tests/fuzz/corpus/csv/. */
@@ -20,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size && data[0] & 8)
         o.classes_from = "the fuzzer's 3";
     struct data_set d;
-    int rc = data_parse_csv(text, size, "f.csv", &o, &d, &err);
+    int rc = data_parse_csv_opts(text, size, "f.csv", &o, &d, &err);
     CHECK(rc == 0 || (rc == TV_EINVAL && err.code == rc && !strncmp(err.msg, "f.csv", 5)));
     if (!rc) {
         CHECK(d.n_rows > 0 && d.n_features > 0 && d.n_classes > 0 && !d.pixels);
