@@ -178,6 +178,9 @@ int cli_quantize_net(const struct genome *g, const struct cli_quant_args *qa, st
         (qa->percentile &&
          cli_parse_real("--percentile", qa->percentile, 1, 0, 100, &percentile, err)))
         return err->code;
+    if (is_task && (qa->labels || qa->header))
+        return tv_error_set(err, TV_EINVAL, "%s: goes with --calibrate DATA, not %s",
+                            qa->labels ? "--labels" : "--header", cal);
     qo.percentile = percentile;
     struct nn_calib *c = NULL;
     struct nn_qnet *q = NULL;

@@ -135,6 +135,10 @@ if [ -r "$fm/t10k-images-idx3-ubyte.gz" ]; then
         fail "quantize IDX --labels exited $?"
     cmp -s "$dir/f1.q" "$dir/f2.q" || fail "fashion-mnist:test and its IDX files differ"
 fi
+"$TREVO" net quantize "$dir/x.net" --calibrate task:xor --header yes -o "$dir/e.q" 2>"$dir/err" &&
+    fail "--header with task:xor: accepted"
+grep -q "trevo: --header: goes with --calibrate DATA, not task:xor" "$dir/err" ||
+    fail "--header with task:xor: $(cat "$dir/err")"
 [ ! -e "$dir/e.q" ] || fail "a refused quantize wrote a file"
 
 # usage errors: --int8 without --calibrate, --calibrate without --int8
