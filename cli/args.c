@@ -6,6 +6,7 @@
  * every option that takes a number follows the same rules and says the
  * same thing when refused. */
 #include "cli.h"
+#include "data.h"
 
 #include <errno.h>
 #include <math.h>
@@ -116,6 +117,14 @@ int cli_parse_real(const char *opt, const char *s, double lo, int lo_open, doubl
         return tv_error_set(err, TV_EINVAL, "%s: expected a number in %c%g, %g], got '%s'", opt,
                             lo_open ? '(' : '[', lo, hi, s);
     *out = v;
+    return 0;
+}
+
+int cli_parse_header(const char *opt, const char *s, int *header, struct tv_error *err)
+{
+    *header = DATA_HEADER_AUTO;
+    if (s && data_header_parse(s, header))
+        return tv_error_set(err, TV_EINVAL, "%s: expected auto, yes or no, got '%s'", opt, s);
     return 0;
 }
 

@@ -50,7 +50,7 @@ int cli_export_c(const char *in, const char *prefix, const char *out, struct tv_
  * task's [task] values from config / config_text and sets), quantize, write
  * out; one line on stderr. */
 struct cli_quant_args {
-    const char *calibrate, *samples, *percentile, *out, *config, *config_text;
+    const char *calibrate, *labels, *header, *samples, *percentile, *out, *config, *config_text;
     const char *const *sets;
     size_t n_sets;
 };
@@ -67,6 +67,14 @@ int cli_task_open_args(const char *task, const char *config, const char *config_
 int cli_cmd_net_init(int argc, char **argv);
 int cli_cmd_net_train(int argc, char **argv);
 int cli_cmd_net_test(int argc, char **argv);
+/* Loads DATA as --data takes it (spec, its --labels file or NULL, --header
+ * as enum data_header) for a network of n_in inputs and n_out outputs
+ * (SIZE_MAX: labels unchecked): every row n_in features, every label below
+ * n_out; a label past them is named with its file and line (CSV) or byte
+ * offset (IDX). *d empty on error. */
+struct data_set;
+int cli_load_data(const char *spec, const char *labels, int header, size_t n_in, size_t n_out,
+                  struct data_set *d, struct tv_error *err);
 
 /* The largest file a command reads whole (a network, NET.q, rows): a
  * 1<<27-connection genome is ~1.6 GB of msgpack, text about three times
@@ -166,6 +174,9 @@ int cli_parse_real(const char *opt, const char *s, double lo, int lo_open, doubl
  * config's: "expected a non-negative integer"). */
 int cli_parse_u64(const char *opt, const char *v, uint64_t max, uint64_t *out,
                   struct tv_error *err);
+/* --header's value (auto, yes or no) into *header (enum data_header):
+ * "OPT: expected auto, yes or no, got 'S'". s NULL: auto. */
+int cli_parse_header(const char *opt, const char *s, int *header, struct tv_error *err);
 /* "784,1000,10" into sizes[0..*n): 2 to CLI_MAX_LAYERS sizes. */
 #define CLI_MAX_LAYERS 64
 int cli_parse_layers(const char *s, uint32_t *sizes, size_t *n, struct tv_error *err);

@@ -370,26 +370,23 @@ static int cnn_report_line(void *ctx, const struct fit_cnn_report *r)
     return 0;
 }
 
-static int cnn_load(const char *spec, const char *labels, const struct nn_cnn *c,
+static int cnn_load(const char *spec, const char *labels, int header, const struct nn_cnn *c,
                     struct data_set *d, struct tv_error *err)
 {
-    int rc = data_load(spec, labels, d, err);
-    if (!rc && (rc = fit_check_data(d, nn_cnn_n_inputs(c), nn_cnn_n_outputs(c), err)))
-        tv_error_prefix(err, "%s", spec);
-    return rc;
+    return cli_load_data(spec, labels, header, nn_cnn_n_inputs(c), nn_cnn_n_outputs(c), d, err);
 }
 
 int cli_cnn_train_net(struct genome *g, const struct nn_train_opts *o, const struct fit_opts *f,
                       const char *data, const char *labels, const char *test,
-                      const char *test_labels, struct tv_error *err)
+                      const char *test_labels, int header, struct tv_error *err)
 {
     struct nn_cnn *c = NULL;
     struct data_set tr = {0}, te = {0};
     int rc = nn_cnn_from_genome(g, o, &c, err);
     if (!rc)
-        rc = cnn_load(data, labels, c, &tr, err);
+        rc = cnn_load(data, labels, header, c, &tr, err);
     if (!rc && test)
-        rc = cnn_load(test, test_labels, c, &te, err);
+        rc = cnn_load(test, test_labels, header, c, &te, err);
     if (!rc)
         rc = fit_cnn_run(c, &tr, test ? &te : NULL, f, cnn_report_line, NULL, err);
     if (!rc)

@@ -59,11 +59,11 @@ int cli_cnn_model_to_genome(const struct cli_cnn_model *m, struct genome *g, str
 int cli_cnn_model_write(const struct cli_cnn_model *m, const char *format, const char *path,
                         struct tv_error *err);
 /* `trevo net train` of a genome with channels: the trainer of nn_cnn_from_genome
- * on DATA (and TEST), fit_cnn_run (fit.h) with one line per epoch on stdout, the trained
- * network written back into g. */
+ * on DATA (and TEST, both read with --header's header), fit_cnn_run (fit.h) with one
+ * line per epoch on stdout, the trained network written back into g. */
 int cli_cnn_train_net(struct genome *g, const struct nn_train_opts *o, const struct fit_opts *f,
                       const char *data, const char *labels, const char *test,
-                      const char *test_labels, struct tv_error *err);
+                      const char *test_labels, int header, struct tv_error *err);
 /* `trevo net init --conv ...` (net init hands over when it sees --conv). */
 int cli_cmd_net_init_conv(int argc, char **argv);
 

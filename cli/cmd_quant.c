@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "data.h"
 #include "master.h"
 #include "quant.h"
 #include "task.h"
@@ -16,15 +17,19 @@
 /* ---- trevo net quantize ------------------------------------------------------ */
 
 static const char quantize_usage[] =
-    "usage: trevo net quantize NET --calibrate DATA|task:NAME [--samples N]\n"
-    "                          [--percentile P] [--config FILE] [--set KEY=VALUE]...\n"
-    "                          -o NET.q\n\n"
+    "usage: trevo net quantize NET --calibrate DATA|task:NAME [--labels FILE]\n"
+    "                          [--header auto|yes|no] [--samples N] [--percentile P]\n"
+    "                          [--config FILE] [--set KEY=VALUE]... -o NET.q\n\n"
     "Quantizes the float network NET (text or msgpack) to int8 and writes NET.q\n"
     "(nn/deploy/quant.h describes the format). The activation ranges come from running\n"
     "NET on calibration inputs:\n"
-    "  DATA        a file of input rows, one time step per line: the network's inputs\n"
-    "              as comma-separated numbers; an empty line starts a new sequence;\n"
-    "              --samples N: the first N rows (default: all)\n"
+    "  DATA        a data set as net train --data takes it: a labelled CSV file\n"
+    "              (--header as for net train), IDX images with --labels, or\n"
+    "              fashion-mnist:train|test; each row one time step from a reset\n"
+    "              state, its label unused; --samples N: the first N rows (default:\n"
+    "              all). Or a file of unlabelled rows, told apart by its first line\n"
+    "              of exactly the network's inputs: comma-separated numbers, one time\n"
+    "              step per line, an empty line starting a new sequence\n"
     "  task:NAME   the inputs the task NAME gives the network: N evaluations with\n"
     "              the seeds 1..N and generations 0..N-1 (--samples, default 16), as\n"
     "              `trevo task eval --seed S --generation G` runs them, with the task's default "
@@ -33,17 +38,73 @@ static const char quantize_usage[] =
     "  --percentile P   the central P per cent of the values set each range\n"
     "                   (default 100: min-max)\n";
 
-/* DATA: rows from a file, through the calibration plan. */
-static int calibrate_rows(struct nn_calib *c, const char *path, size_t max_rows,
-                          struct tv_error *err)
+/* 1 if the text buf is a file of unlabelled rows: its first line that is
+ * not blank is n_in numbers (a labelled row has n_in + 1; a header or an IDX
+ * or gzipped file is no such line). */
+static int unlabelled_rows(const struct tv_buf *buf, size_t n_in)
+{
+    const char *t = (const char *)buf->data, *end = t + buf->len;
+    while (t < end) {
+        const char *e = memchr(t, '\n', (size_t)(end - t));
+        size_t len = e ? (size_t)(e - t) : (size_t)(end - t);
+        if (strspn(t, " \t\r") < len) {
+            float *in = malloc(n_in * sizeof *in);
+            struct tv_error ignored = {0};
+            int rows = in && !cli_row_parse(t, len, in, n_in, &ignored);
+            free(in);
+            return rows;
+        }
+        t += len + 1;
+    }
+    return 0;
+}
+
+/* DATA as --data takes it: the first max_rows rows, each from a reset state. */
+static int calibrate_set(struct nn_calib *c, const char *spec, const char *labels, int header,
+                         size_t max_rows, struct tv_error *err)
+{
+    enum { CHUNK = 256 };
+    size_t n_in = nn_plan_n_inputs(nn_calib_plan(c));
+    struct data_set d = {0};
+    int rc = cli_load_data(spec, labels, header, n_in, SIZE_MAX, &d, err);
+    float *x = rc ? NULL : malloc(CHUNK * n_in * sizeof *x);
+    if (!rc && !x)
+        rc = tv_error_set(err, TV_ENOMEM, "out of memory");
+    size_t n = d.n_rows < max_rows ? d.n_rows : max_rows;
+    for (size_t r0 = 0; r0 < n && !rc; r0 += CHUNK) {
+        size_t k = n - r0 < CHUNK ? n - r0 : CHUNK;
+        for (size_t i = 0; i < k; i++)
+            data_row(&d, r0 + i, x + i * n_in);
+        rc = nn_calib_run(c, x, k, 1, err);
+    }
+    free(x);
+    data_free(&d);
+    return rc;
+}
+
+/* DATA: a data set, or rows from a file of unlabelled rows (the form
+ * before data sets: one time step per line, an empty line a new sequence),
+ * through the calibration plan. */
+static int calibrate_rows(struct nn_calib *c, const char *path, const char *labels,
+                          const char *header_s, size_t max_rows, struct tv_error *err)
 {
     struct tv_buf buf = {0};
     struct nn_state *s = NULL;
     const struct nn_plan *p = nn_calib_plan(c);
     size_t n_in = nn_plan_n_inputs(p);
+    int header;
+    if (cli_parse_header("--header", header_s, &header, err))
+        return err->code;
+    /* a data set unless a file whose first line is the network's inputs */
+    int rows_file = !labels && header != DATA_HEADER_YES && strncmp(path, "fashion-mnist:", 14);
+    if (rows_file && cli_read_file(path, CLI_FILE_MAX, &buf, err))
+        return err->code;
+    if (!rows_file || !unlabelled_rows(&buf, n_in)) {
+        tv_buf_free(&buf);
+        return calibrate_set(c, path, labels, header, max_rows, err);
+    }
     float *in = malloc(n_in * sizeof *in);
-    int rc = in ? cli_read_file(path, CLI_FILE_MAX, &buf, err)
-                : tv_error_set(err, TV_ENOMEM, "out of memory");
+    int rc = in ? 0 : tv_error_set(err, TV_ENOMEM, "out of memory");
     if (!rc)
         rc = nn_state_new(p, 1, &s, err);
     const char *t = (const char *)buf.data, *end = t + buf.len;
@@ -119,6 +180,9 @@ int cli_quantize_net(const struct genome *g, const struct cli_quant_args *qa, st
         (qa->percentile &&
          cli_parse_real("--percentile", qa->percentile, 1, 0, 100, &percentile, err)))
         return err->code;
+    if (is_task && (qa->labels || qa->header))
+        return tv_error_set(err, TV_EINVAL, "%s: goes with --calibrate DATA, not %s",
+                            qa->labels ? "--labels" : "--header", cal);
     qo.percentile = percentile;
     struct nn_calib *c = NULL;
     struct nn_qnet *q = NULL;
@@ -126,7 +190,7 @@ int cli_quantize_net(const struct genome *g, const struct cli_quant_args *qa, st
     int rc = nn_calib_new(g, &qo, &c, err);
     if (!rc)
         rc = is_task ? calibrate_task(c, cal + 5, (size_t)n, qa, err)
-                     : calibrate_rows(c, cal, (size_t)n, err);
+                     : calibrate_rows(c, cal, qa->labels, qa->header, (size_t)n, err);
     if (!rc)
         rc = nn_quantize(c, &q, err);
     if (!rc)
@@ -155,10 +219,9 @@ int cli_cmd_net_quantize(int argc, char **argv)
     }
     struct {
         const char *name, **value;
-    } opts[] = {{"--calibrate", &qa.calibrate},
-                {"--samples", &qa.samples},
-                {"--percentile", &qa.percentile},
-                {"-o", &qa.out},
+    } opts[] = {{"--calibrate", &qa.calibrate},   {"--labels", &qa.labels},
+                {"--header", &qa.header},         {"--samples", &qa.samples},
+                {"--percentile", &qa.percentile}, {"-o", &qa.out},
                 {"--config", &qa.config}};
     const char *bad = NULL; /* the first argument refused */
     for (int i = 1; i < argc && !bad; i++) {

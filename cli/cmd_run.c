@@ -441,9 +441,11 @@ int cli_cmd_best(int argc, char **argv)
         "dot: a Graphviz drawing, e.g. `trevo best DB --format dot | dot -Tsvg -o net.svg`).\n"
         "For a solved run that is its best solver, the fittest member that solves the\n"
         "task (stderr says so when it is not the fittest); --by fitness: the fittest.\n"
-        "  --int8 --calibrate DATA|task:NAME [--samples N] [--percentile P] -o NET.q\n"
-        "        quantizes that champion as `trevo net quantize` does (task:NAME with\n"
-        "        the run's [task] values) and writes the int8 NET.q.\n";
+        "  --int8 --calibrate DATA|task:NAME [--labels FILE] [--header auto|yes|no]\n"
+        "         [--samples N] [--percentile P] -o NET.q\n"
+        "        quantizes that champion as `trevo net quantize` does (DATA as net train\n"
+        "        --data takes it; task:NAME with the run's [task] values) and writes the\n"
+        "        int8 NET.q.\n";
     const char *db = NULL, *name = NULL, *out = "-", *format = "text", *by = "solver";
     struct cli_quant_args qa = {0}; /* --int8 (cmd_quant.c) */
     const struct cli_opt opts[] = {{"--name", &name},
@@ -451,6 +453,8 @@ int cli_cmd_best(int argc, char **argv)
                                    {"--format", &format},
                                    {"--by", &by},
                                    {"--calibrate", &qa.calibrate},
+                                   {"--labels", &qa.labels},
+                                   {"--header", &qa.header},
                                    {"--samples", &qa.samples},
                                    {"--percentile", &qa.percentile}};
     int int8 = 0; /* --int8: a flag, taken out before the options */
@@ -459,7 +463,7 @@ int cli_cmd_best(int argc, char **argv)
             memmove(argv + i, argv + i + 1, (size_t)(argc - i) * sizeof *argv);
             argc--, i--, int8 = 1;
         }
-    int status = cli_parse_args(argc, argv, "best", opts, 7, &db, usage);
+    int status = cli_parse_args(argc, argv, "best", opts, 9, &db, usage);
     if (status >= 0)
         return status;
     if (!db || !cli_net_format_known(format) || (strcmp(by, "solver") && strcmp(by, "fitness")) ||

@@ -180,7 +180,8 @@ int cli_cmd_net_init(int argc, char **argv)
 
 static const char train_usage[] =
     "usage: trevo net train NET --data DATA [--labels FILE] [--test DATA\n"
-    "                       [--test-labels FILE]] [--epochs N] [--batch B] [--lr X]\n"
+    "                       [--test-labels FILE]] [--header auto|yes|no] [--epochs N]\n"
+    "                       [--batch B] [--lr X]\n"
     "                       [--optimizer sgd|momentum|adam] [--momentum M]\n"
     "                       [--lr-schedule none|cosine] [--seed S] [--no-shuffle] "
     "[--sparsify SPEC]...\n"
@@ -193,6 +194,8 @@ static const char train_usage[] =
     "stderr when it is a terminal. docs/training.md says it exactly.\n"
     "  DATA            a CSV file (features, then the class 0..K-1 last), IDX\n"
     "                  images with --labels, or fashion-mnist:train|test\n"
+    "  --header        a CSV file's first line: auto (default: a header when a\n"
+    "                  cell is not a number), yes (always) or no (always data)\n"
     "  --epochs        passes over DATA (default 1)\n"
     "  --batch         samples per optimizer step (default 128)\n"
     "  --lr            learning rate (default 0.01)\n"
@@ -212,8 +215,9 @@ static const char train_usage[] =
     "  --format        of OUT (default msgpack)\n";
 
 struct train_args {
-    const char *net, *data, *labels, *test, *test_labels, *out, *format;
-    int scale; /* 0 none, 1 zscore, 2 minmax */
+    const char *net, *data, *labels, *test, *test_labels, *out, *format, *header_s;
+    int scale;  /* 0 none, 1 zscore, 2 minmax */
+    int header; /* enum data_header */
     struct nn_train_opts opts;
     struct fit_opts fit;
     struct nn_sparsity policies[32];
@@ -252,9 +256,10 @@ static int add_policy(struct train_args *a, const char *opt, const char *spec, s
 /* One option of net train with its value. */
 static int train_option(struct train_args *a, const char *o, const char *v, struct tv_error *err)
 {
-    const char **text[] = {&a->data, &a->labels, &a->test, &a->test_labels, &a->out, &a->format};
-    static const char *const text_names[] = {"--data",        "--labels", "--test",
-                                             "--test-labels", "-o",       "--format"};
+    const char **text[] = {&a->data, &a->labels, &a->test,    &a->test_labels,
+                           &a->out,  &a->format, &a->header_s};
+    static const char *const text_names[] = {"--data", "--labels", "--test",  "--test-labels",
+                                             "-o",     "--format", "--header"};
     for (size_t k = 0; k < sizeof text / sizeof text[0]; k++)
         if (!strcmp(o, text_names[k]))
             return *text[k] = v, 0;
@@ -334,6 +339,8 @@ static int parse_train_args(int argc, char **argv, void *args, struct tv_error *
     if (strcmp(a->format, "text") && strcmp(a->format, "msgpack"))
         return tv_error_set(err, TV_EINVAL, "--format: expected text or msgpack, got '%s'",
                             a->format);
+    if (cli_parse_header("--header", a->header_s, &a->header, err))
+        return err->code;
     a->opts.max_batch = a->fit.batch;
     a->fit.policies = a->policies;
     a->fit.n_policies = a->n_policies;
@@ -374,16 +381,6 @@ static int train_report(void *ctx, const struct fit_report *r)
     printf("\n");
     fflush(stdout);
     return 0;
-}
-
-/* Loads DATA (with its labels file) and checks it against the network. */
-static int load_data(const char *spec, const char *labels, size_t n_in, size_t n_out,
-                     struct data_set *d, struct tv_error *err)
-{
-    int rc = data_load(spec, labels, d, err);
-    if (!rc && (rc = fit_check_data(d, n_in, n_out, err)))
-        tv_error_prefix(err, "%s", spec);
-    return rc;
 }
 
 /* The scaling of the training (--scale, or NET's own): a->fit's shift and
@@ -430,7 +427,8 @@ int cli_cmd_net_train(int argc, char **argv)
                           "(--scale none, and none in NET)",
                           a.net);
     if (!rc && g.n_channels) { /* a convolutional network: cmd_cnn.c */
-        rc = cli_cnn_train_net(&g, &a.opts, &a.fit, a.data, a.labels, a.test, a.test_labels, &err);
+        rc = cli_cnn_train_net(&g, &a.opts, &a.fit, a.data, a.labels, a.test, a.test_labels,
+                               a.header, &err);
         if (!rc)
             rc = cli_write_net(&g, a.format, NULL, a.out, &err);
         if (!rc)
@@ -443,9 +441,9 @@ int cli_cmd_net_train(int argc, char **argv)
         rc = nn_trainer_new(&g, &a.opts, &t, &err);
     size_t n_in = t ? nn_trainer_n_inputs(t) : 0, n_out = t ? nn_trainer_n_outputs(t) : 0;
     if (!rc)
-        rc = load_data(a.data, a.labels, n_in, n_out, &train, &err);
+        rc = cli_load_data(a.data, a.labels, a.header, n_in, n_out, &train, &err);
     if (!rc && a.test)
-        rc = load_data(a.test, a.test_labels, n_in, n_out, &test, &err);
+        rc = cli_load_data(a.test, a.test_labels, a.header, n_in, n_out, &test, &err);
     float *scale = NULL; /* shift [n_in] then mul [n_in] */
     if (!rc)
         rc = train_scale(&a, &g, &train, &scale, &err);
@@ -502,13 +500,14 @@ static int plan_accuracy(const struct nn_plan *plan, const struct data_set *d, s
 }
 
 static const char test_usage[] =
-    "usage: trevo net test NET --data DATA [--labels FILE] [--batch B]\n\n"
+    "usage: trevo net test NET --data DATA [--labels FILE] [--header auto|yes|no]\n"
+    "                      [--batch B]\n\n"
     "The accuracy of the network NET on the classification data set DATA (as\n"
     "for net train): each row one time step from a reset state, run by the\n"
     "engine of `trevo net eval` in batches of B rows (default 128; a spiking\n"
     "network runs one row at a time, batch 1); the class\n"
     "is the output of largest value (ties: the lower class; NaN never wins),\n"
-    "k-th output by id.\n"
+    "k-th output by id. --header: a CSV file's first line, as for net train.\n"
     "Prints accuracy, mean softmax cross-entropy and connections.\n"
     "NET may be an int8 NET.q (`trevo net quantize`): its int8 engine runs it,\n"
     "the softmax over its dequantized outputs.\n";
@@ -516,19 +515,22 @@ static const char test_usage[] =
 int cli_cmd_net_test(int argc, char **argv)
 {
     static const char usage[] = "usage: trevo net test NET --data DATA [--labels FILE] "
-                                "[--batch B]\n";
+                                "[--header auto|yes|no] [--batch B]\n";
     if (cli_help(argc, argv, test_usage))
         return 0;
-    const char *net = NULL, *spec = NULL, *labels = NULL, *batch_s = NULL;
-    const struct cli_opt opts[] = {{"--data", &spec}, {"--labels", &labels}, {"--batch", &batch_s}};
-    int st = cli_parse_args(argc, argv, "net test", opts, 3, &net, usage);
+    const char *net = NULL, *spec = NULL, *labels = NULL, *batch_s = NULL, *header_s = NULL;
+    const struct cli_opt opts[] = {
+        {"--data", &spec}, {"--labels", &labels}, {"--batch", &batch_s}, {"--header", &header_s}};
+    int st = cli_parse_args(argc, argv, "net test", opts, 4, &net, usage);
     if (st >= 0)
         return st;
     struct tv_error err = {0};
     double batch = 0;
+    int header;
     if (!net || !spec)
         return cli_usage_error(usage);
-    if (batch_s && cli_parse_whole("--batch", batch_s, 1, 65536, &batch, &err)) {
+    if ((batch_s && cli_parse_whole("--batch", batch_s, 1, 65536, &batch, &err)) ||
+        cli_parse_header("--header", header_s, &header, &err)) {
         fprintf(stderr, "trevo net test: %s\n", err.msg);
         return 2;
     }
@@ -549,7 +551,8 @@ int cli_cmd_net_test(int argc, char **argv)
                           "%s: a spiking network runs one row at a time: --batch 1, not %s", net,
                           batch_s);
     if (!rc)
-        rc = load_data(spec, labels, nn_plan_n_inputs(plan), nn_plan_n_outputs(plan), &d, &err);
+        rc = cli_load_data(spec, labels, header, nn_plan_n_inputs(plan), nn_plan_n_outputs(plan),
+                           &d, &err);
     if (!rc)
         rc = plan_accuracy(plan, &d, (size_t)batch, &correct, &loss, &err);
     if (!rc)

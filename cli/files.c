@@ -1,12 +1,16 @@
 /* files.c -- files as every command reads and writes them (cli.h): a whole
  * file (or stdin) into memory, an atomic write (or stdout), a network in
- * either format in and in any format out, a run of a database to read. */
+ * either format in and in any format out, a run of a database to read, a
+ * data set for a network. */
 #include "cli.h"
+#include "data.h"
+#include "fit.h"
 #include "quant.h"
 #include "store.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -302,5 +306,32 @@ int cli_open_run(const char *db, const char *name, struct store **st, struct sto
         store_close(*st, NULL);
         *st = NULL;
     }
+    return rc;
+}
+
+/* cli_load_data (cli.h): data.h's loader, its classes checked against the
+ * network's outputs and its features against its inputs (fit.h). */
+int cli_load_data(const char *spec, const char *labels, int header, size_t n_in, size_t n_out,
+                  struct data_set *d, struct tv_error *err)
+{
+    struct data_opts o = {.header = header};
+    int rc = data_load_opts(spec, labels, &o, d, err);
+    if (!rc && n_out != SIZE_MAX && d->n_classes > n_out && strncmp(spec, "fashion-mnist:", 14)) {
+        /* more classes than outputs: loaded again with every label below
+         * n_out, so that the first one past names its file and line */
+        char why[64];
+        snprintf(why, sizeof why, "the network has %zu outputs", n_out);
+        o.n_classes = n_out;
+        o.classes_from = why;
+        data_free(d);
+        rc = data_load_opts(spec, labels, &o, d, err);
+        if (!rc) /* the file changed in between: the count is all we can name */
+            rc = tv_error_set(err, TV_EINVAL, "%s: more classes than the network's %zu outputs",
+                              spec, n_out);
+    }
+    if (!rc && (rc = fit_check_data(d, n_in, n_out == SIZE_MAX ? d->n_classes : n_out, err)))
+        tv_error_prefix(err, "%s", spec);
+    if (rc)
+        data_free(d);
     return rc;
 }

@@ -1,8 +1,10 @@
 /* csv.c -- one sample per line: features, then the class label (0..K-1) in
  * the last column, separated by commas (spaces and tabs around a value are
  * ignored). Blank lines and lines whose first character is '#' are skipped;
- * a first line none of whose fields is a number is a header. Every row must
- * have as many columns as the first. */
+ * the first other line is a header (skipped, whatever its columns) as
+ * struct data_opts header says: auto when one of its cells is a word (not
+ * empty and not a number: "569,30,malignant,benign"), yes always, no never.
+ * Every row must have as many columns as the first. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,23 +63,66 @@ static size_t count_fields(const char *b, const char *eol)
     return n;
 }
 
-/* 1 if no field of the line is a number (a header). */
-static int is_header(const char *b, const char *eol)
+/* 1 if the field [b, e) is a word: not empty, and not what strtod reads
+ * whole (nan and inf, which no row takes, are numbers here: such a row is
+ * refused, not skipped; so is a number too long to read). */
+static int is_word(const char *b, const char *e)
 {
+    while (b < e && is_blank(*b))
+        b++;
+    while (e > b && is_blank(e[-1]))
+        e--;
+    size_t n = (size_t)(e - b);
+    if (!n)
+        return 0;
+    if (n > CSV_MAX_FIELD) {
+        for (const char *p = b; p < e; p++)
+            if (!memchr("0123456789+-.eE", *p, 15))
+                return 1;
+        return 0;
+    }
+    char buf[CSV_MAX_FIELD + 1], *end;
+    memcpy(buf, b, n);
+    buf[n] = '\0';
+    (void)strtod(buf, &end);
+    return end != buf + n;
+}
+
+/* 1 if the first line [b, eol) is a header under the rule header. */
+static int is_header(const char *b, const char *eol, int header)
+{
+    if (header != DATA_HEADER_AUTO)
+        return header == DATA_HEADER_YES;
     for (const char *p = b;; p++) {
         const char *e = field_end(p, eol);
-        double v;
-        if (parse_number(p, e, &v))
-            return 0;
-        if (e == eol)
+        if (is_word(p, e))
             return 1;
+        if (e == eol)
+            return 0;
         p = e;
     }
 }
 
+/* The label v of the row on line x->line: a whole number below the limit. */
+static int check_label(const struct csv_ctx *x, double v, const struct data_opts *o,
+                       struct tv_error *err)
+{
+    size_t limit = o->n_classes ? o->n_classes - 1 : CSV_MAX_LABEL;
+    if (v != floor(v))
+        return tv_error_set(err, TV_EINVAL,
+                            "%s:%zu: label %g is not a whole number (the last column is the "
+                            "class, 0..K-1)",
+                            x->file, x->line, v);
+    if (v < 0 || v > (double)limit)
+        return tv_error_set(
+            err, TV_EINVAL, "%s:%zu: label %g out of range (a class number 0..%zu%s%s)", x->file,
+            x->line, v, limit, o->classes_from ? ": " : "", o->classes_from ? o->classes_from : "");
+    return 0;
+}
+
 /* One row [b, eol): its features appended to ctx->f32, its label to
  * ctx->labels. */
-static int parse_row(struct csv_ctx *x, const char *b, const char *eol, size_t n_classes,
+static int parse_row(struct csv_ctx *x, const char *b, const char *eol, const struct data_opts *o,
                      struct tv_error *err)
 {
     size_t n = count_fields(b, eol);
@@ -110,11 +155,8 @@ static int parse_row(struct csv_ctx *x, const char *b, const char *eol, size_t n
         if (c < nf) {
             row[c] = (float)v;
         } else {
-            size_t limit = n_classes ? n_classes - 1 : CSV_MAX_LABEL;
-            if (v != floor(v) || v < 0 || v > (double)limit)
-                return tv_error_set(err, TV_EINVAL,
-                                    "%s:%zu: label %g out of range (a class number 0..%zu)",
-                                    x->file, x->line, v, limit);
+            if (check_label(x, v, o, err))
+                return err->code;
             x->labels[x->n_rows] = (uint16_t)v;
             if ((size_t)v > x->max_label)
                 x->max_label = (size_t)v;
@@ -128,6 +170,16 @@ static int parse_row(struct csv_ctx *x, const char *b, const char *eol, size_t n
 int data_parse_csv(const char *text, size_t len, const char *name, size_t n_classes,
                    struct data_set *out, struct tv_error *err)
 {
+    struct data_opts o = {.n_classes = n_classes};
+    return data_parse_csv_opts(text, len, name, &o, out, err);
+}
+
+int data_parse_csv_opts(const char *text, size_t len, const char *name, const struct data_opts *o,
+                        struct data_set *out, struct tv_error *err)
+{
+    static const struct data_opts defaults = {0};
+    if (!o)
+        o = &defaults;
     memset(out, 0, sizeof *out);
     struct csv_ctx x = {.file = name};
     int rc = 0, seen_line = 0;
@@ -140,10 +192,10 @@ int data_parse_csv(const char *text, size_t len, const char *name, size_t n_clas
         while (s < eol && is_blank(*s))
             s++;
         if (s < eol && *s != '#') {
-            if (!seen_line++ && is_header(s, eol)) {
+            if (!seen_line++ && is_header(s, eol, o->header)) {
                 /* a header: skipped */
             } else {
-                rc = parse_row(&x, s, eol, n_classes, err);
+                rc = parse_row(&x, s, eol, o, err);
             }
         }
         p = eol + 1;
@@ -162,7 +214,7 @@ int data_parse_csv(const char *text, size_t len, const char *name, size_t n_clas
     m->labels = x.labels;
     out->n_rows = x.n_rows;
     out->n_features = x.n_cols - 1;
-    out->n_classes = n_classes ? n_classes : x.max_label + 1;
+    out->n_classes = o->n_classes ? o->n_classes : x.max_label + 1;
     out->f32 = x.f32;
     out->labels = x.labels;
     return 0;

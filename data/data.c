@@ -67,9 +67,22 @@ static int load_idx(const char *images, const char *labels, size_t n_classes, st
     return rc;
 }
 
-int data_load_classes(const char *spec, const char *labels, size_t n_classes, struct data_set *out,
-                      struct tv_error *err)
+int data_header_parse(const char *s, int *header)
 {
+    static const char *const names[] = {"auto", "yes", "no"};
+    for (int k = 0; k < 3; k++)
+        if (!strcmp(s, names[k]))
+            return *header = k, 0;
+    return -1;
+}
+
+int data_load_opts(const char *spec, const char *labels, const struct data_opts *o,
+                   struct data_set *out, struct tv_error *err)
+{
+    static const struct data_opts defaults = {0};
+    if (!o)
+        o = &defaults;
+    size_t n_classes = o->n_classes;
     memset(out, 0, sizeof *out);
     char img[PATH_MAX], lab[PATH_MAX];
     int fm = fashion_files(spec, img, lab, sizeof img);
@@ -119,9 +132,16 @@ int data_load_classes(const char *spec, const char *labels, size_t n_classes, st
     data_src_close(&s);
     if (rc)
         return rc;
-    rc = data_parse_csv(text, len, spec, n_classes, out, err);
+    rc = data_parse_csv_opts(text, len, spec, o, out, err);
     free(text);
     return rc;
+}
+
+int data_load_classes(const char *spec, const char *labels, size_t n_classes, struct data_set *out,
+                      struct tv_error *err)
+{
+    struct data_opts o = {.n_classes = n_classes};
+    return data_load_opts(spec, labels, &o, out, err);
 }
 
 int data_load(const char *spec, const char *labels, struct data_set *out, struct tv_error *err)

@@ -46,6 +46,35 @@ void data_src_close(struct data_src *s)
     s->gz = NULL;
 }
 
+/* 1 if the gzipped stream ended before its end (zlib's Z_BUF_ERROR,
+ * "unexpected end of file", which gzread leaves for the caller to see: a
+ * truncated download). */
+static int gz_truncated(gzFile gz)
+{
+    int zerr;
+    gzerror(gz, &zerr);
+    return zerr == Z_BUF_ERROR;
+}
+
+/* The error of a gzread that failed after got more bytes of this read: an
+ * I/O error at the uncompressed offset, or damaged gzip data at the byte of
+ * the gzipped file where zlib stopped. */
+static int gz_fail(const struct data_src *s, size_t got, struct tv_error *err)
+{
+    int zerr;
+    const char *why = gzerror(s->gz, &zerr);
+    if (zerr == Z_ERRNO)
+        return tv_error_set(err, TV_EIO, "%s: byte offset %zu: %s", s->name, s->pos + got,
+                            strerror(errno));
+    /* zlib's text starts with the file's name as gzdopen knows it, "<fd:3>: " */
+    const char *colon = strstr(why, ">: ");
+    if (why[0] == '<' && colon)
+        why = colon + 3;
+    long long at = (long long)gzoffset(s->gz);
+    return tv_error_set(err, TV_EIO, "%s: corrupt gzip data at byte %lld (%s)", s->name,
+                        at < 0 ? 0 : at, why);
+}
+
 int data_src_read(struct data_src *s, void *buf, size_t n, size_t *got, struct tv_error *err)
 {
     *got = 0;
@@ -60,12 +89,8 @@ int data_src_read(struct data_src *s, void *buf, size_t n, size_t *got, struct t
     while (*got < n) {
         size_t chunk = n - *got < (1u << 30) ? n - *got : (1u << 30);
         int r = gzread(s->gz, (uint8_t *)buf + *got, (unsigned)chunk);
-        if (r < 0) {
-            int zerr;
-            const char *why = gzerror(s->gz, &zerr);
-            return tv_error_set(err, TV_EIO, "%s: byte offset %zu: %s", s->name, s->pos + *got,
-                                zerr == Z_ERRNO ? strerror(errno) : why);
-        }
+        if (r <= 0 && (r < 0 || gz_truncated(s->gz)))
+            return gz_fail(s, *got, err);
         if (r == 0)
             break;
         *got += (size_t)r;

@@ -4,7 +4,13 @@
  * first of equal ones; NaN never wins).
  *
  * open() loads the training file once and splits it: a permutation of its
- * rows drawn from [task] seed puts the last `validation` share aside. The
+ * rows drawn from [task] seed puts the last `validation` share aside, and
+ * when `test` is a share (a number in (0, 1) instead of a file) the last
+ * `test` share after the validation rows: permuted positions [0, n_train)
+ * train, the next n_val validate, the last n_test test. CSV files are read
+ * with `header`; `classes` > 0 declares the classes (else the training
+ * file's largest label + 1), and a label of train or test past them is
+ * refused with its file and line. The
  * scale's statistics (minmax, zscore) come from the training split alone,
  * after pixels are divided by 255. With a scale, every genome the task
  * evaluates gets them as its input scaling (genome.h), x' = (x - shift) *
@@ -82,6 +88,8 @@ enum {
     K_SPARSITY,
     K_LAMARCKIAN,
     K_CONN_COST,
+    K_HEADER,
+    K_CLASSES,
     N_KEYS
 };
 _Static_assert(N_KEYS <= TASK_MAX_KEYS, "classify has more [task] keys than TASK_MAX_KEYS");
@@ -90,6 +98,8 @@ enum { FIT_ACCURACY, FIT_XENT };
 
 static const char *const scales[] = {"none", "minmax", "zscore", NULL};
 static const char *const fitnesses[] = {"accuracy", "xent", NULL};
+/* In the order of enum data_header. */
+static const char *const headers[] = {"auto", "yes", "no", NULL};
 /* In the order of enum nn_optimizer. */
 static const char *const optimizers[] = {"sgd", "momentum", "adam", NULL};
 
@@ -101,8 +111,9 @@ static const struct task_key classify_keys[N_KEYS] = {
     [K_TRAIN_LABELS] = {"train_labels", TASK_KEY_STRING, 0, 0, 0,
                         "the IDX labels file of an IDX train (empty for CSV)", NULL, NULL},
     [K_TEST] = {"test", TASK_KEY_STRING, 0, 0, 0,
-                "the test data (as train; empty: none), scored once on the final champion, "
-                "never used for selection",
+                "the test data (as train; empty: none), or a share of train in (0, 1) set "
+                "aside, disjoint from validation; scored once on the final champion, never "
+                "used for selection",
                 NULL, NULL},
     [K_TEST_LABELS] = {"test_labels", TASK_KEY_STRING, 0, 0, 0,
                        "the IDX labels file of an IDX test", NULL, NULL},
@@ -141,12 +152,22 @@ static const struct task_key classify_keys[N_KEYS] = {
                       NULL, NULL},
     [K_CONN_COST] = {"conn_cost", TASK_KEY_DOUBLE, 0, 0, 1,
                      "fitness minus this much per connection of the network scored", NULL, NULL},
+    [K_HEADER] = {"header", TASK_KEY_CHOICE, DATA_HEADER_AUTO, 0, 0,
+                  "a CSV file's first line: auto (a header when one of its cells is not a "
+                  "number), yes (always a header) or no (always data)",
+                  headers, NULL},
+    [K_CLASSES] = {"classes", TASK_KEY_INT, 0, 0, 65536,
+                   "the number of classes (0: the training file's largest label + 1); a label "
+                   "of train or test past them is refused",
+                   NULL, NULL},
 };
 
 struct classify {
     struct data_set train, test;
-    uint32_t *order;  /* [train.n_rows]: the permutation; [0, n_train) trains */
-    size_t n_train;   /* the rest validates */
+    uint32_t *order; /* [train.n_rows]: the permutation; [0, n_train) trains */
+    size_t n_train;  /* the next n_val validate */
+    size_t n_val;    /* the last n_test test (a share of train as the test set) */
+    size_t n_test;
     float *shift;     /* [n_features]: x' = (x - shift) * mul */
     float *mul;       /* [n_features] */
     int scale;        /* SCALE_*: not none: evaluate_genome sets shift and mul on the genome */
@@ -204,13 +225,73 @@ static int fit_scale(struct classify *c, int scale, struct tv_error *err)
 }
 
 /* Loads the key's file (and its labels key's) into d, with n_classes known
- * (0: from the data). */
-static int load(const struct task_instance *t, int key, size_t n_classes, struct data_set *d,
-                struct tv_error *err)
+ * (0: from the data), which `why` names when a label is past them. */
+static int load(const struct task_instance *t, int key, size_t n_classes, const char *why,
+                struct data_set *d, struct tv_error *err)
 {
     const char *labels = t->params.v[key + 1].s;
-    int rc = data_load_classes(t->params.v[key].s, *labels ? labels : NULL, n_classes, d, err);
+    struct data_opts o = {
+        .n_classes = n_classes, .classes_from = why, .header = (int)t->params.v[K_HEADER].i};
+    int rc = data_load_opts(t->params.v[key].s, *labels ? labels : NULL, &o, d, err);
     return rc ? tv_error_prefix(err, "[task] %s", classify_keys[key].name) : 0;
+}
+
+/* [task] test as a share of train: 1 and *share when it is a number (then
+ * in (0, 1), and no test_labels), 0 for a file name (or none), or the error
+ * code. */
+static int test_share(const union task_value *v, double *share, struct tv_error *err)
+{
+    char *end;
+    *share = strtod(v[K_TEST].s, &end);
+    if (!v[K_TEST].s[0] || *end)
+        return 0;
+    if (!(*share > 0 && *share < 1))
+        return tv_error_set(err, TV_EINVAL,
+                            "[task] test: %s: a share of train is in (0, 1) (a file named so: "
+                            "./%s)",
+                            v[K_TEST].s, v[K_TEST].s);
+    if (v[K_TEST_LABELS].s[0])
+        return tv_error_set(err, TV_EINVAL,
+                            "[task] test_labels: goes with a test file, and test is a share "
+                            "(%s) of train",
+                            v[K_TEST].s);
+    return 1;
+}
+
+/* The training file and the test set: a file, loaded with train's classes,
+ * or a share of train (*share > 0, its rows counted by the split). */
+static int load_sets(struct task_instance *t, struct classify *c, double *share,
+                     struct tv_error *err)
+{
+    const union task_value *v = t->params.v;
+    char why[64];
+    size_t declared = (size_t)v[K_CLASSES].i;
+    snprintf(why, sizeof why, "[task] classes = %zu", declared);
+    int rc = load(t, K_TRAIN, declared, declared ? why : NULL, &c->train, err);
+    if (rc)
+        return rc;
+    if (c->train.n_classes < 2)
+        return declared
+                   ? tv_error_set(err, TV_EINVAL, "[task] classes: 1 (classify needs 2 or more)")
+                   : tv_error_set(err, TV_EINVAL,
+                                  "[task] train: %s: every label is 0 (one class; classify "
+                                  "needs 2 or more)",
+                                  v[K_TRAIN].s);
+    int is_share = test_share(v, share, err);
+    if (is_share < 0)
+        return is_share;
+    if (!is_share)
+        *share = 0;
+    if (is_share || !v[K_TEST].s[0])
+        return 0;
+    if (!declared)
+        snprintf(why, sizeof why, "the classes of [task] train");
+    if ((rc = load(t, K_TEST, c->train.n_classes, why, &c->test, err)))
+        return rc;
+    if (c->test.n_features != c->train.n_features)
+        return tv_error_set(err, TV_EINVAL, "[task] test: %s has %zu features, train %s %zu",
+                            v[K_TEST].s, c->test.n_features, v[K_TRAIN].s, c->train.n_features);
+    return 0;
 }
 
 /* The policies of [task] sparsity, separated by spaces, into c. */
@@ -268,28 +349,29 @@ static int classify_open(struct task_instance *t, struct tv_error *err)
     struct classify *c = calloc(1, sizeof *c);
     if (!c)
         return tv_error_set(err, TV_ENOMEM, "out of memory");
-    int rc = load(t, K_TRAIN, 0, &c->train, err);
+    double share;
+    int rc = load_sets(t, c, &share, err);
     if (rc)
         return classify_fail(c, rc);
     size_t n = c->train.n_rows, nf = c->train.n_features;
-    if (c->train.n_classes < 2)
-        return classify_fail(c, tv_error_set(err, TV_EINVAL,
-                                             "[task] train: %s: every label is 0 (one class; "
-                                             "classify needs 2 or more)",
-                                             v[K_TRAIN].s));
-    if (v[K_TEST].s[0] && (rc = load(t, K_TEST, c->train.n_classes, &c->test, err)))
-        return classify_fail(c, rc);
-    if (v[K_TEST].s[0] && c->test.n_features != nf)
-        return classify_fail(c, tv_error_set(err, TV_EINVAL,
-                                             "[task] test: %s has %zu features, train %s %zu",
-                                             v[K_TEST].s, c->test.n_features, v[K_TRAIN].s, nf));
     size_t n_val = (size_t)(v[K_VALIDATION].d * (double)n + 0.5);
-    if (n_val >= n)
-        return classify_fail(c, tv_error_set(err, TV_EINVAL,
-                                             "[task] validation: %g of %zu rows leaves none to "
-                                             "train on",
-                                             v[K_VALIDATION].d, n));
-    c->n_train = n - n_val;
+    size_t n_test = (size_t)(share * (double)n + 0.5);
+    if (share > 0 && !n_test)
+        return classify_fail(
+            c, tv_error_set(err, TV_EINVAL, "[task] test: %g of %zu rows is none", share, n));
+    if (n_val + n_test >= n)
+        return classify_fail(
+            c, n_test ? tv_error_set(err, TV_EINVAL,
+                                     "[task] test: %g and validation %g of %zu rows leave none "
+                                     "to train on",
+                                     share, v[K_VALIDATION].d, n)
+                      : tv_error_set(err, TV_EINVAL,
+                                     "[task] validation: %g of %zu rows leaves none to "
+                                     "train on",
+                                     v[K_VALIDATION].d, n));
+    c->n_train = n - n_val - n_test;
+    c->n_val = n_val;
+    c->n_test = n_test;
     c->order = malloc(n * sizeof *c->order);
     c->shift = malloc(nf * sizeof *c->shift);
     c->mul = malloc(nf * sizeof *c->mul);
@@ -518,11 +600,10 @@ static int classify_evaluate_genome(const struct task_instance *t, struct genome
     if (!diverged)
         rc = nn_plan_compile(scored, NULL, &plan, err);
     if (!rc && !diverged)
-        rc = c->train_steps
-                 ? score_generation(c, c->order + c->n_train, c->train.n_rows - c->n_train,
-                                    c->n_val_samples, generation, plan, &sc, err)
-                 : score_generation(c, c->order, c->n_train, c->n_samples, generation, plan, &sc,
-                                    err);
+        rc = c->train_steps ? score_generation(c, c->order + c->n_train, c->n_val, c->n_val_samples,
+                                               generation, plan, &sc, err)
+                            : score_generation(c, c->order, c->n_train, c->n_samples, generation,
+                                               plan, &sc, err);
     nn_plan_free(plan);
     if (!rc) {
         double fitness = score_fitness(c, &sc);
@@ -543,7 +624,7 @@ static int classify_champion_test(const struct task_instance *t, const struct nn
                                   struct task_result *out, struct tv_error *err)
 {
     const struct classify *c = t->data;
-    size_t n_val = c->train.n_rows - c->n_train;
+    size_t n_val = c->n_val;
     struct score sc;
     int rc = n_val
                  ? score_rows(c, &c->train, c->order + c->n_train, n_val, 0, n_val, plan, &sc, err)
@@ -553,15 +634,19 @@ static int classify_champion_test(const struct task_instance *t, const struct nn
     return rc;
 }
 
-/* The test file's accuracy; no figures when there is no test file. */
+/* The test set's accuracy (the test file, or the test share of train); no
+ * figures when there is none. */
 static int classify_final_test(const struct task_instance *t, const struct nn_plan *plan,
                                struct task_result *out, struct tv_error *err)
 {
     const struct classify *c = t->data;
-    if (!c->test.n_rows)
+    if (!c->test.n_rows && !c->n_test)
         return 0;
     struct score sc;
-    int rc = score_rows(c, &c->test, NULL, c->test.n_rows, 0, c->test.n_rows, plan, &sc, err);
+    int rc = c->n_test
+                 ? score_rows(c, &c->train, c->order + c->n_train + c->n_val, c->n_test, 0,
+                              c->n_test, plan, &sc, err)
+                 : score_rows(c, &c->test, NULL, c->test.n_rows, 0, c->test.n_rows, plan, &sc, err);
     if (!rc)
         put_score(out, &sc, sc.accuracy);
     return rc;

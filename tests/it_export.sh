@@ -216,9 +216,11 @@ err=$("$TREVO" net quantize "$dir/acc.txt" --calibrate task:nope -o "$dir/x.q" 2
 err=$("$TREVO" net quantize "$dir/acc.txt" --calibrate task:xor -o "$dir/x.q" 2>&1); rc=$?
 [ $rc -eq 1 ] && printf '%s' "$err" | grep -q "the network has 1 inputs and 1 outputs; the task takes 3" ||
     fail "task of the wrong shape: [$err]"
-printf '1,2\n' >"$dir/bad.csv"
+# a file of unlabelled rows (its first line the network's 1 input) with a
+# row of 2 (a labelled file of 2 columns is a data set: it_int8_cli.sh)
+printf '0.5\n1,2\n' >"$dir/bad.csv"
 err=$("$TREVO" net quantize "$dir/acc.txt" --calibrate "$dir/bad.csv" -o "$dir/x.q" 2>&1); rc=$?
-[ $rc -eq 1 ] && printf '%s' "$err" | grep -q "bad.csv:1: expected 1 numbers, got 2" ||
+[ $rc -eq 1 ] && printf '%s' "$err" | grep -q "bad.csv:2: expected 1 numbers, got 2" ||
     fail "bad calibration row: [$err]"
 err=$("$TREVO" task eval pole1 "$dir/acc.q" 2>&1); rc=$?
 [ $rc -eq 1 ] && printf '%s' "$err" | grep -q "task pole1 takes 5 inputs" ||

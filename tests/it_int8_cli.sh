@@ -4,7 +4,9 @@
 # test and final test run too), `net test NET.q`, `net quantize --calibrate
 # task:NAME` with the [task] values of --config / --set, and
 # `trevo best DB --int8 --calibrate ...` (the same NET.q as best then
-# net quantize); the error paths.
+# net quantize); --calibrate on every data set --data takes (a labelled CSV,
+# gzipped or not, IDX with --labels, fashion-mnist:test) and --samples; the
+# error paths.
 set -u
 : "${TREVO:?TREVO must name the trevo binary}"
 dir=$(mktemp -d)
@@ -91,6 +93,54 @@ printf '0,0,1\n0,1,1\n1,0,1\n1,1,1\n' >"$dir/rows.csv"
 "$TREVO" net quantize "$dir/x.net" --calibrate "$dir/rows.csv" -o "$dir/d.q" 2>/dev/null ||
     fail "quantize DATA exited $?"
 cmp -s "$dir/c.q" "$dir/d.q" || fail "best --int8 DATA differs from net quantize DATA"
+# ---- --calibrate takes what --data takes ----------------------------------------------
+# a labelled CSV (with a header) calibrates as the same rows unlabelled, each
+# its own sequence (a blank line between them: each row from a reset state,
+# as net test runs them); --samples N the first N rows in either form
+printf 'a,b,bias,xor\n0,0,1,0\n0,1,1,1\n1,0,1,1\n1,1,1,0\n' >"$dir/lab.csv"
+printf '0,0,1\n\n0,1,1\n\n1,0,1\n\n1,1,1\n' >"$dir/seq.csv"
+for n in 4 2; do
+    "$TREVO" net quantize "$dir/x.net" --calibrate "$dir/lab.csv" --samples $n -o "$dir/l$n.q" \
+        2>"$dir/err" || fail "quantize labelled CSV --samples $n: $(cat "$dir/err")"
+    "$TREVO" net quantize "$dir/x.net" --calibrate "$dir/seq.csv" --samples $n -o "$dir/s$n.q" \
+        2>/dev/null || fail "quantize rows --samples $n exited $?"
+    cmp -s "$dir/l$n.q" "$dir/s$n.q" || fail "labelled CSV and rows differ (--samples $n)"
+done
+cmp -s "$dir/l4.q" "$dir/l2.q" && fail "--samples 2 calibrated as all 4 rows"
+"$TREVO" best "$dir/x.db" --int8 --calibrate "$dir/lab.csv" --samples 4 -o "$dir/bl.q" \
+    2>/dev/null || fail "best --int8 labelled CSV exited $?"
+cmp -s "$dir/l4.q" "$dir/bl.q" || fail "best --int8 labelled CSV differs from net quantize"
+# gzipped, and --header no reads its header as data
+gzip -c "$dir/lab.csv" >"$dir/lab.csv.gz"
+"$TREVO" net quantize "$dir/x.net" --calibrate "$dir/lab.csv.gz" -o "$dir/lz.q" 2>/dev/null ||
+    fail "quantize gzipped labelled CSV exited $?"
+cmp -s "$dir/l4.q" "$dir/lz.q" || fail "gzipped labelled CSV differs"
+"$TREVO" net quantize "$dir/x.net" --calibrate "$dir/lab.csv" --header no -o "$dir/e.q" \
+    2>"$dir/err" && fail "--header no: accepted a header"
+grep -q "lab.csv:1: column 1: 'a' is not a number" "$dir/err" || fail "--header no: $(cat "$dir/err")"
+# a labelled file of another width: named with both counts
+printf '0,0,1,0,0\n1,1,1,0,1\n' >"$dir/narrow.csv"
+"$TREVO" net quantize "$dir/x.net" --calibrate "$dir/narrow.csv" -o "$dir/e.q" 2>"$dir/err" &&
+    fail "quantize on 4 features for 3 inputs ran"
+grep -q "narrow.csv: the data set has 4 features per row, the network 3 inputs" "$dir/err" ||
+    fail "narrow calibration: $(cat "$dir/err")"
+# IDX images with --labels, and fashion-mnist:test (when installed) as the same files
+fm=/usr/share/datasets/fashion-mnist
+if [ -r "$fm/t10k-images-idx3-ubyte.gz" ]; then
+    "$TREVO" net init --layers 784,10 --density 0.01 -o "$dir/f.net" >/dev/null || fail "init 784"
+    "$TREVO" net quantize "$dir/f.net" --calibrate fashion-mnist:test --samples 50 -o "$dir/f1.q" \
+        2>/dev/null || fail "quantize fashion-mnist:test exited $?"
+    "$TREVO" net quantize "$dir/f.net" --calibrate "$fm/t10k-images-idx3-ubyte.gz" \
+        --labels "$fm/t10k-labels-idx1-ubyte.gz" --samples 50 -o "$dir/f2.q" 2>/dev/null ||
+        fail "quantize IDX --labels exited $?"
+    cmp -s "$dir/f1.q" "$dir/f2.q" || fail "fashion-mnist:test and its IDX files differ"
+fi
+"$TREVO" net quantize "$dir/x.net" --calibrate task:xor --header yes -o "$dir/e.q" 2>"$dir/err" &&
+    fail "--header with task:xor: accepted"
+grep -q "trevo: --header: goes with --calibrate DATA, not task:xor" "$dir/err" ||
+    fail "--header with task:xor: $(cat "$dir/err")"
+[ ! -e "$dir/e.q" ] || fail "a refused quantize wrote a file"
+
 # usage errors: --int8 without --calibrate, --calibrate without --int8
 for args in "--int8 -o $dir/e.q" "--calibrate task:xor -o $dir/e.q"; do
     # shellcheck disable=SC2086

@@ -155,7 +155,7 @@ printf '1,2,3,4,5,0\n' >"$dir/wide.csv"
 expect 1 "wide.csv: the data set has 5 features per row, the network 4 inputs" \
     net train "$dir/a.net" --data "$dir/wide.csv" -o "$dir/x.net"
 printf '1,2,3,4,7\n' >"$dir/many.csv"
-expect 1 "many.csv: the data set has 8 classes, the network only 3 outputs" \
+expect 1 "many.csv:1: label 7 out of range (a class number 0..2: the network has 3 outputs)" \
     net train "$dir/a.net" --data "$dir/train.csv" --test "$dir/many.csv" -o "$dir/x.net"
 expect 1 "missing.csv" net train "$dir/a.net" --data "$dir/missing.csv" -o "$dir/x.net"
 expect 1 "nonet.net" net train "$dir/nonet.net" --data "$dir/train.csv" -o "$dir/x.net"

@@ -261,7 +261,9 @@ static void test_classify_open_refusals(void **state)
     assert_error(REFUSED(&err, "train", one), &err, TV_EINVAL, want);
     snprintf(want, sizeof want, "[task] test: %s has 2 features, train %s 1", wide, ok);
     assert_error(REFUSED(&err, "train", ok, "test", wide), &err, TV_EINVAL, want);
-    snprintf(want, sizeof want, "[task] test: %s:2: label 2 out of range (a class number 0..1)",
+    snprintf(want, sizeof want,
+             "[task] test: %s:2: label 2 out of range (a class number 0..1: the classes of "
+             "[task] train)",
              range);
     assert_error(REFUSED(&err, "train", ok, "test", range), &err, TV_EINVAL, want);
     assert_error(REFUSED(&err, "train", ok, "validation", "0.9"), &err, TV_EINVAL,
@@ -270,6 +272,79 @@ static void test_classify_open_refusals(void **state)
     char missing[300];
     snprintf(missing, sizeof missing, "%s/none.csv", tu_tmpdir());
     assert_error(REFUSED(&err, "train", missing), &err, TV_EIO, want);
+}
+
+/* [task] test = 0.2: the last share of the permuted training file, disjoint
+ * from the validation and training splits: the rows each scores add up to
+ * the file's, and the same seed draws the same split. */
+static void test_classify_test_share_disjoint_from_validation(void **state)
+{
+    struct genome *g = *state;
+    char text[4096] = "";
+    size_t right = 0;
+    for (int i = 0; i < 50; i++) { /* the net is right on row i when the label is i >= 25 */
+        int label = i % 3 ? i >= 25 : i < 25;
+        right += label == (i >= 25);
+        snprintf(text + strlen(text), sizeof text - strlen(text), "%d,%d\n", i - 25, label);
+    }
+    const char *csv = file("share.csv", text);
+    net_x(g, 0, 0.5); /* class 1 for x >= 0 */
+    struct tv_error err = {0};
+    struct task_instance *t;
+    struct task_result tr, ct, ft;
+    OPEN(&t, "train", csv, "validation", "0.2", "test", "0.3", "samples", "1000");
+    assert_ok(task_evaluate_generation(t, g, 1, 0, &tr, &err), &err); /* 25 training rows */
+    assert_ok(task_champion_test(t, g, &ct, &err), &err);             /* 10 validation rows */
+    assert_ok(task_final_test(t, g, &ft, &err), &err);                /* 15 test rows */
+    double sum =
+        25 * figure(&tr, "accuracy") + 10 * figure(&ct, "accuracy") + 15 * figure(&ft, "accuracy");
+    assert_true(fabs(sum - (double)right) < 1e-9);
+    task_close(t);
+    struct task_result again;
+    OPEN(&t, "train", csv, "validation", "0.2", "test", "0.3", "samples", "1000");
+    assert_ok(task_final_test(t, g, &again, &err), &err);
+    assert_true(again.fitness == ft.fitness);
+    task_close(t);
+    /* without the test share, the same validation size: no final test */
+    OPEN(&t, "train", csv, "validation", "0.2");
+    assert_ok(task_final_test(t, g, &again, &err), &err);
+    assert_int_equal(again.n_figures, 0);
+    task_close(t);
+}
+
+/* [task] header, classes, test as a share: what they take and refuse. */
+static void test_classify_header_classes_and_share_keys(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    char want[512];
+    const char *sk = file("sk.csv", "4,1,malignant,benign\n1,0\n2,1\n3,1\n4,0\n");
+    const char *two = file("two.csv", "1,0\n2,1\n3,2\n");
+    struct task_instance *t;
+    OPEN(&t, "train", sk, "validation", "0");
+    assert_int_equal(t->n_inputs, 1);
+    assert_int_equal(t->n_outputs, 2);
+    task_close(t);
+    snprintf(want, sizeof want, "[task] train: %s:1: column 3: 'malignant' is not a number", sk);
+    assert_error(REFUSED(&err, "train", sk, "header", "no"), &err, TV_EINVAL, want);
+    OPEN(&t, "train", two, "validation", "0", "header", "yes"); /* its first row skipped */
+    assert_int_equal(t->n_outputs, 3);
+    task_close(t);
+    OPEN(&t, "train", sk, "validation", "0", "classes", "5");
+    assert_int_equal(t->n_outputs, 5);
+    task_close(t);
+    snprintf(want, sizeof want,
+             "[task] train: %s:3: label 2 out of range (a class number 0..1: [task] classes = 2)",
+             two);
+    assert_error(REFUSED(&err, "train", two, "classes", "2"), &err, TV_EINVAL, want);
+    assert_error(REFUSED(&err, "train", sk, "test", "1.5"), &err, TV_EINVAL,
+                 "[task] test: 1.5: a share of train is in (0, 1) (a file named so: ./1.5)");
+    assert_error(REFUSED(&err, "train", sk, "test", "0.2", "test_labels", "x.idx"), &err, TV_EINVAL,
+                 "[task] test_labels: goes with a test file, and test is a share");
+    assert_error(REFUSED(&err, "train", sk, "test", "0.1"), &err, TV_EINVAL,
+                 "[task] test: 0.1 of 4 rows is none");
+    assert_error(REFUSED(&err, "train", sk, "test", "0.5", "validation", "0.5"), &err, TV_EINVAL,
+                 "[task] test: 0.5 and validation 0.5 of 4 rows leave none to train on");
 }
 
 /* ---- training inside evaluation, the connection cost ---------------------- */
@@ -465,6 +540,8 @@ int main(void)
         TU_GENOME_TEST(test_classify_scale_from_the_training_split),
         TU_GENOME_TEST(test_classify_samples_per_generation),
         TU_GENOME_TEST(test_classify_champion_and_final_tests),
+        TU_GENOME_TEST(test_classify_test_share_disjoint_from_validation),
+        TU_GENOME_TEST(test_classify_header_classes_and_share_keys),
         cmocka_unit_test(test_classify_open_refusals),
         cmocka_unit_test(test_classify_lamarckian_writes_back_the_trained_network),
         cmocka_unit_test(test_classify_baldwinian_keeps_the_genome),

@@ -146,10 +146,12 @@ static const struct csv_refusal {
     {"number", "1,2,0\n1,,0\n", 0, "b.csv:2: column 2: '' is not a number"},
     {"number", "1,2,0\n1,nan,0\n", 0, "b.csv:2: column 2: 'nan' is not a number"},
     {"number", "1,2,0\n1,1e99,0\n", 0, "b.csv:2: column 2: '1e99' is not a number"},
-    /* a first line with a number is no header */
-    {"number", "f1,2,class\n1,2,0\n", 0, "b.csv:1: column 1: 'f1' is not a number"},
+    /* a first line of numbers and empty cells or nan is no header (auto) */
+    {"number", "1,,0\n1,2,0\n", 0, "b.csv:1: column 2: '' is not a number"},
+    {"number", "nan,2,0\n1,2,0\n", 0, "b.csv:1: column 1: 'nan' is not a number"},
     {"label", "1,2,0\n1,2,-1\n", 0, "b.csv:2: label -1 out of range (a class number 0..65535)"},
-    {"label", "1,2,0\n1,2,1.5\n", 0, "b.csv:2: label 1.5 out of range"},
+    {"label", "1,2,0\n1,2,1.5\n", 0,
+     "b.csv:2: label 1.5 is not a whole number (the last column is the class, 0..K-1)"},
     {"label", "1,2,0\n1,2,70000\n", 0, "b.csv:2: label 70000 out of range"},
     {"label", "1,2,0\n# c\n1,2,3\n", 3, "b.csv:3: label 3 out of range (a class number 0..2)"},
     {"no rows", "", 0, "b.csv: no data rows"},
@@ -195,6 +197,101 @@ static void test_data_parse_csv_no_rows_or_one_column(void **state)
 {
     (void)state;
     csv_refused_tagged("no rows");
+}
+
+/* header = auto takes a first line with a word for a header (scikit-learn's
+ * "569,30,malignant,benign"), whatever its columns; yes always skips the
+ * first line; no never. */
+static void test_data_parse_csv_header_auto_yes_no(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        int header;
+        size_t rows; /* 0: refused with msg */
+        const char *msg;
+    } cases[] = {
+        {"569,30,malignant,benign\n1,2,0\n3,4,1\n", DATA_HEADER_AUTO, 2, NULL},
+        {"f1,2,class\n1,2,0\n", DATA_HEADER_AUTO, 1, NULL},
+        {"# c\n\n  x , 2 ,y\n1,2,0\n", DATA_HEADER_AUTO, 1, NULL},
+        {"1,2,0\n3,4,1\n", DATA_HEADER_AUTO, 2, NULL},
+        {"1,2,0\n3,4,1\n", DATA_HEADER_YES, 1, NULL},
+        {"# c\n7,8\n3,4,1\n", DATA_HEADER_YES, 1, NULL},
+        {"f1,2,class\n1,2,0\n", DATA_HEADER_NO, 0, "b.csv:1: column 1: 'f1' is not a number"},
+        {"1,2,0\n", DATA_HEADER_YES, 0, "b.csv: no data rows"},
+        {"x,y,c\n", DATA_HEADER_AUTO, 0, "b.csv: no data rows"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct data_opts o = {.header = cases[i].header};
+        struct data_set d;
+        struct tv_error err = {0};
+        int rc = data_parse_csv_opts(cases[i].text, strlen(cases[i].text), "b.csv", &o, &d, &err);
+        if (cases[i].rows) {
+            assert_ok(rc, &err);
+            assert_int_equal(d.n_rows, cases[i].rows);
+            assert_int_equal(d.n_features, 2);
+        } else {
+            assert_error(rc, &err, TV_EINVAL, cases[i].msg);
+        }
+        data_free(&d);
+    }
+    int h = -7;
+    assert_int_equal(data_header_parse("yes", &h), 0);
+    assert_int_equal(h, DATA_HEADER_YES);
+    assert_int_equal(data_header_parse("auto", &h), 0);
+    assert_int_equal(h, DATA_HEADER_AUTO);
+    assert_int_equal(data_header_parse("no", &h), 0);
+    assert_int_equal(h, DATA_HEADER_NO);
+    assert_int_equal(data_header_parse("Yes", &h), -1);
+    assert_int_equal(h, DATA_HEADER_NO);
+}
+
+/* A label past the classes names what set them. */
+static void test_data_parse_csv_label_past_classes_named(void **state)
+{
+    (void)state;
+    struct data_opts o = {.n_classes = 3, .classes_from = "the network has 3 outputs"};
+    struct data_set d;
+    struct tv_error err = {0};
+    assert_error(data_parse_csv_opts("1,0\n2,3\n", 8, "b.csv", &o, &d, &err), &err, TV_EINVAL,
+                 "b.csv:2: label 3 out of range (a class number 0..2: the network has 3 outputs)");
+    assert_null(d.mem);
+}
+
+/* A gzipped file that ends inside its stream (a truncated download) or
+ * whose compressed bytes are damaged: "corrupt gzip data at byte N", never
+ * the rows that came before it or "no data rows". */
+static void test_data_load_csv_corrupt_gzip(void **state)
+{
+    (void)state;
+    char text[8192] = "", p[256], q[256];
+    for (int i = 0; i < 400; i++)
+        snprintf(text + strlen(text), sizeof text - strlen(text), "%d,%d,%d\n", i, i * 7 % 13,
+                 i % 2);
+    write_file("z.csv.gz", text, strlen(text), 1, p, sizeof p);
+    FILE *f = fopen(p, "rb");
+    assert_non_null(f);
+    uint8_t gz[8192];
+    size_t n = fread(gz, 1, sizeof gz, f);
+    fclose(f);
+    assert_true(n > 40 && n < sizeof gz);
+    struct data_set d;
+    struct tv_error err = {0};
+    char want[512];
+    size_t cuts[] = {5, 12, n / 2, n - 4};
+    for (size_t k = 0; k < sizeof cuts / sizeof cuts[0]; k++) {
+        write_file("cut.csv.gz", gz, cuts[k], 0, q, sizeof q);
+        snprintf(want, sizeof want, "%s: corrupt gzip data at byte %zu (unexpected end of file)", q,
+                 cuts[k]);
+        assert_error(data_load(q, NULL, &d, &err), &err, TV_EIO, want);
+        assert_null(d.mem);
+    }
+    for (size_t i = 20; i < 40; i++)
+        gz[i] ^= 0x5a;
+    write_file("bad.csv.gz", gz, n, 0, q, sizeof q);
+    snprintf(want, sizeof want, "%s: corrupt gzip data at byte ", q);
+    assert_error(data_load(q, NULL, &d, &err), &err, TV_EIO, want);
+    assert_null(d.mem);
 }
 
 static void test_data_parse_csv_classes_given(void **state)
@@ -481,6 +578,9 @@ int main(void)
         cmocka_unit_test(test_data_parse_csv_label_out_of_range),
         cmocka_unit_test(test_data_parse_csv_no_rows_or_one_column),
         cmocka_unit_test(test_data_parse_csv_classes_given),
+        cmocka_unit_test(test_data_parse_csv_header_auto_yes_no),
+        cmocka_unit_test(test_data_parse_csv_label_past_classes_named),
+        cmocka_unit_test(test_data_load_csv_corrupt_gzip),
         cmocka_unit_test(test_data_load_idx_plain_and_gzipped),
         cmocka_unit_test(test_data_parse_idx_wrong_magic),
         cmocka_unit_test(test_data_parse_idx_truncated),
