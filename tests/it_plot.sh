@@ -137,7 +137,7 @@ chmod +x "$dir/fakebin/gnuplot"
 expect_fail "gnuplot failed (exit status 3): boom: cannot draw" \
     env PATH="$dir/fakebin:$PATH" "$TREVO" plot "$dir/a.db" -o "$dir/x.png"
 # an unwritable output
-expect_fail "cannot create" "$TREVO" plot "$dir/a.db" -o "$dir/no/such/dir/x.png"
+expect_fail "x.png: cannot write there" "$TREVO" plot "$dir/a.db" -o "$dir/no/such/dir/x.png"
 # usage errors exit 2
 set +e
 "$TREVO" plot "$dir/a.db" 2>/dev/null; rc1=$?
