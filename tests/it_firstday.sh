@@ -67,33 +67,8 @@ awk -v q="$int8" -v f="$final" 'BEGIN { exit !(q > f - 0.1) }' ||
     fail "int8 accuracy $int8 on raw rows, float $final"
 
 # 4. C, on raw rows, against net eval
-cat >driver.c <<'C'
-#include <stdio.h>
-#include <stdlib.h>
-int trevo_net_predict(const float *in, float *out);
-int main(void)
-{
-    char line[4096];
-    float in[4], out[3];
-    while (fgets(line, sizeof line, stdin)) {
-        char *p = line;
-        for (int k = 0; k < 4; k++) {
-            in[k] = strtof(p, &p);
-            p += *p == ',';
-        }
-        if (trevo_net_predict(in, out))
-            return 1;
-        printf("%.9g,%.9g,%.9g\n", (double)out[0], (double)out[1], (double)out[2]);
-    }
-    return 0;
-}
-C
 tail -n +2 test.csv | cut -d, -f1-4 >rows.csv
-"$TREVO" net export champ.q --format c -o champ.c || fail "export C"
-${CC:-cc} -std=c99 -pedantic -Wall -Wextra -Werror -O2 driver.c champ.c -o drv || fail "the C does not compile"
-"$TREVO" net eval champ.q <rows.csv >want.out || fail "net eval"
-./drv <rows.csv >got.out || fail "the C program failed"
-cmp -s want.out got.out || fail "the C on raw rows differs from net eval: $(diff want.out got.out | head -4)"
+it_c_as_eval champ.q 4 3 rows.csv
 
 # 5. the database by default against every genome kept
 "$TREVO" run all.ini --db all.db --quiet 2>all.log || fail "run all: $(cat all.log)"

@@ -71,40 +71,13 @@ head -1 test.csv | cut -d, -f1-4 | "$TREVO" net eval champ.net >eval.out || fail
 [ "$(tr ',' '\n' <eval.out | wc -l)" = 3 ] || fail "net eval: not 3 outputs: $(cat eval.out)"
 
 # ---- int8 and the C exports of the champion, on raw rows
-CC=${CC:-cc}
-cat >driver.c <<'C'
-#include <stdio.h>
-#include <stdlib.h>
-int trevo_net_predict(const float *in, float *out);
-int main(void)
-{
-    char line[4096];
-    float in[4], out[3];
-    while (fgets(line, sizeof line, stdin)) {
-        char *p = line;
-        for (int k = 0; k < 4; k++) {
-            in[k] = strtof(p, &p);
-            p += *p == ',';
-        }
-        if (trevo_net_predict(in, out))
-            return 1;
-        printf("%.9g,%.9g,%.9g\n", (double)out[0], (double)out[1], (double)out[2]);
-    }
-    return 0;
-}
-C
 cut -d, -f1-4 train.csv >cal.csv
 cut -d, -f1-4 test.csv >rows.csv
 "$TREVO" net quantize champ.net --calibrate cal.csv -o champ.q 2>q.err || fail "quantize: $(cat q.err)"
 head -1 champ.q | grep -q '^trevo-qnet 2$' || fail "NET.q of a scaled network is not version 2"
 [ "$(grep -c '^scale ' champ.q)" = 4 ] || fail "NET.q: not 4 scale lines"
 for net in champ.q champ.net; do # the int8 export, then the float one
-    "$TREVO" net export $net --format c -o $net.c || fail "export C of $net"
-    $CC -std=c99 -pedantic -Wall -Wextra -Werror -O2 driver.c $net.c -o $net.drv ||
-        fail "$net: the export does not compile"
-    "$TREVO" net eval $net <rows.csv >want.out || fail "net eval $net"
-    ./$net.drv <rows.csv >got.out || fail "$net: the driver failed"
-    cmp -s want.out got.out || fail "$net: the C export on raw rows differs from net eval: $(diff want.out got.out | head -4)"
+    it_c_as_eval $net 4 3 rows.csv
 done
 # the int8 network on raw rows is about as good as the float one
 int8=$("$TREVO" net test champ.q --data test.csv | awk '{ print $2 }')

@@ -20,3 +20,42 @@ it_mpi() {
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
     export OMPI_MCA_rmaps_base_oversubscribe=1
 }
+
+# it_c_as_eval NET N_IN N_OUT ROWS: `trevo net export NET --format c` (a
+# float or int8 network), compiled as strict C99 with a driver that runs each
+# line of ROWS (N_IN comma-separated inputs) through trevo_net_predict and
+# prints its N_OUT outputs as net eval does, must print byte for byte what
+# `trevo net eval NET <ROWS` prints.
+it_c_as_eval() {
+    local net=$1 n_in=$2 n_out=$3 rows=$4
+    cat >"$net.driver.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+int trevo_net_predict(const float *in, float *out);
+int main(void)
+{
+    char line[4096];
+    float in[N_IN], out[N_OUT];
+    while (fgets(line, sizeof line, stdin)) {
+        char *p = line;
+        for (int k = 0; k < N_IN; k++) {
+            in[k] = strtof(p, &p);
+            p += *p == ',';
+        }
+        if (trevo_net_predict(in, out))
+            return 1;
+        for (int k = 0; k < N_OUT; k++)
+            printf(k ? ",%.9g" : "%.9g", (double)out[k]);
+        printf("\n");
+    }
+    return 0;
+}
+C
+    "$TREVO" net export "$net" --format c -o "$net.c" || fail "export C of $net"
+    ${CC:-cc} -std=c99 -pedantic -Wall -Wextra -Werror -O2 -DN_IN="$n_in" -DN_OUT="$n_out" \
+        "$net.driver.c" "$net.c" -o "$net.drv" || fail "$net: the exported C does not compile"
+    "$TREVO" net eval "$net" <"$rows" >"$net.want" || fail "net eval $net"
+    "./$net.drv" <"$rows" >"$net.got" || fail "$net: the C program failed"
+    cmp -s "$net.want" "$net.got" ||
+        fail "$net: the C on $rows differs from net eval: $(diff "$net.want" "$net.got" | head -4)"
+}
