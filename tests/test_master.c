@@ -641,9 +641,12 @@ static size_t sample_tasks(struct worker_task *t)
 
 static size_t sample_results(struct worker_result *r)
 {
-    r[0] = (struct worker_result){1, 16.0, 1, 0.001, 0, BIN1, sizeof BIN1};
-    r[1] = (struct worker_result){INT64_MIN, -INFINITY, 0, 0, INT32_MAX, BIN2, sizeof BIN2};
-    r[2] = (struct worker_result){INT64_MAX, 1e-300, 0, 12.5, 3, BIN1, 0};
+    r[0] = (struct worker_result){1, 16.0, 1,           0.001,
+                                  0, BIN1, sizeof BIN1, {0.875, 4096, 512, 3000, 1234}};
+    r[1] = (struct worker_result){INT64_MIN, -INFINITY, 0,           0,
+                                  INT32_MAX, BIN2,      sizeof BIN2, {NAN, NAN, NAN, NAN, NAN}};
+    r[2] = (struct worker_result){INT64_MAX, 1e-300, 0, 12.5,
+                                  3,         BIN1,   0, {-0.0, INFINITY, 1e300, NAN, 0}};
     return 3;
 }
 
@@ -728,6 +731,7 @@ static void test_worker_results_encode_round_trip(void **state)
         assert_int_equal(a->genome_len, b->genome_len);
         if (a->genome_len)
             assert_memory_equal(a->genome, b->genome, a->genome_len);
+        assert_memory_equal(a->obj, b->obj, sizeof a->obj); /* bit for bit, NaN too */
     }
     worker_results_release(&out);
     tv_buf_free(&buf);
@@ -736,7 +740,7 @@ static void test_worker_results_encode_round_trip(void **state)
 static void test_worker_results_decode_nan_fitness_kept(void **state)
 {
     (void)state;
-    struct worker_result in = {4, NAN, 0, 0.5, 1, BIN1, sizeof BIN1};
+    struct worker_result in = {4, NAN, 0, 0.5, 1, BIN1, sizeof BIN1, {0}};
     struct tv_buf buf = {0};
     struct tv_error err = {0};
     assert_ok(worker_results_encode(&in, 1, &buf, &err), &err);
@@ -1010,11 +1014,24 @@ static void task_float_id(msgpack_packer *pk)
     msgpack_pack_nil(pk);
 }
 
-/* result item fields: child_id, fitness, solved, eval_seconds, rank, bin */
+/* The objectives: n floats, the one at `as_int` (if < n) an integer. */
+static void pack_objectives(msgpack_packer *pk, size_t n, size_t as_int)
+{
+    msgpack_pack_array(pk, n);
+    for (size_t k = 0; k < n; k++) {
+        if (k == as_int)
+            msgpack_pack_int64(pk, 4096);
+        else
+            msgpack_pack_double(pk, k == 0 ? 0.75 : NAN);
+    }
+}
+
+/* result item fields: child_id, fitness, solved, eval_seconds, rank, bin,
+ * objectives */
 static void result_fields(msgpack_packer *pk, int fitness_str, int solved_int, int64_t rank,
                           int nil_genome)
 {
-    msgpack_pack_array(pk, 6);
+    msgpack_pack_array(pk, 7);
     msgpack_pack_int64(pk, 3);
     if (fitness_str)
         msgpack_pack_str_with_body(pk, "1.5", 3);
@@ -1030,6 +1047,7 @@ static void result_fields(msgpack_packer *pk, int fitness_str, int solved_int, i
         msgpack_pack_nil(pk);
     else
         msgpack_pack_bin_with_body(pk, BIN1, sizeof BIN1);
+    pack_objectives(pk, WORKER_N_OBJ, SIZE_MAX);
 }
 static void result_good(msgpack_packer *pk)
 {
@@ -1057,29 +1075,73 @@ static void result_nil_genome(msgpack_packer *pk)
 }
 static void result_float32_fitness(msgpack_packer *pk)
 {
-    msgpack_pack_array(pk, 6);
+    msgpack_pack_array(pk, 7);
     msgpack_pack_int64(pk, 3);
     msgpack_pack_float(pk, 2.5f);
     msgpack_pack_false(pk);
     msgpack_pack_double(pk, 0.25);
     msgpack_pack_int64(pk, 0);
     msgpack_pack_bin_with_body(pk, BIN1, sizeof BIN1);
+    pack_objectives(pk, WORKER_N_OBJ, SIZE_MAX);
 }
 static void result_int_fitness(msgpack_packer *pk)
 {
-    msgpack_pack_array(pk, 6);
+    msgpack_pack_array(pk, 7);
     msgpack_pack_int64(pk, 3);
     msgpack_pack_int64(pk, 2);
     msgpack_pack_false(pk);
     msgpack_pack_double(pk, 0.25);
     msgpack_pack_int64(pk, 0);
     msgpack_pack_bin_with_body(pk, BIN1, sizeof BIN1);
+    pack_objectives(pk, WORKER_N_OBJ, SIZE_MAX);
 }
-static void result_seven_fields(msgpack_packer *pk)
+/* the six fields of version 1: no objectives */
+static void result_six_fields(msgpack_packer *pk)
+{
+    msgpack_pack_array(pk, 6);
+    msgpack_pack_int64(pk, 3);
+    msgpack_pack_double(pk, 1.5);
+    msgpack_pack_false(pk);
+    msgpack_pack_double(pk, 0.25);
+    msgpack_pack_int64(pk, 0);
+    msgpack_pack_bin_with_body(pk, BIN1, sizeof BIN1);
+}
+static void result_eight_fields(msgpack_packer *pk)
+{
+    msgpack_pack_array(pk, 8);
+    for (int i = 0; i < 8; i++)
+        msgpack_pack_int64(pk, 0);
+}
+/* objectives: one too few, one too many, an integer, not an array */
+static void result_objectives(msgpack_packer *pk, size_t n, size_t as_int, int nil)
 {
     msgpack_pack_array(pk, 7);
-    for (int i = 0; i < 7; i++)
-        msgpack_pack_int64(pk, 0);
+    msgpack_pack_int64(pk, 3);
+    msgpack_pack_double(pk, 1.5);
+    msgpack_pack_false(pk);
+    msgpack_pack_double(pk, 0.25);
+    msgpack_pack_int64(pk, 0);
+    msgpack_pack_bin_with_body(pk, BIN1, sizeof BIN1);
+    if (nil)
+        msgpack_pack_nil(pk);
+    else
+        pack_objectives(pk, n, as_int);
+}
+static void result_objectives_short(msgpack_packer *pk)
+{
+    result_objectives(pk, WORKER_N_OBJ - 1, SIZE_MAX, 0);
+}
+static void result_objectives_long(msgpack_packer *pk)
+{
+    result_objectives(pk, WORKER_N_OBJ + 1, SIZE_MAX, 0);
+}
+static void result_objectives_int(msgpack_packer *pk)
+{
+    result_objectives(pk, WORKER_N_OBJ, WORKER_OBJ_FLASH, 0);
+}
+static void result_objectives_nil(msgpack_packer *pk)
+{
+    result_objectives(pk, 0, SIZE_MAX, 1);
 }
 
 static void test_worker_tasks_decode_hand_built_good(void **state)
@@ -1088,8 +1150,8 @@ static void test_worker_tasks_decode_hand_built_good(void **state)
     struct tv_error err = {0};
     assert_ok(decode_tasks_msg("trevo-tasks", 1, task_good, &err), &err);
     assert_ok(decode_tasks_msg("trevo-tasks", 1, NULL, &err), &err);
-    assert_ok(decode_results_msg("trevo-results", 1, result_good, &err), &err);
-    assert_ok(decode_results_msg("trevo-results", 1, result_float32_fitness, &err), &err);
+    assert_ok(decode_results_msg("trevo-results", 2, result_good, &err), &err);
+    assert_ok(decode_results_msg("trevo-results", 2, result_float32_fitness, &err), &err);
 }
 
 static void test_worker_tasks_decode_wrong_tag(void **state)
@@ -1102,7 +1164,7 @@ static void test_worker_tasks_decode_wrong_tag(void **state)
                  "not a trevo-tasks message");
     assert_error(decode_tasks_msg("trevo-task", 1, task_good, &err), &err, TV_EFORMAT,
                  "not a trevo-tasks message");
-    assert_error(decode_results_msg("trevo-tasks", 1, result_good, &err), &err, TV_EFORMAT,
+    assert_error(decode_results_msg("trevo-tasks", 2, result_good, &err), &err, TV_EFORMAT,
                  "not a trevo-results message");
 }
 
@@ -1142,7 +1204,10 @@ static void test_worker_tasks_decode_wrong_version(void **state)
     assert_error(decode_tasks_msg("trevo-tasks", -1, task_good, &err), &err, TV_EFORMAT,
                  "version is not 1");
     assert_error(decode_results_msg("trevo-results", 7, result_good, &err), &err, TV_EFORMAT,
-                 "trevo-results message: version is not 1");
+                 "trevo-results message: version is not 2");
+    /* version 1 (no objectives) is refused by its version */
+    assert_error(decode_results_msg("trevo-results", 1, result_six_fields, &err), &err, TV_EFORMAT,
+                 "trevo-results message: version is not 2");
 }
 
 static void test_worker_tasks_decode_bad_items(void **state)
@@ -1171,15 +1236,19 @@ static void test_worker_results_decode_bad_items(void **state)
     (void)state;
     struct tv_error err = {0};
     const char *R = "trevo-results";
-    assert_error(decode_results_msg(R, 1, result_seven_fields, &err), &err, TV_EFORMAT,
-                 "result batch: item 0 is not an array of 6");
-    assert_error(decode_results_msg(R, 1, task_good, &err), &err, TV_EFORMAT,
-                 "item 0 is not an array of 6");
-    item_fn bad[] = {result_fitness_str, result_solved_int, result_neg_rank,
-                     result_big_rank,    result_nil_genome, result_int_fitness};
+    assert_error(decode_results_msg(R, 2, result_eight_fields, &err), &err, TV_EFORMAT,
+                 "result batch: item 0 is not an array of 7");
+    assert_error(decode_results_msg(R, 2, result_six_fields, &err), &err, TV_EFORMAT,
+                 "result batch: item 0 is not an array of 7");
+    assert_error(decode_results_msg(R, 2, task_good, &err), &err, TV_EFORMAT,
+                 "item 0 is not an array of 7");
+    item_fn bad[] = {result_fitness_str,      result_solved_int,      result_neg_rank,
+                     result_big_rank,         result_nil_genome,      result_int_fitness,
+                     result_objectives_short, result_objectives_long, result_objectives_int,
+                     result_objectives_nil};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         tv_error_clear(&err);
-        assert_error(decode_results_msg(R, 1, bad[i], &err), &err, TV_EFORMAT,
+        assert_error(decode_results_msg(R, 2, bad[i], &err), &err, TV_EFORMAT,
                      "result batch: item 0 has a bad field");
     }
 }
@@ -1523,6 +1592,10 @@ static void test_worker_process_batch_round_trip(void **state)
             &err);
         assert_memory_equal(&tr.fitness, &r->fitness, sizeof tr.fitness);
         assert_int_equal(tr.solved, r->solved);
+        /* objectives: this task has no "accuracy" figure; the connections
+         * are the child's */
+        assert_true(isnan(r->obj[WORKER_OBJ_VALID_ACC]));
+        assert_true(r->obj[WORKER_OBJ_CONNECTIONS] == (double)want->n_conns);
     }
     worker_results_release(&res);
     /* a second batch through the same scratch: the same bytes */
@@ -1646,6 +1719,13 @@ static void test_worker_process_refused_genome_scored_failed(void **state)
             assert_true(res.items[i].child_id == in[i].child_id);
             assert_int_equal(isnan(res.items[i].fitness) != 0, a == 0);
             assert_int_equal(res.items[i].solved, 0);
+            /* the validation accuracy classify scored, none for a failed child */
+            double acc = res.items[i].obj[WORKER_OBJ_VALID_ACC];
+            if (a == 0)
+                assert_true(isnan(acc));
+            else
+                assert_true(acc >= 0 && acc <= 1);
+            assert_true(res.items[i].obj[WORKER_OBJ_CONNECTIONS] >= 0);
         }
         worker_results_release(&res);
         tv_buf_free(&msg);

@@ -177,6 +177,20 @@ int worker_evaluate(const struct worker_params *p, struct genome *child, uint64_
     return task_evaluate_genome(p->task, child, seed, generation, &p->limits, res, err);
 }
 
+/* The objectives of a child the task scored (res) as it left it (child):
+ * enum worker_obj's order, NaN where unknown. */
+static void measure(const struct task_result *res, const struct genome *child, double *obj)
+{
+    for (int k = 0; k < WORKER_N_OBJ; k++)
+        obj[k] = NAN;
+    for (size_t i = 0; i < res->n_figures; i++)
+        if (!strcmp(res->figure_names[i], "accuracy"))
+            obj[WORKER_OBJ_VALID_ACC] = res->figures[i];
+    if (isnan(res->fitness)) /* a failed child has no score */
+        obj[WORKER_OBJ_VALID_ACC] = NAN;
+    obj[WORKER_OBJ_CONNECTIONS] = (double)child->n_conns;
+}
+
 int worker_process(const struct worker_params *p, struct worker_scratch *s, int32_t rank,
                    const void *in, size_t in_len, struct tv_buf *out, struct tv_error *err)
 {
@@ -223,7 +237,9 @@ int worker_process(const struct worker_params *p, struct worker_scratch *s, int3
                                                tv_now() - t0,
                                                rank,
                                                NULL,
-                                               s->out.len - offsets[i]};
+                                               s->out.len - offsets[i],
+                                               {0}};
+        measure(&res, &s->child, s->results[i].obj);
     }
     /* The genome bytes are only placed now: s->out may have moved while it grew. */
     for (size_t i = 0; i < tasks.n && !rc; i++)

@@ -12,8 +12,9 @@
  * with genome_decode (which validates):
  *   tasks:   ["trevo-tasks", 1, [[child_id, generation, child_index, op, seed,
  *             parent1, parent2, bin|nil, bin|nil], ...]]
- *   results: ["trevo-results", 1, [[child_id, fitness, solved, eval_seconds,
- *             rank, bin], ...]]
+ *   results: ["trevo-results", 2, [[child_id, fitness, solved, eval_seconds,
+ *             rank, bin, [valid_acc, flash, ram, macs, connections]], ...]]
+ *            (the objectives: WORKER_N_OBJ floats, NaN where unknown)
  * A child's randomness is a pure function of its 64-bit seed, so a child is
  * the same whichever rank breeds it and whenever.
  *
@@ -93,6 +94,20 @@ struct worker_task {
     size_t genome2_len;
 };
 
+/* The objectives a worker measures on a child, in this fixed order (the
+ * message carries them so): the task's "accuracy" figure (classify: the
+ * validation accuracy it scored), the flash and RAM bytes and the
+ * multiply-accumulates of its int8 form (estimated from the genome), and its
+ * connections. NaN where unknown. Explicit values: they are sent. */
+enum worker_obj {
+    WORKER_OBJ_VALID_ACC = 0,
+    WORKER_OBJ_FLASH = 1,
+    WORKER_OBJ_RAM = 2,
+    WORKER_OBJ_MACS = 3,
+    WORKER_OBJ_CONNECTIONS = 4,
+    WORKER_N_OBJ = 5
+};
+
 struct worker_result {
     int64_t child_id;
     double fitness;
@@ -101,6 +116,7 @@ struct worker_result {
     int32_t rank;
     const uint8_t *genome; /* the child, genome_encode() bytes; borrowed */
     size_t genome_len;
+    double obj[WORKER_N_OBJ]; /* enum worker_obj; NaN where unknown */
 };
 
 /* Shared by the msgpack codecs of worker/ and master/ (whose packers write
