@@ -59,8 +59,24 @@ int master_pop_add(struct master_pop *p, int64_t id, double fitness, int solved,
                                           (uint32_t)st.n_skip,
                                           (uint32_t)st.n_recurrent,
                                           0,
-                                          0};
+                                          0,
+                                          NAN,
+                                          NAN,
+                                          NAN,
+                                          NAN,
+                                          -1};
     return 0;
+}
+
+void master_pop_set_measures(struct master_pop *p, double valid_acc, double flash, double ram,
+                             double macs, int64_t born)
+{
+    struct master_member *m = &p->m[p->n - 1];
+    m->valid_acc = valid_acc;
+    m->flash = flash;
+    m->ram = ram;
+    m->macs = macs;
+    m->born = born;
 }
 
 static int cmp_member_id(const void *a, const void *b)
