@@ -80,10 +80,10 @@ struct master_config {
     double crossover_rate;
     double crossover_mutate_rate; /* share of crossover children that are also mutated */
     int64_t tournament_size;
-    /* [evolution] (selection above, also read from there) */
-    int objectives[MASTER_N_OBJ]; /* enum master_obj, distinct, in the config's order */
-    size_t n_objectives;
-    int64_t max_age; /* members born more than max_age generations ago leave (0: never) */
+    /* [evolution] (selection above: its home is [population], where the
+     * dump writes it; [evolution] selection is read as the same key) */
+    uint32_t objectives; /* selection = nsga2: a bit per enum master_obj */
+    int64_t max_age;     /* members born more than max_age generations ago leave (0: never) */
     /* [speciation] */
     struct genome_distance_cfg distance;
     double compat_threshold;

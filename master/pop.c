@@ -1,6 +1,7 @@
 /* pop.c -- a population and its species' member lists (master.h, pop.h):
- * no speciation, no planning, so that the checkpoint codec (state.c) links
- * with it alone. */
+ * no speciation, no planning (only the child two members make, which
+ * evolve.c's and nsga2.c's plans share), so that the checkpoint codec
+ * (state.c) links with it alone. */
 #include "pop.h"
 
 #include <math.h>
@@ -169,4 +170,26 @@ void master_species_finish(struct master_pop *p, int64_t generation)
             s->last_improved = generation;
         }
     }
+}
+
+struct master_child master_child_of(const struct master_pop *p, const struct master_config *c,
+                                    struct tv_rng *rng, size_t a, size_t b, int two)
+{
+    struct master_child ch;
+    if (two && a != b && tv_rng_chance(rng, c->crossover_rate)) {
+        if (master_member_ranks_before(&p->m[b], &p->m[a])) {
+            size_t t = a;
+            a = b;
+            b = t;
+        }
+        ch.op = tv_rng_chance(rng, c->crossover_mutate_rate) ? WORKER_OP_CROSSOVER_MUTATE
+                                                             : WORKER_OP_CROSSOVER;
+        ch.parent1 = p->m[a].id;
+        ch.parent2 = p->m[b].id;
+    } else {
+        ch.op = WORKER_OP_MUTATE;
+        ch.parent1 = p->m[a].id;
+        ch.parent2 = -1;
+    }
+    return ch;
 }

@@ -323,7 +323,8 @@ static void test_master_config_parse_bad_enum(void **state)
 {
     (void)state;
     parse_fails("[run]\ntask = xor\n[population]\nselection = random\n",
-                "x.ini:4: selection: expected one of speciated, generational, got 'random'", NULL);
+                "x.ini:4: selection: expected one of speciated, generational, nsga2, got 'random'",
+                NULL);
     parse_fails("[run]\ntask = xor\n[store]\nsync = off\n", "x.ini:4: sync: expected one of", NULL);
 }
 
