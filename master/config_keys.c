@@ -96,6 +96,13 @@ static const struct config_key table[] = {
     I64("evolution", "max_age", max_age, 0, 1e9, "0", K_QUIET,
         "generational or nsga2: members born more than this many generations ago leave the "
         "population before selection (regularized evolution; 0: never)"),
+    I64("evolution", "max_flash", worker.max_flash, 0, 1e15, "0", K_QUIET,
+        "budget: bytes of constants of the int8 C (as `trevo net validate` estimates them); a "
+        "child over it is bred again, then scored failed before any training (0: none)"),
+    I64("evolution", "max_ram", worker.max_ram, 0, 1e15, "0", K_QUIET,
+        "budget: bytes of mutable arrays of the int8 C (0: none)"),
+    I64("evolution", "max_macs", worker.max_macs, 0, 1e15, "0", K_QUIET,
+        "budget: multiply-accumulates per inference of the int8 C (0: none)"),
     DBL("speciation", "compat_threshold", compat_threshold, 0, 1e9, "3.0", 0,
         "starting compatibility threshold"),
     DBL("speciation", "target_species", target_species, 0, 1e6, "10", 0,

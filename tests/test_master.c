@@ -19,6 +19,7 @@
 
 #include "cli.h"
 #include "master.h"
+#include "quant.h"
 #include "state.h"
 #include "task.h"
 #include "testutil.h"
@@ -1594,9 +1595,14 @@ static void test_worker_process_batch_round_trip(void **state)
         assert_memory_equal(&tr.fitness, &r->fitness, sizeof tr.fitness);
         assert_int_equal(tr.solved, r->solved);
         /* objectives: this task has no "accuracy" figure; the connections
-         * are the child's */
+         * and the device figures are the child's */
         assert_true(isnan(r->obj[WORKER_OBJ_VALID_ACC]));
         assert_true(r->obj[WORKER_OBJ_CONNECTIONS] == (double)want->n_conns);
+        struct nn_cost cost;
+        assert_ok(nn_genome_cost(want, &cost, &err), &err);
+        assert_true(r->obj[WORKER_OBJ_FLASH] == (double)cost.flash);
+        assert_true(r->obj[WORKER_OBJ_RAM] == (double)cost.ram);
+        assert_true(r->obj[WORKER_OBJ_MACS] == (double)cost.macs);
     }
     worker_results_release(&res);
     /* a second batch through the same scratch: the same bytes */
@@ -1608,6 +1614,86 @@ static void test_worker_process_batch_round_trip(void **state)
                   &err);
         assert_ok(worker_breed(&f->c.worker, &in[i], f->s, want, &err), &err);
         assert_true(genome_equal(got, want));
+    }
+    worker_results_release(&res);
+    tv_buf_free(&msg);
+    tv_buf_free(&out);
+    tv_buf_free(&out2);
+}
+
+/* Budgets: a child over max_flash is bred again from the next sub-streams
+ * of its seed (worker_breed_attempt) until it fits, and returned as that
+ * child; one that never fits in WORKER_BUDGET_TRIES is scored failed
+ * (fitness NaN) with its figures; the same batch gives the same bytes. */
+static void test_worker_process_budget_breeds_again(void **state)
+{
+    struct wfix *f = *state;
+    struct tv_error err = {0};
+    minimal_parent(&f->parent, 3);
+    struct genome *parent = &f->g[2];
+    assert_ok(genome_decode(parent, f->parent.data, f->parent.len, NULL, &err), &err);
+    struct nn_cost pc;
+    assert_ok(nn_genome_cost(parent, &pc, &err), &err);
+    f->c.worker.mutation.add_neuron_rate = 0.5; /* a new neuron: more flash */
+    f->c.worker.max_flash = (int64_t)pc.flash;  /* the parent's: a new neuron is over */
+    enum { N = 24 };
+    struct worker_task in[N];
+    for (size_t i = 0; i < N; i++)
+        in[i] = (struct worker_task){200 + (int64_t)i,
+                                     1,
+                                     (uint32_t)i,
+                                     WORKER_OP_MUTATE,
+                                     1000 + i,
+                                     7,
+                                     -1,
+                                     f->parent.data,
+                                     f->parent.len,
+                                     NULL,
+                                     0};
+    struct tv_buf msg = {0}, out = {0}, out2 = {0};
+    assert_ok(worker_tasks_encode(in, N, &msg, &err), &err);
+    assert_ok(worker_process(&f->c.worker, f->s, 1, msg.data, msg.len, &out, &err), &err);
+    assert_ok(worker_process(&f->c.worker, f->s, 1, msg.data, msg.len, &out2, &err), &err);
+    struct worker_results res, res2;
+    assert_ok(worker_results_decode(out.data, out.len, out.len, &res, &err), &err);
+    assert_ok(worker_results_decode(out2.data, out2.len, out2.len, &res2, &err), &err);
+    for (size_t i = 0; i < N; i++) { /* the same but for the time taken */
+        const struct worker_result *a = &res.items[i], *b = &res2.items[i];
+        assert_memory_equal(&a->fitness, &b->fitness, sizeof a->fitness);
+        assert_memory_equal(a->obj, b->obj, sizeof a->obj);
+        assert_int_equal(a->genome_len, b->genome_len);
+        assert_memory_equal(a->genome, b->genome, a->genome_len);
+    }
+    worker_results_release(&res2);
+    size_t bred_again = 0;
+    struct genome *got = &f->g[0], *first = &f->g[1];
+    for (size_t i = 0; i < N; i++) {
+        const struct worker_result *r = &res.items[i];
+        assert_false(isnan(r->fitness)); /* half the tries fit: 8 in a row over is rare */
+        assert_true(r->obj[WORKER_OBJ_FLASH] <= (double)pc.flash);
+        assert_ok(genome_decode(got, r->genome, r->genome_len, NULL, &err), &err);
+        assert_ok(worker_breed(&f->c.worker, &in[i], f->s, first, &err), &err);
+        if (genome_equal(got, first))
+            continue;
+        bred_again++;
+        int found = 0; /* it is one of the later tries */
+        for (uint32_t k = 1; k < WORKER_BUDGET_TRIES && !found; k++) {
+            assert_ok(worker_breed_attempt(&f->c.worker, &in[i], k, f->s, first, &err), &err);
+            found = genome_equal(got, first);
+        }
+        assert_true(found);
+    }
+    assert_true(bred_again > 0);
+    worker_results_release(&res);
+    /* a budget no child fits: every one failed, not evaluated, its figures kept */
+    f->c.worker.max_flash = 1;
+    out.len = 0;
+    assert_ok(worker_process(&f->c.worker, f->s, 1, msg.data, msg.len, &out, &err), &err);
+    assert_ok(worker_results_decode(out.data, out.len, out.len, &res, &err), &err);
+    for (size_t i = 0; i < N; i++) {
+        assert_true(isnan(res.items[i].fitness));
+        assert_true(res.items[i].obj[WORKER_OBJ_FLASH] > 1); /* measured, over */
+        assert_true(isnan(res.items[i].obj[WORKER_OBJ_VALID_ACC]));
     }
     worker_results_release(&res);
     tv_buf_free(&msg);
@@ -2845,6 +2931,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_worker_evaluate_invalid_genome_refused, wfix_setup,
                                         wfix_teardown),
         cmocka_unit_test_setup_teardown(test_worker_process_batch_round_trip, wfix_setup,
+                                        wfix_teardown),
+        cmocka_unit_test_setup_teardown(test_worker_process_budget_breeds_again, wfix_setup,
                                         wfix_teardown),
         cmocka_unit_test_setup_teardown(test_worker_process_empty_batch, wfix_setup, wfix_teardown),
         cmocka_unit_test(test_master_config_cnn_training_refuses_input_conns),

@@ -407,6 +407,22 @@ static void test_master_config_evolution_keys(void **state)
     parse_fails("[run]\ntask = xor\n[evolution]\nselection = pareto\n",
                 "x.ini:4: selection: expected one of speciated, generational, nsga2,");
     parse_fails("[run]\ntask = xor\n[evolution]\nmax_age = -1\n", "x.ini:4: max_age:");
+    /* budgets: any selection; travel to the workers in their params */
+    assert_ok(master_config_parse(&c,
+                                  "[run]\ntask = xor\n[evolution]\nmax_flash = 32768\n"
+                                  "max_ram = 2048\nmax_macs = 100000\n",
+                                  "x.ini", &err),
+              &err);
+    assert_int_equal(c.worker.max_flash, 32768);
+    assert_int_equal(c.worker.max_ram, 2048);
+    assert_int_equal(c.worker.max_macs, 100000);
+    assert_ok(master_config_dump(&c, &dump, &err), &err);
+    assert_non_null(strstr((char *)dump.data,
+                           "[evolution]\nmax_flash = 32768\nmax_ram = 2048\nmax_macs = 100000\n"));
+    tv_buf_free(&dump);
+    parse_fails("[run]\ntask = xor\n[evolution]\nmax_flash = -5\n", "x.ini:4: max_flash:");
+    parse_fails("[run]\ntask = xor\n[evolution]\n\nmax_ram = 2k\n",
+                "x.ini:5: max_ram: expected an integer, got '2k'");
 }
 
 int main(void)

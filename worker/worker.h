@@ -70,7 +70,17 @@ struct worker_params {
     /* WORKER_INIT_NET: the network file every starting genome is a mutant of
      * (read by each rank, as a task's data files are) */
     char init_net[WORKER_PATH_MAX];
+    /* Budgets of the int8 form (nn_genome_cost), 0: none. A child over one
+     * is bred again (WORKER_BUDGET_TRIES in all) and, still over, scored
+     * failed without being evaluated; a child training leaves over one is
+     * scored failed too. A child whose figures cannot be had (channels,
+     * spiking neurons) is over every budget. */
+    int64_t max_flash, max_ram, max_macs;
 };
+
+/* Breedings of a child a budget allows: the first, then again from the next
+ * sub-streams of its seed. */
+#define WORKER_BUDGET_TRIES 8
 
 /* The largest init_net file read (a device or a huge file is refused, not
  * read to its end). */
@@ -163,6 +173,12 @@ void worker_scratch_free(struct worker_scratch *s);
  * network has ..."). */
 int worker_breed(const struct worker_params *p, const struct worker_task *t,
                  struct worker_scratch *s, struct genome *child, struct tv_error *err);
+/* worker_breed's try number `attempt` (0: worker_breed itself): the same
+ * operator on sub-stream `attempt` of the child's breeding stream. What
+ * worker_process breeds again with when a child is over budget. */
+int worker_breed_attempt(const struct worker_params *p, const struct worker_task *t,
+                         uint32_t attempt, struct worker_scratch *s, struct genome *child,
+                         struct tv_error *err);
 /* Evaluates child, of generation `generation`, on the task:
  * task_evaluate_genome() (shape check, compile, the evaluation stream of
  * seed), the path `trevo task eval` takes too (as generation 0, on a copy).
