@@ -106,7 +106,8 @@ struct worker_task {
 
 /* The objectives a worker measures on a child, in this fixed order (the
  * message carries them so): the task's "accuracy" figure (classify: the
- * validation accuracy it scored), the flash and RAM bytes and the
+ * accuracy it scored, on the validation rows when it trains), the flash and
+ * RAM bytes and the
  * multiply-accumulates of its int8 form (estimated from the genome), and its
  * connections. NaN where unknown. Explicit values: they are sent. */
 enum worker_obj {
