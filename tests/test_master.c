@@ -1701,6 +1701,96 @@ static void test_worker_process_budget_breeds_again(void **state)
     tv_buf_free(&out2);
 }
 
+/* A task whose evaluation grows the child, as training may: a hidden neuron
+ * between the first input and the output (more flash), fitness 1. */
+static int grow_open(struct task_instance *t, struct tv_error *err)
+{
+    (void)err;
+    t->n_inputs = 3;
+    t->n_outputs = 1;
+    t->out_act = GENOME_ACT_NEAT_SIGMOID;
+    t->max_fitness = 1;
+    return 0;
+}
+
+static int grow_evaluate(const struct task_instance *t, const struct nn_plan *plan,
+                         struct tv_rng *rng, struct task_result *out, struct tv_error *err)
+{
+    (void)t, (void)plan, (void)rng, (void)err;
+    out->fitness = 1;
+    return 0;
+}
+
+static int grow_evaluate_genome(const struct task_instance *t, struct genome *g, int64_t generation,
+                                struct tv_rng *rng, struct task_result *out, struct tv_error *err)
+{
+    (void)t, (void)generation, (void)rng;
+    uint32_t out_id = 0;
+    for (size_t i = 0; i < g->n_neurons; i++)
+        if (g->neurons[i].kind == GENOME_OUTPUT)
+            out_id = g->neurons[i].id;
+    int rc = genome_add_neuron(g, 5000, GENOME_HIDDEN, GENOME_ACT_RELU, 0, 0.5f, err);
+    if (!rc)
+        rc = genome_add_conn(g, 0, 5000, 0.5f, err);
+    if (!rc)
+        rc = genome_add_conn(g, 5000, out_id, 0.5f, err);
+    out->fitness = 1;
+    return rc;
+}
+
+static const struct task_kind task_grow = {.abi_version = TASK_ABI_VERSION,
+                                           .name = "grow",
+                                           .summary = "grows the child it evaluates",
+                                           .open = grow_open,
+                                           .evaluate = grow_evaluate,
+                                           .evaluate_genome = grow_evaluate_genome};
+
+/* A child within the budget when bred but over it once the task left it
+ * (training may grow a network) is scored failed, with the figures of what
+ * the task left; within a larger budget it keeps its fitness. */
+static void test_worker_process_budget_checked_after_training(void **state)
+{
+    struct wfix *f = *state;
+    struct tv_error err = {0};
+    struct task_instance *grow;
+    struct task_params tp = {0};
+    assert_ok(task_open(&task_grow, &tp, &grow, &err), &err);
+    minimal_parent(&f->parent, 3);
+    struct genome *parent = &f->g[2];
+    assert_ok(genome_decode(parent, f->parent.data, f->parent.len, NULL, &err), &err);
+    struct nn_cost pc;
+    assert_ok(nn_genome_cost(parent, &pc, &err), &err);
+    struct worker_params wp = f->c.worker;
+    wp.task = grow;
+    wp.mutation.add_neuron_rate = 0; /* bred: the parent's size */
+    wp.mutation.add_local_rate = 0;
+    wp.mutation.add_skip_rate = 0;
+    wp.max_flash = (int64_t)pc.flash;
+    struct worker_task in = {300,           1,    0, WORKER_OP_MUTATE, 77, 7, -1, f->parent.data,
+                             f->parent.len, NULL, 0};
+    struct tv_buf msg = {0}, out = {0};
+    assert_ok(worker_tasks_encode(&in, 1, &msg, &err), &err);
+    for (int big = 0; big < 2; big++) {
+        wp.max_flash = big ? (int64_t)pc.flash * 4 : (int64_t)pc.flash;
+        out.len = 0;
+        assert_ok(worker_process(&wp, f->s, 1, msg.data, msg.len, &out, &err), &err);
+        struct worker_results res;
+        assert_ok(worker_results_decode(out.data, out.len, out.len, &res, &err), &err);
+        const struct worker_result *r = &res.items[0];
+        assert_ok(genome_decode(&f->g[0], r->genome, r->genome_len, NULL, &err), &err);
+        assert_int_equal(f->g[0].n_neurons, parent->n_neurons + 1); /* grown */
+        assert_true(r->obj[WORKER_OBJ_FLASH] > (double)pc.flash);
+        if (big)
+            assert_true(r->fitness == 1);
+        else
+            assert_true(isnan(r->fitness));
+        worker_results_release(&res);
+    }
+    tv_buf_free(&msg);
+    tv_buf_free(&out);
+    task_close(grow);
+}
+
 /* ---- a CNN search with training (classify, init = net with channels) ---- */
 
 /* In tu_tmpdir(): cnn.csv (2x2 images, 3 classes) and cnn_ACT.net, a start
@@ -2934,6 +3024,8 @@ int main(void)
                                         wfix_teardown),
         cmocka_unit_test_setup_teardown(test_worker_process_budget_breeds_again, wfix_setup,
                                         wfix_teardown),
+        cmocka_unit_test_setup_teardown(test_worker_process_budget_checked_after_training,
+                                        wfix_setup, wfix_teardown),
         cmocka_unit_test_setup_teardown(test_worker_process_empty_batch, wfix_setup, wfix_teardown),
         cmocka_unit_test(test_master_config_cnn_training_refuses_input_conns),
         cmocka_unit_test(test_worker_process_refused_genome_scored_failed),
