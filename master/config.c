@@ -154,11 +154,19 @@ static int handler(void *user, const char *section, const char *name, const char
     }
     if (!strcmp(section, "task"))
         return task_key_given(x, name, value);
-    size_t i = key_index(section, name);
+    /* selection's home is [population]; [evolution] names it too */
+    int alias = !strcmp(section, "evolution") && !strcmp(name, "selection");
+    size_t i = key_index(alias ? "population" : section, name);
     if (i < MASTER_CONFIG_N_KEYS) {
         if (x->lines[i]) {
-            snprintf(x->why, sizeof x->why, "given twice in [%s] (first on line %d)", section,
-                     x->lines[i]);
+            if (i == key_index("population", "selection"))
+                snprintf(x->why, sizeof x->why,
+                         "given twice (in [population] or [evolution], one key; first on line "
+                         "%d)",
+                         x->lines[i]);
+            else
+                snprintf(x->why, sizeof x->why, "given twice in [%s] (first on line %d)", section,
+                         x->lines[i]);
             return 0;
         }
         x->lines[i] = x->line;
@@ -174,8 +182,8 @@ static int handler(void *user, const char *section, const char *name, const char
         snprintf(x->why, sizeof x->why, "outside any [section]");
     else if (!known_section)
         snprintf(x->why, sizeof x->why,
-                 "unknown section [%.40s] (sections: run, population, speciation, genome, store, "
-                 "farm, log, task)",
+                 "unknown section [%.40s] (sections: run, population, evolution, speciation, "
+                 "genome, store, farm, log, task)",
                  section);
     else
         snprintf(x->why, sizeof x->why, "unknown key in [%.40s]", section);
@@ -424,6 +432,14 @@ static int parse(struct master_config *c, const char *text, const char *file,
         return rc;
     if (!c->name[0]) /* a plugin's run is named after its task, not its file */
         snprintf(c->name, sizeof c->name, "%s", c->task_kind->name);
+    if (x.lines[key_index("evolution", "objectives")] && c->selection != MASTER_SEL_NSGA2)
+        return key_error(&x, file, "evolution", "objectives", "is read only with selection = nsga2",
+                         err);
+    if (c->max_age > 0 && c->selection == MASTER_SEL_SPECIATED)
+        return key_error(&x, file, "evolution", "max_age",
+                         "needs selection = generational or nsga2 (speciated selection keeps "
+                         "its species)",
+                         err);
     if (c->worker.mutation.act_change_rate > 0 && !c->worker.mutation.act_choices)
         return key_error(&x, file, "genome", "act_change_rate", "needs act_choices", err);
     if (c->worker.init_model == GENOME_MODEL_LIF)
@@ -603,7 +619,8 @@ static int key_at_default(const struct master_config *c, const struct config_key
 {
     if (k->type == T_DLIST)
         return *(const size_t *)(const void *)((const char *)c + k->aux) == 0;
-    size_t size = k->type == T_BOOL || k->type == T_ENUM || k->type == T_ACT || k->type == T_ACTS
+    size_t size = k->type == T_BOOL || k->type == T_ENUM || k->type == T_ACT || k->type == T_ACTS ||
+                          k->type == T_OBJS
                       ? sizeof(int)
                   : k->type == T_STR || k->type == T_LIST ? 0
                                                           : sizeof(double);

@@ -48,7 +48,10 @@
         s, n, T_ENUM, FIELD(f, int), 0, 0, 0, 0, def, names, 0, doc                                \
     }
 
-static const char *const selections[] = {"speciated", "generational", NULL};
+static const char *const selections[] = {"speciated", "generational", "nsga2", NULL};
+/* in the order of enum master_obj */
+static const char *const objective_names[] = {"valid_acc", "fitness",     "flash", "ram",
+                                              "macs",      "connections", NULL};
 static const char *const inits[] = {"minimal", "layered", "net", NULL};
 static const char *const syncs[] = {"normal", "full", NULL};
 /* in the order of enum store_genomes */
@@ -74,7 +77,8 @@ static const struct config_key table[] = {
          "stop after the first generation in which the task's success test passes"),
     I64("population", "size", pop_size, 2, 1e7, "150", 0, "individuals"),
     ENUM("population", "selection", selection, selections, "speciated",
-         "speciated (NEAT) or generational (a plain GA with tournaments)"),
+         "speciated (NEAT), generational (a plain GA with tournaments) or nsga2 (non-dominated "
+         "sorting and crowding distance on [evolution] objectives); also read from [evolution]"),
     I64("population", "elitism", elitism, 0, 1e6, "1", 0,
         "best individuals of each species (of the population, generational) kept unchanged"),
     DBL("population", "survival_threshold", survival_threshold, 0.01, 1, "0.2", 0,
@@ -85,6 +89,20 @@ static const struct config_key table[] = {
         "share of crossover children that are mutated too"),
     I64("population", "tournament_size", tournament_size, 1, 1e6, "3", 0,
         "generational selection: tournament size"),
+    {"evolution", "objectives", T_OBJS, FIELD(objectives, uint32_t), 0, 0, 0, 0, "valid_acc,flash",
+     objective_names, K_QUIET,
+     "selection = nsga2: the objectives, comma-separated, of valid_acc, fitness (maximised), "
+     "flash, ram, macs, connections (minimised)"},
+    I64("evolution", "max_age", max_age, 0, 1e9, "0", K_QUIET,
+        "generational or nsga2: members born more than this many generations ago leave the "
+        "population before selection (regularized evolution; 0: never)"),
+    I64("evolution", "max_flash", worker.max_flash, 0, 1e15, "0", K_QUIET,
+        "budget: bytes of constants of the int8 C (as `trevo net validate` estimates them); a "
+        "child over it is bred again, then scored failed before any training (0: none)"),
+    I64("evolution", "max_ram", worker.max_ram, 0, 1e15, "0", K_QUIET,
+        "budget: bytes of mutable arrays of the int8 C (0: none)"),
+    I64("evolution", "max_macs", worker.max_macs, 0, 1e15, "0", K_QUIET,
+        "budget: multiply-accumulates per inference of the int8 C (0: none)"),
     DBL("speciation", "compat_threshold", compat_threshold, 0, 1e9, "3.0", 0,
         "starting compatibility threshold"),
     DBL("speciation", "target_species", target_species, 0, 1e6, "10", 0,
@@ -250,7 +268,8 @@ static void format_short(char buf[32], double v)
     }
 }
 
-/* Parses one list item of T_ACTS (an activation: its bit in *mask), T_LIST
+/* Parses one list item of T_OBJS (a choice: its bit in *mask), T_ACTS (an
+ * activation: its bit in *mask), T_LIST
  * (a layer size: appended to list[*n]) or T_DLIST (a number: to dlist[*n]). */
 static int set_item(const struct config_key *k, const char *p, size_t len, uint32_t *mask,
                     uint32_t *list, double *dlist, size_t *n, char *why, size_t why_len)
@@ -270,6 +289,23 @@ static int set_item(const struct config_key *k, const char *p, size_t len, uint3
         }
         dlist[(*n)++] = v;
         return 0;
+    }
+    if (k->type == T_OBJS) {
+        for (uint32_t i = 0; k->choices[i]; i++)
+            if (strlen(k->choices[i]) == len && !strncmp(k->choices[i], p, len)) {
+                if (*mask >> i & 1) {
+                    snprintf(why, why_len, "'%s' given twice", item);
+                    return -1;
+                }
+                *mask |= 1u << i;
+                return 0;
+            }
+        int at = snprintf(why, why_len, "unknown objective '%s' (one of", item);
+        for (int i = 0; k->choices[i] && at >= 0 && (size_t)at < why_len; i++)
+            at += snprintf(why + at, why_len - (size_t)at, "%s %s", i ? "," : "", k->choices[i]);
+        if (at >= 0 && (size_t)at < why_len)
+            snprintf(why + at, why_len - (size_t)at, ")");
+        return -1;
     }
     if (k->type == T_ACTS) {
         int a = genome_act_parse(p, len);
@@ -293,7 +329,7 @@ static int set_item(const struct config_key *k, const char *p, size_t len, uint3
     return 0;
 }
 
-/* T_ACTS, T_LIST and T_DLIST: comma- or space-separated items. */
+/* T_OBJS, T_ACTS, T_LIST and T_DLIST: comma- or space-separated items. */
 static int set_list(char *base, const struct config_key *k, const char *value, char *why,
                     size_t why_len)
 {
@@ -307,7 +343,11 @@ static int set_list(char *base, const struct config_key *k, const char *value, c
             return -1;
         p += len;
     }
-    if (k->type == T_ACTS) {
+    if (k->type == T_OBJS && !mask) {
+        snprintf(why, why_len, "expected at least one objective");
+        return -1;
+    }
+    if (k->type == T_ACTS || k->type == T_OBJS) {
         *(uint32_t *)(base + k->offset) = mask;
     } else if (k->type == T_DLIST) {
         /* the dump writes "name = v1,v2,..." on one line: it must fit too */
@@ -452,6 +492,7 @@ int master_config_key_set(void *base_, const struct config_key *k, const char *v
         return 0;
     }
     case T_ACTS:
+    case T_OBJS:
     case T_LIST:
     case T_DLIST:
         return set_list(base, k, value, why, why_len);
@@ -505,6 +546,13 @@ void master_config_key_format(FILE *f, const void *base_, const struct config_ke
         for (int a = 0, first = 1; a < GENOME_ACT_COUNT; a++)
             if (*(const uint32_t *)base >> a & 1) {
                 fprintf(f, "%s%s", first ? "" : ",", genome_act_name(a));
+                first = 0;
+            }
+        break;
+    case T_OBJS:
+        for (int i = 0, first = 1; k->choices[i]; i++)
+            if (*(const uint32_t *)base >> i & 1) {
+                fprintf(f, "%s%s", first ? "" : ",", k->choices[i]);
                 first = 0;
             }
         break;

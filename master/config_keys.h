@@ -26,7 +26,8 @@ enum key_type {
     T_ACT,    /* int, enum genome_act */
     T_ACTS,   /* uint32_t, a bit mask of activations */
     T_LIST,   /* uint32_t[size], with its size_t count at offset aux */
-    T_DLIST   /* double[size], with its size_t count at offset aux */
+    T_DLIST,  /* double[size], with its size_t count at offset aux */
+    T_OBJS    /* uint32_t, a bit mask of choices (a set of names, written in their order) */
 };
 
 /* Flags of a key. */
@@ -52,7 +53,7 @@ struct config_key {
 };
 
 /* Every key but those of [task] (the task's own table), by section. */
-#define MASTER_CONFIG_N_KEYS 76
+#define MASTER_CONFIG_N_KEYS 81
 extern const struct config_key *const master_config_keys;
 
 /* Parses value into key k's field of the struct at base (a struct

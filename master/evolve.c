@@ -1,7 +1,7 @@
 /* evolve.c -- speciation and the plan of the next generation (master.h).
  * Every loop runs in id order and every tie is broken by id, so a plan is a
  * pure function of the population, the species state and the rng. */
-#include "pop.h"
+#include "nsga2.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -130,23 +130,7 @@ struct plan_out {
 static void add_child(struct plan_out *o, const struct master_pop *p, const struct master_config *c,
                       struct tv_rng *rng, size_t a, size_t b, int two)
 {
-    struct master_child ch;
-    if (two && a != b && tv_rng_chance(rng, c->crossover_rate)) {
-        if (master_member_ranks_before(&p->m[b], &p->m[a])) {
-            size_t t = a;
-            a = b;
-            b = t;
-        }
-        ch.op = tv_rng_chance(rng, c->crossover_mutate_rate) ? WORKER_OP_CROSSOVER_MUTATE
-                                                             : WORKER_OP_CROSSOVER;
-        ch.parent1 = p->m[a].id;
-        ch.parent2 = p->m[b].id;
-    } else {
-        ch.op = WORKER_OP_MUTATE;
-        ch.parent1 = p->m[a].id;
-        ch.parent2 = -1;
-    }
-    o->children[o->n_children++] = ch;
+    o->children[o->n_children++] = master_child_of(p, c, rng, a, b, two);
 }
 
 /* Offspring per species: explicit fitness sharing (a species' share is its
@@ -266,38 +250,48 @@ static int plan_speciated(struct master_pop *p, const struct master_config *c, i
     return 0;
 }
 
+/* A tournament among the members elig[0..n) (indices, in id order). */
 static size_t tournament(const struct master_pop *p, const struct master_config *c,
-                         struct tv_rng *rng)
+                         const size_t *elig, size_t n, struct tv_rng *rng)
 {
-    size_t best = tv_rng_below(rng, (uint32_t)p->n);
+    size_t best = elig[tv_rng_below(rng, (uint32_t)n)];
     for (int64_t i = 1; i < c->tournament_size; i++) {
-        size_t x = tv_rng_below(rng, (uint32_t)p->n);
+        size_t x = elig[tv_rng_below(rng, (uint32_t)n)];
         if (master_member_ranks_before(&p->m[x], &p->m[best]))
             best = x;
     }
     return best;
 }
 
+/* Elites and tournaments among the members aging leaves (all of them
+ * without max_age: the same draws as before aging existed). */
 static int plan_generational(struct master_pop *p, const struct master_config *c,
-                             struct tv_rng *rng, struct plan_out *o, struct tv_error *err)
+                             int64_t generation, struct tv_rng *rng, struct plan_out *o,
+                             struct tv_error *err)
 {
-    size_t n_elite = (size_t)c->elitism < p->n ? (size_t)c->elitism : p->n;
+    size_t *elig = malloc((p->n ? p->n : 1) * sizeof *elig);
+    size_t *idx = malloc((p->n ? p->n : 1) * sizeof *idx);
+    if (!elig || !idx) {
+        free(elig);
+        free(idx);
+        return tv_error_set(err, TV_ENOMEM, "plan: out of memory");
+    }
+    size_t n = 0;
+    master_pop_eligible(p, c, generation, elig, &n);
+    size_t n_elite = (size_t)c->elitism < n ? (size_t)c->elitism : n;
     if (n_elite > (size_t)c->pop_size)
         n_elite = (size_t)c->pop_size;
-    size_t *idx = malloc((p->n ? p->n : 1) * sizeof *idx);
-    if (!idx)
-        return tv_error_set(err, TV_ENOMEM, "plan: out of memory");
-    for (size_t i = 0; i < p->n; i++)
-        idx[i] = i;
-    master_pop_sort_by_rank(p, idx, p->n);
+    memcpy(idx, elig, n * sizeof *idx);
+    master_pop_sort_by_rank(p, idx, n);
     for (size_t i = 0; i < n_elite; i++)
         o->elites[o->n_elites++] = p->m[idx[i]].id;
     free(idx);
     for (size_t i = n_elite; i < (size_t)c->pop_size; i++) {
-        size_t a = tournament(p, c, rng);
-        size_t b = tournament(p, c, rng);
-        add_child(o, p, c, rng, a, b, p->n >= 2);
+        size_t a = tournament(p, c, elig, n, rng);
+        size_t b = tournament(p, c, elig, n, rng);
+        add_child(o, p, c, rng, a, b, n >= 2);
     }
+    free(elig);
     return 0;
 }
 
@@ -320,8 +314,11 @@ int master_plan(struct master_pop *p, const struct master_config *c, int64_t gen
         rc = tv_error_set(err, TV_ENOMEM, "plan: out of memory");
     else if (p->n == 0)
         rc = tv_error_set(err, TV_ESTATE, "plan: the population is empty");
+    else if (c->selection == MASTER_SEL_NSGA2)
+        rc = master_plan_nsga2(p, c, generation, rng, o.elites, &o.n_elites, o.children,
+                               &o.n_children, err);
     else if (c->selection == MASTER_SEL_GENERATIONAL)
-        rc = plan_generational(p, c, rng, &o, err);
+        rc = plan_generational(p, c, generation, rng, &o, err);
     else
         rc = plan_speciated(p, c, generation, rng, &o, err);
     if (rc) {

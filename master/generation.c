@@ -34,7 +34,8 @@ static uint64_t child_seed(uint64_t run_seed, int64_t gen, uint64_t index)
 /* A child's result (from a worker, or from the store on resume): validated
  * genome into the next population. */
 static int take_child(struct search *s, int64_t id, double fitness, int solved,
-                      const uint8_t *bytes, size_t len, struct genome **out, struct tv_error *err)
+                      const double *measures, const uint8_t *bytes, size_t len, struct genome **out,
+                      struct tv_error *err)
 {
     if (id < s->base_id || id >= s->base_id + (int64_t)s->n_plan)
         return tv_error_set(err, TV_EINVAL,
@@ -59,6 +60,8 @@ static int take_child(struct search *s, int64_t id, double fitness, int solved,
         genome_free(g);
         return rc;
     }
+    master_pop_set_measures(&s->next, measures[0], measures[1], measures[2], measures[3],
+                            s->gen + 1);
     rc = master_pop_keep_encoding(&s->next, bytes, len, err);
     if (rc)
         return rc;
@@ -80,17 +83,20 @@ static int sink(void *ctx, const struct worker_results *r, struct tv_error *err)
     struct search *s = ctx;
     for (size_t i = 0; i < r->n; i++) {
         const struct worker_result *x = &r->items[i];
-        int rc =
-            take_child(s, x->child_id, x->fitness, x->solved, x->genome, x->genome_len, NULL, err);
+        double measures[4] = {x->obj[WORKER_OBJ_VALID_ACC], x->obj[WORKER_OBJ_FLASH],
+                              x->obj[WORKER_OBJ_RAM], x->obj[WORKER_OBJ_MACS]};
+        int rc = take_child(s, x->child_id, x->fitness, x->solved, measures, x->genome,
+                            x->genome_len, NULL, err);
         if (rc)
             return rc;
         ptrdiff_t m = master_pop_find(&s->next, x->child_id);
         const struct master_member *mm = &s->next.m[m];
         const struct master_child *c = &s->plan[x->child_id - s->base_id];
         struct store_individual row = {
-            x->child_id,   s->gen + 1,    x->fitness,  c->parent1, c->parent2,      c->op,
-            STORE_ID_NONE, mm->n_neurons, mm->n_conns, mm->n_skip, mm->n_recurrent, x->eval_seconds,
-            x->rank,       NULL,          0,           x->solved};
+            x->child_id,     s->gen + 1,      x->fitness,    c->parent1,  c->parent2,
+            c->op,           STORE_ID_NONE,   mm->n_neurons, mm->n_conns, mm->n_skip,
+            mm->n_recurrent, x->eval_seconds, x->rank,       NULL,        0,
+            x->solved,       measures[0],     measures[1],   measures[2], measures[3]};
         rc = master_commit_queue(s, &row, mm->enc_off, mm->enc_len, err);
         if (rc)
             return rc;
@@ -222,6 +228,7 @@ static int replace_population(struct search *s, const int64_t *elites, size_t n_
         if (rc)
             return rc;
         mm->genome = NULL;
+        master_pop_set_measures(&s->next, mm->valid_acc, mm->flash, mm->ram, mm->macs, mm->born);
         if (mm->enc_len) {
             rc = master_pop_keep_encoding(&s->next, s->pop.encoded.data + mm->enc_off, mm->enc_len,
                                           err);
@@ -295,7 +302,9 @@ static int take_pending(struct search *s, const struct store_set *pending, int64
         const struct store_individual *r = &pending->rows[i];
         if (r->generation != gen)
             continue;
-        rc = take_child(s, r->id, r->fitness, r->solved, r->genome, r->genome_len, NULL, err);
+        double measures[4] = {r->valid_acc, r->flash, r->ram, r->macs};
+        rc = take_child(s, r->id, r->fitness, r->solved, measures, r->genome, r->genome_len, NULL,
+                        err);
     }
     return rc;
 }

@@ -46,7 +46,23 @@
 
 /* ---- config ------------------------------------------------------------ */
 
-enum master_selection { MASTER_SEL_SPECIATED = 0, MASTER_SEL_GENERATIONAL = 1 };
+enum master_selection {
+    MASTER_SEL_SPECIATED = 0,
+    MASTER_SEL_GENERATIONAL = 1,
+    MASTER_SEL_NSGA2 = 2 /* non-dominated sorting and crowding distance on the objectives */
+};
+
+/* The objectives selection = nsga2 can rank on ([evolution] objectives):
+ * accuracies are maximised, sizes minimised. */
+enum master_obj {
+    MASTER_OBJ_VALID_ACC = 0,
+    MASTER_OBJ_FITNESS = 1,
+    MASTER_OBJ_FLASH = 2,
+    MASTER_OBJ_RAM = 3,
+    MASTER_OBJ_MACS = 4,
+    MASTER_OBJ_CONNECTIONS = 5,
+    MASTER_N_OBJ = 6
+};
 
 struct master_config {
     /* [run] */
@@ -64,6 +80,10 @@ struct master_config {
     double crossover_rate;
     double crossover_mutate_rate; /* share of crossover children that are also mutated */
     int64_t tournament_size;
+    /* [evolution] (selection above: its home is [population], where the
+     * dump writes it; [evolution] selection is read as the same key) */
+    uint32_t objectives; /* selection = nsga2: a bit per enum master_obj */
+    int64_t max_age;     /* members born more than max_age generations ago leave (0: never) */
     /* [speciation] */
     struct genome_distance_cfg distance;
     double compat_threshold;
@@ -140,6 +160,12 @@ struct master_member {
      * the population's `encoded` buffer, so that a parent is not encoded
      * again for the workers; len 0: none kept. */
     size_t enc_off, enc_len;
+    /* The objectives measured by the worker (NaN: unknown; fitness and
+     * n_conns are the others), and the generation the member was evaluated
+     * in (its id's individuals.generation): set by master_pop_set_measures,
+     * else NaN and -1. */
+    double valid_acc, flash, ram, macs;
+    int64_t born;
 };
 
 struct master_species {
@@ -171,6 +197,9 @@ void master_pop_release(struct master_pop *p);
 /* Adds a member; takes ownership of genome. */
 int master_pop_add(struct master_pop *p, int64_t id, double fitness, int solved,
                    struct genome *genome, struct tv_error *err);
+/* Sets the objectives and the birth generation of the last member added. */
+void master_pop_set_measures(struct master_pop *p, double valid_acc, double flash, double ram,
+                             double macs, int64_t born);
 /* Keeps bytes[0..len) as the encoding of the last member added. */
 int master_pop_keep_encoding(struct master_pop *p, const uint8_t *bytes, size_t len,
                              struct tv_error *err);

@@ -1,6 +1,7 @@
 /* pop.c -- a population and its species' member lists (master.h, pop.h):
- * no speciation, no planning, so that the checkpoint codec (state.c) links
- * with it alone. */
+ * no speciation, no planning (only the child two members make, which
+ * evolve.c's and nsga2.c's plans share), so that the checkpoint codec
+ * (state.c) links with it alone. */
 #include "pop.h"
 
 #include <math.h>
@@ -59,8 +60,24 @@ int master_pop_add(struct master_pop *p, int64_t id, double fitness, int solved,
                                           (uint32_t)st.n_skip,
                                           (uint32_t)st.n_recurrent,
                                           0,
-                                          0};
+                                          0,
+                                          NAN,
+                                          NAN,
+                                          NAN,
+                                          NAN,
+                                          -1};
     return 0;
+}
+
+void master_pop_set_measures(struct master_pop *p, double valid_acc, double flash, double ram,
+                             double macs, int64_t born)
+{
+    struct master_member *m = &p->m[p->n - 1];
+    m->valid_acc = valid_acc;
+    m->flash = flash;
+    m->ram = ram;
+    m->macs = macs;
+    m->born = born;
 }
 
 static int cmp_member_id(const void *a, const void *b)
@@ -153,4 +170,26 @@ void master_species_finish(struct master_pop *p, int64_t generation)
             s->last_improved = generation;
         }
     }
+}
+
+struct master_child master_child_of(const struct master_pop *p, const struct master_config *c,
+                                    struct tv_rng *rng, size_t a, size_t b, int two)
+{
+    struct master_child ch;
+    if (two && a != b && tv_rng_chance(rng, c->crossover_rate)) {
+        if (master_member_ranks_before(&p->m[b], &p->m[a])) {
+            size_t t = a;
+            a = b;
+            b = t;
+        }
+        ch.op = tv_rng_chance(rng, c->crossover_mutate_rate) ? WORKER_OP_CROSSOVER_MUTATE
+                                                             : WORKER_OP_CROSSOVER;
+        ch.parent1 = p->m[a].id;
+        ch.parent2 = p->m[b].id;
+    } else {
+        ch.op = WORKER_OP_MUTATE;
+        ch.parent1 = p->m[a].id;
+        ch.parent2 = -1;
+    }
+    return ch;
 }

@@ -65,10 +65,13 @@ static int load_resume(struct search *s, struct store_set *pending, struct tv_er
             tv_error_prefix(err, "%s: individual %" PRId64, s->db, r->id);
         if (!rc)
             rc = master_pop_add(&s->pop, r->id, r->fitness, r->solved, g, err);
-        if (rc) /* master_pop_add takes g only when it succeeds */
+        if (rc) { /* master_pop_add takes g only when it succeeds */
             genome_free(g);
-        else
+        } else {
+            master_pop_set_measures(&s->pop, r->valid_acc, r->flash, r->ram, r->macs,
+                                    r->generation);
             rc = master_pop_keep_encoding(&s->pop, r->genome, r->genome_len, err);
+        }
     }
     if (!rc) {
         master_pop_sort(&s->pop);

@@ -11,6 +11,12 @@
 
 /* ---- individuals -------------------------------------------------------------- */
 
+/* NaN (unknown) or a whole number an int64_t and a double both hold. */
+static int count_ok(double x)
+{
+    return isnan(x) || (x >= 0 && x <= 9007199254740992.0 && x == floor(x));
+}
+
 static int check_row(const struct store *s, const struct held_run *h,
                      const struct store_individual *r, size_t i, struct tv_error *err)
 {
@@ -33,6 +39,10 @@ static int check_row(const struct store *s, const struct held_run *h,
         bad = "eval_seconds is not a finite non-negative number";
     else if (!r->genome || r->genome_len == 0)
         bad = "no genome bytes";
+    else if (!isnan(r->valid_acc) && !isfinite(r->valid_acc))
+        bad = "valid_acc is infinite";
+    else if (!count_ok(r->flash) || !count_ok(r->ram) || !count_ok(r->macs))
+        bad = "flash, ram or macs is not NaN or a whole number from 0 to 2^53";
     if (bad)
         return tv_error_set(err, TV_EINVAL, "%s: run '%s': row %zu (individual %lld): %s", s->path,
                             h->name, i, (long long)r->id, bad);
@@ -43,6 +53,16 @@ static int check_row(const struct store *s, const struct held_run *h,
                             s->path, h->name, (long long)r->id, (long long)r->generation,
                             (long long)h->last_closed);
     return 0;
+}
+
+/* A whole number stored as an integer; NaN as NULL (check_row refused
+ * anything else). */
+static void bind_count(sqlite3_stmt *q, int i, double x)
+{
+    if (isnan(x))
+        sqlite3_bind_null(q, i);
+    else
+        sqlite3_bind_int64(q, i, (int64_t)x);
 }
 
 /* Binds row r's columns: the individual's into q from parameter p0 + 1 on,
@@ -65,6 +85,10 @@ static int bind_row(sqlite3_stmt *q, sqlite3_stmt *g, int p0, int g0, int64_t ru
     sqlite3_bind_double(q, p0 + 13, r->eval_seconds);
     sqlite3_bind_int(q, p0 + 14, r->rank);
     sqlite3_bind_int(q, p0 + 15, r->solved);
+    sqlite3_bind_double(q, p0 + 16, r->valid_acc); /* NaN binds as NULL */
+    bind_count(q, p0 + 17, r->flash);
+    bind_count(q, p0 + 18, r->ram);
+    bind_count(q, p0 + 19, r->macs);
     sqlite3_bind_int64(g, g0 + 1, run);
     sqlite3_bind_int64(g, g0 + 2, r->id);
     /* SQLITE_STATIC: no copy here; SQLite copies the bytes once, into the record */
@@ -241,6 +265,10 @@ int store_read_row(sqlite3_stmt *q, int with_genome, struct store_individual *r,
     r->eval_seconds = value_real(v[11]);
     r->rank = sqlite3_value_int(v[12]);
     r->solved = sqlite3_value_int(v[13]) != 0;
+    r->valid_acc = value_real(v[14]);
+    r->flash = value_real(v[15]);
+    r->ram = value_real(v[16]);
+    r->macs = value_real(v[17]);
     if (!with_genome)
         return 0;
     if (sqlite3_column_type(q, N_IND_COLS) != SQLITE_BLOB)

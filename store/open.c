@@ -368,13 +368,16 @@ static void many_sql(char *buf, size_t cap, const char *head, const char *tuple,
         n += (size_t)snprintf(buf + n, cap - n, ", %s", tuple);
 }
 
-static int prepare_all(struct store *s, struct tv_error *err)
+/* version: the file's schema version (a read-only connection reads an older
+ * one as it is). */
+static int prepare_all(struct store *s, int64_t version, struct tv_error *err)
 {
     char many[INSERT_ROWS * 64 + 256];
     for (int i = 0; i < ST_COUNT; i++) {
         const char *sql = store_st_sql[i];
-        if (i == ST_GENERATION_INSERT && (s->flags & STORE_READONLY))
-            continue; /* never run read-only; before version 5 it names a missing column */
+        if ((i == ST_GENERATION_INSERT || i == ST_IND_INSERT || i == ST_IND_INSERT_MANY) &&
+            (s->flags & STORE_READONLY))
+            continue; /* never run read-only; in older versions they name missing columns */
         if (i == ST_IND_INSERT_MANY) {
             many_sql(many, sizeof many, "INSERT OR ROLLBACK INTO individuals(" IND_INSERT_COLS ")",
                      IND_VALUES, INSERT_ROWS);
@@ -383,6 +386,13 @@ static int prepare_all(struct store *s, struct tv_error *err)
             many_sql(many, sizeof many, "INSERT OR ROLLBACK INTO genomes(run_id, id, data)",
                      "(?, ?, ?)", INSERT_ROWS);
             sql = many;
+        }
+        char old[1024];
+        const char *obj = version < 6 ? strstr(sql, IND_OBJ_COLS) : NULL;
+        if (obj) { /* a file of version 5 or older, read as it is: no objectives */
+            snprintf(old, sizeof old, "%.*s%s%s", (int)(obj - sql), sql, IND_OBJ_NULLS,
+                     obj + strlen(IND_OBJ_COLS));
+            sql = old;
         }
         int rc = sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL);
         const char *at = rc != SQLITE_OK ? strstr(sql, BY_GENERATION) : NULL;
@@ -551,7 +561,9 @@ int store_open(const char *path, const struct store_options *opts, struct store 
     if (!creating && version < STORE_SCHEMA_VERSION && !(o.flags & STORE_READONLY) &&
         (code = migrate(s, err)) != 0)
         goto fail;
-    if ((code = set_quota(s, o.max_bytes, err)) != 0 || (code = prepare_all(s, err)) != 0)
+    if ((code = set_quota(s, o.max_bytes, err)) != 0 ||
+        (code = prepare_all(s, (o.flags & STORE_READONLY) ? version : STORE_SCHEMA_VERSION, err)) !=
+            0)
         goto fail;
     if (creating && !(o.flags & STORE_READONLY))
         sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);

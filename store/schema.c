@@ -1,5 +1,5 @@
 /*
- * schema.c -- the SQL of the store: schema version 5 (tables, indexes,
+ * schema.c -- the SQL of the store: schema version 6 (tables, indexes,
  * views) as one script, run in the transaction that creates a database,
  * and the migrations from older versions. See store.h for the invariants
  * and docs/sql.md for the views.
@@ -42,6 +42,43 @@
  * rows of the front. "The smallest network with fitness >= X" is the first
  * row of the front with fitness >= X (docs/sql.md). */
 #define V_FRONT "CREATE VIEW v_front AS\n" STORE_FRONT_SELECT ";\n"
+
+/* The objectives of an individual (since version 6, the last columns, where
+ * the migration's ADD COLUMN puts them): NULL where unknown. */
+#define IND_VALID_ACC "valid_acc REAL"
+#define IND_FLASH "flash INTEGER"
+#define IND_RAM "ram INTEGER"
+#define IND_MACS "macs INTEGER"
+
+#define V_INDIVIDUALS                                                                              \
+    "CREATE VIEW v_individuals AS\n"                                                               \
+    "SELECT r.name AS run, i.run_id, i.id, i.generation, i.fitness, i.parent1, i.parent2,\n"       \
+    "  i.op, coalesce(o.name, 'op ' || i.op) AS operator, i.species, i.n_neurons,\n"               \
+    "  i.n_conns, i.n_skip, i.n_recurrent, i.eval_seconds, i.rank, i.solved,\n"                    \
+    "  i.valid_acc, i.flash, i.ram, i.macs\n"                                                      \
+    "FROM individuals i JOIN runs r ON r.run_id = i.run_id\n"                                      \
+    "LEFT JOIN operators o ON o.op = i.op;\n"
+
+/* The accuracy-flash front of each generation (since version 6): per run and
+ * generation, each individual evaluated in that generation that no other of
+ * it beats on both counts, i.e. whose valid_acc is higher than that of every
+ * one with less flash (equal flash: the more accurate first, then the lower
+ * id, so of equal pairs only the first is on the front). Individuals without
+ * both figures (a failed child, a task without an accuracy) are left out.
+ * The front of a whole run is the same question without the generation in
+ * the partition (docs/sql.md). */
+#define V_FRONT_GEN                                                                                \
+    "CREATE VIEW v_front_gen AS\n"                                                                 \
+    "SELECT f.run, f.run_id, f.generation, f.id, f.valid_acc, f.flash, f.ram, f.macs,\n"           \
+    "  f.n_conns, f.fitness\n"                                                                     \
+    "FROM (SELECT r.name AS run, i.run_id, i.generation, i.id, i.valid_acc, i.flash, i.ram,\n"     \
+    "        i.macs, i.n_conns, i.fitness,\n"                                                      \
+    "        max(i.valid_acc) OVER (PARTITION BY i.run_id, i.generation\n"                         \
+    "          ORDER BY i.flash, i.valid_acc DESC, i.id\n"                                         \
+    "          ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS smaller_best\n"                \
+    "      FROM individuals i JOIN runs r ON r.run_id = i.run_id\n"                                \
+    "      WHERE i.valid_acc IS NOT NULL AND i.flash IS NOT NULL) f\n"                             \
+    "WHERE f.smaller_best IS NULL OR f.valid_acc > f.smaller_best;\n"
 
 const char *const store_schema_sql[] = {
     "CREATE TABLE trevo_meta(\n"
@@ -91,6 +128,10 @@ const char *const store_schema_sql[] = {
     "  eval_seconds REAL NOT NULL,\n"
     "  rank INTEGER NOT NULL,\n"
     "  solved INTEGER NOT NULL DEFAULT 0,\n"
+    "  " IND_VALID_ACC ",\n"
+    "  " IND_FLASH ",\n"
+    "  " IND_RAM ",\n"
+    "  " IND_MACS ",\n"
     "  PRIMARY KEY (run_id, id)\n"
     ") WITHOUT ROWID;\n",
     INDIVIDUALS_BY_GENERATION,
@@ -165,12 +206,7 @@ const char *const store_schema_sql[] = {
     "  (SELECT sum(g.n_evals) FROM generations g WHERE g.run_id = r.run_id) AS evaluations\n"
     "FROM runs r;\n",
 
-    "CREATE VIEW v_individuals AS\n"
-    "SELECT r.name AS run, i.run_id, i.id, i.generation, i.fitness, i.parent1, i.parent2,\n"
-    "  i.op, coalesce(o.name, 'op ' || i.op) AS operator, i.species, i.n_neurons,\n"
-    "  i.n_conns, i.n_skip, i.n_recurrent, i.eval_seconds, i.rank, i.solved\n"
-    "FROM individuals i JOIN runs r ON r.run_id = i.run_id\n"
-    "LEFT JOIN operators o ON o.op = i.op;\n",
+    V_INDIVIDUALS,
 
     "CREATE VIEW v_progress AS\n"
     "SELECT r.name AS run, g.run_id, g.generation, g.best, g.mean, g.median,\n"
@@ -232,7 +268,7 @@ const char *const store_schema_sql[] = {
     "SELECT r.name AS run, c.run_id, c.generation, c.n_population,\n"
     "  length(c.state) AS state_bytes, c.created_at\n"
     "FROM checkpoints c JOIN runs r ON r.run_id = c.run_id;\n",
-    V_FRONT, NULL};
+    V_FRONT, V_FRONT_GEN, NULL};
 
 /* Version 1 had individuals_by_generation(run_id, generation, fitness). */
 static const char *const from_v1[] = {"DROP INDEX individuals_by_generation;\n",
@@ -248,5 +284,16 @@ static const char *const from_v3[] = {V_FRONT, NULL};
 static const char *const from_v4[] = {
     "ALTER TABLE generations ADD COLUMN " GENERATIONS_FAILED ";\n", NULL};
 
+/* Version 5 had no objectives (individuals.valid_acc, flash, ram, macs) and
+ * no v_front_gen; v_individuals gains the new columns. */
+static const char *const from_v5[] = {"ALTER TABLE individuals ADD COLUMN " IND_VALID_ACC ";\n",
+                                      "ALTER TABLE individuals ADD COLUMN " IND_FLASH ";\n",
+                                      "ALTER TABLE individuals ADD COLUMN " IND_RAM ";\n",
+                                      "ALTER TABLE individuals ADD COLUMN " IND_MACS ";\n",
+                                      "DROP VIEW v_individuals;\n",
+                                      V_INDIVIDUALS,
+                                      V_FRONT_GEN,
+                                      NULL};
+
 const char *const *const store_migration_sql[STORE_SCHEMA_VERSION] = {
-    [1] = from_v1, [2] = from_v2, [3] = from_v3, [4] = from_v4};
+    [1] = from_v1, [2] = from_v2, [3] = from_v3, [4] = from_v4, [5] = from_v5};

@@ -56,7 +56,7 @@
 
 #include "genome.h"
 
-#define STORE_SCHEMA_VERSION 5
+#define STORE_SCHEMA_VERSION 6
 #define STORE_APPLICATION_ID 0x54524556 /* "TREV" */
 
 /* "no individual" for parents, species, champion. */
@@ -218,6 +218,11 @@ struct store_individual {
     const uint8_t *genome; /* genome_encode() bytes; borrowed (see store_set) */
     size_t genome_len;
     int32_t solved; /* 1 if it passed the task's success test, else 0 */
+    /* The objectives the worker measured (since version 6; NaN is stored as
+     * NULL and read back as NaN, as are the rows of older versions): the
+     * validation accuracy, and the int8 form's flash and RAM bytes and
+     * multiply-accumulates (whole numbers, stored as integers) */
+    double valid_acc, flash, ram, macs;
 };
 
 /* Adds rows[0..n) to the run in one transaction: all or nothing. This

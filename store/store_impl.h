@@ -28,13 +28,17 @@
 
 #define IND_COLS                                                                                   \
     "i.id, i.generation, i.fitness, i.parent1, i.parent2, i.op, i.species, i.n_neurons, "          \
-    "i.n_conns, i.n_skip, i.n_recurrent, i.eval_seconds, i.rank, i.solved"
-#define N_IND_COLS 14
+    "i.n_conns, i.n_skip, i.n_recurrent, i.eval_seconds, i.rank, i.solved, " IND_OBJ_COLS
+#define N_IND_COLS 18
+/* The objectives (since version 6), and what a read-only connection reads in
+ * their place from an older file (prepare_all substitutes it). */
+#define IND_OBJ_COLS "i.valid_acc, i.flash, i.ram, i.macs"
+#define IND_OBJ_NULLS "NULL, NULL, NULL, NULL"
 #define IND_INSERT_COLS                                                                            \
     "run_id, id, generation, fitness, parent1, parent2, op, species, n_neurons, n_conns, "         \
-    "n_skip, n_recurrent, eval_seconds, rank, solved"
-#define N_IND_INSERT_COLS 15
-#define IND_VALUES "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "n_skip, n_recurrent, eval_seconds, rank, solved, valid_acc, flash, ram, macs"
+#define N_IND_INSERT_COLS 19
+#define IND_VALUES "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 #define N_GENOME_INSERT_COLS 3
 /* Rows per multi-row INSERT: a statement run once per row costs more than
  * the row itself, and cursors that stay open append at the end of a b-tree

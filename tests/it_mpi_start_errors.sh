@@ -22,10 +22,10 @@ start_error() {
     [ ! -e "$name.db" ] || fail "$name at $ranks ranks wrote $name.db"
 }
 
-printf '[run]\ntask = xor\n[evolution]\nbogus_key = 3\n' >badkey.ini
+printf '[run]\ntask = xor\n[evolve]\nbogus_key = 3\n' >badkey.ini
 printf '[run]\ntask = classify\n[task]\ntrain = %s/missing.csv\n' "$dir" >nodata.ini
 for ranks in 2 3; do
-    start_error badkey $ranks "badkey.ini:4: bogus_key: unknown section \[evolution\]"
+    start_error badkey $ranks "badkey.ini:4: bogus_key: unknown section \[evolve\]"
     start_error nodata $ranks "missing.csv: No such file or directory"
 done
 echo "ok: config and data errors under mpirun end every rank with status 1 and one line"

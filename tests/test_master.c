@@ -19,6 +19,7 @@
 
 #include "cli.h"
 #include "master.h"
+#include "quant.h"
 #include "state.h"
 #include "task.h"
 #include "testutil.h"
@@ -323,7 +324,8 @@ static void test_master_config_parse_bad_enum(void **state)
 {
     (void)state;
     parse_fails("[run]\ntask = xor\n[population]\nselection = random\n",
-                "x.ini:4: selection: expected one of speciated, generational, got 'random'", NULL);
+                "x.ini:4: selection: expected one of speciated, generational, nsga2, got 'random'",
+                NULL);
     parse_fails("[run]\ntask = xor\n[store]\nsync = off\n", "x.ini:4: sync: expected one of", NULL);
 }
 
@@ -641,9 +643,12 @@ static size_t sample_tasks(struct worker_task *t)
 
 static size_t sample_results(struct worker_result *r)
 {
-    r[0] = (struct worker_result){1, 16.0, 1, 0.001, 0, BIN1, sizeof BIN1};
-    r[1] = (struct worker_result){INT64_MIN, -INFINITY, 0, 0, INT32_MAX, BIN2, sizeof BIN2};
-    r[2] = (struct worker_result){INT64_MAX, 1e-300, 0, 12.5, 3, BIN1, 0};
+    r[0] = (struct worker_result){1, 16.0, 1,           0.001,
+                                  0, BIN1, sizeof BIN1, {0.875, 4096, 512, 3000, 1234}};
+    r[1] = (struct worker_result){INT64_MIN, -INFINITY, 0,           0,
+                                  INT32_MAX, BIN2,      sizeof BIN2, {NAN, NAN, NAN, NAN, NAN}};
+    r[2] = (struct worker_result){INT64_MAX, 1e-300, 0, 12.5,
+                                  3,         BIN1,   0, {-0.0, INFINITY, 1e300, NAN, 0}};
     return 3;
 }
 
@@ -728,6 +733,7 @@ static void test_worker_results_encode_round_trip(void **state)
         assert_int_equal(a->genome_len, b->genome_len);
         if (a->genome_len)
             assert_memory_equal(a->genome, b->genome, a->genome_len);
+        assert_memory_equal(a->obj, b->obj, sizeof a->obj); /* bit for bit, NaN too */
     }
     worker_results_release(&out);
     tv_buf_free(&buf);
@@ -736,7 +742,7 @@ static void test_worker_results_encode_round_trip(void **state)
 static void test_worker_results_decode_nan_fitness_kept(void **state)
 {
     (void)state;
-    struct worker_result in = {4, NAN, 0, 0.5, 1, BIN1, sizeof BIN1};
+    struct worker_result in = {4, NAN, 0, 0.5, 1, BIN1, sizeof BIN1, {0}};
     struct tv_buf buf = {0};
     struct tv_error err = {0};
     assert_ok(worker_results_encode(&in, 1, &buf, &err), &err);
@@ -1010,11 +1016,24 @@ static void task_float_id(msgpack_packer *pk)
     msgpack_pack_nil(pk);
 }
 
-/* result item fields: child_id, fitness, solved, eval_seconds, rank, bin */
+/* The objectives: n floats, the one at `as_int` (if < n) an integer. */
+static void pack_objectives(msgpack_packer *pk, size_t n, size_t as_int)
+{
+    msgpack_pack_array(pk, n);
+    for (size_t k = 0; k < n; k++) {
+        if (k == as_int)
+            msgpack_pack_int64(pk, 4096);
+        else
+            msgpack_pack_double(pk, k == 0 ? 0.75 : NAN);
+    }
+}
+
+/* result item fields: child_id, fitness, solved, eval_seconds, rank, bin,
+ * objectives */
 static void result_fields(msgpack_packer *pk, int fitness_str, int solved_int, int64_t rank,
                           int nil_genome)
 {
-    msgpack_pack_array(pk, 6);
+    msgpack_pack_array(pk, 7);
     msgpack_pack_int64(pk, 3);
     if (fitness_str)
         msgpack_pack_str_with_body(pk, "1.5", 3);
@@ -1030,6 +1049,7 @@ static void result_fields(msgpack_packer *pk, int fitness_str, int solved_int, i
         msgpack_pack_nil(pk);
     else
         msgpack_pack_bin_with_body(pk, BIN1, sizeof BIN1);
+    pack_objectives(pk, WORKER_N_OBJ, SIZE_MAX);
 }
 static void result_good(msgpack_packer *pk)
 {
@@ -1057,29 +1077,73 @@ static void result_nil_genome(msgpack_packer *pk)
 }
 static void result_float32_fitness(msgpack_packer *pk)
 {
-    msgpack_pack_array(pk, 6);
+    msgpack_pack_array(pk, 7);
     msgpack_pack_int64(pk, 3);
     msgpack_pack_float(pk, 2.5f);
     msgpack_pack_false(pk);
     msgpack_pack_double(pk, 0.25);
     msgpack_pack_int64(pk, 0);
     msgpack_pack_bin_with_body(pk, BIN1, sizeof BIN1);
+    pack_objectives(pk, WORKER_N_OBJ, SIZE_MAX);
 }
 static void result_int_fitness(msgpack_packer *pk)
 {
-    msgpack_pack_array(pk, 6);
+    msgpack_pack_array(pk, 7);
     msgpack_pack_int64(pk, 3);
     msgpack_pack_int64(pk, 2);
     msgpack_pack_false(pk);
     msgpack_pack_double(pk, 0.25);
     msgpack_pack_int64(pk, 0);
     msgpack_pack_bin_with_body(pk, BIN1, sizeof BIN1);
+    pack_objectives(pk, WORKER_N_OBJ, SIZE_MAX);
 }
-static void result_seven_fields(msgpack_packer *pk)
+/* the six fields of version 1: no objectives */
+static void result_six_fields(msgpack_packer *pk)
+{
+    msgpack_pack_array(pk, 6);
+    msgpack_pack_int64(pk, 3);
+    msgpack_pack_double(pk, 1.5);
+    msgpack_pack_false(pk);
+    msgpack_pack_double(pk, 0.25);
+    msgpack_pack_int64(pk, 0);
+    msgpack_pack_bin_with_body(pk, BIN1, sizeof BIN1);
+}
+static void result_eight_fields(msgpack_packer *pk)
+{
+    msgpack_pack_array(pk, 8);
+    for (int i = 0; i < 8; i++)
+        msgpack_pack_int64(pk, 0);
+}
+/* objectives: one too few, one too many, an integer, not an array */
+static void result_objectives(msgpack_packer *pk, size_t n, size_t as_int, int nil)
 {
     msgpack_pack_array(pk, 7);
-    for (int i = 0; i < 7; i++)
-        msgpack_pack_int64(pk, 0);
+    msgpack_pack_int64(pk, 3);
+    msgpack_pack_double(pk, 1.5);
+    msgpack_pack_false(pk);
+    msgpack_pack_double(pk, 0.25);
+    msgpack_pack_int64(pk, 0);
+    msgpack_pack_bin_with_body(pk, BIN1, sizeof BIN1);
+    if (nil)
+        msgpack_pack_nil(pk);
+    else
+        pack_objectives(pk, n, as_int);
+}
+static void result_objectives_short(msgpack_packer *pk)
+{
+    result_objectives(pk, WORKER_N_OBJ - 1, SIZE_MAX, 0);
+}
+static void result_objectives_long(msgpack_packer *pk)
+{
+    result_objectives(pk, WORKER_N_OBJ + 1, SIZE_MAX, 0);
+}
+static void result_objectives_int(msgpack_packer *pk)
+{
+    result_objectives(pk, WORKER_N_OBJ, WORKER_OBJ_FLASH, 0);
+}
+static void result_objectives_nil(msgpack_packer *pk)
+{
+    result_objectives(pk, 0, SIZE_MAX, 1);
 }
 
 static void test_worker_tasks_decode_hand_built_good(void **state)
@@ -1088,8 +1152,8 @@ static void test_worker_tasks_decode_hand_built_good(void **state)
     struct tv_error err = {0};
     assert_ok(decode_tasks_msg("trevo-tasks", 1, task_good, &err), &err);
     assert_ok(decode_tasks_msg("trevo-tasks", 1, NULL, &err), &err);
-    assert_ok(decode_results_msg("trevo-results", 1, result_good, &err), &err);
-    assert_ok(decode_results_msg("trevo-results", 1, result_float32_fitness, &err), &err);
+    assert_ok(decode_results_msg("trevo-results", 2, result_good, &err), &err);
+    assert_ok(decode_results_msg("trevo-results", 2, result_float32_fitness, &err), &err);
 }
 
 static void test_worker_tasks_decode_wrong_tag(void **state)
@@ -1102,7 +1166,7 @@ static void test_worker_tasks_decode_wrong_tag(void **state)
                  "not a trevo-tasks message");
     assert_error(decode_tasks_msg("trevo-task", 1, task_good, &err), &err, TV_EFORMAT,
                  "not a trevo-tasks message");
-    assert_error(decode_results_msg("trevo-tasks", 1, result_good, &err), &err, TV_EFORMAT,
+    assert_error(decode_results_msg("trevo-tasks", 2, result_good, &err), &err, TV_EFORMAT,
                  "not a trevo-results message");
 }
 
@@ -1142,7 +1206,10 @@ static void test_worker_tasks_decode_wrong_version(void **state)
     assert_error(decode_tasks_msg("trevo-tasks", -1, task_good, &err), &err, TV_EFORMAT,
                  "version is not 1");
     assert_error(decode_results_msg("trevo-results", 7, result_good, &err), &err, TV_EFORMAT,
-                 "trevo-results message: version is not 1");
+                 "trevo-results message: version is not 2");
+    /* version 1 (no objectives) is refused by its version */
+    assert_error(decode_results_msg("trevo-results", 1, result_six_fields, &err), &err, TV_EFORMAT,
+                 "trevo-results message: version is not 2");
 }
 
 static void test_worker_tasks_decode_bad_items(void **state)
@@ -1171,15 +1238,19 @@ static void test_worker_results_decode_bad_items(void **state)
     (void)state;
     struct tv_error err = {0};
     const char *R = "trevo-results";
-    assert_error(decode_results_msg(R, 1, result_seven_fields, &err), &err, TV_EFORMAT,
-                 "result batch: item 0 is not an array of 6");
-    assert_error(decode_results_msg(R, 1, task_good, &err), &err, TV_EFORMAT,
-                 "item 0 is not an array of 6");
-    item_fn bad[] = {result_fitness_str, result_solved_int, result_neg_rank,
-                     result_big_rank,    result_nil_genome, result_int_fitness};
+    assert_error(decode_results_msg(R, 2, result_eight_fields, &err), &err, TV_EFORMAT,
+                 "result batch: item 0 is not an array of 7");
+    assert_error(decode_results_msg(R, 2, result_six_fields, &err), &err, TV_EFORMAT,
+                 "result batch: item 0 is not an array of 7");
+    assert_error(decode_results_msg(R, 2, task_good, &err), &err, TV_EFORMAT,
+                 "item 0 is not an array of 7");
+    item_fn bad[] = {result_fitness_str,      result_solved_int,      result_neg_rank,
+                     result_big_rank,         result_nil_genome,      result_int_fitness,
+                     result_objectives_short, result_objectives_long, result_objectives_int,
+                     result_objectives_nil};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         tv_error_clear(&err);
-        assert_error(decode_results_msg(R, 1, bad[i], &err), &err, TV_EFORMAT,
+        assert_error(decode_results_msg(R, 2, bad[i], &err), &err, TV_EFORMAT,
                      "result batch: item 0 has a bad field");
     }
 }
@@ -1523,6 +1594,15 @@ static void test_worker_process_batch_round_trip(void **state)
             &err);
         assert_memory_equal(&tr.fitness, &r->fitness, sizeof tr.fitness);
         assert_int_equal(tr.solved, r->solved);
+        /* objectives: this task has no "accuracy" figure; the connections
+         * and the device figures are the child's */
+        assert_true(isnan(r->obj[WORKER_OBJ_VALID_ACC]));
+        assert_true(r->obj[WORKER_OBJ_CONNECTIONS] == (double)want->n_conns);
+        struct nn_cost cost;
+        assert_ok(nn_genome_cost(want, &cost, &err), &err);
+        assert_true(r->obj[WORKER_OBJ_FLASH] == (double)cost.flash);
+        assert_true(r->obj[WORKER_OBJ_RAM] == (double)cost.ram);
+        assert_true(r->obj[WORKER_OBJ_MACS] == (double)cost.macs);
     }
     worker_results_release(&res);
     /* a second batch through the same scratch: the same bytes */
@@ -1539,6 +1619,176 @@ static void test_worker_process_batch_round_trip(void **state)
     tv_buf_free(&msg);
     tv_buf_free(&out);
     tv_buf_free(&out2);
+}
+
+/* Budgets: a child over max_flash is bred again from the next sub-streams
+ * of its seed (worker_breed_attempt) until it fits, and returned as that
+ * child; one that never fits in WORKER_BUDGET_TRIES is scored failed
+ * (fitness NaN) with its figures; the same batch gives the same bytes. */
+static void test_worker_process_budget_breeds_again(void **state)
+{
+    struct wfix *f = *state;
+    struct tv_error err = {0};
+    minimal_parent(&f->parent, 3);
+    struct genome *parent = &f->g[2];
+    assert_ok(genome_decode(parent, f->parent.data, f->parent.len, NULL, &err), &err);
+    struct nn_cost pc;
+    assert_ok(nn_genome_cost(parent, &pc, &err), &err);
+    f->c.worker.mutation.add_neuron_rate = 0.5; /* a new neuron: more flash */
+    f->c.worker.max_flash = (int64_t)pc.flash;  /* the parent's: a new neuron is over */
+    enum { N = 24 };
+    struct worker_task in[N];
+    for (size_t i = 0; i < N; i++)
+        in[i] = (struct worker_task){200 + (int64_t)i,
+                                     1,
+                                     (uint32_t)i,
+                                     WORKER_OP_MUTATE,
+                                     1000 + i,
+                                     7,
+                                     -1,
+                                     f->parent.data,
+                                     f->parent.len,
+                                     NULL,
+                                     0};
+    struct tv_buf msg = {0}, out = {0}, out2 = {0};
+    assert_ok(worker_tasks_encode(in, N, &msg, &err), &err);
+    assert_ok(worker_process(&f->c.worker, f->s, 1, msg.data, msg.len, &out, &err), &err);
+    assert_ok(worker_process(&f->c.worker, f->s, 1, msg.data, msg.len, &out2, &err), &err);
+    struct worker_results res, res2;
+    assert_ok(worker_results_decode(out.data, out.len, out.len, &res, &err), &err);
+    assert_ok(worker_results_decode(out2.data, out2.len, out2.len, &res2, &err), &err);
+    for (size_t i = 0; i < N; i++) { /* the same but for the time taken */
+        const struct worker_result *a = &res.items[i], *b = &res2.items[i];
+        assert_memory_equal(&a->fitness, &b->fitness, sizeof a->fitness);
+        assert_memory_equal(a->obj, b->obj, sizeof a->obj);
+        assert_int_equal(a->genome_len, b->genome_len);
+        assert_memory_equal(a->genome, b->genome, a->genome_len);
+    }
+    worker_results_release(&res2);
+    size_t bred_again = 0;
+    struct genome *got = &f->g[0], *first = &f->g[1];
+    for (size_t i = 0; i < N; i++) {
+        const struct worker_result *r = &res.items[i];
+        assert_false(isnan(r->fitness)); /* half the tries fit: 8 in a row over is rare */
+        assert_true(r->obj[WORKER_OBJ_FLASH] <= (double)pc.flash);
+        assert_ok(genome_decode(got, r->genome, r->genome_len, NULL, &err), &err);
+        assert_ok(worker_breed(&f->c.worker, &in[i], f->s, first, &err), &err);
+        if (genome_equal(got, first))
+            continue;
+        bred_again++;
+        int found = 0; /* it is one of the later tries */
+        for (uint32_t k = 1; k < WORKER_BUDGET_TRIES && !found; k++) {
+            assert_ok(worker_breed_attempt(&f->c.worker, &in[i], k, f->s, first, &err), &err);
+            found = genome_equal(got, first);
+        }
+        assert_true(found);
+    }
+    assert_true(bred_again > 0);
+    worker_results_release(&res);
+    /* a budget no child fits: every one failed, not evaluated, its figures kept */
+    f->c.worker.max_flash = 1;
+    out.len = 0;
+    assert_ok(worker_process(&f->c.worker, f->s, 1, msg.data, msg.len, &out, &err), &err);
+    assert_ok(worker_results_decode(out.data, out.len, out.len, &res, &err), &err);
+    for (size_t i = 0; i < N; i++) {
+        assert_true(isnan(res.items[i].fitness));
+        assert_true(res.items[i].obj[WORKER_OBJ_FLASH] > 1); /* measured, over */
+        assert_true(isnan(res.items[i].obj[WORKER_OBJ_VALID_ACC]));
+    }
+    worker_results_release(&res);
+    tv_buf_free(&msg);
+    tv_buf_free(&out);
+    tv_buf_free(&out2);
+}
+
+/* A task whose evaluation grows the child, as training may: a hidden neuron
+ * between the first input and the output (more flash), fitness 1. */
+static int grow_open(struct task_instance *t, struct tv_error *err)
+{
+    (void)err;
+    t->n_inputs = 3;
+    t->n_outputs = 1;
+    t->out_act = GENOME_ACT_NEAT_SIGMOID;
+    t->max_fitness = 1;
+    return 0;
+}
+
+static int grow_evaluate(const struct task_instance *t, const struct nn_plan *plan,
+                         struct tv_rng *rng, struct task_result *out, struct tv_error *err)
+{
+    (void)t, (void)plan, (void)rng, (void)err;
+    out->fitness = 1;
+    return 0;
+}
+
+static int grow_evaluate_genome(const struct task_instance *t, struct genome *g, int64_t generation,
+                                struct tv_rng *rng, struct task_result *out, struct tv_error *err)
+{
+    (void)t, (void)generation, (void)rng;
+    uint32_t out_id = 0;
+    for (size_t i = 0; i < g->n_neurons; i++)
+        if (g->neurons[i].kind == GENOME_OUTPUT)
+            out_id = g->neurons[i].id;
+    int rc = genome_add_neuron(g, 5000, GENOME_HIDDEN, GENOME_ACT_RELU, 0, 0.5f, err);
+    if (!rc)
+        rc = genome_add_conn(g, 0, 5000, 0.5f, err);
+    if (!rc)
+        rc = genome_add_conn(g, 5000, out_id, 0.5f, err);
+    out->fitness = 1;
+    return rc;
+}
+
+static const struct task_kind task_grow = {.abi_version = TASK_ABI_VERSION,
+                                           .name = "grow",
+                                           .summary = "grows the child it evaluates",
+                                           .open = grow_open,
+                                           .evaluate = grow_evaluate,
+                                           .evaluate_genome = grow_evaluate_genome};
+
+/* A child within the budget when bred but over it once the task left it
+ * (training may grow a network) is scored failed, with the figures of what
+ * the task left; within a larger budget it keeps its fitness. */
+static void test_worker_process_budget_checked_after_training(void **state)
+{
+    struct wfix *f = *state;
+    struct tv_error err = {0};
+    struct task_instance *grow;
+    struct task_params tp = {0};
+    assert_ok(task_open(&task_grow, &tp, &grow, &err), &err);
+    minimal_parent(&f->parent, 3);
+    struct genome *parent = &f->g[2];
+    assert_ok(genome_decode(parent, f->parent.data, f->parent.len, NULL, &err), &err);
+    struct nn_cost pc;
+    assert_ok(nn_genome_cost(parent, &pc, &err), &err);
+    struct worker_params wp = f->c.worker;
+    wp.task = grow;
+    wp.mutation.add_neuron_rate = 0; /* bred: the parent's size */
+    wp.mutation.add_local_rate = 0;
+    wp.mutation.add_skip_rate = 0;
+    wp.max_flash = (int64_t)pc.flash;
+    struct worker_task in = {300,           1,    0, WORKER_OP_MUTATE, 77, 7, -1, f->parent.data,
+                             f->parent.len, NULL, 0};
+    struct tv_buf msg = {0}, out = {0};
+    assert_ok(worker_tasks_encode(&in, 1, &msg, &err), &err);
+    for (int big = 0; big < 2; big++) {
+        wp.max_flash = big ? (int64_t)pc.flash * 4 : (int64_t)pc.flash;
+        out.len = 0;
+        assert_ok(worker_process(&wp, f->s, 1, msg.data, msg.len, &out, &err), &err);
+        struct worker_results res;
+        assert_ok(worker_results_decode(out.data, out.len, out.len, &res, &err), &err);
+        const struct worker_result *r = &res.items[0];
+        assert_ok(genome_decode(&f->g[0], r->genome, r->genome_len, NULL, &err), &err);
+        assert_int_equal(f->g[0].n_neurons, parent->n_neurons + 1); /* grown */
+        assert_true(r->obj[WORKER_OBJ_FLASH] > (double)pc.flash);
+        if (big)
+            assert_true(r->fitness == 1);
+        else
+            assert_true(isnan(r->fitness));
+        worker_results_release(&res);
+    }
+    tv_buf_free(&msg);
+    tv_buf_free(&out);
+    task_close(grow);
 }
 
 /* ---- a CNN search with training (classify, init = net with channels) ---- */
@@ -1646,6 +1896,13 @@ static void test_worker_process_refused_genome_scored_failed(void **state)
             assert_true(res.items[i].child_id == in[i].child_id);
             assert_int_equal(isnan(res.items[i].fitness) != 0, a == 0);
             assert_int_equal(res.items[i].solved, 0);
+            /* the validation accuracy classify scored, none for a failed child */
+            double acc = res.items[i].obj[WORKER_OBJ_VALID_ACC];
+            if (a == 0)
+                assert_true(isnan(acc));
+            else
+                assert_true(acc >= 0 && acc <= 1);
+            assert_true(res.items[i].obj[WORKER_OBJ_CONNECTIONS] >= 0);
         }
         worker_results_release(&res);
         tv_buf_free(&msg);
@@ -2765,6 +3022,10 @@ int main(void)
                                         wfix_teardown),
         cmocka_unit_test_setup_teardown(test_worker_process_batch_round_trip, wfix_setup,
                                         wfix_teardown),
+        cmocka_unit_test_setup_teardown(test_worker_process_budget_breeds_again, wfix_setup,
+                                        wfix_teardown),
+        cmocka_unit_test_setup_teardown(test_worker_process_budget_checked_after_training,
+                                        wfix_setup, wfix_teardown),
         cmocka_unit_test_setup_teardown(test_worker_process_empty_batch, wfix_setup, wfix_teardown),
         cmocka_unit_test(test_master_config_cnn_training_refuses_input_conns),
         cmocka_unit_test(test_worker_process_refused_genome_scored_failed),

@@ -133,7 +133,10 @@ static const struct bad_key bad_keys[] = {
     /* keys without a range: only a wrong value */
     ONLY_WRONG("run", "fitness_target", "lots", "expected a number, got 'lots'"),
     ONLY_WRONG("run", "stop_on_solve", "maybe", "expected true or false, got 'maybe'"),
-    ONE_OF("population", "selection", "other", "speciated, generational"),
+    ONE_OF("population", "selection", "other", "speciated, generational, nsga2"),
+    ONLY_WRONG("evolution", "objectives", "valid_acc,accuracy",
+               "unknown objective 'accuracy' (one of valid_acc, fitness, flash, ram, macs, "
+               "connections)"),
     ONE_OF("genome", "init", "other", "minimal, layered, net"),
     ONLY_WRONG("genome", "hidden_act", "tanhh", "unknown activation 'tanhh'"),
     ONLY_WRONG("genome", "act_choices", "tanh,nope", "unknown activation 'nope'"),
@@ -151,6 +154,10 @@ static const struct bad_key bad_keys[] = {
     INTEGER("run", "generations", "0", "1000000001", "[1, 1000000000]"),
     INTEGER("population", "size", "1", "10000001", "[2, 10000000]"),
     INTEGER("population", "elitism", "-1", "1000001", "[0, 1000000]"),
+    INTEGER("evolution", "max_age", "-1", "1000000001", "[0, 1000000000]"),
+    INTEGER("evolution", "max_flash", "-1", "1000000000000001", "[0, 1000000000000000]"),
+    INTEGER("evolution", "max_ram", "-1", "1000000000000001", "[0, 1000000000000000]"),
+    INTEGER("evolution", "max_macs", "-1", "1000000000000001", "[0, 1000000000000000]"),
     NUMBER("population", "survival_threshold", "0.001", "1.5", "[0.01, 1]"),
     NUMBER("population", "crossover_rate", "-0.5", "1.5", "[0, 1]"),
     NUMBER("population", "crossover_mutate_rate", "-0.5", "1.5", "[0, 1]"),
@@ -323,8 +330,8 @@ static void test_config_unknown_key_refused(void **state)
     parse_refused("[run]\ntask = xor\n\n[farm]\nsize = 10\n",
                   "x.ini:5: size: unknown key in [farm]");
     parse_refused("[run]\ntask = xor\n[runn]\nseed = 1\n",
-                  "x.ini:4: seed: unknown section [runn] (sections: run, population, speciation, "
-                  "genome, store, farm, log, task)");
+                  "x.ini:4: seed: unknown section [runn] (sections: run, population, evolution, "
+                  "speciation, genome, store, farm, log, task)");
 }
 
 static void test_config_duplicate_key_refused(void **state)
@@ -692,8 +699,8 @@ static void test_config_help_lists_task_keys(void **state)
 static void test_worker_results_encode_null_genome_refused(void **state)
 {
     (void)state;
-    struct worker_result r[2] = {{5, 1.0, 0, 0.1, 1, BIN, sizeof BIN},
-                                 {7, 2.0, 1, 0.2, 1, NULL, 0}};
+    struct worker_result r[2] = {{5, 1.0, 0, 0.1, 1, BIN, sizeof BIN, {0}},
+                                 {7, 2.0, 1, 0.2, 1, NULL, 0, {0}}};
     struct tv_buf buf = {0};
     struct tv_error err = {0};
     assert_error(worker_results_encode(r, 2, &buf, &err), &err, TV_EINVAL,

@@ -147,6 +147,11 @@ static void make_ind(int64_t id, int64_t generation, int64_t id0_of_gen, struct 
     r->eval_seconds = 0.001 * (double)(id % 7);
     r->rank = (int32_t)(1 + id % 4);
     r->solved = id % 13 == 0;
+    /* objectives: some unknown (NaN, stored NULL) */
+    r->valid_acc = id % 11 == 5 ? NAN : 0.25 + 0.125 * (double)(id % 5);
+    r->flash = id % 7 == 3 ? NAN : (double)(1000 + 37 * id);
+    r->ram = id % 7 == 3 ? NAN : (double)(64 + id);
+    r->macs = id % 6 == 1 ? NAN : (double)(900 + 31 * id);
     r->genome = out->bytes.data;
     r->genome_len = out->bytes.len;
     genome_free(g);
@@ -174,6 +179,19 @@ static void free_rows(struct store_individual *rows, struct ind *inds, size_t n)
     TV_FREE_ALL(inds, rows);
 }
 
+/* Set while rows are read from a file of version 5 or older: they have no
+ * objectives (read back as NaN). */
+static int rows_of_old_file;
+
+/* a and b are the same number, or both NaN. */
+static void assert_same_or_nan(double a, double b)
+{
+    if (isnan(a))
+        assert_true(isnan(b));
+    else
+        assert_true(a == b);
+}
+
 static void assert_same_row(const struct store_individual *a, const struct store_individual *b)
 {
     assert_int_equal(a->id, b->id);
@@ -193,6 +211,10 @@ static void assert_same_row(const struct store_individual *a, const struct store
     assert_true(a->eval_seconds == b->eval_seconds);
     assert_int_equal(a->rank, b->rank);
     assert_int_equal(a->solved, b->solved);
+    const double want[4] = {a->valid_acc, a->flash, a->ram, a->macs};
+    const double got[4] = {b->valid_acc, b->flash, b->ram, b->macs};
+    for (int k = 0; k < 4; k++)
+        assert_same_or_nan(rows_of_old_file ? NAN : want[k], got[k]);
 }
 
 /* The row a deterministic writer made for id, compared with what was read. */
@@ -466,8 +488,13 @@ static void test_store_open_reopens_existing(void **state)
     assert_integrity_ok(f->path);
 }
 
-/* Undoes version 5 (generations.failed). */
-#define DROP_FAILED "ALTER TABLE generations DROP COLUMN failed;"
+/* Undoes version 6 (the objectives, v_front_gen; v_individuals as it was is
+ * made again by the migration) and version 5 (generations.failed). */
+#define DROP_OBJECTIVES                                                                            \
+    "DROP VIEW v_front_gen; DROP VIEW v_individuals; CREATE VIEW v_individuals AS SELECT 1;"       \
+    " ALTER TABLE individuals DROP COLUMN valid_acc; ALTER TABLE individuals DROP COLUMN flash;"   \
+    " ALTER TABLE individuals DROP COLUMN ram; ALTER TABLE individuals DROP COLUMN macs;"
+#define DROP_FAILED DROP_OBJECTIVES " ALTER TABLE generations DROP COLUMN failed;"
 
 /* Makes the database at path look as schema version 1 made it. */
 static void downgrade_to_v1(const char *path)
@@ -527,8 +554,10 @@ static void test_store_open_migrates_version_1(void **state)
     struct store_set set;
     assert_ok(store_individuals_load(s, run, 1, 0, &set, &err), &err);
     assert_int_equal(set.n, 20);
+    rows_of_old_file = 1;
     for (size_t i = 0; i < set.n; i++)
         assert_row_is(&set.rows[i], 20 + (int64_t)i, 1, 20);
+    rows_of_old_file = 0;
     store_set_release(&set);
     assert_ok(store_close(s, &err), &err);
     unsigned char *after = slurp(f->path, &n1);
@@ -2856,10 +2885,135 @@ static void test_store_open_migrates_version_4(void **state)
     s = open_flags(f->path, 0);
     assert_ok(store_close(s, &err), &err);
     db = raw_open(f->path);
-    assert_int_equal(raw_int(db, "PRAGMA user_version"), 5);
+    assert_int_equal(raw_int(db, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
     assert_int_equal(raw_int(db, "SELECT count(*) FROM generations WHERE failed = 0"), 2);
     sqlite3_close(db);
     assert_integrity_ok(f->path);
+}
+
+/* A version 5 file (no objectives, no v_front_gen) reads its individuals
+ * read-only as it is (objectives NaN) and unchanged, and is migrated to
+ * version 6 when opened for writing: the columns (NULL in the rows it had,
+ * the same layout as a new file's), v_individuals with them, v_front_gen;
+ * a new row writes and reads back its objectives. */
+static void test_store_open_migrates_version_5(void **state)
+{
+    struct fx *f = *state;
+    struct tv_error err = {0};
+    make_small_db(f->path);
+    downgrade_to(f->path, 5, DROP_OBJECTIVES);
+    size_t n0, n1;
+    unsigned char *before = slurp(f->path, &n0);
+    struct store *s = open_flags(f->path, STORE_READONLY);
+    struct store_set set;
+    assert_ok(store_individuals_load(s, 1, 1, 1, &set, &err), &err);
+    assert_int_equal(set.n, 20);
+    rows_of_old_file = 1;
+    for (size_t i = 0; i < set.n; i++)
+        assert_row_is(&set.rows[i], 20 + (int64_t)i, 1, 20);
+    rows_of_old_file = 0;
+    store_set_release(&set);
+    struct store_individual one;
+    assert_ok(store_individual_row(s, 1, 3, &one, &err), &err);
+    assert_true(isnan(one.valid_acc) && isnan(one.flash));
+    assert_ok(store_close(s, &err), &err);
+    unsigned char *after = slurp(f->path, &n1);
+    assert_int_equal(n0, n1);
+    assert_memory_equal(before, after, n0); /* read-only: not migrated */
+    TV_FREE_ALL(before, after);
+
+    s = open_flags(f->path, 0);
+    int64_t run;
+    assert_ok(store_run_resume(s, "xor", &run, &err), &err);
+    struct ind *inds;
+    struct store_individual *rows = make_rows(40, 6, 2, 40, &inds);
+    assert_ok(store_add_individuals(s, run, rows, 6, &err), &err);
+    free_rows(rows, inds, 6);
+    assert_ok(store_individuals_load(s, run, 2, 0, &set, &err), &err);
+    assert_int_equal(set.n, 6);
+    for (size_t i = 0; i < set.n; i++)
+        assert_row_is(&set.rows[i], 40 + (int64_t)i, 2, 40);
+    store_set_release(&set);
+    assert_ok(store_close(s, &err), &err);
+    sqlite3 *db = raw_open(f->path);
+    assert_int_equal(raw_int(db, "PRAGMA user_version"), 6);
+    assert_int_equal(raw_int(db, "SELECT count(*) FROM individuals WHERE valid_acc IS NULL"
+                                 " AND flash IS NULL AND ram IS NULL AND macs IS NULL"),
+                     40);
+    assert_int_equal(raw_int(db, "SELECT count(*) FROM v_individuals WHERE flash IS NOT NULL"), 5);
+    assert_true(raw_int(db, "SELECT count(*) FROM v_front_gen WHERE generation = 2") >= 1);
+    sqlite3_close(db);
+    assert_integrity_ok(f->path);
+    /* the same columns in the same order as a new file's */
+    char fresh[300];
+    snprintf(fresh, sizeof fresh, "%s.new", f->path);
+    make_small_db(fresh);
+    db = raw_open(f->path);
+    sqlite3 *db2 = raw_open(fresh);
+    const char *cols = "SELECT group_concat(name || ' ' || type, ',') FROM"
+                       " pragma_table_info('individuals')";
+    char a[1024], b[1024];
+    raw_text(db, cols, a, sizeof a);
+    raw_text(db2, cols, b, sizeof b);
+    assert_string_equal(a, b);
+    sqlite3_close(db);
+    sqlite3_close(db2);
+    remove(fresh);
+}
+
+/* v_front_gen against the definition: per generation, the individuals with
+ * both figures that no other of the generation beats (valid_acc higher or
+ * equal with less or equal flash, one of them strictly; of equal pairs the
+ * lower id), on a hand-made history with ties and NULLs. */
+static void test_store_front_gen_matches_definition(void **state)
+{
+    struct fx *f = *state;
+    make_small_db(f->path);
+    enum { N = 40 };
+    double acc[N], flash[N];
+    sqlite3 *db = raw_open(f->path);
+    raw_exec(db, "BEGIN");
+    for (int i = 0; i < N; i++) {
+        acc[i] = i % 9 == 4 ? NAN : 0.125 * (double)((i * 7) % 5);
+        flash[i] = i % 13 == 6 ? NAN : (double)(100 * ((i * 3) % 7));
+        char sql[200], va[40] = "NULL", vf[40] = "NULL";
+        if (!isnan(acc[i]))
+            snprintf(va, sizeof va, "%.17g", acc[i]);
+        if (!isnan(flash[i]))
+            snprintf(vf, sizeof vf, "%.0f", flash[i]);
+        snprintf(sql, sizeof sql, "UPDATE individuals SET valid_acc = %s, flash = %s WHERE id = %d",
+                 va, vf, i);
+        raw_exec(db, sql);
+    }
+    raw_exec(db, "COMMIT");
+    size_t n_front = 0;
+    for (int i = 0; i < N; i++) {
+        int on = !isnan(acc[i]) && !isnan(flash[i]);
+        for (int j = 0; j < N && on; j++) {
+            if (j == i || j / 20 != i / 20 || isnan(acc[j]) || isnan(flash[j]))
+                continue;
+            int dominates = acc[j] >= acc[i] && flash[j] <= flash[i] &&
+                            (acc[j] > acc[i] || flash[j] < flash[i]);
+            int equal_before = acc[j] == acc[i] && flash[j] == flash[i] && j < i;
+            on = !dominates && !equal_before;
+        }
+        char sql[160];
+        snprintf(sql, sizeof sql, "SELECT count(*) FROM v_front_gen WHERE run = 'xor' AND id = %d",
+                 i);
+        if (raw_int(db, sql) != on) {
+            print_error("individual %d: on the front %d, in v_front_gen %lld\n", i, on,
+                        (long long)raw_int(db, sql));
+            fail();
+        }
+        if (on) {
+            snprintf(sql, sizeof sql, "SELECT generation FROM v_front_gen WHERE id = %d", i);
+            assert_int_equal(raw_int(db, sql), i / 20);
+        }
+        n_front += (size_t)on;
+    }
+    assert_true(n_front >= 4);
+    assert_int_equal(raw_int(db, "SELECT count(*) FROM v_front_gen"), (int64_t)n_front);
+    sqlite3_close(db);
 }
 
 int main(int argc, char **argv)
@@ -2924,6 +3078,8 @@ int main(int argc, char **argv)
         T(test_store_front_matches_definition),
         T(test_store_open_migrates_version_3),
         T(test_store_open_migrates_version_4),
+        T(test_store_open_migrates_version_5),
+        T(test_store_front_gen_matches_definition),
 #undef T
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

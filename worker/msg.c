@@ -10,7 +10,8 @@
 
 #define TASKS_TAG "trevo-tasks"
 #define RESULTS_TAG "trevo-results"
-#define MSG_VERSION 1
+#define TASKS_VERSION 1
+#define RESULTS_VERSION 2 /* 2: the objectives (a 7th field) */
 
 /* ---- the items of the two kinds of batch ------------------------------- */
 
@@ -104,6 +105,20 @@ static void pack_result(msgpack_packer *pk, const void *item, int *bad)
     *bad |= msgpack_pack_double(pk, r->eval_seconds);
     *bad |= msgpack_pack_int32(pk, r->rank);
     pack_bin_or_nil(pk, r->genome, r->genome_len, bad);
+    *bad |= msgpack_pack_array(pk, WORKER_N_OBJ);
+    for (int k = 0; k < WORKER_N_OBJ; k++)
+        *bad |= msgpack_pack_double(pk, r->obj[k]);
+}
+
+/* The objectives: an array of exactly WORKER_N_OBJ floats. */
+static int get_objectives(const msgpack_object *o, double *obj)
+{
+    if (o->type != MSGPACK_OBJECT_ARRAY || o->via.array.size != WORKER_N_OBJ)
+        return -1;
+    for (int k = 0; k < WORKER_N_OBJ; k++)
+        if (get_f64(&o->via.array.ptr[k], &obj[k]))
+            return -1;
+    return 0;
 }
 
 static int unpack_result(const msgpack_object *v, void *item)
@@ -113,7 +128,7 @@ static int unpack_result(const msgpack_object *v, void *item)
     if (worker_msgpack_i64(&v[0], &r->child_id) || get_f64(&v[1], &r->fitness) ||
         v[2].type != MSGPACK_OBJECT_BOOLEAN || get_f64(&v[3], &r->eval_seconds) ||
         worker_msgpack_i64(&v[4], &rank) || rank < 0 || rank > INT32_MAX ||
-        get_bin(&v[5], &r->genome, &r->genome_len) || !r->genome)
+        get_bin(&v[5], &r->genome, &r->genome_len) || !r->genome || get_objectives(&v[6], r->obj))
         return -1;
     r->solved = v[2].via.boolean;
     r->rank = (int32_t)rank;
@@ -127,24 +142,26 @@ static int unpack_result(const msgpack_object *v, void *item)
 struct batch_kind {
     const char *tag;
     const char *what;
+    uint32_t version;
     uint32_t fields;
     size_t size;
     void (*pack)(msgpack_packer *pk, const void *item, int *bad);
     int (*unpack)(const msgpack_object *v, void *item); /* 0, or -1 for a bad field */
 };
 
-static const struct batch_kind task_batch = {TASKS_TAG, "task batch", 9, sizeof(struct worker_task),
-                                             pack_task, unpack_task};
+static const struct batch_kind task_batch = {
+    TASKS_TAG, "task batch", TASKS_VERSION, 9, sizeof(struct worker_task), pack_task, unpack_task};
 static const struct batch_kind result_batch = {
-    RESULTS_TAG, "result batch", 6, sizeof(struct worker_result), pack_result, unpack_result};
+    RESULTS_TAG, "result batch", RESULTS_VERSION, 7, sizeof(struct worker_result),
+    pack_result, unpack_result};
 
 /* ---- the framing, the same for both ------------------------------------ */
 
-static void pack_head(msgpack_packer *pk, const char *tag, size_t n, int *bad)
+static void pack_head(msgpack_packer *pk, const char *tag, uint32_t version, size_t n, int *bad)
 {
     *bad |= msgpack_pack_array(pk, 3);
     *bad |= msgpack_pack_str_with_body(pk, tag, strlen(tag));
-    *bad |= msgpack_pack_uint32(pk, MSG_VERSION);
+    *bad |= msgpack_pack_uint32(pk, version);
     *bad |= msgpack_pack_array(pk, n);
 }
 
@@ -154,7 +171,7 @@ static int encode_batch(const struct batch_kind *k, const void *items, size_t n,
     msgpack_packer pk;
     msgpack_packer_init(&pk, out, tv_buf_write);
     int bad = 0;
-    pack_head(&pk, k->tag, n, &bad);
+    pack_head(&pk, k->tag, k->version, n, &bad);
     for (size_t i = 0; i < n && !bad; i++) {
         bad |= msgpack_pack_array(&pk, k->fields);
         k->pack(&pk, (const char *)items + i * k->size, &bad);
@@ -168,7 +185,7 @@ struct holder {
 
 /* Checks and unpacks a batch with the given tag; *items is its item array. */
 static int open_batch(const void *data, size_t len, size_t max_bytes, const char *tag,
-                      struct holder **h, const msgpack_object **items, size_t *n,
+                      uint32_t want, struct holder **h, const msgpack_object **items, size_t *n,
                       struct tv_error *err)
 {
     *h = NULL;
@@ -195,8 +212,9 @@ static int open_batch(const void *data, size_t len, size_t max_bytes, const char
             f[0].type != MSGPACK_OBJECT_STR || f[0].via.str.size != strlen(tag) ||
             memcmp(f[0].via.str.ptr, tag, strlen(tag)))
             rc = tv_error_set(err, TV_EFORMAT, "not a %s message", tag);
-        else if (get_u64(&f[1], &version) || version != MSG_VERSION)
-            rc = tv_error_set(err, TV_EFORMAT, "%s message: version is not %d", tag, MSG_VERSION);
+        else if (get_u64(&f[1], &version) || version != want)
+            rc =
+                tv_error_set(err, TV_EFORMAT, "%s message: version is not %u", tag, (unsigned)want);
         else if (f[2].type != MSGPACK_OBJECT_ARRAY)
             rc = tv_error_set(err, TV_EFORMAT, "%s message: items are not an array", tag);
         else {
@@ -231,7 +249,7 @@ static int decode_batch(const struct batch_kind *k, const void *data, size_t len
     struct holder *h;
     const msgpack_object *list = NULL;
     size_t count = 0;
-    int rc = open_batch(data, len, max_bytes, k->tag, &h, &list, &count, err);
+    int rc = open_batch(data, len, max_bytes, k->tag, k->version, &h, &list, &count, err);
     if (rc)
         return rc;
     char *arr = calloc(count ? count : 1, k->size);

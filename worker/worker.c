@@ -2,6 +2,8 @@
  * job on one task batch, shared by MPI workers and the in-process master. */
 #include "worker.h"
 
+#include "quant.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -137,8 +139,15 @@ static int build_initial(const struct worker_params *p, struct worker_scratch *s
 int worker_breed(const struct worker_params *p, const struct worker_task *t,
                  struct worker_scratch *s, struct genome *child, struct tv_error *err)
 {
+    return worker_breed_attempt(p, t, 0, s, child, err);
+}
+
+int worker_breed_attempt(const struct worker_params *p, const struct worker_task *t,
+                         uint32_t attempt, struct worker_scratch *s, struct genome *child,
+                         struct tv_error *err)
+{
     struct tv_rng rng;
-    tv_rng_init(&rng, t->seed, STREAM_BREED, 0);
+    tv_rng_init(&rng, t->seed, STREAM_BREED, attempt);
     int rc = 0;
     switch (t->op) {
     case WORKER_OP_INIT:
@@ -177,6 +186,69 @@ int worker_evaluate(const struct worker_params *p, struct genome *child, uint64_
     return task_evaluate_genome(p->task, child, seed, generation, &p->limits, res, err);
 }
 
+/* The device figures of g (nn_genome_cost) into obj[WORKER_OBJ_FLASH ..
+ * WORKER_OBJ_MACS]: NaN when the int8 form does not take g (channels,
+ * spiking neurons). Fails only for want of memory. */
+static int measure_cost(const struct genome *g, double *obj, struct tv_error *err)
+{
+    struct nn_cost c;
+    struct tv_error e = {0};
+    int rc = nn_genome_cost(g, &c, &e);
+    if (rc == TV_ENOMEM)
+        return tv_error_set(err, TV_ENOMEM, "device figures: %s", e.msg);
+    obj[WORKER_OBJ_FLASH] = rc ? NAN : (double)c.flash;
+    obj[WORKER_OBJ_RAM] = rc ? NAN : (double)c.ram;
+    obj[WORKER_OBJ_MACS] = rc ? NAN : (double)c.macs;
+    return 0;
+}
+
+static int has_budget(const struct worker_params *p)
+{
+    return p->max_flash > 0 || p->max_ram > 0 || p->max_macs > 0;
+}
+
+/* 1 if figures obj are over one of p's budgets (unknown figures are). */
+static int over_budget(const struct worker_params *p, const double *obj)
+{
+    return (p->max_flash > 0 && !(obj[WORKER_OBJ_FLASH] <= (double)p->max_flash)) ||
+           (p->max_ram > 0 && !(obj[WORKER_OBJ_RAM] <= (double)p->max_ram)) ||
+           (p->max_macs > 0 && !(obj[WORKER_OBJ_MACS] <= (double)p->max_macs));
+}
+
+/* Breeds t's child into s->child within p's budgets: bred again from the
+ * next sub-stream while it is over one, WORKER_BUDGET_TRIES times at most;
+ * *over says whether the last is still over. obj gets its figures when there
+ * is a budget. */
+static int breed_within(const struct worker_params *p, const struct worker_task *t,
+                        struct worker_scratch *s, double *obj, int *over, struct tv_error *err)
+{
+    *over = 0;
+    for (uint32_t k = 0;; k++) {
+        int rc = worker_breed_attempt(p, t, k, s, &s->child, err);
+        if (rc || !has_budget(p))
+            return rc;
+        if ((rc = measure_cost(&s->child, obj, err)) != 0)
+            return rc;
+        *over = over_budget(p, obj);
+        if (!*over || k + 1 == WORKER_BUDGET_TRIES)
+            return 0;
+    }
+}
+
+/* The objectives the task's result gives (res) of a child as it left it
+ * (child), beside the device figures already in obj: enum worker_obj's
+ * order, NaN where unknown. */
+static void measure(const struct task_result *res, const struct genome *child, double *obj)
+{
+    obj[WORKER_OBJ_VALID_ACC] = NAN;
+    for (size_t i = 0; i < res->n_figures; i++)
+        if (!strcmp(res->figure_names[i], "accuracy"))
+            obj[WORKER_OBJ_VALID_ACC] = res->figures[i];
+    if (isnan(res->fitness)) /* a failed child has no score */
+        obj[WORKER_OBJ_VALID_ACC] = NAN;
+    obj[WORKER_OBJ_CONNECTIONS] = (double)child->n_conns;
+}
+
 int worker_process(const struct worker_params *p, struct worker_scratch *s, int32_t rank,
                    const void *in, size_t in_len, struct tv_buf *out, struct tv_error *err)
 {
@@ -200,9 +272,12 @@ int worker_process(const struct worker_params *p, struct worker_scratch *s, int3
     for (size_t i = 0; i < tasks.n && !rc; i++) {
         const struct worker_task *t = &tasks.items[i];
         struct task_result res;
-        double t0 = tv_now();
-        rc = worker_breed(p, t, s, &s->child, err); /* breed names the child */
-        if (!rc) {
+        double t0 = tv_now(), obj[WORKER_N_OBJ] = {NAN, NAN, NAN, NAN, NAN};
+        int over = 0;
+        rc = breed_within(p, t, s, obj, &over, err); /* breed names the child */
+        if (!rc && over) { /* refused before any training: scored failed */
+            res = (struct task_result){.fitness = NAN};
+        } else if (!rc) {
             rc = worker_evaluate(p, &s->child, t->seed, t->generation, s, &res, err);
             if (rc == TV_EGENOME) { /* the genome's own failure, not the run's: */
                 res = (struct task_result){.fitness = NAN}; /* scored failed */
@@ -212,6 +287,12 @@ int worker_process(const struct worker_params *p, struct worker_scratch *s, int3
             } else if (rc) {
                 tv_error_prefix(err, "child %lld", (long long)t->child_id);
             }
+            /* the figures of the child as the task left it (training may
+             * have grown it): over a budget, it is scored failed */
+            if (!rc)
+                rc = measure_cost(&s->child, obj, err);
+            if (!rc && has_budget(p) && over_budget(p, obj))
+                res = (struct task_result){.fitness = NAN};
         }
         if (rc)
             break;
@@ -223,7 +304,10 @@ int worker_process(const struct worker_params *p, struct worker_scratch *s, int3
                                                tv_now() - t0,
                                                rank,
                                                NULL,
-                                               s->out.len - offsets[i]};
+                                               s->out.len - offsets[i],
+                                               {0}};
+        measure(&res, &s->child, obj);
+        memcpy(s->results[i].obj, obj, sizeof obj);
     }
     /* The genome bytes are only placed now: s->out may have moved while it grew. */
     for (size_t i = 0; i < tasks.n && !rc; i++)

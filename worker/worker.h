@@ -12,8 +12,9 @@
  * with genome_decode (which validates):
  *   tasks:   ["trevo-tasks", 1, [[child_id, generation, child_index, op, seed,
  *             parent1, parent2, bin|nil, bin|nil], ...]]
- *   results: ["trevo-results", 1, [[child_id, fitness, solved, eval_seconds,
- *             rank, bin], ...]]
+ *   results: ["trevo-results", 2, [[child_id, fitness, solved, eval_seconds,
+ *             rank, bin, [valid_acc, flash, ram, macs, connections]], ...]]
+ *            (the objectives: WORKER_N_OBJ floats, NaN where unknown)
  * A child's randomness is a pure function of its 64-bit seed, so a child is
  * the same whichever rank breeds it and whenever.
  *
@@ -69,7 +70,17 @@ struct worker_params {
     /* WORKER_INIT_NET: the network file every starting genome is a mutant of
      * (read by each rank, as a task's data files are) */
     char init_net[WORKER_PATH_MAX];
+    /* Budgets of the int8 form (nn_genome_cost), 0: none. A child over one
+     * is bred again (WORKER_BUDGET_TRIES in all) and, still over, scored
+     * failed without being evaluated; a child training leaves over one is
+     * scored failed too. A child whose figures cannot be had (channels,
+     * spiking neurons) is over every budget. */
+    int64_t max_flash, max_ram, max_macs;
 };
+
+/* Breedings of a child a budget allows: the first, then again from the next
+ * sub-streams of its seed. */
+#define WORKER_BUDGET_TRIES 8
 
 /* The largest init_net file read (a device or a huge file is refused, not
  * read to its end). */
@@ -93,6 +104,21 @@ struct worker_task {
     size_t genome2_len;
 };
 
+/* The objectives a worker measures on a child, in this fixed order (the
+ * message carries them so): the task's "accuracy" figure (classify: the
+ * accuracy it scored, on the validation rows when it trains), the flash and
+ * RAM bytes and the
+ * multiply-accumulates of its int8 form (estimated from the genome), and its
+ * connections. NaN where unknown. Explicit values: they are sent. */
+enum worker_obj {
+    WORKER_OBJ_VALID_ACC = 0,
+    WORKER_OBJ_FLASH = 1,
+    WORKER_OBJ_RAM = 2,
+    WORKER_OBJ_MACS = 3,
+    WORKER_OBJ_CONNECTIONS = 4,
+    WORKER_N_OBJ = 5
+};
+
 struct worker_result {
     int64_t child_id;
     double fitness;
@@ -101,6 +127,7 @@ struct worker_result {
     int32_t rank;
     const uint8_t *genome; /* the child, genome_encode() bytes; borrowed */
     size_t genome_len;
+    double obj[WORKER_N_OBJ]; /* enum worker_obj; NaN where unknown */
 };
 
 /* Shared by the msgpack codecs of worker/ and master/ (whose packers write
@@ -147,6 +174,12 @@ void worker_scratch_free(struct worker_scratch *s);
  * network has ..."). */
 int worker_breed(const struct worker_params *p, const struct worker_task *t,
                  struct worker_scratch *s, struct genome *child, struct tv_error *err);
+/* worker_breed's try number `attempt` (0: worker_breed itself): the same
+ * operator on sub-stream `attempt` of the child's breeding stream. What
+ * worker_process breeds again with when a child is over budget. */
+int worker_breed_attempt(const struct worker_params *p, const struct worker_task *t,
+                         uint32_t attempt, struct worker_scratch *s, struct genome *child,
+                         struct tv_error *err);
 /* Evaluates child, of generation `generation`, on the task:
  * task_evaluate_genome() (shape check, compile, the evaluation stream of
  * seed), the path `trevo task eval` takes too (as generation 0, on a copy).

@@ -239,7 +239,8 @@ signature() { # DB
     sq "$db" "select 'individuals', count(*), count(distinct id), min(id), max(id),
               sum(fitness) from individuals"
     echo "individual-rows $(sq "$db" "select id, generation, fitness, parent1, parent2, op,
-          species, n_neurons, n_conns, n_skip, n_recurrent, solved from individuals order by id" |
+          species, n_neurons, n_conns, n_skip, n_recurrent, solved, valid_acc, flash, ram, macs
+          from individuals order by id" |
           sha256sum | cut -c1-16)"
     echo "genomes $(sq "$db" "select id, hex(data) from genomes order by id" | sha256sum | cut -c1-16)"
     echo "species $(sq "$db" "select * from species order by generation, species" | sha256sum | cut -c1-16)"

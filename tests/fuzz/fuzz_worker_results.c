@@ -3,7 +3,7 @@
  * must give 0 or an error with a message, never a crash; a cap below the
  * input's size must give TV_ELIMIT. Whatever decodes must hold valid fields
  * and a genome inside the input, and re-encode and decode to the same batch
- * (fitness bit for bit, NaN included). The child genomes are decoded too
+ * (fitness and objectives bit for bit, NaN included). The child genomes are decoded too
  * (with small limits), as the master would. The same bytes are also decoded
  * as a worker's error message (worker_error_decode): a code and a text, or
  * TV_EFORMAT.
@@ -28,13 +28,14 @@ static void check_result(const struct worker_result *a, const uint8_t *msg, size
     fuzz_decode_genome(a->genome, a->genome_len);
 }
 
-/* A result and its re-encoded copy: the same, fitness bit for bit. */
+/* A result and its re-encoded copy: the same, fitness and objectives bit for bit. */
 static void same_result(const struct worker_result *a, const struct worker_result *b)
 {
     struct tv_error err = {0};
     CHECK(a->child_id == b->child_id && a->solved == b->solved && a->rank == b->rank);
     CHECK(!memcmp(&a->fitness, &b->fitness, sizeof a->fitness));
     CHECK(!memcmp(&a->eval_seconds, &b->eval_seconds, sizeof a->eval_seconds));
+    CHECK(!memcmp(a->obj, b->obj, sizeof a->obj));
     CHECK(a->genome_len == b->genome_len &&
           (a->genome_len == 0 || !memcmp(a->genome, b->genome, a->genome_len)));
 }
