@@ -3,6 +3,7 @@
  * and stream give the same child, bit for bit. */
 #include "genome.h"
 #include "delay.h"
+#include "hyper.h"
 
 #include <float.h>
 #include <math.h>
@@ -660,5 +661,7 @@ int genome_mutate(struct genome *g, const struct genome_mutation *cfg, struct tv
     }
     if (!rc)
         rc = genome_mutate_conv(g, cfg, rng, err);
+    if (!rc) /* last, so that a rate of 0 leaves every other draw as it was */
+        genome_hyper_mutate(g, cfg, rng);
     return rc;
 }

@@ -42,6 +42,10 @@
  * seed of the permutations and the policies is the first tv_rng_u64 of the
  * evaluation stream (TASK_STREAM_EVAL) of the child's seed: a function of
  * the child alone, whichever rank trains it.
+ * A child with hyper-parameter genes (genome.h) is trained with the lr
+ * times its lr_scale, the steps times its steps_scale and the fraction of
+ * each set and rigl policy times its regrow_scale (apply_hyper); the trained
+ * network keeps the genes.
  * lamarckian 1: the trained network (its weights, biases and the topology
  * the policies left) replaces the child's genome; 0 (Baldwinian): the
  * genome stays as it was bred, only its fitness is the trained network's.
@@ -534,27 +538,53 @@ static int train_cnn(const struct genome *g, const struct nn_train_opts *topts,
     return rc;
 }
 
-/* Trains a copy of g (classify.c's header) into *out, seeded by seed. */
+/* The training a genome's hyper-parameter genes (genome.h) ask for: the
+ * learning rate times lr_scale (in double, rounded to float), the steps
+ * times steps_scale (rounded, at least 1), the fraction of each set and
+ * rigl policy times regrow_scale (held below 1). Scales of 1 change nothing. */
+static void apply_hyper(const struct genome *g, struct nn_train_opts *topts, size_t *steps,
+                        struct nn_sparsity *policies, size_t n_policies)
+{
+    if (!g->has_hyper)
+        return;
+    topts->lr = (float)((double)topts->lr * g->hyper[GENOME_HYPER_LR]);
+    double s = round((double)*steps * g->hyper[GENOME_HYPER_STEPS]);
+    *steps = s < 1 ? 1 : (size_t)s;
+    for (size_t i = 0; i < n_policies; i++)
+        if (policies[i].kind == NN_SPARSE_SET || policies[i].kind == NN_SPARSE_RIGL) {
+            double f = policies[i].a * g->hyper[GENOME_HYPER_REGROW];
+            policies[i].a = f < 1 ? f : nextafter(1.0, 0.0);
+        }
+}
+
+/* Trains a copy of g (classify.c's header) into *out, seeded by seed, with
+ * the training its hyper-parameter genes ask for. */
 static int train_child(const struct classify *c, const struct genome *g, uint64_t seed,
                        struct genome *out, struct tv_error *err)
 {
+    struct nn_train_opts topts = c->topts;
+    struct nn_sparsity policies[CLASSIFY_MAX_POLICIES];
+    size_t steps = c->train_steps;
+    if (c->n_policies)
+        memcpy(policies, c->policies, c->n_policies * sizeof *policies);
+    apply_hyper(g, &topts, &steps, policies, c->n_policies);
     struct fit_opts o;
     fit_opts_default(&o);
     size_t per_pass = (c->n_train + c->train_batch - 1) / c->train_batch;
-    o.epochs = (c->train_steps + per_pass - 1) / per_pass;
+    o.epochs = (steps + per_pass - 1) / per_pass;
     o.batch = c->train_batch;
     o.seed = seed;
-    o.policies = c->policies;
+    o.policies = policies;
     o.n_policies = c->n_policies;
-    o.max_steps = c->train_steps;
+    o.max_steps = steps;
     o.rows = c->order;
     o.n_rows = c->n_train;
     o.shift = c->shift;
     o.mul = c->mul;
     if (g->n_channels)
-        return train_cnn(g, &c->topts, &c->train, &o, out, err);
+        return train_cnn(g, &topts, &c->train, &o, out, err);
     struct nn_trainer *tr;
-    int rc = nn_trainer_new(g, &c->topts, &tr, err);
+    int rc = nn_trainer_new(g, &topts, &tr, err);
     if (rc)
         return refused(rc, err);
     rc = fit_run(tr, &c->train, NULL, &o, NULL, NULL, err);
@@ -582,6 +612,8 @@ static int classify_evaluate_genome(const struct task_instance *t, struct genome
         rc = train_child(c, g, tv_rng_u64(rng), &trained, err);
         if (!rc && c->scale != SCALE_NONE)
             rc = genome_set_scale(&trained, c->shift, c->mul, nf, err);
+        if (!rc) /* the trained child keeps its genes */
+            genome_set_hyper(&trained, g->has_hyper ? g->hyper : NULL);
         if (rc) {
             genome_release(&trained);
             return tv_error_prefix(err, "training");

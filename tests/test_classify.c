@@ -510,6 +510,55 @@ static void test_classify_conn_cost(void **state)
     task_close(t);
 }
 
+/* The hyper-parameter genes (genome.h) scale the task's training: a child
+ * with lr_scale 2, steps_scale 0.5 and regrow_scale 2 under lr 0.05, 30
+ * steps and set:0.1 is trained, bit for bit, as a child without genes under
+ * lr 0.1, 15 steps and set:0.2, and keeps its genes; scales of 1 train as
+ * no genes. */
+static void test_classify_hyper_genes_scale_the_training(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    struct task_instance *ta, *tb;
+    const char *csv = two_class_csv();
+#define OPEN_SET(t, lr, steps, set)                                                                \
+    OPEN(t, "train", csv, "validation", "0.25", "samples", "1000", "train_steps", steps,           \
+         "train_batch", "8", "optimizer", "adam", "lr", lr, "sparsity", set)
+    OPEN_SET(&ta, "0.05", "30", "set:0.1");
+    OPEN_SET(&tb, "0.1", "15", "set:0.2");
+#undef OPEN_SET
+    struct genome g0, h0, ga, gb, gone;
+    net_hidden(&g0);
+    genome_init(&h0);
+    assert_ok(genome_copy(&h0, &g0, &err), &err);
+    const float scales[GENOME_N_HYPER] = {2.0f, 0.5f, 2.0f};
+    genome_set_hyper(&h0, scales);
+    struct task_result ra, rb, rone, rplain;
+    evaluate_copy(ta, &h0, 5, &ga, &ra);
+    evaluate_copy(tb, &g0, 5, &gb, &rb);
+    assert_true(ga.has_hyper && !memcmp(ga.hyper, scales, sizeof scales));
+    assert_true(ra.fitness == rb.fitness);
+    genome_set_hyper(&ga, NULL);
+    assert_true(genome_equal(&ga, &gb));
+    genome_release(&ga);
+    /* scales of 1 change nothing but the genome's genes */
+    const float ones[GENOME_N_HYPER] = {1.0f, 1.0f, 1.0f};
+    genome_set_hyper(&h0, ones);
+    evaluate_copy(ta, &h0, 5, &gone, &rone);
+    evaluate_copy(ta, &g0, 5, &ga, &rplain);
+    assert_true(rone.fitness == rplain.fitness);
+    genome_set_hyper(&gone, NULL);
+    assert_true(genome_equal(&gone, &ga));
+    assert_false(genome_equal(&ga, &gb)); /* (the scales of 2 did change the training) */
+    task_close(ta);
+    task_close(tb);
+    genome_release(&g0);
+    genome_release(&h0);
+    genome_release(&ga);
+    genome_release(&gb);
+    genome_release(&gone);
+}
+
 static void test_classify_training_keys_refused(void **state)
 {
     (void)state;
@@ -548,6 +597,7 @@ int main(void)
         cmocka_unit_test(test_classify_diverged_training_scores_zero),
         TU_GENOME_TEST(test_classify_conn_cost),
         cmocka_unit_test(test_classify_training_keys_refused),
+        cmocka_unit_test(test_classify_hyper_genes_scale_the_training),
     };
     return cmocka_run_group_tests(tests, tu_tmpdir_setup, tu_tmpdir_teardown);
 }
