@@ -473,9 +473,9 @@ struct genome_mutation {
  * cfg->preserve, growth keeps the function of a rate network: a split makes
  * an identity neuron (hidden_act when it passes the source's values through:
  * relu after a non-negative activation), new connections and coefficients
- * start at 0, a new channel feeds nothing. Float sums may then differ in
- * their last bits (a new term comes in another order); spiking neurons made
- * by a split do not pass values through. */
+ * start at 0, a new channel feeds nothing. Sums may then round otherwise (a
+ * new term regroups the engine's partial sums); spiking neurons made by a
+ * split do not pass values through. */
 int genome_mutate(struct genome *g, const struct genome_mutation *cfg, struct tv_rng *rng,
                   struct tv_error *err);
 
