@@ -127,6 +127,11 @@ int cli_cmd_net_validate(int argc, char **argv)
         for (size_t k = 0; g->n_scale <= 32 && k < g->n_scale; k++)
             printf("  %zu: %.9g %.9g\n", k, (double)g->scale[k], (double)g->scale[g->n_scale + k]);
     }
+    if (!rc && g->has_hyper) /* genome.h, "hyper-parameter genes" */
+        printf("hyper-parameter genes (scales of a search's training): lr_scale %.9g, "
+               "steps_scale %.9g, regrow_scale %.9g\n",
+               (double)g->hyper[GENOME_HYPER_LR], (double)g->hyper[GENOME_HYPER_STEPS],
+               (double)g->hyper[GENOME_HYPER_REGROW]);
     struct nn_cost c;
     struct tv_error why = {0};
     if (!rc && !nn_genome_cost(g, &c, &why))

@@ -84,7 +84,8 @@ static void print_progress(void *ctx, const struct master_progress *p)
                 p->run);
     } else if (p->event == MASTER_EVENT_GENERATION) {
         char extra[64] = "", failed[48] = "";
-        /* classify's champion test is its validation split; a pole task's
+        /* classify's champion test is its validation split (its hold-out
+         * with [task] holdout); a pole task's
          * is its generalization test */
         if (p->tested)
             snprintf(extra, sizeof extra, "  %s %.6g%s",

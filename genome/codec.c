@@ -110,6 +110,43 @@ static int decode_scale(struct genome *g, const msgpack_object *o, struct tv_err
     return rc;
 }
 
+/* Version 6's last element: [scaling bin or nil, [lr, steps, regrow]]. 0 or
+ * -1 (out of memory). */
+static int encode_hyper(const struct genome *g, msgpack_packer *pk, struct tv_buf *out)
+{
+    int bad = msgpack_pack_array(pk, 2);
+    bad |= g->n_scale ? encode_scale(g, pk, out) : msgpack_pack_nil(pk);
+    bad |= msgpack_pack_array(pk, GENOME_N_HYPER);
+    for (size_t k = 0; k < GENOME_N_HYPER; k++)
+        bad |= msgpack_pack_float(pk, g->hyper[k]);
+    return bad ? -1 : 0;
+}
+
+static int get_float(const msgpack_object *o, float *out);
+
+/* Reads version 6's last element into g (its neurons decoded). */
+static int decode_hyper(struct genome *g, const msgpack_object *o, struct tv_error *err)
+{
+    if (o->type != MSGPACK_OBJECT_ARRAY || o->via.array.size != 2)
+        return tv_error_set(err, TV_EFORMAT,
+                            "genome: version 6's last element is not [scaling, genes]");
+    const msgpack_object *v = o->via.array.ptr;
+    int rc = v[0].type == MSGPACK_OBJECT_NIL ? 0 : decode_scale(g, &v[0], err);
+    if (rc)
+        return rc;
+    float h[GENOME_N_HYPER];
+    if (v[1].type != MSGPACK_OBJECT_ARRAY || v[1].via.array.size != GENOME_N_HYPER)
+        return tv_error_set(err, TV_EFORMAT,
+                            "genome: the hyper-parameter genes are not an array of %d",
+                            GENOME_N_HYPER);
+    for (size_t k = 0; k < GENOME_N_HYPER; k++)
+        if (get_float(&v[1].via.array.ptr[k], &h[k]))
+            return tv_error_set(err, TV_EFORMAT, "genome: hyper-parameter gene %s is not a number",
+                                genome_hyper_names[k]);
+    genome_set_hyper(g, h);
+    return 0;
+}
+
 int genome_encode(const struct genome *g, struct tv_buf *out, struct tv_error *err)
 {
     if (g->n_conns > UINT32_MAX / REC_BYTES || g->n_neurons > UINT32_MAX)
@@ -124,7 +161,8 @@ int genome_encode(const struct genome *g, struct tv_buf *out, struct tv_error *e
     msgpack_packer pk;
     msgpack_packer_init(&pk, out, tv_buf_write);
     /* version 3: 5 elements (delays); 4: 7 (delays or nil, channels, filters);
-     * 5: 7 (delays or nil, [channels, filters] or nil, scaling) */
+     * 5: 7 (delays or nil, [channels, filters] or nil, scaling); 6: 7 (as 5,
+     * the last [scaling or nil, hyper-parameter genes]) */
     int bad = msgpack_pack_array(&pk, version >= 4 ? 7 : version == 3 ? 5 : 4);
     bad |= msgpack_pack_str_with_body(&pk, MAGIC, sizeof MAGIC - 1);
     bad |= msgpack_pack_uint32(&pk, (uint32_t)version);
@@ -171,12 +209,13 @@ int genome_encode(const struct genome *g, struct tv_buf *out, struct tv_error *e
         out->len = start;
         return tv_error_set(err, TV_ENOMEM, "encode: out of memory");
     }
-    if (version == 5 && (g->n_channels ? msgpack_pack_array(&pk, 2) || encode_conv(g, &pk)
+    if (version >= 5 && (g->n_channels ? msgpack_pack_array(&pk, 2) || encode_conv(g, &pk)
                                        : msgpack_pack_nil(&pk))) {
         out->len = start;
         return tv_error_set(err, TV_ENOMEM, "encode: out of memory");
     }
-    if ((version == 4 && encode_conv(g, &pk)) || (version == 5 && encode_scale(g, &pk, out))) {
+    if ((version == 4 && encode_conv(g, &pk)) || (version == 5 && encode_scale(g, &pk, out)) ||
+        (version == 6 && encode_hyper(g, &pk, out))) {
         out->len = start;
         return tv_error_set(err, TV_ENOMEM, "encode: out of memory");
     }
@@ -303,14 +342,16 @@ static int decode_object(struct genome *g, const msgpack_object *root,
     }
     if (version == 4 && (rc = decode_conv(g, &f[5], &f[6], limits, err)))
         return rc;
-    if (version == 5 && f[5].type != MSGPACK_OBJECT_NIL &&
+    if (version >= 5 && f[5].type != MSGPACK_OBJECT_NIL &&
         (f[5].type != MSGPACK_OBJECT_ARRAY || f[5].via.array.size != 2))
         return tv_error_set(err, TV_EFORMAT,
                             "genome: the convolutional genes are not nil or an array of 2");
-    if (version == 5 && f[5].type != MSGPACK_OBJECT_NIL &&
+    if (version >= 5 && f[5].type != MSGPACK_OBJECT_NIL &&
         (rc = decode_conv(g, &f[5].via.array.ptr[0], &f[5].via.array.ptr[1], limits, err)))
         return rc;
     if (version == 5 && (rc = decode_scale(g, &f[6], err)))
+        return rc;
+    if (version == 6 && (rc = decode_hyper(g, &f[6], err)))
         return rc;
     return genome_validate(g, limits, err);
 }

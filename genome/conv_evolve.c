@@ -88,14 +88,17 @@ static int fit_geometry(const struct genome_channel *src, const struct genome_ch
     return best != SIZE_MAX;
 }
 
-/* One coefficient at a random place of f's kernel, weight of sd init_sd. */
+/* One coefficient at a random place of f's kernel, weight of sd init_sd, or
+ * 0 when `zero` (cfg->preserve, into a channel that feeds others: 0 adds
+ * nothing; a new channel's first filter keeps its draw, the channel feeding
+ * nothing). */
 static struct genome_coef draw_coef(const struct genome_filter *f,
-                                    const struct genome_mutation *cfg, struct tv_rng *rng)
+                                    const struct genome_mutation *cfg, int zero, struct tv_rng *rng)
 {
     struct genome_coef c;
     c.ky = (uint8_t)tv_rng_below(rng, f->kh);
     c.kx = (uint8_t)tv_rng_below(rng, f->kw);
-    c.w = held(cfg->weight_init_sd * tv_rng_normal(rng), cfg->weight_max);
+    c.w = zero ? 0.0f : held(cfg->weight_init_sd * tv_rng_normal(rng), cfg->weight_max);
     return c;
 }
 
@@ -164,7 +167,7 @@ static int add_filter(struct genome *g, const struct genome_mutation *cfg, struc
             !(cfg->conv.join_levels && level_geometry(g, a, b, &f) ? geometry_fits(a, b, &f)
                                                                    : fit_geometry(a, b, &f)))
             continue;
-        struct genome_coef c = draw_coef(&f, cfg, rng);
+        struct genome_coef c = draw_coef(&f, cfg, cfg->preserve, rng);
         return genome_add_filter(g, &f, &c, 1, err);
     }
     return 0;
@@ -178,7 +181,7 @@ static int add_coef(struct genome *g, const struct genome_mutation *cfg, struct 
         return 0;
     size_t i = tv_rng_below(rng, (uint32_t)g->n_filters);
     struct genome_filter f = g->filters[i];
-    struct genome_coef c = draw_coef(&f, cfg, rng);
+    struct genome_coef c = draw_coef(&f, cfg, cfg->preserve, rng);
     const struct genome_coef *have = g->coefs + f.coef0;
     for (size_t k = 0; k < f.n_coefs; k++)
         if (!genome_coef_cmp(&have[k], &c))
@@ -276,7 +279,7 @@ static int add_channel(struct genome *g, const struct genome_mutation *cfg, stru
                                .depth = depth,
                                .first = first};
     struct genome_filter f = {.from = src->id, .to = id, .kh = 3, .kw = 3, .stride = 1, .pad = 1};
-    struct genome_coef k = draw_coef(&f, cfg, rng);
+    struct genome_coef k = draw_coef(&f, cfg, 0, rng);
     int rc = genome_add_channel(g, &c, err);
     if (!rc)
         rc = genome_add_filter(g, &f, &k, 1, err);
@@ -322,7 +325,7 @@ static int join_channel(struct genome *g, const struct genome_mutation *cfg, str
     struct genome_filter f;
     if (!(level_geometry(g, src, &c, &f) ? geometry_fits(src, &c, &f) : fit_geometry(src, &c, &f)))
         return 0;
-    struct genome_coef coef = draw_coef(&f, cfg, rng);
+    struct genome_coef coef = draw_coef(&f, cfg, 0, rng);
     int rc = genome_add_channel(g, &c, err);
     if (!rc)
         rc = genome_add_filter(g, &f, &coef, 1, err);

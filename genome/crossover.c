@@ -2,6 +2,7 @@
  * pass over two connection lists in canonical (from, to) order. */
 #include "genome.h"
 #include "delay.h"
+#include "hyper.h"
 
 #include <math.h>
 #include <string.h>
@@ -18,6 +19,8 @@ int genome_crossover(struct genome *child, const struct genome *fitter, const st
                               fitter->n_scale, err);
     if (rc)
         return rc;
+    /* The hyper-parameter genes first: no draw unless both parents have them. */
+    genome_hyper_cross(child, fitter, other, rng);
     /* Neurons: fitter's set; a neuron in both takes bias and activation from
      * either parent, and each parameter of its model from either if both
      * have that model (a rate neuron has none: no draw). Depth, kind and

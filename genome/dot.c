@@ -1,4 +1,19 @@
-/* dot.c -- a network as a Graphviz graph (genome_write_dot in genome.h). */
+/* dot.c -- a network as a Graphviz graph (genome_write_dot in genome.h).
+ *
+ * The drawing follows genome.h's semantics: inputs share the first rank,
+ * outputs the last, hidden neurons sit between, neurons of equal depth share
+ * a rank. Connections are told apart by genome_conn_class(): local solid,
+ * skip dashed, recurrent in another colour with constraint=false so that
+ * they do not bend the layering. Each edge is labelled with its weight and
+ * drawn with a pen width that grows with |weight|; each neuron is labelled
+ * with its id, activation, (if not 0) bias and, unless it is a rate neuron,
+ * its model and every parameter ("threshold=1"). Every connection is exactly
+ * one line "    nFROM -> nTO [...];", so the edges can be counted with grep.
+ * A channel is one node "cID" (a box with its map, pooling and activation),
+ * a filter one edge "cFROM -> cTO" labelled with its coefficient count and
+ * kernel, and the connections from a hidden channel's pixels to a neuron one
+ * dotted edge "cID -> nTO" labelled with their count (so the "nFROM -> nTO"
+ * lines are the other connections). */
 #include "genome.h"
 
 #include <math.h>

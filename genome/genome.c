@@ -1,7 +1,9 @@
 /* genome.c -- genes, canonical order, validation, sizes, starting genomes.
  * See genome.h for the invariants. */
 #include "genome.h"
+#include "conv_genes.h"
 #include "delay.h"
+#include "hyper.h"
 #include "lookup.h"
 #include "scale.h"
 
@@ -110,6 +112,8 @@ static int same_float(float a, float b)
 
 int genome_format_version(const struct genome *g)
 {
+    if (g->has_hyper)
+        return 6;
     if (g->n_scale)
         return 5;
     if (g->n_channels)
@@ -169,6 +173,7 @@ void genome_reset(struct genome *g)
     g->n_channels = g->n_filters = g->n_coefs = 0;
     genome_delays_drop(g);
     genome_scale_drop(g);
+    genome_set_hyper(g, NULL);
 }
 
 int genome_reserve(struct genome *g, size_t n_neurons, size_t n_conns, struct tv_error *err)
@@ -196,6 +201,7 @@ int genome_copy(struct genome *dst, const struct genome *src, struct tv_error *e
         memcpy(dst->conns, src->conns, src->n_conns * sizeof *src->conns);
     dst->n_neurons = src->n_neurons;
     dst->n_conns = src->n_conns;
+    genome_set_hyper(dst, src->has_hyper ? src->hyper : NULL);
     rc = genome_delays_copy(dst, src, err);
     if (!rc)
         rc = genome_scale_copy(dst, src, err);
@@ -218,7 +224,8 @@ int genome_equal(const struct genome *a, const struct genome *b)
         if (x->from != y->from || x->to != y->to || !same_float(x->weight, y->weight))
             return 0;
     }
-    return genome_delays_equal(a, b) && genome_scale_equal(a, b) && genome_equal_conv(a, b);
+    return genome_delays_equal(a, b) && genome_scale_equal(a, b) && genome_hyper_equal(a, b) &&
+           genome_equal_conv(a, b);
 }
 
 /* ---- genes ------------------------------------------------------------- */
@@ -389,6 +396,8 @@ int genome_validate(const struct genome *g, const struct genome_limits *limits,
     if (n_out == 0)
         return tv_error_set(err, TV_EINVAL, "genome has no output neuron");
     int rc = genome_scale_check(g, n_in, err);
+    if (!rc)
+        rc = genome_hyper_check(g, err);
     if (!rc)
         rc = genome_validate_conv(g, limits, err);
     if (rc)

@@ -153,6 +153,8 @@ struct genome_conn {
     float weight;
 };
 
+/* The hyper-parameter genes in the order of every format ("hyper-parameter genes"). */
+enum genome_hyper_gene { GENOME_HYPER_LR, GENOME_HYPER_STEPS, GENOME_HYPER_REGROW, GENOME_N_HYPER };
 struct genome_channel; /* the convolutional genes: see "channels and filters" below */
 struct genome_filter;
 struct genome_coef;
@@ -173,6 +175,8 @@ struct genome {
     size_t cap_delays;
     float *scale;   /* NULL (none) or [2 * n_scale]: the input scaling ("input scaling") */
     size_t n_scale; /* 0, or the number of inputs */
+    float hyper[GENOME_N_HYPER]; /* when has_hyper: "hyper-parameter genes" */
+    int has_hyper;
 };
 
 /* Size limits, enforced before allocation when decoding and parsing. */
@@ -380,14 +384,11 @@ int genome_build_layered_pairs(struct genome *g, const struct genome_layered_spe
  * otherwise. 0 or TV_ENOMEM (g unchanged). */
 int genome_scale_fan_in(struct genome *g, struct tv_error *err);
 
-/* A NEAT-style random graph, for tests and benchmarks: n_in inputs, n_out
- * outputs and the rest hidden, the hidden neurons spread over n_levels
- * depths; about n_conns distinct connections, of which a share rec_rate is
- * recurrent (half within the source's own level, self loops included, half to
- * any shallower neuron) and the rest feed-forward (half local, to the next
- * level, half skip). Hidden neurons use hidden_act, outputs out_act; weights
- * and biases N(0, weight_sd^2). g is reset first. Made source by source with
- * sorted targets, so it comes out canonical without a sort: O(connections). */
+/* A NEAT-style random graph, for tests and benchmarks (graph.c): n_in
+ * inputs, n_out outputs, the rest hidden over n_levels depths; about n_conns
+ * connections, a share rec_rate recurrent, the rest feed-forward (half local,
+ * half skip). Hidden neurons use hidden_act, outputs out_act; weights and
+ * biases N(0, weight_sd^2). g is reset first. O(connections). */
 struct genome_graph_spec {
     size_t n_neurons, n_in, n_out, n_conns, n_levels;
     double rec_rate, weight_sd;
@@ -443,17 +444,13 @@ struct genome_mutation {
         int join_levels;
     } conv;
 
-    /* Structural rates that scale with the genome, for large genomes: one call
-     * may add or remove many genes. Each is a probability per gene, so the
-     * number of genes an operator acts on is Binomial(genes, rate), drawn with
-     * geometric gaps (O(count) draws, not one per gene). 0 turns an operator
-     * off without any draw: configs without these give the same children. They
-     * run after the rates above (on genomes without synaptic delays or channels:
-     * they leave those alone), deletions first: connections, hidden neurons,
-     * then splits, then new connections (fewer than drawn where 32 tries find
-     * no free pair of neurons). The new genes are sorted once and merged in:
-     * a call costs O(connections + neurons log neurons + k log connections)
-     * for k genes made, and a fixed number of allocations. */
+    /* Structural rates that scale with the genome: probabilities per gene, so
+     * an operator acts on Binomial(genes, rate) genes, drawn by geometric gaps
+     * (0: off, no draw). They run after the rates above (not on genomes with
+     * synaptic delays or channels), deletions first: connections, hidden
+     * neurons, then splits, then new connections (fewer where 32 tries find
+     * no free pair). New genes are sorted once and merged in: O(connections +
+     * neurons log neurons + k log connections) for k new genes. */
     double add_local_per_conn;     /* new local connections: Binomial(n_conns, rate) */
     double add_skip_per_conn;      /* new skip connections: Binomial(n_conns, rate) */
     double add_recurrent_per_conn; /* new recurrent connections: Binomial(n_conns, rate) */
@@ -464,9 +461,21 @@ struct genome_mutation {
      * expected, the distinct connections they split drawn at once. */
     double add_neuron_per_neuron;
     double del_neuron_per_neuron; /* each hidden neuron removed, with its connections */
+    /* The hyper-parameter genes, last: each, with probability hyper_rate, is
+     * multiplied by exp(hyper_sigma N(0, 1)) and held in [hyper_min,
+     * hyper_max] (0: GENOME_HYPER_MIN, _MAX); a genome without them gets
+     * them at 1 first. hyper_rate 0: no draw. */
+    double hyper_rate, hyper_sigma, hyper_min, hyper_max;
+    int preserve; /* 1: growth keeps the network's function where it can (genome_mutate) */
 };
 
-/* Mutates g in place; g stays valid. Only TV_ENOMEM can fail. */
+/* Mutates g in place; g stays valid. Only TV_ENOMEM can fail. With
+ * cfg->preserve, growth keeps the function of a rate network: a split makes
+ * an identity neuron (hidden_act when it passes the source's values through:
+ * relu after a non-negative activation), new connections and coefficients
+ * start at 0, a new channel feeds nothing. Sums may then round otherwise (a
+ * new term regroups the engine's partial sums); spiking neurons made by a
+ * split do not pass values through. */
 int genome_mutate(struct genome *g, const struct genome_mutation *cfg, struct tv_rng *rng,
                   struct tv_error *err);
 
@@ -498,15 +507,13 @@ struct genome_sketch {
 };
 void genome_sketch(const struct genome *g, struct genome_sketch *s);
 /* A lower bound of genome_distance(a, b, cfg) from two sketches (E + D is at
- * least popcount(a ^ b) and at least the difference of the sizes), valid for
- * non-negative coefficients (else 0). Both are rounded: a comparison of the
- * bound with a threshold leaves the relative margin GENOME_BOUND_MARGIN. */
+ * least popcount(a ^ b) and the difference of the sizes), for non-negative
+ * coefficients (else 0); compare it with a threshold times GENOME_BOUND_MARGIN. */
 double genome_distance_bound(const struct genome_sketch *a, const struct genome_sketch *b,
                              const struct genome_distance_cfg *cfg);
 #define GENOME_BOUND_MARGIN (1 - 1e-9)
 /* The first k in [from, n) whose bound with reps[k], times the margin, is
- * below threshold (so genome_distance may be below it), else n: every
- * representative it passes over is certainly at threshold or beyond. */
+ * below threshold, else n: those passed over are certainly at it or beyond. */
 size_t genome_sketch_first_below(const struct genome_sketch *mine, const struct genome_sketch *reps,
                                  size_t from, size_t n, const struct genome_distance_cfg *cfg,
                                  double threshold);
@@ -614,14 +621,6 @@ void genome_remove_filter_at(struct genome *g, size_t i);
  * channel, every connection from its pixels (an input channel's pixels are
  * input neurons, which stay). */
 void genome_remove_channel_at(struct genome *g, size_t i);
-/* The convolutional genes of src into dst (its others untouched); 1 when
- * a's and b's are the same (bitwise on floats). Used by genome_copy() and
- * genome_equal(). */
-int genome_copy_conv(struct genome *dst, const struct genome *src, struct tv_error *err);
-int genome_equal_conv(const struct genome *a, const struct genome *b);
-/* Sorts channels by id and filters by key (with their coefficients),
- * repacking the coefficients; TV_EINVAL naming the first repeated key. */
-int genome_conv_canonicalize(struct genome *g, struct tv_error *err);
 /* The part of genome_validate() that checks channels, filters and the
  * connections that touch pixels (genome_validate() calls it). */
 int genome_validate_conv(const struct genome *g, const struct genome_limits *limits,
@@ -687,21 +686,31 @@ static inline const float *genome_scale_mul(const struct genome *g)
     return g->n_scale ? g->scale + g->n_scale : NULL;
 }
 
+/* ---- hyper-parameter genes -----------------------------------------------
+ * How a genome is to be trained (PBT's idea), when has_hyper: three scales
+ * the trainer (tasks/classify.c) multiplies into its learning rate, its
+ * optimizer steps and the regrowth fraction of its set and rigl policies.
+ * Each within [GENOME_HYPER_MIN, GENOME_HYPER_MAX]. has_hyper 0 (the
+ * default): trained as told. Copy, equal, reset and the formats carry them;
+ * crossover takes a parent's; genome_mutation's hyper_rate varies them.
+ * genome_set_hyper: g's genes become v[GENOME_N_HYPER] (NULL: none). */
+#define GENOME_HYPER_MIN 1e-3f
+#define GENOME_HYPER_MAX 1e3f
+extern const char *const genome_hyper_names[GENOME_N_HYPER]; /* "lr_scale", ... */
+void genome_set_hyper(struct genome *g, const float *v);
+
 /* ---- format versions --------------------------------------------------
- * Version 1 (both forms) holds rate neurons only; version 2 adds each
- * neuron's model and parameters. Readers take both. Writers write the OLDEST
- * version that can express the genome: version 1 when every neuron is a rate
- * neuron with its parameters (none today) at their defaults, byte for byte
- * as before version 2 existed, so that databases, champions and messages of
- * such genomes do not change; version 2 otherwise. Version 3 adds the
- * connections' delays and is written only when a delay is not 1. Version 4
- * adds channels and filters and is written only for a genome that has
- * channels (neurons as in version 2, delays as in version 3 when any).
- * Version 5 adds the input scaling and is written only for a genome that
- * has one (the rest as in version 4); readers of versions 1 to 4 refuse it
- * by its version. */
-#define GENOME_FORMAT_VERSION 5 /* the newest this program reads and writes */
-/* The version genome_encode() and genome_write_text() use for g: 1 to 5. */
+ * Writers write the OLDEST version that can express the genome, so that
+ * databases, champions and messages of older genomes keep their bytes;
+ * readers take every version up to theirs and refuse newer ones by version:
+ *   1  rate neurons only (every neuron a rate neuron);
+ *   2  each neuron's model and parameters;
+ *   3  the connections' delays (written when a delay is not 1);
+ *   4  channels and filters (a genome with channels; delays as in 3);
+ *   5  the input scaling (a genome with one; the rest as in 4);
+ *   6  the hyper-parameter genes (a genome with them; the rest as in 5). */
+#define GENOME_FORMAT_VERSION 6 /* the newest this program reads and writes */
+/* The version genome_encode() and genome_write_text() use for g: 1 to 6. */
 int genome_format_version(const struct genome *g);
 
 /* ---- msgpack codec ----------------------------------------------------- */
@@ -723,7 +732,9 @@ int genome_format_version(const struct genome *g);
  * scaling) is an array of 7 too, so that older readers refuse it by version:
  *   ["trevo-genome", 5, neurons, bin, delays or nil,
  *    [channels, filters] or nil (no channels), scaling]
- * the scaling a bin of n_inputs (shift, mul) pairs of little-endian f32. */
+ * the scaling a bin of n_inputs (shift, mul) pairs of little-endian f32.
+ * Version 6 (hyper-parameter genes) is an array of 7 whose last element is
+ * [scaling or nil, [lr, steps, regrow]] (float32). */
 int genome_encode(const struct genome *g, struct tv_buf *out, struct tv_error *err);
 /* Decodes data[0..len) into g (reset first) and validates it. Sizes are
  * checked against limits (NULL: defaults) before anything is allocated; every
@@ -759,7 +770,8 @@ int genome_decode_general(struct genome *g, const void *data, size_t len,
  * ("trevo-net 5", written for a genome with an input scaling) adds a line
  * per input neuron,
  *   scale ID SHIFT MUL
- * (an input without one, on reading, has shift 0 and mul 1). */
+ * (an input without one, on reading, has shift 0 and mul 1). Version 6
+ * adds "hyper lr_scale=X steps_scale=Y regrow_scale=Z" (a name left out: 1). */
 int genome_write_text(const struct genome *g, FILE *f, struct tv_error *err);
 /* Parses text[0..len); `name` is used in messages ("net.txt:7: ..."). Lines
  * after the header may come in any order; '#' starts a comment. The result is
@@ -776,24 +788,12 @@ int genome_load(struct genome *g, const void *data, size_t len, const char *name
 
 /* ---- Graphviz drawing -------------------------------------------------- */
 
-/* Appends g drawn as a Graphviz `dot` graph to out (for `trevo best --format
- * dot` and `trevo net export --format dot`). The drawing follows the
- * semantics above: inputs share the first rank, outputs the last, hidden
- * neurons sit between, neurons of equal depth share a rank. Connections are
- * told apart by genome_conn_class(): local solid, skip dashed, recurrent in
- * another colour with constraint=false so that they do not bend the layering.
- * Each edge is labelled with its weight and drawn with a pen width that grows
- * with |weight|; each neuron is labelled with its id, activation, (if not
- * 0) bias and, unless it is a rate neuron, its model and every parameter
- * ("threshold=1"). Every connection is exactly one line "    nFROM -> nTO [...];", so
- * the edges can be counted with grep. A channel is one node "cID" (a box
- * with its map, pooling and activation), a filter one edge "cFROM -> cTO"
- * labelled with its coefficient count and kernel, and the connections from
- * a hidden channel's pixels to a neuron one dotted edge "cID -> nTO"
- * labelled with their count (so the "nFROM -> nTO" lines are the other
- * connections). title (may be NULL) is printed above the
- * drawing, escaped. g is validated first: TV_EINVAL naming the bad gene if it
- * is not valid, TV_ENOMEM; on error out is as it was. */
+/* Appends g drawn as a Graphviz `dot` graph to out (`trevo best --format
+ * dot`, `trevo net export --format dot`): a rank per depth, edges told apart
+ * by genome_conn_class(), every connection one line "    nFROM -> nTO [...];"
+ * (dot.c says the rest). title (may be NULL) is printed above, escaped. g is
+ * validated first: TV_EINVAL naming the bad gene, TV_ENOMEM; on error out is
+ * as it was. */
 int genome_write_dot(const struct genome *g, const char *title, struct tv_buf *out,
                      struct tv_error *err);
 

@@ -1,6 +1,9 @@
 /* graph.c -- genome_build_graph: NEAT-style random graphs for tests and
- * benchmarks. Generated source by source with sorted targets, so the genome
- * comes out in canonical order without a sort: O(connections). */
+ * benchmarks. Of the recurrent connections half stay within the source's
+ * own level (self loops included), half go to any shallower neuron; of the
+ * feed-forward ones half are local (to the next level), half skip. Generated
+ * source by source with sorted targets, so the genome comes out in canonical
+ * order without a sort: O(connections). */
 #include "genome.h"
 
 #include <math.h>

@@ -3,6 +3,7 @@
  * and stream give the same child, bit for bit. */
 #include "genome.h"
 #include "delay.h"
+#include "hyper.h"
 
 #include <float.h>
 #include <math.h>
@@ -170,6 +171,36 @@ static int split_depth(const struct genome *g, const struct genome_conn *c, floa
     return df < dt ? d > df && d < dt : d < dt;
 }
 
+/* 1 if act(x) = x for every value a neuron of activation src_act gives:
+ * identity always; relu after an activation that is never negative. */
+static int passes(int act, int src_act)
+{
+    return act == GENOME_ACT_IDENTITY ||
+           (act == GENOME_ACT_RELU &&
+            (src_act == GENOME_ACT_RELU || src_act == GENOME_ACT_SIGMOID ||
+             src_act == GENOME_ACT_NEAT_SIGMOID || src_act == GENOME_ACT_GAUSS ||
+             src_act == GENOME_ACT_ABS || src_act == GENOME_ACT_STEP));
+}
+
+/* The activation of the neuron that splits c: hidden_act, or with
+ * cfg->preserve identity when hidden_act would not pass c's source's values
+ * through (an input's, or a pixel's: a channel's activation before pooling,
+ * which max pooling keeps the sign of). */
+static int split_act(const struct genome *g, const struct genome_conn *c,
+                     const struct genome_mutation *cfg)
+{
+    if (!cfg->preserve)
+        return cfg->hidden_act;
+    ptrdiff_t f = genome_find_neuron(g, c->from);
+    int src_act = GENOME_ACT_IDENTITY; /* an input's values are anything */
+    if (f >= 0 && g->neurons[f].kind != GENOME_INPUT)
+        src_act = g->neurons[f].act;
+    else if (f < 0 && (f = genome_pixel_channel(g, c->from)) >= 0 &&
+             g->channels[f].kind == GENOME_CHANNEL_HIDDEN)
+        src_act = g->channels[f].act;
+    return passes(cfg->hidden_act, src_act) ? cfg->hidden_act : GENOME_ACT_IDENTITY;
+}
+
 /* The id of the neuron that splits c: the first attempt of genome_split_id
  * that is neither in g nor (batch given) made earlier in the batch, which
  * then holds it. */
@@ -184,7 +215,8 @@ static uint32_t split_id(const struct genome *g, const struct genome_conn *c, st
 }
 
 /* Splits a random connection a -> b into a -> h (weight 1) and h -> b (the
- * old weight), NEAT's add-node: the network's function barely changes. */
+ * old weight), NEAT's add-node: the network's function barely changes (with
+ * cfg->preserve, not at all: split_act). */
 static int split_conn(struct genome *g, const struct genome_mutation *cfg, struct tv_rng *rng,
                       struct tv_error *err)
 {
@@ -199,7 +231,7 @@ static int split_conn(struct genome *g, const struct genome_mutation *cfg, struc
         return 0;
     uint32_t id = split_id(g, &old, NULL);
     genome_remove_conn_at(g, ci);
-    int rc = genome_add_neuron(g, id, GENOME_HIDDEN, cfg->hidden_act, 0.0f, depth, err);
+    int rc = genome_add_neuron(g, id, GENOME_HIDDEN, split_act(g, &old, cfg), 0.0f, depth, err);
     int model = g->neurons[genome_find_neuron(g, old.to)].model;
     if (!rc && model != GENOME_MODEL_RATE) /* a spiking network stays one: the target's model */
         genome_neuron_set_model(&g->neurons[genome_find_neuron(g, id)], model);
@@ -350,7 +382,9 @@ static int draw_conn(const struct genome *g, const struct genome_mutation *cfg, 
                 ? row_has(g, batch->row, src, to) || keyset_insert(&batch->keys, conn_key(from, to))
                 : genome_find_conn(g, from, to) >= 0)
             continue;
-        float w = clamp(cfg->weight_init_sd * tv_rng_normal(rng), cfg->weight_max);
+        /* preserve: a new connection starts at 0, which adds nothing */
+        float w =
+            cfg->preserve ? 0.0f : clamp(cfg->weight_init_sd * tv_rng_normal(rng), cfg->weight_max);
         *out = (struct genome_conn){from, to, w};
         return 1;
     }
@@ -554,8 +588,10 @@ static int bulk_split(struct genome *g, const struct genome_mutation *cfg, struc
         if (!split_depth(g, &old, &depth))
             continue;
         uint32_t id = split_id(g, &old, &ids);
-        nn[m] = (struct genome_neuron){
-            .id = id, .kind = GENOME_HIDDEN, .act = (uint8_t)cfg->hidden_act, .depth = depth};
+        nn[m] = (struct genome_neuron){.id = id,
+                                       .kind = GENOME_HIDDEN,
+                                       .act = (uint8_t)split_act(g, &old, cfg),
+                                       .depth = depth};
         int model = g->neurons[genome_find_neuron(g, old.to)].model;
         if (model != GENOME_MODEL_RATE) /* as split_conn: the target's model */
             genome_neuron_set_model(&nn[m], model);
@@ -660,5 +696,7 @@ int genome_mutate(struct genome *g, const struct genome_mutation *cfg, struct tv
     }
     if (!rc)
         rc = genome_mutate_conv(g, cfg, rng, err);
+    if (!rc) /* last, so that a rate of 0 leaves every other draw as it was */
+        genome_hyper_mutate(g, cfg, rng);
     return rc;
 }

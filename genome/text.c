@@ -16,9 +16,12 @@
  *   filter FROM TO KH KW STRIDE PAD KY,KX,W ...
  * Version 5 ("trevo-net 5") adds the input scaling, a line per input:
  *   scale ID SHIFT MUL
+ * Version 6 ("trevo-net 6") adds the hyper-parameter genes, one line:
+ *   hyper lr_scale=X steps_scale=Y regrow_scale=Z
  * Floats are written with %.9g, which reads back to the same float. Every
  * error names the line. */
 #include "genome.h"
+#include "conv_genes.h"
 #include "scale.h"
 
 #include <errno.h>
@@ -77,6 +80,9 @@ int genome_write_text(const struct genome *g, FILE *f, struct tv_error *err)
                     (double)g->scale[g->n_scale + k]);
             k++;
         }
+    for (size_t k = 0; k < GENOME_N_HYPER && g->has_hyper; k++)
+        fprintf(f, "%s%s=%.9g%s", k ? " " : "hyper ", genome_hyper_names[k], (double)g->hyper[k],
+                k + 1 < GENOME_N_HYPER ? "" : "\n");
     if (fflush(f) || ferror(f))
         return tv_error_set(err, TV_EIO, "write error: %s", strerror(errno));
     return 0;
@@ -175,6 +181,8 @@ struct scale_at {
 
 struct lists {
     size_t in_line, out_line; /* lines of the `inputs` and `outputs` counts */
+    size_t hyper_line;        /* of the `hyper` line, 0: none */
+    float hyper[GENOME_N_HYPER];
     struct scale_at *scales;
     size_t n_scales, cap_scales;
     struct neuron_at *neurons;
@@ -298,6 +306,46 @@ static int apply_scales(struct parser *p, const struct lists *l, struct genome *
     return rc;
 }
 
+/* "hyper NAME=VALUE..." (version 6): the genes named, 1 for those left out. */
+static int parse_hyper(struct parser *p, const struct tok *t, int nt, struct lists *l)
+{
+    if (p->version < 6)
+        return tv_error_set(p->err, TV_EINVAL, "%s:%zu: 'hyper' lines need 'trevo-net 6'", p->name,
+                            p->line);
+    if (l->hyper_line)
+        return tv_error_set(p->err, TV_EINVAL, "%s:%zu: 'hyper' already given on line %zu", p->name,
+                            p->line, l->hyper_line);
+    if (nt > 1 + GENOME_N_HYPER)
+        return tv_error_set(p->err, TV_EINVAL,
+                            "%s:%zu: expected 'hyper lr_scale=X steps_scale=Y regrow_scale=Z'",
+                            p->name, p->line);
+    unsigned seen = 0;
+    for (size_t k = 0; k < GENOME_N_HYPER; k++)
+        l->hyper[k] = 1.0f;
+    for (int i = 1; i < nt; i++) {
+        const char *eq = memchr(t[i].s, '=', t[i].n);
+        size_t k = 0, len = eq ? (size_t)(eq - t[i].s) : 0;
+        while (k < GENOME_N_HYPER && !(strlen(genome_hyper_names[k]) == len &&
+                                       !memcmp(genome_hyper_names[k], t[i].s, len)))
+            k++;
+        if (!eq || k == GENOME_N_HYPER)
+            return fail(p, "expected lr_scale=, steps_scale= or regrow_scale=", t[i]);
+        if (seen >> k & 1)
+            return fail(p, "hyper-parameter gene given twice", t[i]);
+        seen |= 1u << k;
+        int rc = parse_float(p, (struct tok){eq + 1, t[i].n - len - 1}, genome_hyper_names[k],
+                             &l->hyper[k]);
+        if (rc)
+            return rc;
+        if (!(l->hyper[k] >= GENOME_HYPER_MIN && l->hyper[k] <= GENOME_HYPER_MAX))
+            return tv_error_set(p->err, TV_EINVAL, "%s:%zu: %s %g is outside [%g, %g]", p->name,
+                                p->line, genome_hyper_names[k], (double)l->hyper[k],
+                                (double)GENOME_HYPER_MIN, (double)GENOME_HYPER_MAX);
+    }
+    l->hyper_line = p->line;
+    return 0;
+}
+
 static int parse_line(struct parser *p, struct tok *t, int nt, struct lists *l,
                       const struct genome_limits *limits, long *n_in, long *n_out)
 {
@@ -376,6 +424,8 @@ static int parse_line(struct parser *p, struct tok *t, int nt, struct lists *l,
         return parse_conv(p, t, nt, &l->conv, limits);
     if (tok_is(t[0], "scale"))
         return parse_scale(p, t, nt, l, limits);
+    if (tok_is(t[0], "hyper"))
+        return parse_hyper(p, t, nt, l);
     return fail(p, "unknown line (expected inputs, outputs, neuron or conn)", t[0]);
 }
 
@@ -485,8 +535,9 @@ int genome_read_text(struct genome *g, const char *text, size_t len, const char 
                                   p.line);
             else if (t[1].n != 1 || t[1].s[0] < '1' || t[1].s[0] > '0' + GENOME_FORMAT_VERSION)
                 rc = tv_error_set(err, TV_EFORMAT,
-                                  "%s:%zu: format version '%.*s', this program reads 1 to 5",
-                                  p.name, p.line, (int)(t[1].n > 20 ? 20 : t[1].n), t[1].s);
+                                  "%s:%zu: format version '%.*s', this program reads 1 to %d",
+                                  p.name, p.line, (int)(t[1].n > 20 ? 20 : t[1].n), t[1].s,
+                                  GENOME_FORMAT_VERSION);
             else
                 p.version = t[1].s[0] - '0';
             seen_header = 1;
@@ -510,6 +561,7 @@ int genome_read_text(struct genome *g, const char *text, size_t len, const char 
             g->conns[g->n_conns++] = l.conns[i].c;
         for (size_t i = 0; i < l.n_conns && !rc; i++)
             rc = genome_set_delay(g, i, l.conns[i].delay, err);
+        genome_set_hyper(g, l.hyper_line ? l.hyper : NULL);
         if (!rc)
             rc = genome_copy_conv(g, &l.conv, err);
         if (!rc)

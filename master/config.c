@@ -442,6 +442,12 @@ static int parse(struct master_config *c, const char *text, const char *file,
                          err);
     if (c->worker.mutation.act_change_rate > 0 && !c->worker.mutation.act_choices)
         return key_error(&x, file, "genome", "act_change_rate", "needs act_choices", err);
+    if (c->worker.mutation.hyper_min > c->worker.mutation.hyper_max) {
+        char why[96];
+        snprintf(why, sizeof why, "%g is above hyper_max %g", c->worker.mutation.hyper_min,
+                 c->worker.mutation.hyper_max);
+        return key_error(&x, file, "genome", "hyper_min", why, err);
+    }
     if (c->worker.init_model == GENOME_MODEL_LIF)
         return key_error(&x, file, "genome", "init_model",
                          "lif neurons are read and written, not run (use cuba)", err);

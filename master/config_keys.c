@@ -219,6 +219,18 @@ static const struct config_key table[] = {
         "connection"),
     DBL("genome", "del_neuron_per_neuron", worker.mutation.del_neuron_per_neuron, 0, 1, "0",
         K_QUIET, "per hidden neuron: each is deleted, with its connections, with this probability"),
+    DBL("genome", "hyper_rate", worker.mutation.hyper_rate, 0, 1, "0", K_QUIET,
+        "per hyper-parameter gene (the scales of the learning rate, the training steps and the "
+        "regrowth fraction a trained child uses): the chance it moves (0: genomes carry none)"),
+    DBL("genome", "hyper_sigma", worker.mutation.hyper_sigma, 0, 10, "0.2", K_QUIET,
+        "a hyper-parameter gene that moves is multiplied by exp(sigma N(0, 1))"),
+    DBL("genome", "hyper_min", worker.mutation.hyper_min, 0.001, 1000, "0.1", K_QUIET,
+        "the smallest a hyper-parameter gene becomes"),
+    DBL("genome", "hyper_max", worker.mutation.hyper_max, 0.001, 1000, "10", K_QUIET,
+        "the largest a hyper-parameter gene becomes"),
+    BOOL("genome", "preserve", worker.mutation.preserve, "false", K_QUIET,
+         "function-preserving growth: a split passes its input through, new connections, "
+         "coefficients start at 0"),
     SIZE("genome", "max_neurons", worker.limits.max_neurons, 1, 16777216, "100000",
          "limit on neurons per genome (structural mutations stop there)"),
     SIZE("genome", "max_conns", worker.limits.max_conns, 1, 134217728, "1000000",

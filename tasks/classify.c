@@ -7,7 +7,12 @@
  * rows drawn from [task] seed puts the last `validation` share aside, and
  * when `test` is a share (a number in (0, 1) instead of a file) the last
  * `test` share after the validation rows: permuted positions [0, n_train)
- * train, the next n_val validate, the last n_test test. CSV files are read
+ * train, the next n_val validate, the last n_test test. A `holdout` share
+ * comes out of the training split's end (the next n_hold after n_train; the
+ * validation and test rows stay the same rows): nothing trains on it nor
+ * selects on it, and the champion test scores it instead of the validation
+ * split, so that a generation's champion is reported on rows that selection
+ * did not overfit. CSV files are read
  * with `header`; `classes` > 0 declares the classes (else the training
  * file's largest label + 1), and a label of train or test past them is
  * refused with its file and line. The
@@ -21,8 +26,10 @@
  * scores the `samples` rows at positions g * samples, g * samples + 1, ... (wrapping) of the
  * training split's permuted order: the same rows for every child of a generation, so that their
  * fitnesses compare, the next rows for the next generation (an epoch every n_train / samples
- * generations). The champion test scores the validation split (all of it), the final test the test
- * file (never used for selection).
+ * generations); with subset = fresh, `samples` rows drawn without repeats for each generation from
+ * (seed, generation) instead (all rows when samples covers the split), trained children's
+ * validation rows too. The champion test scores the validation split (all of it; the hold-out
+ * when there is one), the final test the test file (never used for selection).
  *
  * Fitness: accuracy (the share right), or xent: minus the mean cross-entropy
  * of the softmax of the outputs, each sample's capped at CLASSIFY_XENT_CAP
@@ -42,6 +49,10 @@
  * seed of the permutations and the policies is the first tv_rng_u64 of the
  * evaluation stream (TASK_STREAM_EVAL) of the child's seed: a function of
  * the child alone, whichever rank trains it.
+ * A child with hyper-parameter genes (genome.h) is trained with the lr
+ * times its lr_scale, the steps times its steps_scale and the fraction of
+ * each set and rigl policy times its regrow_scale (apply_hyper); the trained
+ * network keeps the genes.
  * lamarckian 1: the trained network (its weights, biases and the topology
  * the policies left) replaces the child's genome; 0 (Baldwinian): the
  * genome stays as it was bred, only its fitness is the trained network's.
@@ -66,8 +77,9 @@
 #define CLASSIFY_XENT_CAP 50.0
 /* Rows run through the network at once (one nn_step of this batch). */
 #define CLASSIFY_BATCH 32
-/* The rng stream of the split's permutation. */
+/* The rng stream of the split's permutation, and of subset = fresh's draws. */
 #define CLASSIFY_STREAM_SPLIT 11
+#define CLASSIFY_STREAM_FRESH 12
 /* Sparsity policies in [task] sparsity, at most. */
 #define CLASSIFY_MAX_POLICIES 8
 
@@ -90,14 +102,18 @@ enum {
     K_CONN_COST,
     K_HEADER,
     K_CLASSES,
+    K_HOLDOUT,
+    K_SUBSET,
     N_KEYS
 };
 _Static_assert(N_KEYS <= TASK_MAX_KEYS, "classify has more [task] keys than TASK_MAX_KEYS");
 enum { SCALE_NONE, SCALE_MINMAX, SCALE_ZSCORE };
 enum { FIT_ACCURACY, FIT_XENT };
+enum { SUBSET_WINDOW, SUBSET_FRESH };
 
 static const char *const scales[] = {"none", "minmax", "zscore", NULL};
 static const char *const fitnesses[] = {"accuracy", "xent", NULL};
+static const char *const subsets[] = {"window", "fresh", NULL};
 /* In the order of enum data_header. */
 static const char *const headers[] = {"auto", "yes", "no", NULL};
 /* In the order of enum nn_optimizer. */
@@ -160,14 +176,26 @@ static const struct task_key classify_keys[N_KEYS] = {
                    "the number of classes (0: the training file's largest label + 1); a label "
                    "of train or test past them is refused",
                    NULL, NULL},
+    [K_HOLDOUT] = {"holdout", TASK_KEY_DOUBLE, 0, 0, 0.9,
+                   "share of train held out from training and selection alike: the champion "
+                   "test of every generation scores it instead of the validation split (0: none)",
+                   NULL, NULL},
+    [K_SUBSET] = {"subset", TASK_KEY_CHOICE, SUBSET_WINDOW, 0, 0,
+                  "the `samples` rows of a generation: window (the next rows of the split's "
+                  "order) or fresh (drawn anew from the split for each generation, from seed "
+                  "and generation)",
+                  subsets, NULL},
 };
 
 struct classify {
     struct data_set train, test;
     uint32_t *order; /* [train.n_rows]: the permutation; [0, n_train) trains */
-    size_t n_train;  /* the next n_val validate */
+    size_t n_train;  /* the next n_hold are the hold-out (none by default) */
+    size_t n_hold;   /* the next n_val validate */
     size_t n_val;    /* the last n_test test (a share of train as the test set) */
     size_t n_test;
+    int subset;       /* SUBSET_*: the rows a generation scores */
+    uint64_t seed;    /* [task] seed: the split, and the fresh subsets */
     float *shift;     /* [n_features]: x' = (x - shift) * mul */
     float *mul;       /* [n_features] */
     int scale;        /* SCALE_*: not none: evaluate_genome sets shift and mul on the genome */
@@ -339,6 +367,41 @@ static int open_training(struct classify *c, const union task_value *v, size_t n
     return parse_policies(c, v[K_SPARSITY].s, err);
 }
 
+/* The split of the training file's n rows (classify.c's header) into c's
+ * counts: validation, the test share (share > 0) and the hold-out, each
+ * rounded, the rest to train on. */
+static int split_counts(struct classify *c, const union task_value *v, double share, size_t n,
+                        struct tv_error *err)
+{
+    size_t n_val = (size_t)(v[K_VALIDATION].d * (double)n + 0.5);
+    size_t n_test = (size_t)(share * (double)n + 0.5);
+    size_t n_hold = (size_t)(v[K_HOLDOUT].d * (double)n + 0.5);
+    if (share > 0 && !n_test)
+        return tv_error_set(err, TV_EINVAL, "[task] test: %g of %zu rows is none", share, n);
+    if (v[K_HOLDOUT].d > 0 && !n_hold)
+        return tv_error_set(err, TV_EINVAL, "[task] holdout: %g of %zu rows is none",
+                            v[K_HOLDOUT].d, n);
+    if (n_val + n_test + n_hold >= n && n_hold)
+        return tv_error_set(err, TV_EINVAL,
+                            "[task] holdout: %g with validation %g and test %g of %zu rows leaves "
+                            "none to train on",
+                            v[K_HOLDOUT].d, v[K_VALIDATION].d, share, n);
+    if (n_val + n_test >= n)
+        return n_test ? tv_error_set(err, TV_EINVAL,
+                                     "[task] test: %g and validation %g of %zu rows leave none "
+                                     "to train on",
+                                     share, v[K_VALIDATION].d, n)
+                      : tv_error_set(err, TV_EINVAL,
+                                     "[task] validation: %g of %zu rows leaves none to "
+                                     "train on",
+                                     v[K_VALIDATION].d, n);
+    c->n_train = n - n_val - n_test - n_hold;
+    c->n_hold = n_hold;
+    c->n_val = n_val;
+    c->n_test = n_test;
+    return 0;
+}
+
 static int classify_open(struct task_instance *t, struct tv_error *err)
 {
     const union task_value *v = t->params.v;
@@ -351,27 +414,11 @@ static int classify_open(struct task_instance *t, struct tv_error *err)
         return tv_error_set(err, TV_ENOMEM, "out of memory");
     double share;
     int rc = load_sets(t, c, &share, err);
+    size_t n = c->train.n_rows, nf = c->train.n_features;
+    if (!rc)
+        rc = split_counts(c, v, share, n, err);
     if (rc)
         return classify_fail(c, rc);
-    size_t n = c->train.n_rows, nf = c->train.n_features;
-    size_t n_val = (size_t)(v[K_VALIDATION].d * (double)n + 0.5);
-    size_t n_test = (size_t)(share * (double)n + 0.5);
-    if (share > 0 && !n_test)
-        return classify_fail(
-            c, tv_error_set(err, TV_EINVAL, "[task] test: %g of %zu rows is none", share, n));
-    if (n_val + n_test >= n)
-        return classify_fail(
-            c, n_test ? tv_error_set(err, TV_EINVAL,
-                                     "[task] test: %g and validation %g of %zu rows leave none "
-                                     "to train on",
-                                     share, v[K_VALIDATION].d, n)
-                      : tv_error_set(err, TV_EINVAL,
-                                     "[task] validation: %g of %zu rows leaves none to "
-                                     "train on",
-                                     v[K_VALIDATION].d, n));
-    c->n_train = n - n_val - n_test;
-    c->n_val = n_val;
-    c->n_test = n_test;
     c->order = malloc(n * sizeof *c->order);
     c->shift = malloc(nf * sizeof *c->shift);
     c->mul = malloc(nf * sizeof *c->mul);
@@ -379,7 +426,8 @@ static int classify_open(struct task_instance *t, struct tv_error *err)
         return classify_fail(c, tv_error_set(err, TV_ENOMEM, "out of memory"));
     /* Fisher-Yates from the task's seed: the same split on every rank */
     struct tv_rng rng;
-    tv_rng_init(&rng, (uint64_t)v[K_SEED].i, CLASSIFY_STREAM_SPLIT, 0);
+    c->seed = (uint64_t)v[K_SEED].i;
+    tv_rng_init(&rng, c->seed, CLASSIFY_STREAM_SPLIT, 0);
     for (size_t i = 0; i < n; i++)
         c->order[i] = (uint32_t)i;
     tv_rng_shuffle_u32(&rng, c->order, n);
@@ -389,12 +437,19 @@ static int classify_open(struct task_instance *t, struct tv_error *err)
         return classify_fail(c, rc);
     c->n_samples = (size_t)v[K_SAMPLES].i < c->n_train ? (size_t)v[K_SAMPLES].i : c->n_train;
     c->fitness = (int)v[K_FITNESS].i;
-    if ((rc = open_training(c, v, n_val, err)))
+    c->subset = (int)v[K_SUBSET].i;
+    if ((rc = open_training(c, v, c->n_val, err)))
         return classify_fail(c, rc);
     t->data = c;
     t->trains_channels = c->train_steps > 0;
     return task_open_shape(t, nf, c->train.n_classes, GENOME_ACT_IDENTITY,
                            c->fitness == FIT_ACCURACY ? 1.0 : 0.0);
+}
+
+/* The validation split's rows (after the training split and the hold-out). */
+static const uint32_t *val_rows(const struct classify *c)
+{
+    return c->order + c->n_train + c->n_hold;
 }
 
 /* What a set of rows scores: the share right and the mean capped
@@ -464,13 +519,37 @@ static void put_score(struct task_result *out, const struct score *sc, double fi
     task_result_figure(out, "xent", sc->xent);
 }
 
+/* Scores plan on `count` rows drawn without repeats from the n_order rows
+ * of order for generation g (tv_rng_sample_u32 on (seed,
+ * CLASSIFY_STREAM_FRESH, g)). */
+static int score_fresh(const struct classify *c, const uint32_t *order, size_t n_order,
+                       size_t count, uint64_t g, const struct nn_plan *plan, struct score *sc,
+                       struct tv_error *err)
+{
+    uint32_t *rows = malloc(count * sizeof *rows);
+    struct tv_rng rng;
+    tv_rng_init(&rng, c->seed, CLASSIFY_STREAM_FRESH, g);
+    if (!rows || tv_rng_sample_u32(&rng, (uint32_t)n_order, count, rows)) {
+        free(rows);
+        return tv_error_set(err, TV_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < count; i++)
+        rows[i] = order[rows[i]];
+    int rc = score_rows(c, &c->train, rows, count, 0, count, plan, sc, err);
+    free(rows);
+    return rc;
+}
+
 /* Scores plan on the `count` rows of generation `generation` among the
- * n_order rows of order: positions g * count, g * count + 1, ... (wrapping). */
+ * n_order rows of order: positions g * count, g * count + 1, ... (wrapping),
+ * or with subset fresh (count below n_order) score_fresh's. */
 static int score_generation(const struct classify *c, const uint32_t *order, size_t n_order,
                             size_t count, int64_t generation, const struct nn_plan *plan,
                             struct score *sc, struct tv_error *err)
 {
     uint64_t g = generation > 0 ? (uint64_t)generation : 0;
+    if (c->subset == SUBSET_FRESH && count < n_order)
+        return score_fresh(c, order, n_order, count, g, plan, sc, err);
     size_t start = (size_t)((g % n_order) * (count % n_order) % n_order);
     return score_rows(c, &c->train, order, n_order, start, count, plan, sc, err);
 }
@@ -534,27 +613,53 @@ static int train_cnn(const struct genome *g, const struct nn_train_opts *topts,
     return rc;
 }
 
-/* Trains a copy of g (classify.c's header) into *out, seeded by seed. */
+/* The training a genome's hyper-parameter genes (genome.h) ask for: the
+ * learning rate times lr_scale (in double, rounded to float), the steps
+ * times steps_scale (rounded, at least 1), the fraction of each set and
+ * rigl policy times regrow_scale (held below 1). Scales of 1 change nothing. */
+static void apply_hyper(const struct genome *g, struct nn_train_opts *topts, size_t *steps,
+                        struct nn_sparsity *policies, size_t n_policies)
+{
+    if (!g->has_hyper)
+        return;
+    topts->lr = (float)((double)topts->lr * g->hyper[GENOME_HYPER_LR]);
+    double s = round((double)*steps * g->hyper[GENOME_HYPER_STEPS]);
+    *steps = s < 1 ? 1 : (size_t)s;
+    for (size_t i = 0; i < n_policies; i++)
+        if (policies[i].kind == NN_SPARSE_SET || policies[i].kind == NN_SPARSE_RIGL) {
+            double f = policies[i].a * g->hyper[GENOME_HYPER_REGROW];
+            policies[i].a = f < 1 ? f : nextafter(1.0, 0.0);
+        }
+}
+
+/* Trains a copy of g (classify.c's header) into *out, seeded by seed, with
+ * the training its hyper-parameter genes ask for. */
 static int train_child(const struct classify *c, const struct genome *g, uint64_t seed,
                        struct genome *out, struct tv_error *err)
 {
+    struct nn_train_opts topts = c->topts;
+    struct nn_sparsity policies[CLASSIFY_MAX_POLICIES];
+    size_t steps = c->train_steps;
+    if (c->n_policies)
+        memcpy(policies, c->policies, c->n_policies * sizeof *policies);
+    apply_hyper(g, &topts, &steps, policies, c->n_policies);
     struct fit_opts o;
     fit_opts_default(&o);
     size_t per_pass = (c->n_train + c->train_batch - 1) / c->train_batch;
-    o.epochs = (c->train_steps + per_pass - 1) / per_pass;
+    o.epochs = (steps + per_pass - 1) / per_pass;
     o.batch = c->train_batch;
     o.seed = seed;
-    o.policies = c->policies;
+    o.policies = policies;
     o.n_policies = c->n_policies;
-    o.max_steps = c->train_steps;
+    o.max_steps = steps;
     o.rows = c->order;
     o.n_rows = c->n_train;
     o.shift = c->shift;
     o.mul = c->mul;
     if (g->n_channels)
-        return train_cnn(g, &c->topts, &c->train, &o, out, err);
+        return train_cnn(g, &topts, &c->train, &o, out, err);
     struct nn_trainer *tr;
-    int rc = nn_trainer_new(g, &c->topts, &tr, err);
+    int rc = nn_trainer_new(g, &topts, &tr, err);
     if (rc)
         return refused(rc, err);
     rc = fit_run(tr, &c->train, NULL, &o, NULL, NULL, err);
@@ -582,6 +687,8 @@ static int classify_evaluate_genome(const struct task_instance *t, struct genome
         rc = train_child(c, g, tv_rng_u64(rng), &trained, err);
         if (!rc && c->scale != SCALE_NONE)
             rc = genome_set_scale(&trained, c->shift, c->mul, nf, err);
+        if (!rc) /* the trained child keeps its genes */
+            genome_set_hyper(&trained, g->has_hyper ? g->hyper : NULL);
         if (rc) {
             genome_release(&trained);
             return tv_error_prefix(err, "training");
@@ -600,7 +707,7 @@ static int classify_evaluate_genome(const struct task_instance *t, struct genome
     if (!diverged)
         rc = nn_plan_compile(scored, NULL, &plan, err);
     if (!rc && !diverged)
-        rc = c->train_steps ? score_generation(c, c->order + c->n_train, c->n_val, c->n_val_samples,
+        rc = c->train_steps ? score_generation(c, val_rows(c), c->n_val, c->n_val_samples,
                                                generation, plan, &sc, err)
                             : score_generation(c, c->order, c->n_train, c->n_samples, generation,
                                                plan, &sc, err);
@@ -619,16 +726,18 @@ static int classify_evaluate_genome(const struct task_instance *t, struct genome
     return rc;
 }
 
-/* The validation split (the whole training split when there is none). */
+/* The hold-out when there is one, else the validation split (else the
+ * whole training split). */
 static int classify_champion_test(const struct task_instance *t, const struct nn_plan *plan,
                                   struct task_result *out, struct tv_error *err)
 {
     const struct classify *c = t->data;
-    size_t n_val = c->n_val;
+    size_t n_val = c->n_val, n_hold = c->n_hold;
     struct score sc;
-    int rc = n_val
-                 ? score_rows(c, &c->train, c->order + c->n_train, n_val, 0, n_val, plan, &sc, err)
-                 : score_rows(c, &c->train, c->order, c->n_train, 0, c->n_train, plan, &sc, err);
+    int rc =
+        n_hold  ? score_rows(c, &c->train, c->order + c->n_train, n_hold, 0, n_hold, plan, &sc, err)
+        : n_val ? score_rows(c, &c->train, val_rows(c), n_val, 0, n_val, plan, &sc, err)
+                : score_rows(c, &c->train, c->order, c->n_train, 0, c->n_train, plan, &sc, err);
     if (!rc)
         put_score(out, &sc, sc.accuracy);
     return rc;
@@ -644,8 +753,8 @@ static int classify_final_test(const struct task_instance *t, const struct nn_pl
         return 0;
     struct score sc;
     int rc = c->n_test
-                 ? score_rows(c, &c->train, c->order + c->n_train + c->n_val, c->n_test, 0,
-                              c->n_test, plan, &sc, err)
+                 ? score_rows(c, &c->train, val_rows(c) + c->n_val, c->n_test, 0, c->n_test, plan,
+                              &sc, err)
                  : score_rows(c, &c->test, NULL, c->test.n_rows, 0, c->test.n_rows, plan, &sc, err);
     if (!rc)
         put_score(out, &sc, sc.accuracy);

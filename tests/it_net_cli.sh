@@ -41,7 +41,7 @@ expect_error() { # FILE-CONTENT EXPECTED-MESSAGE-PART
     grep -qF -- "$2" <<<"$msg" || fail "message '$msg' lacks '$2'"
     [ ! -e "$dir/bad.net" ] || fail "an output file was written for bad input"
 }
-expect_error 'trevo-net 6\n' 'bad.txt:1: format version'
+expect_error 'trevo-net 7\n' 'bad.txt:1: format version'
 expect_error 'trevo-net 2\ninputs 1\noutputs 1\nneuron 0 in 0 identity 0\nneuron 1 out 1 relu 0 lif decay=2\n' 'bad.txt:5: lif decay 2 is outside [0, 1]'
 expect_error 'hello\n' 'bad.txt:1: not a trevo network'
 expect_error 'trevo-net 1\ninputs 1\noutputs 1\nneuron 0 in 0 identity 0\nneuron 1 out 1 relu x\n' 'bad.txt:5: bias'

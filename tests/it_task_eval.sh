@@ -227,7 +227,7 @@ refused() { # LABEL MESSAGE ARGS...
     grep -qxF "trevo: $msg" "$dir/err" || fail "$label: $(cat "$dir/err")"
     [ ! -s "$dir/out" ] || fail "$label: printed [$(cat "$dir/out")]"
 }
-keys='train, train_labels, test, test_labels, validation, scale, samples, fitness, seed, train_steps, train_batch, optimizer, lr, sparsity, lamarckian, conn_cost, header, classes'
+keys='train, train_labels, test, test_labels, validation, scale, samples, fitness, seed, train_steps, train_batch, optimizer, lr, sparsity, lamarckian, conn_cost, header, classes, holdout, subset'
 refused "unknown key" "--set bogus=1: unknown key 'bogus' (task classify has: $keys)" \
     classify "$dir/cls.txt" --set bogus=1
 refused "other section" "--set run.seed=2: unknown key 'run.seed' (task classify has: $keys)" \

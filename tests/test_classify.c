@@ -312,6 +312,98 @@ static void test_classify_test_share_disjoint_from_validation(void **state)
     task_close(t);
 }
 
+/* [task] holdout = 0.2: rows set aside from the training split's end,
+ * which the champion test scores instead of the validation split: the
+ * validation and test rows stay the same rows, and the training rows with
+ * the hold-out's are the training rows without one. */
+static void test_classify_holdout_from_the_training_split(void **state)
+{
+    struct genome *g = *state;
+    char text[4096] = "";
+    for (int i = 0; i < 50; i++) /* the net is right on row i when the label is i >= 25 */
+        snprintf(text + strlen(text), sizeof text - strlen(text), "%d,%d\n", i - 25,
+                 i % 3 ? i >= 25 : i < 25);
+    const char *csv = file("hold.csv", text);
+    net_x(g, 0, 0.5); /* class 1 for x >= 0 */
+    struct tv_error err = {0};
+    struct task_instance *t0, *t;
+    struct task_result tr0, ct0, ft0, tr, ct, ft;
+    OPEN(&t0, "train", csv, "validation", "0.2", "test", "0.3", "samples", "1000");
+    OPEN(&t, "train", csv, "validation", "0.2", "test", "0.3", "samples", "1000", "holdout", "0.2");
+    assert_ok(task_evaluate_generation(t0, g, 1, 0, &tr0, &err), &err); /* 25 training rows */
+    assert_ok(task_champion_test(t0, g, &ct0, &err), &err);             /* 10 validation rows */
+    assert_ok(task_final_test(t0, g, &ft0, &err), &err);                /* 15 test rows */
+    assert_ok(task_evaluate_generation(t, g, 1, 0, &tr, &err), &err);   /* 15 training rows */
+    assert_ok(task_champion_test(t, g, &ct, &err), &err);               /* 10 hold-out rows */
+    assert_ok(task_final_test(t, g, &ft, &err), &err);
+    assert_true(ft.fitness == ft0.fitness);
+    double right0 = 25 * tr0.fitness, right = 15 * tr.fitness + 10 * ct.fitness;
+    assert_true(fabs(right - right0) < 1e-9);
+    assert_true(ct.fitness != ct0.fitness); /* (this seed's hold-out and validation differ) */
+    task_close(t);
+    task_close(t0);
+    /* with training, the trained child is scored on the validation split
+     * (not the hold-out) */
+    OPEN(&t0, "train", csv, "validation", "0.2", "samples", "1000", "train_steps", "1", "lr", "0");
+    OPEN(&t, "train", csv, "validation", "0.2", "samples", "1000", "train_steps", "1", "lr", "0",
+         "holdout", "0.2");
+    assert_ok(task_evaluate_generation(t0, g, 1, 0, &tr0, &err), &err);
+    assert_ok(task_evaluate_generation(t, g, 1, 0, &tr, &err), &err);
+    assert_ok(task_champion_test(t0, g, &ct0, &err), &err);
+    assert_true(figure(&tr, "accuracy") == figure(&tr0, "accuracy"));
+    assert_true(figure(&tr0, "accuracy") == ct0.fitness);
+    task_close(t);
+    task_close(t0);
+    assert_error(REFUSED(&err, "train", csv, "holdout", "0.001"), &err, TV_EINVAL,
+                 "task classify: [task] holdout: 0.001 of 50 rows is none");
+    assert_error(REFUSED(&err, "train", csv, "validation", "0.5", "holdout", "0.5"), &err,
+                 TV_EINVAL,
+                 "[task] holdout: 0.5 with validation 0.5 and test 0 of 50 rows leaves none to "
+                 "train on");
+}
+
+/* [task] subset = fresh: each generation's rows drawn anew from (seed,
+ * generation), the same for every child of it, without repeats; all rows
+ * (as window) when samples covers the split. */
+static void test_classify_fresh_subset_per_generation(void **state)
+{
+    struct genome *g = *state;
+    net_x(g, 1000, 0); /* class 0 always */
+    char text[2048] = "";
+    for (int i = 0; i < 40; i++) /* one row of class 1 */
+        snprintf(text + strlen(text), sizeof text - strlen(text), "%d,%d\n", i, i == 17);
+    const char *csv = file("fresh.csv", text);
+    struct tv_error err = {0};
+    struct task_instance *tf, *tw, *again;
+    OPEN(&tf, "train", csv, "validation", "0", "samples", "20", "subset", "fresh");
+    OPEN(&tw, "train", csv, "validation", "0", "samples", "20");
+    OPEN(&again, "train", csv, "validation", "0", "samples", "20", "subset", "fresh");
+    int seen_all = 0, seen_less = 0, differ = 0;
+    for (int64_t gen = 0; gen < 60; gen++) {
+        struct task_result a, b, w, r;
+        assert_ok(task_evaluate_generation(tf, g, 1, gen, &a, &err), &err);
+        assert_ok(task_evaluate_generation(tf, g, 99, gen, &b, &err), &err);
+        assert_ok(task_evaluate_generation(again, g, 5, gen, &r, &err), &err);
+        assert_ok(task_evaluate_generation(tw, g, 1, gen, &w, &err), &err);
+        assert_true(a.fitness == b.fitness && a.fitness == r.fitness);
+        /* 20 distinct rows of 40: the class-1 row in them once, or not */
+        assert_true(a.fitness == 1.0 || a.fitness == 19.0 / 20);
+        seen_all |= a.fitness == 1.0;
+        seen_less |= a.fitness < 1.0;
+        differ |= a.fitness != w.fitness;
+    }
+    assert_true(seen_all && seen_less && differ);
+    task_close(tf);
+    task_close(tw);
+    task_close(again);
+    /* samples covering the split: every row, as window */
+    OPEN(&tf, "train", csv, "validation", "0", "samples", "40", "subset", "fresh");
+    struct task_result a;
+    assert_ok(task_evaluate_generation(tf, g, 1, 3, &a, &err), &err);
+    assert_true(a.fitness == 39.0 / 40);
+    task_close(tf);
+}
+
 /* [task] header, classes, test as a share: what they take and refuse. */
 static void test_classify_header_classes_and_share_keys(void **state)
 {
@@ -510,6 +602,55 @@ static void test_classify_conn_cost(void **state)
     task_close(t);
 }
 
+/* The hyper-parameter genes (genome.h) scale the task's training: a child
+ * with lr_scale 2, steps_scale 0.5 and regrow_scale 2 under lr 0.05, 30
+ * steps and set:0.1 is trained, bit for bit, as a child without genes under
+ * lr 0.1, 15 steps and set:0.2, and keeps its genes; scales of 1 train as
+ * no genes. */
+static void test_classify_hyper_genes_scale_the_training(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    struct task_instance *ta, *tb;
+    const char *csv = two_class_csv();
+#define OPEN_SET(t, lr, steps, set)                                                                \
+    OPEN(t, "train", csv, "validation", "0.25", "samples", "1000", "train_steps", steps,           \
+         "train_batch", "8", "optimizer", "adam", "lr", lr, "sparsity", set)
+    OPEN_SET(&ta, "0.05", "30", "set:0.1");
+    OPEN_SET(&tb, "0.1", "15", "set:0.2");
+#undef OPEN_SET
+    struct genome g0, h0, ga, gb, gone;
+    net_hidden(&g0);
+    genome_init(&h0);
+    assert_ok(genome_copy(&h0, &g0, &err), &err);
+    const float scales[GENOME_N_HYPER] = {2.0f, 0.5f, 2.0f};
+    genome_set_hyper(&h0, scales);
+    struct task_result ra, rb, rone, rplain;
+    evaluate_copy(ta, &h0, 5, &ga, &ra);
+    evaluate_copy(tb, &g0, 5, &gb, &rb);
+    assert_true(ga.has_hyper && !memcmp(ga.hyper, scales, sizeof scales));
+    assert_true(ra.fitness == rb.fitness);
+    genome_set_hyper(&ga, NULL);
+    assert_true(genome_equal(&ga, &gb));
+    genome_release(&ga);
+    /* scales of 1 change nothing but the genome's genes */
+    const float ones[GENOME_N_HYPER] = {1.0f, 1.0f, 1.0f};
+    genome_set_hyper(&h0, ones);
+    evaluate_copy(ta, &h0, 5, &gone, &rone);
+    evaluate_copy(ta, &g0, 5, &ga, &rplain);
+    assert_true(rone.fitness == rplain.fitness);
+    genome_set_hyper(&gone, NULL);
+    assert_true(genome_equal(&gone, &ga));
+    assert_false(genome_equal(&ga, &gb)); /* (the scales of 2 did change the training) */
+    task_close(ta);
+    task_close(tb);
+    genome_release(&g0);
+    genome_release(&h0);
+    genome_release(&ga);
+    genome_release(&gb);
+    genome_release(&gone);
+}
+
 static void test_classify_training_keys_refused(void **state)
 {
     (void)state;
@@ -548,6 +689,9 @@ int main(void)
         cmocka_unit_test(test_classify_diverged_training_scores_zero),
         TU_GENOME_TEST(test_classify_conn_cost),
         cmocka_unit_test(test_classify_training_keys_refused),
+        cmocka_unit_test(test_classify_hyper_genes_scale_the_training),
+        TU_GENOME_TEST(test_classify_holdout_from_the_training_split),
+        TU_GENOME_TEST(test_classify_fresh_subset_per_generation),
     };
     return cmocka_run_group_tests(tests, tu_tmpdir_setup, tu_tmpdir_teardown);
 }

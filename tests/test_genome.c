@@ -226,6 +226,39 @@ static void test_tv_rng_shuffle_u32_is_fisher_yates(void **state)
     assert_true(r.ctr == 0);
 }
 
+/* tv_rng_sample_u32: the first k positions of an upward Fisher-Yates over
+ * 0..n-1 on a real array, draw for draw; no repeats; k above n gives n. */
+static void test_tv_rng_sample_u32_is_a_partial_fisher_yates(void **state)
+{
+    (void)state;
+    enum { N = 300 };
+    uint32_t a[N], got[N];
+    for (uint64_t seed = 1; seed <= 20; seed++) {
+        size_t k = seed * 14;
+        struct tv_rng r, q;
+        tv_rng_init(&r, seed, 5, 6);
+        q = r;
+        for (uint32_t i = 0; i < N; i++)
+            a[i] = i;
+        for (size_t i = 0; i < k; i++) {
+            size_t j = i + tv_rng_below(&q, (uint32_t)(N - i));
+            uint32_t t = a[i];
+            a[i] = a[j];
+            a[j] = t;
+        }
+        assert_int_equal(tv_rng_sample_u32(&r, N, k, got), 0);
+        assert_memory_equal(got, a, k * sizeof *got);
+        assert_true(r.ctr == q.ctr);
+    }
+    struct tv_rng r;
+    tv_rng_init(&r, 3, 0, 0);
+    assert_int_equal(tv_rng_sample_u32(&r, 5, 9, got), 0);
+    uint32_t seen = 0;
+    for (size_t i = 0; i < 5; i++)
+        seen |= 1u << got[i];
+    assert_int_equal(seen, 31);
+}
+
 /* The first key not below x in [lo, hi) (of repeats, the first), in a plain
  * array and by a field of an array of structs; hi when there is none. */
 static void test_tv_lower_u32_finds_first_not_below(void **state)
@@ -2018,6 +2051,7 @@ int main(void)
         cmocka_unit_test(test_tv_rng_below_roughly_uniform),
         cmocka_unit_test(test_tv_rng_uniform_chance_normal),
         cmocka_unit_test(test_tv_rng_shuffle_u32_is_fisher_yates),
+        cmocka_unit_test(test_tv_rng_sample_u32_is_a_partial_fisher_yates),
         cmocka_unit_test(test_tv_lower_u32_finds_first_not_below),
         cmocka_unit_test(test_tv_buf_append_grows_and_free_resets),
         cmocka_unit_test(test_tv_grow_doubles_and_refuses_overflow),

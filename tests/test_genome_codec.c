@@ -616,9 +616,9 @@ static void test_genome_decode_wrong_version_fails(void **state)
     (void)state;
     struct tv_error err = {0};
     struct genome *g = small();
-    struct msg m = {MAGIC, 0, 6, g, 0};
-    assert_error(decode_msg(&m, NULL, &err), &err, TV_EFORMAT, "format version 6");
-    assert_msg_has(&err, "reads versions 1 to 5");
+    struct msg m = {MAGIC, 0, 7, g, 0};
+    assert_error(decode_msg(&m, NULL, &err), &err, TV_EFORMAT, "format version 7");
+    assert_msg_has(&err, "reads versions 1 to 6");
     m.version = 0;
     assert_error(decode_msg(&m, NULL, &err), &err, TV_EFORMAT, "format version 0");
     m.version = 4000000000;

@@ -242,8 +242,8 @@ static void test_genome_read_text_missing_header_fails(void **state)
 static void test_genome_read_text_wrong_version_fails(void **state)
 {
     (void)state;
-    refused("trevo-net 6\n" NEURONS, TV_EFORMAT,
-            "t.txt:1: format version '6', this program reads 1 to 5");
+    refused("trevo-net 7\n" NEURONS, TV_EFORMAT,
+            "t.txt:1: format version '7', this program reads 1 to 6");
     refused("\ntrevo-net 01\n", TV_EFORMAT, "t.txt:2: format version '01'");
     refused("trevo-net 1.0\n", TV_EFORMAT, "version '1.0'");
 }

@@ -105,7 +105,7 @@ static void test_genome_scale_text_bad_lines_fail(void **state)
          "s.txt:9: scale of input 0 already given on line 8"},
         {"trevo-net 5\n" NET "scale 0 1\n", "s.txt:8: expected 'scale ID SHIFT MUL'"},
         {"trevo-net 5\n" NET "scale 0 1 inf\n", "s.txt:8: scale mul is not a finite number"},
-        {"trevo-net 6\n" NET, "s.txt:1: format version '6', this program reads 1 to 5"},
+        {"trevo-net 7\n" NET, "s.txt:1: format version '7', this program reads 1 to 6"},
     };
 #undef NET
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -148,9 +148,9 @@ static void test_genome_scale_msgpack_round_trip(void **state)
         assert_true(b.data[0] == 0x94 || b.data[0] == 0x95);
         assert_true(b.data[14] < 5);
         /* the version byte of a newer program: refused by version */
-        a.data[14] = 6;
+        a.data[14] = 7;
         assert_error(genome_decode(&h, a.data, a.len, NULL, &err), &err, TV_EFORMAT,
-                     "format version 6, this program reads versions 1 to 5");
+                     "format version 7, this program reads versions 1 to 6");
         genome_release(&plain);
         free(a.data);
         free(b.data);

@@ -163,6 +163,46 @@ void tv_rng_shuffle_u32(struct tv_rng *rng, uint32_t *a, size_t n)
     }
 }
 
+/* The value at position i of the virtual array: i itself until a swap
+ * stored another (keys SIZE_MAX: free slots). */
+static size_t *sample_slot(size_t *key, size_t *val, size_t mask, size_t i)
+{
+    size_t h = (size_t)tv_mix64(i) & mask;
+    while (key[h] != SIZE_MAX && key[h] != i)
+        h = (h + 1) & mask;
+    if (key[h] == SIZE_MAX) {
+        key[h] = i;
+        val[h] = i;
+    }
+    return &val[h];
+}
+
+int tv_rng_sample_u32(struct tv_rng *rng, uint32_t n, size_t k, uint32_t *out)
+{
+    if (k > n)
+        k = n;
+    size_t cap = 16;
+    while (cap < 4 * k)
+        cap *= 2;
+    size_t *key = malloc(cap * sizeof *key), *val = malloc(cap * sizeof *val);
+    if (!key || !val) {
+        free(key);
+        free(val);
+        return -1;
+    }
+    for (size_t i = 0; i < cap; i++)
+        key[i] = SIZE_MAX;
+    for (size_t i = 0; i < k; i++) {
+        size_t j = i + tv_rng_below(rng, (uint32_t)(n - i));
+        size_t *pj = sample_slot(key, val, cap - 1, j), at = *pj;
+        *pj = *sample_slot(key, val, cap - 1, i); /* position i's value goes to j */
+        out[i] = (uint32_t)at;
+    }
+    free(key);
+    free(val);
+    return 0;
+}
+
 int tv_grow(void **p, size_t *cap, size_t need, size_t elem, struct tv_error *err)
 {
     if (need <= *cap)

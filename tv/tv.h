@@ -88,6 +88,11 @@ double tv_rng_normal(struct tv_rng *rng);
  * (n - 1 draws of tv_rng_below; none when n < 2). n <= 2^32. What the
  * classify split and the epoch order of tasks/fit.h draw. */
 void tv_rng_shuffle_u32(struct tv_rng *rng, uint32_t *a, size_t n);
+/* k of 0..n-1 without repeats into out[k] (k above n: n): positions 0..k-1
+ * of that shuffle's counterpart drawn upwards, i from 0 swapping with
+ * i + tv_rng_below(n - i) (k draws), over a virtual array, so that it costs
+ * O(k) time and memory, not O(n). 0, or -1 when out of memory. */
+int tv_rng_sample_u32(struct tv_rng *rng, uint32_t n, size_t k, uint32_t *out);
 /* The 64-bit finaliser the generator is built on; also handy for hashing. */
 uint64_t tv_mix64(uint64_t x);
 
