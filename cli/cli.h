@@ -23,9 +23,17 @@
 int cli_cmd_run(int argc, char **argv);
 int cli_cmd_resume(int argc, char **argv);
 int cli_cmd_status(int argc, char **argv);
-int cli_cmd_best(int argc, char **argv);
+int cli_cmd_best(int argc, char **argv); /* cmd_best.c */
+/* The best solver of the run's last closed generation: the solved member of
+ * its population (the checkpoint's) with the highest fitness, ties to the
+ * lower id. *id is STORE_ID_NONE when no member is solved. */
+struct store;
+int cli_best_solver(struct store *st, int64_t run, int64_t *id, double *fitness,
+                    struct tv_error *err);
 /* plots (cmd_plot.c) */
 int cli_cmd_plot(int argc, char **argv);
+/* the accuracy-flash front (cmd_front.c) */
+int cli_cmd_front(int argc, char **argv);
 /* tasks (cmd_task.c) */
 int cli_cmd_task_eval(int argc, char **argv);
 int cli_cmd_task_list(int argc, char **argv);
@@ -55,10 +63,12 @@ struct nn_cost;
 int cli_load_qnet(const char *path, struct nn_qnet **q, struct tv_error *err);
 void cli_print_cost(FILE *f, const char *what, const struct nn_cost *c, int estimate);
 /* `net quantize` of g and `best --int8`: calibrate (DATA or task:NAME, the
- * task's [task] values from config / config_text and sets), quantize, write
- * out; one line on stderr. */
+ * task's [task] values from config / config_text and sets; "task:" alone,
+ * the config's task), quantize, write out; lines on stderr. */
 struct cli_quant_args {
     const char *calibrate, *labels, *header, *samples, *percentile, *out, *config, *config_text;
+    const char *c_prefix;        /* not NULL: write the C file (net export --format c) instead */
+    const struct nn_cost *limit; /* not NULL: a file over it is refused, nothing written */
     const char *const *sets;
     size_t n_sets;
 };

@@ -8,7 +8,7 @@
  * run name ever reaches a command line (in the script they are quoted text
  * of a title). gnuplot writes into the temporary directory; the PNG is then
  * moved into place atomically by cli_write_file(). */
-#include "cli.h"
+#include "gnuplot.h"
 #include "store.h"
 
 #include <errno.h>
@@ -22,8 +22,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-extern char **environ;
-
 static const char plot_usage[] =
     "usage: trevo plot DB [--name RUN] -o FILE.png [--front]\n"
     "Draws a run's best and mean fitness per generation and the complexity of each\n"
@@ -34,24 +32,6 @@ static const char plot_usage[] =
     "the run's accuracy-connections front (the view v_front: no smaller network is as\n"
     "fit). Reads DB read-only, so the run may still be going. Needs gnuplot (Debian:\n"
     "apt-get install gnuplot-nox).\n";
-
-/* The largest PNG read back from gnuplot. */
-#define PLOT_PNG_MAX ((size_t)256 << 20)
-
-/* The files of one plot, in a private temporary directory. */
-struct plot_tmp {
-    char dir[512];
-    char data[600], script[600], png[600], log[600];
-};
-
-/* A double for gnuplot's data file: "?" (missing) when not finite. */
-static void put_value(FILE *f, double v)
-{
-    if (isfinite(v))
-        fprintf(f, " %.17g", v);
-    else
-        fputs(" ?", f);
-}
 
 /* What the main plot's script needs to know of its data. */
 struct plot_facts {
@@ -111,8 +91,8 @@ static int plot_write_data(struct store *st, const struct store_run_info *info, 
         if (g.solved && facts->solved < 0)
             facts->solved = gen;
         fprintf(f, "%" PRId64, gen);
-        put_value(f, g.best);
-        put_value(f, g.mean);
+        cli_plot_value(f, g.best);
+        cli_plot_value(f, g.mean);
         struct store_individual ind;
         if (g.champion != STORE_ID_NONE) {
             rc = store_individual_row(st, info->run_id, g.champion, &ind, err);
@@ -155,7 +135,7 @@ static int plot_write_front(struct store *st, const struct store_run_info *info,
             if (!isfinite(r->fitness))
                 continue;
             fprintf(f, "%" PRIu32, r->n_conns);
-            put_value(f, r->fitness);
+            cli_plot_value(f, r->fitness);
             fputc('\n', f);
             *max_conns = r->n_conns > *max_conns ? r->n_conns : *max_conns;
         }
@@ -168,7 +148,7 @@ static int plot_write_front(struct store *st, const struct store_run_info *info,
         fputs("\n\n# the front: conns fitness id\n", f);
         for (size_t i = 0; i < *n_front; i++) {
             fprintf(f, "%" PRIu32, front[i].n_conns);
-            put_value(f, front[i].fitness);
+            cli_plot_value(f, front[i].fitness);
             fprintf(f, " %" PRId64 "\n", front[i].id);
         }
     }
@@ -180,63 +160,22 @@ static int plot_write_front(struct store *st, const struct store_run_info *info,
     return rc;
 }
 
-/* Writes s as a single-quoted gnuplot string: inside one, only '' is special
- * (a quote); control characters become spaces. */
-static void put_quoted(FILE *f, const char *s)
-{
-    fputc('\'', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '\'')
-            fputs("''", f);
-        else
-            fputc(c < 0x20 || c == 0x7f ? ' ' : c, f);
-    }
-    fputc('\'', f);
-}
-
-/* The script's start: the terminal, the output and data file names. */
-static void plot_script_head(FILE *f, const struct plot_tmp *t)
-{
-    /* pngcairo (antialiased) where this gnuplot has it, else the libgd png. */
-    fputs("if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
-          "    set terminal pngcairo size 1000,800 font 'sans,10' noenhanced\n"
-          "} else {\n"
-          "    set terminal png size 1000,800 noenhanced\n"
-          "}\n"
-          "set output ",
-          f);
-    put_quoted(f, t->png);
-    fputs("\ndata = ", f);
-    put_quoted(f, t->data);
-    fputs("\nset datafile missing '?'\n", f);
-}
-
-static int plot_script_close(FILE *f, const struct plot_tmp *t, struct tv_error *err)
-{
-    int saved = errno, bad = ferror(f);
-    bad |= fclose(f);
-    if (bad)
-        return tv_error_set(err, TV_EIO, "%s: write error: %s", t->script, strerror(saved));
-    return 0;
-}
-
 /* --front: one panel, fitness against connections (a log scale when the
  * sizes span more than a factor 100). */
-static int plot_write_front_script(const struct plot_tmp *t, const char *db,
+static int plot_write_front_script(const struct cli_plot_tmp *t, const char *db,
                                    const struct store_run_info *info, size_t n_front,
                                    uint32_t max_conns, struct tv_error *err)
 {
     FILE *f = fopen(t->script, "w");
     if (!f)
         return tv_error_set(err, TV_EIO, "%s: cannot create: %s", t->script, strerror(errno));
-    plot_script_head(f, t);
+    cli_plot_script_head(f, t);
     char title[1200];
     snprintf(title, sizeof title,
              "trevo: run '%s' in %s: fitness against connections, %zu on the front", info->name, db,
              n_front);
     fputs("set title ", f);
-    put_quoted(f, title);
+    cli_plot_quoted(f, title);
     fprintf(f,
             "\nset grid\n"
             "set key outside right top vertical\n"
@@ -251,7 +190,7 @@ static int plot_write_front_script(const struct plot_tmp *t, const char *db,
             " linecolor rgb '#c00000' title 'front (smallest as fit)'\n"
             "set output\n",
             max_conns > 1000 ? "set logscale x\n" : "");
-    return plot_script_close(f, t, err);
+    return cli_plot_script_close(f, t, err);
 }
 
 /* The main plot's complexity panel: the counts that keep their meaning as
@@ -274,14 +213,14 @@ static void plot_script_counts(FILE *f, const struct plot_facts *facts, const ch
     fputc('\n', f);
 }
 
-static int plot_write_script(const struct plot_tmp *t, const char *db,
+static int plot_write_script(const struct cli_plot_tmp *t, const char *db,
                              const struct store_run_info *info, const struct plot_facts *facts,
                              struct tv_error *err)
 {
     FILE *f = fopen(t->script, "w");
     if (!f)
         return tv_error_set(err, TV_EIO, "%s: cannot create: %s", t->script, strerror(errno));
-    plot_script_head(f, t);
+    cli_plot_script_head(f, t);
     char title[1200], solved[80] = "";
     int64_t n_gens = info->last_generation + 1;
     if (facts->solved >= 0)
@@ -289,7 +228,7 @@ static int plot_write_script(const struct plot_tmp *t, const char *db,
     snprintf(title, sizeof title, "trevo: run '%s' in %s, %" PRId64 " generation%s%s", info->name,
              db, n_gens, n_gens == 1 ? "" : "s", solved);
     fputs("set multiplot layout 2,1 title ", f);
-    put_quoted(f, title);
+    cli_plot_quoted(f, title);
     /* Few points: mark each one (a single generation is otherwise invisible). */
     const char *with = n_gens <= 60 ? "linespoints pointtype 7 pointsize 0.6" : "lines";
     fprintf(f,
@@ -322,101 +261,10 @@ static int plot_write_script(const struct plot_tmp *t, const char *db,
             with, with);
     plot_script_counts(f, facts, with);
     fputs("unset multiplot\nset output\n", f);
-    return plot_script_close(f, t, err);
+    return cli_plot_script_close(f, t, err);
 }
 
 /* The tail of gnuplot's output, on one line, into msg. */
-static void log_tail(const char *path, char *msg, size_t size)
-{
-    struct tv_buf b = {0};
-    msg[0] = '\0';
-    if (cli_read_file(path, 1 << 20, &b, NULL) || !b.len) {
-        tv_buf_free(&b);
-        snprintf(msg, size, "(no output)");
-        return;
-    }
-    size_t len = b.len;
-    while (len && (b.data[len - 1] == '\n' || b.data[len - 1] == ' '))
-        len--;
-    size_t start = len > size - 1 ? len - (size - 1) : 0;
-    size_t k = 0;
-    for (size_t i = start; i < len && k + 1 < size; i++)
-        msg[k++] = b.data[i] == '\n' ? '|' : (char)b.data[i];
-    msg[k] = '\0';
-    tv_buf_free(&b);
-}
-
-/* Runs `gnuplot SCRIPT` with stdin from /dev/null and its output in the log. */
-static int plot_run_gnuplot(const struct plot_tmp *t, struct tv_error *err)
-{
-    posix_spawn_file_actions_t fa;
-    if (posix_spawn_file_actions_init(&fa))
-        return tv_error_set(err, TV_ENOMEM, "plot: out of memory");
-    int rc = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    if (!rc)
-        rc = posix_spawn_file_actions_addopen(&fa, 1, t->log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (!rc)
-        rc = posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    char prog[] = "gnuplot";
-    char script[sizeof t->script];
-    snprintf(script, sizeof script, "%s", t->script);
-    char *args[] = {prog, script, NULL};
-    pid_t pid = -1;
-    if (!rc)
-        rc = posix_spawnp(&pid, prog, &fa, NULL, args, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (rc == ENOENT)
-        return tv_error_set(err, TV_ENOTFOUND,
-                            "plot: gnuplot not found in PATH: install it "
-                            "(Debian: apt-get install gnuplot-nox)");
-    if (rc)
-        return tv_error_set(err, TV_EIO, "plot: cannot start gnuplot: %s", strerror(rc));
-    int status;
-    while (waitpid(pid, &status, 0) < 0) {
-        if (errno != EINTR)
-            return tv_error_set(err, TV_EIO, "plot: waiting for gnuplot: %s", strerror(errno));
-    }
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-        return 0;
-    char tail[320];
-    log_tail(t->log, tail, sizeof tail);
-    if (WIFSIGNALED(status))
-        return tv_error_set(err, TV_EIO, "plot: gnuplot killed by signal %d: %s", WTERMSIG(status),
-                            tail);
-    return tv_error_set(err, TV_EIO, "plot: gnuplot failed (exit status %d): %s",
-                        WEXITSTATUS(status), tail);
-}
-
-/* Makes the private temporary directory: $TMPDIR if it is a plain path, else /tmp. */
-static int plot_tmp_make(struct plot_tmp *t, struct tv_error *err)
-{
-    const char *base = getenv("TMPDIR");
-    if (!base || !*base || strlen(base) > 256)
-        base = "/tmp";
-    for (const char *p = base; *p; p++)
-        if ((unsigned char)*p < 0x20 || *p == 0x7f)
-            base = "/tmp";
-    snprintf(t->dir, sizeof t->dir, "%s/trevo-plot-XXXXXX", base);
-    if (!mkdtemp(t->dir))
-        return tv_error_set(err, TV_EIO, "%s: cannot create a temporary directory: %s", t->dir,
-                            strerror(errno));
-    snprintf(t->data, sizeof t->data, "%s/data.txt", t->dir);
-    snprintf(t->script, sizeof t->script, "%s/plot.gp", t->dir);
-    snprintf(t->png, sizeof t->png, "%s/plot.png", t->dir);
-    snprintf(t->log, sizeof t->log, "%s/gnuplot.log", t->dir);
-    return 0;
-}
-
-static void plot_tmp_remove(const struct plot_tmp *t)
-{
-    if (!t->dir[0])
-        return;
-    const char *const files[] = {t->data, t->script, t->png, t->log};
-    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
-        unlink(files[i]);
-    rmdir(t->dir);
-}
-
 int cli_cmd_plot(int argc, char **argv)
 {
     const char *db = NULL, *name = NULL, *out = NULL;
@@ -445,14 +293,14 @@ int cli_cmd_plot(int argc, char **argv)
     struct store_run_info info;
     if (cli_open_run(db, name, &st, &info, &err))
         return cli_fail(&err);
-    struct plot_tmp t;
+    struct cli_plot_tmp t;
     memset(&t, 0, sizeof t);
     int rc = 0;
     if (info.last_generation < 0)
         rc = tv_error_set(&err, TV_ENOTFOUND, "%s: run '%s' has no closed generation yet", db,
                           info.name);
     if (!rc)
-        rc = plot_tmp_make(&t, &err);
+        rc = cli_plot_tmp_make(&t, &err);
     struct plot_facts facts = {.solved = -1};
     size_t n_front = 0;
     if (!rc)
@@ -464,14 +312,8 @@ int cli_cmd_plot(int argc, char **argv)
         rc = front ? plot_write_front_script(&t, db, &info, n_front, facts.max_count, &err)
                    : plot_write_script(&t, db, &info, &facts, &err);
     if (!rc)
-        rc = plot_run_gnuplot(&t, &err);
-    struct tv_buf png = {0};
-    if (!rc)
-        rc = cli_read_file(t.png, PLOT_PNG_MAX, &png, &err);
-    if (!rc)
-        rc = cli_write_file(out, png.data, png.len, &err);
-    tv_buf_free(&png);
-    plot_tmp_remove(&t);
+        rc = cli_plot_finish(&t, out, &err);
+    cli_plot_tmp_remove(&t);
     store_run_info_release(&info);
     return rc ? cli_fail(&err) : 0;
 }

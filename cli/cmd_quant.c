@@ -141,12 +141,13 @@ static int calibrate_task(struct nn_calib *c, const char *name, size_t n,
 {
     struct master_config *cfg = calloc(1, sizeof *cfg);
     struct task_instance *t = NULL;
-    int rc = cfg ? cli_task_open_args(name, qa->config, qa->config_text, qa->sets, qa->n_sets, cfg,
-                                      &t, err)
+    int rc = cfg ? cli_task_open_args(*name ? name : NULL, qa->config, qa->config_text, qa->sets,
+                                      qa->n_sets, cfg, &t, err)
                  : tv_error_set(err, TV_ENOMEM, "out of memory");
     free(cfg);
     if (rc)
-        return tv_error_prefix(err, "--calibrate task:%s", name);
+        return *name ? tv_error_prefix(err, "--calibrate task:%s", name)
+                     : tv_error_prefix(err, "calibration on the run's task");
     const struct nn_plan *p = nn_calib_plan(c);
     if (nn_plan_n_inputs(p) != t->n_inputs || nn_plan_n_outputs(p) != t->n_outputs)
         rc = tv_error_set(err, TV_EINVAL,
@@ -193,13 +194,21 @@ int cli_quantize_net(const struct genome *g, const struct cli_quant_args *qa, st
                      : calibrate_rows(c, cal, qa->labels, qa->header, (size_t)n, err);
     if (!rc)
         rc = nn_quantize(c, &q, err);
-    if (!rc)
-        rc = nn_qnet_write(q, &buf, err);
-    if (!rc)
-        rc = cli_write_file(qa->out, buf.data, buf.len, err);
     struct nn_cost cost;
     if (!rc)
         rc = nn_qnet_cost(q, &cost, err);
+    const struct nn_cost *m = qa->limit;
+    if (!rc && m && (cost.flash > m->flash || cost.ram > m->ram || cost.macs > m->macs))
+        rc = tv_error_set(err, TV_ELIMIT,
+                          "the quantized network does not fit the budget: flash %llu bytes, RAM "
+                          "%llu bytes, %llu MACs",
+                          (unsigned long long)cost.flash, (unsigned long long)cost.ram,
+                          (unsigned long long)cost.macs);
+    if (!rc)
+        rc = qa->c_prefix ? nn_qnet_export_c(q, qa->c_prefix, &buf, err)
+                          : nn_qnet_write(q, &buf, err);
+    if (!rc)
+        rc = cli_write_file(qa->out, buf.data, buf.len, err);
     if (!rc) {
         fprintf(stderr, "%s: %zu neurons, %zu edges, %zu tables, calibrated on %zu values\n",
                 qa->out, q->n, q->n_edges, q->n_tables, nn_calib_n_observed(c));

@@ -316,11 +316,8 @@ int cli_cmd_resume(int argc, char **argv)
     return status;
 }
 
-/* The best solver of the run's last closed generation: the solved member of
- * its population (the checkpoint's) with the highest fitness, ties to the
- * lower id. *id is STORE_ID_NONE when no member is solved. */
-static int best_solver(struct store *st, int64_t run, int64_t *id, double *fitness,
-                       struct tv_error *err)
+int cli_best_solver(struct store *st, int64_t run, int64_t *id, double *fitness,
+                    struct tv_error *err)
 {
     struct store_checkpoint cp;
     memset(&cp, 0, sizeof cp);
@@ -372,7 +369,7 @@ int cli_cmd_status(int argc, char **argv)
             int64_t id = STORE_ID_NONE;
             double f;
             if (g.solved)
-                rc = best_solver(st, runs[i].run_id, &id, &f, &err);
+                rc = cli_best_solver(st, runs[i].run_id, &id, &f, &err);
             if (id != STORE_ID_NONE)
                 snprintf(solver, sizeof solver, "%" PRId64, id);
         }
@@ -402,101 +399,6 @@ int cli_cmd_status(int argc, char **argv)
                line, u.generations, u.individuals, u.genomes, free_b);
     }
     store_runs_free(runs, n);
-    if (store_close(st, rc ? NULL : &err) && !rc)
-        rc = err.code;
-    return rc ? cli_fail(&err) : 0;
-}
-
-/* The individual `trevo best` writes: the champion (the fittest) or, for a
- * solved run unless by_fitness, its best solver (said on stderr when it is
- * not the champion). */
-static int best_pick(struct store *st, const struct store_run_info *info,
-                     const struct store_generation *g, int by_fitness, int64_t *id, double *fitness,
-                     struct tv_error *err)
-{
-    *id = g->champion;
-    *fitness = g->best;
-    if (by_fitness || !g->solved)
-        return 0;
-    int64_t solver;
-    double f;
-    int rc = best_solver(st, info->run_id, &solver, &f, err);
-    if (rc || solver == STORE_ID_NONE || solver == g->champion)
-        return rc;
-    fprintf(stderr,
-            "trevo: run '%s' is solved: writing its best solver, individual %" PRId64
-            " (fitness %.6g); the fittest, individual %" PRId64
-            " (fitness %.6g), does not solve it (--by fitness writes it)\n",
-            info->name, solver, f, g->champion, g->best);
-    *id = solver;
-    *fitness = f;
-    return 0;
-}
-
-int cli_cmd_best(int argc, char **argv)
-{
-    static const char usage[] =
-        "usage: trevo best DB [--name RUN] [-o NET] [--format text|msgpack|dot]\n"
-        "                     [--by solver|fitness]\n"
-        "Writes the champion of the run's last closed generation (text by default;\n"
-        "dot: a Graphviz drawing, e.g. `trevo best DB --format dot | dot -Tsvg -o net.svg`).\n"
-        "For a solved run that is its best solver, the fittest member that solves the\n"
-        "task (stderr says so when it is not the fittest); --by fitness: the fittest.\n"
-        "  --int8 --calibrate DATA|task:NAME [--labels FILE] [--header auto|yes|no]\n"
-        "         [--samples N] [--percentile P] -o NET.q\n"
-        "        quantizes that champion as `trevo net quantize` does (DATA as net train\n"
-        "        --data takes it; task:NAME with the run's [task] values) and writes the\n"
-        "        int8 NET.q.\n";
-    const char *db = NULL, *name = NULL, *out = "-", *format = "text", *by = "solver";
-    struct cli_quant_args qa = {0}; /* --int8 (cmd_quant.c) */
-    const struct cli_opt opts[] = {{"--name", &name},
-                                   {"-o", &out},
-                                   {"--format", &format},
-                                   {"--by", &by},
-                                   {"--calibrate", &qa.calibrate},
-                                   {"--labels", &qa.labels},
-                                   {"--header", &qa.header},
-                                   {"--samples", &qa.samples},
-                                   {"--percentile", &qa.percentile}};
-    int int8 = 0; /* --int8: a flag, taken out before the options */
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--int8")) {
-            memmove(argv + i, argv + i + 1, (size_t)(argc - i) * sizeof *argv);
-            argc--, i--, int8 = 1;
-        }
-    int status = cli_parse_args(argc, argv, "best", opts, 9, &db, usage);
-    if (status >= 0)
-        return status;
-    if (!db || !cli_net_format_known(format) || (strcmp(by, "solver") && strcmp(by, "fitness")) ||
-        int8 != !!qa.calibrate)
-        return cli_usage_error(usage);
-    struct tv_error err = {0};
-    struct store *st;
-    struct store_run_info info;
-    if (cli_open_run(db, name, &st, &info, &err))
-        return cli_fail(&err);
-    struct store_generation g;
-    int rc = store_generation_get(st, info.run_id, -1, &g, &err);
-    int64_t id = STORE_ID_NONE;
-    double fitness = 0;
-    if (!rc)
-        rc = best_pick(st, &info, &g, !strcmp(by, "fitness"), &id, &fitness, &err);
-    struct genome *net = genome_new();
-    if (!rc)
-        rc = net ? store_genome_read(st, info.run_id, id, net, &err)
-                 : tv_error_set(&err, TV_ENOMEM, "out of memory");
-    if (!rc) {
-        char title[512];
-        snprintf(title, sizeof title,
-                 "run '%s', generation %" PRId64 ": %s %" PRId64 ", fitness %.6g", info.name,
-                 g.generation, id == g.champion ? "champion" : "best solver", id, fitness);
-        qa.out = out;
-        qa.config = "the run's config"; /* task:NAME: the run's [task] values */
-        qa.config_text = info.config;
-        rc = int8 ? cli_quantize_net(net, &qa, &err) : cli_write_net(net, format, title, out, &err);
-    }
-    genome_free(net);
-    store_run_info_release(&info);
     if (store_close(st, rc ? NULL : &err) && !rc)
         rc = err.code;
     return rc ? cli_fail(&err) : 0;

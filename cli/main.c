@@ -29,6 +29,8 @@ static const struct command commands[] = {
     {NULL, "status", cli_cmd_status, "DB: the runs in a database"},
     {NULL, "best", cli_cmd_best, "DB: write the champion network"},
     {NULL, "plot", cli_cmd_plot, "DB -o FILE.png: fitness and complexity per generation"},
+    {NULL, "front", cli_cmd_front,
+     "DB: the accuracy-flash front (the best network per device size)"},
     {NULL, "version", version, "the version (and the git commit it was built from)"},
     {"task", "eval", cli_cmd_task_eval, "TASK NET: evaluate one network on a task"},
     {"task", "list", cli_cmd_task_list, "the registered tasks"},

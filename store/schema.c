@@ -59,26 +59,10 @@
     "FROM individuals i JOIN runs r ON r.run_id = i.run_id\n"                                      \
     "LEFT JOIN operators o ON o.op = i.op;\n"
 
-/* The accuracy-flash front of each generation (since version 6): per run and
- * generation, each individual evaluated in that generation that no other of
- * it beats on both counts, i.e. whose valid_acc is higher than that of every
- * one with less flash (equal flash: the more accurate first, then the lower
- * id, so of equal pairs only the first is on the front). Individuals without
- * both figures (a failed child, a task without an accuracy) are left out.
- * The front of a whole run is the same question without the generation in
- * the partition (docs/sql.md). */
+/* The accuracy-flash front of each generation (since version 6; schema.h,
+ * STORE_FLASH_FRONT_SELECT, says which individuals). */
 #define V_FRONT_GEN                                                                                \
-    "CREATE VIEW v_front_gen AS\n"                                                                 \
-    "SELECT f.run, f.run_id, f.generation, f.id, f.valid_acc, f.flash, f.ram, f.macs,\n"           \
-    "  f.n_conns, f.fitness\n"                                                                     \
-    "FROM (SELECT r.name AS run, i.run_id, i.generation, i.id, i.valid_acc, i.flash, i.ram,\n"     \
-    "        i.macs, i.n_conns, i.fitness,\n"                                                      \
-    "        max(i.valid_acc) OVER (PARTITION BY i.run_id, i.generation\n"                         \
-    "          ORDER BY i.flash, i.valid_acc DESC, i.id\n"                                         \
-    "          ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS smaller_best\n"                \
-    "      FROM individuals i JOIN runs r ON r.run_id = i.run_id\n"                                \
-    "      WHERE i.valid_acc IS NOT NULL AND i.flash IS NOT NULL) f\n"                             \
-    "WHERE f.smaller_best IS NULL OR f.valid_acc > f.smaller_best;\n"
+    "CREATE VIEW v_front_gen AS\n" STORE_FLASH_FRONT_SELECT("i.run_id, i.generation", "") ";\n"
 
 const char *const store_schema_sql[] = {
     "CREATE TABLE trevo_meta(\n"

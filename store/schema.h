@@ -40,4 +40,24 @@ extern const char *const *const store_migration_sql[];
     "      WHERE i.fitness IS NOT NULL) f\n"                                                       \
     "WHERE f.smaller_best IS NULL OR f.fitness > f.smaller_best"
 
+/* The accuracy-flash front (since version 6): each individual whose
+ * valid_acc is higher than that of every one with less flash (equal flash:
+ * the more accurate first, then the lower id, so of equal pairs only the
+ * first is on the front), among those of one partition, PART: "i.run_id,
+ * i.generation" for each generation's (the view v_front_gen), "i.run_id"
+ * for a whole run's; WHERE, more conditions on individuals i (" AND ...").
+ * Individuals without both figures (a failed child, a task without an
+ * accuracy) are left out. */
+#define STORE_FLASH_FRONT_SELECT(PART, WHERE)                                                      \
+    "SELECT f.run, f.run_id, f.generation, f.id, f.valid_acc, f.flash, f.ram, f.macs,\n"           \
+    "  f.n_conns, f.fitness\n"                                                                     \
+    "FROM (SELECT r.name AS run, i.run_id, i.generation, i.id, i.valid_acc, i.flash, i.ram,\n"     \
+    "        i.macs, i.n_conns, i.fitness,\n"                                                      \
+    "        max(i.valid_acc) OVER (PARTITION BY " PART "\n"                                       \
+    "          ORDER BY i.flash, i.valid_acc DESC, i.id\n"                                         \
+    "          ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS smaller_best\n"                \
+    "      FROM individuals i JOIN runs r ON r.run_id = i.run_id\n"                                \
+    "      WHERE i.valid_acc IS NOT NULL AND i.flash IS NOT NULL" WHERE ") f\n"                    \
+    "WHERE f.smaller_best IS NULL OR f.valid_acc > f.smaller_best"
+
 #endif

@@ -392,4 +392,33 @@ struct store_front_point {
 int store_front_load(struct store *s, int64_t run, struct store_front_point **out, size_t *n,
                      struct tv_error *err);
 
+/* ---- networks on a device (front.c; schema version 6) ---------------------- */
+
+/* An individual with its device figures (docs/sql.md: individuals). */
+struct store_device_point {
+    int64_t id, generation;
+    double valid_acc, fitness;
+    int64_t flash, ram, macs; /* -1: not known */
+    int64_t n_conns;
+    int has_genome;       /* 1 if its genome is kept ([store] genomes) */
+    double champion_test; /* the best champion test it had as a champion; NaN: none */
+};
+
+/* The individuals of run born in generations 0..last_generation that have a
+ * validation accuracy and a flash figure, into *out (*n, malloc'd: free it):
+ * front = 1, only the accuracy-flash front among them (schema.h,
+ * STORE_FLASH_FRONT_SELECT), by flash then id; front = 0, all of them, by
+ * generation then id. */
+int store_device_points_load(struct store *s, int64_t run, int64_t last_generation, int front,
+                             struct store_device_point **out, size_t *n, struct tv_error *err);
+
+/* A device budget: -1 leaves a figure free. */
+struct store_budget {
+    int64_t max_flash, max_ram, max_macs;
+};
+/* The most accurate individual of run (valid_acc; then less flash, then the
+ * lower id) within budget b whose genome is kept; TV_ENOTFOUND if none. */
+int store_best_within(struct store *s, int64_t run, const struct store_budget *b,
+                      struct store_device_point *out, struct tv_error *err);
+
 #endif

@@ -84,6 +84,9 @@ sed -e 's/^generations = 100/generations = 5/' -e 's/^size = 150/size = 30/' exp
 "$TREVO" best "$dir/x.db" --int8 --calibrate task:xor --samples 4 -o "$dir/b.q" 2>"$dir/err" ||
     fail "best --int8 exited $?"
 cmp -s "$dir/a.q" "$dir/b.q" || fail "best --int8 differs from best + net quantize"
+# without --calibrate: the run's own task, with its [task] values
+"$TREVO" best "$dir/x.db" --int8 --samples 4 -o "$dir/own.q" 2>/dev/null || fail "best --int8 alone"
+cmp -s "$dir/a.q" "$dir/own.q" || fail "best --int8 without --calibrate is not task:xor's"
 grep -q "b.q: .* neurons, .* edges, .* tables, calibrated on" "$dir/err" || fail "best --int8: $(cat "$dir/err")"
 "$TREVO" task eval xor "$dir/b.q" | grep -q '^fitness: ' || fail "task eval of best --int8's file"
 # a data file of rows too
@@ -141,12 +144,10 @@ grep -q "trevo: --header: goes with --calibrate DATA, not task:xor" "$dir/err" |
     fail "--header with task:xor: $(cat "$dir/err")"
 [ ! -e "$dir/e.q" ] || fail "a refused quantize wrote a file"
 
-# usage errors: --int8 without --calibrate, --calibrate without --int8
-for args in "--int8 -o $dir/e.q" "--calibrate task:xor -o $dir/e.q"; do
-    # shellcheck disable=SC2086
-    "$TREVO" best "$dir/x.db" $args >/dev/null 2>&1; rc=$?
-    [ $rc -eq 2 ] || fail "best $args: exit $rc, want 2"
-done
+# usage errors: --calibrate without --int8 (--int8 alone takes the run's task)
+"$TREVO" best "$dir/x.db" --calibrate task:xor -o "$dir/e.q" 2>"$dir/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "calibrate goes with --int8" "$dir/err" ||
+    fail "best --calibrate without --int8: exit $rc, $(cat "$dir/err")"
 "$TREVO" best "$dir/x.db" --int8 --calibrate task:nosuch -o "$dir/e.q" 2>"$dir/err"; rc=$?
 [ $rc -eq 1 ] && grep -q "task:nosuch: task nosuch: the run's config's \\[run\\] task is xor" "$dir/err" || fail "best --int8 task:nosuch: $rc $(cat "$dir/err")"
 [ ! -e "$dir/e.q" ] || fail "best --int8 wrote a file on error"

@@ -1631,6 +1631,12 @@ static void oom_reads(struct store *s, long k)
     struct store_generation gen;
     if (!oom_step(store_generation_get(s, 1, -1, &gen, &err), &err, "store_generation_get", k))
         assert_int_equal(gen.generation, 1);
+    struct store_device_point *pts = NULL;
+    size_t n_pts = 99;
+    if (!oom_step(store_device_points_load(s, 1, 1, 1, &pts, &n_pts, &err), &err,
+                  "store_device_points_load", k))
+        assert_true(n_pts > 0 && pts[0].flash >= 0); /* make_rows gives figures */
+    free(pts);
 }
 
 /* Opening a database and reading it with SQLite's k-th allocation and all
@@ -3016,6 +3022,114 @@ static void test_store_front_gen_matches_definition(void **state)
     sqlite3_close(db);
 }
 
+/* store_device_points_load and store_best_within against their
+ * definitions on a hand-made history (two generations of 20, ties, NULL
+ * figures, some genomes not kept): the front up to generation G is every
+ * individual born by G with both figures that no other born by G beats
+ * (valid_acc higher or equal with less or equal flash, one strictly; of
+ * equal pairs the lower id), by flash; the best within a budget the most
+ * accurate kept one that fits (then less flash, then the lower id). */
+static void test_store_device_points_match_definition(void **state)
+{
+    struct fx *f = *state;
+    struct tv_error err = {0};
+    make_small_db(f->path);
+    enum { N = 40 };
+    double acc[N];
+    int64_t flash[N], ram[N];
+    int kept[N];
+    sqlite3 *db = raw_open(f->path);
+    raw_exec(db, "BEGIN");
+    for (int i = 0; i < N; i++) {
+        flash[i] = i % 13 == 6 ? -1 : 100 * ((i * 3) % 7) + 10 * (i % 4);
+        acc[i] = i % 9 == 4 ? NAN
+                            : 0.0005 * (double)(flash[i] < 0 ? 0 : flash[i]) +
+                                  0.0625 * (double)((i * 7) % 5);
+        ram[i] = 10 + i % 4;
+        kept[i] = i % 5 != 2; /* 2, 7, 12, 17, 37: some of the front */
+        char sql[240], va[40] = "NULL", vf[40] = "NULL";
+        if (!isnan(acc[i]))
+            snprintf(va, sizeof va, "%.17g", acc[i]);
+        if (flash[i] >= 0)
+            snprintf(vf, sizeof vf, "%lld", (long long)flash[i]);
+        snprintf(sql, sizeof sql,
+                 "UPDATE individuals SET valid_acc = %s, flash = %s, ram = %lld, macs = %d"
+                 " WHERE id = %d",
+                 va, vf, (long long)ram[i], 2 * i, i);
+        raw_exec(db, sql);
+        if (!kept[i]) {
+            snprintf(sql, sizeof sql, "DELETE FROM genomes WHERE id = %d", i);
+            raw_exec(db, sql);
+        }
+    }
+    raw_exec(db, "COMMIT");
+    sqlite3_close(db);
+    struct store *s = open_flags(f->path, STORE_READONLY);
+    for (int64_t last = 0; last <= 1; last++) {
+        int on[N], n_on = 0, n_both = 0;
+        for (int i = 0; i < N; i++) {
+            on[i] = i / 20 <= last && !isnan(acc[i]) && flash[i] >= 0;
+            n_both += on[i];
+            for (int j = 0; j < N && on[i]; j++) {
+                if (j == i || j / 20 > last || isnan(acc[j]) || flash[j] < 0)
+                    continue;
+                int dominates = acc[j] >= acc[i] && flash[j] <= flash[i] &&
+                                (acc[j] > acc[i] || flash[j] < flash[i]);
+                on[i] = !dominates && !(acc[j] == acc[i] && flash[j] == flash[i] && j < i);
+            }
+            n_on += on[i];
+        }
+        assert_true(n_on >= 3);
+        struct store_device_point *p;
+        size_t n;
+        assert_ok(store_device_points_load(s, 1, last, 1, &p, &n, &err), &err);
+        assert_int_equal(n, n_on);
+        for (size_t k = 0; k < n; k++) {
+            int i = (int)p[k].id;
+            assert_true(on[i]);
+            assert_true(p[k].valid_acc == acc[i]);
+            assert_int_equal(p[k].flash, flash[i]);
+            assert_int_equal(p[k].ram, ram[i]);
+            assert_int_equal(p[k].macs, 2 * i);
+            assert_int_equal(p[k].generation, i / 20);
+            assert_int_equal(p[k].has_genome, kept[i]);
+            if (k) /* by flash, each more accurate than the smaller ones */
+                assert_true(p[k].flash > p[k - 1].flash && p[k].valid_acc > p[k - 1].valid_acc);
+        }
+        free(p);
+        assert_ok(store_device_points_load(s, 1, last, 0, &p, &n, &err), &err);
+        assert_int_equal(n, n_both);
+        free(p);
+    }
+    for (int64_t budget = -1; budget <= 700; budget += 50) {
+        for (int64_t max_ram = -1; max_ram <= 12; max_ram += 13) {
+            int best = -1;
+            for (int i = 0; i < N; i++) {
+                if (!kept[i] || isnan(acc[i]) || flash[i] < 0 ||
+                    (budget >= 0 && flash[i] > budget) || (max_ram >= 0 && ram[i] > max_ram))
+                    continue;
+                if (best < 0 || acc[i] > acc[best] ||
+                    (acc[i] == acc[best] && flash[i] < flash[best]))
+                    best = i;
+            }
+            struct store_budget b = {budget, max_ram, -1};
+            struct store_device_point p;
+            int rc = store_best_within(s, 1, &b, &p, &err);
+            if (best < 0) {
+                assert_error(rc, &err, TV_ENOTFOUND, "no network of the run within the budget");
+            } else {
+                assert_ok(rc, &err);
+                assert_int_equal(p.id, best);
+            }
+        }
+    }
+    struct store_budget none = {-1, -1, 1}; /* macs <= 1: id 0 only, whose genome is kept */
+    struct store_device_point p;
+    assert_ok(store_best_within(s, 1, &none, &p, &err), &err);
+    assert_int_equal(p.id, 0);
+    assert_ok(store_close(s, &err), &err);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "--decode-oom") == 0)
@@ -3080,6 +3194,7 @@ int main(int argc, char **argv)
         T(test_store_open_migrates_version_4),
         T(test_store_open_migrates_version_5),
         T(test_store_front_gen_matches_definition),
+        T(test_store_device_points_match_definition),
 #undef T
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
