@@ -37,10 +37,11 @@ static const char best_usage[] =
  * or, for a solved run unless by_fitness, its best solver (said on stderr
  * when it is not the champion). */
 static int best_pick(struct store *st, const struct store_run_info *info,
-                     const struct store_generation *g, int by_fitness, int64_t *id,
+                     const struct store_generation *g, int by_fitness, int64_t *id, double *fitness,
                      struct tv_error *err)
 {
     *id = g->champion;
+    *fitness = g->best;
     if (by_fitness || !g->solved)
         return 0;
     int64_t solver;
@@ -54,6 +55,7 @@ static int best_pick(struct store *st, const struct store_run_info *info,
             " (fitness %.6g), does not solve it (--by fitness writes it)\n",
             info->name, solver, f, g->champion, g->best);
     *id = solver;
+    *fitness = f;
     return 0;
 }
 
@@ -69,7 +71,8 @@ static int budget_value(const char *opt, const char *s, int64_t *out, struct tv_
 
 /* The most accurate individual within budget b, said on stderr. */
 static int pick_within(struct store *st, const struct store_run_info *info,
-                       const struct store_budget *b, int64_t *id, struct tv_error *err)
+                       const struct store_budget *b, int64_t *id, double *fitness,
+                       struct tv_error *err)
 {
     struct store_device_point p;
     int rc = store_best_within(st, info->run_id, b, &p, err);
@@ -86,6 +89,7 @@ static int pick_within(struct store *st, const struct store_run_info *info,
             " MACs: the most accurate within the budget\n",
             info->name, p.id, p.generation, p.valid_acc, p.flash, p.ram, p.macs);
     *id = p.id;
+    *fitness = p.fitness;
     return 0;
 }
 
@@ -149,10 +153,11 @@ int cli_cmd_best(int argc, char **argv)
     struct store_generation g;
     int rc = store_generation_get(st, info.run_id, -1, &g, &err);
     int64_t id = (int64_t)idd;
+    double fitness = NAN;
     if (!rc && budget)
-        rc = pick_within(st, &info, &b, &id, &err);
+        rc = pick_within(st, &info, &b, &id, &fitness, &err);
     else if (!rc && !idv)
-        rc = best_pick(st, &info, &g, by && !strcmp(by, "fitness"), &id, &err);
+        rc = best_pick(st, &info, &g, by && !strcmp(by, "fitness"), &id, &fitness, &err);
     struct genome *net = genome_new();
     if (!rc)
         rc = net ? store_genome_read(st, info.run_id, id, net, &err)
@@ -172,10 +177,14 @@ int cli_cmd_best(int argc, char **argv)
         char title[512];
         snprintf(title, sizeof title, "run '%s', generation %" PRId64 ": %s %" PRId64, info.name,
                  g.generation,
-                 id == g.champion ? "champion"
-                 : budget         ? "best within the budget"
-                                  : "individual",
+                 idv                ? "individual"
+                 : budget           ? "the most accurate within the budget,"
+                 : id == g.champion ? "champion"
+                                    : "best solver",
                  id);
+        if (!isnan(fitness)) /* the one figure every run has */
+            snprintf(title + strlen(title), sizeof title - strlen(title), ", fitness %.6g",
+                     fitness);
         qa.out = out;
         qa.config = "the run's config"; /* task:NAME: the run's [task] values */
         qa.config_text = info.config;

@@ -84,7 +84,7 @@ pick=$(sq "select i.id from individuals i where i.flash <= $budget and i.valid_a
 "$TREVO" best f.db --max-flash "$budget" -o b.net 2>best.err || fail "best --max-flash: $(cat best.err)"
 grep -q "individual $pick (" best.err || fail "best --max-flash wrote [$(cat best.err)], want $pick"
 "$TREVO" best f.db --id "$pick" -o id.net 2>/dev/null || fail "best --id $pick exited $?"
-cmp -s b.net <(sed 's/best within the budget/individual/' id.net) || cmp -s b.net id.net ||
+cmp -s <(grep -v '^#' b.net) <(grep -v '^#' id.net) ||
     fail "best --max-flash and --id $pick wrote different networks"
 "$TREVO" best f.db --max-flash "$budget" --int8 --format c -o b.c 2>bc.err ||
     fail "best --int8 --format c: $(cat bc.err)"
