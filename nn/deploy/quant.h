@@ -70,9 +70,11 @@ struct nn_quant_opts {
 
 /* A calibration of g (read only here): compiles g (gather rows, no tiles)
  * with an observing op at the end of every step. o may be NULL (min-max).
- * *out owned by the caller. TV_EINVAL for a percentile outside [0, 100], a
- * genome with channels or a spiking one (cuba neurons: int8 runs rate
- * neurons only), else as nn_plan_compile. */
+ * *out owned by the caller. TV_EINVAL for a percentile outside [0, 100] or
+ * a spiking genome (cuba neurons: int8 runs rate neurons only), else as
+ * nn_plan_compile. A genome with channels is observed as its plan runs it:
+ * the pooled pixels' activations with their layer's, and each channel's
+ * pre-activation map (before pooling) with its layer's pre-activations. */
 int nn_calib_new(const struct genome *g, const struct nn_quant_opts *o, struct nn_calib **out,
                  struct tv_error *err);
 void nn_calib_free(struct nn_calib *c); /* NULL is a no-op */
@@ -110,11 +112,59 @@ struct nn_qedge {
     int8_t w;
 };
 
+/* A hidden channel of a network with channels (conv/conv.h, genome.h): its
+ * pooled pixels are the neurons [j, j + (h / pool) (w / pool)) of one layer,
+ * which have no edges: the filters into the channel compute them. Its
+ * integer sum at a pixel of its h x w map is
+ *     acc = bias + sum over coefficients (ky, kx, w) into it of
+ *                  w * (q_src - z_src)       (a source pixel outside its map: 0)
+ * with one accumulator scale A_c for the channel (per output channel:
+ * A_c = max |w| s_src / 127 over its coefficients), requantized to its
+ * layer's pre-activation scale and looked up in its table as a neuron's
+ * sum is; then max pooling of the table's values (quantization is monotone,
+ * so max of the quantized values = quantized max). */
+struct nn_qchan {
+    uint32_t j;          /* dense index of its pooled pixel (0, 0) */
+    uint32_t h, w, pool; /* the map before pooling; pool x pool windows */
+    uint32_t table;      /* its table */
+    int32_t bias;        /* round(b / A_c) */
+    int32_t mult;        /* A_c / P_L = mult / 2^shift */
+    uint32_t shift;
+    float acc_scale; /* A_c, for reports */
+};
+
+/* A layer of filters (conv/conv.h's geometry): in_ch source maps of in_h x
+ * in_w pixels (an input channel's or a hidden channel's pooled pixels, map k
+ * from the dense index conv_src[src0 + k]) into the out_ch channels
+ * chans[conv_dst[dst0 + k]], whose maps it makes exactly. */
+struct nn_qconv {
+    uint32_t in_ch, out_ch, in_h, in_w, k_h, k_w, stride, pad;
+    uint32_t src0, dst0;   /* its sources and targets in conv_src and conv_dst */
+    size_t coef0, n_coefs; /* coefs[coef0, coef0 + n_coefs), sorted by (out, in, ky, kx) */
+};
+
+/* One int8 coefficient of a layer of filters: from its source `in` to its
+ * target `out` (indices in the layer's lists) at kernel offset (ky, kx). */
+struct nn_qcoef {
+    uint32_t out, in;
+    uint8_t ky, kx;
+    int8_t w;
+};
+
 /* A quantized network: dense order as nn.h (inputs first, then by (depth,
  * id)). Neuron j >= n_in has edges [row[j], row[j+1]) of edges, the
- * feed-forward ones first ([row[j], rec[j])), then the recurrent ones. */
+ * feed-forward ones first ([row[j], rec[j])), then the recurrent ones.
+ * A network with channels has n_chans > 0: their pixels are neurons without
+ * edges or a neuron entry (zero), computed by the layers of filters convs,
+ * in their order (by the layer of their targets) before the neurons. */
 struct nn_qnet {
     size_t n, n_in, n_out, n_layers, n_tables, n_edges, n_recurrent;
+    size_t n_chans, n_convs, n_coefs, n_conv_src, n_conv_dst;
+    struct nn_qchan *chans;    /* [n_chans] by j */
+    struct nn_qconv *convs;    /* [n_convs] */
+    uint32_t *conv_src;        /* [n_conv_src] */
+    uint32_t *conv_dst;        /* [n_conv_dst] */
+    struct nn_qcoef *coefs;    /* [n_coefs] */
     uint32_t *out_map;         /* [n_out] dense index of the k-th output */
     struct nn_qlayer *layers;  /* [n_layers] (layer 0: the inputs) */
     uint32_t *layer_of;        /* [n] */
@@ -152,7 +202,7 @@ void nn_qnet_free(struct nn_qnet *q); /* NULL is a no-op */
  * (ranges, layers contiguous and covering the neurons, feed-forward sources
  * earlier in a shallower layer, recurrent sources in a layer at least as
  * deep); errors name the file (name) and line. */
-#define NN_QNET_VERSION 2 /* the newest; version 1 is written without a scaling */
+#define NN_QNET_VERSION 3 /* the newest; 1 and 2 are written for networks without channels */
 #define NN_QNET_MAX_NEURONS (1u << 24)
 #define NN_QNET_MAX_EDGES (1u << 27)
 int nn_qnet_write(const struct nn_qnet *q, struct tv_buf *out, struct tv_error *err);
