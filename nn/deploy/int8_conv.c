@@ -5,7 +5,11 @@
  * batch and on every target (the sums are exact integers). Called by the
  * kernels of NN_OP_INT8 (int8_step.c, int8_avx512.c); calls none of them.
  */
+#include <string.h>
+
 #include "int8_impl.h"
+
+#pragma GCC diagnostic ignored "-Wpsabi"
 
 /* The kernel columns [*lo, *hi) of output positions whose source position
  * o * stride + k - pad lies in [0, in). */
@@ -51,17 +55,14 @@ static inline __attribute__((always_inline)) void seg_sums(const struct qc_seg *
     }
 }
 
-/* Channel ch for samples [b0, b0 + nb): its pixels' values in v. */
-static inline __attribute__((always_inline)) void chan_block(const struct nn_qplan *qp,
-                                                             const struct qc_chan *ch, uint8_t *v,
-                                                             size_t st, size_t b0, size_t nb,
-                                                             int32_t *acc, uint8_t *m)
+/* Channel ch's sums acc [h][w][nb] requantized and looked up into m, then
+ * pooled into its pixels (samples [b0, b0 + nb) of the values v). */
+static inline __attribute__((always_inline)) void finish_chan(const struct nn_qplan *qp,
+                                                              const struct qc_chan *ch, uint8_t *v,
+                                                              size_t st, size_t b0, size_t nb,
+                                                              const int32_t *acc, uint8_t *m)
 {
     size_t n = (size_t)ch->h * ch->w * nb;
-    for (size_t k = 0; k < n; k++)
-        acc[k] = ch->bias;
-    for (uint32_t g = ch->seg0; g < ch->seg1; g++)
-        seg_sums(&qp->segs[g], qp->ccoefs, ch->h, ch->w, v, st, b0, nb, acc);
     const uint8_t *t = qp->f.tables + (size_t)ch->tab * 256;
     for (size_t k = 0; k < n; k++)
         m[k] = t[nn_q_requant(acc[k], ch->mult, ch->shift, ch->pzp)];
@@ -81,8 +82,119 @@ static inline __attribute__((always_inline)) void chan_block(const struct nn_qpl
         }
 }
 
+/* Channel ch for samples [b0, b0 + nb): its pixels' values in v. */
+static inline __attribute__((always_inline)) void chan_block(const struct nn_qplan *qp,
+                                                             const struct qc_chan *ch, uint8_t *v,
+                                                             size_t st, size_t b0, size_t nb,
+                                                             int32_t *acc, uint8_t *m)
+{
+    size_t n = (size_t)ch->h * ch->w * nb;
+    for (size_t k = 0; k < n; k++)
+        acc[k] = ch->bias;
+    for (uint32_t g = ch->seg0; g < ch->seg1; g++)
+        seg_sums(&qp->segs[g], qp->ccoefs, ch->h, ch->w, v, st, b0, nb, acc);
+    finish_chan(qp, ch, v, st, b0, nb, acc, m);
+}
+
+/* ---- batch 1 -------------------------------------------------------------- */
+
+typedef int16_t v8s __attribute__((vector_size(16), aligned(2), may_alias));
+typedef int32_t v8i __attribute__((vector_size(32), aligned(4), may_alias));
+
+/* The padded copies of the sources of layers of filters [cv0, cv1) into P
+ * (int16 u - zu; zeros around). */
+static inline __attribute__((always_inline)) void
+pad_sources(const struct nn_qplan *qp, uint32_t cv0, uint32_t cv1, const uint8_t *v, int16_t *P)
+{
+    for (uint32_t c = cv0; c < cv1; c++) {
+        const struct qc_conv *cv = &qp->cconvs[c];
+        size_t pw = cv->in_w + 2 * cv->pad, ph = cv->in_h + 2 * cv->pad;
+        for (uint32_t k = 0; k < cv->in_ch; k++) {
+            const struct qc_src *sr = &qp->csrc[cv->src0 + k];
+            int16_t *o = P + cv->at + k * ph * pw;
+            memset(o, 0, ph * pw * sizeof *o);
+            for (size_t y = 0; y < cv->in_h; y++) {
+                const uint8_t *x = v + sr->j + y * cv->in_w;
+                int16_t *r = o + (y + cv->pad) * pw + cv->pad;
+                for (size_t i = 0; i < cv->in_w; i++)
+                    r[i] = (int16_t)((int32_t)x[i] - (int32_t)sr->zu);
+            }
+        }
+    }
+}
+
+/* A segment of stride 1 into acc [h][w] at batch 1: each coefficient one
+ * run over the grid G [oh][padded width] from its padded source. */
+static inline __attribute__((always_inline)) void seg_grid(const struct qc_seg *sg,
+                                                           const struct qc_coef *cf, uint32_t oh,
+                                                           uint32_t ow, const int16_t *P,
+                                                           int32_t *G, int32_t *acc)
+{
+    size_t pw = sg->in_w + 2 * sg->pad, n = (size_t)(oh - 1) * pw + ow;
+    memset(G, 0, n * sizeof *G);
+    for (uint32_t k = sg->c0; k < sg->c1; k++) {
+        const struct qc_coef *c = &cf[k];
+        const int16_t *x = P + c->pat + c->ky * pw + c->kx;
+        int32_t w = c->w;
+        v8i wv = {w, w, w, w, w, w, w, w};
+        size_t i = 0;
+        for (; i + 8 <= n; i += 8) {
+            v8i xi = __builtin_convertvector(*(const v8s *)(x + i), v8i);
+            *(v8i *)(G + i) += xi * wv;
+        }
+        for (; i < n; i++)
+            G[i] += w * x[i];
+    }
+    for (size_t y = 0; y < oh; y++)
+        for (size_t x = 0; x < ow; x++)
+            acc[y * ow + x] += G[y * pw + x];
+}
+
+/* The channels at batch 1, on target TARGET's code. */
+#define QCONV_ONE(attr, name)                                                                      \
+    attr static void name(const struct nn_qplan *qp, struct nn_state *s)                           \
+    {                                                                                              \
+        int32_t *acc = (int32_t *)(void *)(s->extra + qp->scratch_at);                             \
+        uint8_t *m = (uint8_t *)(acc + qp->max_px);                                                \
+        int16_t *P = (int16_t *)(void *)(s->extra + qp->pad_at);                                   \
+        int32_t *G = (int32_t *)(void *)(s->extra + qp->grid_at);                                  \
+        uint8_t *v = values(s);                                                                    \
+        for (size_t i = 0; i < qp->n_chans; i++) {                                                 \
+            const struct qc_chan *ch = &qp->chans[i];                                              \
+            pad_sources(qp, ch->cv0, ch->cv1, v, P);                                               \
+            size_t n = (size_t)ch->h * ch->w;                                                      \
+            for (size_t k = 0; k < n; k++)                                                         \
+                acc[k] = ch->bias;                                                                 \
+            for (uint32_t g = ch->seg0; g < ch->seg1; g++) {                                       \
+                const struct qc_seg *sg = &qp->segs[g];                                            \
+                if (sg->stride == 1)                                                               \
+                    seg_grid(sg, qp->ccoefs, ch->h, ch->w, P, G, acc);                             \
+                else                                                                               \
+                    seg_sums(sg, qp->ccoefs, ch->h, ch->w, v, 1, 0, 1, acc);                       \
+            }                                                                                      \
+            finish_chan(qp, ch, v, 1, 0, 1, acc, m);                                               \
+        }                                                                                          \
+    }
+#if defined(__x86_64__) && defined(__GNUC__)
+QCONV_ONE(, one_default)
+QCONV_ONE(__attribute__((target("avx2"))), one_avx2)
+QCONV_ONE(__attribute__((target("avx512f"))), one_avx512f)
+static void (*const qconv_one[NN_TARGET_COUNT])(const struct nn_qplan *, struct nn_state *) = {
+    one_default, one_avx2, one_avx512f};
+#else
+QCONV_ONE(, one_default)
+static void (*const qconv_one[NN_TARGET_COUNT])(const struct nn_qplan *, struct nn_state *) = {
+    one_default, one_default, one_default};
+#endif
+
+/* ---- the entry -------------------------------------------------------------- */
+
 void nn_qconv_run(const struct nn_qplan *qp, struct nn_state *s)
 {
+    if (s->stride == 1) {
+        qconv_one[s->target](qp, s);
+        return;
+    }
     uint8_t *scratch = s->extra + qp->scratch_at;
     int32_t *acc = (int32_t *)(void *)scratch;
     uint8_t *m = scratch + qp->max_px * 64 * sizeof *acc;

@@ -45,6 +45,8 @@ static size_t layout(struct nn_qplan *qp, unsigned char *base)
     PLACE(qp->chans, qp->n_chans);
     PLACE(qp->segs, qp->n_segs);
     PLACE(qp->ccoefs, qp->n_ccoefs);
+    PLACE(qp->cconvs, qp->n_cconvs);
+    PLACE(qp->csrc, qp->n_csrc);
 #undef PLACE
     return off;
 }
@@ -252,6 +254,43 @@ static void mark_pixels(const struct nn_qnet *q, const struct nn_qflat *t, uint8
     }
 }
 
+/* The layer of q's layer of filters v (its targets'). */
+static uint32_t conv_layer(const struct nn_qnet *q, size_t v)
+{
+    return q->layer_of[q->chans[q->conv_dst[q->convs[v].dst0]].j];
+}
+
+/* Int16 entries of the padded copy of one source map of v. */
+static size_t padded(const struct nn_qconv *v)
+{
+    return (size_t)(v->in_h + 2 * v->pad) * (v->in_w + 2 * v->pad);
+}
+
+/* The sizes of the channels' part of hd: counts, the largest map, the
+ * padded copies of the largest layer's sources, the largest grid. */
+static void conv_sizes(const struct nn_qnet *q, struct nn_qplan *hd)
+{
+    hd->n_chans = q->n_chans;
+    hd->n_segs = q->n_conv_dst;
+    hd->n_ccoefs = q->n_coefs;
+    hd->n_cconvs = q->n_convs;
+    hd->n_csrc = q->n_conv_src;
+    for (size_t i = 0; i < q->n_chans; i++)
+        if ((size_t)q->chans[i].h * q->chans[i].w > hd->max_px)
+            hd->max_px = (size_t)q->chans[i].h * q->chans[i].w;
+    size_t stage = 0, grid = 0;
+    for (size_t v = 0; v < q->n_convs; v++) {
+        const struct nn_qconv *cv = &q->convs[v];
+        if (v > 0 && conv_layer(q, v) != conv_layer(q, v - 1))
+            stage = 0;
+        stage += cv->in_ch * padded(cv);
+        hd->pad_n = stage > hd->pad_n ? stage : hd->pad_n;
+        size_t g = (size_t)(cv->in_h + 2 * cv->pad - cv->k_h + 1) * (cv->in_w + 2 * cv->pad);
+        grid = cv->stride == 1 && g > grid ? g : grid;
+    }
+    hd->grid_at = grid; /* for now the grid's entries: plan_header places it */
+}
+
 /* The channels' part of qp (placed) from q: channels in q's order, a
  * segment per (layer of filters, target), each channel's together, and the
  * coefficients by segment. tmp: n_chans + 2 n_segs + 1 scratch entries. */
@@ -266,13 +305,32 @@ static void conv_fill(const struct nn_qnet *q, struct nn_qplan *qp, const uint32
     for (size_t i = 0; i < q->n_chans; i++) {
         const struct nn_qchan *c = &q->chans[i];
         const struct nn_qlayer *L = &q->layers[q->layer_of[c->j]];
-        qp->chans[i] = (struct qc_chan){nw[c->j], c->h,    c->w,     c->pool,  at,    at + fill[i],
-                                        c->bias,  c->mult, c->shift, c->table, L->pzp};
+        qp->chans[i] = (struct qc_chan){.j = nw[c->j],
+                                        .h = c->h,
+                                        .w = c->w,
+                                        .pool = c->pool,
+                                        .seg0 = at,
+                                        .seg1 = at + fill[i],
+                                        .bias = c->bias,
+                                        .mult = c->mult,
+                                        .shift = c->shift,
+                                        .tab = c->table,
+                                        .pzp = L->pzp};
         fill[i] = at;
         at += qp->chans[i].seg1 - qp->chans[i].seg0;
     }
+    uint32_t pat = 0;
     for (size_t v = 0; v < q->n_convs; v++) {
         const struct nn_qconv *cv = &q->convs[v];
+        if (v > 0 && conv_layer(q, v) != conv_layer(q, v - 1))
+            pat = 0; /* a new layer: its own padded copies */
+        qp->cconvs[v] = (struct qc_conv){cv->in_ch, cv->in_h, cv->in_w, cv->pad, cv->src0, pat};
+        pat += (uint32_t)(cv->in_ch * padded(cv));
+        for (uint32_t k = 0; k < cv->in_ch; k++) {
+            uint32_t src = q->conv_src[cv->src0 + k];
+            qp->csrc[cv->src0 + k] =
+                (struct qc_src){nw[src], (uint32_t)(q->layers[q->layer_of[src]].zp + 128)};
+        }
         for (uint32_t k = 0; k < cv->out_ch; k++) {
             uint32_t g = fill[q->conv_dst[cv->dst0 + k]]++;
             seg_of[cv->dst0 + k] = g;
@@ -294,9 +352,24 @@ static void conv_fill(const struct nn_qnet *q, struct nn_qplan *qp, const uint32
             const struct nn_qcoef *c = &q->coefs[cv->coef0 + e];
             uint32_t src = q->conv_src[cv->src0 + c->in];
             struct qc_seg *sg = &qp->segs[seg_of[cv->dst0 + c->out]];
+            uint32_t pa = qp->cconvs[v].at + c->in * (uint32_t)padded(cv);
             qp->ccoefs[sg->c1++] = (struct qc_coef){
-                nw[src], (uint8_t)(q->layers[q->layer_of[src]].zp + 128), c->ky, c->kx, c->w};
+                nw[src], pa, (uint8_t)(q->layers[q->layer_of[src]].zp + 128), c->ky, c->kx, c->w};
         }
+    /* the first channel of each layer pads the sources of the layers of
+     * filters into that layer */
+    for (size_t v = 0, i = 0; v < q->n_convs;) {
+        size_t e = v + 1;
+        while (e < q->n_convs && conv_layer(q, e) == conv_layer(q, v))
+            e++;
+        while (i < q->n_chans && q->layer_of[q->chans[i].j] < conv_layer(q, v))
+            i++;
+        if (i < q->n_chans) { /* (the targets of v are channels of that layer) */
+            qp->chans[i].cv0 = (uint32_t)v;
+            qp->chans[i].cv1 = (uint32_t)e;
+        }
+        v = e;
+    }
 }
 
 /* The plan's header (after the layout of its arrays, bytes in all). */
@@ -320,8 +393,12 @@ static int plan_header(const struct nn_qnet *q, struct nn_qplan *qp, size_t byte
     p->state_extra = (q->n - q->n_in + 1 + cap) * sizeof(uint32_t) + cap;
     p->state_extra = p->state_extra < WIN ? WIN : p->state_extra;
     qp->scratch_at = up(p->state_extra);
-    if (q->n_chans)
-        p->state_extra = qp->scratch_at + qp->max_px * 64 * (sizeof(int32_t) + 1);
+    if (q->n_chans) {
+        size_t grid = qp->grid_at; /* entries (conv_sizes) */
+        qp->pad_at = up(qp->scratch_at + qp->max_px * 64 * (sizeof(int32_t) + 1));
+        qp->grid_at = up(qp->pad_at + qp->pad_n * sizeof(int16_t));
+        p->state_extra = qp->grid_at + grid * sizeof(int32_t);
+    }
     p->index_bits = p->row_bits = 8; /* offsets in windows of WIN values */
     p->out_map = qp->f.out_map;
     p->layer_start = qp->f.lstart;
@@ -373,12 +450,7 @@ int nn_qplan_compile(const struct nn_qnet *q, struct nn_plan **out, struct tv_er
     mark_pixels(q, &t, px, aux);
     order_by_fan_in(&t, q->n_chans ? px : NULL, old, nw, key);
     hd.f = t;
-    hd.n_chans = q->n_chans;
-    hd.n_segs = q->n_conv_dst;
-    hd.n_ccoefs = q->n_coefs;
-    for (size_t i = 0; i < q->n_chans; i++)
-        if ((size_t)q->chans[i].h * q->chans[i].w > hd.max_px)
-            hd.max_px = (size_t)q->chans[i].h * q->chans[i].w;
+    conv_sizes(q, &hd);
     chunks(&t, aux, old, nw, key, &hd, 0);
     if (hd.n_edges > UINT32_MAX || hd.n_ents > UINT32_MAX) { /* chunk offsets are 32-bit */
         rc = tv_error_set(err, TV_ELIMIT, "int8 plan: %zu edges in %zu entries, more than %u",
