@@ -15,6 +15,7 @@
 #define TREVO_CLI_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "genome.h"
 
@@ -46,6 +47,13 @@ struct nn_plan;
 struct task_instance;
 int cli_load_plan(const char *path, struct nn_plan **plan, struct tv_error *err);
 int cli_export_c(const char *in, const char *prefix, const char *out, struct tv_error *err);
+/* An int8 NET.q file; the device figures of an int8 C file (quant.h struct
+ * nn_cost) as one line on f, "WHAT: flash N bytes, RAM ...";
+ * estimate: a float network's, before calibration (flash at most). */
+struct nn_qnet;
+struct nn_cost;
+int cli_load_qnet(const char *path, struct nn_qnet **q, struct tv_error *err);
+void cli_print_cost(FILE *f, const char *what, const struct nn_cost *c, int estimate);
 /* `net quantize` of g and `best --int8`: calibrate (DATA or task:NAME, the
  * task's [task] values from config / config_text and sets), quantize, write
  * out; one line on stderr. */

@@ -2,6 +2,7 @@
  * their text form (for people) and msgpack form (what trevo stores and
  * sends); `trevo net eval`: a network run on input rows. */
 #include "cli.h"
+#include "quant.h"
 #include "nn.h"
 
 #include <errno.h>
@@ -77,15 +78,39 @@ int cli_cmd_net_export(int argc, char **argv)
     return rc ? cli_fail(&err) : 0;
 }
 
+/* `net validate` of an int8 NET.q: its sizes and exact device figures. */
+static int validate_int8(const char *path, struct tv_error *err)
+{
+    struct nn_qnet *q = NULL;
+    struct nn_cost c;
+    int rc = cli_load_qnet(path, &q, err);
+    if (!rc)
+        rc = nn_qnet_cost(q, &c, err);
+    if (!rc) {
+        printf("%s: valid (int8)\nneurons: %zu (inputs %zu, outputs %zu)\n"
+               "edges: %zu (recurrent %zu)\nlayers: %zu\ntables: %zu\n",
+               path, q->n, q->n_in, q->n_out, q->n_edges, q->n_recurrent, q->n_layers, q->n_tables);
+        cli_print_cost(stdout, "device", &c, 0);
+    }
+    nn_qnet_free(q);
+    return rc;
+}
+
 int cli_cmd_net_validate(int argc, char **argv)
 {
-    static const char usage[] = "usage: trevo net validate NET\n"
-                                "Checks a network file (either form) and prints its sizes.\n";
+    static const char usage[] =
+        "usage: trevo net validate NET\n"
+        "Checks a network file (text, msgpack or an int8 NET.q) and prints its\n"
+        "sizes and what its int8 C file (net export --format c) costs on a device:\n"
+        "flash bytes of constant arrays, RAM bytes of state, multiply-accumulates\n"
+        "per inference; exact for a NET.q, at most that flash for a float network.\n";
     if (cli_help(argc, argv, usage))
         return 0;
     if (argc != 2)
         return argc < 2 ? cli_usage_error(usage) : cli_refuse_arg("net validate", argv[2], usage);
     struct tv_error err = {0};
+    if (cli_net_is_int8(argv[1]))
+        return validate_int8(argv[1], &err) ? cli_fail(&err) : 0;
     struct genome *g = genome_new();
     struct genome_stats st;
     int rc = g ? cli_load_net(argv[1], g, &err) : tv_error_set(&err, TV_ENOMEM, "out of memory");
@@ -102,6 +127,12 @@ int cli_cmd_net_validate(int argc, char **argv)
         for (size_t k = 0; g->n_scale <= 32 && k < g->n_scale; k++)
             printf("  %zu: %.9g %.9g\n", k, (double)g->scale[k], (double)g->scale[g->n_scale + k]);
     }
+    struct nn_cost c;
+    struct tv_error why = {0};
+    if (!rc && !nn_genome_cost(g, &c, &why))
+        cli_print_cost(stdout, "device", &c, 1);
+    else if (!rc) /* valid, but no int8 form: say why */
+        printf("device: no int8 C file: %s\n", why.msg);
     genome_free(g);
     return rc ? cli_fail(&err) : 0;
 }

@@ -197,9 +197,14 @@ int cli_quantize_net(const struct genome *g, const struct cli_quant_args *qa, st
         rc = nn_qnet_write(q, &buf, err);
     if (!rc)
         rc = cli_write_file(qa->out, buf.data, buf.len, err);
+    struct nn_cost cost;
     if (!rc)
+        rc = nn_qnet_cost(q, &cost, err);
+    if (!rc) {
         fprintf(stderr, "%s: %zu neurons, %zu edges, %zu tables, calibrated on %zu values\n",
                 qa->out, q->n, q->n_edges, q->n_tables, nn_calib_n_observed(c));
+        cli_print_cost(stderr, qa->out, &cost, 0);
+    }
     tv_buf_free(&buf);
     nn_qnet_free(q);
     nn_calib_free(c);

@@ -241,7 +241,7 @@ int cli_net_is_int8(const char *path)
     return nn_qnet_sniff(head, n);
 }
 
-static int load_qnet(const char *path, struct nn_qnet **q, struct tv_error *err)
+int cli_load_qnet(const char *path, struct nn_qnet **q, struct tv_error *err)
 {
     struct tv_buf buf = {0};
     int rc = cli_read_file(path, CLI_FILE_MAX, &buf, err);
@@ -256,7 +256,7 @@ int cli_load_plan(const char *path, struct nn_plan **plan, struct tv_error *err)
     *plan = NULL;
     if (cli_net_is_int8(path)) {
         struct nn_qnet *q;
-        int rc = load_qnet(path, &q, err);
+        int rc = cli_load_qnet(path, &q, err);
         if (!rc)
             rc = nn_qplan_compile(q, plan, err);
         nn_qnet_free(q);
@@ -274,12 +274,15 @@ int cli_load_plan(const char *path, struct nn_plan **plan, struct tv_error *err)
 int cli_export_c(const char *in, const char *prefix, const char *out, struct tv_error *err)
 {
     struct tv_buf buf = {0};
-    int rc;
-    if (cli_net_is_int8(in)) {
+    struct nn_cost c;
+    int rc, int8 = cli_net_is_int8(in);
+    if (int8) {
         struct nn_qnet *q;
-        rc = load_qnet(in, &q, err);
+        rc = cli_load_qnet(in, &q, err);
         if (!rc)
             rc = nn_qnet_export_c(q, prefix, &buf, err);
+        if (!rc)
+            rc = nn_qnet_cost(q, &c, err);
         nn_qnet_free(q);
     } else {
         struct genome g;
@@ -291,8 +294,17 @@ int cli_export_c(const char *in, const char *prefix, const char *out, struct tv_
     }
     if (!rc)
         rc = cli_write_file(out, buf.data, buf.len, err);
+    if (!rc && int8)
+        cli_print_cost(stderr, strcmp(out, "-") ? out : in, &c, 0);
     tv_buf_free(&buf);
     return rc;
+}
+
+void cli_print_cost(FILE *f, const char *what, const struct nn_cost *c, int estimate)
+{
+    fprintf(f, "%s: flash %s%llu bytes, RAM %llu bytes, %llu MACs (int8 C on a device%s)\n", what,
+            estimate ? "<= " : "", (unsigned long long)c->flash, (unsigned long long)c->ram,
+            (unsigned long long)c->macs, estimate ? ", before calibration" : "");
 }
 
 int cli_open_run(const char *db, const char *name, struct store **st, struct store_run_info *info,

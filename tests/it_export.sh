@@ -129,6 +129,16 @@ for net in mix acc; do
         fail "$net: the export does not compile as strict C99"
     $CC -std=c99 -ffreestanding -nostdlib -c "$dir/$net.c" -o "$dir/free.o" ||
         fail "$net: the export does not compile freestanding"
+    # the device figures net validate prints are the object file's: flash its
+    # constant arrays (each in a section of its own), RAM its writable data
+    $CC -std=c99 -O0 -fdata-sections -c "$dir/$net.c" -o "$dir/sec.o" || fail "$net: -fdata-sections"
+    want=$(size -A "$dir/sec.o" | awk '/^\.rodata\.trevo_net_/ { r += $2 }
+        /^\.(bss|data)/ { w += $2 } END { printf "flash %d bytes, RAM %d bytes", r, w }')
+    "$TREVO" net validate "$dir/$net.q" >"$dir/v.out" || fail "$net: validate exited $?"
+    grep -q "^device: $want, " "$dir/v.out" ||
+        fail "$net: validate says '$(grep ^device "$dir/v.out")', the object file '$want'"
+    grep -q "flash [0-9]* bytes of constant arrays" "$dir/$net.c" ||
+        fail "$net: the file's head does not state its figures"
     ! grep -Eq '#include *<(math|stdio|stdlib|string)\.h>|malloc\(|printf\(' "$dir/$net.c" ||
         fail "$net: the export uses libm, stdio or malloc"
     $CC -std=c99 -O2 -DTREVO_NET_N_INPUTS="$n_in" \

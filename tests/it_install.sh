@@ -19,7 +19,7 @@ case $TREVO in
 "$here"/*/trevo) build=${TREVO#"$here"/} build=${build%/trevo} ;;
 *) fail "TREVO=$TREVO is not a build of $here" ;;
 esac
-mk() { make -C "$here" --no-print-directory BUILD="$build" "$@" >>"$dir/make.log" 2>&1 ||
+mk() { make -j"$(nproc)" -C "$here" --no-print-directory BUILD="$build" "$@" >>"$dir/make.log" 2>&1 ||
     fail "make $*: $(tail -20 "$dir/make.log")"; }
 # Under `make asan` (SAN=1) the library is instrumented, so programs link the
 # sanitizer runtimes too; they cannot be linked -static.

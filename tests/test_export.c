@@ -415,6 +415,136 @@ static void test_nn_net_export_c_sums_in_the_engine_order(void **state)
     expect_file_as_engine(g, 5, 28);
 }
 
+/* Sums of the sections `size -A` gives for the object file of c compiled
+ * alone with -fdata-sections (each array in a section of its own, named
+ * after it) and without optimisation (which may fold a small array into the
+ * code): the arrays' read-only data, and all writable data. */
+static void object_sections(const struct tv_buf *c, uint64_t *rodata, uint64_t *ram)
+{
+    write_file("net.c", c->data, c->len);
+    const char *cc = getenv("CC") ? getenv("CC") : "cc", *d = tu_tmpdir();
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "%s -std=c99 -pedantic -Wall -Werror -O0 -fdata-sections -c '%s/net.c' -o '%s/net.o' "
+             "&& size -A '%s/net.o' >'%s/size.txt'",
+             cc, d, d, d, d);
+    tu_run(cmd, "compile the export and measure its sections");
+    char path[512], name[256];
+    snprintf(path, sizeof path, "%s/size.txt", d);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    unsigned long long bytes, addr;
+    *rodata = *ram = 0;
+    char line[512];
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "%255s %llu %llu", name, &bytes, &addr) == 3) {
+            if (!strncmp(name, ".rodata.trevo_net_", 18))
+                *rodata += bytes;
+            else if (!strncmp(name, ".bss", 4) || !strncmp(name, ".data", 5))
+                *ram += bytes;
+        }
+    fclose(f);
+}
+
+/* The device figures of random networks (feed-forward and recurrent, with
+ * and without an input scaling): flash is the object file's read-only data,
+ * ram its writable data, to the byte; macs the edges; the genome's figures
+ * before calibration are the same but for tables quantization found
+ * identical (whole tables of 256 bytes less). */
+static void test_nn_qnet_cost_is_what_the_compiled_file_holds(void **state)
+{
+    struct genome *g = *state;
+    struct tv_error err = {0};
+    int seen_rec = 0, seen_ff = 0;
+    for (uint64_t seed = 0; seed <= 12; seed++) {
+        struct tv_rng rng = tu_rng(seed, 41, 0);
+        genome_release(g);
+        genome_init(g);
+        const uint32_t sizes[] = {4, 9, 3};
+        if (seed < 2) /* feed-forward */
+            tu_layered_full(g, sizes, 3, seed, 1.0);
+        else
+            tu_random_genome(g, &rng, 20);
+        size_t n_in = genome_count_kind(g, GENOME_INPUT);
+        if (seed % 3 == 0) {
+            float shift[16], mul[16];
+            for (size_t k = 0; k < n_in; k++) {
+                shift[k] = (float)k - 0.5f;
+                mul[k] = 0.25f + (float)k;
+            }
+            assert_ok(genome_set_scale(g, shift, mul, n_in, &err), &err);
+        }
+        float rows[64 * 16];
+        for (size_t i = 0; i < 64 * n_in; i++)
+            rows[i] = (float)(4.0 * tv_rng_uniform(&rng) - 2.0);
+        struct nn_calib *cb;
+        if (nn_calib_new(g, NULL, &cb, &err)) { /* a spiking neuron: no int8 */
+            assert_non_null(strstr(err.msg, "spiking"));
+            continue;
+        }
+        assert_ok(nn_calib_run(cb, rows, 64, 8, &err), &err);
+        struct nn_qnet *q;
+        assert_ok(nn_quantize(cb, &q, &err), &err);
+        struct nn_cost qc, gc;
+        assert_ok(nn_qnet_cost(q, &qc, &err), &err);
+        assert_ok(nn_genome_cost(g, &gc, &err), &err);
+        struct tv_buf c = {0};
+        assert_ok(nn_qnet_export_c(q, "trevo_net", &c, &err), &err);
+        uint64_t rodata, ram;
+        object_sections(&c, &rodata, &ram);
+        assert_int_equal(qc.flash, rodata);
+        assert_int_equal(qc.ram, ram);
+        assert_int_equal(qc.macs, q->n_edges);
+        assert_int_equal(gc.ram, qc.ram);
+        assert_int_equal(gc.macs, qc.macs);
+        assert_true(gc.flash >= qc.flash && (gc.flash - qc.flash) % 256 == 0);
+        /* the state is one step's values unless an edge is recurrent */
+        assert_int_equal(qc.ram, (q->n_recurrent ? 2 : 1) * (q->n + 1) + 1);
+        seen_rec |= q->n_recurrent > 0;
+        seen_ff |= q->n_recurrent == 0;
+        tv_buf_free(&c);
+        nn_qnet_free(q);
+        nn_calib_free(cb);
+    }
+    assert_true(seen_rec && seen_ff);
+}
+
+/* The genome's figures refuse what has no int8 form (a spiking neuron) and
+ * fail cleanly, leaking nothing, when any allocation fails. */
+static void test_nn_genome_cost_refusals_and_out_of_memory(void **state)
+{
+    struct genome *g = *state;
+    struct tv_error err = {0};
+    const uint32_t sizes[] = {3, 5, 2};
+    tu_layered_full(g, sizes, 3, 7, 1.0);
+    struct nn_cost c, want;
+    assert_ok(nn_genome_cost(g, &want, &err), &err);
+    for (unsigned long k = 1;; k++) {
+        failalloc_track(1);
+        size_t live = failalloc_live();
+        failalloc_arm(k);
+        int rc = nn_genome_cost(g, &c, &err);
+        failalloc_disarm();
+        int fired = failalloc_fired();
+        assert_int_equal(failalloc_live(), live);
+        failalloc_track(0);
+        if (!fired) {
+            assert_ok(rc, &err);
+            assert_memory_equal(&c, &want, sizeof c);
+            assert_true(k > 1);
+            break;
+        }
+        assert_error(rc, &err, TV_ENOMEM, "out of memory");
+    }
+    genome_neuron_set_model(&g->neurons[g->n_neurons - 1], GENOME_MODEL_CUBA);
+    for (size_t i = 0; i < g->n_neurons; i++) /* cuba everywhere the engine asks it */
+        if (g->neurons[i].kind != GENOME_INPUT)
+            genome_neuron_set_model(&g->neurons[i], GENOME_MODEL_CUBA);
+    assert_error(nn_genome_cost(g, &c, &err), &err, TV_EINVAL,
+                 "device figures: the network is "
+                 "spiking");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -422,6 +552,8 @@ int main(void)
         TU_GENOME_TEST(test_nn_qnet_export_c_every_activation_gives_the_engine_bits),
         TU_GENOME_TEST(test_nn_net_export_c_sums_as_the_engine),
         TU_GENOME_TEST(test_nn_net_export_c_sums_in_the_engine_order),
+        TU_GENOME_TEST(test_nn_qnet_cost_is_what_the_compiled_file_holds),
+        TU_GENOME_TEST(test_nn_genome_cost_refusals_and_out_of_memory),
     };
     return cmocka_run_group_tests(tests, tu_tmpdir_setup, tu_tmpdir_teardown);
 }

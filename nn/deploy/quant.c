@@ -418,7 +418,9 @@ int nn_qflat_sizes(const struct nn_qnet *q, struct nn_qflat *f, struct tv_error 
     f->n_edges = q->n_edges;
     f->n_tables = q->n_tables;
     f->n_layers = q->n_layers;
-    f->idx_bits = 2 * (q->n + 1) <= 65536 ? 16 : 32;
+    f->idx_bits = nn_qflat_idx_bits(q->n);
+    f->recurrent = q->n_recurrent > 0;
+    f->scaled = q->in_scale != NULL;
     return 0;
 }
 

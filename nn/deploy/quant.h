@@ -211,6 +211,28 @@ int nn_qnet_read(const char *text, size_t len, const char *name, struct nn_qnet 
 /* 1 if the bytes start like a NET.q file. */
 int nn_qnet_sniff(const void *data, size_t len);
 
+/* ---- device figures -------------------------------------------------------- */
+
+/* What a network costs on a device, as the C export (below) writes it:
+ *   flash  bytes of every constant array the file holds (weights, indices,
+ *          biases, requantization, tables, output map, input scaling): what
+ *          `size -A` gives for its .rodata sections (the code, a few hundred
+ *          bytes of loops, is not counted);
+ *   ram    bytes of its mutable arrays (the values of one step, last step's
+ *          too when the network is recurrent; a flag);
+ *   macs   multiply-accumulates of one inference (one per edge). */
+struct nn_cost {
+    uint64_t flash, ram, macs;
+};
+/* The exact figures of q's exported C. TV_ELIMIT as nn_qnet_export_c. */
+int nn_qnet_cost(const struct nn_qnet *q, struct nn_cost *c, struct tv_error *err);
+/* The figures of the int8 C of float genome g before calibration: ram and
+ * macs exact, flash exact except that two layers whose tables come out
+ * identical share one (256 bytes less): an upper bound, what a budget
+ * checks. TV_EINVAL as nn_calib_new (channels, spiking), else as
+ * nn_plan_compile. */
+int nn_genome_cost(const struct genome *g, struct nn_cost *c, struct tv_error *err);
+
 /* ---- the int8 engine ------------------------------------------------------- */
 
 /* An int8 plan of q: an ordinary struct nn_plan (nn_plan_free frees it) that

@@ -44,12 +44,48 @@ struct nn_qflat {
     uint32_t *out_map; /* [n_out] */
     float out_scale;   /* the last layer's: outputs have depth 1 */
     int32_t out_zp;
+    int recurrent; /* 1 if an edge reads last step's values */
+    int scaled;    /* 1 if the network has an input scaling */
 };
+
+/* The arrays of the exported C file (export.c), named once here so that the
+ * device figures (nn_qnet_cost) count exactly the bytes the file declares. */
+enum nn_qelem { NN_QE_U8, NN_QE_I8, NN_QE_U16, NN_QE_U32, NN_QE_I32, NN_QE_F32 };
+struct nn_qarray {
+    const char *name;   /* PREFIX_name in the file */
+    enum nn_qelem elem; /* its element type */
+    const void *data;   /* [count] (NULL when only sizes are known) */
+    size_t count;       /* elements; the file declares max(count, 1): C has no empty arrays */
+};
+#define NN_QARRAYS_MAX 16
+struct nn_qarrays {
+    struct nn_qarray a[NN_QARRAYS_MAX];
+    size_t n_const; /* a[0 .. n_const): static const (flash), in the file's order */
+    size_t n;       /* a[n_const .. n): static, zero at start (RAM) */
+};
+/* The arrays of f's file: the constants (row, idx, w, fbias, mult, shift,
+ * pzp, tab, tables, lstart and lzero when recurrent, out_map, in_shift and
+ * in_mul when scaled), then the state: the values v (this step's, and last
+ * step's when recurrent: n + 1 each) and `started` (one byte). in_scale:
+ * shift [n_in] then mul [n_in] when f->scaled (nn_qnet's in_scale), else
+ * NULL; the other data are f's arrays (NULL where f only has sizes). */
+void nn_qflat_arrays(const struct nn_qflat *f, const float *in_scale, struct nn_qarrays *out);
+/* Bytes of one element of kind e. */
+size_t nn_qelem_size(enum nn_qelem e);
+/* The device figures of the file f describes (quant.h, struct nn_cost). */
+void nn_qflat_cost(const struct nn_qflat *f, struct nn_cost *c);
+
+/* The width of a flat form's idx for n neurons: 16 if both steps' values
+ * (2 (n + 1)) fit uint16_t, else 32. */
+static inline int nn_qflat_idx_bits(size_t n)
+{
+    return 2 * (n + 1) <= 65536 ? 16 : 32;
+}
 
 /* The largest number of tables a flat form indexes (uint16_t). */
 #define NN_QFLAT_MAX_TABLES 65536
 
-/* Counts into f (n .. idx_bits) from q; 0, or TV_ELIMIT for too many
+/* Counts into f (n .. idx_bits, recurrent, scaled) from q; 0, or TV_ELIMIT for too many
  * tables. */
 int nn_qflat_sizes(const struct nn_qnet *q, struct nn_qflat *f, struct tv_error *err);
 /* Fills f's arrays (pointed by the caller) from q. */

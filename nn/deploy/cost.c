@@ -1,0 +1,115 @@
+/* cost.c -- the device figures of an int8 network (quant.h, struct nn_cost):
+ * the list of arrays its exported C declares (nn_qflat_arrays, which
+ * export.c prints from), their bytes, and the same figures of a float genome
+ * before calibration. One list for both, so the figures are the file's bytes
+ * by construction; tests/test_export.c holds them to `size -A` of the
+ * compiled file. */
+#include <string.h>
+
+#include "quant_impl.h"
+
+size_t nn_qelem_size(enum nn_qelem e)
+{
+    static const unsigned char size[] = {[NN_QE_U8] = 1,  [NN_QE_I8] = 1,  [NN_QE_U16] = 2,
+                                         [NN_QE_U32] = 4, [NN_QE_I32] = 4, [NN_QE_F32] = 4};
+    return size[e];
+}
+
+static void put(struct nn_qarrays *o, const char *name, enum nn_qelem e, const void *data,
+                size_t count)
+{
+    o->a[o->n++] = (struct nn_qarray){name, e, data, count};
+}
+
+void nn_qflat_arrays(const struct nn_qflat *f, const float *in_scale, struct nn_qarrays *o)
+{
+    size_t nh = f->n - f->n_in;
+    o->n = 0;
+    put(o, "row", NN_QE_U32, f->row, nh + 1);
+    put(o, "idx", f->idx_bits == 16 ? NN_QE_U16 : NN_QE_U32, f->idx, f->n_edges);
+    put(o, "w", NN_QE_I8, f->w, f->n_edges);
+    put(o, "fbias", NN_QE_I32, f->fbias, nh);
+    put(o, "mult", NN_QE_I32, f->mult, nh);
+    put(o, "shift", NN_QE_U8, f->shift, nh);
+    put(o, "pzp", NN_QE_I8, f->pzp, nh);
+    put(o, "tab", NN_QE_U16, f->tab, nh);
+    put(o, "tables", NN_QE_U8, f->tables, f->n_tables * 256);
+    if (f->recurrent) { /* only the step's start reads them */
+        put(o, "lstart", NN_QE_U32, f->lstart, f->n_layers + 1);
+        put(o, "lzero", NN_QE_U8, f->lzero, f->n_layers);
+    }
+    put(o, "out_map", NN_QE_U32, f->out_map, f->n_out);
+    if (f->scaled) {
+        put(o, "in_shift", NN_QE_F32, in_scale, f->n_in);
+        put(o, "in_mul", NN_QE_F32, in_scale ? in_scale + f->n_in : NULL, f->n_in);
+    }
+    o->n_const = o->n;
+    /* a recurrent edge reads last step's value of its source at n + 1 + src */
+    put(o, "v", NN_QE_U8, NULL, (f->recurrent ? 2 : 1) * (f->n + 1));
+    put(o, "started", NN_QE_U8, NULL, 1);
+}
+
+void nn_qflat_cost(const struct nn_qflat *f, struct nn_cost *c)
+{
+    struct nn_qarrays a;
+    nn_qflat_arrays(f, NULL, &a);
+    c->flash = c->ram = 0;
+    for (size_t i = 0; i < a.n; i++) {
+        uint64_t bytes = (uint64_t)(a.a[i].count ? a.a[i].count : 1) * nn_qelem_size(a.a[i].elem);
+        if (i < a.n_const)
+            c->flash += bytes;
+        else
+            c->ram += bytes;
+    }
+    c->macs = f->n_edges; /* one `acc +=` per edge */
+}
+
+int nn_qnet_cost(const struct nn_qnet *q, struct nn_cost *c, struct tv_error *err)
+{
+    struct nn_qflat f;
+    int rc = nn_qflat_sizes(q, &f, err);
+    if (!rc)
+        nn_qflat_cost(&f, c);
+    return rc;
+}
+
+/* The number of distinct (layer, activation) pairs of p's non-input neurons:
+ * quantization makes one table per pair (quant.c make_table), and stores
+ * identical tables once. */
+static size_t count_tables(const struct nn_plan *p)
+{
+    size_t n = 0;
+    unsigned char seen[GENOME_ACT_COUNT];
+    for (size_t l = 1; l < p->n_layers; l++) {
+        memset(seen, 0, sizeof seen);
+        for (uint32_t j = p->layer_start[l]; j < p->layer_start[l + 1]; j++) {
+            n += !seen[p->act[j]];
+            seen[p->act[j]] = 1;
+        }
+    }
+    return n;
+}
+
+int nn_genome_cost(const struct genome *g, struct nn_cost *c, struct tv_error *err)
+{
+    struct nn_opts opts = {.way = NN_WAY_GATHER, .tile_neurons = SIZE_MAX}; /* as nn_calib_new */
+    struct nn_plan *p = NULL;
+    int rc = nn_no_channels(g, "device figures", err);
+    if (!rc)
+        rc = nn_no_spiking(g, "device figures", "int8", err);
+    if (!rc)
+        rc = nn_plan_compile(g, &opts, &p, err);
+    if (rc)
+        return rc;
+    struct nn_qflat f = {.n = p->n, .n_in = p->n_in, .n_out = p->n_out, .n_layers = p->n_layers};
+    f.idx_bits = nn_qflat_idx_bits(p->n);
+    f.scaled = p->in_shift != NULL;
+    for (uint32_t j = (uint32_t)p->n_in; j < p->n; j++) {
+        f.n_edges += (p->g_end[j] - p->g_row[j]) + (p->r_end[j] - p->r_row[j]);
+        f.recurrent |= p->r_end[j] > p->r_row[j];
+    }
+    f.n_tables = count_tables(p);
+    nn_plan_free(p);
+    nn_qflat_cost(&f, c);
+    return 0;
+}
