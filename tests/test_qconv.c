@@ -37,16 +37,29 @@ static const char *const CONV_TEXT = "neuron 36 out 1 identity 0\n"
                                      "filter 0 2 3 3 1 1 1,1,1 0,2,0.3\n"
                                      "filter 2 1 3 3 1 0 1,0,0.7\n";
 
-static void conv_genome(struct genome *g)
+/* More of CONV_TEXT: channel 3, a 3x3 map made with stride 2 (pad 1) from
+ * the image at channel 2's depth (two layers of filters into one layer),
+ * read by the head. */
+static const char *const STRIDE_TEXT = "channel 3 hid 3 3 1 0.25 relu 0.05 300\n"
+                                       "filter 0 3 3 3 2 1 0,0,0.5 1,1,-0.75 2,2,1\n"
+                                       "conn 300 36 0.5\n"
+                                       "conn 308 37 -0.5\n";
+
+static void genome_of(struct genome *g, const char *more)
 {
     char text[4096];
     size_t off = (size_t)snprintf(text, sizeof text, "trevo-net 4\ninputs 36\noutputs 2\n");
     for (int i = 0; i < 36; i++)
         off += (size_t)snprintf(text + off, sizeof text - off, "neuron %d in 0 identity 0\n", i);
-    snprintf(text + off, sizeof text - off, "%s", CONV_TEXT);
+    snprintf(text + off, sizeof text - off, "%s%s", CONV_TEXT, more);
     struct tv_error err = {0};
     genome_reset(g);
     assert_ok(genome_read_text(g, text, strlen(text), "c.txt", NULL, &err), &err);
+}
+
+static void conv_genome(struct genome *g)
+{
+    genome_of(g, "");
 }
 
 /* conv_genome grown by the convolutional and ordinary mutations (seed). */
@@ -309,9 +322,19 @@ static void test_nn_quantize_channels_close_to_float(void **state)
 
 /* ---- the engine ----------------------------------------------------------------- */
 
+/* Random genomes grown from conv_genome, and one with a stride of 2: every
+ * path (batch 1 and batches, every target this CPU runs) gives the
+ * reference's bits. */
 static void test_nn_qplan_channels_every_path_gives_the_reference_bits(void **state)
 {
     struct genome *g = *state;
+    genome_of(g, STRIDE_TEXT);
+    struct tv_rng r0 = tu_rng(99, 8, 0);
+    struct nn_qnet *q0 = quantize(g, 30, &r0);
+    assert_int_equal(q0->n_chans, 3);
+    assert_int_equal(q0->convs[1].stride, 2);
+    expect_all_paths(q0, &r0);
+    nn_qnet_free(q0);
     for (uint64_t seed = 0; seed < 10; seed++) {
         random_conv_genome(g, seed);
         struct tv_rng rng = tu_rng(seed, 8, 0);

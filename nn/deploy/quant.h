@@ -224,7 +224,8 @@ int nn_qnet_sniff(const void *data, size_t len);
 struct nn_cost {
     uint64_t flash, ram, macs;
 };
-/* The exact figures of q's exported C. TV_ELIMIT as nn_qnet_export_c. */
+/* The exact figures of q's exported C. TV_ELIMIT as nn_qnet_export_c;
+ * TV_EINVAL for a network with channels (no C file yet). */
 int nn_qnet_cost(const struct nn_qnet *q, struct nn_cost *c, struct tv_error *err);
 /* The figures of the int8 C of float genome g before calibration: ram and
  * macs exact, flash exact except that two layers whose tables come out
