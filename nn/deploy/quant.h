@@ -33,12 +33,17 @@
  *      i.e. the value 0, after a reset). Inputs are quantized as
  *      q = clamp(round(x / s_0) + z_0) (float division, rounding half away
  *      from zero), outputs dequantized as (float)(q - z) * s.
+ * A network with channels (genome.h, "channels and filters") has its
+ * channels quantized as one neuron per channel: a per-channel accumulator
+ * scale, int8 coefficients, the table of its layer and activation, and max
+ * pooling on the table's values (struct nn_qchan below).
  * Everything after the input quantization is integer arithmetic, so every
  * path (batch 1, batched, portable, AVX-512 VNNI, an exported C file) gives
  * the same bits.
  *
  * The int8 engine (nn_qplan_compile) makes an ordinary struct nn_plan whose
- * op list is one op of kind NN_OP_INT8 (nn/ops.c): nn_state_new, nn_step,
+ * op list is one op of kind NN_OP_INT8 (nn/ops.c; with channels, the op
+ * computes them first, int8_conv.c): nn_state_new, nn_step,
  * nn_step_feature_major, nn_state_read and the tasks run it unchanged, with
  * float inputs and the dequantized outputs. Inside, the state keeps each
  * neuron's value as u = q + 128 (uint8) for this step and the last, in the
@@ -188,20 +193,35 @@ int nn_quantize(const struct nn_calib *c, struct nn_qnet **out, struct tv_error 
 void nn_qnet_free(struct nn_qnet *q); /* NULL is a no-op */
 
 /* The NET.q text format (version 1, or 2 for a network with an input
- * scaling), written by nn_qnet_write and read by nn_qnet_read:
+ * scaling, or 3 for a network with channels), written by nn_qnet_write and
+ * read by nn_qnet_read:
  *   trevo-qnet 1
  *   size N N_IN N_OUT N_LAYERS N_TABLES N_EDGES
+ *   convs N_CHANS N_CONVS N_COEFS SCALED        (version 3 only; SCALED 0 or 1:
+ *                                                the scale lines follow or not)
  *   scale K SHIFT MUL                           (version 2: N_IN lines, k = 0..)
  *   layer START END SCALE ZP PSCALE PZP        (N_LAYERS lines, in order)
  *   out J                                       (N_OUT lines)
  *   table HEX                                   (N_TABLES lines, 512 hex digits)
- *   neuron J TABLE BIAS MULT SHIFT ACC_SCALE N_FF N_REC   (j = N_IN .. N-1)
+ *   chan J H W POOL TABLE BIAS MULT SHIFT ACC_SCALE   (version 3: N_CHANS lines by J)
+ *   conv IN_CH OUT_CH IN_H IN_W K_H K_W STRIDE PAD N   (version 3: N_CONVS of these,
+ *   src J      (IN_CH lines: a source map's pixel (0, 0))   each with its lines)
+ *   dst C      (OUT_CH lines: a target channel's index)
+ *   c OUT IN KY KX W                            (N lines)
+ *   neuron J TABLE BIAS MULT SHIFT ACC_SCALE N_FF N_REC   (j = N_IN .. N-1 but pixels)
  *   e SRC W                                     (N_FF then N_REC lines after it)
  *   end
  * Floats are %.9g (they read back to the same bits). Every value is checked
  * (ranges, layers contiguous and covering the neurons, feed-forward sources
  * earlier in a shallower layer, recurrent sources in a layer at least as
- * deep); errors name the file (name) and line. */
+ * deep; a channel's pooled pixels in one layer between the inputs and the
+ * outputs, apart from the other channels'; a layer of filters' sources N_IN
+ * inputs or a channel's pooled map of IN_H x IN_W, its targets channels of
+ * one layer deeper than every source, whose maps it makes exactly, the
+ * layers of filters in the order of their targets' layers; at most
+ * NN_QUANT_MAX_FANIN coefficients into a channel); errors name the file
+ * (name) and line. A network without channels is written as version 1 or
+ * 2, the bytes it always had. */
 #define NN_QNET_VERSION 3 /* the newest; 1 and 2 are written for networks without channels */
 #define NN_QNET_MAX_NEURONS (1u << 24)
 #define NN_QNET_MAX_EDGES (1u << 27)
@@ -257,7 +277,8 @@ void nn_qstate_read_int8(const struct nn_state *s, int8_t *out);
  *   int PREFIX_predict(const float *in, float *out);
  *   void PREFIX_reset(void);
  * each predict one time step; the outputs are bit for bit those of the int8
- * engine. TV_EINVAL for a prefix that is not an identifier. */
+ * engine. TV_EINVAL for a prefix that is not an identifier, or a network
+ * with channels (not exported yet). */
 int nn_qnet_export_c(const struct nn_qnet *q, const char *prefix, struct tv_buf *out,
                      struct tv_error *err);
 /* The same for a float genome: float weights, the engine's sums in the
