@@ -187,6 +187,42 @@ static int cmp_chan(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Each channel of q (chans sorted, amax[i] its largest |w| s_src, fan[i]
+ * its coefficients) given its accumulator scale (into amax), bias,
+ * multiplier and table (into ts). */
+static int chan_scales(struct nn_qnet *q, const struct nn_plan *p, struct table_set *ts,
+                       double *amax, const size_t *fan, struct tv_error *err)
+{
+    int rc = 0;
+    size_t nc = q->n_chans;
+    int8_t t[256];
+    for (size_t i = 0; i < nc && !rc; i++) {
+        struct nn_conv_chan_view cv;
+        nn_conv_net_chan(p->conv, q->chans[i].table, &cv);
+        struct nn_qchan *ch = &q->chans[i];
+        const struct nn_qlayer *L = &q->layers[q->layer_of[ch->j]];
+        if (fan[i] > NN_QUANT_MAX_FANIN) {
+            rc = tv_error_set(err, TV_ELIMIT,
+                              "quantize: channel at neuron %u (dense) has %zu coefficients, more "
+                              "than %d",
+                              ch->j, fan[i], NN_QUANT_MAX_FANIN);
+            break;
+        }
+        double A = amax[i] / 127.0;
+        if (!(A > 0.0))
+            A = L->pscale;
+        if (fabs((double)cv.bias) / A > (double)(1 << 29)) /* room for the sum */
+            A = fabs((double)cv.bias) / (double)(1 << 29);
+        amax[i] = A;
+        ch->acc_scale = (float)A;
+        ch->bias = (int32_t)lround((double)cv.bias / A);
+        fixed_point(A / L->pscale, &ch->mult, &ch->shift);
+        make_table(L, cv.act, t);
+        rc = table_put(ts, t, &ch->table, err);
+    }
+    return rc;
+}
+
 /* The channels and layers of filters of a convolutional plan p into q
  * (arrays allocated here), their tables into ts; px[j] = 1 for a pixel. */
 static int quantize_chans(struct nn_qnet *q, const struct nn_plan *p, struct table_set *ts,
@@ -261,31 +297,7 @@ static int quantize_chans(struct nn_qnet *q, const struct nn_plan *p, struct tab
             q->coefs[k] = (struct nn_qcoef){cf->out, cf->in, cf->ky, cf->kx, 0};
         }
     }
-    int8_t t[256];
-    for (size_t i = 0; i < nc && !rc; i++) {
-        struct nn_conv_chan_view cv;
-        nn_conv_net_chan(p->conv, q->chans[i].table, &cv);
-        struct nn_qchan *ch = &q->chans[i];
-        const struct nn_qlayer *L = &q->layers[q->layer_of[ch->j]];
-        if (fan[i] > NN_QUANT_MAX_FANIN) {
-            rc = tv_error_set(err, TV_ELIMIT,
-                              "quantize: channel at neuron %u (dense) has %zu coefficients, more "
-                              "than %d",
-                              ch->j, fan[i], NN_QUANT_MAX_FANIN);
-            break;
-        }
-        double A = amax[i] / 127.0;
-        if (!(A > 0.0))
-            A = L->pscale;
-        if (fabs((double)cv.bias) / A > (double)(1 << 29)) /* room for the sum */
-            A = fabs((double)cv.bias) / (double)(1 << 29);
-        amax[i] = A;
-        ch->acc_scale = (float)A;
-        ch->bias = (int32_t)lround((double)cv.bias / A);
-        fixed_point(A / L->pscale, &ch->mult, &ch->shift);
-        make_table(L, cv.act, t);
-        rc = table_put(ts, t, &ch->table, err);
-    }
+    rc = chan_scales(q, p, ts, amax, fan, err);
     k = 0;
     for (size_t i = 0; i < ng && !rc; i++) {
         struct nn_conv_group_view gv;
