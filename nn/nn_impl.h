@@ -222,6 +222,36 @@ int nn_conv_state_new(const struct nn_plan *p, size_t stride, struct nn_conv_sta
                       struct tv_error *err);
 void nn_conv_state_free(const struct nn_plan *p, struct nn_conv_state *cs);
 
+/* What quantization (nn/deploy/) reads of a convolutional plan (conv_op.c):
+ * its hidden channels and its layers of filters, borrowed from the plan. */
+struct nn_conv_shape;
+struct nn_conv_coef;
+struct nn_conv_chan_view {
+    uint32_t j, layer; /* dense index of its pooled pixel (0, 0); the plan layer of its pixels */
+    size_t h, w, pool; /* the map before pooling */
+    float bias;
+    int act; /* enum genome_act */
+};
+struct nn_conv_group_view {
+    const struct nn_conv_shape *shape;
+    uint32_t layer;                   /* of its targets */
+    const uint32_t *in_j;             /* [in_ch] dense index of each source's pixel (0, 0) */
+    const uint32_t *out;              /* [out_ch] each target's channel index */
+    const struct nn_conv_coef *coefs; /* [n_coefs] sorted by (out, in, ky, kx) */
+    size_t n_coefs;
+};
+size_t nn_conv_net_n_chans(const struct nn_conv_net *net); /* 0 for NULL */
+size_t nn_conv_net_n_groups(const struct nn_conv_net *net);
+void nn_conv_net_chan(const struct nn_conv_net *net, size_t i, struct nn_conv_chan_view *v);
+void nn_conv_net_group(const struct nn_conv_net *net, size_t i, struct nn_conv_group_view *v);
+/* The states made after this call keep each channel's pre-activation map
+ * (the sum of its filters plus its bias, before the activation), which
+ * nn_conv_pre reads after a step: calibration's view. */
+void nn_conv_net_keep_pre(struct nn_conv_net *net);
+/* Channel i's pre-activation map of state s's last step, [h][w][stride]
+ * (borrowed), or NULL when its plan's net was not asked to keep it. */
+const float *nn_conv_pre(const struct nn_state *s, size_t i);
+
 /* One activation: the function on one value and on a row of values (the row
  * version exists so that cheap activations vectorize over a batch). */
 struct nn_act_entry {

@@ -4,7 +4,9 @@
 # sparse start that validates and is the same for the same seed; training
 # that learns, keeps the number of coefficients under rigl, writes a genome
 # with channels and filters that validates, and gives the same bytes for the
-# same seed; the errors.
+# same seed; its int8 form (net quantize: the channels in NET.q version 3,
+# net test at batch 1 and 64 the same, close to the float network; no C
+# file yet); the errors.
 set -u
 : "${TREVO:?TREVO must name the trevo binary}"
 dir=$(mktemp -d)
@@ -45,6 +47,22 @@ awk -v a="$acc" 'BEGIN { exit !(a >= 0.8) }' || fail "train: test accuracy $acc 
 train "$dir/b2.net" >/dev/null
 cmp -s "$dir/b.net" "$dir/b2.net" || fail "train: the same seed gave different networks"
 
+# ---- int8: quantize, test at batch 1 and 64 (the same bits), close to float
+"$TREVO" net quantize "$dir/b.net" --calibrate "$dir/train.csv" --samples 100 -o "$dir/b.q" \
+    2>"$dir/qlog" || fail "quantize exited $?: $(cat "$dir/qlog")"
+[ "$(head -1 "$dir/b.q")" = "trevo-qnet 3" ] || fail "quantize: $(head -1 "$dir/b.q")"
+grep -q "b.q: device figures: an int8 network with channels (convolutional) has no C file yet" \
+    "$dir/qlog" || fail "quantize: $(cat "$dir/qlog")"
+t1=$("$TREVO" net test "$dir/b.q" --data "$dir/test.csv" --batch 1) || fail "int8 test exited $?"
+t64=$("$TREVO" net test "$dir/b.q" --data "$dir/test.csv" --batch 64) || fail "int8 test exited $?"
+[ "$t1" = "$t64" ] || fail "int8 test: batch 1 [$t1], batch 64 [$t64]"
+f=$("$TREVO" net test "$dir/b.net" --data "$dir/test.csv") || fail "float test exited $?"
+qa=$(printf '%s\n' "$t1" | sed -n 's/^accuracy \([0-9.]*\) .*/\1/p')
+fa=$(printf '%s\n' "$f" | sed -n 's/^accuracy \([0-9.]*\) .*/\1/p')
+awk -v q="$qa" -v f="$fa" 'BEGIN { exit !(q >= f - 0.05) }' || fail "int8 $qa, float $fa"
+"$TREVO" net validate "$dir/b.q" >"$dir/v" || fail "validate NET.q exited $?"
+grep -q "^channels: [0-9]* (coefficients [0-9]*)$" "$dir/v" || fail "validate: $(cat "$dir/v")"
+
 # ---- errors
 expect_err() { # WHAT TEXT cmd...
     what=$1 text=$2
@@ -52,6 +70,9 @@ expect_err() { # WHAT TEXT cmd...
     "$@" >"$dir/eo" 2>"$dir/ee" && fail "$what: exited 0"
     grep -qF -- "$text" "$dir/ee" || fail "$what: $(cat "$dir/ee")"
 }
+expect_err "int8 C" "export: an int8 network with channels (convolutional) is not exported as C yet" \
+    "$TREVO" net export "$dir/b.q" --format c -o "$dir/x.c"
+[ ! -e "$dir/x.c" ] || fail "int8 C: a file was written"
 expect_err "bad spec" "--conv: '4k3x': expected NkK[sS][pP]" \
     "$TREVO" net init --conv 1x6x6,4k3x --layers 3 -o "$dir/x"
 expect_err "no input" "--conv: '4k3': expected the input CxHxW first" \

@@ -367,10 +367,10 @@ static void test_int8_takes_raw_rows(void **state)
         assert_ok(nn_qnet_write(r, &c, &err), &err);
         assert_int_equal(c.len, a.len);
         assert_memory_equal(c.data, a.data, a.len);
-        a.data[11] = '3';
+        a.data[11] = '4';
         nn_qnet_free(r);
         assert_error(nn_qnet_read((const char *)a.data, a.len, "a.q", &r, &err), &err, TV_EFORMAT,
-                     "version 3 is not one this trevo reads (1 to 2)");
+                     "version 4 is not one this trevo reads (1 to 3)");
         /* the same int8 network but for the scaling */
         struct nn_plan *pq, *pu;
         assert_ok(nn_qplan_compile(q, &pq, &err), &err);

@@ -586,8 +586,10 @@ static void test_nn_qnet_read_rejects_bad_files(void **state)
     (void)state;
     struct tv_buf b = small_text();
     const char *t = (const char *)b.data;
-    expect_read_error(t, "trevo-qnet 1", "trevo-qnet 3",
-                      "bad.q:1: version 3 is not one this trevo reads (1 to 2)");
+    expect_read_error(t, "trevo-qnet 1", "trevo-qnet 4",
+                      "bad.q:1: version 4 is not one this trevo reads (1 to 3)");
+    /* version 3 has a convs line after the size line */
+    expect_read_error(t, "trevo-qnet 1", "trevo-qnet 3", "bad.q:3: expected 'convs'");
     /* version 2 has a scale line per input after the size line */
     expect_read_error(t, "trevo-qnet 1", "trevo-qnet 2", "bad.q:3: expected 'scale'");
     expect_read_error(t, "trevo-qnet 1", "trevo-net 1", "expected 'trevo-qnet'");

@@ -39,6 +39,7 @@ struct conv_group {
 
 struct nn_conv_net {
     size_t n_chans, n_groups, n_layers;
+    int keep_pre;                /* 1: states keep the pre-activation maps (calibration) */
     struct conv_chan *chans;     /* [n_chans] */
     struct conv_group *groups;   /* [n_groups] in order of layer */
     uint8_t *layer_has;          /* [n_layers] 1: an NN_OP_CONV runs after this layer's rows */
@@ -49,6 +50,7 @@ struct nn_conv_state {
     struct nn_conv **sparse;      /* [n_groups] */
     struct nn_conv_dense **dense; /* [n_groups] */
     float *x, *y, *acc;           /* [max_x | max_y | acc_px][stride] */
+    float *pre;                   /* [acc_px][stride] when net->keep_pre, else NULL */
 };
 
 #endif

@@ -33,7 +33,7 @@ void nn_conv_state_free(const struct nn_plan *p, struct nn_conv_state *cs)
         nn_conv_free(cs->sparse ? cs->sparse[i] : NULL);
         nn_conv_dense_free(cs->dense ? cs->dense[i] : NULL);
     }
-    TV_FREE_ALL(cs->sparse, cs->dense, cs->x, cs->y, cs->acc, cs);
+    TV_FREE_ALL(cs->sparse, cs->dense, cs->x, cs->y, cs->acc, cs->pre, cs);
 }
 
 /* The dense weights of a group: [out][in][kh][kw], zeros included. */
@@ -63,9 +63,12 @@ int nn_conv_state_new(const struct nn_plan *p, size_t stride, struct nn_conv_sta
     cs->x = malloc((net->max_x ? net->max_x : 1) * stride * sizeof *cs->x);
     cs->y = malloc((net->max_y ? net->max_y : 1) * stride * sizeof *cs->y);
     cs->acc = malloc((net->acc_px ? net->acc_px : 1) * stride * sizeof *cs->acc);
-    int rc = !cs->sparse || !cs->dense || !cs->x || !cs->y || !cs->acc
-                 ? tv_error_set(err, TV_ENOMEM, "nn_state_new: out of memory for the conv layers")
-                 : 0;
+    if (net->keep_pre)
+        cs->pre = calloc((net->acc_px ? net->acc_px : 1) * stride, sizeof *cs->pre);
+    int rc =
+        !cs->sparse || !cs->dense || !cs->x || !cs->y || !cs->acc || (net->keep_pre && !cs->pre)
+            ? tv_error_set(err, TV_ENOMEM, "nn_state_new: out of memory for the conv layers")
+            : 0;
     for (size_t i = 0; i < net->n_groups && !rc; i++) {
         const struct conv_group *gr = &net->groups[i];
         if (gr->dense) {
@@ -130,9 +133,48 @@ static void conv_op(const struct nn_plan *p, struct nn_state *s, const struct nn
         if (ch->layer != l)
             continue;
         float *a = cs->acc + ch->acc * st;
+        if (cs->pre) /* the pre-activations, as nn_conv_bias_act adds the bias */
+            for (size_t k = 0, m = ch->h * ch->w * st; k < m; k++)
+                cs->pre[ch->acc * st + k] = a[k] + ch->bias;
         nn_conv_bias_act(a, 1, ch->h, ch->w, st, &ch->bias, ch->act);
         nn_conv_pool_max(a, 1, ch->h, ch->w, st, ch->pool, s->y + (size_t)ch->j * st, NULL);
     }
 }
 
 nn_op_fn *const nn_conv_op[NN_TARGET_COUNT] = {conv_op, conv_op, conv_op};
+
+/* ---- what quantization reads (nn_impl.h) ---------------------------------- */
+
+size_t nn_conv_net_n_chans(const struct nn_conv_net *net)
+{
+    return net ? net->n_chans : 0;
+}
+
+size_t nn_conv_net_n_groups(const struct nn_conv_net *net)
+{
+    return net ? net->n_groups : 0;
+}
+
+void nn_conv_net_chan(const struct nn_conv_net *net, size_t i, struct nn_conv_chan_view *v)
+{
+    const struct conv_chan *ch = &net->chans[i];
+    *v = (struct nn_conv_chan_view){ch->j, ch->layer, ch->h, ch->w, ch->pool, ch->bias, ch->act};
+}
+
+void nn_conv_net_group(const struct nn_conv_net *net, size_t i, struct nn_conv_group_view *v)
+{
+    const struct conv_group *gr = &net->groups[i];
+    *v = (struct nn_conv_group_view){&gr->shape, gr->layer, gr->in_j,
+                                     gr->out,    gr->coefs, gr->n_coefs};
+}
+
+void nn_conv_net_keep_pre(struct nn_conv_net *net)
+{
+    net->keep_pre = 1;
+}
+
+const float *nn_conv_pre(const struct nn_state *s, size_t i)
+{
+    const struct nn_conv_state *cs = s->conv;
+    return cs && cs->pre ? cs->pre + s->plan->conv->chans[i].acc * s->stride : NULL;
+}

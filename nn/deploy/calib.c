@@ -15,13 +15,13 @@ int nn_calib_new(const struct genome *g, const struct nn_quant_opts *o, struct n
         return tv_error_set(err, TV_EINVAL, "calibration: percentile %g is not in [0, 100]", pct);
     struct nn_opts opts = {.way = NN_WAY_GATHER, .tile_neurons = SIZE_MAX};
     struct nn_plan *fp;
-    int rc = nn_no_channels(g, "calibration", err);
-    if (!rc)
-        rc = nn_no_spiking(g, "calibration", "int8", err);
+    int rc = nn_no_spiking(g, "calibration", "int8", err);
     if (!rc)
         rc = nn_plan_compile(g, &opts, &fp, err);
     if (rc)
         return rc;
+    if (fp->conv) /* the channels' pre-activations: observe reads them */
+        nn_conv_net_keep_pre(fp->conv);
     struct nn_calib *c = calloc(1, sizeof *c);
     size_t nl = fp->n_layers;
     if (c) {

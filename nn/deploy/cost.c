@@ -67,6 +67,10 @@ void nn_qflat_cost(const struct nn_qflat *f, struct nn_cost *c)
 int nn_qnet_cost(const struct nn_qnet *q, struct nn_cost *c, struct tv_error *err)
 {
     struct nn_qflat f;
+    if (q->n_chans) /* nn_qnet_export_c refuses it too */
+        return tv_error_set(err, TV_EINVAL,
+                            "device figures: an int8 network with channels (convolutional) has "
+                            "no C file yet");
     int rc = nn_qflat_sizes(q, &f, err);
     if (!rc)
         nn_qflat_cost(&f, c);

@@ -310,6 +310,10 @@ int nn_qnet_export_c(const struct nn_qnet *q, const char *P, struct tv_buf *b, s
     struct nn_qflat f;
     unsigned char *mem = NULL;
     int rc = check_prefix(P, U, sizeof U, err);
+    if (!rc && q->n_chans) /* not yet: the exported step has no channels */
+        rc = tv_error_set(err, TV_EINVAL,
+                          "export: an int8 network with channels (convolutional) is not "
+                          "exported as C yet");
     if (!rc)
         rc = qflat_make(q, &f, &mem, err);
     if (rc)

@@ -195,6 +195,8 @@ VBMI2_TARGET static void int8_one_avx512(const struct nn_plan *p, struct nn_stat
     const struct nn_qplan *qp = (const struct nn_qplan *)p;
     const struct nn_qflat *f = &qp->f;
     nn_int8_begin(p, f, s, qrow_avx512, qcols_avx512);
+    if (qp->n_chans)
+        nn_qconv_run(qp, s);
     uint8_t *v = values(s);
     size_t c = 0;
     /* byte B of the counts vector: bits 3 (B / 4) of the counts (its lane's) */
@@ -206,8 +208,8 @@ VBMI2_TARGET static void int8_one_avx512(const struct nn_plan *p, struct nn_stat
     const __m512i ctrl = _mm512_loadu_si512(cs), r0 = _mm512_loadu_si512(rp);
     const __m512i r4 = _mm512_add_epi8(r0, _mm512_set1_epi8(4)), seven = _mm512_set1_epi8(7);
     for (size_t l = 1; l < f->n_layers; l++)
-        for (uint32_t j0 = f->lstart[l]; j0 < f->lstart[l + 1]; j0 += CHUNK, c++) {
-            uint32_t lanes = chunk_lanes(j0, f->lstart[l + 1]), i0 = j0 - (uint32_t)f->n_in;
+        for (uint32_t j0 = f->lstart[l]; j0 < qp->lend[l]; j0 += CHUNK, c++) {
+            uint32_t lanes = chunk_lanes(j0, qp->lend[l]), i0 = j0 - (uint32_t)f->n_in;
             __mmask16 m = (__mmask16)((1u << lanes) - 1);
             /* two sums, entries alternating: vpdpbusd's latency is not a chain */
             __m512i acc = _mm512_maskz_loadu_epi32(m, f->fbias + i0), acc2 = _mm512_setzero_si512();
@@ -314,15 +316,18 @@ VNNI_TARGET static void int8_batch_vnni(const struct nn_plan *p, struct nn_state
     const struct nn_qflat *f = &qp->f;
     struct nn_int8_lists g = nn_int8_lists(qp, s);
     nn_int8_begin(p, f, s, qrow_avx512, qcols_avx512);
+    if (qp->n_chans)
+        nn_qconv_run(qp, s);
     uint8_t *v = values(s);
     size_t st = s->stride, full = st / 64 * 64;
-    for (uint32_t j = (uint32_t)f->n_in; j < f->n; j++) {
-        uint32_t i = j - (uint32_t)f->n_in, k = g.start[i], len = g.start[i + 1] - k;
-        for (size_t b0 = 0; b0 < full; b0 += 64)
-            block_vnni(f, v, st, j, g.slot + k, g.w + k, len, b0);
-        if (full < st)
-            block_portable(f, v, st, j, g.slot + k, g.w + k, len, full, st - full);
-    }
+    for (size_t l = 1; l < f->n_layers; l++)
+        for (uint32_t j = f->lstart[l]; j < qp->lend[l]; j++) {
+            uint32_t i = j - (uint32_t)f->n_in, k = g.start[i], len = g.start[i + 1] - k;
+            for (size_t b0 = 0; b0 < full; b0 += 64)
+                block_vnni(f, v, st, j, g.slot + k, g.w + k, len, b0);
+            if (full < st)
+                block_portable(f, v, st, j, g.slot + k, g.w + k, len, full, st - full);
+        }
     finish(f, s, drow_avx512);
 }
 

@@ -56,13 +56,70 @@
 
 #include "quant_impl.h"
 
+/* ---- channels (int8_conv.c) ------------------------------------------------
+ * A plan of a network with channels (quant.h, struct nn_qchan) keeps each
+ * layer's pixels after its other neurons (lend[l] .. lstart[l + 1]), so that
+ * the neurons' kernels stop at lend[l] and never write a pixel; the step
+ * computes every channel first (nn_qconv_run, right after nn_int8_begin),
+ * in their order (a channel reads inputs and shallower channels only), in
+ * blocks of up to 64 samples: its sum map (int32) from its segments (one per
+ * layer of filters into it), requantized and looked up into a uint8 map,
+ * max-pooled into its pixels. The maps are the state's scratch after the
+ * edge lists (qp->scratch_at bytes into s->extra).
+ *
+ * At batch 1 a layer of filters of stride 1 runs on padded copies of its
+ * sources: before the first channel of a layer, every source map of the
+ * layers of filters into it is copied as int16 values u - zu, with pad
+ * zeros around it (qp->pad_at bytes into s->extra), so that a coefficient
+ * is one run over the map laid out in rows of the padded width (the
+ * columns past the output's are computed and dropped): a long loop that
+ * vectorizes. The same integers, the same bits. */
+struct qc_chan {
+    uint32_t j;          /* plan index of its pooled pixel (0, 0) */
+    uint32_t h, w, pool; /* its map before pooling */
+    uint32_t seg0, seg1; /* its segments */
+    uint32_t cv0, cv1;   /* the layers of filters whose sources to pad before it (batch 1) */
+    int32_t bias, mult;
+    uint32_t shift, tab;
+    int32_t pzp;
+};
+struct qc_seg { /* the coefficients of one layer of filters into one channel */
+    uint32_t in_h, in_w, k_h, k_w, stride, pad;
+    uint32_t c0, c1; /* its coefficients in ccoefs */
+};
+struct qc_coef {
+    uint32_t src; /* plan index of its source map's pixel (0, 0) */
+    uint32_t pat; /* its padded copy in the pad scratch (int16 entries; batch 1) */
+    uint8_t zu;   /* the source's zero code z + 128: a pixel outside the map */
+    uint8_t ky, kx;
+    int8_t w;
+};
+struct qc_conv { /* a layer of filters' sources, padded at batch 1 */
+    uint32_t in_ch, in_h, in_w, pad;
+    uint32_t src0; /* its sources in csrc */
+    uint32_t at;   /* its first padded copy in the pad scratch (int16 entries) */
+};
+struct qc_src {
+    uint32_t j;  /* plan index of the map's pixel (0, 0) */
+    uint32_t zu; /* z + 128 of its layer */
+};
+
 struct nn_qplan {
-    struct nn_plan plan; /* first: the kernels get a struct nn_plan * */
-    struct nn_qflat f;   /* row and idx unused; w: [n_edges + 64] in entry order */
-    uint8_t *off;        /* [n_edges + 64] each edge's source: its offset in its window */
-    uint8_t *ent;        /* [n_ents * ENT + 8] the windows' entries */
-    uint32_t *cent;      /* [n_chunks + 1] each chunk's first entry */
-    uint32_t *cedge;     /* [n_chunks + 1] each chunk's first edge */
+    struct nn_plan plan;    /* first: the kernels get a struct nn_plan * */
+    struct nn_qflat f;      /* row and idx unused; w: [n_edges + 64] in entry order */
+    uint32_t *lend;         /* [n_layers] end of layer l's computed neurons (its pixels follow) */
+    struct qc_chan *chans;  /* [n_chans] */
+    struct qc_seg *segs;    /* [n_segs] */
+    struct qc_coef *ccoefs; /* [n_ccoefs] */
+    struct qc_conv *cconvs; /* [n_cconvs] */
+    struct qc_src *csrc;    /* [n_csrc] */
+    size_t n_chans, n_segs, n_ccoefs, n_cconvs, n_csrc, max_px, scratch_at;
+    /* batch 1: the padded copies (pad_n int16) and the grid (int32) in s->extra */
+    size_t pad_at, pad_n, grid_at;
+    uint8_t *off;    /* [n_edges + 64] each edge's source: its offset in its window */
+    uint8_t *ent;    /* [n_ents * ENT + 8] the windows' entries */
+    uint32_t *cent;  /* [n_chunks + 1] each chunk's first entry */
+    uint32_t *cedge; /* [n_chunks + 1] each chunk's first edge */
     size_t n_chunks, n_ents, n_edges;
     struct nn_op op;
 };
@@ -155,6 +212,10 @@ static inline uint8_t neuron_out(const struct nn_qflat *f, uint32_t i, int32_t a
     uint32_t u = nn_q_requant(acc, f->mult[i], f->shift[i], f->pzp[i]);
     return f->tables[(size_t)f->tab[i] * 256 + u];
 }
+
+/* The channels of a step of a plan with channels (int8_conv.c): after
+ * nn_int8_begin, before the neurons. */
+void nn_qconv_run(const struct nn_qplan *qp, struct nn_state *s);
 
 /* ---- edge lists (int8_step.c) ------------------------------------------------ */
 

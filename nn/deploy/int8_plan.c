@@ -41,6 +41,12 @@ static size_t layout(struct nn_qplan *qp, unsigned char *base)
     PLACE(f->lzero, f->n_layers);
     PLACE(f->out_map, f->n_out);
     PLACE(qp->plan.layer_way, f->n_layers);
+    PLACE(qp->lend, f->n_layers);
+    PLACE(qp->chans, qp->n_chans);
+    PLACE(qp->segs, qp->n_segs);
+    PLACE(qp->ccoefs, qp->n_ccoefs);
+    PLACE(qp->cconvs, qp->n_cconvs);
+    PLACE(qp->csrc, qp->n_csrc);
 #undef PLACE
     return off;
 }
@@ -104,9 +110,11 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /* The plan's order of each layer: by falling fan-in, ties in the row form's
- * order. old[j'] is the row form's neuron at j', nw[j] the inverse (both of
- * n entries; inputs stay). key: scratch of n entries. */
-static void order_by_fan_in(const struct nn_qflat *t, uint32_t *old, uint32_t *nw, uint64_t *key)
+ * order, a channel's pixels (px[j] = 1; px may be NULL) last. old[j'] is the
+ * row form's neuron at j', nw[j] the inverse (both of n entries; inputs
+ * stay). key: scratch of n entries. */
+static void order_by_fan_in(const struct nn_qflat *t, const uint8_t *px, uint32_t *old,
+                            uint32_t *nw, uint64_t *key)
 {
     for (uint32_t j = 0; j < t->n_in; j++)
         old[j] = j;
@@ -114,7 +122,7 @@ static void order_by_fan_in(const struct nn_qflat *t, uint32_t *old, uint32_t *n
         uint32_t a = t->lstart[l], b = t->lstart[l + 1];
         for (uint32_t j = a; j < b; j++) {
             uint32_t d = t->row[j - t->n_in + 1] - t->row[j - t->n_in];
-            key[j] = (uint64_t)(UINT32_MAX - d) << 32 | j;
+            key[j] = (uint64_t)(px && px[j] ? UINT32_MAX : UINT32_MAX - 1 - d) << 32 | j;
         }
         qsort(key + a, b - a, sizeof *key, cmp_u64);
         for (uint32_t j = a; j < b; j++)
@@ -204,13 +212,13 @@ static size_t chunk_emit(const uint64_t *key, size_t n, uint8_t *ent, uint8_t *o
 
 /* Pass 0 counts the entries and edges of every chunk into qp; pass 1 lays
  * them out (qp's arrays placed). */
-static void chunks(const struct nn_qflat *t, const uint32_t *old, const uint32_t *nw, uint64_t *key,
-                   struct nn_qplan *qp, int pass)
+static void chunks(const struct nn_qflat *t, const uint32_t *lend, const uint32_t *old,
+                   const uint32_t *nw, uint64_t *key, struct nn_qplan *qp, int pass)
 {
     size_t c = 0, ne = 0, edges = 0;
     for (size_t l = 1; l < t->n_layers; l++)
-        for (uint32_t j0 = t->lstart[l]; j0 < t->lstart[l + 1]; j0 += CHUNK, c++) {
-            size_t n = chunk_keys(t, old, nw, j0, chunk_lanes(j0, t->lstart[l + 1]), key);
+        for (uint32_t j0 = t->lstart[l]; j0 < lend[l]; j0 += CHUNK, c++) {
+            size_t n = chunk_keys(t, old, nw, j0, chunk_lanes(j0, lend[l]), key);
             if (pass) {
                 qp->cent[c] = (uint32_t)ne;
                 qp->cedge[c] = (uint32_t)edges;
@@ -230,6 +238,188 @@ static void chunks(const struct nn_qflat *t, const uint32_t *old, const uint32_t
     }
 }
 
+/* The pixels of q's channels (px[j] = 1), and where each layer's other
+ * neurons end in the plan's order (lend: before its pixels). */
+static void mark_pixels(const struct nn_qnet *q, const struct nn_qflat *t, uint8_t *px,
+                        uint32_t *lend)
+{
+    memset(px, 0, t->n);
+    for (size_t l = 0; l < t->n_layers; l++)
+        lend[l] = t->lstart[l + 1];
+    for (size_t i = 0; i < q->n_chans; i++) {
+        const struct nn_qchan *c = &q->chans[i];
+        size_t np = (size_t)(c->h / c->pool) * (c->w / c->pool);
+        memset(px + c->j, 1, np);
+        lend[q->layer_of[c->j]] -= (uint32_t)np;
+    }
+}
+
+/* The layer of q's layer of filters v (its targets'). */
+static uint32_t conv_layer(const struct nn_qnet *q, size_t v)
+{
+    return q->layer_of[q->chans[q->conv_dst[q->convs[v].dst0]].j];
+}
+
+/* Int16 entries of the padded copy of one source map of v. */
+static size_t padded(const struct nn_qconv *v)
+{
+    return (size_t)(v->in_h + 2 * v->pad) * (v->in_w + 2 * v->pad);
+}
+
+/* The sizes of the channels' part of hd: counts, the largest map, the
+ * padded copies of the largest layer's sources, the largest grid. */
+static void conv_sizes(const struct nn_qnet *q, struct nn_qplan *hd)
+{
+    hd->n_chans = q->n_chans;
+    hd->n_segs = q->n_conv_dst;
+    hd->n_ccoefs = q->n_coefs;
+    hd->n_cconvs = q->n_convs;
+    hd->n_csrc = q->n_conv_src;
+    for (size_t i = 0; i < q->n_chans; i++)
+        if ((size_t)q->chans[i].h * q->chans[i].w > hd->max_px)
+            hd->max_px = (size_t)q->chans[i].h * q->chans[i].w;
+    size_t stage = 0, grid = 0;
+    for (size_t v = 0; v < q->n_convs; v++) {
+        const struct nn_qconv *cv = &q->convs[v];
+        if (v > 0 && conv_layer(q, v) != conv_layer(q, v - 1))
+            stage = 0;
+        stage += cv->in_ch * padded(cv);
+        hd->pad_n = stage > hd->pad_n ? stage : hd->pad_n;
+        size_t g = (size_t)(cv->in_h + 2 * cv->pad - cv->k_h + 1) * (cv->in_w + 2 * cv->pad);
+        grid = cv->stride == 1 && g > grid ? g : grid;
+    }
+    hd->grid_at = grid; /* for now the grid's entries: plan_header places it */
+}
+
+/* The channels' part of qp (placed) from q: channels in q's order, a
+ * segment per (layer of filters, target), each channel's together, and the
+ * coefficients by segment. tmp: n_chans + 2 n_segs + 1 scratch entries. */
+static void conv_fill(const struct nn_qnet *q, struct nn_qplan *qp, const uint32_t *nw,
+                      uint32_t *tmp)
+{
+    uint32_t *fill = tmp, *seg_of = tmp + q->n_chans, *cfill = seg_of + qp->n_segs;
+    memset(fill, 0, q->n_chans * sizeof *fill);
+    for (size_t d = 0; d < q->n_conv_dst; d++)
+        fill[q->conv_dst[d]]++;
+    uint32_t at = 0;
+    for (size_t i = 0; i < q->n_chans; i++) {
+        const struct nn_qchan *c = &q->chans[i];
+        const struct nn_qlayer *L = &q->layers[q->layer_of[c->j]];
+        qp->chans[i] = (struct qc_chan){.j = nw[c->j],
+                                        .h = c->h,
+                                        .w = c->w,
+                                        .pool = c->pool,
+                                        .seg0 = at,
+                                        .seg1 = at + fill[i],
+                                        .bias = c->bias,
+                                        .mult = c->mult,
+                                        .shift = c->shift,
+                                        .tab = c->table,
+                                        .pzp = L->pzp};
+        fill[i] = at;
+        at += qp->chans[i].seg1 - qp->chans[i].seg0;
+    }
+    uint32_t pat = 0;
+    for (size_t v = 0; v < q->n_convs; v++) {
+        const struct nn_qconv *cv = &q->convs[v];
+        if (v > 0 && conv_layer(q, v) != conv_layer(q, v - 1))
+            pat = 0; /* a new layer: its own padded copies */
+        qp->cconvs[v] = (struct qc_conv){cv->in_ch, cv->in_h, cv->in_w, cv->pad, cv->src0, pat};
+        pat += (uint32_t)(cv->in_ch * padded(cv));
+        for (uint32_t k = 0; k < cv->in_ch; k++) {
+            uint32_t src = q->conv_src[cv->src0 + k];
+            qp->csrc[cv->src0 + k] =
+                (struct qc_src){nw[src], (uint32_t)(q->layers[q->layer_of[src]].zp + 128)};
+        }
+        for (uint32_t k = 0; k < cv->out_ch; k++) {
+            uint32_t g = fill[q->conv_dst[cv->dst0 + k]]++;
+            seg_of[cv->dst0 + k] = g;
+            qp->segs[g] =
+                (struct qc_seg){cv->in_h, cv->in_w, cv->k_h, cv->k_w, cv->stride, cv->pad, 0, 0};
+        }
+    }
+    memset(cfill, 0, (qp->n_segs + 1) * sizeof *cfill);
+    for (size_t v = 0; v < q->n_convs; v++)
+        for (size_t e = 0; e < q->convs[v].n_coefs; e++)
+            cfill[seg_of[q->convs[v].dst0 + q->coefs[q->convs[v].coef0 + e].out] + 1]++;
+    for (size_t g = 0; g < qp->n_segs; g++) {
+        cfill[g + 1] += cfill[g];
+        qp->segs[g].c0 = qp->segs[g].c1 = cfill[g];
+    }
+    for (size_t v = 0; v < q->n_convs; v++)
+        for (size_t e = 0; e < q->convs[v].n_coefs; e++) {
+            const struct nn_qconv *cv = &q->convs[v];
+            const struct nn_qcoef *c = &q->coefs[cv->coef0 + e];
+            uint32_t src = q->conv_src[cv->src0 + c->in];
+            struct qc_seg *sg = &qp->segs[seg_of[cv->dst0 + c->out]];
+            uint32_t pa = qp->cconvs[v].at + c->in * (uint32_t)padded(cv);
+            qp->ccoefs[sg->c1++] = (struct qc_coef){
+                nw[src], pa, (uint8_t)(q->layers[q->layer_of[src]].zp + 128), c->ky, c->kx, c->w};
+        }
+    /* the first channel of each layer pads the sources of the layers of
+     * filters into that layer */
+    for (size_t v = 0, i = 0; v < q->n_convs;) {
+        size_t e = v + 1;
+        while (e < q->n_convs && conv_layer(q, e) == conv_layer(q, v))
+            e++;
+        while (i < q->n_chans && q->layer_of[q->chans[i].j] < conv_layer(q, v))
+            i++;
+        if (i < q->n_chans) { /* (the targets of v are channels of that layer) */
+            qp->chans[i].cv0 = (uint32_t)v;
+            qp->chans[i].cv1 = (uint32_t)e;
+        }
+        v = e;
+    }
+}
+
+/* The plan's header (after the layout of its arrays, bytes in all). */
+static int plan_header(const struct nn_qnet *q, struct nn_qplan *qp, size_t bytes,
+                       struct tv_error *err)
+{
+    struct nn_plan *p = &qp->plan;
+    const struct nn_qflat *f = &qp->f;
+    p->n = q->n;
+    p->n_in = q->n_in;
+    p->n_out = q->n_out;
+    p->n_layers = q->n_layers;
+    p->n_conns = q->n_edges;
+    p->n_recurrent = q->n_recurrent;
+    p->n_gather = q->n_edges;
+    p->bytes = bytes;
+    /* the edge lists (see lists_of), and at least WIN bytes that a window
+     * past the values (batch 1) may read; then a channel's maps of 64
+     * samples (int32 sums, uint8 values) */
+    size_t cap = list_cap(qp);
+    p->state_extra = (q->n - q->n_in + 1 + cap) * sizeof(uint32_t) + cap;
+    p->state_extra = p->state_extra < WIN ? WIN : p->state_extra;
+    qp->scratch_at = up(p->state_extra);
+    if (q->n_chans) {
+        size_t grid = qp->grid_at; /* entries (conv_sizes) */
+        qp->pad_at = up(qp->scratch_at + qp->max_px * 64 * (sizeof(int32_t) + 1));
+        qp->grid_at = up(qp->pad_at + qp->pad_n * sizeof(int16_t));
+        p->state_extra = qp->grid_at + grid * sizeof(int32_t);
+    }
+    p->index_bits = p->row_bits = 8; /* offsets in windows of WIN values */
+    p->out_map = qp->f.out_map;
+    p->layer_start = qp->f.lstart;
+    memset(p->layer_way, NN_WAY_GATHER, q->n_layers);
+    p->own_io = 1;
+    if (q->in_scale) { /* the float inputs' scaling (quant.h): nn_step applies it */
+        p->in_shift = malloc(2 * q->n_in * sizeof *p->in_shift);
+        if (!p->in_shift)
+            return tv_error_set(err, TV_ENOMEM, "int8 plan: out of memory");
+        memcpy(p->in_shift, q->in_scale, 2 * q->n_in * sizeof *p->in_shift);
+        p->in_mul = p->in_shift + q->n_in;
+    }
+    p->out_contiguous = 1;
+    for (size_t k = 1; k < q->n_out; k++)
+        p->out_contiguous &= f->out_map[k] == f->out_map[0] + k;
+    qp->op = (struct nn_op){NN_OP_INT8, 0, (uint32_t)q->n_layers, 0};
+    p->ops = &qp->op;
+    p->n_ops = 1;
+    return 0;
+}
+
 int nn_qplan_compile(const struct nn_qnet *q, struct nn_plan **out, struct tv_error *err)
 {
     *out = NULL;
@@ -246,16 +436,22 @@ int nn_qplan_compile(const struct nn_qnet *q, struct nn_plan **out, struct tv_er
     most = most * CHUNK > t.n + 1 ? most * CHUNK : t.n + 1;
     uint32_t *old = malloc((t.n + 1) * sizeof *old), *nw = malloc((t.n + 1) * sizeof *nw);
     uint64_t *key = malloc(most * sizeof *key);
+    /* lend [n_layers], then conv_fill's scratch, then px [n] */
+    size_t n_aux = t.n_layers + q->n_chans + 2 * q->n_conv_dst + 1;
+    uint32_t *aux = malloc(n_aux * sizeof *aux + t.n);
     unsigned char *m = NULL;
     struct nn_qplan hd = {0};
     size_t bytes = 0;
-    if (!old || !nw || !key) {
+    if (!old || !nw || !key || !aux) {
         rc = tv_error_set(err, TV_ENOMEM, "int8 plan: out of memory");
         goto fail;
     }
-    order_by_fan_in(&t, old, nw, key);
+    uint8_t *px = (uint8_t *)(aux + n_aux);
+    mark_pixels(q, &t, px, aux);
+    order_by_fan_in(&t, q->n_chans ? px : NULL, old, nw, key);
     hd.f = t;
-    chunks(&t, old, nw, key, &hd, 0);
+    conv_sizes(q, &hd);
+    chunks(&t, aux, old, nw, key, &hd, 0);
     if (hd.n_edges > UINT32_MAX || hd.n_ents > UINT32_MAX) { /* chunk offsets are 32-bit */
         rc = tv_error_set(err, TV_ELIMIT, "int8 plan: %zu edges in %zu entries, more than %u",
                           hd.n_edges, hd.n_ents, (unsigned)UINT32_MAX);
@@ -274,8 +470,10 @@ int nn_qplan_compile(const struct nn_qnet *q, struct nn_plan **out, struct tv_er
     struct nn_qflat *f = &qp->f;
     f->row = NULL;
     f->idx = NULL;
-    chunks(&t, old, nw, key, qp, 1);
-    free(key);
+    memcpy(qp->lend, aux, t.n_layers * sizeof *qp->lend);
+    chunks(&t, aux, old, nw, key, qp, 1);
+    if (q->n_chans)
+        conv_fill(q, qp, nw, aux + t.n_layers);
     for (uint32_t j = (uint32_t)t.n_in; j < t.n; j++) {
         uint32_t i = j - (uint32_t)t.n_in, io = old[j] - (uint32_t)t.n_in;
         f->fbias[i] = t.fbias[io];
@@ -289,49 +487,22 @@ int nn_qplan_compile(const struct nn_qnet *q, struct nn_plan **out, struct tv_er
     memcpy(f->lzero, t.lzero, t.n_layers);
     for (size_t k = 0; k < t.n_out; k++)
         f->out_map[k] = nw[t.out_map[k]];
-    free(tm);
-    free(old);
-    free(nw);
-    struct nn_plan *p = &qp->plan;
-    p->n = q->n;
-    p->n_in = q->n_in;
-    p->n_out = q->n_out;
-    p->n_layers = q->n_layers;
-    p->n_conns = q->n_edges;
-    p->n_recurrent = q->n_recurrent;
-    p->n_gather = q->n_edges;
-    p->bytes = bytes;
-    /* the edge lists (see lists_of), and at least WIN bytes that a window
-     * past the values (batch 1) may read */
-    size_t cap = list_cap(qp);
-    p->state_extra = (q->n - q->n_in + 1 + cap) * sizeof(uint32_t) + cap;
-    p->state_extra = p->state_extra < WIN ? WIN : p->state_extra;
-    p->index_bits = p->row_bits = 8; /* offsets in windows of WIN values */
-    p->out_map = qp->f.out_map;
-    p->layer_start = qp->f.lstart;
-    memset(p->layer_way, NN_WAY_GATHER, q->n_layers);
-    p->own_io = 1;
-    if (q->in_scale) { /* the float inputs' scaling (quant.h): nn_step applies it */
-        p->in_shift = malloc(2 * q->n_in * sizeof *p->in_shift);
-        if (!p->in_shift) {
-            free(m);
-            return tv_error_set(err, TV_ENOMEM, "int8 plan: out of memory");
-        }
-        memcpy(p->in_shift, q->in_scale, 2 * q->n_in * sizeof *p->in_shift);
-        p->in_mul = p->in_shift + q->n_in;
-    }
-    p->out_contiguous = 1;
-    for (size_t k = 1; k < q->n_out; k++)
-        p->out_contiguous &= f->out_map[k] == f->out_map[0] + k;
-    qp->op = (struct nn_op){NN_OP_INT8, 0, (uint32_t)q->n_layers, 0};
-    p->ops = &qp->op;
-    p->n_ops = 1;
-    *out = p;
-    return 0;
-fail:
+    rc = plan_header(q, qp, bytes, err);
+    if (rc)
+        goto fail;
     free(tm);
     free(old);
     free(nw);
     free(key);
+    free(aux);
+    *out = &qp->plan;
+    return 0;
+fail:
+    free(m);
+    free(tm);
+    free(old);
+    free(nw);
+    free(key);
+    free(aux);
     return rc;
 }

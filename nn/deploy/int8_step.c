@@ -67,8 +67,8 @@ struct nn_int8_lists nn_int8_lists(const struct nn_qplan *qp, struct nn_state *s
         size_t c = 0;
         memset(start, 0, (nn + 1) * sizeof *start);
         for (size_t l = 1; l < f->n_layers; l++)
-            for (uint32_t j0 = f->lstart[l]; j0 < f->lstart[l + 1]; j0 += CHUNK, c++) {
-                uint32_t lanes = chunk_lanes(j0, f->lstart[l + 1]), i0 = j0 - (uint32_t)f->n_in;
+            for (uint32_t j0 = f->lstart[l]; j0 < qp->lend[l]; j0 += CHUNK, c++) {
+                uint32_t lanes = chunk_lanes(j0, qp->lend[l]), i0 = j0 - (uint32_t)f->n_in;
                 for (uint32_t k = qp->cent[c]; k < qp->cent[c + 1]; k++)
                     for (uint32_t ln = 0; ln < lanes; ln++)
                         start[i0 + ln + 1] += ent_count(entry(qp->ent, k), ln);
@@ -79,8 +79,8 @@ struct nn_int8_lists nn_int8_lists(const struct nn_qplan *qp, struct nn_state *s
         memset(w, 0, cap);
         c = 0;
         for (size_t l = 1; l < f->n_layers; l++)
-            for (uint32_t j0 = f->lstart[l]; j0 < f->lstart[l + 1]; j0 += CHUNK, c++) {
-                uint32_t lanes = chunk_lanes(j0, f->lstart[l + 1]), i0 = j0 - (uint32_t)f->n_in;
+            for (uint32_t j0 = f->lstart[l]; j0 < qp->lend[l]; j0 += CHUNK, c++) {
+                uint32_t lanes = chunk_lanes(j0, qp->lend[l]), i0 = j0 - (uint32_t)f->n_in;
                 uint32_t e = qp->cedge[c], fill[CHUNK];
                 size_t win = 0;
                 for (uint32_t ln = 0; ln < lanes; ln++)
@@ -110,14 +110,17 @@ void nn_int8_one(const struct nn_plan *p, struct nn_state *s, const struct nn_op
     const struct nn_qflat *f = &qp->f;
     struct nn_int8_lists g = nn_int8_lists(qp, s);
     nn_int8_begin(p, f, s, qrow, qcols);
+    if (qp->n_chans)
+        nn_qconv_run(qp, s);
     uint8_t *v = values(s);
-    for (uint32_t j = (uint32_t)f->n_in; j < f->n; j++) {
-        uint32_t i = j - (uint32_t)f->n_in;
-        int32_t a = f->fbias[i];
-        for (uint32_t k = g.start[i]; k < g.start[i + 1]; k++)
-            a += g.w[k] * v[g.slot[k]];
-        v[j] = neuron_out(f, i, a);
-    }
+    for (size_t l = 1; l < f->n_layers; l++)
+        for (uint32_t j = f->lstart[l]; j < qp->lend[l]; j++) {
+            uint32_t i = j - (uint32_t)f->n_in;
+            int32_t a = f->fbias[i];
+            for (uint32_t k = g.start[i]; k < g.start[i + 1]; k++)
+                a += g.w[k] * v[g.slot[k]];
+            v[j] = neuron_out(f, i, a);
+        }
     finish(f, s, drow);
 }
 
@@ -130,16 +133,19 @@ void nn_int8_batch(const struct nn_plan *p, struct nn_state *s, const struct nn_
     const struct nn_qflat *f = &qp->f;
     struct nn_int8_lists g = nn_int8_lists(qp, s);
     nn_int8_begin(p, f, s, qrow, qcols);
+    if (qp->n_chans)
+        nn_qconv_run(qp, s);
     uint8_t *v = values(s);
     size_t st = s->stride;
-    for (uint32_t j = (uint32_t)f->n_in; j < f->n; j++) {
-        uint32_t i = j - (uint32_t)f->n_in, k = g.start[i], len = g.start[i + 1] - k;
-        for (size_t b0 = 0; b0 < st; b0 += 64) {
-            if (st - b0 >= 64) /* a constant count: the loops vectorize */
-                block_portable(f, v, st, j, g.slot + k, g.w + k, len, b0, 64);
-            else
-                block_portable(f, v, st, j, g.slot + k, g.w + k, len, b0, st - b0);
+    for (size_t l = 1; l < f->n_layers; l++)
+        for (uint32_t j = f->lstart[l]; j < qp->lend[l]; j++) {
+            uint32_t i = j - (uint32_t)f->n_in, k = g.start[i], len = g.start[i + 1] - k;
+            for (size_t b0 = 0; b0 < st; b0 += 64) {
+                if (st - b0 >= 64) /* a constant count: the loops vectorize */
+                    block_portable(f, v, st, j, g.slot + k, g.w + k, len, b0, 64);
+                else
+                    block_portable(f, v, st, j, g.slot + k, g.w + k, len, b0, st - b0);
+            }
         }
-    }
     finish(f, s, drow);
 }

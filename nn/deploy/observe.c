@@ -33,6 +33,21 @@ static inline float val_now(const struct nn_plan *p, const struct nn_state *s, u
     return rows[(size_t)src * s->stride + b];
 }
 
+/* The pre-activations of the channels' maps (before pooling) of a
+ * convolutional plan into their layers' ranges: their pixels have no rows,
+ * so the loop below adds only their bias-free 0 for them. */
+static void observe_channels(const struct nn_plan *p, struct nn_state *s, struct nn_calib *c)
+{
+    for (size_t i = 0; i < nn_conv_net_n_chans(p->conv); i++) {
+        struct nn_conv_chan_view ch;
+        nn_conv_net_chan(p->conv, i, &ch);
+        const float *pre = nn_conv_pre(s, i);
+        for (size_t k = 0; pre && k < ch.h * ch.w; k++)
+            for (size_t b = 0; b < s->batch; b++)
+                stat_add(&c->pre[ch.layer], pre[k * s->stride + b], 2 * ch.layer + 1);
+    }
+}
+
 /* The observing op: the activations and pre-activations of every neuron of
  * every sample of this step into the calibration's ranges. */
 static void observe(const struct nn_plan *p, struct nn_state *s, const struct nn_op *op)
@@ -56,6 +71,7 @@ static void observe(const struct nn_plan *p, struct nn_state *s, const struct nn
             }
         }
     }
+    observe_channels(p, s, c);
     c->observed += p->n * s->batch;
 }
 

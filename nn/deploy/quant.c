@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conv.h"
 #include "kernel.h"
 #include "calib.h"
 
@@ -180,6 +181,141 @@ static void make_table(const struct nn_qlayer *L, int act, int8_t *t)
     }
 }
 
+static int cmp_chan(const void *a, const void *b)
+{
+    uint32_t x = ((const struct nn_qchan *)a)->j, y = ((const struct nn_qchan *)b)->j;
+    return (x > y) - (x < y);
+}
+
+/* Each channel of q (chans sorted, amax[i] its largest |w| s_src, fan[i]
+ * its coefficients) given its accumulator scale (into amax), bias,
+ * multiplier and table (into ts). */
+static int chan_scales(struct nn_qnet *q, const struct nn_plan *p, struct table_set *ts,
+                       double *amax, const size_t *fan, struct tv_error *err)
+{
+    int rc = 0;
+    size_t nc = q->n_chans;
+    int8_t t[256];
+    for (size_t i = 0; i < nc && !rc; i++) {
+        struct nn_conv_chan_view cv;
+        nn_conv_net_chan(p->conv, q->chans[i].table, &cv);
+        struct nn_qchan *ch = &q->chans[i];
+        const struct nn_qlayer *L = &q->layers[q->layer_of[ch->j]];
+        if (fan[i] > NN_QUANT_MAX_FANIN) {
+            rc = tv_error_set(err, TV_ELIMIT,
+                              "quantize: channel at neuron %u (dense) has %zu coefficients, more "
+                              "than %d",
+                              ch->j, fan[i], NN_QUANT_MAX_FANIN);
+            break;
+        }
+        double A = amax[i] / 127.0;
+        if (!(A > 0.0))
+            A = L->pscale;
+        if (fabs((double)cv.bias) / A > (double)(1 << 29)) /* room for the sum */
+            A = fabs((double)cv.bias) / (double)(1 << 29);
+        amax[i] = A;
+        ch->acc_scale = (float)A;
+        ch->bias = (int32_t)lround((double)cv.bias / A);
+        fixed_point(A / L->pscale, &ch->mult, &ch->shift);
+        make_table(L, cv.act, t);
+        rc = table_put(ts, t, &ch->table, err);
+    }
+    return rc;
+}
+
+/* The channels and layers of filters of a convolutional plan p into q
+ * (arrays allocated here), their tables into ts; px[j] = 1 for a pixel. */
+static int quantize_chans(struct nn_qnet *q, const struct nn_plan *p, struct table_set *ts,
+                          uint8_t *px, struct tv_error *err)
+{
+    size_t nc = nn_conv_net_n_chans(p->conv), ng = nn_conv_net_n_groups(p->conv), m = 0;
+    size_t n_src = 0, n_dst = 0;
+    for (size_t i = 0; i < ng; i++) {
+        struct nn_conv_group_view gv;
+        nn_conv_net_group(p->conv, i, &gv);
+        m += gv.n_coefs;
+        n_src += gv.shape->in_ch;
+        n_dst += gv.shape->out_ch;
+    }
+    q->chans = calloc(nc ? nc : 1, sizeof *q->chans);
+    q->convs = calloc(ng ? ng : 1, sizeof *q->convs);
+    q->conv_src = malloc((n_src ? n_src : 1) * sizeof *q->conv_src);
+    q->conv_dst = malloc((n_dst ? n_dst : 1) * sizeof *q->conv_dst);
+    q->coefs = malloc((m ? m : 1) * sizeof *q->coefs);
+    uint32_t *rank = malloc((nc ? nc : 1) * sizeof *rank); /* net's channel -> q's */
+    double *amax = calloc(nc ? nc : 1, sizeof *amax);
+    size_t *fan = calloc(nc ? nc : 1, sizeof *fan);
+    int rc = 0;
+    if (!q->chans || !q->convs || !q->conv_src || !q->conv_dst || !q->coefs || !rank || !amax ||
+        !fan) {
+        rc = tv_error_set(err, TV_ENOMEM, "quantize: out of memory");
+        goto done;
+    }
+    q->n_chans = nc, q->n_convs = ng, q->n_coefs = m, q->n_conv_src = n_src, q->n_conv_dst = n_dst;
+    for (size_t i = 0; i < nc; i++) { /* sorted by j, the net's index kept in table for now */
+        struct nn_conv_chan_view cv;
+        nn_conv_net_chan(p->conv, i, &cv);
+        q->chans[i] = (struct nn_qchan){.j = cv.j,
+                                        .h = (uint32_t)cv.h,
+                                        .w = (uint32_t)cv.w,
+                                        .pool = (uint32_t)cv.pool,
+                                        .table = (uint32_t)i};
+        size_t ph = cv.h / cv.pool, pw = cv.w / cv.pool;
+        memset(px + cv.j, 1, ph * pw);
+    }
+    qsort(q->chans, nc, sizeof *q->chans, cmp_chan);
+    for (size_t i = 0; i < nc; i++)
+        rank[q->chans[i].table] = (uint32_t)i;
+    /* per channel: the largest |w| s_src of its coefficients, and their count */
+    size_t k = 0, si = 0, di = 0;
+    for (size_t i = 0; i < ng; i++) {
+        struct nn_conv_group_view gv;
+        nn_conv_net_group(p->conv, i, &gv);
+        const struct nn_conv_shape *sh = gv.shape;
+        q->convs[i] = (struct nn_qconv){(uint32_t)sh->in_ch,
+                                        (uint32_t)sh->out_ch,
+                                        (uint32_t)sh->in_h,
+                                        (uint32_t)sh->in_w,
+                                        (uint32_t)sh->k_h,
+                                        (uint32_t)sh->k_w,
+                                        (uint32_t)sh->stride,
+                                        (uint32_t)sh->pad,
+                                        (uint32_t)si,
+                                        (uint32_t)di,
+                                        k,
+                                        gv.n_coefs};
+        for (size_t a = 0; a < sh->in_ch; a++)
+            q->conv_src[si++] = gv.in_j[a];
+        for (size_t a = 0; a < sh->out_ch; a++)
+            q->conv_dst[di++] = rank[gv.out[a]];
+        for (size_t e = 0; e < gv.n_coefs; e++, k++) {
+            const struct nn_conv_coef *cf = &gv.coefs[e];
+            uint32_t t = rank[gv.out[cf->out]];
+            double a = fabs((double)cf->w) * q->layers[q->layer_of[gv.in_j[cf->in]]].scale;
+            amax[t] = a > amax[t] ? a : amax[t];
+            fan[t]++;
+            q->coefs[k] = (struct nn_qcoef){cf->out, cf->in, cf->ky, cf->kx, 0};
+        }
+    }
+    rc = chan_scales(q, p, ts, amax, fan, err);
+    k = 0;
+    for (size_t i = 0; i < ng && !rc; i++) {
+        struct nn_conv_group_view gv;
+        nn_conv_net_group(p->conv, i, &gv);
+        for (size_t e = 0; e < gv.n_coefs; e++, k++) {
+            const struct nn_conv_coef *cf = &gv.coefs[e];
+            double x = (double)cf->w * q->layers[q->layer_of[gv.in_j[cf->in]]].scale /
+                       amax[rank[gv.out[cf->out]]];
+            q->coefs[k].w = (int8_t)lround(x > 127.0 ? 127.0 : x < -127.0 ? -127.0 : x);
+        }
+    }
+done:
+    free(rank);
+    free(amax);
+    free(fan);
+    return rc;
+}
+
 static int quantize_into(const struct nn_calib *cc, struct nn_qnet *q, struct tv_error *err)
 {
     struct nn_calib *c = (struct nn_calib *)(uintptr_t)cc;
@@ -202,10 +338,15 @@ static int quantize_into(const struct nn_calib *cc, struct nn_qnet *q, struct tv
         slots *= 2;
     ts.mask = slots - 1;
     ts.slot = rc ? NULL : calloc(slots, sizeof *ts.slot);
-    if (!rc && !ts.slot)
+    uint8_t *px = rc ? NULL : calloc(p->n, 1); /* 1: a channel's pixel */
+    if (!rc && (!ts.slot || !px))
         rc = tv_error_set(err, TV_ENOMEM, "quantize: out of memory");
+    if (!rc && p->conv)
+        rc = quantize_chans(q, p, &ts, px, err);
     int8_t t[256];
     for (uint32_t j = (uint32_t)p->n_in; !rc && j < p->n; j++) {
+        if (px[j])
+            continue; /* no edges, no neuron: its channel's filters compute it */
         const struct nn_qlayer *L = &q->layers[q->layer_of[j]];
         struct nn_qneuron *u = &q->neuron[j];
         double A = acc_scale(q, p, j, w);
@@ -226,6 +367,7 @@ static int quantize_into(const struct nn_calib *cc, struct nn_qnet *q, struct tv
     q->tables = ts.tables;
     q->n_tables = ts.n;
     free(ts.slot);
+    free(px);
     free(w);
     return rc;
 }
@@ -271,7 +413,7 @@ void nn_qnet_free(struct nn_qnet *q)
     if (!q)
         return;
     TV_FREE_ALL(q->out_map, q->layers, q->layer_of, q->neuron, q->row, q->rec, q->edges, q->tables,
-                q->in_scale, q);
+                q->in_scale, q->chans, q->convs, q->conv_src, q->conv_dst, q->coefs, q);
 }
 
 /* ---- the flat form --------------------------------------------------------- */

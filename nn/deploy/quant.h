@@ -33,12 +33,17 @@
  *      i.e. the value 0, after a reset). Inputs are quantized as
  *      q = clamp(round(x / s_0) + z_0) (float division, rounding half away
  *      from zero), outputs dequantized as (float)(q - z) * s.
+ * A network with channels (genome.h, "channels and filters") has its
+ * channels quantized as one neuron per channel: a per-channel accumulator
+ * scale, int8 coefficients, the table of its layer and activation, and max
+ * pooling on the table's values (struct nn_qchan below).
  * Everything after the input quantization is integer arithmetic, so every
  * path (batch 1, batched, portable, AVX-512 VNNI, an exported C file) gives
  * the same bits.
  *
  * The int8 engine (nn_qplan_compile) makes an ordinary struct nn_plan whose
- * op list is one op of kind NN_OP_INT8 (nn/ops.c): nn_state_new, nn_step,
+ * op list is one op of kind NN_OP_INT8 (nn/ops.c; with channels, the op
+ * computes them first, int8_conv.c): nn_state_new, nn_step,
  * nn_step_feature_major, nn_state_read and the tasks run it unchanged, with
  * float inputs and the dequantized outputs. Inside, the state keeps each
  * neuron's value as u = q + 128 (uint8) for this step and the last, in the
@@ -70,9 +75,11 @@ struct nn_quant_opts {
 
 /* A calibration of g (read only here): compiles g (gather rows, no tiles)
  * with an observing op at the end of every step. o may be NULL (min-max).
- * *out owned by the caller. TV_EINVAL for a percentile outside [0, 100], a
- * genome with channels or a spiking one (cuba neurons: int8 runs rate
- * neurons only), else as nn_plan_compile. */
+ * *out owned by the caller. TV_EINVAL for a percentile outside [0, 100] or
+ * a spiking genome (cuba neurons: int8 runs rate neurons only), else as
+ * nn_plan_compile. A genome with channels is observed as its plan runs it:
+ * the pooled pixels' activations with their layer's, and each channel's
+ * pre-activation map (before pooling) with its layer's pre-activations. */
 int nn_calib_new(const struct genome *g, const struct nn_quant_opts *o, struct nn_calib **out,
                  struct tv_error *err);
 void nn_calib_free(struct nn_calib *c); /* NULL is a no-op */
@@ -110,11 +117,59 @@ struct nn_qedge {
     int8_t w;
 };
 
+/* A hidden channel of a network with channels (conv/conv.h, genome.h): its
+ * pooled pixels are the neurons [j, j + (h / pool) (w / pool)) of one layer,
+ * which have no edges: the filters into the channel compute them. Its
+ * integer sum at a pixel of its h x w map is
+ *     acc = bias + sum over coefficients (ky, kx, w) into it of
+ *                  w * (q_src - z_src)       (a source pixel outside its map: 0)
+ * with one accumulator scale A_c for the channel (per output channel:
+ * A_c = max |w| s_src / 127 over its coefficients), requantized to its
+ * layer's pre-activation scale and looked up in its table as a neuron's
+ * sum is; then max pooling of the table's values (quantization is monotone,
+ * so max of the quantized values = quantized max). */
+struct nn_qchan {
+    uint32_t j;          /* dense index of its pooled pixel (0, 0) */
+    uint32_t h, w, pool; /* the map before pooling; pool x pool windows */
+    uint32_t table;      /* its table */
+    int32_t bias;        /* round(b / A_c) */
+    int32_t mult;        /* A_c / P_L = mult / 2^shift */
+    uint32_t shift;
+    float acc_scale; /* A_c, for reports */
+};
+
+/* A layer of filters (conv/conv.h's geometry): in_ch source maps of in_h x
+ * in_w pixels (an input channel's or a hidden channel's pooled pixels, map k
+ * from the dense index conv_src[src0 + k]) into the out_ch channels
+ * chans[conv_dst[dst0 + k]], whose maps it makes exactly. */
+struct nn_qconv {
+    uint32_t in_ch, out_ch, in_h, in_w, k_h, k_w, stride, pad;
+    uint32_t src0, dst0;   /* its sources and targets in conv_src and conv_dst */
+    size_t coef0, n_coefs; /* coefs[coef0, coef0 + n_coefs), sorted by (out, in, ky, kx) */
+};
+
+/* One int8 coefficient of a layer of filters: from its source `in` to its
+ * target `out` (indices in the layer's lists) at kernel offset (ky, kx). */
+struct nn_qcoef {
+    uint32_t out, in;
+    uint8_t ky, kx;
+    int8_t w;
+};
+
 /* A quantized network: dense order as nn.h (inputs first, then by (depth,
  * id)). Neuron j >= n_in has edges [row[j], row[j+1]) of edges, the
- * feed-forward ones first ([row[j], rec[j])), then the recurrent ones. */
+ * feed-forward ones first ([row[j], rec[j])), then the recurrent ones.
+ * A network with channels has n_chans > 0: their pixels are neurons without
+ * edges or a neuron entry (zero), computed by the layers of filters convs,
+ * in their order (by the layer of their targets) before the neurons. */
 struct nn_qnet {
     size_t n, n_in, n_out, n_layers, n_tables, n_edges, n_recurrent;
+    size_t n_chans, n_convs, n_coefs, n_conv_src, n_conv_dst;
+    struct nn_qchan *chans;    /* [n_chans] by j */
+    struct nn_qconv *convs;    /* [n_convs] */
+    uint32_t *conv_src;        /* [n_conv_src] */
+    uint32_t *conv_dst;        /* [n_conv_dst] */
+    struct nn_qcoef *coefs;    /* [n_coefs] */
     uint32_t *out_map;         /* [n_out] dense index of the k-th output */
     struct nn_qlayer *layers;  /* [n_layers] (layer 0: the inputs) */
     uint32_t *layer_of;        /* [n] */
@@ -138,21 +193,36 @@ int nn_quantize(const struct nn_calib *c, struct nn_qnet **out, struct tv_error 
 void nn_qnet_free(struct nn_qnet *q); /* NULL is a no-op */
 
 /* The NET.q text format (version 1, or 2 for a network with an input
- * scaling), written by nn_qnet_write and read by nn_qnet_read:
+ * scaling, or 3 for a network with channels), written by nn_qnet_write and
+ * read by nn_qnet_read:
  *   trevo-qnet 1
  *   size N N_IN N_OUT N_LAYERS N_TABLES N_EDGES
+ *   convs N_CHANS N_CONVS N_COEFS SCALED        (version 3 only; SCALED 0 or 1:
+ *                                                the scale lines follow or not)
  *   scale K SHIFT MUL                           (version 2: N_IN lines, k = 0..)
  *   layer START END SCALE ZP PSCALE PZP        (N_LAYERS lines, in order)
  *   out J                                       (N_OUT lines)
  *   table HEX                                   (N_TABLES lines, 512 hex digits)
- *   neuron J TABLE BIAS MULT SHIFT ACC_SCALE N_FF N_REC   (j = N_IN .. N-1)
+ *   chan J H W POOL TABLE BIAS MULT SHIFT ACC_SCALE   (version 3: N_CHANS lines by J)
+ *   conv IN_CH OUT_CH IN_H IN_W K_H K_W STRIDE PAD N   (version 3: N_CONVS of these,
+ *   src J      (IN_CH lines: a source map's pixel (0, 0))   each with its lines)
+ *   dst C      (OUT_CH lines: a target channel's index)
+ *   c OUT IN KY KX W                            (N lines)
+ *   neuron J TABLE BIAS MULT SHIFT ACC_SCALE N_FF N_REC   (j = N_IN .. N-1 but pixels)
  *   e SRC W                                     (N_FF then N_REC lines after it)
  *   end
  * Floats are %.9g (they read back to the same bits). Every value is checked
  * (ranges, layers contiguous and covering the neurons, feed-forward sources
  * earlier in a shallower layer, recurrent sources in a layer at least as
- * deep); errors name the file (name) and line. */
-#define NN_QNET_VERSION 2 /* the newest; version 1 is written without a scaling */
+ * deep; a channel's pooled pixels in one layer between the inputs and the
+ * outputs, apart from the other channels'; a layer of filters' sources N_IN
+ * inputs or a channel's pooled map of IN_H x IN_W, its targets channels of
+ * one layer deeper than every source, whose maps it makes exactly, the
+ * layers of filters in the order of their targets' layers; at most
+ * NN_QUANT_MAX_FANIN coefficients into a channel); errors name the file
+ * (name) and line. A network without channels is written as version 1 or
+ * 2, the bytes it always had. */
+#define NN_QNET_VERSION 3 /* the newest; 1 and 2 are written for networks without channels */
 #define NN_QNET_MAX_NEURONS (1u << 24)
 #define NN_QNET_MAX_EDGES (1u << 27)
 int nn_qnet_write(const struct nn_qnet *q, struct tv_buf *out, struct tv_error *err);
@@ -174,7 +244,8 @@ int nn_qnet_sniff(const void *data, size_t len);
 struct nn_cost {
     uint64_t flash, ram, macs;
 };
-/* The exact figures of q's exported C. TV_ELIMIT as nn_qnet_export_c. */
+/* The exact figures of q's exported C. TV_ELIMIT as nn_qnet_export_c;
+ * TV_EINVAL for a network with channels (no C file yet). */
 int nn_qnet_cost(const struct nn_qnet *q, struct nn_cost *c, struct tv_error *err);
 /* The figures of the int8 C of float genome g before calibration: ram and
  * macs exact, flash exact except that two layers whose tables come out
@@ -206,7 +277,8 @@ void nn_qstate_read_int8(const struct nn_state *s, int8_t *out);
  *   int PREFIX_predict(const float *in, float *out);
  *   void PREFIX_reset(void);
  * each predict one time step; the outputs are bit for bit those of the int8
- * engine. TV_EINVAL for a prefix that is not an identifier. */
+ * engine. TV_EINVAL for a prefix that is not an identifier, or a network
+ * with channels (not exported yet). */
 int nn_qnet_export_c(const struct nn_qnet *q, const char *prefix, struct tv_buf *out,
                      struct tv_error *err);
 /* The same for a float genome: float weights, the engine's sums in the

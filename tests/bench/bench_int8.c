@@ -33,13 +33,40 @@ static void die(const struct tv_error *err)
     exit(1);
 }
 
+/* The README's Fashion-MNIST CNN, as committed (run from the repository's
+ * top: make bench does). */
+#define CNN_NET "experiments/results/fashion-cnn.net"
+
+static void load_cnn(struct genome *g, struct tv_error *err)
+{
+    FILE *f = fopen(CNN_NET, "rb");
+    struct tv_buf b = {0};
+    char chunk[65536];
+    size_t n;
+    while (f && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        if (tv_buf_append(&b, chunk, n))
+            break;
+    if (!f || ferror(f)) {
+        fprintf(stderr, "bench_int8: cannot read %s\n", CNN_NET);
+        exit(1);
+    }
+    fclose(f);
+    if (genome_decode(g, b.data, b.len, NULL, err))
+        die(err);
+    tv_buf_free(&b);
+}
+
 /* The 4096^2 layer at 1 % of `trevo net bench --layer 4096 --density 0.01`
- * (layer != 0), or the graph of `--graph 10000,200000`. */
+ * (layer 1), the graph of `--graph 10000,200000` (0), or the CNN (2). */
 static void build(struct genome *g, int layer, struct tv_error *err)
 {
     struct tv_rng rng;
     tv_rng_init(&rng, 1, 0, 0);
     int rc;
+    if (layer == 2) {
+        load_cnn(g, err);
+        return;
+    }
     if (layer) {
         uint32_t sizes[2] = {4096, 4096};
         struct genome_layered_spec spec = {sizes,
@@ -216,6 +243,10 @@ static void bench_case(const char *name, int layer, const size_t *batches, const
                 name, batches[i], d.int8_ms, d.float_ms, d.ratio);
         }
     }
+    if (layer == 2) { /* pixels and coefficients: bytes per connection say little */
+        case_close(&k);
+        return;
+    }
     printf("| %s: bytes per connection | int8 plan %.2f (%d-bit offsets in windows of 256; "
            "float plan %.2f) | export data %.2f | | <= 3.5 (int8 plan) | %s |\n",
            name, (double)nn_plan_bytes(qp) / (double)conns, nn_plan_index_bits(qp),
@@ -225,17 +256,18 @@ static void bench_case(const char *name, int layer, const size_t *batches, const
     case_close(&k);
 }
 
-/* `bench_int8 one layer|graph BATCH int8|float SECONDS`: one side of one
- * case stepped alone for SECONDS of CPU time (for perf and A/B of a
+/* `bench_int8 one layer|graph|cnn BATCH int8|float SECONDS`: one side of
+ * one case stepped alone for SECONDS of CPU time (for perf and A/B of a
  * change); prints ms per step. */
 static int one_side(char **argv)
 {
-    int layer = strcmp(argv[2], "layer") == 0, q8 = strcmp(argv[4], "int8") == 0;
+    int layer = strcmp(argv[2], "layer") == 0 ? 1 : strcmp(argv[2], "cnn") == 0 ? 2 : 0;
+    int q8 = strcmp(argv[4], "int8") == 0;
     size_t batch = (size_t)atoi(argv[3]);
     double secs = atof(argv[5]);
     if ((!layer && strcmp(argv[2], "graph")) || (!q8 && strcmp(argv[4], "float")) || batch < 1 ||
         !(secs > 0)) {
-        fprintf(stderr, "usage: bench_int8 one layer|graph BATCH int8|float SECONDS\n");
+        fprintf(stderr, "usage: bench_int8 one layer|graph|cnn BATCH int8|float SECONDS\n");
         return 2;
     }
     struct case_plans k;
@@ -276,7 +308,9 @@ int main(int argc, char **argv)
            "same random inputs in alternating rounds of about 2 ms of the thread's CPU time "
            "(CLOCK_THREAD_CPUTIME_ID; up to 3 s a case); times are medians per step, the ratio "
            "the median over rounds of float / int8. The cases are those of "
-           "`trevo net bench --layer 4096 --density 0.01` and `--graph 10000,200000` (seed 1). "
+           "`trevo net bench --layer 4096 --density 0.01` and `--graph 10000,200000` (seed 1), "
+           "and the README's Fashion-MNIST CNN (" CNN_NET ": 32 then 64 sparse 3x3 channels, "
+           "a head of 128), its int8 channels against the float engine's conv layers. "
            "The int8 state runs its CPU's best path (AVX-512 window lookups at batch 1, VNNI "
            "for batches, when present); the portable rows force the plain path.\n\n");
     printf("| case | int8 | float | float / int8 | target | met |\n|---|---|---|---|---|---|\n");
@@ -284,5 +318,8 @@ int main(int argc, char **argv)
     static const double t2[] = {1.5, 3.0};
     bench_case("4096², density 1 %", 1, b2, t2, 2);
     bench_case("graph 10 k neurons, 200 k connections", 0, b2, t2, 2);
+    static const size_t b1[] = {1};
+    static const double t1[] = {1.5};
+    bench_case("Fashion-MNIST CNN (" CNN_NET ")", 2, b1, t1, 1);
     return 0;
 }
