@@ -63,6 +63,17 @@ int cli_front(int argc, char **argv, const char *cmd, const char *usage,
     return cli_usage_error(usage);
 }
 
+int cli_take_flag(int *argc, char **argv, const char *flag)
+{
+    int seen = 0;
+    for (int i = 1; i < *argc; i++)
+        if (!strcmp(argv[i], flag)) {
+            memmove(argv + i, argv + i + 1, (size_t)(*argc - i) * sizeof *argv);
+            (*argc)--, i--, seen = 1;
+        }
+    return seen;
+}
+
 int cli_parse_args(int argc, char **argv, const char *cmd, const struct cli_opt *opts,
                    size_t n_opts, const char **positional, const char *usage)
 {

@@ -172,6 +172,10 @@ struct cli_opt {
  * when every argument was taken. */
 int cli_parse_args(int argc, char **argv, const char *cmd, const struct cli_opt *opts,
                    size_t n_opts, const char **positional, const char *usage);
+/* An option without a value (--csv): takes every argv[1..*argc) equal to
+ * flag out of argv (its NULL end moves with it) and returns 1 if there was
+ * one; cli_parse_args then parses the rest. */
+int cli_take_flag(int *argc, char **argv, const char *flag);
 /* The number parsers of every option (args.c); each refuses with
  * "OPT: expected ..., got 'S'" (TV_EINVAL).
  * A whole number in [lo, hi] (the range exact in a double: hi <= 2^53). */

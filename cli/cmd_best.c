@@ -112,12 +112,7 @@ int cli_cmd_best(int argc, char **argv)
                                    {"--header", &qa.header},
                                    {"--samples", &qa.samples},
                                    {"--percentile", &qa.percentile}};
-    int int8 = 0; /* --int8: a flag, taken out before the options */
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--int8")) {
-            memmove(argv + i, argv + i + 1, (size_t)(argc - i) * sizeof *argv);
-            argc--, i--, int8 = 1;
-        }
+    int int8 = cli_take_flag(&argc, argv, "--int8");
     int status =
         cli_parse_args(argc, argv, "best", opts, sizeof opts / sizeof opts[0], &db, best_usage);
     if (status >= 0)

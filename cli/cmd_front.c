@@ -164,20 +164,8 @@ int cli_cmd_front(int argc, char **argv)
 {
     const char *db = NULL, *name = NULL, *out = NULL, *gen = NULL;
     const struct cli_opt opts[] = {{"--name", &name}, {"-o", &out}, {"--generation", &gen}};
-    int csv = 0, n_args = 0; /* --csv, the one option without a value, is taken out first */
-    char **args = malloc(((size_t)argc + 1) * sizeof *args);
-    if (!args) {
-        fputs("trevo: out of memory\n", stderr);
-        return 1;
-    }
-    for (int i = 0; i < argc; i++)
-        if (i > 0 && !strcmp(argv[i], "--csv"))
-            csv = 1;
-        else
-            args[n_args++] = argv[i];
-    args[n_args] = NULL;
-    int status = cli_parse_args(n_args, args, "front", opts, 3, &db, front_usage);
-    free(args);
+    int csv = cli_take_flag(&argc, argv, "--csv");
+    int status = cli_parse_args(argc, argv, "front", opts, 3, &db, front_usage);
     if (status >= 0)
         return status;
     if (!db)

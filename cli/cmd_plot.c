@@ -269,21 +269,8 @@ int cli_cmd_plot(int argc, char **argv)
 {
     const char *db = NULL, *name = NULL, *out = NULL;
     const struct cli_opt opts[] = {{"--name", &name}, {"-o", &out}};
-    /* --front, the one option without a value, is taken out first */
-    int front = 0, n_args = 0;
-    char **args = malloc(((size_t)argc + 1) * sizeof *args);
-    if (!args) {
-        fputs("trevo: out of memory\n", stderr);
-        return 1;
-    }
-    for (int i = 0; i < argc; i++)
-        if (i > 0 && !strcmp(argv[i], "--front"))
-            front = 1;
-        else
-            args[n_args++] = argv[i];
-    args[n_args] = NULL;
-    int status = cli_parse_args(n_args, args, "plot", opts, 2, &db, plot_usage);
-    free(args);
+    int front = cli_take_flag(&argc, argv, "--front");
+    int status = cli_parse_args(argc, argv, "plot", opts, 2, &db, plot_usage);
     if (status >= 0)
         return status;
     if (!db || !out)

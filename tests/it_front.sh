@@ -14,33 +14,7 @@ it_tmpdir it_front
 cd "$dir"
 
 classify_csv train.csv 240 31
-cat >front.ini <<INI
-[run]
-task = classify
-seed = 9
-generations = 5
-[population]
-size = 12
-[evolution]
-selection = nsga2
-objectives = valid_acc,flash
-[genome]
-init = layered
-init_hidden = 6
-init_density = 0.6
-add_neuron_rate = 0.3
-hidden_act = relu
-[task]
-train = $dir/train.csv
-validation = 0.25
-samples = 1000
-scale = zscore
-train_steps = 10
-train_batch = 16
-optimizer = adam
-lr = 0.02
-lamarckian = 1
-INI
+classify_front_ini front.ini "$dir/train.csv" 9 5
 "$TREVO" run front.ini --db f.db --quiet 2>run.log || fail "run: $(tail -3 run.log)"
 sq() { sqlite3 f.db "$@"; }
 

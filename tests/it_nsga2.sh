@@ -17,37 +17,10 @@ it_tmpdir it_nsga2
 cd "$dir"
 
 classify_csv train.csv 240 31
-cat >front.ini <<INI
-[run]
-task = classify
-seed = 5
-generations = 4
-[population]
-size = 12
-[evolution]
-selection = nsga2
-objectives = valid_acc,flash
-max_age = 1
+classify_front_ini front.ini "$dir/train.csv" 5 4 "max_age = 1
 max_flash = 790
-[genome]
-init = layered
-init_hidden = 6
-init_density = 0.6
-add_neuron_rate = 0.3
-hidden_act = relu
-[task]
-train = $dir/train.csv
-validation = 0.25
-samples = 1000
-scale = zscore
-train_steps = 10
-train_batch = 16
-optimizer = adam
-lr = 0.02
-lamarckian = 1
 [store]
-db = unused.db
-INI
+db = unused.db"
 
 sq() { sqlite3 "$@"; }
 signature() { # DB: everything deterministic a run leaves, the objectives included

@@ -1,5 +1,6 @@
 # tests/lib_classify.sh -- shell shared by the classify and CNN integration
-# tests (tests/it_classify.sh, it_evotrain.sh, it_evocnn.sh, it_net_cnn.sh);
+# tests (tests/it_classify.sh, it_evotrain.sh, it_evocnn.sh, it_net_cnn.sh,
+# it_nsga2.sh, it_front.sh);
 # sourced, not run, after tests/lib_it.sh.
 classify_lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
@@ -12,6 +13,41 @@ classify_csv() {
         for (i = 0; i < n; i++) { k = i % 3
             for (j = 0; j < 4; j++) printf "%.4f,", rand() + (j == k ? 0.8 : 0)
             print k } }' >"$1"
+}
+
+# classify_front_ini FILE CSV SEED GENERATIONS [EVOLUTION_LINES]: an nsga2
+# search on (valid_acc, flash) of the CSV (classify_csv's), population 12,
+# networks of 6 relu hidden neurons that may grow, each child trained 10
+# steps and kept trained; EVOLUTION_LINES more [evolution] keys (max_age = 1).
+classify_front_ini() {
+    cat >"$1" <<INI
+[run]
+task = classify
+seed = $3
+generations = $4
+[population]
+size = 12
+[evolution]
+selection = nsga2
+objectives = valid_acc,flash
+${5:-}
+[genome]
+init = layered
+init_hidden = 6
+init_density = 0.6
+add_neuron_rate = 0.3
+hidden_act = relu
+[task]
+train = $2
+validation = 0.25
+samples = 1000
+scale = zscore
+train_steps = 10
+train_batch = 16
+optimizer = adam
+lr = 0.02
+lamarckian = 1
+INI
 }
 
 # classify_signature DB: everything deterministic a run leaves: generations
