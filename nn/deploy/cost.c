@@ -21,9 +21,29 @@ static void put(struct nn_qarrays *o, const char *name, enum nn_qelem e, const v
     o->a[o->n++] = (struct nn_qarray){name, e, data, count};
 }
 
+/* The channels' constants (quant_impl.h: chan .. cw). */
+static void chan_arrays(const struct nn_qflat *f, struct nn_qarrays *o)
+{
+    size_t nc = f->n_chans;
+    put(o, "chan", NN_QE_U32, f->chan, 4 * nc);
+    put(o, "cseg", NN_QE_U32, f->cseg, nc + 1);
+    put(o, "cbias", NN_QE_I32, f->cbias, nc);
+    put(o, "cmult", NN_QE_I32, f->cmult, nc);
+    put(o, "cshift", NN_QE_U8, f->cshift, nc);
+    put(o, "cpzp", NN_QE_I8, f->cpzp, nc);
+    put(o, "ctab", NN_QE_U16, f->ctab, nc);
+    put(o, "sconv", NN_QE_U32, f->sconv, f->n_segs);
+    put(o, "scoef", NN_QE_U32, f->scoef, f->n_segs + 1);
+    put(o, "conv", NN_QE_U32, f->conv, 7 * f->n_convs);
+    put(o, "csrc", NN_QE_U32, f->csrc, f->n_csrc);
+    put(o, "czu", NN_QE_U8, f->czu, f->n_csrc);
+    put(o, "cat", f->cat_bits == 16 ? NN_QE_U16 : NN_QE_U32, f->cat, f->n_coefs);
+    put(o, "cw", NN_QE_I8, f->cw, f->n_coefs);
+}
+
 void nn_qflat_arrays(const struct nn_qflat *f, const float *in_scale, struct nn_qarrays *o)
 {
-    size_t nh = f->n - f->n_in;
+    size_t nh = f->n - f->n_in - f->n_px;
     o->n = 0;
     put(o, "row", NN_QE_U32, f->row, nh + 1);
     put(o, "idx", f->idx_bits == 16 ? NN_QE_U16 : NN_QE_U32, f->idx, f->n_edges);
@@ -43,10 +63,14 @@ void nn_qflat_arrays(const struct nn_qflat *f, const float *in_scale, struct nn_
         put(o, "in_shift", NN_QE_F32, in_scale, f->n_in);
         put(o, "in_mul", NN_QE_F32, in_scale ? in_scale + f->n_in : NULL, f->n_in);
     }
+    if (f->n_chans)
+        chan_arrays(f, o);
     o->n_const = o->n;
     /* a recurrent edge reads last step's value of its source at n + 1 + src */
     put(o, "v", NN_QE_U8, NULL, (f->recurrent ? 2 : 1) * (f->n + 1));
     put(o, "started", NN_QE_U8, NULL, 1);
+    if (f->n_chans) /* one channel's sums at a time */
+        put(o, "acc", NN_QE_I32, NULL, f->max_px);
 }
 
 void nn_qflat_cost(const struct nn_qflat *f, struct nn_cost *c)
@@ -61,19 +85,19 @@ void nn_qflat_cost(const struct nn_qflat *f, struct nn_cost *c)
         else
             c->ram += bytes;
     }
-    c->macs = f->n_edges; /* one `acc +=` per edge */
+    /* one `acc +=` per edge, and per coefficient and pixel of its channel's
+     * map (those that fall in the padding included) */
+    c->macs = f->n_edges + f->chan_macs;
 }
 
 int nn_qnet_cost(const struct nn_qnet *q, struct nn_cost *c, struct tv_error *err)
 {
     struct nn_qflat f;
-    if (q->n_chans) /* nn_qnet_export_c refuses it too */
-        return tv_error_set(err, TV_EINVAL,
-                            "device figures: an int8 network with channels (convolutional) has "
-                            "no C file yet");
     int rc = nn_qflat_sizes(q, &f, err);
-    if (!rc)
+    if (!rc) {
+        nn_qflat_chan_sizes(q, &f);
         nn_qflat_cost(&f, c);
+    }
     return rc;
 }
 
