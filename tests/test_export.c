@@ -653,6 +653,75 @@ static void test_nn_qnet_cost_is_what_the_compiled_file_holds(void **state)
     assert_true(seen_rec && seen_ff);
 }
 
+/* The device figures of networks with channels (test_qconv.c's, then random
+ * ones): flash the compiled file's read-only data and ram its writable data
+ * to the byte (the values, the flag, the int32 sums of the largest map);
+ * macs the edges and, per coefficient, the pixels of its channel's map; the
+ * genome's figures before calibration the same but for tables found
+ * identical. The genome's figures fail cleanly when an allocation fails. */
+static void test_nn_qnet_cost_channels_is_what_the_compiled_file_holds(void **state)
+{
+    struct genome *g = *state;
+    struct tv_error err = {0};
+    size_t with = 0;
+    for (uint64_t seed = 0; seed < 10; seed++) {
+        struct tv_rng rng = tu_rng(seed, 47, 0);
+        if (seed == 0)
+            tu_conv_genome_of(g, TU_STRIDE_TEXT);
+        else
+            tu_random_conv_genome(g, seed);
+        struct nn_qnet *q = tu_quantize_rows(g, 20, &rng);
+        with += q->n_chans > 0;
+        struct nn_cost qc, gc;
+        assert_ok(nn_qnet_cost(q, &qc, &err), &err);
+        assert_ok(nn_genome_cost(g, &gc, &err), &err);
+        struct tv_buf c = {0};
+        assert_ok(nn_qnet_export_c(q, "trevo_net", &c, &err), &err);
+        uint64_t rodata, ram, macs = q->n_edges, most = 0;
+        object_sections(&c, &rodata, &ram);
+        for (size_t v = 0; v < q->n_convs; v++)
+            for (size_t k = 0; k < q->convs[v].n_coefs; k++) {
+                const struct nn_qconv *cv = &q->convs[v];
+                const struct nn_qchan *t =
+                    &q->chans[q->conv_dst[cv->dst0 + q->coefs[cv->coef0 + k].out]];
+                macs += (uint64_t)t->h * t->w;
+            }
+        for (size_t i = 0; i < q->n_chans; i++)
+            most = (uint64_t)q->chans[i].h * q->chans[i].w > most
+                       ? (uint64_t)q->chans[i].h * q->chans[i].w
+                       : most;
+        assert_int_equal(qc.flash, rodata);
+        assert_int_equal(qc.ram, ram);
+        assert_int_equal(qc.ram, (q->n_recurrent ? 2 : 1) * (q->n + 1) + 1 + 4 * most);
+        assert_int_equal(qc.macs, macs);
+        assert_int_equal(gc.ram, qc.ram);
+        assert_int_equal(gc.macs, qc.macs);
+        assert_true(gc.flash >= qc.flash && (gc.flash - qc.flash) % 256 == 0);
+        tv_buf_free(&c);
+        nn_qnet_free(q);
+    }
+    assert_true(with >= 6);
+    tu_conv_genome(g);
+    struct nn_cost c, want;
+    assert_ok(nn_genome_cost(g, &want, &err), &err);
+    for (unsigned long k = 1;; k++) {
+        failalloc_track(1);
+        size_t live = failalloc_live();
+        failalloc_arm(k);
+        int rc = nn_genome_cost(g, &c, &err);
+        failalloc_disarm();
+        int fired = failalloc_fired();
+        assert_int_equal(failalloc_live(), live);
+        failalloc_track(0);
+        if (!fired) {
+            assert_ok(rc, &err);
+            assert_memory_equal(&c, &want, sizeof c);
+            break;
+        }
+        assert_error(rc, &err, TV_ENOMEM, "out of memory");
+    }
+}
+
 /* The genome's figures refuse what has no int8 form (a spiking neuron) and
  * fail cleanly, leaking nothing, when any allocation fails. */
 static void test_nn_genome_cost_refusals_and_out_of_memory(void **state)
@@ -698,6 +767,7 @@ int main(void)
         TU_GENOME_TEST(test_nn_net_export_c_sums_in_the_engine_order),
         TU_GENOME_TEST(test_nn_qnet_export_c_channels_gives_the_engine_bits),
         TU_GENOME_TEST(test_nn_qnet_cost_is_what_the_compiled_file_holds),
+        TU_GENOME_TEST(test_nn_qnet_cost_channels_is_what_the_compiled_file_holds),
         TU_GENOME_TEST(test_nn_genome_cost_refusals_and_out_of_memory),
     };
     return cmocka_run_group_tests(tests, tu_tmpdir_setup, tu_tmpdir_teardown);

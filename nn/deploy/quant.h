@@ -249,10 +249,10 @@ struct nn_cost {
 };
 /* The exact figures of q's exported C. TV_ELIMIT as nn_qnet_export_c. */
 int nn_qnet_cost(const struct nn_qnet *q, struct nn_cost *c, struct tv_error *err);
-/* The figures of the int8 C of float genome g before calibration: ram and
- * macs exact, flash exact except that two layers whose tables come out
- * identical share one (256 bytes less): an upper bound, what a budget
- * checks. TV_EINVAL as nn_calib_new (channels, spiking), else as
+/* The figures of the int8 C of float genome g before calibration (with
+ * channels too): ram and macs exact, flash exact except that two layers
+ * whose tables come out identical share one (256 bytes less): an upper
+ * bound, what a budget checks. TV_EINVAL as nn_calib_new (spiking), else as
  * nn_plan_compile. */
 int nn_genome_cost(const struct genome *g, struct nn_cost *c, struct tv_error *err);
 
