@@ -540,7 +540,8 @@ static void expect_qfile_as_engine(const struct nn_qnet *q, struct tv_rng *rng)
 
 /* Networks with channels (test_qconv.c's: pooling, padding, stride 2, two
  * layers of filters into one layer, a channel fed by a channel, then random
- * ones grown by the mutations) export as C that gives the engine's bits. */
+ * ones grown by the mutations, recurrent edges among them, some with an
+ * input scaling) export as C that gives the engine's bits. */
 static void test_nn_qnet_export_c_channels_gives_the_engine_bits(void **state)
 {
     struct genome *g = *state;
@@ -551,6 +552,15 @@ static void test_nn_qnet_export_c_channels_gives_the_engine_bits(void **state)
             tu_conv_genome_of(g, TU_STRIDE_TEXT);
         else
             tu_random_conv_genome(g, seed);
+        if (seed % 4 == 3) { /* an input scaling, which predict applies */
+            float shift[36], mul[36];
+            for (size_t k = 0; k < 36; k++) {
+                shift[k] = 0.25f * (float)(k % 5) - 0.5f;
+                mul[k] = 0.5f + 0.125f * (float)(k % 7);
+            }
+            struct tv_error err = {0};
+            assert_ok(genome_set_scale(g, shift, mul, 36, &err), &err);
+        }
         struct nn_qnet *q = tu_quantize_rows(g, 30, &rng);
         with += q->n_chans > 0; /* the mutations may delete every channel */
         expect_qfile_as_engine(q, &rng);
