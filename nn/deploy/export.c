@@ -9,7 +9,9 @@
  * activations, as the preprocessor's # writes them, and sums in the engine's
  * order (emit_float_predict). tests/test_export.c compiles both kinds with cc
  * and compares them bit for bit with the engine, on +-0, +-inf and NaN too; tests/it_export.sh
- * compares the int8 file with `trevo net eval`. Only <stdint.h> is included (a freestanding
+ * compares the int8 file with `trevo net eval`. A network with channels adds their arrays
+ * (qflat_chan.c) and a step of plain loops over them (emit_qchans_run), whose exact integer sums
+ * need no particular order. Only <stdint.h> is included (a freestanding
  * header). GCC may still turn a copy loop into a call to memcpy, which even freestanding code must
  * provide. */
 #include <assert.h>
