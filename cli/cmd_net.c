@@ -83,9 +83,8 @@ static int validate_int8(const char *path, struct tv_error *err)
 {
     struct nn_qnet *q = NULL;
     struct nn_cost c;
-    struct tv_error why = {0};
     int rc = cli_load_qnet(path, &q, err);
-    if (!rc && !q->n_chans)
+    if (!rc)
         rc = nn_qnet_cost(q, &c, err);
     if (!rc) {
         printf("%s: valid (int8)\nneurons: %zu (inputs %zu, outputs %zu)\n"
@@ -93,10 +92,7 @@ static int validate_int8(const char *path, struct tv_error *err)
                path, q->n, q->n_in, q->n_out, q->n_edges, q->n_recurrent, q->n_layers, q->n_tables);
         if (q->n_chans)
             printf("channels: %zu (coefficients %zu)\n", q->n_chans, q->n_coefs);
-        if (!q->n_chans)
-            cli_print_cost(stdout, "device", &c, 0);
-        else if (nn_qnet_cost(q, &c, &why)) /* valid, but no C file: say why */
-            printf("device: no int8 C file: %s\n", why.msg);
+        cli_print_cost(stdout, "device", &c, 0);
     }
     nn_qnet_free(q);
     return rc;

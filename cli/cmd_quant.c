@@ -195,11 +195,9 @@ int cli_quantize_net(const struct genome *g, const struct cli_quant_args *qa, st
     if (!rc)
         rc = nn_quantize(c, &q, err);
     struct nn_cost cost;
-    struct tv_error why = {0};
-    int priced = !rc && !nn_qnet_cost(q, &cost, &why); /* a CNN has no C file yet */
+    if (!rc)
+        rc = nn_qnet_cost(q, &cost, err);
     const struct nn_cost *m = qa->limit;
-    if (!rc && m && !priced)
-        rc = tv_error_set(err, TV_EINVAL, "a budget, but %s", why.msg);
     if (!rc && m && (cost.flash > m->flash || cost.ram > m->ram || cost.macs > m->macs))
         rc = tv_error_set(err, TV_ELIMIT,
                           "the quantized network does not fit the budget: flash %llu bytes, RAM "
@@ -214,10 +212,7 @@ int cli_quantize_net(const struct genome *g, const struct cli_quant_args *qa, st
     if (!rc) {
         fprintf(stderr, "%s: %zu neurons, %zu edges, %zu tables, calibrated on %zu values\n",
                 qa->out, q->n, q->n_edges, q->n_tables, nn_calib_n_observed(c));
-        if (priced)
-            cli_print_cost(stderr, qa->out, &cost, 0);
-        else
-            fprintf(stderr, "%s: %s\n", qa->out, why.msg);
+        cli_print_cost(stderr, qa->out, &cost, 0);
     }
     tv_buf_free(&buf);
     nn_qnet_free(q);

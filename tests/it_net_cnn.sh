@@ -5,14 +5,17 @@
 # that learns, keeps the number of coefficients under rigl, writes a genome
 # with channels and filters that validates, and gives the same bytes for the
 # same seed; its int8 form (net quantize: the channels in NET.q version 3,
-# net test at batch 1 and 64 the same, close to the float network; no C
-# file yet); the errors.
+# net test at batch 1 and 64 the same, close to the float network; its
+# device figures; its C export, compiled, gives net eval's bytes, on the bars
+# and on 200 Fashion-MNIST test images when the data set is installed); the
+# errors.
 set -u
 : "${TREVO:?TREVO must name the trevo binary}"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 . "$(cd "$(dirname "$0")" && pwd)/lib_classify.sh"
+. "$(cd "$(dirname "$0")" && pwd)/lib_it.sh" # it_c_as_eval
 
 bars_csv 300 7 >"$dir/train.csv"
 bars_csv 90 99 >"$dir/test.csv"
@@ -51,7 +54,7 @@ cmp -s "$dir/b.net" "$dir/b2.net" || fail "train: the same seed gave different n
 "$TREVO" net quantize "$dir/b.net" --calibrate "$dir/train.csv" --samples 100 -o "$dir/b.q" \
     2>"$dir/qlog" || fail "quantize exited $?: $(cat "$dir/qlog")"
 [ "$(head -1 "$dir/b.q")" = "trevo-qnet 3" ] || fail "quantize: $(head -1 "$dir/b.q")"
-grep -q "b.q: device figures: an int8 network with channels (convolutional) has no C file yet" \
+grep -q "b.q: flash [0-9]* bytes, RAM [0-9]* bytes, [0-9]* MACs (int8 C on a device)" \
     "$dir/qlog" || fail "quantize: $(cat "$dir/qlog")"
 t1=$("$TREVO" net test "$dir/b.q" --data "$dir/test.csv" --batch 1) || fail "int8 test exited $?"
 t64=$("$TREVO" net test "$dir/b.q" --data "$dir/test.csv" --batch 64) || fail "int8 test exited $?"
@@ -62,6 +65,28 @@ fa=$(printf '%s\n' "$f" | sed -n 's/^accuracy \([0-9.]*\) .*/\1/p')
 awk -v q="$qa" -v f="$fa" 'BEGIN { exit !(q >= f - 0.05) }' || fail "int8 $qa, float $fa"
 "$TREVO" net validate "$dir/b.q" >"$dir/v" || fail "validate NET.q exited $?"
 grep -q "^channels: [0-9]* (coefficients [0-9]*)$" "$dir/v" || fail "validate: $(cat "$dir/v")"
+grep -q "^device: flash [0-9]* bytes, RAM [0-9]* bytes, [0-9]* MACs" "$dir/v" ||
+    fail "validate: $(cat "$dir/v")"
+
+# ---- the int8 C export: net eval's bytes on the test rows (and on rows past
+# the calibrated range)
+cut -d, -f1-36 "$dir/test.csv" | tail -n +2 >"$dir/rows.csv"
+awk -F, -v OFS=, 'NR <= 20 { for (i = 1; i <= NF; i++) $i = $i * 3 - 1.3 + i * 0.01; print }' \
+    "$dir/rows.csv" >>"$dir/rows.csv"
+(cd "$dir" && it_c_as_eval b.q 36 3 rows.csv) || exit 1
+fm=/usr/share/datasets/fashion-mnist
+if [ -r "$fm/t10k-images-idx3-ubyte.gz" ]; then # an untrained CNN on 200 test images
+    "$TREVO" net init --conv 1x28x28,4k3p1,pool2,8k3s2,pool2 --layers 10 --density 0.3 \
+        --seed 4 -o "$dir/f.net" >/dev/null || fail "init 28x28"
+    "$TREVO" net quantize "$dir/f.net" --calibrate fashion-mnist:test --samples 50 \
+        -o "$dir/f.q" 2>/dev/null || fail "quantize fashion-mnist:test exited $?"
+    gzip -dc "$fm/t10k-images-idx3-ubyte.gz" | tail -c +17 | head -c $((200 * 784)) |
+        od -An -v -tu1 -w784 |
+        awk '{ for (i = 1; i <= NF; i++) printf "%s%.6g", (i > 1 ? "," : ""), $i / 255; print "" }' \
+            >"$dir/fm.csv"
+    [ "$(wc -l <"$dir/fm.csv")" = 200 ] || fail "fashion rows: $(wc -l <"$dir/fm.csv")"
+    (cd "$dir" && it_c_as_eval f.q 784 10 fm.csv) || exit 1
+fi
 
 # ---- errors
 expect_err() { # WHAT TEXT cmd...
@@ -70,9 +95,6 @@ expect_err() { # WHAT TEXT cmd...
     "$@" >"$dir/eo" 2>"$dir/ee" && fail "$what: exited 0"
     grep -qF -- "$text" "$dir/ee" || fail "$what: $(cat "$dir/ee")"
 }
-expect_err "int8 C" "export: an int8 network with channels (convolutional) is not exported as C yet" \
-    "$TREVO" net export "$dir/b.q" --format c -o "$dir/x.c"
-[ ! -e "$dir/x.c" ] || fail "int8 C: a file was written"
 expect_err "bad spec" "--conv: '4k3x': expected NkK[sS][pP]" \
     "$TREVO" net init --conv 1x6x6,4k3x --layers 3 -o "$dir/x"
 expect_err "no input" "--conv: '4k3': expected the input CxHxW first" \

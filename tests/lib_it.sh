@@ -34,7 +34,7 @@ it_c_as_eval() {
 int trevo_net_predict(const float *in, float *out);
 int main(void)
 {
-    char line[4096];
+    static char line[1 << 16];
     float in[N_IN], out[N_OUT];
     while (fgets(line, sizeof line, stdin)) {
         char *p = line;

@@ -415,6 +415,160 @@ static void test_nn_net_export_c_sums_in_the_engine_order(void **state)
     expect_file_as_engine(g, 5, 28);
 }
 
+/* ---- networks with channels ------------------------------------------------------ */
+
+/* A driver for a file of any number of outputs: each line of its input is a
+ * row (1 to reset first, else 0, then the bits of the inputs in hex); for
+ * each row it prints, per output, the bits of trevo_net_predict's output and
+ * its int8 value. */
+static const char driver_all_c[] =
+    "#include \"net.c\"\n"
+    "#include <stdio.h>\n"
+    "int main(void)\n"
+    "{\n"
+    "    union { uint32_t u; float f; } b;\n"
+    "    float in[TREVO_NET_N_INPUTS], out[TREVO_NET_N_OUTPUTS];\n"
+    "    unsigned long u;\n"
+    "    int reset, k;\n"
+    "    while (scanf(\"%d\", &reset) == 1) {\n"
+    "        for (k = 0; k < TREVO_NET_N_INPUTS; k++) {\n"
+    "            if (scanf(\"%lx\", &u) != 1)\n"
+    "                return 1;\n"
+    "            b.u = (uint32_t)u;\n"
+    "            in[k] = b.f;\n"
+    "        }\n"
+    "        if (reset)\n"
+    "            trevo_net_reset();\n"
+    "        if (trevo_net_predict(in, out))\n"
+    "            return 1;\n"
+    "        for (k = 0; k < TREVO_NET_N_OUTPUTS; k++) {\n"
+    "            b.f = out[k];\n"
+    "            printf(\"%08lx %d\\n\", (unsigned long)b.u,\n"
+    "                   (int)trevo_net_v[trevo_net_out_map[k]] - 128);\n"
+    "        }\n"
+    "    }\n"
+    "    return 0;\n"
+    "}\n";
+
+/* The int8 file of q against its engine: LANES sequences of STEPS steps of
+ * random rows (with +-inf and NaN among them), the file's rows in sequence
+ * order (a reset first), the engine at batch 1 and at batch LANES, on every
+ * target this CPU runs: every output the same bits, every int8 value the
+ * same. */
+static void expect_qfile_as_engine(const struct nn_qnet *q, struct tv_rng *rng)
+{
+    struct tv_error err = {0};
+    struct tv_buf c = {0};
+    assert_ok(nn_qnet_export_c(q, "trevo_net", &c, &err), &err);
+    enum { STEPS = 3, LANES = 5, ROWS = STEPS * LANES };
+    size_t n_in = q->n_in, n_out = q->n_out;
+    float *in = malloc(ROWS * n_in * sizeof *in), *y = malloc(ROWS * n_out * sizeof *y);
+    uint32_t *want = malloc(ROWS * n_out * sizeof *want);
+    long *want8 = malloc(ROWS * n_out * sizeof *want8);
+    int8_t *y8 = malloc(ROWS * n_out);
+    char *text = malloc(ROWS * (3 + 9 * n_in) + 1), *t = text;
+    assert_true(in && y && want && want8 && y8 && text);
+    tu_random_rows(rng, in, ROWS * n_in);
+    for (size_t k = 0; k < 8; k++) /* some of the special values */
+        in[tv_rng_below(rng, (uint32_t)(ROWS * n_in))] = f32(inputs[2 + k]);
+    for (size_t i = 0; i < ROWS; i++) {
+        t += sprintf(t, "%d", i % STEPS == 0);
+        for (size_t k = 0; k < n_in; k++)
+            t += sprintf(t, " %08lx", (unsigned long)bits(in[i * n_in + k]));
+        *t++ = '\n';
+    }
+    write_file("in.txt", text, (size_t)(t - text));
+    write_file("net.c", c.data, c.len);
+    write_file("driver.c", driver_all_c, sizeof driver_all_c - 1);
+    const char *cc = getenv("CC") ? getenv("CC") : "cc", *d = tu_tmpdir();
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "%s -std=c99 -pedantic -Wall -Wextra -Werror -O2 '%s/driver.c' -o '%s/driver' && "
+             "'%s/driver' <'%s/in.txt' >'%s/out.txt'",
+             cc, d, d, d, d, d);
+    tu_run(cmd, "build or run the export");
+    char path[512];
+    snprintf(path, sizeof path, "%s/out.txt", d);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    for (size_t i = 0; i < ROWS * n_out; i++) {
+        unsigned long o;
+        assert_int_equal(fscanf(f, "%lx %ld", &o, &want8[i]), 2);
+        want[i] = (uint32_t)o;
+    }
+    fclose(f);
+    struct nn_plan *p;
+    assert_ok(nn_qplan_compile(q, &p, &err), &err);
+    for (int tg = 0; tg < NN_TARGET_COUNT; tg++) {
+        if (!tu_target_runs(p, tg))
+            continue;
+        for (size_t batch = 1; batch <= LANES; batch += LANES - 1) {
+            struct nn_state *s;
+            assert_ok(nn_state_new(p, batch, &s, &err), &err);
+            assert_ok(nn_state_set_target(s, tg, &err), &err);
+            for (size_t b0 = 0; b0 < LANES; b0 += batch) {
+                nn_state_reset(s);
+                for (size_t step = 0; step < STEPS; step++) {
+                    float x[LANES * 64];
+                    assert_true(n_in <= 64);
+                    for (size_t b = 0; b < batch; b++)
+                        memcpy(x + b * n_in, in + ((b0 + b) * STEPS + step) * n_in,
+                               n_in * sizeof *x);
+                    nn_step(s, x, y);
+                    nn_qstate_read_int8(s, y8);
+                    for (size_t b = 0; b < batch * n_out; b++) {
+                        size_t at = ((b0 + b / n_out) * STEPS + step) * n_out + b % n_out;
+                        if (bits(y[b]) != want[at] || y8[b] != want8[at]) {
+                            print_error("target %d, batch %zu, sequence %zu, step %zu, output "
+                                        "%zu: the engine gives %08lx (int8 %d), the export "
+                                        "%08lx (int8 %ld)\n",
+                                        tg, batch, b0 + b / n_out, step, b % n_out,
+                                        (unsigned long)bits(y[b]), y8[b], (unsigned long)want[at],
+                                        want8[at]);
+                            fail();
+                        }
+                    }
+                }
+            }
+            nn_state_free(s);
+        }
+    }
+    nn_plan_free(p);
+    TV_FREE_ALL(in, y, want, want8, y8, text);
+    tv_buf_free(&c);
+}
+
+/* Networks with channels (test_qconv.c's: pooling, padding, stride 2, two
+ * layers of filters into one layer, a channel fed by a channel, then random
+ * ones grown by the mutations, recurrent edges among them, some with an
+ * input scaling) export as C that gives the engine's bits. */
+static void test_nn_qnet_export_c_channels_gives_the_engine_bits(void **state)
+{
+    struct genome *g = *state;
+    size_t with = 0;
+    for (uint64_t seed = 0; seed < 10; seed++) {
+        struct tv_rng rng = tu_rng(seed, 43, 0);
+        if (seed == 0)
+            tu_conv_genome_of(g, TU_STRIDE_TEXT);
+        else
+            tu_random_conv_genome(g, seed);
+        if (seed % 4 == 3) { /* an input scaling, which predict applies */
+            float shift[36], mul[36];
+            for (size_t k = 0; k < 36; k++) {
+                shift[k] = 0.25f * (float)(k % 5) - 0.5f;
+                mul[k] = 0.5f + 0.125f * (float)(k % 7);
+            }
+            struct tv_error err = {0};
+            assert_ok(genome_set_scale(g, shift, mul, 36, &err), &err);
+        }
+        struct nn_qnet *q = tu_quantize_rows(g, 30, &rng);
+        with += q->n_chans > 0; /* the mutations may delete every channel */
+        expect_qfile_as_engine(q, &rng);
+        nn_qnet_free(q);
+    }
+    assert_true(with >= 6);
+}
+
 /* Sums of the sections `size -A` gives for the object file of c compiled
  * alone with -fdata-sections (each array in a section of its own, named
  * after it) and without optimisation (which may fold a small array into the
@@ -509,6 +663,75 @@ static void test_nn_qnet_cost_is_what_the_compiled_file_holds(void **state)
     assert_true(seen_rec && seen_ff);
 }
 
+/* The device figures of networks with channels (test_qconv.c's, then random
+ * ones): flash the compiled file's read-only data and ram its writable data
+ * to the byte (the values, the flag, the int32 sums of the largest map);
+ * macs the edges and, per coefficient, the pixels of its channel's map; the
+ * genome's figures before calibration the same but for tables found
+ * identical. The genome's figures fail cleanly when an allocation fails. */
+static void test_nn_qnet_cost_channels_is_what_the_compiled_file_holds(void **state)
+{
+    struct genome *g = *state;
+    struct tv_error err = {0};
+    size_t with = 0;
+    for (uint64_t seed = 0; seed < 10; seed++) {
+        struct tv_rng rng = tu_rng(seed, 47, 0);
+        if (seed == 0)
+            tu_conv_genome_of(g, TU_STRIDE_TEXT);
+        else
+            tu_random_conv_genome(g, seed);
+        struct nn_qnet *q = tu_quantize_rows(g, 20, &rng);
+        with += q->n_chans > 0;
+        struct nn_cost qc, gc;
+        assert_ok(nn_qnet_cost(q, &qc, &err), &err);
+        assert_ok(nn_genome_cost(g, &gc, &err), &err);
+        struct tv_buf c = {0};
+        assert_ok(nn_qnet_export_c(q, "trevo_net", &c, &err), &err);
+        uint64_t rodata, ram, macs = q->n_edges, most = 0;
+        object_sections(&c, &rodata, &ram);
+        for (size_t v = 0; v < q->n_convs; v++)
+            for (size_t k = 0; k < q->convs[v].n_coefs; k++) {
+                const struct nn_qconv *cv = &q->convs[v];
+                const struct nn_qchan *t =
+                    &q->chans[q->conv_dst[cv->dst0 + q->coefs[cv->coef0 + k].out]];
+                macs += (uint64_t)t->h * t->w;
+            }
+        for (size_t i = 0; i < q->n_chans; i++)
+            most = (uint64_t)q->chans[i].h * q->chans[i].w > most
+                       ? (uint64_t)q->chans[i].h * q->chans[i].w
+                       : most;
+        assert_int_equal(qc.flash, rodata);
+        assert_int_equal(qc.ram, ram);
+        assert_int_equal(qc.ram, (q->n_recurrent ? 2 : 1) * (q->n + 1) + 1 + 4 * most);
+        assert_int_equal(qc.macs, macs);
+        assert_int_equal(gc.ram, qc.ram);
+        assert_int_equal(gc.macs, qc.macs);
+        assert_true(gc.flash >= qc.flash && (gc.flash - qc.flash) % 256 == 0);
+        tv_buf_free(&c);
+        nn_qnet_free(q);
+    }
+    assert_true(with >= 6);
+    tu_conv_genome(g);
+    struct nn_cost c, want;
+    assert_ok(nn_genome_cost(g, &want, &err), &err);
+    for (unsigned long k = 1;; k++) {
+        failalloc_track(1);
+        size_t live = failalloc_live();
+        failalloc_arm(k);
+        int rc = nn_genome_cost(g, &c, &err);
+        failalloc_disarm();
+        int fired = failalloc_fired();
+        assert_int_equal(failalloc_live(), live);
+        failalloc_track(0);
+        if (!fired) {
+            assert_ok(rc, &err);
+            assert_memory_equal(&c, &want, sizeof c);
+            break;
+        }
+        assert_error(rc, &err, TV_ENOMEM, "out of memory");
+    }
+}
+
 /* The genome's figures refuse what has no int8 form (a spiking neuron) and
  * fail cleanly, leaking nothing, when any allocation fails. */
 static void test_nn_genome_cost_refusals_and_out_of_memory(void **state)
@@ -552,7 +775,9 @@ int main(void)
         TU_GENOME_TEST(test_nn_qnet_export_c_every_activation_gives_the_engine_bits),
         TU_GENOME_TEST(test_nn_net_export_c_sums_as_the_engine),
         TU_GENOME_TEST(test_nn_net_export_c_sums_in_the_engine_order),
+        TU_GENOME_TEST(test_nn_qnet_export_c_channels_gives_the_engine_bits),
         TU_GENOME_TEST(test_nn_qnet_cost_is_what_the_compiled_file_holds),
+        TU_GENOME_TEST(test_nn_qnet_cost_channels_is_what_the_compiled_file_holds),
         TU_GENOME_TEST(test_nn_genome_cost_refusals_and_out_of_memory),
     };
     return cmocka_run_group_tests(tests, tu_tmpdir_setup, tu_tmpdir_teardown);

@@ -19,89 +19,6 @@
 
 __extension__ typedef __int128 i128;
 
-/* A 6x6 image (inputs 0..35), two outputs; channel 2 a 6x6 tanh map (3x3,
- * pad 1) at depth 0.25, channel 1 a 4x4 relu map pooled 2x2 (pixels
- * 100..103) at depth 0.5 fed from the image and from channel 2; a head of
- * plain connections from pixels and an input. (test_genome_conv.c's.) */
-static const char *const CONV_TEXT = "neuron 36 out 1 identity 0\n"
-                                     "neuron 37 out 1 sigmoid 0.5\n"
-                                     "conn 100 36 0.5\n"
-                                     "conn 101 36 -0.25\n"
-                                     "conn 103 37 1.5\n"
-                                     "conn 5 36 0.125\n"
-                                     "conn 200 37 -1\n"
-                                     "channel 0 in 6 6 1 0 identity 0 0\n"
-                                     "channel 1 hid 4 4 2 0.5 relu 0.1 100\n"
-                                     "channel 2 hid 6 6 1 0.25 tanh -0.2 200\n"
-                                     "filter 0 1 3 3 1 0 2,2,0.25 0,0,0.5 1,1,-1\n"
-                                     "filter 0 2 3 3 1 1 1,1,1 0,2,0.3\n"
-                                     "filter 2 1 3 3 1 0 1,0,0.7\n";
-
-/* More of CONV_TEXT: channel 3, a 3x3 map made with stride 2 (pad 1) from
- * the image at channel 2's depth (two layers of filters into one layer),
- * read by the head. */
-static const char *const STRIDE_TEXT = "channel 3 hid 3 3 1 0.25 relu 0.05 300\n"
-                                       "filter 0 3 3 3 2 1 0,0,0.5 1,1,-0.75 2,2,1\n"
-                                       "conn 300 36 0.5\n"
-                                       "conn 308 37 -0.5\n";
-
-static void genome_of(struct genome *g, const char *more)
-{
-    char text[4096];
-    size_t off = (size_t)snprintf(text, sizeof text, "trevo-net 4\ninputs 36\noutputs 2\n");
-    for (int i = 0; i < 36; i++)
-        off += (size_t)snprintf(text + off, sizeof text - off, "neuron %d in 0 identity 0\n", i);
-    snprintf(text + off, sizeof text - off, "%s%s", CONV_TEXT, more);
-    struct tv_error err = {0};
-    genome_reset(g);
-    assert_ok(genome_read_text(g, text, strlen(text), "c.txt", NULL, &err), &err);
-}
-
-static void conv_genome(struct genome *g)
-{
-    genome_of(g, "");
-}
-
-/* conv_genome grown by the convolutional and ordinary mutations (seed). */
-static void random_conv_genome(struct genome *g, uint64_t seed)
-{
-    conv_genome(g);
-    struct genome_mutation m = tu_aggressive_mutation();
-    m.conv.add_filter_rate = 0.5;
-    m.conv.del_filter_rate = 0.1;
-    m.conv.add_coef_rate = 1.0;
-    m.conv.del_coef_rate = 0.3;
-    m.conv.add_channel_rate = 0.2;
-    m.conv.del_channel_rate = 0.05;
-    struct tv_error err = {0};
-    struct tv_rng rng = tu_rng(seed, 3, 4);
-    for (uint64_t k = 0; k < 5 + seed * 3; k++)
-        assert_ok(genome_mutate(g, &m, &rng, &err), &err);
-}
-
-static void random_rows(struct tv_rng *rng, float *rows, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        rows[i] = tv_rng_chance(rng, 0.1) ? 0.0f : (float)(4.0 * tv_rng_uniform(rng) - 2.0);
-}
-
-static struct nn_qnet *quantize(const struct genome *g, size_t n_rows, struct tv_rng *rng)
-{
-    struct tv_error err = {0};
-    struct nn_calib *c;
-    assert_ok(nn_calib_new(g, NULL, &c, &err), &err);
-    size_t n_in = nn_plan_n_inputs(nn_calib_plan(c));
-    float *rows = malloc(n_rows * n_in * sizeof *rows);
-    assert_non_null(rows);
-    random_rows(rng, rows, n_rows * n_in);
-    assert_ok(nn_calib_run(c, rows, n_rows, 1, &err), &err);
-    struct nn_qnet *q;
-    assert_ok(nn_quantize(c, &q, &err), &err);
-    free(rows);
-    nn_calib_free(c);
-    return q;
-}
-
 /* ---- the reference ------------------------------------------------------------ */
 
 /* clamp(floor((acc mult + 2^(shift-1)) / 2^shift) + pzp) in exact arithmetic. */
@@ -217,7 +134,7 @@ static void expect_reference(const struct nn_qnet *q, const struct nn_plan *p, s
     int8_t *cur = calloc(batch * q->n, 1), *prev = calloc(q->n, 1);
     assert_true(in && out && o8 && cur && prev && n_out <= 16);
     for (int t = 0; t < 3; t++) {
-        random_rows(rng, in, batch * n_in);
+        tu_random_rows(rng, in, batch * n_in);
         nn_step(s, in, out);
         nn_qstate_read_int8(s, o8);
         for (size_t b = 0; b < batch; b++) {
@@ -258,9 +175,9 @@ static void expect_all_paths(const struct nn_qnet *q, struct tv_rng *rng)
 static void test_nn_quantize_channels_observes_pre_activations(void **state)
 {
     struct genome *g = *state;
-    conv_genome(g);
+    tu_conv_genome(g);
     struct tv_rng rng = tu_rng(4, 0, 0);
-    struct nn_qnet *q = quantize(g, 50, &rng);
+    struct nn_qnet *q = tu_quantize_rows(g, 50, &rng);
     assert_int_equal(q->n_chans, 2);
     assert_int_equal(q->n_convs, 2); /* (6x6 pad 1 -> depth 0.25), (6x6 pad 0 -> depth 0.5) */
     assert_int_equal(q->n_coefs, 6);
@@ -291,9 +208,9 @@ static void test_nn_quantize_channels_observes_pre_activations(void **state)
 static void test_nn_quantize_channels_close_to_float(void **state)
 {
     struct genome *g = *state;
-    conv_genome(g);
+    tu_conv_genome(g);
     struct tv_rng rng = tu_rng(5, 0, 0), again = rng;
-    struct nn_qnet *q = quantize(g, 100, &rng);
+    struct nn_qnet *q = tu_quantize_rows(g, 100, &rng);
     rng = again; /* the same rows */
     struct tv_error err = {0};
     struct nn_plan *fp, *qp;
@@ -305,7 +222,7 @@ static void test_nn_quantize_channels_close_to_float(void **state)
     double worst = 0;
     for (int t = 0; t < 100; t++) {
         float in[36], fo[2], qo[2];
-        random_rows(&rng, in, 36);
+        tu_random_rows(&rng, in, 36);
         nn_step(fs, in, fo);
         nn_step(qs, in, qo);
         for (int k = 0; k < 2; k++)
@@ -328,17 +245,17 @@ static void test_nn_quantize_channels_close_to_float(void **state)
 static void test_nn_qplan_channels_every_path_gives_the_reference_bits(void **state)
 {
     struct genome *g = *state;
-    genome_of(g, STRIDE_TEXT);
+    tu_conv_genome_of(g, TU_STRIDE_TEXT);
     struct tv_rng r0 = tu_rng(99, 8, 0);
-    struct nn_qnet *q0 = quantize(g, 30, &r0);
+    struct nn_qnet *q0 = tu_quantize_rows(g, 30, &r0);
     assert_int_equal(q0->n_chans, 3);
     assert_int_equal(q0->convs[1].stride, 2);
     expect_all_paths(q0, &r0);
     nn_qnet_free(q0);
     for (uint64_t seed = 0; seed < 10; seed++) {
-        random_conv_genome(g, seed);
+        tu_random_conv_genome(g, seed);
         struct tv_rng rng = tu_rng(seed, 8, 0);
-        struct nn_qnet *q = quantize(g, 30, &rng);
+        struct nn_qnet *q = tu_quantize_rows(g, 30, &rng);
         expect_all_paths(q, &rng);
         nn_qnet_free(q);
     }
@@ -349,9 +266,9 @@ static void test_nn_qplan_channels_every_path_gives_the_reference_bits(void **st
 static void test_nn_qplan_channels_out_of_memory(void **state)
 {
     struct genome *g = *state;
-    conv_genome(g);
+    tu_conv_genome(g);
     struct tv_rng rng = tu_rng(6, 0, 0);
-    struct nn_qnet *q = quantize(g, 20, &rng);
+    struct nn_qnet *q = tu_quantize_rows(g, 20, &rng);
     struct tv_error err = {0};
     for (unsigned long k = 1;; k++) {
         struct nn_plan *p = (struct nn_plan *)1;
@@ -375,7 +292,7 @@ static void test_nn_qplan_channels_out_of_memory(void **state)
     }
     struct nn_calib *c;
     float rows[2 * 36];
-    random_rows(&rng, rows, 2 * 36);
+    tu_random_rows(&rng, rows, 2 * 36);
     assert_ok(nn_calib_new(g, NULL, &c, &err), &err);
     assert_ok(nn_calib_run(c, rows, 2, 1, &err), &err);
     for (unsigned long k = 1;; k++) {
@@ -411,9 +328,9 @@ static void test_nn_qnet_channels_write_read_round_trip(void **state)
     struct genome *g = *state;
     struct tv_error err = {0};
     for (uint64_t seed = 0; seed < 6; seed++) {
-        random_conv_genome(g, seed);
+        tu_random_conv_genome(g, seed);
         struct tv_rng rng = tu_rng(seed, 9, 0);
-        struct nn_qnet *q = quantize(g, 10, &rng), *r;
+        struct nn_qnet *q = tu_quantize_rows(g, 10, &rng), *r;
         struct tv_buf a = {0}, b = {0};
         assert_ok(nn_qnet_write(q, &a, &err), &err);
         assert_true(a.len > 13 && !memcmp(a.data, "trevo-qnet 3\n", 13));
@@ -436,9 +353,9 @@ static struct tv_buf conv_text(void)
     struct tv_error err = {0};
     struct genome g;
     genome_init(&g);
-    conv_genome(&g);
+    tu_conv_genome(&g);
     struct tv_rng rng = tu_rng(1, 0, 0);
-    struct nn_qnet *q = quantize(&g, 20, &rng);
+    struct nn_qnet *q = tu_quantize_rows(&g, 20, &rng);
     struct tv_buf b = {0};
     assert_ok(nn_qnet_write(q, &b, &err), &err);
     assert_ok(tv_buf_append(&b, "", 1), &err);

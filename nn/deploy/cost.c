@@ -4,8 +4,10 @@
  * before calibration. One list for both, so the figures are the file's bytes
  * by construction; tests/test_export.c holds them to `size -A` of the
  * compiled file. */
+#include <stdlib.h>
 #include <string.h>
 
+#include "conv.h"
 #include "quant_impl.h"
 
 size_t nn_qelem_size(enum nn_qelem e)
@@ -21,9 +23,29 @@ static void put(struct nn_qarrays *o, const char *name, enum nn_qelem e, const v
     o->a[o->n++] = (struct nn_qarray){name, e, data, count};
 }
 
+/* The channels' constants (quant_impl.h: chan .. cw). */
+static void chan_arrays(const struct nn_qflat *f, struct nn_qarrays *o)
+{
+    size_t nc = f->n_chans;
+    put(o, "chan", NN_QE_U32, f->chan, 4 * nc);
+    put(o, "cseg", NN_QE_U32, f->cseg, nc + 1);
+    put(o, "cbias", NN_QE_I32, f->cbias, nc);
+    put(o, "cmult", NN_QE_I32, f->cmult, nc);
+    put(o, "cshift", NN_QE_U8, f->cshift, nc);
+    put(o, "cpzp", NN_QE_I8, f->cpzp, nc);
+    put(o, "ctab", NN_QE_U16, f->ctab, nc);
+    put(o, "sconv", NN_QE_U32, f->sconv, f->n_segs);
+    put(o, "scoef", NN_QE_U32, f->scoef, f->n_segs + 1);
+    put(o, "conv", NN_QE_U32, f->conv, 7 * f->n_convs);
+    put(o, "csrc", NN_QE_U32, f->csrc, f->n_csrc);
+    put(o, "czu", NN_QE_U8, f->czu, f->n_csrc);
+    put(o, "cat", f->cat_bits == 16 ? NN_QE_U16 : NN_QE_U32, f->cat, f->n_coefs);
+    put(o, "cw", NN_QE_I8, f->cw, f->n_coefs);
+}
+
 void nn_qflat_arrays(const struct nn_qflat *f, const float *in_scale, struct nn_qarrays *o)
 {
-    size_t nh = f->n - f->n_in;
+    size_t nh = f->n - f->n_in - f->n_px;
     o->n = 0;
     put(o, "row", NN_QE_U32, f->row, nh + 1);
     put(o, "idx", f->idx_bits == 16 ? NN_QE_U16 : NN_QE_U32, f->idx, f->n_edges);
@@ -43,10 +65,14 @@ void nn_qflat_arrays(const struct nn_qflat *f, const float *in_scale, struct nn_
         put(o, "in_shift", NN_QE_F32, in_scale, f->n_in);
         put(o, "in_mul", NN_QE_F32, in_scale ? in_scale + f->n_in : NULL, f->n_in);
     }
+    if (f->n_chans)
+        chan_arrays(f, o);
     o->n_const = o->n;
     /* a recurrent edge reads last step's value of its source at n + 1 + src */
     put(o, "v", NN_QE_U8, NULL, (f->recurrent ? 2 : 1) * (f->n + 1));
     put(o, "started", NN_QE_U8, NULL, 1);
+    if (f->n_chans) /* one channel's sums at a time */
+        put(o, "acc", NN_QE_I32, NULL, f->max_px);
 }
 
 void nn_qflat_cost(const struct nn_qflat *f, struct nn_cost *c)
@@ -61,58 +87,109 @@ void nn_qflat_cost(const struct nn_qflat *f, struct nn_cost *c)
         else
             c->ram += bytes;
     }
-    c->macs = f->n_edges; /* one `acc +=` per edge */
+    /* one `acc +=` per edge, and per coefficient and pixel of its channel's
+     * map (those that fall in the padding included) */
+    c->macs = f->n_edges + f->chan_macs;
 }
 
 int nn_qnet_cost(const struct nn_qnet *q, struct nn_cost *c, struct tv_error *err)
 {
     struct nn_qflat f;
-    if (q->n_chans) /* nn_qnet_export_c refuses it too */
-        return tv_error_set(err, TV_EINVAL,
-                            "device figures: an int8 network with channels (convolutional) has "
-                            "no C file yet");
     int rc = nn_qflat_sizes(q, &f, err);
-    if (!rc)
+    if (!rc) {
+        nn_qflat_chan_sizes(q, &f);
         nn_qflat_cost(&f, c);
+    }
     return rc;
 }
 
-/* The number of distinct (layer, activation) pairs of p's non-input neurons:
+/* The number of distinct (layer, activation) pairs of p's non-input neurons
+ * but the pooled pixels (px[j] = 1; NULL: none) and of its channels:
  * quantization makes one table per pair (quant.c make_table), and stores
  * identical tables once. */
-static size_t count_tables(const struct nn_plan *p)
+static size_t count_tables(const struct nn_plan *p, const uint8_t *px)
 {
-    size_t n = 0;
+    size_t n = 0, nc = nn_conv_net_n_chans(p->conv);
     unsigned char seen[GENOME_ACT_COUNT];
     for (size_t l = 1; l < p->n_layers; l++) {
         memset(seen, 0, sizeof seen);
         for (uint32_t j = p->layer_start[l]; j < p->layer_start[l + 1]; j++) {
+            if (px && px[j])
+                continue;
             n += !seen[p->act[j]];
             seen[p->act[j]] = 1;
         }
+        for (size_t i = 0; i < nc; i++) {
+            struct nn_conv_chan_view cv;
+            nn_conv_net_chan(p->conv, i, &cv);
+            if (cv.layer == l) {
+                n += !seen[cv.act];
+                seen[cv.act] = 1;
+            }
+        }
     }
     return n;
+}
+
+/* The channels' sizes of the flat form of convolutional plan p into f (as
+ * nn_qflat_chan_sizes counts a quantized network's), its pooled pixels into
+ * px (px[j] = 1). */
+static void genome_chans(const struct nn_plan *p, struct nn_qflat *f, uint8_t *px)
+{
+    size_t nc = nn_conv_net_n_chans(p->conv), ng = nn_conv_net_n_groups(p->conv);
+    f->n_chans = nc;
+    f->n_convs = ng;
+    f->cat_bits = 16;
+    for (size_t i = 0; i < nc; i++) {
+        struct nn_conv_chan_view cv;
+        nn_conv_net_chan(p->conv, i, &cv);
+        size_t np = (cv.h / cv.pool) * (cv.w / cv.pool);
+        memset(px + cv.j, 1, np);
+        f->n_px += np;
+        f->max_px = cv.h * cv.w > f->max_px ? cv.h * cv.w : f->max_px;
+    }
+    for (size_t v = 0; v < ng; v++) {
+        struct nn_conv_group_view gv;
+        nn_conv_net_group(p->conv, v, &gv);
+        const struct nn_conv_shape *sh = gv.shape;
+        f->n_segs += sh->out_ch;
+        f->n_csrc += sh->in_ch;
+        f->n_coefs += gv.n_coefs;
+        if ((uint64_t)sh->in_ch * sh->k_h * sh->k_w > 65536)
+            f->cat_bits = 32;
+        for (size_t e = 0; e < gv.n_coefs; e++) {
+            struct nn_conv_chan_view t;
+            nn_conv_net_chan(p->conv, gv.out[gv.coefs[e].out], &t);
+            f->chan_macs += (uint64_t)t.h * t.w;
+        }
+    }
 }
 
 int nn_genome_cost(const struct genome *g, struct nn_cost *c, struct tv_error *err)
 {
     struct nn_opts opts = {.way = NN_WAY_GATHER, .tile_neurons = SIZE_MAX}; /* as nn_calib_new */
     struct nn_plan *p = NULL;
-    int rc = nn_no_channels(g, "device figures", err);
-    if (!rc)
-        rc = nn_no_spiking(g, "device figures", "int8", err);
+    uint8_t *px = NULL;
+    int rc = nn_no_spiking(g, "device figures", "int8", err);
     if (!rc)
         rc = nn_plan_compile(g, &opts, &p, err);
-    if (rc)
+    if (!rc && p->conv && !(px = calloc(p->n, 1)))
+        rc = tv_error_set(err, TV_ENOMEM, "device figures: out of memory");
+    if (rc) {
+        nn_plan_free(p);
         return rc;
+    }
     struct nn_qflat f = {.n = p->n, .n_in = p->n_in, .n_out = p->n_out, .n_layers = p->n_layers};
     f.idx_bits = nn_qflat_idx_bits(p->n);
     f.scaled = p->in_shift != NULL;
+    if (p->conv)
+        genome_chans(p, &f, px);
     for (uint32_t j = (uint32_t)p->n_in; j < p->n; j++) {
         f.n_edges += (p->g_end[j] - p->g_row[j]) + (p->r_end[j] - p->r_row[j]);
         f.recurrent |= p->r_end[j] > p->r_row[j];
     }
-    f.n_tables = count_tables(p);
+    f.n_tables = count_tables(p, px);
+    free(px);
     nn_plan_free(p);
     nn_qflat_cost(&f, c);
     return 0;

@@ -9,7 +9,9 @@
  * activations, as the preprocessor's # writes them, and sums in the engine's
  * order (emit_float_predict). tests/test_export.c compiles both kinds with cc
  * and compares them bit for bit with the engine, on +-0, +-inf and NaN too; tests/it_export.sh
- * compares the int8 file with `trevo net eval`. Only <stdint.h> is included (a freestanding
+ * compares the int8 file with `trevo net eval`. A network with channels adds their arrays
+ * (qflat_chan.c) and a step of plain loops over them (emit_qchans_run), whose exact integer sums
+ * need no particular order. Only <stdint.h> is included (a freestanding
  * header). GCC may still turn a copy loop into a call to memcpy, which even freestanding code must
  * provide. */
 #include <assert.h>
@@ -207,12 +209,16 @@ static int qflat_make(const struct nn_qnet *q, struct nn_qflat *f, unsigned char
     int rc = nn_qflat_sizes(q, f, err);
     if (rc)
         return rc;
+    nn_qflat_chan_sizes(q, f);
     size_t nh = f->n - f->n_in, ib = (size_t)f->idx_bits / 8;
-    unsigned char *x = malloc(f->n * 16 + 4 + f->n_edges * (1 + ib) + f->n_tables * 256 + 64 +
+    size_t cb = (nn_qflat_chan_bytes(f) + 3) / 4 * 4; /* the channels' arrays first */
+    unsigned char *x = malloc(cb + f->n * 16 + 4 + f->n_edges * (1 + ib) + f->n_tables * 256 + 64 +
                               f->n_layers * 5 + 4 + f->n_out * 12);
     if (!x)
         return tv_error_set(err, TV_ENOMEM, "export: out of memory");
     *mem = x;
+    nn_qflat_chan_place(f, x);
+    x += cb;
 #define TAKE(ptr, count)                                                                           \
     do {                                                                                           \
         ptr = (void *)x;                                                                           \
@@ -233,6 +239,8 @@ static int qflat_make(const struct nn_qnet *q, struct nn_qflat *f, unsigned char
     TAKE(f->lzero, f->n_layers);
 #undef TAKE
     nn_qflat_fill(q, f);
+    if (q->n_chans)
+        nn_qflat_chan_fill(q, f);
     return 0;
 }
 
@@ -243,8 +251,14 @@ static void emit_qarrays(struct out *o, const char *P, const struct nn_qflat *f,
 {
     struct nn_qarrays a;
     nn_qflat_arrays(f, in_scale, &a);
-    emit(o, "/* %zu neurons, %zu edges, %zu tables; values are u = q + 128 */\n", f->n, f->n_edges,
-         f->n_tables);
+    if (f->n_chans)
+        emit(o,
+             "/* %zu neurons (%zu of them the pooled pixels of %zu channels), %zu edges, %zu\n"
+             " * coefficients, %zu tables; values are u = q + 128 */\n",
+             f->n, f->n_px, f->n_chans, f->n_edges, f->n_coefs, f->n_tables);
+    else
+        emit(o, "/* %zu neurons, %zu edges, %zu tables; values are u = q + 128 */\n", f->n,
+             f->n_edges, f->n_tables);
     for (size_t i = 0; i < a.n_const; i++)
         emit_array(o, P, a.a[i].name, a.a[i].elem, a.a[i].data, a.a[i].count);
     emit(o, "\n/* the state: this step's values%s */\n", f->recurrent ? ", then last step's" : "");
@@ -252,6 +266,86 @@ static void emit_qarrays(struct out *o, const char *P, const struct nn_qflat *f,
         emit(o, "static %s %s_%s[%zu];\n", elem_type[a.a[i].elem], P, a.a[i].name,
              a.a[i].count ? a.a[i].count : 1);
     emit(o, "\nvoid %s_reset(void)\n{\n    %s_started[0] = 0;\n}\n\n", P, P);
+}
+
+/* P_chans, the channels of a step in their order (quant.h, struct nn_qchan:
+ * the sums of a channel's map, each requantized and looked up in its table,
+ * max-pooled into its pixels), and P_run: the channels, then the neurons in
+ * their order but the pooled pixels (the channels' blocks of them, by j). */
+static void emit_qchans_run(struct out *o, const char *P, const struct nn_qflat *f)
+{
+    emit(o,
+         "static void %s_chans(void)\n{\n"
+         "    uint32_t c, g, k, y, x, dy, dx;\n"
+         "    for (c = 0; c < %zuu; c++) {\n"
+         "        const uint32_t *ch = %s_chan + 4u * c;\n"
+         "        uint32_t h = ch[1], w = ch[2], p = ch[3], t = %s_ctab[c];\n"
+         "        for (k = 0; k < h * w; k++)\n"
+         "            %s_acc[k] = %s_cbias[c];\n"
+         "        for (g = %s_cseg[c]; g < %s_cseg[c + 1]; g++) {\n"
+         "            /* in_h, in_w, k_h, k_w, stride, pad, first source */\n"
+         "            const uint32_t *cv = %s_conv + 7u * %s_sconv[g];\n"
+         "            for (k = %s_scoef[g]; k < %s_scoef[g + 1]; k++) {\n"
+         "                uint32_t code = %s_cat[k], kx = code %% cv[3], ky = code / cv[3] %% "
+         "cv[2];\n"
+         "                uint32_t s = cv[6] + code / cv[3] / cv[2];\n"
+         "                int32_t wk = %s_cw[k], zu = %s_czu[s];\n",
+         P, f->n_chans, P, P, P, P, P, P, P, P, P, P, P, P, P);
+    emit(o,
+         "                for (y = 0; y < h; y++) {\n"
+         "                    int32_t iy = (int32_t)(y * cv[4] + ky) - (int32_t)cv[5];\n"
+         "                    if (iy < 0 || iy >= (int32_t)cv[0])\n"
+         "                        continue; /* outside the source map: 0 */\n"
+         "                    for (x = 0; x < w; x++) {\n"
+         "                        int32_t ix = (int32_t)(x * cv[4] + kx) - (int32_t)cv[5];\n"
+         "                        if (ix >= 0 && ix < (int32_t)cv[1])\n"
+         "                            %s_acc[y * w + x] +=\n"
+         "                                wk * ((int32_t)%s_v[%s_csrc[s] + (uint32_t)iy * cv[1] +\n"
+         "                                                   (uint32_t)ix] - zu);\n"
+         "                    }\n"
+         "                }\n"
+         "            }\n"
+         "        }\n",
+         P, P, P);
+    emit(o,
+         "        for (y = 0; y < h / p; y++)\n"
+         "            for (x = 0; x < w / p; x++) {\n"
+         "                uint8_t m = 0;\n"
+         "                for (dy = 0; dy < p; dy++)\n"
+         "                    for (dx = 0; dx < p; dx++) {\n"
+         "                        uint8_t u = %s_tables[t * 256u +\n"
+         "                                              %s_q_requant(%s_acc[(y * p + dy) * w + x * "
+         "p + dx],\n"
+         "                                                           %s_cmult[c], %s_cshift[c], "
+         "%s_cpzp[c])];\n"
+         "                        m = u > m ? u : m;\n"
+         "                    }\n"
+         "                %s_v[ch[0] + y * (w / p) + x] = m;\n"
+         "            }\n"
+         "    }\n}\n\n",
+         P, P, P, P, P, P, P);
+    emit(o,
+         "static void %s_run(void)\n{\n"
+         "    uint32_t j, k, i = 0, c = 0;\n"
+         "    %s_chans();\n"
+         "    for (j = %zu; j < %zu; j++) {\n"
+         "        uint32_t t;\n"
+         "        int32_t acc;\n"
+         "        if (c < %zuu && j == %s_chan[4u * c]) { /* channel c's pooled pixels */\n"
+         "            j += %s_chan[4u * c + 1] / %s_chan[4u * c + 3] * (%s_chan[4u * c + 2] / "
+         "%s_chan[4u * c + 3]) - 1u;\n"
+         "            c++;\n"
+         "            continue;\n"
+         "        }\n"
+         "        t = %s_tab[i];\n"
+         "        acc = %s_fbias[i];\n"
+         "        for (k = %s_row[i]; k < %s_row[i + 1]; k++)\n"
+         "            acc += (int32_t)%s_w[k] * (int32_t)%s_v[%s_idx[k]];\n"
+         "        %s_v[j] = %s_tables[t * 256u + %s_q_requant(acc, %s_mult[i], %s_shift[i], "
+         "%s_pzp[i])];\n"
+         "        i++;\n"
+         "    }\n}\n\n",
+         P, P, f->n_in, f->n, f->n_chans, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P);
 }
 
 /* The step: last step's values (P_begin), then the inputs (by a predict),
@@ -271,18 +365,21 @@ static void emit_qstep(struct out *o, const char *P, const struct nn_qflat *f)
              "            %s_v[%zu + j] = %s_started[0] ? %s_v[j] : %s_lzero[l];\n",
              f->n_layers, P, P, P, n + 1, P, P, P);
     emit(o, "    %s_started[0] = 1;\n}\n\n", P);
-    emit(o,
-         "static void %s_run(void)\n{\n"
-         "    uint32_t j, k;\n"
-         "    for (j = %zu; j < %zu; j++) {\n"
-         "        uint32_t i = j - %zuu, t = %s_tab[i];\n"
-         "        int32_t acc = %s_fbias[i];\n"
-         "        for (k = %s_row[i]; k < %s_row[i + 1]; k++)\n"
-         "            acc += (int32_t)%s_w[k] * (int32_t)%s_v[%s_idx[k]];\n"
-         "        %s_v[j] = %s_tables[t * 256u + %s_q_requant(acc, %s_mult[i], %s_shift[i], "
-         "%s_pzp[i])];\n"
-         "    }\n}\n\n",
-         P, f->n_in, n, f->n_in, P, P, P, P, P, P, P, P, P, P, P, P, P);
+    if (f->n_chans)
+        emit_qchans_run(o, P, f);
+    else
+        emit(o,
+             "static void %s_run(void)\n{\n"
+             "    uint32_t j, k;\n"
+             "    for (j = %zu; j < %zu; j++) {\n"
+             "        uint32_t i = j - %zuu, t = %s_tab[i];\n"
+             "        int32_t acc = %s_fbias[i];\n"
+             "        for (k = %s_row[i]; k < %s_row[i + 1]; k++)\n"
+             "            acc += (int32_t)%s_w[k] * (int32_t)%s_v[%s_idx[k]];\n"
+             "        %s_v[j] = %s_tables[t * 256u + %s_q_requant(acc, %s_mult[i], %s_shift[i], "
+             "%s_pzp[i])];\n"
+             "    }\n}\n\n",
+             P, f->n_in, n, f->n_in, P, P, P, P, P, P, P, P, P, P, P, P, P);
     emit(o,
          "int %s_predict_int8(const int8_t *in, int8_t *out)\n{\n"
          "    uint32_t k;\n    %s_begin();\n"
@@ -310,10 +407,6 @@ int nn_qnet_export_c(const struct nn_qnet *q, const char *P, struct tv_buf *b, s
     struct nn_qflat f;
     unsigned char *mem = NULL;
     int rc = check_prefix(P, U, sizeof U, err);
-    if (!rc && q->n_chans) /* not yet: the exported step has no channels */
-        rc = tv_error_set(err, TV_EINVAL,
-                          "export: an int8 network with channels (convolutional) is not "
-                          "exported as C yet");
     if (!rc)
         rc = qflat_make(q, &f, &mem, err);
     if (rc)

@@ -235,22 +235,24 @@ int nn_qnet_sniff(const void *data, size_t len);
 
 /* What a network costs on a device, as the C export (below) writes it:
  *   flash  bytes of every constant array the file holds (weights, indices,
- *          biases, requantization, tables, output map, input scaling): what
- *          `size -A` gives for its .rodata sections (the code, a few hundred
- *          bytes of loops, is not counted);
+ *          biases, requantization, tables, output map, input scaling; with
+ *          channels their coefficients, geometry, biases, requantization):
+ *          what `size -A` gives for its .rodata sections (the code, a few
+ *          hundred bytes of loops, is not counted);
  *   ram    bytes of its mutable arrays (the values of one step, last step's
- *          too when the network is recurrent; a flag);
- *   macs   multiply-accumulates of one inference (one per edge). */
+ *          too when the network is recurrent; a flag; with channels the
+ *          int32 sums of the largest map before pooling);
+ *   macs   multiply-accumulates of one inference: one per edge, and per
+ *          coefficient one per pixel of its channel's map before pooling. */
 struct nn_cost {
     uint64_t flash, ram, macs;
 };
-/* The exact figures of q's exported C. TV_ELIMIT as nn_qnet_export_c;
- * TV_EINVAL for a network with channels (no C file yet). */
+/* The exact figures of q's exported C. TV_ELIMIT as nn_qnet_export_c. */
 int nn_qnet_cost(const struct nn_qnet *q, struct nn_cost *c, struct tv_error *err);
-/* The figures of the int8 C of float genome g before calibration: ram and
- * macs exact, flash exact except that two layers whose tables come out
- * identical share one (256 bytes less): an upper bound, what a budget
- * checks. TV_EINVAL as nn_calib_new (channels, spiking), else as
+/* The figures of the int8 C of float genome g before calibration (with
+ * channels too): ram and macs exact, flash exact except that two layers
+ * whose tables come out identical share one (256 bytes less): an upper
+ * bound, what a budget checks. TV_EINVAL as nn_calib_new (spiking), else as
  * nn_plan_compile. */
 int nn_genome_cost(const struct genome *g, struct nn_cost *c, struct tv_error *err);
 
@@ -277,8 +279,8 @@ void nn_qstate_read_int8(const struct nn_state *s, int8_t *out);
  *   int PREFIX_predict(const float *in, float *out);
  *   void PREFIX_reset(void);
  * each predict one time step; the outputs are bit for bit those of the int8
- * engine. TV_EINVAL for a prefix that is not an identifier, or a network
- * with channels (not exported yet). */
+ * engine (a network with channels too: its channels first, in their order,
+ * then the neurons). TV_EINVAL for a prefix that is not an identifier. */
 int nn_qnet_export_c(const struct nn_qnet *q, const char *prefix, struct tv_buf *out,
                      struct tv_error *err);
 /* The same for a float genome: float weights, the engine's sums in the

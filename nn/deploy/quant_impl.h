@@ -46,6 +46,28 @@ struct nn_qflat {
     int32_t out_zp;
     int recurrent; /* 1 if an edge reads last step's values */
     int scaled;    /* 1 if the network has an input scaling */
+    /* The channels, in the export's form only (qflat_chan.c; all 0 in the
+     * engine's, which keeps its own, int8_impl.h). The per-neuron arrays
+     * above then leave out the n_px pooled pixels (they have no entry), and
+     * the channels, in their order (by j), have: */
+    size_t n_px, n_chans, n_segs, n_convs, n_csrc, n_coefs;
+    size_t max_px;      /* the largest map before pooling (the int32 sums of one channel) */
+    uint64_t chan_macs; /* sum over coefficients of the pixels of their channel's map */
+    int cat_bits;       /* 16 if every (in, ky, kx) code fits uint16_t, else 32 */
+    uint32_t *chan;     /* [4 n_chans] j, h, w, pool */
+    uint32_t *cseg;     /* [n_chans + 1] its segments [cseg[c], cseg[c + 1]) */
+    int32_t *cbias;     /* [n_chans] (bias, mult, shift and table as quant.h's nn_qchan) */
+    int32_t *cmult;     /* [n_chans] */
+    uint8_t *cshift;    /* [n_chans] */
+    int8_t *cpzp;       /* [n_chans] its layer's pre-activation zero point */
+    uint16_t *ctab;     /* [n_chans] */
+    uint32_t *sconv;    /* [n_segs] a segment: the coefficients of one layer of filters into */
+    uint32_t *scoef;    /* [n_segs + 1] one channel, [scoef[g], scoef[g + 1]) */
+    uint32_t *conv;     /* [7 n_convs] in_h, in_w, k_h, k_w, stride, pad, first source */
+    uint32_t *csrc;     /* [n_csrc] a source map's pixel (0, 0) */
+    uint8_t *czu;       /* [n_csrc] its zero code z + 128 (a pixel outside the map) */
+    void *cat;          /* [n_coefs] uint16_t or uint32_t: (in k_h + ky) k_w + kx */
+    int8_t *cw;         /* [n_coefs] */
 };
 
 /* The arrays of the exported C file (export.c), named once here so that the
@@ -57,7 +79,7 @@ struct nn_qarray {
     const void *data;   /* [count] (NULL when only sizes are known) */
     size_t count;       /* elements; the file declares max(count, 1): C has no empty arrays */
 };
-#define NN_QARRAYS_MAX 16
+#define NN_QARRAYS_MAX 32
 struct nn_qarrays {
     struct nn_qarray a[NN_QARRAYS_MAX];
     size_t n_const; /* a[0 .. n_const): static const (flash), in the file's order */
@@ -65,8 +87,10 @@ struct nn_qarrays {
 };
 /* The arrays of f's file: the constants (row, idx, w, fbias, mult, shift,
  * pzp, tab, tables, lstart and lzero when recurrent, out_map, in_shift and
- * in_mul when scaled), then the state: the values v (this step's, and last
- * step's when recurrent: n + 1 each) and `started` (one byte). in_scale:
+ * in_mul when scaled, then the channels' when f has channels: chan .. cw),
+ * then the state: the values v (this step's, and last step's when
+ * recurrent: n + 1 each), `started` (one byte) and, with channels, acc (the
+ * int32 sums of one channel's map, max_px). in_scale:
  * shift [n_in] then mul [n_in] when f->scaled (nn_qnet's in_scale), else
  * NULL; the other data are f's arrays (NULL where f only has sizes). */
 void nn_qflat_arrays(const struct nn_qflat *f, const float *in_scale, struct nn_qarrays *out);
@@ -90,5 +114,16 @@ static inline int nn_qflat_idx_bits(size_t n)
 int nn_qflat_sizes(const struct nn_qnet *q, struct nn_qflat *f, struct tv_error *err);
 /* Fills f's arrays (pointed by the caller) from q. */
 void nn_qflat_fill(const struct nn_qnet *q, struct nn_qflat *f);
+
+/* The export's form of the channels (qflat_chan.c). Counts q's channels into f
+ * (n_px .. cat_bits) after nn_qflat_sizes. */
+void nn_qflat_chan_sizes(const struct nn_qnet *q, struct nn_qflat *f);
+/* The per-neuron arrays of f (after nn_qflat_fill) without the pixels, and
+ * the channels' arrays (pointed by the caller) from q. */
+void nn_qflat_chan_fill(const struct nn_qnet *q, struct nn_qflat *f);
+/* Bytes of the channels' arrays of f (nn_qflat_chan_sizes given). */
+size_t nn_qflat_chan_bytes(const struct nn_qflat *f);
+/* Points f's channel arrays into mem (nn_qflat_chan_bytes, aligned to 4). */
+void nn_qflat_chan_place(struct nn_qflat *f, unsigned char *mem);
 
 #endif
