@@ -176,7 +176,13 @@ deps:
 test: deps
 	@$(MAKE) --no-print-directory check
 
-check: layers unit integration $(BENCHES)
+# What a target runs is built first, JOBS compilations at a time (unless make
+# was given its own -j), then the tests run one after another.
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+PARALLEL = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(JOBS))
+check:
+	@$(MAKE) --no-print-directory $(PARALLEL) $(LIBS) $(TESTS) $(TREVO) $(BENCHES)
+	@$(MAKE) --no-print-directory layers unit integration
 
 # The house's rules (tests/layers.sh, docs/architecture.md): calls between
 # folders go down, no two files call each other, genome/ and nn/ stay plain C.
@@ -252,7 +258,8 @@ $(FUZZ_BUILD)/%: tests/fuzz/%.c $(FUZZ_OBJ) $(H_ALL)
 	@mkdir -p $(@D)
 	clang $(FUZZ_FLAGS) -fsanitize=fuzzer $(FUZZ_INC) -o $@ $< $(FUZZ_OBJ) -lmsgpackc -linih -lz -lm
 
-fuzz: $(FUZZERS)
+fuzz:
+	@$(MAKE) --no-print-directory $(PARALLEL) $(FUZZERS)
 	@FUZZ_RUNS=$(FUZZ_RUNS) tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZERS)
 
 # ---- the engine's code that the C export writes (nn/deploy/export.c) ------
