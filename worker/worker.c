@@ -187,8 +187,8 @@ int worker_evaluate(const struct worker_params *p, struct genome *child, uint64_
 }
 
 /* The device figures of g (nn_genome_cost) into obj[WORKER_OBJ_FLASH ..
- * WORKER_OBJ_MACS]: NaN when the int8 form does not take g (channels,
- * spiking neurons). Fails only for want of memory. */
+ * WORKER_OBJ_MACS]: NaN when the int8 form does not take g (spiking
+ * neurons). Fails only for want of memory. */
 static int measure_cost(const struct genome *g, double *obj, struct tv_error *err)
 {
     struct nn_cost c;

@@ -73,8 +73,8 @@ struct worker_params {
     /* Budgets of the int8 form (nn_genome_cost), 0: none. A child over one
      * is bred again (WORKER_BUDGET_TRIES in all) and, still over, scored
      * failed without being evaluated; a child training leaves over one is
-     * scored failed too. A child whose figures cannot be had (channels,
-     * spiking neurons) is over every budget. */
+     * scored failed too. A child whose figures cannot be had (spiking
+     * neurons) is over every budget. */
     int64_t max_flash, max_ram, max_macs;
 };
 
