@@ -1,16 +1,15 @@
 #!/usr/bin/env bash
 # trevo net quantize / net export --format c: the exported C file compiles
 # (strict C99, and freestanding without the standard library), and, linked
-# into a small driver, gives outputs bit-identical to `trevo net eval NET.q`
+# into a small driver (lib_it.sh's it_c_as_eval), gives outputs bit-identical to `trevo net eval NET.q`
 # on random inputs over several time steps and resets, for networks with
 # local, skip and recurrent connections and every activation; task eval of a
 # NET.q; the float export; the error paths.
 set -u
-: "${TREVO:?TREVO must name the trevo binary}"
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib_it.sh"
 CC=${CC:-cc}
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+it_tmpdir it_export
 
 # Random rows of N inputs in [-3, 3] as float32 printed with 9 digits (so
 # that strtof and strtod agree), an empty line (a reset) every 7 rows.
@@ -27,40 +26,6 @@ for i in range(count):
 PY
 }
 
-# The driver: rows from stdin as `net eval` reads them, one predict per row,
-# reset on an empty line; prints the outputs with %.9g.
-cat >"$dir/driver.c" <<'C'
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#define N_IN TREVO_NET_N_INPUTS
-#define N_OUT TREVO_NET_N_OUTPUTS
-int trevo_net_predict(const float *in, float *out);
-void trevo_net_reset(void);
-int main(void)
-{
-    char line[4096];
-    float in[N_IN], out[N_OUT];
-    while (fgets(line, sizeof line, stdin)) {
-        if (line[0] == '\n') {
-            trevo_net_reset();
-            continue;
-        }
-        char *p = line;
-        for (int k = 0; k < N_IN; k++) {
-            in[k] = strtof(p, &p);
-            p += *p == ',';
-        }
-        if (trevo_net_predict(in, out))
-            return 1;
-        for (int k = 0; k < N_OUT; k++)
-            printf(k ? ",%.9g" : "%.9g", (double)out[k]);
-        printf("\n");
-    }
-    return 0;
-}
-C
 
 # net 1: 3 inputs, hidden layers at 0.3 and 0.6, 2 outputs; local, skip
 # (input -> output, 0.3 -> 1) and recurrent (output -> 0.3, self loop)
@@ -141,14 +106,9 @@ for net in mix acc; do
         fail "$net: the file's head does not state its figures"
     ! grep -Eq '#include *<(math|stdio|stdlib|string)\.h>|malloc\(|printf\(' "$dir/$net.c" ||
         fail "$net: the export uses libm, stdio or malloc"
-    $CC -std=c99 -O2 -DTREVO_NET_N_INPUTS="$n_in" \
-        -DTREVO_NET_N_OUTPUTS="$(sed -n 's/^outputs //p' "$dir/$net.txt")" \
-        "$dir/driver.c" "$dir/$net.o" -o "$dir/driver" || fail "$net: driver does not link"
-    "$TREVO" net eval "$dir/$net.q" <"$dir/test.csv" >"$dir/want.out" || fail "$net: eval $?"
-    "$dir/driver" <"$dir/test.csv" >"$dir/got.out" || fail "$net: driver exited $?"
+    it_c_as_eval "$dir/$net.q" "$n_in" "$(sed -n 's/^outputs //p' "$dir/$net.txt")" "$dir/test.csv"
+    cp "$dir/$net.q.want" "$dir/want.out"
     [ "$(wc -l <"$dir/want.out")" -eq 60 ] || fail "$net: eval printed $(wc -l <"$dir/want.out") rows"
-    cmp -s "$dir/want.out" "$dir/got.out" ||
-        fail "$net: the export differs from net eval: $(diff "$dir/want.out" "$dir/got.out" | head -4)"
     # the int8 network follows the float one (not bit for bit; values past the
     # calibrated range saturate, hence the mean)
     "$TREVO" net eval "$dir/$net.txt" <"$dir/test.csv" >"$dir/float.out" || fail "$net: float eval"
@@ -202,14 +162,8 @@ conn 0 2 1
 conn 1 2 -2
 conn 2 2 0.5
 NET
-"$TREVO" net export "$dir/relu.txt" --format c -o "$dir/relu.c" || fail "float export exited $?"
-$CC -std=c99 -pedantic -Wall -Wextra -Werror -O2 -c "$dir/relu.c" -o "$dir/relu.o" ||
-    fail "the float export does not compile"
-$CC -std=c99 -O2 -DTREVO_NET_N_INPUTS=2 -DTREVO_NET_N_OUTPUTS=1 "$dir/driver.c" "$dir/relu.o" \
-    -o "$dir/fdriver" || fail "float driver does not link"
 printf '1,0.25\n2,0\n\n1,0.25\n' >"$dir/f.csv"
-[ "$("$dir/fdriver" <"$dir/f.csv")" = "$("$TREVO" net eval "$dir/relu.txt" <"$dir/f.csv")" ] ||
-    fail "float export differs from net eval on a small net"
+it_c_as_eval "$dir/relu.txt" 2 1 "$dir/f.csv"
 
 # ---- errors ----------------------------------------------------------------
 err=$("$TREVO" net export "$dir/mix.txt" --format c -o "$dir/x.c" 2>&1); rc=$?
