@@ -447,14 +447,21 @@ struct genome_mutation {
     /* Structural rates that scale with the genome: probabilities per gene, so
      * an operator acts on Binomial(genes, rate) genes, drawn by geometric gaps
      * (0: off, no draw). They run after the rates above (not on genomes with
-     * synaptic delays or channels), deletions first: connections, hidden
-     * neurons, then splits, then new connections (fewer where 32 tries find
-     * no free pair). New genes are sorted once and merged in: O(connections +
-     * neurons log neurons + k log connections) for k new genes. */
+     * synaptic delays; on genomes with channels only del_conn_per_conn and
+     * add_head_per_conn), deletions first: connections, hidden neurons, then
+     * splits, then new connections (fewer where 32 tries find no free pair).
+     * New genes are sorted once and merged in: O(connections + neurons log
+     * neurons + k log connections) for k new genes. */
     double add_local_per_conn;     /* new local connections: Binomial(n_conns, rate) */
     double add_skip_per_conn;      /* new skip connections: Binomial(n_conns, rate) */
     double add_recurrent_per_conn; /* new recurrent connections: Binomial(n_conns, rate) */
     double del_conn_per_conn;      /* each connection removed with this probability */
+    /* A CNN's head grows (genomes with channels; others: no draw):
+     * Binomial(n_conns, rate) new connections, each from a random pooled
+     * pixel of a random channel of the deepest level to a random neuron
+     * deeper than it (an output or a hidden neuron of the head), the only
+     * sources the CNN trainer (nn/conv/cnn.h) takes besides hidden neurons. */
+    double add_head_per_conn;
     /* Bulk neuron insertion by splitting (as add_neuron_rate does, one id per
      * split key): each connection is split with probability
      * min(1, rate * n_neurons / n_conns), so rate * n_neurons new neurons are

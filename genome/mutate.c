@@ -665,6 +665,77 @@ static int bulk_add_conns(struct genome *g, const struct genome_mutation *cfg, s
     return rc;
 }
 
+/* The pooled pixels of the deepest hidden channels (genome.h,
+ * add_head_per_conn): their channel indices into ch[], their count. */
+static size_t deepest_channels(const struct genome *g, size_t *ch)
+{
+    float deep = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < g->n_channels; i++)
+        if (g->channels[i].kind == GENOME_CHANNEL_HIDDEN && g->channels[i].depth > deep)
+            deep = g->channels[i].depth;
+    for (size_t i = 0; i < g->n_channels && deep > 0; i++)
+        if (g->channels[i].kind == GENOME_CHANNEL_HIDDEN && g->channels[i].depth == deep)
+            ch[n++] = i;
+    return n;
+}
+
+/* One new head connection not in g nor earlier in the batch (keys): from a
+ * pixel of a channel ch[0..n_ch) to a neuron to[0..n_to). 1 and *out, or 0
+ * if ADD_CONN_TRIES draws find none free. */
+static int draw_head_conn(const struct genome *g, const struct genome_mutation *cfg,
+                          const size_t *ch, size_t n_ch, const size_t *to, size_t n_to,
+                          struct keyset *keys, struct tv_rng *rng, struct genome_conn *out)
+{
+    for (int t = 0; t < ADD_CONN_TRIES; t++) {
+        const struct genome_channel *c = &g->channels[ch[tv_rng_below(rng, (uint32_t)n_ch)]];
+        size_t ph, pw, n_px = genome_channel_pooled(c, &ph, &pw);
+        uint32_t from = c->first + tv_rng_below(rng, (uint32_t)n_px);
+        uint32_t dst = g->neurons[to[tv_rng_below(rng, (uint32_t)n_to)]].id;
+        if (genome_find_conn(g, from, dst) >= 0 || keyset_insert(keys, conn_key(from, dst)))
+            continue;
+        float w =
+            cfg->preserve ? 0.0f : clamp(cfg->weight_init_sd * tv_rng_normal(rng), cfg->weight_max);
+        *out = (struct genome_conn){from, dst, w};
+        return 1;
+    }
+    return 0;
+}
+
+/* add_head_per_conn (genome.h): Binomial(n_conns, rate) new connections into
+ * a CNN's head while the limit allows. */
+static int bulk_add_head(struct genome *g, const struct genome_mutation *cfg, struct tv_rng *rng,
+                         struct tv_error *err)
+{
+    size_t want = binomial(rng, g->n_conns, cfg->add_head_per_conn);
+    size_t room = room_under(max_conns_of(cfg), g->n_conns);
+    want = want < room ? want : room;
+    if (want == 0)
+        return 0;
+    size_t *ch = malloc((g->n_channels + 1) * sizeof *ch),
+           *to = malloc((g->n_neurons + 1) * sizeof *to);
+    struct genome_conn *nc = malloc(want * sizeof *nc);
+    struct keyset keys = {0};
+    int rc = !ch || !to || !nc || keyset_init(&keys, want) ? out_of_memory(err) : 0;
+    size_t n_ch = rc ? 0 : deepest_channels(g, ch), n_to = 0, m = 0;
+    float deep = n_ch ? g->channels[ch[0]].depth : 1;
+    for (size_t i = 0; i < g->n_neurons && n_ch; i++)
+        if (g->neurons[i].kind != GENOME_INPUT && g->neurons[i].depth > deep)
+            to[n_to++] = i;
+    if (!rc && n_to)
+        rc = genome_reserve(g, 0, g->n_conns + want, err);
+    for (size_t i = 0; i < want && n_to && !rc; i++)
+        m += (size_t)draw_head_conn(g, cfg, ch, n_ch, to, n_to, &keys, rng, &nc[m]);
+    if (!rc) {
+        qsort(nc, m, sizeof *nc, genome_conn_cmp);
+        merge_back(g->conns, g->n_conns, nc, m, sizeof *nc, genome_conn_cmp);
+        g->n_conns += m;
+    }
+    free(keys.keys);
+    TV_FREE_ALL(ch, to, nc);
+    return rc;
+}
+
 int genome_mutate(struct genome *g, const struct genome_mutation *cfg, struct tv_rng *rng,
                   struct tv_error *err)
 {
@@ -678,16 +749,20 @@ int genome_mutate(struct genome *g, const struct genome_mutation *cfg, struct tv
     if (!rc && g->n_conns > 0 && tv_rng_chance(rng, cfg->del_conn_rate))
         genome_remove_conn_at(g, tv_rng_below(rng, (uint32_t)g->n_conns));
     /* The per-gene operators move connections in bulk without a delay array
-     * or channels' pixels beside them: they leave such genomes alone. */
+     * beside them, and neurons without channels' pixels beside them: they
+     * leave such genomes alone, but for removing connections and growing a
+     * CNN's head. */
     int bulk = !g->delays && g->n_channels == 0;
-    if (!rc && bulk) {
+    if (!rc && !g->delays)
         bulk_delete_conns(g, cfg->del_conn_per_conn, rng);
+    if (!rc && bulk)
         rc = bulk_delete_neurons(g, cfg->del_neuron_per_neuron, rng, err);
-    }
     if (!rc && bulk)
         rc = bulk_split(g, cfg, rng, err);
     if (!rc && bulk)
         rc = bulk_add_conns(g, cfg, rng, err);
+    if (!rc && !g->delays && g->n_channels)
+        rc = bulk_add_head(g, cfg, rng, err);
     if (!rc) {
         mutate_weights(g, cfg, rng);
         mutate_biases(g, cfg, rng);

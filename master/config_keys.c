@@ -213,6 +213,9 @@ static const struct config_key table[] = {
         "per connection: the number of new recurrent connections is Binomial(connections, rate)"),
     DBL("genome", "del_conn_per_conn", worker.mutation.del_conn_per_conn, 0, 1, "0", K_QUIET,
         "per connection: each is deleted with this probability"),
+    DBL("genome", "add_head_per_conn", worker.mutation.add_head_per_conn, 0, 1, "0", K_QUIET,
+        "per connection, genomes with channels: the number of new connections from the deepest "
+        "channels' pooled pixels into the head is Binomial(connections, rate)"),
     DBL("genome", "add_neuron_per_neuron", worker.mutation.add_neuron_per_neuron, 0, 1, "0",
         K_QUIET,
         "per neuron: about rate x neurons new neurons in one child, each splitting a distinct "

@@ -53,7 +53,7 @@ struct config_key {
 };
 
 /* Every key but those of [task] (the task's own table), by section. */
-#define MASTER_CONFIG_N_KEYS 86
+#define MASTER_CONFIG_N_KEYS 87
 extern const struct config_key *const master_config_keys;
 
 /* Parses value into key k's field of the struct at base (a struct
