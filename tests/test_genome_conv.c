@@ -346,6 +346,7 @@ static struct genome_mutation conv_mutation(void)
     m.conv.del_coef_rate = 0.3;
     m.conv.add_channel_rate = 0.2;
     m.conv.del_channel_rate = 0.05;
+    m.add_head_per_conn = 0.2; /* genomes with channels only */
     return m;
 }
 
@@ -392,6 +393,127 @@ static void test_genome_mutate_conv_nothing_without_channels(void **state)
     assert_true(r1.ctr == r2.ctr);
     genome_free(a);
     genome_free(b);
+}
+
+/* conv_genome() with two hidden neurons: 50 in the head (depth 0.75,
+ * feeding output 36) and 51 at depth 0.3, shallower than the deepest
+ * channel (channel 1, depth 0.5, pooled pixels 100..103). */
+static struct genome *head_genome(void)
+{
+    struct genome *g = conv_genome();
+    struct tv_error err = {0};
+    assert_ok(genome_add_neuron(g, 50, GENOME_HIDDEN, GENOME_ACT_RELU, 0, 0.75f, &err), &err);
+    assert_ok(genome_add_neuron(g, 51, GENOME_HIDDEN, GENOME_ACT_RELU, 0, 0.3f, &err), &err);
+    assert_ok(genome_add_conn(g, 50, 36, 0.5f, &err), &err);
+    assert_ok(genome_validate(g, NULL, &err), &err);
+    return g;
+}
+
+/* add_head_per_conn: the new connections start at a pooled pixel of the
+ * deepest channels and end in a neuron deeper than them (outputs and the
+ * head's hidden neuron; never neuron 51, never a pixel of the shallower
+ * channel 2); with preserve they start at 0; the genome stays valid; a
+ * rate of 1 finds nearly every free pair. */
+static void test_genome_mutate_head_grows_from_deepest_pixels(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    size_t full = 0, into_hidden = 0;
+    for (uint64_t seed = 0; seed < 40; seed++) {
+        struct genome *parent = head_genome(), *g = head_genome();
+        struct genome_mutation m = {0};
+        m.weight_init_sd = 1;
+        m.add_head_per_conn = 1;
+        m.preserve = seed % 2;
+        struct tv_rng rng = tu_rng(seed, 7, 8);
+        assert_ok(genome_mutate(g, &m, &rng, &err), &err);
+        assert_ok(genome_validate(g, NULL, &err), &err);
+        size_t added = 0;
+        for (size_t i = 0; i < g->n_conns; i++) {
+            const struct genome_conn *c = &g->conns[i];
+            if (genome_find_conn(parent, c->from, c->to) >= 0)
+                continue;
+            added++;
+            assert_in_range(c->from, 100, 103);
+            assert_true(c->to == 36 || c->to == 37 || c->to == 50);
+            into_hidden += c->to == 50;
+            if (m.preserve)
+                assert_true(c->weight == 0.0f);
+            else
+                assert_true(c->weight != 0.0f);
+        }
+        /* 4 pixels x 3 targets, 3 taken; Binomial(6, 1) = 6 draws */
+        assert_in_range(added, 1, 6);
+        full += added == 6;
+        genome_free(parent);
+        genome_free(g);
+    }
+    assert_true(full >= 30);
+    assert_true(into_hidden > 0);
+}
+
+/* The head grows no further than max_conns; it does not grow on a genome
+ * without hidden channels (no pixels a head can read). */
+static void test_genome_mutate_head_limits(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    struct genome_mutation m = {0};
+    m.weight_init_sd = 1;
+    m.add_head_per_conn = 1;
+    m.limits.max_conns = 8;
+    for (uint64_t seed = 0; seed < 10; seed++) {
+        struct genome *g = head_genome();
+        struct tv_rng rng = tu_rng(seed, 9, 0);
+        assert_ok(genome_mutate(g, &m, &rng, &err), &err);
+        assert_true(g->n_conns <= 8);
+        genome_free(g);
+    }
+    /* channel 0 (the image) alone: its pixels are inputs, not a head's */
+    static const char *const only_input = "trevo-net 4\n"
+                                          "inputs 36\n"
+                                          "outputs 2\n"
+                                          "neuron 36 out 1 identity 0\n"
+                                          "neuron 37 out 1 sigmoid 0.5\n"
+                                          "conn 5 36 0.125\n"
+                                          "channel 0 in 6 6 1 0 identity 0 0\n";
+    struct genome g;
+    genome_init(&g);
+    assert_ok(read_text(&g, only_input, &err), &err);
+    m.limits.max_conns = 0;
+    struct tv_rng rng = tu_rng(1, 9, 1);
+    assert_ok(genome_mutate(&g, &m, &rng, &err), &err);
+    assert_int_equal(g.n_conns, 1);
+    genome_release(&g);
+}
+
+/* del_conn_per_conn removes connections of a genome with channels too (the
+ * channels, filters and coefficients stay): all at 1, some at 0.5. */
+static void test_genome_mutate_head_shrinks(void **state)
+{
+    (void)state;
+    struct tv_error err = {0};
+    struct genome_mutation m = {0};
+    m.del_conn_per_conn = 1;
+    struct genome *g = head_genome();
+    struct tv_rng rng = tu_rng(3, 0, 0);
+    assert_ok(genome_mutate(g, &m, &rng, &err), &err);
+    assert_int_equal(g->n_conns, 0);
+    assert_int_equal(g->n_channels, 3);
+    assert_int_equal(g->n_coefs, 6);
+    assert_ok(genome_validate(g, NULL, &err), &err);
+    genome_free(g);
+    size_t removed = 0;
+    m.del_conn_per_conn = 0.5;
+    for (uint64_t seed = 0; seed < 20; seed++) {
+        g = head_genome();
+        rng = tu_rng(seed, 0, 1);
+        assert_ok(genome_mutate(g, &m, &rng, &err), &err);
+        assert_ok(genome_validate(g, NULL, &err), &err);
+        removed += 6 - g->n_conns;
+        genome_free(g);
+    }
+    assert_in_range(removed, 30, 90); /* 60 expected of 120 */
 }
 
 static void test_genome_mutate_conv_perturbs_coefficients(void **state)
@@ -666,6 +788,9 @@ int main(void)
         CONV_TEST(test_genome_copy_equal_conv),
         cmocka_unit_test(test_genome_mutate_conv_keeps_valid),
         cmocka_unit_test(test_genome_mutate_conv_nothing_without_channels),
+        cmocka_unit_test(test_genome_mutate_head_grows_from_deepest_pixels),
+        cmocka_unit_test(test_genome_mutate_head_limits),
+        cmocka_unit_test(test_genome_mutate_head_shrinks),
         cmocka_unit_test(test_genome_mutate_conv_perturbs_coefficients),
         cmocka_unit_test(test_genome_crossover_conv_aligns_by_key),
         CONV_TEST(test_genome_conv_alloc_failures),

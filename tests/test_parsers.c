@@ -199,6 +199,7 @@ static const struct bad_key bad_keys[] = {
     NUMBER("genome", "add_skip_per_conn", "-0.5", "1.5", "[0, 1]"),
     NUMBER("genome", "add_recurrent_per_conn", "-0.5", "1.5", "[0, 1]"),
     NUMBER("genome", "del_conn_per_conn", "-0.5", "1.5", "[0, 1]"),
+    NUMBER("genome", "add_head_per_conn", "-0.5", "1.5", "[0, 1]"),
     NUMBER("genome", "add_neuron_per_neuron", "-0.5", "1.5", "[0, 1]"),
     NUMBER("genome", "del_neuron_per_neuron", "-0.5", "1.5", "[0, 1]"),
     NUMBER("genome", "hyper_rate", "-0.5", "1.5", "[0, 1]"),
