@@ -73,9 +73,10 @@ static void print_table(const struct store_device_point *p, size_t n, int csv, i
 static int write_data(const char *path, const struct store_device_point *all, size_t n_all,
                       const struct store_device_point *front, size_t n_front, struct tv_error *err)
 {
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return tv_error_set(err, TV_EIO, "%s: cannot create: %s", path, strerror(errno));
+    FILE *f;
+    int rc = cli_plot_create(path, &f, err);
+    if (rc)
+        return rc;
     fputs("# every individual: generation flash valid_acc\n", f);
     for (size_t i = 0; i < n_all; i++) {
         fprintf(f, "%" PRId64 " %" PRId64, all[i].generation, all[i].flash);
@@ -88,21 +89,17 @@ static int write_data(const char *path, const struct store_device_point *all, si
         cli_plot_value(f, front[i].valid_acc);
         fprintf(f, " %" PRId64 "\n", front[i].id);
     }
-    int saved = errno, bad = ferror(f);
-    bad |= fclose(f);
-    if (bad)
-        return tv_error_set(err, TV_EIO, "%s: write error: %s", path, strerror(saved));
-    return 0;
+    return cli_plot_close(f, path, 0, err);
 }
 
 static int write_script(const struct cli_plot_tmp *t, const char *db,
                         const struct store_run_info *info, int64_t last, size_t n_front,
                         int64_t max_flash, struct tv_error *err)
 {
-    FILE *f = fopen(t->script, "w");
-    if (!f)
-        return tv_error_set(err, TV_EIO, "%s: cannot create: %s", t->script, strerror(errno));
-    cli_plot_script_head(f, t);
+    FILE *f;
+    int rc = cli_plot_script_open(t, &f, err);
+    if (rc)
+        return rc;
     char title[1200];
     snprintf(title, sizeof title,
              "trevo: run '%s' in %s: validation accuracy against flash, generations 0..%" PRId64
@@ -127,11 +124,7 @@ static int write_script(const struct cli_plot_tmp *t, const char *db,
             " linecolor rgb '#c00000' title 'front (the most accurate for its flash)'\n"
             "set output\n",
             max_flash > 100 * 1024 ? "set logscale x\n" : "", last > 0 ? last : 1);
-    int saved = errno, bad = ferror(f);
-    bad |= fclose(f);
-    if (bad)
-        return tv_error_set(err, TV_EIO, "%s: write error: %s", t->script, strerror(saved));
-    return 0;
+    return cli_plot_close(f, t->script, 0, err);
 }
 
 /* -o: the plot of every individual and the front. */

@@ -75,11 +75,9 @@ static int plot_write_data(struct store *st, const struct store_run_info *info, 
 {
     *facts = (struct plot_facts){.solved = -1};
     int rc = plot_fixed_layers(st, info, &facts->fixed_layers, err);
-    if (rc)
+    FILE *f;
+    if (rc || (rc = cli_plot_create(path, &f, err)))
         return rc;
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return tv_error_set(err, TV_EIO, "%s: cannot create: %s", path, strerror(errno));
     fputs("# generation best mean champion_neurons champion_conns champion_feedforward "
           "champion_recurrent champion_skip\n",
           f);
@@ -107,11 +105,7 @@ static int plot_write_data(struct store *st, const struct store_run_info *info, 
             fputs(" ? ? ? ? ?\n", f);
         }
     }
-    int saved = errno, bad = ferror(f);
-    bad |= fclose(f);
-    if (bad && !rc)
-        rc = tv_error_set(err, TV_EIO, "%s: write error: %s", path, strerror(saved));
-    return rc;
+    return cli_plot_close(f, path, rc, err);
 }
 
 /* The --front data: every individual "conns fitness" (generation by
@@ -122,11 +116,11 @@ static int plot_write_front(struct store *st, const struct store_run_info *info,
 {
     *n_front = 0;
     *max_conns = 0;
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return tv_error_set(err, TV_EIO, "%s: cannot create: %s", path, strerror(errno));
+    FILE *f;
+    int rc = cli_plot_create(path, &f, err);
+    if (rc)
+        return rc;
     fputs("# every individual: conns fitness\n", f);
-    int rc = 0;
     for (int64_t gen = 0; gen <= info->last_generation && !rc; gen++) {
         struct store_set set;
         rc = store_individuals_load(st, info->run_id, gen, 0, &set, err);
@@ -153,11 +147,7 @@ static int plot_write_front(struct store *st, const struct store_run_info *info,
         }
     }
     free(front);
-    int saved = errno, bad = ferror(f);
-    bad |= fclose(f);
-    if (bad && !rc)
-        rc = tv_error_set(err, TV_EIO, "%s: write error: %s", path, strerror(saved));
-    return rc;
+    return cli_plot_close(f, path, rc, err);
 }
 
 /* --front: one panel, fitness against connections (a log scale when the
@@ -166,10 +156,10 @@ static int plot_write_front_script(const struct cli_plot_tmp *t, const char *db,
                                    const struct store_run_info *info, size_t n_front,
                                    uint32_t max_conns, struct tv_error *err)
 {
-    FILE *f = fopen(t->script, "w");
-    if (!f)
-        return tv_error_set(err, TV_EIO, "%s: cannot create: %s", t->script, strerror(errno));
-    cli_plot_script_head(f, t);
+    FILE *f;
+    int rc = cli_plot_script_open(t, &f, err);
+    if (rc)
+        return rc;
     char title[1200];
     snprintf(title, sizeof title,
              "trevo: run '%s' in %s: fitness against connections, %zu on the front", info->name, db,
@@ -190,7 +180,7 @@ static int plot_write_front_script(const struct cli_plot_tmp *t, const char *db,
             " linecolor rgb '#c00000' title 'front (smallest as fit)'\n"
             "set output\n",
             max_conns > 1000 ? "set logscale x\n" : "");
-    return cli_plot_script_close(f, t, err);
+    return cli_plot_close(f, t->script, 0, err);
 }
 
 /* The main plot's complexity panel: the counts that keep their meaning as
@@ -217,10 +207,10 @@ static int plot_write_script(const struct cli_plot_tmp *t, const char *db,
                              const struct store_run_info *info, const struct plot_facts *facts,
                              struct tv_error *err)
 {
-    FILE *f = fopen(t->script, "w");
-    if (!f)
-        return tv_error_set(err, TV_EIO, "%s: cannot create: %s", t->script, strerror(errno));
-    cli_plot_script_head(f, t);
+    FILE *f;
+    int rc = cli_plot_script_open(t, &f, err);
+    if (rc)
+        return rc;
     char title[1200], solved[80] = "";
     int64_t n_gens = info->last_generation + 1;
     if (facts->solved >= 0)
@@ -261,7 +251,7 @@ static int plot_write_script(const struct cli_plot_tmp *t, const char *db,
             with, with);
     plot_script_counts(f, facts, with);
     fputs("unset multiplot\nset output\n", f);
-    return cli_plot_script_close(f, t, err);
+    return cli_plot_close(f, t->script, 0, err);
 }
 
 /* The tail of gnuplot's output, on one line, into msg. */

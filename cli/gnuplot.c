@@ -38,9 +38,27 @@ void cli_plot_quoted(FILE *f, const char *s)
     fputc('\'', f);
 }
 
-/* The script's start: the terminal, the output and data file names. */
-void cli_plot_script_head(FILE *f, const struct cli_plot_tmp *t)
+int cli_plot_create(const char *path, FILE **f, struct tv_error *err)
 {
+    *f = fopen(path, "w");
+    return *f ? 0 : tv_error_set(err, TV_EIO, "%s: cannot create: %s", path, strerror(errno));
+}
+
+int cli_plot_close(FILE *f, const char *path, int rc, struct tv_error *err)
+{
+    int saved = errno, bad = ferror(f);
+    bad |= fclose(f);
+    if (bad && !rc)
+        rc = tv_error_set(err, TV_EIO, "%s: write error: %s", path, strerror(saved));
+    return rc;
+}
+
+int cli_plot_script_open(const struct cli_plot_tmp *t, FILE **fp, struct tv_error *err)
+{
+    int rc = cli_plot_create(t->script, fp, err);
+    if (rc)
+        return rc;
+    FILE *f = *fp;
     /* pngcairo (antialiased) where this gnuplot has it, else the libgd png. */
     fputs("if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
           "    set terminal pngcairo size 1000,800 font 'sans,10' noenhanced\n"
@@ -53,14 +71,6 @@ void cli_plot_script_head(FILE *f, const struct cli_plot_tmp *t)
     fputs("\ndata = ", f);
     cli_plot_quoted(f, t->data);
     fputs("\nset datafile missing '?'\n", f);
-}
-
-int cli_plot_script_close(FILE *f, const struct cli_plot_tmp *t, struct tv_error *err)
-{
-    int saved = errno, bad = ferror(f);
-    bad |= fclose(f);
-    if (bad)
-        return tv_error_set(err, TV_EIO, "%s: write error: %s", t->script, strerror(saved));
     return 0;
 }
 

@@ -27,10 +27,14 @@ struct cli_plot_tmp {
 void cli_plot_value(FILE *f, double v);
 /* s as a single-quoted gnuplot string. */
 void cli_plot_quoted(FILE *f, const char *s);
-/* The script's start: the terminal (1000 x 800), the output and data file names. */
-void cli_plot_script_head(FILE *f, const struct cli_plot_tmp *t);
-/* Closes the script, naming a write error. */
-int cli_plot_script_close(FILE *f, const struct cli_plot_tmp *t, struct tv_error *err);
+/* *f: path opened for writing. 0, or TV_EIO naming it (*f NULL). */
+int cli_plot_create(const char *path, FILE **f, struct tv_error *err);
+/* Closes f, written to path: rc when it is not 0, else 0 or an error naming
+ * a write error. */
+int cli_plot_close(FILE *f, const char *path, int rc, struct tv_error *err);
+/* *f: t->script opened, its start written (the terminal, 1000 x 800, the
+ * output and data file names). 0, or TV_EIO naming it (*f NULL). */
+int cli_plot_script_open(const struct cli_plot_tmp *t, FILE **f, struct tv_error *err);
 /* Runs `gnuplot SCRIPT`; its output is in t->log, whose tail an error quotes. */
 int cli_plot_run_gnuplot(const struct cli_plot_tmp *t, struct tv_error *err);
 /* The private temporary directory ($TMPDIR if a plain path, else /tmp) and its file names. */
