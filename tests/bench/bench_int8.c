@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_time.h"
 #include "nn.h"
 #include "quant.h"
 
@@ -107,9 +108,7 @@ struct pair {
  * not running is not counted (cache sharing with other jobs still is). */
 static double cpu_now(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    return bench_seconds(CLOCK_THREAD_CPUTIME_ID);
 }
 
 static double cpu_runs(struct run *r, int k)
@@ -119,18 +118,6 @@ static double cpu_runs(struct run *r, int k)
     for (int i = 0; i < k; i++)
         step(r);
     return (cpu_now() - t0) / k;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *t, int n)
-{
-    qsort(t, (size_t)n, sizeof *t, cmp_double);
-    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
 }
 
 #define ROUNDS 201
@@ -312,7 +299,11 @@ int main(int argc, char **argv)
            "and the README's Fashion-MNIST CNN (" CNN_NET ": 32 then 64 sparse 3x3 channels, "
            "a head of 128), its int8 channels against the float engine's conv layers. "
            "The int8 state runs its CPU's best path (AVX-512 window lookups at batch 1, VNNI "
-           "for batches, when present); the portable rows force the plain path.\n\n");
+           "for batches, when present); the portable rows force the plain path.");
+    double load[3];
+    bench_loadavg(load);
+    printf(" Load average when measured: %.2f, %.2f, %.2f (1, 5, 15 minutes).\n\n", load[0],
+           load[1], load[2]);
     printf("| case | int8 | float | float / int8 | target | met |\n|---|---|---|---|---|---|\n");
     static const size_t b2[] = {1, 64};
     static const double t2[] = {1.5, 3.0};

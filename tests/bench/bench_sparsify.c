@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "bench_time.h"
 #include "sparsify.h"
 
 #define REPS 5
@@ -112,12 +113,8 @@ int main(void)
     struct nn_trainer *t = trainer(&su);
     double step = time_step(t, &su);
     nn_trainer_free(t);
-    double load[1] = {0};
-    FILE *f = fopen("/proc/loadavg", "r");
-    if (!f || fscanf(f, "%lf", &load[0]) != 1)
-        load[0] = -1;
-    if (f)
-        fclose(f);
+    double load[3];
+    bench_loadavg(load);
 
     printf("### Sparsity policies\n\n");
     printf("One call of each policy on 784-1000-1000-10 at 2 %% density (%zu connections) "

@@ -3,6 +3,8 @@
 #ifndef TREVO_BENCH_TIME_H
 #define TREVO_BENCH_TIME_H
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -26,6 +28,19 @@ static inline double median(double *v, int n)
 {
     qsort(v, (size_t)n, sizeof *v, bench_cmp_double);
     return v[n / 2];
+}
+
+/* The load averages of the last 1, 5 and 15 minutes (/proc/loadavg), NAN
+ * where they cannot be read: printed beside a benchmark's ratios. */
+static inline void bench_loadavg(double load[3])
+{
+    load[0] = load[1] = load[2] = NAN;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (!f)
+        return;
+    if (fscanf(f, "%lf %lf %lf", &load[0], &load[1], &load[2]) != 3)
+        load[0] = load[1] = load[2] = NAN;
+    fclose(f);
 }
 
 #endif

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "bench_time.h"
 #include "blas.h"
 #include "cli.h"
 #include "data.h"
@@ -255,13 +256,8 @@ int main(int argc, char **argv)
         return 1;
     }
     cli_blas.set_num_threads(1);
-    double load[3] = {NAN, NAN, NAN};
-    FILE *lf = fopen("/proc/loadavg", "r");
-    if (lf) {
-        if (fscanf(lf, "%lf %lf %lf", &load[0], &load[1], &load[2]) != 3)
-            load[0] = NAN;
-        fclose(lf);
-    }
+    double load[3];
+    bench_loadavg(load);
     struct batches b = {0};
     struct data_set fm = {0};
     int real = 0;

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_time.h"
 #include "genome.h"
 #include "train.h"
 
@@ -157,14 +158,9 @@ int main(void)
            "(`nn_trainer_keep_values(t, 0)`). Every way gives the same bits. Load average when "
            "measured: ",
            ROUNDS);
-    FILE *f = fopen("/proc/loadavg", "r");
-    char load[64] = "unknown";
-    if (f) {
-        if (fgets(load, sizeof load, f))
-            load[strcspn(load, " ")] = '\0';
-        fclose(f);
-    }
-    printf("%s (1 minute).\n", load);
+    double load[3];
+    bench_loadavg(load);
+    printf("%.2f (1 minute).\n", load[0]);
     one(0.02, x, labels);
     one(0.10, x, labels);
     free(x);
