@@ -113,4 +113,18 @@ static inline struct nn_qnet *tu_quantize_rows(const struct genome *g, size_t n_
     return q;
 }
 
+/* Every prefix of the NET.q text b cut at a line end is refused as a
+ * format error naming the file ("cut.q:"), never a crash. */
+static inline void tu_qnet_refuses_every_truncation(const struct tv_buf *b)
+{
+    for (size_t i = 0; i + 1 < b->len; i++) {
+        if (b->data[i] != '\n')
+            continue;
+        struct tv_error err = {0};
+        struct nn_qnet *q;
+        int rc = nn_qnet_read((const char *)b->data, i + 1, "cut.q", &q, &err);
+        assert_error(rc, &err, TV_EFORMAT, "cut.q:");
+    }
+}
+
 #endif

@@ -488,14 +488,7 @@ static void test_nn_qnet_read_channels_every_truncation(void **state)
 {
     (void)state;
     struct tv_buf b = conv_text();
-    for (size_t i = 0; i + 1 < b.len; i++) {
-        if (b.data[i] != '\n')
-            continue;
-        struct tv_error err = {0};
-        struct nn_qnet *q;
-        int rc = nn_qnet_read((const char *)b.data, i + 1, "cut.q", &q, &err);
-        assert_error(rc, &err, TV_EFORMAT, "cut.q:");
-    }
+    tu_qnet_refuses_every_truncation(&b);
     tv_buf_free(&b);
 }
 
