@@ -663,6 +663,33 @@ static void test_nn_qnet_cost_is_what_the_compiled_file_holds(void **state)
     assert_true(seen_rec && seen_ff);
 }
 
+/* nn_genome_cost(g) under every failing allocation: TV_ENOMEM naming it,
+ * nothing leaked, until the figures come out as without failures (after at
+ * least one allocation). */
+static void genome_cost_out_of_memory(const struct genome *g)
+{
+    struct tv_error err = {0};
+    struct nn_cost c, want;
+    assert_ok(nn_genome_cost(g, &want, &err), &err);
+    for (unsigned long k = 1;; k++) {
+        failalloc_track(1);
+        size_t live = failalloc_live();
+        failalloc_arm(k);
+        int rc = nn_genome_cost(g, &c, &err);
+        failalloc_disarm();
+        int fired = failalloc_fired();
+        assert_int_equal(failalloc_live(), live);
+        failalloc_track(0);
+        if (!fired) {
+            assert_ok(rc, &err);
+            assert_memory_equal(&c, &want, sizeof c);
+            assert_true(k > 1);
+            break;
+        }
+        assert_error(rc, &err, TV_ENOMEM, "out of memory");
+    }
+}
+
 /* The device figures of networks with channels (test_qconv.c's, then random
  * ones): flash the compiled file's read-only data and ram its writable data
  * to the byte (the values, the flag, the int32 sums of the largest map);
@@ -712,24 +739,7 @@ static void test_nn_qnet_cost_channels_is_what_the_compiled_file_holds(void **st
     }
     assert_true(with >= 6);
     tu_conv_genome(g);
-    struct nn_cost c, want;
-    assert_ok(nn_genome_cost(g, &want, &err), &err);
-    for (unsigned long k = 1;; k++) {
-        failalloc_track(1);
-        size_t live = failalloc_live();
-        failalloc_arm(k);
-        int rc = nn_genome_cost(g, &c, &err);
-        failalloc_disarm();
-        int fired = failalloc_fired();
-        assert_int_equal(failalloc_live(), live);
-        failalloc_track(0);
-        if (!fired) {
-            assert_ok(rc, &err);
-            assert_memory_equal(&c, &want, sizeof c);
-            break;
-        }
-        assert_error(rc, &err, TV_ENOMEM, "out of memory");
-    }
+    genome_cost_out_of_memory(g);
 }
 
 /* The genome's figures refuse what has no int8 form (a spiking neuron) and
@@ -740,25 +750,8 @@ static void test_nn_genome_cost_refusals_and_out_of_memory(void **state)
     struct tv_error err = {0};
     const uint32_t sizes[] = {3, 5, 2};
     tu_layered_full(g, sizes, 3, 7, 1.0);
-    struct nn_cost c, want;
-    assert_ok(nn_genome_cost(g, &want, &err), &err);
-    for (unsigned long k = 1;; k++) {
-        failalloc_track(1);
-        size_t live = failalloc_live();
-        failalloc_arm(k);
-        int rc = nn_genome_cost(g, &c, &err);
-        failalloc_disarm();
-        int fired = failalloc_fired();
-        assert_int_equal(failalloc_live(), live);
-        failalloc_track(0);
-        if (!fired) {
-            assert_ok(rc, &err);
-            assert_memory_equal(&c, &want, sizeof c);
-            assert_true(k > 1);
-            break;
-        }
-        assert_error(rc, &err, TV_ENOMEM, "out of memory");
-    }
+    genome_cost_out_of_memory(g);
+    struct nn_cost c;
     genome_neuron_set_model(&g->neurons[g->n_neurons - 1], GENOME_MODEL_CUBA);
     for (size_t i = 0; i < g->n_neurons; i++) /* cuba everywhere the engine asks it */
         if (g->neurons[i].kind != GENOME_INPUT)
