@@ -446,32 +446,25 @@ struct genome_mutation {
 
     /* Structural rates that scale with the genome: probabilities per gene, so
      * an operator acts on Binomial(genes, rate) genes, drawn by geometric gaps
-     * (0: off, no draw). They run after the rates above (not on genomes with
-     * synaptic delays; on genomes with channels only del_conn_per_conn and
-     * add_head_per_conn), deletions first: connections, hidden neurons, then
-     * splits, then new connections (fewer where 32 tries find no free pair).
-     * New genes are sorted once and merged in: O(connections + neurons log
-     * neurons + k log connections) for k new genes. */
+     * (0: off, no draw). After the rates above, not on genomes with synaptic
+     * delays (with channels: del_conn_per_conn, add_head_per_conn alone);
+     * deletions first, then splits, then new connections (fewer where 32
+     * tries find no free pair), sorted once and merged in: O(connections +
+     * neurons log neurons + k log connections) for k new genes. A CNN's head
+     * grows from the deepest channels' pooled pixels into deeper neurons. */
     double add_local_per_conn;     /* new local connections: Binomial(n_conns, rate) */
     double add_skip_per_conn;      /* new skip connections: Binomial(n_conns, rate) */
     double add_recurrent_per_conn; /* new recurrent connections: Binomial(n_conns, rate) */
     double del_conn_per_conn;      /* each connection removed with this probability */
-    /* A CNN's head grows (genomes with channels; others: no draw):
-     * Binomial(n_conns, rate) new connections, each from a random pooled
-     * pixel of a random channel of the deepest level to a random neuron
-     * deeper than it (an output or a hidden neuron of the head), the only
-     * sources the CNN trainer (nn/conv/cnn.h) takes besides hidden neurons. */
-    double add_head_per_conn;
-    /* Bulk neuron insertion by splitting (as add_neuron_rate does, one id per
-     * split key): each connection is split with probability
-     * min(1, rate * n_neurons / n_conns), so rate * n_neurons new neurons are
-     * expected, the distinct connections they split drawn at once. */
+    double add_head_per_conn;      /* new CNN head connections: Binomial(n_conns, rate) */
+    /* Bulk splits (as add_neuron_rate, one id per split key): each connection
+     * split with probability min(1, rate * n_neurons / n_conns), so rate *
+     * n_neurons new neurons expected, their distinct connections drawn at once. */
     double add_neuron_per_neuron;
     double del_neuron_per_neuron; /* each hidden neuron removed, with its connections */
-    /* The hyper-parameter genes, last: each, with probability hyper_rate, is
-     * multiplied by exp(hyper_sigma N(0, 1)) and held in [hyper_min,
-     * hyper_max] (0: GENOME_HYPER_MIN, _MAX); a genome without them gets
-     * them at 1 first. hyper_rate 0: no draw. */
+    /* The hyper-parameter genes, last: each, with probability hyper_rate, times
+     * exp(hyper_sigma N(0, 1)), held in [hyper_min, hyper_max] (0: GENOME_HYPER_MIN,
+     * _MAX); a genome without them gets them at 1 first. hyper_rate 0: no draw. */
     double hyper_rate, hyper_sigma, hyper_min, hyper_max;
     int preserve; /* 1: growth keeps the network's function where it can (genome_mutate) */
 };
